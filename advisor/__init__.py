@@ -1,0 +1,1 @@
+"""GPU Advisor: conversation, LLM backends, web UI and CLI."""

@@ -1,0 +1,6 @@
+"""Catalogs (GPUs, models, CPU platforms), guidance corpus and retrieval."""
+
+from knowledge.catalog import Catalog, CatalogError, load_catalog
+from knowledge.resolve import AmbiguousNameError, UnknownNameError
+
+__all__ = ["AmbiguousNameError", "Catalog", "CatalogError", "UnknownNameError", "load_catalog"]

@@ -1,0 +1,89 @@
+"""Load and validate the catalogs once; look entries up by name."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from knowledge.resolve import Resolver
+from knowledge.schema import GPU, Model, Platform
+
+DATA_PACKAGE = "knowledge.data"
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class CatalogError(ValueError):
+    """A data file failed validation; names the file and the entry."""
+
+
+def _read_tables(folder: str, table: str) -> list[tuple[str, dict[str, Any]]]:
+    root = resources.files(DATA_PACKAGE).joinpath(folder)
+    rows: list[tuple[str, dict[str, Any]]] = []
+    files = sorted((p for p in root.iterdir() if p.name.endswith(".toml")), key=lambda p: p.name)
+    for path in files:
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise CatalogError(f"{folder}/{path.name}: {exc}") from exc
+        rows += [(f"{folder}/{path.name}", row) for row in data.get(table, [])]
+    return rows
+
+
+def _validate(cls: type[M], folder: str, table: str) -> tuple[M, ...]:
+    out: list[M] = []
+    seen: set[str] = set()
+    for where, row in _read_tables(folder, table):
+        try:
+            entry = cls.model_validate(row)
+        except ValidationError as exc:
+            raise CatalogError(f"{where}: entry {row.get('id', '?')!r}: {exc}") from exc
+        if entry.id in seen:
+            raise CatalogError(f"{where}: duplicate id {entry.id!r}")
+        seen.add(entry.id)
+        out.append(entry)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    gpus: tuple[GPU, ...]
+    models: tuple[Model, ...]
+    platforms: tuple[Platform, ...]
+    gpu_resolver: Resolver[GPU]
+    model_resolver: Resolver[Model]
+    platform_resolver: Resolver[Platform]
+
+    def gpu(self, name: str) -> GPU:
+        """GPU by id, name or alias; raises UnknownNameError with suggestions."""
+        return self.gpu_resolver.get(name)
+
+    def model(self, name: str) -> Model:
+        return self.model_resolver.get(name)
+
+    def platform(self, name: str) -> Platform:
+        return self.platform_resolver.get(name)
+
+
+@cache
+def load_catalog() -> Catalog:
+    """The validated catalog, loaded once per process."""
+    gpus = _validate(GPU, "gpus", "gpu")
+    models = _validate(Model, "models", "model")
+    platforms = _validate(Platform, "platforms", "platform")
+    return Catalog(
+        gpus=gpus,
+        models=models,
+        platforms=platforms,
+        gpu_resolver=Resolver("GPU", gpus, lambda g: [g.id, g.name, *g.aliases], lambda g: g.name),
+        model_resolver=Resolver("model", models, lambda m: [m.id, m.name, *m.aliases], lambda m: m.name),
+        platform_resolver=Resolver(
+            "CPU platform", platforms, lambda p: [p.id, p.name, *p.aliases], lambda p: p.name
+        ),
+    )

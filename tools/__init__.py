@@ -1,0 +1,1 @@
+"""Deterministic calculators: pure functions with pydantic inputs and outputs."""
