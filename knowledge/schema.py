@@ -157,7 +157,7 @@ class GPU(_Strict):
 
     @property
     def memory_bytes(self) -> int:
-        return int(round(self.memory_gb * 1e9))
+        return round(self.memory_gb * 1e9)
 
 
 class AttentionKind(StrEnum):
@@ -217,7 +217,9 @@ class Model(_Strict):
     intermediate_size: int | None = Field(None, ge=1)
     vocab_size: int = Field(ge=1)
     max_context: int = Field(ge=1)
-    native_dtype: Literal["fp32", "bf16", "fp16", "fp8"] = "bf16"
+    native_dtype: Literal["fp32", "bf16", "fp16", "fp8", "mxfp4"] = Field(
+        "bf16", description="precision of the published weights; mxfp4 = MX FP4 experts, bf16 rest (gpt-oss)"
+    )
     attention: Attention
     moe: MoE | None = None
     tie_word_embeddings: bool = False
@@ -276,7 +278,7 @@ class Platform(_Strict):
 
     @field_validator("gpu_slot_lanes")
     @classmethod
-    def _slots_le_lanes(cls, v: int, info) -> int:  # noqa: ANN001
+    def _slots_le_lanes(cls, v: int, info) -> int:
         total = info.data.get("cpu_pcie_lanes")
         if total is not None and v > total:
             raise ValueError("gpu_slot_lanes cannot exceed cpu_pcie_lanes")
