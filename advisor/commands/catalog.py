@@ -1,4 +1,4 @@
-"""`gpu-advisor gpus` and `gpu-advisor models`: browse the catalogs."""
+"""`gpu-advisor gpus`, `models` and `platforms`: browse the catalogs."""
 
 from __future__ import annotations
 
@@ -7,11 +7,14 @@ from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
 from knowledge import load_catalog
-from knowledge.schema import GPU, Model
+from knowledge.schema import GPU, Model, Platform
+
+NOUNS = {"gpus": ("list or show GPUs", "H100"), "models": ("list or show models", "llama3.1:8b"),
+         "platforms": ("list or show CPU platforms", "EPYC 9654")}
 
 
 def register(sub: Any) -> None:
-    for noun, helptext in (("gpus", "list or show GPUs"), ("models", "list or show models")):
+    for noun, (helptext, _) in NOUNS.items():
         p = sub.add_parser(noun, help=helptext)
         p.add_argument("action", nargs="?", choices=["list", "show"], default="list")
         p.add_argument("name", nargs="?", help="name or alias, with 'show'")
@@ -95,25 +98,48 @@ def _show_model(m: Model, zh: bool) -> list[str]:
     return lines
 
 
+def _platform_row(p: Platform) -> str:
+    return (f"{p.name:<40} {p.segment:<12} {p.sockets}S  PCIe {p.pcie_gen}.0 × {p.cpu_pcie_lanes:<4} "
+            f"{p.memory_channels}ch {p.memory_type:<6} ≤{p.max_cores} cores  {p.typical_cpu_power_w:g} W")
+
+
+def _show_platform(p: Platform, zh: bool) -> list[str]:
+    label = (lambda z, e: z) if zh else (lambda z, e: e)
+    lines = [_platform_row(p)]
+    lines.append(f"  {label('接 GPU 的通道', 'Lanes wired to GPU slots')}: {p.gpu_slot_lanes}; {p.chipset_lanes_note}")
+    lines.append(f"  {label('最大内存', 'Max memory')}: {p.max_memory_gb} GB; socket {p.socket}")
+    lines.append(f"  {label('来源', 'Sources')}: {', '.join(p.sources)} · {label('截至', 'as of')} {p.as_of}")
+    if p.notes:
+        lines.append(f"  {label('备注', 'Notes')}: {p.notes}")
+    return lines
+
+
+_VIEWS = {
+    "gpus": ("gpus", "gpu", _gpu_row, _show_gpu),
+    "models": ("models", "model", _model_row, _show_model),
+    "platforms": ("platforms", "platform", _platform_row, _show_platform),
+}
+
+
 @domain_errors
 def _run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     zh = lang_of(args) == "zh"
-    is_gpu = args.noun == "gpus"
+    attr, lookup, row, show = _VIEWS[args.noun]
     if args.action == "show":
         if not args.name:
-            raise ValueError(f"'{args.noun} show' needs a name, e.g. gpu-advisor {args.noun} show "
-                             + ("H100" if is_gpu else "llama3.1:8b"))
-        entry = catalog.gpu(args.name) if is_gpu else catalog.model(args.name)
+            example = NOUNS[args.noun][1]
+            raise ValueError(f"'{args.noun} show' needs a name, e.g. gpu-advisor {args.noun} show {example}")
+        entry = getattr(catalog, lookup)(args.name)
         if args.json:
             print_json(entry)
         else:
-            print("\n".join(_show_gpu(entry, zh) if is_gpu else _show_model(entry, zh)))
+            print("\n".join(show(entry, zh)))
         return 0
-    entries = catalog.gpus if is_gpu else catalog.models
+    entries = getattr(catalog, attr)
     if args.json:
         print_json({args.noun: list(entries)})
     else:
         for e in entries:
-            print(_gpu_row(e) if is_gpu else _model_row(e))
+            print(row(e))
     return 0
