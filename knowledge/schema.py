@@ -111,7 +111,9 @@ class GPU(_Strict):
     architecture: str
     compute_capability: str | None = Field(None, pattern=r"^\d+\.\d+$")
     isa_target: str | None = Field(None, description="e.g. gfx942 for AMD")
-    memory_gb: float = Field(gt=0, description="vendor capacity in GB (1e9 B)")
+    memory_gb: float = Field(
+        gt=0, description="vendor-labelled capacity; GPU vendors' 'GB' of DRAM/HBM is binary (GiB, 2**30 B)"
+    )
     memory_type: str
     bandwidth_gbs: float = Field(gt=0, description="memory bandwidth in GB/s (1e9 B/s)")
     ecc: bool | None
@@ -157,7 +159,8 @@ class GPU(_Strict):
 
     @property
     def memory_bytes(self) -> int:
-        return round(self.memory_gb * 1e9)
+        """Physical memory in bytes: an '80 GB' H100 holds 80 GiB (nvidia-smi: 81,559 MiB)."""
+        return round(self.memory_gb * 2**30)
 
 
 class AttentionKind(StrEnum):

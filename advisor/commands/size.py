@@ -1,0 +1,276 @@
+"""`gpu-advisor size`: memory needed to run a model (inference), per GPU, with the formulas.
+
+Training (``size --train``) plugs in through :func:`add_training_arguments` and
+:func:`run_training`: if a module ``advisor.commands.size_train`` exists it must define
+``add_arguments(parser)`` (the training-only flags: --method, --optimizer, --zero, --offload,
+--seq, --micro-batch, --recompute …) and ``run(args) -> int``. The shared flags
+(--model, --params and architecture flags, --precision, --gpus, --gpu, --json, --lang) are
+defined here once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import unicodedata
+from typing import Any
+
+from advisor.commands.common import add_lang_flag, domain_errors, fail, lang_of, print_json
+from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
+from tools.units import GB, GiB
+
+DEFAULT_CONTEXT = 4096
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "size",
+        help="memory to run (or train) a model, per GPU",
+        description="Memory per GPU for inference: weights, KV cache, activations and overhead, "
+        "with the engine's budget (vLLM, llama.cpp, transformers).",
+    )
+    add_model_arguments(p)
+    add_inference_arguments(p)
+    add_training_arguments(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object (bytes)")
+    add_lang_flag(p)
+    p.set_defaults(func=_run)
+
+
+def add_model_arguments(p: argparse.ArgumentParser) -> None:
+    """--model / --params and the architecture flags, shared by inference and training."""
+    g = p.add_argument_group("model")
+    g.add_argument("--model", help="catalog name, or a local .gguf file, config.json or model folder")
+    g.add_argument("--params", type=parse_params, help="custom model size, e.g. 70B, 1.5B, 800M")
+    g.add_argument("--layers", type=int, help="custom model: transformer layers")
+    g.add_argument("--hidden", type=int, help="custom model: hidden size")
+    g.add_argument("--heads", type=int, help="custom model: attention heads")
+    g.add_argument("--kv-heads", type=int, help="custom model: KV heads (GQA)")
+    g.add_argument("--head-dim", type=int, help="custom model: head dimension")
+    g.add_argument("--vocab", type=int, help="custom model: vocabulary size")
+    p.add_argument("--precision", help="weights: fp16, bf16, fp8, int8, int4/awq/gptq, nf4, Q4_K_M, Q8_0 …")
+    p.add_argument("--gpus", type=int, default=1, help="number of GPUs (default 1)")
+    p.add_argument("--gpu", help="catalog GPU for the fit check, e.g. 'H100', 'RTX 4090'")
+
+
+def add_inference_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("inference")
+    g.add_argument("--context", type=int, help=f"tokens per sequence (default {DEFAULT_CONTEXT}, stated)")
+    g.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
+    g.add_argument("--kv-dtype", help="KV cache: fp16, bf16, fp8 (vLLM), q8_0, q4_0 (llama.cpp)")
+    g.add_argument(
+        "--engine", choices=["vllm", "llamacpp", "transformers"], help="default: llamacpp for GGUF, else vllm"
+    )
+    g.add_argument("--parallel", choices=["tp", "pp"], help="tensor parallel or layer split (multi-GPU)")
+    g.add_argument("--gpu-memory-utilization", type=float, default=0.92, help="vLLM reservation (default 0.92)")
+    g.add_argument("--max-num-batched-tokens", type=int, default=8192, help="vLLM (default 8192)")
+    g.add_argument("--max-num-seqs", type=int, default=256, help="vLLM (default 256)")
+    g.add_argument("--n-ubatch", type=int, default=512, help="llama.cpp physical batch (default 512)")
+    g.add_argument("--n-gpu-layers", type=int, help="llama.cpp -ngl (default: all that fit)")
+    g.add_argument("--no-flash-attn", action="store_true", help="llama.cpp without flash attention")
+    g.add_argument("--gpu-memory-gib", type=float, help="override: GiB each GPU shows to the engine")
+
+
+def add_training_arguments(p: argparse.ArgumentParser) -> None:
+    """Hook for the training half: `--train` plus the flags of advisor.commands.size_train."""
+    p.add_argument("--train", action="store_true", help="training memory instead of inference")
+    mod = _training_module()
+    if mod is not None:
+        mod.add_arguments(p)
+
+
+def _training_module() -> Any:
+    try:
+        return importlib.import_module("advisor.commands.size_train")
+    except ModuleNotFoundError as exc:
+        if exc.name != "advisor.commands.size_train":
+            raise
+        return None
+
+
+def parse_params(text: str) -> float:
+    """'70B' → 70.0 (billions); also '800M', '1.5T', '7e9' and plain billions '70'."""
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[+-]?\d+)?)\s*([kKmMbBtT]?)\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"cannot read a parameter count from {text!r} (try 70B or 800M)")
+    value, unit = float(m.group(1)), m.group(2).upper()
+    if unit == "":
+        return value / 1e9 if value >= 1e6 else value
+    return value * {"K": 1e-6, "M": 1e-3, "B": 1.0, "T": 1e3}[unit]
+
+
+@domain_errors
+def _run(args: argparse.Namespace) -> int:
+    if getattr(args, "train", False):
+        return run_training(args)
+    return run_inference(args)
+
+
+def run_training(args: argparse.Namespace) -> int:
+    mod = _training_module()
+    if mod is None:
+        return fail("size --train is not available in this build yet")
+    return int(mod.run(args) or 0)
+
+
+def _engine(args: argparse.Namespace) -> str:
+    if args.engine:
+        return args.engine
+    model = (args.model or "").lower()
+    prec = (args.precision or "").upper()
+    if model.endswith(".gguf") or re.match(r"^(Q\d|IQ\d)", prec):
+        return "llamacpp"
+    return "vllm"
+
+
+def run_inference(args: argparse.Namespace) -> int:
+    if (args.model is None) == (args.params is None):
+        return fail("give --model NAME|PATH or --params SIZE (e.g. --params 70B)")
+    notes: list[str] = []
+    context = args.context
+    if context is None:
+        context = DEFAULT_CONTEXT
+        notes.append(f"context not given: {DEFAULT_CONTEXT:,} tokens assumed (pass --context N)")
+    engine = _engine(args)
+    if not args.engine:
+        notes.append(f"engine not given: {engine} assumed (--engine vllm|llamacpp|transformers)")
+    inp = InferenceMemoryInput(
+        model=args.model,
+        params_b=args.params,
+        layers=args.layers,
+        hidden_size=args.hidden,
+        num_heads=args.heads,
+        num_kv_heads=args.kv_heads,
+        head_dim=args.head_dim,
+        vocab_size=args.vocab,
+        precision=args.precision,
+        kv_dtype=args.kv_dtype,
+        context=context,
+        batch=args.batch,
+        gpus=args.gpus,
+        parallel=args.parallel,
+        gpu=args.gpu,
+        gpu_memory_bytes=int(args.gpu_memory_gib * GiB) if args.gpu_memory_gib else None,
+        engine=engine,
+        gpu_memory_utilization=args.gpu_memory_utilization,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        max_num_seqs=args.max_num_seqs,
+        n_ubatch=args.n_ubatch,
+        n_gpu_layers=args.n_gpu_layers,
+        flash_attention=not args.no_flash_attn,
+    )
+    result = estimate_inference_memory(inp)
+    result.assumptions[:0] = notes
+    if args.json:
+        print_json(result)
+    else:
+        print("\n".join(render_inference(result, lang_of(args))))
+    return 0
+
+
+# --- text output -------------------------------------------------------------------------
+
+_LABELS = {
+    "weights": ("权重", "weights"),
+    "kv_cache": ("KV 缓存", "KV cache"),
+    "activations": ("激活/计算缓冲", "activations"),
+    "overhead": ("运行开销", "overhead"),
+    "total": ("每卡合计", "total per GPU"),
+    "cpu_ram": ("主机内存", "host RAM"),
+    "vllm_reservation": ("vLLM 预占", "vLLM reservation"),
+    "kv_capacity": ("KV 容量", "KV capacity"),
+}
+
+
+def _col(text: str, width: int = 18) -> str:
+    """Left-justify counting CJK characters as two columns."""
+    shown = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return text + " " * max(1, width - shown)
+
+
+def _gb(n: float) -> str:
+    return f"{n / GB:,.2f}"
+
+
+def _gib(n: float) -> str:
+    return f"{n / GiB:,.2f}"
+
+
+def render_inference(r: InferenceMemoryResult, lang: str = "en") -> list[str]:
+    """A readable table: breakdown per GPU in GB and GiB, formulas, budget, assumptions."""
+    zh = lang == "zh"
+
+    def t(z: str, e: str) -> str:
+        return z if zh else e
+
+    eng = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}[r.engine]
+    par = (
+        ""
+        if r.gpus == 1
+        else (f" · tp={r.gpus}" if r.parallel == "tp" else t(f" · {r.gpus} 卡分层", f" · {r.gpus}-way layer split"))
+    )
+    lines = [
+        f"{r.model} · {eng} · {t('权重', 'weights')} {r.precision} · KV {r.kv_dtype} · "
+        f"{t('上下文', 'context')} {r.context:,} × {r.batch} {t('路并发', 'seq')} · "
+        f"{r.gpus} GPU{par}",
+        "",
+        f"  {_col(t('每卡显存', 'Per GPU'))}{'GB (1e9 B)':>12}{'GiB (2^30 B)':>14}   {t('公式', 'formula')}",
+    ]
+    by_name = {term.name: term for term in r.terms}
+    for key in ("weights", "kv_cache", "activations", "overhead"):
+        value = getattr(r.breakdown, key)
+        formula = by_name[key].formula if key in by_name else ""
+        lines.append(f"  {_col(t(*_LABELS[key]))}{_gb(value):>12}{_gib(value):>14}   {formula}")
+    lines.append(f"  {_col(t(*_LABELS['total']))}{_gb(r.per_gpu_bytes):>12}{_gib(r.per_gpu_bytes):>14}")
+    if r.gpus > 1:
+        lines.append(
+            f"  {_col(t(f'{r.gpus} 卡各自相加', f'sum over {r.gpus} GPUs'))}"
+            f"{_gb(r.total_bytes):>12}{_gib(r.total_bytes):>14}   "
+            + t("（每卡分别计算，不是显存池）", "(each GPU counted on its own, not a pool)")
+        )
+    if r.cpu_bytes:
+        lines.append(
+            f"  {_col(t('主机内存', 'host RAM'))}{_gb(r.cpu_bytes):>12}{_gib(r.cpu_bytes):>14}   "
+            + t("留在 CPU 侧的张量", "tensors kept off the GPU")
+        )
+    lines.append(
+        f"  {t('每 token KV', 'KV per token')}: {r.kv_bytes_per_token:,} B"
+        + (t("（每卡）", " (per GPU)") if r.gpus > 1 else "")
+    )
+    if r.gpu_memory_bytes is not None:
+        lines.append("")
+        mark = "✓" if r.fits else "✗"
+        where = r.gpu or t("指定显存", "given memory")
+        lines.append(
+            f"  {where}: {_gib(r.gpu_memory_bytes)} GiB {t('可用', 'visible')} — "
+            f"{t('放得下', 'fits') if r.fits else t('放不下', 'does not fit')} {mark}"
+        )
+        if r.reserved_bytes is not None:
+            lines.append(
+                f"  {t('vLLM 预占', 'vLLM reservation')}: {_gib(r.reserved_bytes)} GiB; "
+                f"{t('KV 预算', 'KV budget')}: {_gib(r.kv_budget_bytes or 0)} GiB = "
+                f"{(r.kv_blocks or 0):,} {t('块', 'blocks')} × 16"
+            )
+        if r.kv_capacity_tokens is not None:
+            lines.append(
+                f"  {t('KV 容量', 'KV capacity')}: {r.kv_capacity_tokens:,} tokens; "
+                f"{t('最大并发', 'max concurrency')} {r.max_concurrency or 0:g}× @ {r.context:,}; "
+                f"{t('当前并发下最长上下文', 'longest context at this batch')}: {r.max_context_tokens or 0:,}"
+            )
+        if r.offload_layers:
+            lines.append(
+                f"  llama.cpp: -ngl {r.gpu_layers}, {r.offload_layers} " + t("层放在内存", "layers in system RAM")
+            )
+        lines.append(f"  {t('余量', 'headroom')}: {_gib(r.headroom_bytes or 0)} GiB")
+    lines.append("")
+    lines.append(t("说明：", "Terms:"))
+    for term in r.terms:
+        label = t(*_LABELS[term.name]) if term.name in _LABELS else term.name
+        lines.append(f"  - {label}: {term.explain_zh if zh else term.explain_en}")
+    lines.append(t("假设：", "Assumptions:"))
+    lines += [f"  - {a}" for a in r.assumptions]
+    if r.warnings:
+        lines.append(t("警告：", "Warnings:"))
+        lines += [f"  ! {w}" for w in r.warnings]
+    return lines

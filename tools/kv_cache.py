@@ -1,0 +1,229 @@
+"""KV-cache size for the attention a model really has, per GPU.
+
+Per token and layer (element size ``b`` of the cache dtype):
+
+* MHA/GQA/MQA: ``2 · n_kv_heads · head_dim · b`` (K and V; ``v_head_dim`` when V differs);
+* MLA (DeepSeek): ``(kv_lora_rank + qk_rope_head_dim) · b`` — one latent, not × heads, and
+  not split by tensor parallelism (every rank keeps the whole latent);
+* sliding-window layers (Gemma 2/3, gpt-oss, Mistral-7B-v0.1) hold at most the window;
+* linear-attention / SSM layers hold a constant state per sequence.
+
+Under tensor parallelism each rank holds ``max(1, n_kv_heads / tp)`` KV heads: when tp
+exceeds the KV heads, heads are replicated and the per-GPU cache stops shrinking.
+
+Engines allocate differently: vLLM pages in 16-token blocks per sequence; llama.cpp has one
+``n_ctx`` ring shared by all parallel slots (padded to 256 cells), with an extra, smaller
+ring for sliding-window layers.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.schema import AttentionKind
+from tools.errors import ToolError
+from tools.modelspec import ModelSpec
+from tools.precision import kv_bytes_per_element, resolve_kv_dtype
+
+Engine = Literal["vllm", "llamacpp", "transformers", "generic"]
+VLLM_BLOCK_SIZE = 16  # vllm/config/cache.py DEFAULT_BLOCK_SIZE
+LLAMACPP_CTX_PAD = 256  # llama.cpp pads the KV cells to a multiple of 256
+
+
+class KVLayout(BaseModel):
+    """How a model's layers store context on one tensor-parallel rank."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kv_dtype: str
+    bytes_per_element: float
+    full_layers: int = Field(description="layers storing every token of the context")
+    sliding_layers: int = Field(description="layers storing at most `sliding_window` tokens")
+    linear_layers: int = Field(description="layers with a constant recurrent state per sequence")
+    sliding_window: int | None
+    kv_heads_per_rank: int = Field(description="KV heads one rank stores (1 for MLA's latent)")
+    replicas: int = Field(description="ranks holding a copy of each KV head (1 = no replication)")
+    bytes_per_token_layer: float = Field(description="cache bytes per token per attention layer, one rank")
+    state_bytes_per_seq: int = Field(description="linear/SSM state per sequence, all such layers")
+    formula: str
+
+    @property
+    def attention_layers(self) -> int:
+        return self.full_layers + self.sliding_layers
+
+
+def kv_heads_per_rank(spec: ModelSpec, tp: int = 1) -> tuple[int, int]:
+    """(KV heads per rank, replicas). Raises ToolError when tp neither divides nor is a multiple."""
+    if tp < 1:
+        raise ToolError(f"tensor-parallel size must be at least 1, got {tp}")
+    if spec.attention == AttentionKind.mla:
+        return 1, tp
+    kv = spec.num_kv_heads
+    if tp <= kv:
+        if kv % tp:
+            raise ToolError(
+                f"tensor parallel {tp} does not divide the {kv} KV heads of {spec.name}",
+                suggestions=[f"use tp={', '.join(str(t) for t in range(1, kv + 1) if kv % t == 0)}"],
+            )
+        return kv // tp, 1
+    # More ranks than KV heads: every rank keeps one head (llm-analysis floor of 1; vLLM replicates).
+    return 1, math.ceil(tp / kv)
+
+
+def kv_layout(spec: ModelSpec, kv_dtype: str = "fp16", tp: int = 1) -> KVLayout:
+    """Per-rank storage pattern of the cache for ``spec`` (see the module docstring)."""
+    name = resolve_kv_dtype(kv_dtype).name
+    b = kv_bytes_per_element(kv_dtype)
+    heads, replicas = kv_heads_per_rank(spec, tp)
+    if spec.attention == AttentionKind.mla:
+        width = (spec.kv_lora_rank or 0) + (spec.qk_rope_head_dim or 0)
+        per_layer = width * b
+        formula = f"(kv_lora_rank {spec.kv_lora_rank} + rope {spec.qk_rope_head_dim}) × {b:g} B"
+    else:
+        v_dim = spec.v_head_dim or spec.head_dim
+        per_layer = heads * (spec.head_dim + v_dim) * b
+        if v_dim == spec.head_dim:
+            formula = f"2 × {heads} KV heads × {spec.head_dim} head_dim × {b:g} B"
+        else:
+            formula = f"{heads} KV heads × (K {spec.head_dim} + V {v_dim}) × {b:g} B"
+    full, sliding, linear = spec.layers, 0, 0
+    window = None
+    if spec.attention == AttentionKind.sliding and spec.sliding_window:
+        full = spec.full_attention_layers if spec.full_attention_layers is not None else spec.layers
+        sliding = spec.layers - full
+        window = spec.sliding_window
+    elif spec.attention == AttentionKind.hybrid:
+        full = spec.full_attention_layers if spec.full_attention_layers is not None else spec.layers
+        linear = spec.layers - full
+    elif spec.attention == AttentionKind.none:  # not an autoregressive transformer: nothing cached
+        full = 0
+        formula = "no KV cache (not an autoregressive transformer)"
+    state = (spec.linear_state_bytes_per_seq or 0) if linear else 0
+    return KVLayout(
+        kv_dtype=name,
+        bytes_per_element=b,
+        full_layers=full,
+        sliding_layers=sliding,
+        linear_layers=linear,
+        sliding_window=window,
+        kv_heads_per_rank=heads,
+        replicas=replicas,
+        bytes_per_token_layer=per_layer,
+        state_bytes_per_seq=state,
+        formula=formula,
+    )
+
+
+def kv_bytes_per_token(spec: ModelSpec, kv_dtype: str = "fp16", tp: int = 1) -> int:
+    """Cache bytes one token adds on one rank, over all attention layers (before any window cap)."""
+    lay = kv_layout(spec, kv_dtype, tp)
+    return round(lay.bytes_per_token_layer * lay.attention_layers)
+
+
+class KVCacheSize(BaseModel):
+    """KV cache of one configuration, on one rank."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    bytes: int = Field(ge=0)
+    full_tokens: int = Field(description="tokens held by each full-attention layer (all sequences)")
+    sliding_tokens: int = Field(description="tokens held by each sliding-window layer (all sequences)")
+    state_bytes: int = Field(ge=0)
+    layout: KVLayout
+    formula: str
+
+
+def kv_cache_size(
+    spec: ModelSpec,
+    context: int,
+    sequences: int = 1,
+    kv_dtype: str = "fp16",
+    tp: int = 1,
+    engine: Engine = "generic",
+    *,
+    max_num_batched_tokens: int = 8192,
+    n_ubatch: int = 512,
+) -> KVCacheSize:
+    """KV cache for ``sequences`` concurrent sequences of ``context`` tokens each, on one rank.
+
+    vLLM rounds each sequence up to 16-token blocks and keeps ``min(window − 1 +
+    max_num_batched_tokens, context)`` (+1 block) for sliding layers; llama.cpp sizes one ring of
+    ``n_ctx = context × sequences`` cells (padded to 256), its sliding ring at ``window ×
+    sequences + n_ubatch``; transformers/generic hold exactly ``context`` (window) tokens.
+    """
+    if context < 1 or sequences < 1:
+        raise ToolError(f"context and sequences must be at least 1 (got {context}, {sequences})")
+    lay = kv_layout(spec, kv_dtype, tp)
+    w = lay.sliding_window
+    if engine == "vllm":
+        blocks_full = math.ceil(context / VLLM_BLOCK_SIZE)
+        full_tokens = sequences * blocks_full * VLLM_BLOCK_SIZE
+        if w:
+            blocks_swa = min(math.ceil(min(w - 1 + max_num_batched_tokens, context) / VLLM_BLOCK_SIZE) + 1, blocks_full)
+            sliding_tokens = sequences * blocks_swa * VLLM_BLOCK_SIZE
+        else:
+            sliding_tokens = 0
+        how = f"{sequences} seq × ⌈{context}/16⌉ blocks × 16"
+    elif engine == "llamacpp":
+        n_ctx = _pad(context * sequences, LLAMACPP_CTX_PAD)
+        full_tokens = n_ctx
+        sliding_tokens = min(n_ctx, _pad(w * sequences + n_ubatch, LLAMACPP_CTX_PAD)) if w else 0
+        how = f"n_ctx {n_ctx} cells (= {context} × {sequences} slots, padded to 256)"
+    else:
+        full_tokens = context * sequences
+        sliding_tokens = min(context, w) * sequences if w else 0
+        how = f"{context} tokens × {sequences} seq"
+    total = lay.bytes_per_token_layer * (lay.full_layers * full_tokens + lay.sliding_layers * sliding_tokens)
+    state = lay.state_bytes_per_seq * sequences
+    parts = [f"{lay.full_layers} layers × {how} × [{lay.formula}]"]
+    if lay.sliding_layers:
+        parts.append(f"{lay.sliding_layers} sliding layers × {sliding_tokens} tokens (window {w}) × same")
+    if lay.linear_layers:
+        parts.append(f"{lay.linear_layers} linear layers: {lay.state_bytes_per_seq} B state × {sequences} seq")
+    return KVCacheSize(
+        bytes=round(total) + state,
+        full_tokens=full_tokens,
+        sliding_tokens=sliding_tokens,
+        state_bytes=state,
+        layout=lay,
+        formula=" + ".join(parts),
+    )
+
+
+def kv_cache_bytes(
+    spec: ModelSpec,
+    context: int,
+    sequences: int = 1,
+    kv_dtype: str = "fp16",
+    tp: int = 1,
+    engine: Engine = "generic",
+    **engine_options: int,
+) -> int:
+    """Bytes of KV cache on one rank; see :func:`kv_cache_size` for the engine rules."""
+    return kv_cache_size(spec, context, sequences, kv_dtype, tp, engine, **engine_options).bytes
+
+
+def tokens_for_budget(
+    spec: ModelSpec, budget_bytes: float, kv_dtype: str = "fp16", tp: int = 1, context: int | None = None
+) -> int:
+    """How many cached tokens fit in ``budget_bytes`` on one rank.
+
+    Full-attention layers cost every token; sliding layers cost only the window per
+    sequence, so with ``context`` given their cost is spread over the context.
+    """
+    lay = kv_layout(spec, kv_dtype, tp)
+    per_token = lay.bytes_per_token_layer * lay.full_layers
+    if lay.sliding_layers:
+        ctx = context or (lay.sliding_window or 1)
+        share = min(ctx, lay.sliding_window or ctx) / ctx
+        per_token += lay.bytes_per_token_layer * lay.sliding_layers * share
+    if per_token <= 0:
+        return 0
+    return max(0, int(budget_bytes // per_token))
+
+
+def _pad(n: int, multiple: int) -> int:
+    return ((n + multiple - 1) // multiple) * multiple

@@ -1,0 +1,450 @@
+"""The architecture numbers the memory and speed calculators need, from any source.
+
+A :class:`ModelSpec` comes from the catalog (:meth:`ModelSpec.from_catalog`), from a few
+numbers the user gives (:meth:`ModelSpec.custom`), or from the user's own files — a GGUF
+header or a Hugging Face ``config.json`` with safetensors headers (``tools.model_files``),
+in which case the weight bytes are exact instead of estimated.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from knowledge.schema import AttentionKind, Model
+from tools.errors import ToolError
+from tools.precision import resolve_precision
+
+Source = Literal["catalog", "custom", "gguf", "hf"]
+
+
+class ModelSpec(BaseModel):
+    """Architecture and size of one model. Counts are plain integers (parameters, not billions)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    source: Source
+    params: int = Field(gt=0, description="total parameters (all experts)")
+    active_params: int = Field(gt=0, description="parameters used per token (MoE: routed subset)")
+    layers: int = Field(ge=1)
+    hidden_size: int = Field(ge=1)
+    intermediate_size: int | None = Field(None, ge=1)
+    vocab_size: int = Field(ge=1)
+    max_context: int | None = Field(None, ge=1)
+    attention: AttentionKind
+    num_heads: int = Field(ge=1)
+    num_kv_heads: int = Field(ge=1)
+    head_dim: int = Field(ge=1)
+    v_head_dim: int | None = Field(None, ge=1)
+    kv_lora_rank: int | None = Field(None, ge=1)
+    qk_rope_head_dim: int | None = Field(None, ge=1)
+    sliding_window: int | None = Field(None, ge=1)
+    full_attention_layers: int | None = Field(
+        None, ge=0, description="layers attending over the whole context; the others are sliding or linear"
+    )
+    linear_state_bytes_per_seq: int | None = Field(None, ge=0)
+    num_experts: int | None = Field(None, ge=2)
+    experts_per_token: int | None = Field(None, ge=1)
+    tie_word_embeddings: bool = False
+    native_dtype: str = "bf16"
+    # Exact figures read from the user's files (None when estimated).
+    weight_bytes: int | None = Field(None, ge=0, description="exact bytes of all tensors in the files")
+    weight_precision: str | None = Field(None, description="precision of the files, e.g. 'Q4_K_M', 'bf16'")
+    embedding_bytes: int | None = Field(None, ge=0, description="exact bytes of the token-embedding tensor")
+    output_bytes: int | None = Field(None, ge=0, description="exact bytes of the output (lm_head) tensor")
+    layer_bytes: tuple[int, ...] | None = Field(None, description="exact bytes per transformer block")
+    tensor_types: dict[str, int] = Field(default_factory=dict, description="tensor count per storage type")
+    notes: tuple[str, ...] = Field((), description="how figures were obtained (assumptions)")
+
+    @model_validator(mode="after")
+    def _check(self) -> ModelSpec:
+        if self.num_heads % self.num_kv_heads:
+            raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})")
+        if self.active_params > self.params:
+            raise ValueError("active_params cannot exceed params")
+        if self.attention == AttentionKind.mla and not (self.kv_lora_rank and self.qk_rope_head_dim):
+            raise ValueError("MLA needs kv_lora_rank and qk_rope_head_dim")
+        if self.full_attention_layers is not None and self.full_attention_layers > self.layers:
+            raise ValueError("full_attention_layers cannot exceed layers")
+        return self
+
+    # --- derived figures -------------------------------------------------------------
+    @property
+    def params_b(self) -> float:
+        return self.params / 1e9
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.num_experts)
+
+    @property
+    def embedding_params(self) -> int:
+        """Parameters of the token-embedding matrix (vocab × hidden)."""
+        return self.vocab_size * self.hidden_size
+
+    @property
+    def has_exact_bytes(self) -> bool:
+        return self.weight_bytes is not None
+
+    def weight_bytes_at(self, precision: str | None = None) -> int:
+        """Weight bytes at ``precision``.
+
+        Exact from the user's files when ``precision`` is None or the files' own. Otherwise
+        params × bits/8; formats that keep ``embed_tokens``/``lm_head`` in 16-bit (AWQ, GPTQ,
+        NF4, FP8, int8 checkpoints) count those matrices at 2 B/param.
+        """
+        if self.weight_bytes is not None and (precision is None or _same_precision(precision, self.weight_precision)):
+            return self.weight_bytes
+        spec = resolve_precision(precision or self.native_dtype)
+        if spec.quantizes_embeddings:
+            return round(self.params * spec.bits_per_weight / 8)
+        emb = min(self.embedding_params * (1 if self.tie_word_embeddings else 2), self.params // 2)
+        return round((self.params - emb) * spec.bits_per_weight / 8 + emb * 2)
+
+    # --- constructors ----------------------------------------------------------------
+    @classmethod
+    def from_catalog(cls, name: str) -> ModelSpec:
+        """Spec of a catalog model by name or alias (raises knowledge.UnknownNameError)."""
+        from knowledge import load_catalog
+
+        return cls.from_model(load_catalog().model(name))
+
+    @classmethod
+    def from_model(cls, m: Model) -> ModelSpec:
+        a = m.attention
+        kind = a.kind
+        if kind == AttentionKind.mqa or (kind == AttentionKind.mha and a.num_kv_heads < a.num_heads):
+            kind = AttentionKind.gqa if a.num_kv_heads > 1 else AttentionKind.mqa
+        return cls(
+            name=m.name,
+            source="catalog",
+            params=round(m.params_b * 1e9),
+            active_params=round(m.active_b * 1e9),
+            layers=m.layers,
+            hidden_size=m.hidden_size,
+            intermediate_size=m.intermediate_size,
+            vocab_size=m.vocab_size,
+            max_context=m.max_context,
+            attention=kind,
+            num_heads=a.num_heads,
+            num_kv_heads=a.num_kv_heads,
+            head_dim=a.head_dim,
+            v_head_dim=a.v_head_dim,
+            kv_lora_rank=a.kv_lora_rank,
+            qk_rope_head_dim=a.qk_rope_head_dim,
+            sliding_window=a.sliding_window,
+            full_attention_layers=a.full_attention_layers,
+            linear_state_bytes_per_seq=a.linear_state_bytes_per_seq,
+            num_experts=m.moe.num_experts if m.moe else None,
+            experts_per_token=m.moe.experts_per_token if m.moe else None,
+            tie_word_embeddings=m.tie_word_embeddings,
+            native_dtype=m.native_dtype,
+            notes=(f"architecture from the catalog entry {m.id} ({', '.join(m.sources)})",),
+        )
+
+    @classmethod
+    def custom(
+        cls,
+        params_b: float,
+        *,
+        name: str | None = None,
+        active_params_b: float | None = None,
+        layers: int | None = None,
+        hidden_size: int | None = None,
+        num_heads: int | None = None,
+        num_kv_heads: int | None = None,
+        head_dim: int | None = None,
+        vocab_size: int | None = None,
+        intermediate_size: int | None = None,
+        max_context: int | None = None,
+        num_experts: int | None = None,
+        experts_per_token: int | None = None,
+        kv_lora_rank: int | None = None,
+        qk_rope_head_dim: int | None = None,
+        sliding_window: int | None = None,
+        full_attention_layers: int | None = None,
+        native_dtype: str = "bf16",
+    ) -> ModelSpec:
+        """A model described by its size and whatever architecture numbers the user knows.
+
+        Missing numbers come from the nearest Llama-style reference shape (see
+        ``REFERENCE_SHAPES``), with the layer count scaled to the parameter count; each
+        default used is recorded in ``notes``.
+        """
+        if not (params_b > 0 and math.isfinite(params_b)) or params_b > 100_000:
+            raise ToolError(f"params must be a positive number of billions below 100000, got {params_b}")
+        params = round(params_b * 1e9)
+        ref = _nearest_shape(params_b)
+        notes: list[str] = []
+        used: list[str] = []
+
+        def pick(value: int | None, key: str, default: int) -> int:
+            if value is not None:
+                return value
+            used.append(f"{key}={default}")
+            return default
+
+        ratio = params_b / ref.params_b
+        scaled_layers = ref.layers if abs(math.log(ratio)) < 0.1 else max(1, round(ref.layers * ratio))
+        hidden = pick(hidden_size, "hidden", ref.hidden)
+        heads = pick(num_heads, "heads", ref.heads if hidden_size is None else max(1, hidden // 128))
+        kv = pick(
+            num_kv_heads,
+            "kv_heads",
+            min(ref.kv_heads, heads) if heads % min(ref.kv_heads, heads) == 0 else heads,
+        )
+        hd = pick(head_dim, "head_dim", hidden // heads if hidden % heads == 0 else ref.head_dim)
+        n_layers = pick(layers, "layers", scaled_layers)
+        vocab = pick(vocab_size, "vocab", ref.vocab)
+        inter = intermediate_size if intermediate_size is not None else ref.intermediate
+        if used:
+            notes.append(
+                f"custom model: {', '.join(used)} assumed from the nearest Llama-style shape "
+                f"({ref.label}, layers scaled to {params_b:g}B when >10 % apart); "
+                "pass the real numbers for an exact KV cache"
+            )
+        kind = AttentionKind.mha if kv == heads else (AttentionKind.mqa if kv == 1 else AttentionKind.gqa)
+        if kv_lora_rank:
+            kind = AttentionKind.mla
+            if not qk_rope_head_dim:
+                qk_rope_head_dim = 64
+                notes.append("MLA rope width assumed 64 (DeepSeek-V2/V3)")
+        elif sliding_window:
+            kind = AttentionKind.sliding
+            if full_attention_layers is None:
+                full_attention_layers = n_layers // 6
+                notes.append("sliding window: 1 global layer in 6 assumed (Gemma 3 pattern)")
+        active = round(active_params_b * 1e9) if active_params_b else params
+        return cls(
+            name=name or f"custom {params_b:g}B",
+            source="custom",
+            params=params,
+            active_params=min(active, params),
+            layers=n_layers,
+            hidden_size=hidden,
+            intermediate_size=inter,
+            vocab_size=vocab,
+            max_context=max_context,
+            attention=kind,
+            num_heads=heads,
+            num_kv_heads=kv,
+            head_dim=hd,
+            kv_lora_rank=kv_lora_rank,
+            qk_rope_head_dim=qk_rope_head_dim if kv_lora_rank else None,
+            sliding_window=sliding_window if not kv_lora_rank else None,
+            full_attention_layers=full_attention_layers,
+            num_experts=num_experts,
+            experts_per_token=experts_per_token,
+            native_dtype=native_dtype,
+            notes=tuple(notes),
+        )
+
+    def with_updates(self, **changes: object) -> ModelSpec:
+        """A validated copy with some fields changed."""
+        return ModelSpec.model_validate({**self.model_dump(), **changes})
+
+
+class ReferenceShape(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    params_b: float
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    intermediate: int
+    vocab: int
+
+
+# Published configs of common dense GQA models (Hugging Face config.json of each).
+REFERENCE_SHAPES: tuple[ReferenceShape, ...] = (
+    ReferenceShape(
+        label="Llama-3.2-1B",
+        params_b=1.24,
+        layers=16,
+        hidden=2048,
+        heads=32,
+        kv_heads=8,
+        head_dim=64,
+        intermediate=8192,
+        vocab=128256,
+    ),
+    ReferenceShape(
+        label="Llama-3.2-3B",
+        params_b=3.21,
+        layers=28,
+        hidden=3072,
+        heads=24,
+        kv_heads=8,
+        head_dim=128,
+        intermediate=8192,
+        vocab=128256,
+    ),
+    ReferenceShape(
+        label="Llama-3.1-8B",
+        params_b=8.03,
+        layers=32,
+        hidden=4096,
+        heads=32,
+        kv_heads=8,
+        head_dim=128,
+        intermediate=14336,
+        vocab=128256,
+    ),
+    ReferenceShape(
+        label="Qwen2.5-14B",
+        params_b=14.7,
+        layers=48,
+        hidden=5120,
+        heads=40,
+        kv_heads=8,
+        head_dim=128,
+        intermediate=13824,
+        vocab=152064,
+    ),
+    ReferenceShape(
+        label="Qwen2.5-32B",
+        params_b=32.8,
+        layers=64,
+        hidden=5120,
+        heads=40,
+        kv_heads=8,
+        head_dim=128,
+        intermediate=27648,
+        vocab=152064,
+    ),
+    ReferenceShape(
+        label="Llama-3.1-70B",
+        params_b=70.6,
+        layers=80,
+        hidden=8192,
+        heads=64,
+        kv_heads=8,
+        head_dim=128,
+        intermediate=28672,
+        vocab=128256,
+    ),
+    ReferenceShape(
+        label="Llama-3.1-405B",
+        params_b=405.9,
+        layers=126,
+        hidden=16384,
+        heads=128,
+        kv_heads=8,
+        head_dim=128,
+        intermediate=53248,
+        vocab=128256,
+    ),
+)
+
+
+def _nearest_shape(params_b: float) -> ReferenceShape:
+    return min(REFERENCE_SHAPES, key=lambda s: abs(math.log(params_b / s.params_b)))
+
+
+def _same_precision(a: str, b: str | None) -> bool:
+    if b is None:
+        return False
+    try:
+        return resolve_precision(a).name == resolve_precision(b).name
+    except ToolError:
+        return a.lower() == b.lower()
+
+
+def estimate_params(
+    *,
+    layers: int,
+    hidden: int,
+    heads: int,
+    kv_heads: int,
+    head_dim: int,
+    intermediate: int,
+    vocab: int,
+    tie_embeddings: bool = False,
+    num_experts: int | None = None,
+    experts_per_token: int | None = None,
+    moe_intermediate: int | None = None,
+    shared_experts: int = 0,
+) -> tuple[int, int]:
+    """(total, active) parameters of a Llama-style decoder (SwiGLU MLP, no biases).
+
+    attention = hidden·head_dim·(2·heads + 2·kv_heads); MLP = 3·hidden·intermediate per
+    expert; embeddings vocab·hidden (twice unless tied); norms ignored (< 0.01 %).
+    """
+    attn = hidden * head_dim * (2 * heads + 2 * kv_heads)
+    emb = vocab * hidden * (1 if tie_embeddings else 2)
+    if num_experts:
+        per_expert = 3 * hidden * (moe_intermediate or intermediate)
+        shared = 3 * hidden * (moe_intermediate or intermediate) * shared_experts
+        router = hidden * num_experts
+        total = emb + layers * (attn + router + shared + per_expert * num_experts)
+        active = emb + layers * (attn + router + shared + per_expert * (experts_per_token or 1))
+        return total, active
+    total = emb + layers * (attn + 3 * hidden * intermediate)
+    return total, total
+
+
+def load_model_spec(ref: str) -> ModelSpec:
+    """A catalog name (or Hugging Face repo id), or a path to a GGUF file, a config.json or a model folder."""
+    from knowledge import UnknownNameError, load_catalog
+
+    path = Path(ref).expanduser()
+    if path.exists() or ref.endswith((".gguf", ".json")):
+        from tools.model_files import spec_from_path
+
+        return spec_from_path(path)
+    try:
+        return ModelSpec.from_catalog(ref)
+    except UnknownNameError:
+        if "/" not in ref:
+            raise
+        catalog = load_catalog()
+        for m in catalog.models:
+            if m.hf_repo and m.hf_repo.lower() == ref.strip().lower():
+                return ModelSpec.from_model(m)
+        try:
+            return ModelSpec.from_catalog(ref.rstrip("/").rsplit("/", 1)[1])
+        except UnknownNameError:
+            raise ToolError(
+                f"{ref!r} is neither a local path nor a catalog model",
+                suggestions=["check the path", "or give a catalog name such as llama-3.1-8b"],
+            ) from None
+
+
+def valid_tp_sizes(spec: ModelSpec, limit: int = 64) -> list[int]:
+    """Tensor-parallel sizes that split both the query heads and the KV heads cleanly."""
+    out = []
+    for tp in range(1, limit + 1):
+        if spec.num_heads % tp:
+            continue
+        if spec.attention != AttentionKind.mla and spec.num_kv_heads % tp and tp % spec.num_kv_heads:
+            continue
+        out.append(tp)
+    return out
+
+
+def check_tensor_parallel(spec: ModelSpec, tp: int) -> None:
+    """Raise ToolError unless ``tp`` divides the attention heads (and KV heads, or is a multiple of them)."""
+    if tp < 1:
+        raise ToolError(f"tensor-parallel size must be at least 1, got {tp}")
+    if tp == 1:
+        return
+    ok = valid_tp_sizes(spec, limit=max(tp, 16))
+    suggestion = [f"use tp={', '.join(str(t) for t in ok if t > 1 and t <= 16) or '1'}"]
+    if spec.num_heads % tp:
+        raise ToolError(
+            f"tensor parallel {tp} does not divide the {spec.num_heads} attention heads of {spec.name}",
+            suggestions=[*suggestion, "or split layers across GPUs (pipeline parallel)"],
+        )
+    if spec.attention != AttentionKind.mla and spec.num_kv_heads % tp and tp % spec.num_kv_heads:
+        raise ToolError(
+            f"tensor parallel {tp} neither divides the {spec.num_kv_heads} KV heads of {spec.name} nor is "
+            "a multiple of them (so they cannot be replicated evenly)",
+            suggestions=suggestion,
+        )
