@@ -1,0 +1,311 @@
+"""`gpu-advisor perf`: decode/prefill speed, serving concurrency, training time, FP64 problems."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from knowledge import load_catalog
+from tools.efficiency import PREFILL_MFU, TRAINING_MFU
+from tools.errors import ToolError
+from tools.modelspec import ModelSpec, load_model_spec
+from tools.perf import (
+    DecodeInput,
+    PrefillInput,
+    ServingInput,
+    estimate_decode,
+    estimate_prefill,
+    estimate_serving,
+)
+from tools.result import Term
+from tools.scientific import ScientificInput, estimate_fp64
+from tools.training_time import TrainingTimeInput, estimate_training_time, parse_count
+
+DEFAULT_CONTEXT = 4096
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "perf",
+        help="speed: decode/prefill tokens/s, serving, training time, FP64 problems",
+        description="Inference speed (decode tokens/s with a range, prefill tokens/s, time to first token), "
+        "continuous-batching concurrency (--serve), training time (--train) or an FP64 problem (--fp64).",
+    )
+    p.add_argument("--model", help="catalog name, or a local .gguf / config.json / model folder")
+    p.add_argument("--params", help="custom model size instead of --model, e.g. 70B")
+    p.add_argument("--gpu", help="catalog GPU, e.g. 'RTX 4090', 'H100'")
+    p.add_argument("--count", type=int, default=1, help="number of GPUs (default 1)")
+    p.add_argument("--precision", help="weights: bf16, fp16, fp8, int8, int4, Q4_K_M … (default: native)")
+    p.add_argument(
+        "--parallel",
+        choices=["layer", "tensor"],
+        help="multi-GPU inference: layer split (llama.cpp) or tensor parallel (default by format)",
+    )
+    p.add_argument("--context", type=int, help=f"KV tokens per sequence while decoding (default {DEFAULT_CONTEXT})")
+    p.add_argument("--prompt", type=int, help="prompt tokens for prefill/TTFT (default: --context)")
+    p.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
+    p.add_argument("--kv-dtype", default=None, help="KV cache dtype (default fp16)")
+    p.add_argument(
+        "--mfu",
+        type=float,
+        help=f"compute efficiency (default {PREFILL_MFU} inference, {TRAINING_MFU} training)",
+    )
+    p.add_argument("--serve", action="store_true", help="also continuous-batching throughput and concurrency")
+    g = p.add_argument_group("training time (--train)")
+    g.add_argument("--train", action="store_true", help="training time instead of inference speed")
+    g.add_argument("--tokens", help="training tokens: 1.4T, 300B, 2e12")
+    g.add_argument(
+        "--recompute",
+        choices=["none", "selective", "full"],
+        default="none",
+        help="full recomputation costs 8·N·D instead of 6·N·D",
+    )
+    g.add_argument("--price", type=float, help="USD per GPU-hour (default: catalog rental price)")
+    s = p.add_argument_group("FP64 scientific computing (--fp64)")
+    s.add_argument("--fp64", choices=["lu", "gemm", "grid"], help="dense LU, dense GEMM, or a grid/stencil code")
+    s.add_argument("--n", help="matrix order N (lu, gemm), e.g. 50000")
+    s.add_argument("--cells", help="grid cells, e.g. 1e9")
+    s.add_argument("--vars", type=int, default=1, help="doubles per grid cell (default 1)")
+    s.add_argument("--levels", type=int, default=2, help="time levels kept (default 2)")
+    s.add_argument("--steps", type=int, default=1, help="time steps (default 1)")
+    s.add_argument("--flops-per-cell", type=float, help="FP64 FLOPs per cell per step")
+    s.add_argument("--efficiency", type=float, help="share of FP64 peak (grid: of bandwidth)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_lang_flag(p)
+    p.set_defaults(func=_run)
+
+
+def _spec(args: argparse.Namespace) -> ModelSpec:
+    if (args.model is None) == (args.params is None):
+        raise ToolError("give --model NAME|PATH or --params SIZE (e.g. --params 70B)")
+    if args.model is not None:
+        return load_model_spec(args.model)
+    return ModelSpec.custom(parse_count(args.params) / 1e9)
+
+
+def _need(value: Any, flag: str, example: str) -> Any:
+    if value is None:
+        raise ToolError(f"{flag} is required here", suggestions=[f"{flag} {example}"])
+    return value
+
+
+@domain_errors
+def _run(args: argparse.Namespace) -> int:
+    catalog = load_catalog()
+    gpu = catalog.gpu(_need(args.gpu, "--gpu", "'RTX 4090'"))
+    lang = lang_of(args)
+    if args.fp64:
+        return _fp64(args, gpu, lang)
+    spec = _spec(args)
+    if args.train:
+        return _train(args, spec, gpu, lang)
+    return _inference(args, spec, gpu, lang)
+
+
+def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -> int:
+    notes: list[str] = []
+    precision = args.precision or spec.weight_precision or spec.native_dtype
+    if not args.precision:
+        notes.append(f"precision not given: {precision} assumed (--precision)")
+    context = args.context
+    if context is None:
+        context = DEFAULT_CONTEXT
+        notes.append(f"context not given: {DEFAULT_CONTEXT:,} tokens assumed (--context N)")
+    prompt = args.prompt or context
+    mfu = args.mfu if args.mfu is not None else PREFILL_MFU
+    kv = args.kv_dtype or "fp16"
+    decode = estimate_decode(
+        DecodeInput(
+            model=spec,
+            gpu=gpu,
+            count=args.count,
+            parallel=args.parallel,
+            precision=precision,
+            kv_dtype=kv,
+            context=context,
+            batch=args.batch,
+            mfu=mfu,
+        )
+    )
+    prefill = estimate_prefill(
+        PrefillInput(
+            model=spec,
+            gpu=gpu,
+            count=args.count,
+            parallel=args.parallel,
+            precision=precision,
+            prompt_tokens=prompt,
+            batch=args.batch,
+            mfu=mfu,
+        )
+    )
+    serving = None
+    if args.serve:
+        serving = estimate_serving(
+            ServingInput(
+                model=spec,
+                gpu=gpu,
+                count=args.count,
+                precision=precision,
+                kv_dtype=args.kv_dtype,
+                context=context,
+                mfu=mfu,
+            )
+        )
+    out = {
+        "kind": "inference-speed",
+        "model": spec.name,
+        "gpu": gpu.name,
+        "count": args.count,
+        "precision": precision,
+        "context": context,
+        "prompt_tokens": prompt,
+        "batch": args.batch,
+        "decode_tokens_per_s": decode.tokens_per_s,
+        "decode_tokens_per_s_range": list(decode.tokens_per_s_range),
+        "per_sequence_tokens_per_s": decode.per_sequence_tokens_per_s,
+        "prefill_tokens_per_s": prefill.tokens_per_s,
+        "prefill_tokens_per_s_range": list(prefill.tokens_per_s_range),
+        "ttft_s": prefill.ttft_s,
+        "ttft_s_range": list(prefill.ttft_s_range),
+        "decode": decode,
+        "prefill": prefill,
+        "serving": serving,
+        "assumptions": notes + decode.assumptions + [a for a in prefill.assumptions if a not in decode.assumptions],
+        "warnings": list(dict.fromkeys(decode.warnings + prefill.warnings + (serving.warnings if serving else []))),
+    }
+    if args.json:
+        print_json(out)
+        return 0
+    zh = lang == "zh"
+    t = (lambda a, b: a) if zh else (lambda a, b: b)
+    par = f" · {decode.parallel} × {args.count}" if args.count > 1 else ""
+    lines = [
+        f"{spec.name} · {precision} · {gpu.name}{par} · {t('上下文', 'context')} {context:,} · batch {args.batch}",
+        "",
+    ]
+    lo, hi = decode.tokens_per_s_range
+    lines.append(
+        f"  {t('解码速度', 'decode'):<14}{decode.tokens_per_s:>10,.1f} tok/s   "
+        f"({t('范围', 'range')} {lo:,.1f}–{hi:,.1f}; {t('每序列', 'per sequence')} "
+        f"{decode.per_sequence_tokens_per_s:,.1f}; {t('瓶颈', 'bound')}: {decode.bound})"
+    )
+    lines.append(
+        f"  {t('预填充', 'prefill'):<14}{prefill.tokens_per_s:>10,.0f} tok/s   "
+        f"({prefill.compute_precision} {prefill.peak_flops_per_s / 1e12:g} TFLOPS × MFU {prefill.mfu:g})"
+    )
+    lines.append(
+        f"  {t('首 token 延迟', 'TTFT'):<14}{prefill.ttft_s:>10,.3f} s       ({prompt:,} "
+        f"{t('个提示 token', 'prompt tokens')})"
+    )
+    if serving:
+        lines.append("")
+        lines.append(
+            f"  {t('连续批处理', 'serving')}: KV {serving.kv_capacity_tokens:,} tokens, "
+            f"{t('最大并发', 'max concurrency')} {serving.max_concurrency:.1f} @ {context:,}"
+        )
+        for pt in serving.points:
+            lines.append(
+                f"    batch {pt.batch:>4}: {pt.tokens_per_s:>9,.0f} tok/s "
+                f"({pt.per_sequence_tokens_per_s:,.1f}/seq, {pt.bound})"
+            )
+    lines += _terms_block(decode.terms + prefill.terms, zh)
+    lines += _tail(out["assumptions"], out["warnings"], zh)
+    print("\n".join(lines))
+    return 0
+
+
+def _train(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -> int:
+    tokens = parse_count(_need(args.tokens, "--tokens", "1.4T"))
+    res = estimate_training_time(
+        TrainingTimeInput(
+            params=spec.active_params,
+            tokens=tokens,
+            gpu=gpu,
+            count=args.count,
+            mfu=args.mfu if args.mfu is not None else TRAINING_MFU,
+            recompute=args.recompute,
+            price_per_gpu_hour=args.price,
+            model_name=spec.name,
+        )
+    )
+    if args.json:
+        out = {"model": spec.name, "tokens": tokens, **res.model_dump(mode="json")}
+        print_json(out)
+        return 0
+    zh = lang == "zh"
+    t = (lambda a, b: a) if zh else (lambda a, b: b)
+    lines = [f"{spec.name} · {tokens:.3g} tokens · {args.count} × {gpu.name} · MFU {res.mfu:g}", ""]
+    lines.append(f"  {t('时长', 'wall-clock'):<12}{res.hours:>14,.1f} h  ({res.days:,.1f} {t('天', 'days')})")
+    lines.append(f"  {t('GPU 时', 'GPU-hours'):<12}{res.gpu_hours:>14,.0f} GPU·h")
+    lines.append(f"  {t('吞吐', 'throughput'):<12}{res.tokens_per_s_per_gpu:>14,.0f} tokens/s/GPU")
+    if res.cost_usd is not None:
+        lines.append(
+            f"  {t('费用', 'cost'):<12}{res.cost_usd:>14,.0f} USD  (${res.price_per_gpu_hour:g}/GPU·h, "
+            f"{res.price_source})"
+        )
+    lines += _terms_block(res.terms, zh)
+    lines += _tail(list(spec.notes) + res.assumptions, res.warnings, zh)
+    print("\n".join(lines))
+    return 0
+
+
+def _fp64(args: argparse.Namespace, gpu: Any, lang: str) -> int:
+    problem = {"lu": "dense-lu", "gemm": "dense-gemm", "grid": "grid"}[args.fp64]
+    res = estimate_fp64(
+        ScientificInput(
+            gpu=gpu,
+            count=args.count,
+            problem=problem,
+            n=int(parse_count(args.n)) if args.n else None,
+            cells=parse_count(args.cells) if args.cells else None,
+            variables=args.vars,
+            time_levels=args.levels,
+            steps=args.steps,
+            flops_per_cell_step=args.flops_per_cell,
+            efficiency=args.efficiency,
+        )
+    )
+    if args.json:
+        print_json(res)
+        return 0
+    zh = lang == "zh"
+    t = (lambda a, b: a) if zh else (lambda a, b: b)
+    lines = [f"FP64 {problem} · {args.count} × {gpu.name}", ""]
+    lines.append(
+        f"  {t('内存', 'memory'):<10}{res.memory_bytes / 1e9:>12,.2f} GB  "
+        f"({res.per_gpu_bytes / 2**30:,.2f} GiB {t('每卡', 'per GPU')}, "
+        f"{t('放得下', 'fits') if res.fits else t('放不下', 'does not fit')})"
+    )
+    if res.seconds is not None:
+        lines.append(f"  {t('时间', 'time'):<10}{res.seconds:>12,.2f} s    ({res.bound}-bound)")
+    lines += _terms_block(res.terms, zh)
+    lines += _tail(res.assumptions, res.warnings, zh)
+    print("\n".join(lines))
+    return 0
+
+
+def _terms_block(terms: list[Term], zh: bool) -> list[str]:
+    out = ["", "公式：" if zh else "Terms and formulas:"]
+    for term in terms:
+        out.append(f"  - {term.name} = {_fmt(term.value, term.unit)}: {term.formula}")
+        out.append(f"      {term.explain_zh if zh else term.explain_en}")
+    return out
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "bytes":
+        return f"{value / 1e9:,.3f} GB"
+    if unit == "s":
+        return f"{value * 1e3:,.2f} ms" if value < 1 else f"{value:,.2f} s"
+    if unit in ("FLOP", "FLOP/s"):
+        return f"{value:.3e} {unit}"
+    return f"{value:,.2f} {unit}"
+
+
+def _tail(assumptions: list[str], warnings: list[str], zh: bool) -> list[str]:
+    out = ["假设：" if zh else "Assumptions:"] + [f"  - {a}" for a in assumptions]
+    if warnings:
+        out += ["警告：" if zh else "Warnings:"] + [f"  ! {w}" for w in warnings]
+    return out

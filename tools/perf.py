@@ -1,0 +1,595 @@
+"""Inference speed: decode tokens/s, prefill tokens/s, time to first token, serving throughput.
+
+Decode is bandwidth-bound at small batch: every generated token streams the (active) weights
+and its sequence's KV cache once. Prefill is compute-bound: ``2·P_active`` FLOPs per prompt
+token plus attention, at the GPU's *dense tensor* throughput for the precision the matmuls
+actually run at (never sparse, never plain FP32). Efficiencies come from ``tools.efficiency``.
+Both functions also cover batches: one step serves ``batch`` sequences, so its time is the
+larger of the streaming time and the compute time (a roofline), plus fixed per-layer costs.
+Serving (continuous batching) sweeps the batch up to the KV capacity of vLLM's memory budget
+(``tools.inference_memory``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.schema import GPU, AttentionKind, Precision
+from tools.efficiency import (
+    DECODE_RANGE,
+    PREFILL_MFU,
+    PREFILL_RANGE,
+    LinkModel,
+    allreduce_time,
+    decode_fit,
+    link_model,
+    weight_read_bytes,
+)
+from tools.errors import ToolError
+from tools.gpu_memory import engine_visible_bytes
+from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+from tools.kv_cache import kv_cache_bytes
+from tools.modelspec import ModelSpec, check_tensor_parallel
+from tools.precision import resolve_kv_dtype, resolve_precision
+from tools.result import Term
+
+Parallel = Literal["layer", "tensor"]
+_FALLBACK = {
+    "fp4": ["fp8", "bf16", "fp16"],
+    "fp8": ["bf16", "fp16"],
+    "int8": ["bf16", "fp16"],
+    "bf16": ["fp16"],
+    "fp16": ["bf16"],
+    "tf32": ["fp32"],
+    "fp32": [],
+}
+
+
+class ComputeRate(BaseModel):
+    """The dense tensor throughput a workload runs at on one GPU."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    precision: str = Field(description="catalog throughput column used")
+    flops_per_s: float = Field(description="dense peak, FLOP/s (TOPS for int8)")
+    warnings: list[str] = Field(default_factory=list)
+
+
+def compute_rate(gpu: GPU, weight_precision: str) -> ComputeRate:
+    """Dense tensor FLOP/s for matmuls of a model stored in ``weight_precision``.
+
+    Weight-only formats (GGUF, AWQ/GPTQ, NF4) dequantise and compute in fp16/bf16; fp8 and
+    int8 (W8A8) use their own tensor path when the GPU has one, else fall back to bf16/fp16
+    with a warning. Sparse figures are never used.
+    """
+    spec = resolve_precision(weight_precision)
+    wanted = spec.compute_precision
+    warnings: list[str] = []
+    for cand in [wanted, *_FALLBACK.get(wanted, [])]:
+        value = gpu.throughput.get(Precision(cand))
+        if value:
+            if cand != wanted:
+                why = "has no" if gpu.supports(Precision(wanted)) is False else "lists no"
+                warnings.append(
+                    f"{gpu.name} {why} {wanted} tensor throughput; {spec.name} runs its matmuls at {cand} instead"
+                )
+            if cand == "fp32":
+                warnings.append("only an FP32 figure is known for this GPU; LLM speed estimates are rough")
+            return ComputeRate(precision=cand, flops_per_s=value * 1e12, warnings=warnings)
+    raise ToolError(
+        f"the catalog has no dense tensor throughput for {gpu.name} at {wanted} or a fallback",
+        suggestions=["pick a GPU with a bf16/fp16 figure", "pass --mfu with a custom GPU"],
+    )
+
+
+def _parallel(spec: ModelSpec, precision: str, count: int, parallel: Parallel | None) -> tuple[str, int]:
+    if count == 1:
+        return "single", 1
+    mode = parallel or ("layer" if resolve_precision(precision).family == "gguf" else "tensor")
+    if mode == "tensor":
+        check_tensor_parallel(spec, count)
+        return "tensor", count
+    return "layer", 1
+
+
+def _attention_flops_per_token(spec: ModelSpec, context: int) -> float:
+    """QKᵀ and probabilities·V for one new token over ``context`` cached tokens: 4·ctx·a·d per layer."""
+    if spec.attention == AttentionKind.mla:
+        width = (spec.kv_lora_rank or 0) + (spec.qk_rope_head_dim or 0)
+        return 4 * spec.layers * context * spec.num_heads * width
+    full = spec.layers
+    sliding = 0
+    if spec.attention == AttentionKind.sliding and spec.sliding_window:
+        full = spec.full_attention_layers or 0
+        sliding = spec.layers - full
+    elif spec.attention == AttentionKind.hybrid:
+        full = spec.full_attention_layers or 0
+    win = min(context, spec.sliding_window or context)
+    return 4 * spec.num_heads * spec.head_dim * (full * context + sliding * win)
+
+
+def _moe_weight_bytes(spec: ModelSpec, precision: str, batch: int) -> tuple[float, str]:
+    """Weight bytes one decode step reads; for MoE the experts touched by ``batch`` tokens."""
+    if not (spec.is_moe and spec.num_experts and spec.experts_per_token) or spec.params == spec.active_params:
+        return weight_read_bytes(spec, precision), "active weights"
+    e, k = spec.num_experts, spec.experts_per_token
+    all_experts = (spec.params - spec.active_params) * e / (e - k)
+    touched = e * (1 - (1 - k / e) ** batch)  # expected distinct experts per layer
+    dense = weight_read_bytes(spec, precision, active=False) - all_experts * _bpp(precision)
+    read = dense + all_experts * min(1.0, touched / e) * _bpp(precision)
+    return read, f"dense part + {touched:.1f} of {e} experts per layer (top-{k}, batch {batch})"
+
+
+def _bpp(precision: str) -> float:
+    return resolve_precision(precision).bits_per_weight / 8
+
+
+class DecodeInput(BaseModel):
+    """Generation of ``batch`` sequences, each with ``context`` tokens already in its KV cache."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    model: ModelSpec
+    gpu: GPU
+    count: int = Field(1, ge=1, le=64)
+    parallel: Parallel | None = Field(None, description="default: layer split for GGUF, tensor otherwise")
+    precision: str = "bf16"
+    kv_dtype: str = "fp16"
+    context: int = Field(1024, ge=1, le=10_000_000)
+    batch: int = Field(1, ge=1, le=100_000)
+    mfu: float = Field(PREFILL_MFU, gt=0, le=1, description="compute efficiency once decode turns compute-bound")
+
+
+class DecodeResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tokens_per_s: float = Field(description="all sequences together")
+    tokens_per_s_range: tuple[float, float]
+    per_sequence_tokens_per_s: float
+    step_time_s: float
+    bytes_per_step_per_gpu: float
+    bandwidth_efficiency: float = Field(description="bytes / (bandwidth · step time), one GPU")
+    bound: Literal["memory", "compute"]
+    parallel: str
+    tp: int
+    compute_precision: str
+    terms: list[Term]
+    assumptions: list[str]
+    warnings: list[str]
+
+
+def _term(name: str, value: float, unit: str, formula: str, en: str, zh: str) -> Term:
+    return Term(name=name, value=value, unit=unit, formula=formula, explain_en=en, explain_zh=zh)
+
+
+def estimate_decode(inp: DecodeInput) -> DecodeResult:
+    """Decode speed: streaming time over bandwidth × η, fixed per-layer cost, TP all-reduces."""
+    spec, gpu, b = inp.model, inp.gpu, inp.batch
+    resolve_kv_dtype(inp.kv_dtype)
+    fit = decode_fit()
+    mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel)
+    warnings: list[str] = []
+    if spec.max_context and inp.context > spec.max_context:
+        warnings.append(f"context {inp.context} exceeds {spec.name}'s limit of {spec.max_context}")
+    weights, weights_how = _moe_weight_bytes(spec, inp.precision, b)
+    kv_seq = kv_cache_bytes(spec, inp.context, 1, inp.kv_dtype, tp)  # one sequence, one rank
+    bw = gpu.bandwidth_gbs * 1e9
+    per_gpu_bytes = weights / tp + b * kv_seq
+    stream = per_gpu_bytes / (bw * fit.eta_stream)
+    if mode == "layer":  # each GPU streams its share in turn: same total, plus hand-offs
+        stream = (weights + b * kv_seq) / (bw * fit.eta_stream)
+        per_gpu_bytes = (weights + b * kv_seq) / inp.count
+    fixed = spec.layers * fit.tau_layer_s
+    hop = fit.tau_hop_s * math.log2(inp.count) if mode == "layer" else 0.0
+    link: LinkModel | None = link_model(gpu, inp.count) if inp.count > 1 else None
+    comm = 2 * spec.layers * allreduce_time(link, b * spec.hidden_size * 2, tp) if (link and tp > 1) else 0.0
+    rate = compute_rate(gpu, inp.precision)
+    warnings += rate.warnings
+    flops = b * (2 * spec.active_params + _attention_flops_per_token(spec, inp.context))
+    compute = flops / (rate.flops_per_s * inp.mfu * tp)
+    step = max(stream, compute) + fixed + hop + comm
+    bound: Literal["memory", "compute"] = "memory" if stream >= compute else "compute"
+    tps = b / step
+    eff = per_gpu_bytes * (inp.count if mode == "layer" else 1) / (bw * step)
+    terms = [
+        _term(
+            "weights read per step",
+            weights,
+            "bytes",
+            f"{weights_how}: params × bits/8, minus the untied input embedding (a row lookup)",
+            "Weight bytes each step streams from memory",
+            "每一步需从显存读取的权重字节",
+        ),
+        _term(
+            "KV read per step",
+            b * kv_seq,
+            "bytes",
+            f"batch {b} × KV of {inp.context} tokens ({inp.kv_dtype}){' per rank' if tp > 1 else ''}",
+            "Cached keys/values each sequence re-reads",
+            "每个序列需重新读取的 KV 缓存",
+        ),
+        _term(
+            "streaming time",
+            stream,
+            "s",
+            f"bytes / ({gpu.bandwidth_gbs:g} GB/s × η_stream {fit.eta_stream:.3f})",
+            "Time to stream those bytes at the fitted efficiency",
+            "按拟合效率读取这些字节所需时间",
+        ),
+        _term(
+            "fixed per-layer cost",
+            fixed,
+            "s",
+            f"{spec.layers} layers × τ {fit.tau_layer_s * 1e6:.0f} µs",
+            "Kernel launches and synchronisation, independent of size",
+            "与模型大小无关的核函数启动与同步开销",
+        ),
+        _term(
+            "compute time",
+            compute,
+            "s",
+            f"{b} × (2·P_active + attention) FLOPs / ({rate.precision} "
+            f"{rate.flops_per_s / 1e12:g} TFLOPS × MFU {inp.mfu:g}{f' × {tp}' if tp > 1 else ''})",
+            "Matmul time at dense tensor throughput; binds at large batch",
+            "稠密张量算力下的矩阵乘时间，大批量时成为瓶颈",
+        ),
+    ]
+    if hop:
+        terms.append(
+            _term(
+                "layer-split hand-offs",
+                hop,
+                "s",
+                f"τ_hop {fit.tau_hop_s * 1e3:.2f} ms × log2({inp.count})",
+                "Passing activations between GPUs that run one after another",
+                "按层切分时 GPU 之间依次传递激活的开销",
+            )
+        )
+    if comm and link is not None:
+        terms.append(
+            _term(
+                "tensor-parallel all-reduce",
+                comm,
+                "s",
+                f"2 × {spec.layers} layers × ({link.note})",
+                "Two all-reduces per layer across the TP group",
+                "每层两次跨 GPU 的全规约通信",
+            )
+        )
+    terms.append(
+        _term(
+            "decode throughput",
+            tps,
+            "tokens/s",
+            "batch / (max(streaming, compute) + fixed + comm)",
+            "Generated tokens per second, all sequences",
+            "每秒生成的 token 数（所有序列合计）",
+        )
+    )
+    assumptions = [
+        *spec.notes,
+        f"η_stream {fit.eta_stream:.3f} and τ_layer {fit.tau_layer_s * 1e6:.0f} µs fitted to llama.cpp "
+        "Llama-3-8B decode on RTX 3090/4090 (measurements.md row 14, May 2024 builds); in-sample error "
+        f"≤ {max(abs(r) for r in fit.residuals):.0%}",
+        f"range ×{DECODE_RANGE[0]:g}–×{DECODE_RANGE[1]:g}: engines and builds differ (newer llama.cpp, vLLM "
+        "with CUDA graphs run faster; busy hosts slower)",
+        f"KV cache read at {inp.context} tokens per sequence",
+    ]
+    if mode == "layer":
+        assumptions.append(
+            f"layer split over {inp.count} GPUs: they run one after another, so no decode "
+            f"speed-up; hand-off τ_hop {fit.tau_hop_s * 1e3:.2f} ms × log2(n) fitted to row 16"
+        )
+    if mode == "tensor" and link is not None:
+        assumptions.append(f"tensor parallel {tp}: bytes per GPU ÷ {tp}; {link.note}")
+        if link.kind.startswith("pcie"):
+            warnings.append(
+                "tensor parallel over PCIe pays an all-reduce per layer; NVLink pairs or fewer, "
+                "larger GPUs decode faster per GPU"
+            )
+    if spec.is_moe:
+        assumptions.append("MoE: speed from the experts a step touches; memory still holds all experts")
+    return DecodeResult(
+        tokens_per_s=tps,
+        tokens_per_s_range=(tps * DECODE_RANGE[0], tps * DECODE_RANGE[1]),
+        per_sequence_tokens_per_s=1 / step,
+        step_time_s=step,
+        bytes_per_step_per_gpu=per_gpu_bytes,
+        bandwidth_efficiency=eff,
+        bound=bound,
+        parallel=mode,
+        tp=tp,
+        compute_precision=rate.precision,
+        terms=terms,
+        assumptions=assumptions,
+        warnings=warnings,
+    )
+
+
+class PrefillInput(BaseModel):
+    """Processing a prompt of ``prompt_tokens`` for ``batch`` sequences."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    model: ModelSpec
+    gpu: GPU
+    count: int = Field(1, ge=1, le=64)
+    parallel: Parallel | None = None
+    precision: str = "bf16"
+    prompt_tokens: int = Field(1024, ge=1, le=10_000_000)
+    batch: int = Field(1, ge=1, le=100_000)
+    mfu: float = Field(PREFILL_MFU, gt=0, le=1)
+
+
+class PrefillResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tokens_per_s: float
+    tokens_per_s_range: tuple[float, float]
+    ttft_s: float
+    ttft_s_range: tuple[float, float]
+    flops: float
+    compute_precision: str
+    peak_flops_per_s: float
+    mfu: float
+    bound: Literal["memory", "compute"]
+    parallel: str
+    tp: int
+    terms: list[Term]
+    assumptions: list[str]
+    warnings: list[str]
+
+
+def estimate_prefill(inp: PrefillInput) -> PrefillResult:
+    """Prompt processing: FLOPs = 2·P_active·tokens + causal attention, over peak × MFU."""
+    spec, gpu = inp.model, inp.gpu
+    fit = decode_fit()
+    mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel)
+    warnings: list[str] = []
+    if spec.max_context and inp.prompt_tokens > spec.max_context:
+        warnings.append(f"prompt of {inp.prompt_tokens} tokens exceeds {spec.name}'s limit of {spec.max_context}")
+    rate = compute_rate(gpu, inp.precision)
+    warnings += rate.warnings
+    s, b = inp.prompt_tokens, inp.batch
+    dense = 2 * spec.active_params * s * b
+    # Causal attention: token i attends to i tokens → Σ 4·i·a·d ≈ 2·s²·a·d per layer.
+    attn = b * _attention_flops_per_token(spec, s) * s / 2
+    flops = dense + attn
+    compute = flops / (rate.flops_per_s * inp.mfu * tp)
+    weights = weight_read_bytes(spec, inp.precision, active=False)
+    memory = weights / tp / (gpu.bandwidth_gbs * 1e9 * fit.eta_stream)
+    fixed = spec.layers * fit.tau_layer_s
+    hop = fit.tau_hop_s * math.log2(inp.count) if mode == "layer" else 0.0
+    comm = 0.0
+    link = link_model(gpu, inp.count) if tp > 1 else None
+    if link is not None:
+        comm = 2 * spec.layers * allreduce_time(link, s * b * spec.hidden_size * 2, tp)
+    ttft = max(compute, memory) + fixed + hop + comm
+    tps = s * b / ttft
+    bound: Literal["memory", "compute"] = "compute" if compute >= memory else "memory"
+    lo, hi = PREFILL_RANGE
+    terms = [
+        _term(
+            "prefill FLOPs",
+            flops,
+            "FLOP",
+            f"2 × {spec.active_params:,} active params × {s * b:,} tokens + causal attention 2·L·s²·a·d",
+            "Arithmetic needed to read the prompt",
+            "处理提示词所需的计算量",
+        ),
+        _term(
+            "compute time",
+            compute,
+            "s",
+            f"FLOPs / ({rate.precision} dense {rate.flops_per_s / 1e12:g} TFLOPS"
+            f" × MFU {inp.mfu:g}{f' × {tp} GPUs' if tp > 1 else ''})",
+            "Matmul time at dense tensor throughput",
+            "按稠密张量算力计算的矩阵乘时间",
+        ),
+        _term(
+            "weight streaming",
+            memory,
+            "s",
+            "all weights read once / (bandwidth × η_stream)",
+            "Floor for short prompts: the weights must be read at least once",
+            "短提示词的下限：权重至少读取一遍",
+        ),
+    ]
+    if comm:
+        terms.append(
+            _term(
+                "tensor-parallel all-reduce",
+                comm,
+                "s",
+                f"2 × {spec.layers} × all-reduce of {s * b}·h·2 B ({link.note if link else ''})",
+                "Activations all-reduced twice per layer",
+                "每层两次激活全规约",
+            )
+        )
+    terms.append(
+        _term(
+            "time to first token",
+            ttft,
+            "s",
+            "max(compute, streaming) + fixed + comm",
+            "Delay before the first generated token",
+            "生成第一个 token 前的等待时间",
+        )
+    )
+    assumptions = [
+        *spec.notes,
+        f"MFU {inp.mfu:g} of the dense {rate.precision} tensor peak "
+        f"({'default; ' if inp.mfu == PREFILL_MFU else ''}range ×{lo:g}–×{hi:g} on the speed)",
+        "weight-only quantised formats compute in fp16/bf16 after dequantisation",
+    ]
+    if mode == "layer":
+        assumptions.append("layer split: GPUs process the prompt one after another (no speed-up for one request)")
+    if tp > 1 and link is not None:
+        assumptions.append(f"tensor parallel {tp}: compute ÷ {tp}; {link.note}")
+    return PrefillResult(
+        tokens_per_s=tps,
+        tokens_per_s_range=(tps * lo, tps * hi),
+        ttft_s=ttft,
+        ttft_s_range=(ttft / hi, ttft / lo),
+        flops=flops,
+        compute_precision=rate.precision,
+        peak_flops_per_s=rate.flops_per_s,
+        mfu=inp.mfu,
+        bound=bound,
+        parallel=mode,
+        tp=tp,
+        terms=terms,
+        assumptions=assumptions,
+        warnings=warnings,
+    )
+
+
+class ServingInput(BaseModel):
+    """Continuous batching (vLLM-style) at a target context per sequence."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    model: ModelSpec
+    gpu: GPU
+    count: int = Field(1, ge=1, le=64, description="GPUs in one tensor-parallel replica")
+    precision: str = "bf16"
+    kv_dtype: str | None = None
+    context: int = Field(4096, ge=1, le=10_000_000, description="KV tokens each running sequence holds")
+    gpu_memory_utilization: float = Field(0.92, gt=0, le=1)
+    max_num_seqs: int = Field(256, ge=1, le=100_000)
+    mfu: float = Field(PREFILL_MFU, gt=0, le=1)
+
+
+class ServingPoint(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    batch: int
+    step_time_s: float
+    tokens_per_s: float
+    per_sequence_tokens_per_s: float
+    bound: Literal["memory", "compute"]
+
+
+class ServingResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kv_capacity_tokens: int
+    max_concurrency: float = Field(description="sequences of `context` tokens the KV budget holds")
+    max_batch: int = Field(description="min(floor(max_concurrency), max_num_seqs)")
+    peak: ServingPoint | None
+    knee_batch: int | None = Field(description="smallest batch at which a step turns compute-bound")
+    points: list[ServingPoint]
+    terms: list[Term]
+    assumptions: list[str]
+    warnings: list[str]
+
+
+def estimate_serving(inp: ServingInput) -> ServingResult:
+    """Aggregate decode throughput vs batch, capped by the KV capacity of vLLM's memory budget.
+
+    time per step(B) = max(bytes(weights + B·KV) / (BW·η), B·FLOPs / (peak·MFU)) + fixed costs;
+    throughput = B / step. The KV capacity comes from ``tools.inference_memory`` (vLLM accounting).
+    """
+    visible, _ = engine_visible_bytes(inp.gpu)
+    mem = estimate_inference_memory(
+        InferenceMemoryInput(
+            spec=inp.model,
+            precision=inp.precision,
+            kv_dtype=inp.kv_dtype,
+            context=inp.context,
+            batch=1,
+            gpus=inp.count,
+            parallel="tp",
+            gpu_memory_bytes=visible,
+            engine="vllm",
+            gpu_memory_utilization=inp.gpu_memory_utilization,
+            max_num_seqs=inp.max_num_seqs,
+        )
+    )
+    capacity = mem.kv_capacity_tokens or 0
+    conc = float(mem.max_concurrency or 0.0)
+    max_batch = min(int(conc), inp.max_num_seqs)
+    warnings = list(mem.warnings)
+    points: list[ServingPoint] = []
+    batches = sorted({b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if b <= max_batch} | {max_batch})
+    for b in (x for x in batches if x >= 1):
+        d = estimate_decode(
+            DecodeInput(
+                model=inp.model,
+                gpu=inp.gpu,
+                count=inp.count,
+                parallel="tensor",
+                precision=inp.precision,
+                kv_dtype=mem.kv_dtype,
+                context=inp.context,
+                batch=b,
+                mfu=inp.mfu,
+            )
+        )
+        points.append(
+            ServingPoint(
+                batch=b,
+                step_time_s=d.step_time_s,
+                tokens_per_s=d.tokens_per_s,
+                per_sequence_tokens_per_s=d.per_sequence_tokens_per_s,
+                bound=d.bound,
+            )
+        )
+    if max_batch < 1:
+        warnings.append(
+            f"no sequence of {inp.context:,} tokens fits in the KV budget on {inp.count} × "
+            f"{inp.gpu.name}; use more GPUs, a smaller precision or a shorter context"
+        )
+    peak = points[-1] if points else None
+    knee = next((p.batch for p in points if p.bound == "compute"), None)
+    terms = [
+        Term(
+            name="kv_capacity",
+            value=capacity,
+            unit="tokens",
+            formula="vLLM KV budget / KV bytes per token",
+            explain_en="Tokens of context the KV budget holds, all sequences together",
+            explain_zh="KV 预算可容纳的 token 总数（全部并发序列合计）",
+        ),
+        Term(
+            name="max_concurrency",
+            value=conc,
+            unit="sequences",
+            formula=f"capacity / {inp.context:,}",
+            explain_en="Sequences that can run at the target context at once",
+            explain_zh="在目标上下文长度下可同时运行的序列数",
+        ),
+    ]
+    if peak:
+        terms.append(
+            Term(
+                name="peak throughput",
+                value=peak.tokens_per_s,
+                unit="tokens/s",
+                formula=f"{peak.batch} / step time {peak.step_time_s * 1e3:.1f} ms",
+                explain_en="Aggregate decode tokens/s at the largest batch that fits",
+                explain_zh="可容纳的最大批量下的总解码吞吐",
+            )
+        )
+    assumptions = [
+        f"every running sequence holds {inp.context:,} tokens of KV (worst case; the mean over a request "
+        "is about half)",
+        f"KV capacity from vLLM's budget (gpu_memory_utilization {inp.gpu_memory_utilization:g}, "
+        f"max_num_seqs {inp.max_num_seqs})",
+        f"compute-bound steps at MFU {inp.mfu:g}; memory-bound steps at the fitted streaming efficiency",
+        "prefill of new requests interleaved with decode is not modelled (it lowers decode throughput)",
+    ]
+    return ServingResult(
+        kv_capacity_tokens=capacity,
+        max_concurrency=conc,
+        max_batch=max(max_batch, 0),
+        peak=peak,
+        knee_batch=knee,
+        points=points,
+        terms=terms,
+        assumptions=assumptions,
+        warnings=warnings,
+    )

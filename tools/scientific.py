@@ -1,0 +1,203 @@
+"""Double-precision (FP64) scientific computing: memory and time for the user's problem size.
+
+* dense LU factorisation of an N×N matrix (HPL-style): 8·N² bytes, 2/3·N³ FLOPs;
+* dense matrix multiply C = A·B: three N×N matrices, 24·N² bytes, 2·N³ FLOPs;
+* grid / stencil codes: cells × variables × 8 B × time levels; each step reads and writes the
+  state (bandwidth-bound), optionally with a FLOP count per cell and step.
+
+Distributed over ``count`` GPUs the data are split evenly (block-cyclic for LU, domain
+decomposition for grids); communication is not modelled. FP64 peak is the best the catalog
+records (tensor-core FP64 where it exists); consumer GPUs run FP64 at 1/64 of FP32.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from knowledge.schema import GPU
+from tools.efficiency import FP64_EFFICIENCY
+from tools.gpu_memory import engine_visible_bytes
+from tools.result import Term
+
+Problem = Literal["dense-lu", "dense-gemm", "grid"]
+
+
+class ScientificInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    gpu: GPU
+    count: int = Field(1, ge=1, le=100_000)
+    problem: Problem
+    n: int | None = Field(None, ge=1, le=100_000_000, description="matrix order N (dense problems)")
+    cells: float | None = Field(None, ge=1, le=1e15, description="grid cells")
+    variables: int = Field(1, ge=1, le=10_000, description="doubles per cell")
+    time_levels: int = Field(2, ge=1, le=16)
+    steps: int = Field(1, ge=1, le=10**12)
+    flops_per_cell_step: float | None = Field(None, ge=0)
+    efficiency: float | None = Field(None, gt=0, le=1, description="share of FP64 peak (grid: of bandwidth)")
+
+    @model_validator(mode="after")
+    def _check(self) -> ScientificInput:
+        if self.problem.startswith("dense") and self.n is None:
+            raise ValueError(f"{self.problem} needs the matrix order n")
+        if self.problem == "grid" and self.cells is None:
+            raise ValueError("grid needs the number of cells")
+        return self
+
+
+class ScientificResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["fp64"] = "fp64"
+    problem: Problem
+    memory_bytes: int
+    per_gpu_bytes: int
+    gpus: int
+    fits: bool
+    flops: float
+    seconds: float | None
+    fp64_tflops: float | None
+    efficiency: float
+    bound: Literal["compute", "memory", "unknown"]
+    ecc: bool | None
+    terms: list[Term]
+    assumptions: list[str]
+    warnings: list[str]
+
+
+def estimate_fp64(inp: ScientificInput) -> ScientificResult:
+    """Memory, FLOPs and time of an FP64 problem on ``count`` GPUs."""
+    gpu, c = inp.gpu, inp.count
+    warnings: list[str] = []
+    eff = inp.efficiency or FP64_EFFICIENCY[inp.problem]
+    if inp.problem == "dense-lu":
+        n = inp.n or 0
+        mem, flops = 8 * n**2, 2 / 3 * n**3
+        mem_f, flops_f = f"8 B × N² (N = {n:,})", "2/3 · N³"
+        bytes_moved = 0.0
+    elif inp.problem == "dense-gemm":
+        n = inp.n or 0
+        mem, flops = 3 * 8 * n**2, 2 * n**3
+        mem_f, flops_f = f"3 matrices × 8 B × N² (N = {n:,})", "2 · N³"
+        bytes_moved = 0.0
+    else:
+        cells = inp.cells or 0
+        state = cells * inp.variables * 8
+        mem = state * inp.time_levels
+        flops = (inp.flops_per_cell_step or 0) * cells * inp.steps
+        mem_f = f"{cells:,.0f} cells × {inp.variables} variables × 8 B × {inp.time_levels} time levels"
+        flops_f = f"{inp.flops_per_cell_step or 0:g} FLOPs × cells × {inp.steps} steps"
+        bytes_moved = mem * inp.steps  # every step reads the old levels and writes the new one
+    per_gpu = mem / c
+    visible, visible_note = engine_visible_bytes(gpu)
+    fits = per_gpu <= visible
+    fp64 = gpu.throughput.fp64
+    seconds: float | None = None
+    bound: Literal["compute", "memory", "unknown"] = "unknown"
+    terms = [
+        Term(
+            name="memory",
+            value=mem,
+            unit="bytes",
+            formula=mem_f,
+            explain_en="Double-precision data held",
+            explain_zh="双精度数据所占内存",
+        ),
+        Term(
+            name="per GPU",
+            value=per_gpu,
+            unit="bytes",
+            formula=f"memory / {c}",
+            explain_en="Evenly split across GPUs",
+            explain_zh="平均分布到各 GPU",
+        ),
+        Term(
+            name="FLOPs",
+            value=flops,
+            unit="FLOP",
+            formula=flops_f,
+            explain_en="Double-precision operations",
+            explain_zh="双精度浮点运算量",
+        ),
+    ]
+    if inp.problem == "grid":
+        t_mem = bytes_moved / (c * gpu.bandwidth_gbs * 1e9 * eff)
+        t_cmp = flops / (c * fp64 * 1e12 * FP64_EFFICIENCY["dense-gemm"]) if (fp64 and flops) else 0.0
+        seconds = max(t_mem, t_cmp)
+        bound = "memory" if t_mem >= t_cmp else "compute"
+        terms.append(
+            Term(
+                name="time",
+                value=seconds,
+                unit="s",
+                formula=f"max(steps × state × levels / ({c} × {gpu.bandwidth_gbs:g} GB/s × {eff:g}), "
+                "FLOPs / FP64 rate)",
+                explain_en="Stencil codes are limited by memory bandwidth",
+                explain_zh="网格/模板计算通常受显存带宽限制",
+            )
+        )
+    elif fp64:
+        seconds = flops / (c * fp64 * 1e12 * eff)
+        bound = "compute"
+        terms.append(
+            Term(
+                name="time",
+                value=seconds,
+                unit="s",
+                formula=f"FLOPs / ({c} × FP64 {fp64:g} TFLOPS × efficiency {eff:g})",
+                explain_en="Dense linear algebra runs near the FP64 peak",
+                explain_zh="稠密线性代数可接近 FP64 峰值",
+            )
+        )
+    if not fp64:
+        warnings.append(
+            f"the catalog has no FP64 figure for {gpu.name}; time not estimated"
+            if inp.problem != "grid"
+            else f"no FP64 figure for {gpu.name}; FLOP-bound part not estimated"
+        )
+    else:
+        fp32 = gpu.throughput.fp32
+        if (fp32 and fp64 <= fp32 / 16) or (not fp32 and fp64 < 2):
+            ratio = f" (1:{fp32 / fp64:.0f} of FP32)" if fp32 else ""
+            warnings.append(
+                f"{gpu.name} has weak FP64{ratio}: consumer/graphics GPUs are a poor fit for "
+                "double-precision codes; datacenter parts (A100, H100, MI300) run FP64 at full rate"
+            )
+    if gpu.ecc is False:
+        warnings.append(f"{gpu.name} has no ECC memory: long FP64 runs risk silent bit flips")
+    if not fits:
+        warnings.append(
+            f"needs {per_gpu / 2**30:.1f} GiB per GPU but {gpu.name} offers {visible / 2**30:.1f} GiB; "
+            "use more GPUs or out-of-core methods"
+        )
+    assumptions = [
+        f"efficiency {eff:g} "
+        + (
+            "of FP64 peak (assumed: HPL ≈ 0.7, DGEMM ≈ 0.85)"
+            if inp.problem != "grid"
+            else "of memory bandwidth (assumed stream-like)"
+        ),
+        "FP64 peak = best catalog figure (tensor-core FP64 where present)",
+        visible_note,
+        f"ECC: {'yes' if gpu.ecc else 'no' if gpu.ecc is False else 'unknown'}",
+    ]
+    if c > 1:
+        assumptions.append("data split evenly over the GPUs; inter-GPU communication not modelled")
+    return ScientificResult(
+        problem=inp.problem,
+        memory_bytes=round(mem),
+        per_gpu_bytes=round(per_gpu),
+        gpus=c,
+        fits=fits,
+        flops=flops,
+        seconds=seconds,
+        fp64_tflops=fp64,
+        efficiency=eff,
+        bound=bound,
+        ecc=gpu.ecc,
+        terms=terms,
+        assumptions=assumptions,
+        warnings=warnings,
+    )

@@ -1,0 +1,620 @@
+"""GPU and host memory of training: model states, activations, logits, overhead.
+
+Model states per parameter (bytes), by regime, for AdamW:
+
+* mixed precision (default): 2 half-precision working weights + 4 fp32 gradients + 12 for
+  the optimizer (4 fp32 master weights + 8 for the two fp32 Adam moments) = **18 B/param**.
+  This is the bf16 recipe of Megatron-LM (gradients accumulated in fp32 ``main_grad``),
+  the accounting of llm-analysis and of DeepSpeed's ZeRO-3 estimator (18·P/N) and
+  LLaMA-Factory's "full AMP 18·x GB". The ZeRO paper's **16 B/param** keeps the gradients in
+  fp16 (2 + 2 + 12); choose it with ``grad_accounting="half"``.
+* pure bf16: 2 weights + 2 grads + 4 (two bf16 moments), no master copy = 8 B/param.
+* fp32: 4 + 4 + 8 = 16 B/param.
+
+8-bit AdamW (bitsandbytes) stores both moments in 8 bits with one fp32 scale per 2048-value
+block: 2 + 8/2048 B/param. SGD has no state; SGD with momentum one buffer (4 or 2 B).
+LoRA/QLoRA freeze the base (bf16, or 4-bit NF4 for QLoRA with embeddings and lm_head kept in
+bf16) and train fp32 adapters (PEFT's default) with fp32 gradients and states: 16 B per
+trainable parameter with AdamW.
+
+Sharding over the data-parallel group N (ZeRO stage / FSDP), with trainable parameters T
+and frozen F: stage 1 shards the optimizer, stage 2 also the gradients, stage 3 and FSDP
+also the weights plus a working set of gathered layers; DeepSpeed's ZeRO-2 additionally keeps
+the 16-bit gradient partition until the step (its 2·P + 18·P/N). CPU offload moves optimizer
+(and gradients) — or with ZeRO-3 also the weights — to host RAM. Host RAM follows DeepSpeed's
+estimator (``tools.deepspeed_estimator``): what is offloaded, or what every rank materialises
+while loading, times a 1.5 buffer factor. Activations come from
+``tools.training_activations``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.schema import GPU
+from tools.deepspeed_estimator import DEFAULT_BUFFER_FACTOR
+from tools.errors import ToolError
+from tools.gpu_memory import engine_visible_bytes
+from tools.lora import largest_linear_params, lora_trainable_params, mlp_width, resolve_targets
+from tools.modelspec import ModelSpec, check_tensor_parallel
+from tools.precision import resolve_precision
+from tools.result import MemoryBreakdown, Term
+from tools.training_activations import ActivationInput, Recompute, estimate_activations
+from tools.units import GiB, MiB, fmt_bytes
+
+Method = Literal["full", "lora", "qlora"]
+Regime = Literal["mixed", "bf16", "fp32"]
+Optimizer = Literal["adamw", "adamw8bit", "sgd", "sgd-momentum"]
+
+CUDA_CONTEXT_BYTES = 512 * MiB  # PyTorch CUDA context + cuBLAS workspace, typical on Ampere/Hopper
+FRAGMENTATION = 0.05  # caching-allocator slack on the memory that comes and goes each step
+BNB_BLOCK = 2048  # bitsandbytes 8-bit optimizer block size (one fp32 absmax per block)
+
+OPTIMIZER_ALIASES = {
+    "adam": "adamw",
+    "adamw": "adamw",
+    "adamw_torch": "adamw",
+    "paged_adamw": "adamw",
+    "paged-adamw": "adamw",
+    "paged_adamw_32bit": "adamw",
+    "adamw8bit": "adamw8bit",
+    "adamw-8bit": "adamw8bit",
+    "adamw_8bit": "adamw8bit",
+    "adam8bit": "adamw8bit",
+    "adamw_bnb_8bit": "adamw8bit",
+    "paged_adamw_8bit": "adamw8bit",
+    "paged-adamw8bit": "adamw8bit",
+    "8bit": "adamw8bit",
+    "sgd": "sgd",
+    "sgd-momentum": "sgd-momentum",
+    "sgd_momentum": "sgd-momentum",
+    "momentum": "sgd-momentum",
+}
+
+
+def resolve_optimizer(name: str) -> tuple[str, bool]:
+    """(canonical optimizer, paged?) from a name such as 'paged_adamw_8bit'."""
+    key = name.strip().lower()
+    if key not in OPTIMIZER_ALIASES:
+        raise ToolError(f"unknown optimizer {name!r}", suggestions=["adamw", "adamw8bit", "sgd", "sgd-momentum"])
+    return OPTIMIZER_ALIASES[key], key.startswith("paged")
+
+
+class TrainingMemoryInput(BaseModel):
+    """One training configuration."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    model: ModelSpec
+    method: Method = "full"
+    regime: Regime = Field("mixed", description="full fine-tuning: mixed precision, pure bf16 or fp32")
+    grad_accounting: Literal["fp32", "half"] = Field(
+        "fp32", description="mixed precision: fp32 gradients (18 B/param) or half gradients (16, ZeRO paper)"
+    )
+    optimizer: Optimizer = "adamw"
+    paged_optimizer: bool | None = Field(None, description="bitsandbytes paged optimizer; default on for QLoRA")
+    base_precision: str | None = Field(None, description="frozen base for LoRA/QLoRA (bf16 / nf4 default)")
+    lora_rank: int = Field(16, ge=1, le=4096)
+    lora_targets: tuple[str, ...] = ("all",)
+    zero_stage: int = Field(0, ge=0, le=3)
+    fsdp: bool = Field(False, description="PyTorch FSDP FULL_SHARD (≈ ZeRO-3, one decoder block per unit)")
+    offload_optimizer: bool = False
+    offload_params: bool = False
+    zero_init: bool = Field(True, description="ZeRO-3 zero.Init / FSDP meta-device init: no full copy per rank")
+    gpus: int = Field(1, ge=1, le=100_000)
+    gpus_per_node: int | None = Field(None, ge=1, le=64)
+    tp: int = Field(1, ge=1)
+    sequence_parallel: bool = False
+    seq: int = Field(2048, ge=1, le=10_000_000)
+    micro_batch: int = Field(1, ge=1, le=100_000)
+    recompute: Recompute | None = Field(None, description="None: 'full' for QLoRA, else 'none'")
+    flash_attention: bool = True
+    fused_loss: bool = Field(False, description="chunked/fused cross-entropy that never holds all logits")
+    gpu: GPU | None = None
+    cuda_context_bytes: int = Field(CUDA_CONTEXT_BYTES, ge=0)
+    fragmentation: float = Field(FRAGMENTATION, ge=0, le=1)
+    buffer_factor: float = Field(DEFAULT_BUFFER_FACTOR, ge=1.0, description="DeepSpeed host-RAM margin")
+
+
+class TrainingMemoryResult(BaseModel):
+    """Memory of one training configuration; bytes, per GPU unless named otherwise."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["training"] = "training"
+    model: str
+    method: Method
+    regime: Regime
+    optimizer: Optimizer
+    zero_stage: int
+    fsdp: bool
+    gpus: int
+    tp: int
+    data_parallel: int
+    total_bytes: int = Field(description="sum over all GPUs")
+    per_gpu_bytes: int
+    breakdown: MemoryBreakdown = Field(description="one GPU")
+    cpu_bytes: int = Field(description="host RAM per node (DeepSpeed accounting, ×buffer factor)")
+    params: int
+    trainable_params: int
+    state_bytes_per_param: float = Field(description="unsharded model-state bytes per trainable parameter")
+    seq: int
+    micro_batch: int
+    recompute: Recompute
+    terms: list[Term]
+    assumptions: list[str]
+    warnings: list[str]
+    gpu: str | None = None
+    gpu_memory_bytes: int | None = None
+    fits: bool | None = None
+    headroom_bytes: int | None = None
+    kv_capacity_tokens: int | None = Field(None, description="inference only; always None for training")
+    max_concurrency: int | None = Field(
+        None, description="with a GPU: largest micro-batch of `seq` tokens that fits (sequences per GPU)"
+    )
+    max_context_tokens: int | None = Field(
+        None, description="with a GPU: longest sequence that fits at this micro-batch (≤ the model's context)"
+    )
+
+
+class _States(BaseModel):
+    """Bytes per parameter of each model-state component."""
+
+    w: float  # working weights
+    g: float  # gradients kept until the step
+    o: float  # optimizer: master weights + moments
+    half_grads: float = 0.0  # DeepSpeed ZeRO-2's extra 16-bit gradient partition
+    explain: str
+
+
+def _optimizer_state_bytes(opt: str, state_bytes: float) -> float:
+    if opt == "adamw":
+        return 2 * state_bytes
+    if opt == "adamw8bit":
+        return 2 * (1 + 4 / BNB_BLOCK)
+    if opt == "sgd-momentum":
+        return state_bytes
+    return 0.0
+
+
+def _states(inp: TrainingMemoryInput) -> _States:
+    opt = inp.optimizer
+    if inp.method != "full":  # fp32 adapters, fp32 grads, fp32 states
+        o = _optimizer_state_bytes(opt, 4)
+        return _States(w=4, g=4, o=o, explain=f"fp32 adapters 4 + fp32 grads 4 + {opt} states {o:g}")
+    if inp.regime == "mixed":
+        g = 4.0 if inp.grad_accounting == "fp32" else 2.0
+        o = 4 + _optimizer_state_bytes(opt, 4)
+        half = 2.0 if (g == 4 and inp.zero_stage == 2 and not inp.offload_optimizer) else 0.0
+        return _States(
+            w=2,
+            g=g,
+            o=o,
+            half_grads=half,
+            explain=f"16-bit weights 2 + {'fp32' if g == 4 else '16-bit'} grads {g:g} + "
+            f"fp32 master 4 + {opt} states {o - 4:g}",
+        )
+    if inp.regime == "bf16":
+        o = _optimizer_state_bytes(opt, 2)
+        return _States(w=2, g=2, o=o, explain=f"bf16 weights 2 + bf16 grads 2 + {opt} states {o:g} (no master)")
+    o = _optimizer_state_bytes(opt, 4)
+    return _States(w=4, g=4, o=o, explain=f"fp32 weights 4 + fp32 grads 4 + {opt} states {o:g}")
+
+
+def _frozen_bytes(spec: ModelSpec, method: str, base_precision: str | None) -> tuple[int, float, str]:
+    """(frozen bytes, bytes per frozen param, label) of the LoRA/QLoRA base."""
+    if method == "full":
+        return 0, 0.0, ""
+    prec = resolve_precision(base_precision or ("nf4" if method == "qlora" else "bf16"))
+    nbytes = spec.weight_bytes_at(prec.name)
+    if prec.bits_per_weight >= 16 or prec.quantizes_embeddings:
+        label = f"{prec.name} base"
+    else:
+        label = f"{prec.name} blocks ({prec.bits_per_weight:g} bits) + 16-bit embeddings/lm_head"
+    return nbytes, nbytes / spec.params, label
+
+
+def _t(name: str, value: float, formula: str, en: str, zh: str, unit: str = "bytes") -> Term:
+    return Term(name=name, value=round(value), unit=unit, formula=formula, explain_en=en, explain_zh=zh)
+
+
+def _check(inp: TrainingMemoryInput) -> None:
+    sharded = inp.zero_stage >= 1 or inp.fsdp
+    if inp.offload_optimizer and not sharded:
+        raise ToolError("CPU offload needs ZeRO stage 1–3 or FSDP", suggestions=["--zero 2 --offload"])
+    if inp.offload_params and not (inp.zero_stage == 3 or inp.fsdp):
+        raise ToolError("parameter offload needs ZeRO stage 3 or FSDP", suggestions=["--zero 3 --offload-params"])
+    if inp.fsdp and inp.zero_stage not in (0, 3):
+        raise ToolError("choose either FSDP or a DeepSpeed ZeRO stage, not both")
+    if inp.gpus % inp.tp:
+        raise ToolError(f"gpus ({inp.gpus}) must be a multiple of tp ({inp.tp})")
+    if inp.method == "full" and inp.base_precision:
+        raise ToolError("a base precision applies to LoRA/QLoRA; full fine-tuning uses the regime")
+
+
+def estimate_training_memory(inp: TrainingMemoryInput) -> TrainingMemoryResult:
+    """Per-GPU and host memory of a training configuration, term by term."""
+    _check(inp)
+    spec = inp.model
+    check_tensor_parallel(spec, inp.tp)
+    tp, gpus = inp.tp, inp.gpus
+    dp = gpus // tp
+    gpn = inp.gpus_per_node or min(gpus, 8)
+    nodes = math.ceil(gpus / gpn)
+    sharded3 = inp.zero_stage == 3 or inp.fsdp
+    recompute: Recompute = inp.recompute or ("full" if inp.method == "qlora" else "none")
+    paged = inp.paged_optimizer if inp.paged_optimizer is not None else inp.method == "qlora"
+    st = _states(inp)
+    assumptions: list[str] = list(spec.notes)
+    warnings: list[str] = []
+    terms: list[Term] = []
+
+    lora = inp.method != "full"
+    trainable = lora_trainable_params(spec, inp.lora_rank, inp.lora_targets) if lora else spec.params
+    frozen_total, frozen_bpp, frozen_label = _frozen_bytes(spec, inp.method, inp.base_precision)
+    t_rank = trainable / tp  # trainable params on one TP rank
+    f_rank = frozen_total / tp
+
+    # Largest module (DeepSpeed: per-module params, recurse=False — normally the embedding).
+    largest = max(spec.embedding_params, largest_linear_params(spec)) / tp
+    block_params = (spec.params - spec.embedding_params * (1 if spec.tie_word_embeddings else 2)) / spec.layers / tp
+    root_params = spec.embedding_params * (1 if spec.tie_word_embeddings else 2) / tp
+
+    # ---- weights, gradients, optimizer on one GPU --------------------------------------
+    # FSDP CPUOffload(offload_params=True) moves parameters, gradients and the optimizer step.
+    offload_opt = inp.offload_optimizer or (inp.fsdp and inp.offload_params)
+    # FSDP with mixed precision shards the fp32 parameter itself (the master copy, counted in the
+    # optimizer term); 16-bit copies exist only while a unit is gathered.
+    fsdp_master = inp.fsdp and inp.method == "full" and inp.regime == "mixed"
+    w_dp = dp if sharded3 else 1
+    weights = (0.0 if fsdp_master else t_rank * st.w / w_dp) + f_rank / w_dp
+    if inp.offload_params:
+        weights = 0.0
+    grads_div = dp if (inp.zero_stage >= 2 or inp.fsdp) else 1
+    grads = 0.0 if offload_opt else t_rank * (st.g + st.half_grads) / grads_div
+    opt_div = dp if (inp.zero_stage >= 1 or inp.fsdp) else 1
+    optim = 0.0 if offload_opt else t_rank * st.o / opt_div
+
+    working_w = working_g = 0.0
+    half_w = 4 if (inp.method == "full" and inp.regime == "fp32") else 2
+    if inp.zero_stage == 3:
+        # DeepSpeed LLmem = 4·LL: gathered 16-bit params + 16-bit grads of the largest layer.
+        working_w = largest * half_w
+        working_g = largest * half_w if inp.method == "full" else 0.0
+        ws_formula = f"4·LL, LL = {largest:,.0f} params (largest layer)"
+    elif inp.fsdp:
+        # Root unit (embeddings + lm_head) stays gathered; current + prefetched block gathered.
+        frozen_or_w = half_w if inp.method == "full" else max(frozen_bpp, 0.5)
+        working_w = (root_params + 2 * block_params) * frozen_or_w
+        working_g = block_params * half_w if inp.method == "full" else 0.0
+        ws_formula = "(root unit + 2 blocks) × 16-bit weights + 1 block of 16-bit grads"
+    weights += working_w
+    grads += working_g
+
+    if inp.method == "full":
+        terms.append(
+            _t(
+                "weights",
+                weights,
+                f"P/tp × {st.w:g} B"
+                + (f" / N({dp})" if sharded3 else "")
+                + (" + gathered working set" if working_w else ""),
+                "Parameters in the precision the forward pass uses",
+                "前向计算所用精度下的模型参数",
+            )
+        )
+    else:
+        terms.append(
+            _t(
+                "frozen base",
+                f_rank / w_dp if not inp.offload_params else 0.0,
+                f"{frozen_label}: {frozen_total:,} B"
+                + (" / tp" if tp > 1 else "")
+                + (f" / N({dp})" if sharded3 else ""),
+                "Frozen pretrained weights, not trained",
+                "冻结的预训练权重（不参与训练）",
+            )
+        )
+        terms.append(
+            _t(
+                "adapters",
+                t_rank * st.w / w_dp if not inp.offload_params else 0.0,
+                f"{trainable:,} LoRA params × 4 B (fp32)",
+                f"LoRA adapters, rank {inp.lora_rank} on {', '.join(resolve_targets(inp.lora_targets))}",
+                f"LoRA 适配器，秩 {inp.lora_rank}",
+            )
+        )
+    terms.append(
+        _t(
+            "gradients",
+            grads,
+            f"T × {st.g + st.half_grads:g} B"
+            + (f" / N({dp})" if grads_div > 1 else "")
+            + (" (on CPU: offloaded)" if offload_opt else ""),
+            "Gradients of the trainable parameters, kept until the optimizer step",
+            "可训练参数的梯度，保留到优化器更新",
+        )
+    )
+    terms.append(
+        _t(
+            "optimizer",
+            optim,
+            f"T × {st.o:g} B"
+            + (f" / N({dp})" if opt_div > 1 else "")
+            + (" (on CPU: offloaded)" if offload_opt else ""),
+            f"{inp.optimizer} state"
+            + (" plus fp32 master weights" if inp.method == "full" and inp.regime == "mixed" else ""),
+            f"{inp.optimizer} 优化器状态"
+            + ("及 fp32 主权重" if inp.method == "full" and inp.regime == "mixed" else ""),
+        )
+    )
+    if working_w:
+        terms.append(
+            _t(
+                "ZeRO-3/FSDP working set",
+                working_w + working_g,
+                ws_formula,
+                "Layers gathered in full while they compute",
+                "计算时临时聚合的完整层参数",
+            )
+        )
+
+    # ---- activations ----------------------------------------------------------------
+    elem = 4.0 if (inp.method == "full" and inp.regime == "fp32") else 2.0
+    act = estimate_activations(
+        ActivationInput(
+            layers=spec.layers,
+            hidden=spec.hidden_size,
+            heads=spec.num_heads,
+            kv_heads=spec.num_kv_heads,
+            head_dim=spec.head_dim,
+            intermediate=mlp_width(spec),
+            vocab=spec.vocab_size,
+            seq=inp.seq,
+            micro_batch=inp.micro_batch,
+            element_bytes=elem,
+            tp=tp,
+            sequence_parallel=inp.sequence_parallel,
+            recompute=recompute,
+            flash_attention=inp.flash_attention,
+            experts_per_token=(spec.experts_per_token or 0) if spec.is_moe else 0,
+            num_experts=spec.num_experts or 0,
+            logits_copies=0.0 if inp.fused_loss else 2.0,
+        )
+    )
+    terms.append(
+        _t(
+            "activations",
+            act.layers_bytes + act.head_bytes,
+            f"{act.layers_formula}; per layer {act.per_layer_formula} = {fmt_bytes(act.per_layer_bytes, 'MiB')}",
+            f"Tensors kept for the backward pass (recompute: {recompute}, "
+            f"{'FlashAttention' if inp.flash_attention else 'no fused attention'})",
+            f"反向传播需要保留的中间激活（重计算：{recompute}）",
+        )
+    )
+    terms.append(
+        _t(
+            "logits",
+            act.logits_bytes,
+            act.logits_formula,
+            "Output logits over the whole vocabulary in fp32 — large for big vocabularies",
+            "整个词表上的 fp32 输出 logits——词表大时占用显著",
+        )
+    )
+    activations = act.total_bytes
+
+    # ---- overhead -------------------------------------------------------------------
+    frag = inp.fragmentation * (activations + grads)
+    dequant = largest_linear_params(spec) / tp * 2 if inp.method == "qlora" else 0.0
+    overhead = inp.cuda_context_bytes + frag + dequant
+    terms.append(
+        _t(
+            "overhead",
+            overhead,
+            f"CUDA context {fmt_bytes(inp.cuda_context_bytes, 'MiB', 0)} + {inp.fragmentation:.0%} × "
+            "(activations + gradients)" + (" + dequantisation scratch (largest linear × 2 B)" if dequant else ""),
+            "CUDA context, allocator fragmentation" + (", bf16 copy of one dequantised layer" if dequant else ""),
+            "CUDA 上下文、显存分配碎片" + ("、一层反量化的 bf16 临时副本" if dequant else ""),
+        )
+    )
+
+    breakdown = MemoryBreakdown(
+        weights=round(weights),
+        kv_cache=0,
+        activations=round(activations),
+        gradients=round(grads),
+        optimizer=round(optim),
+        overhead=round(overhead),
+    )
+    per_gpu = breakdown.total
+
+    # ---- host RAM (per node), DeepSpeed accounting -----------------------------------
+    load_bpp = 4.0 if inp.method == "full" else max(frozen_bpp, 2.0)
+    if inp.zero_stage == 3 and inp.zero_init:
+        load_floor, load_txt = largest * tp * load_bpp * gpn, f"LL·{load_bpp:g}·gpus_per_node"
+    elif inp.fsdp and inp.zero_init:  # rank 0 loads, the others start on the meta device
+        load_floor, load_txt = spec.params * load_bpp, f"P·{load_bpp:g} (rank 0 loads; sync_module_states)"
+    else:
+        load_floor, load_txt = spec.params * load_bpp * gpn, f"P·{load_bpp:g}·gpus_per_node"
+    offloaded = 0.0
+    if offload_opt:
+        offloaded = trainable * (st.g + st.o) / nodes
+    if inp.offload_params:
+        offloaded += (trainable * (0.0 if fsdp_master else st.w) + frozen_total) / nodes
+    cpu = max(load_floor, offloaded) * inp.buffer_factor
+    cpu_formula = f"max(loading: {load_txt}, offloaded states / nodes) × {inp.buffer_factor:g}"
+    if inp.zero_stage == 3 and inp.zero_init and offloaded:
+        cpu = offloaded * inp.buffer_factor  # DeepSpeed: 16 or 18·P/nodes × 1.5
+        cpu_formula = f"offloaded states / nodes × {inp.buffer_factor:g}"
+    terms.append(
+        _t(
+            "host RAM per node",
+            cpu,
+            cpu_formula,
+            "CPU memory per node: offloaded states, or the model as each process loads it",
+            "每个节点的内存：卸载到 CPU 的状态，或各进程加载模型时的占用",
+        )
+    )
+
+    # ---- assumptions and warnings ---------------------------------------------------
+    if inp.method == "full" and inp.regime == "mixed":
+        assumptions.append(
+            f"mixed precision: {st.explain} = {st.w + st.g + st.o:g} B/param"
+            + (
+                " — default 18 B/param: bf16 training accumulates gradients in fp32 (Megatron-LM main_grad; "
+                "llm-analysis; DeepSpeed's ZeRO-3 estimator); the ZeRO paper's 16 keeps fp16 gradients "
+                "(grad_accounting='half')"
+                if inp.grad_accounting == "fp32"
+                else " — ZeRO-paper accounting (fp16 gradients)"
+            )
+        )
+    else:
+        assumptions.append(f"model states: {st.explain} B per trainable parameter")
+    if fsdp_master:
+        assumptions.append(
+            "FSDP mixed precision: the sharded parameter is the fp32 master (16 B/param "
+            "sharded); bf16 copies exist only for the gathered units"
+        )
+    if st.half_grads:
+        assumptions.append(
+            "DeepSpeed ZeRO-2 keeps the 16-bit gradient partition next to the fp32 one until "
+            "the step: +2 B/param / N (DeepSpeed estimator 2·P + 18·P/N)"
+        )
+    if inp.method != "full":
+        assumptions.append(
+            f"LoRA: r·(d_in + d_out) per targeted projection per layer → {trainable:,} "
+            f"trainable params; {frozen_label} = {fmt_bytes(frozen_total)}"
+        )
+        if inp.method == "qlora":
+            assumptions.append(
+                "QLoRA: NF4 with double-quantised constants (4.127 bits/weight); embeddings and "
+                "lm_head stay bf16; one layer is dequantised to bf16 at a time"
+            )
+    if inp.optimizer == "adamw8bit":
+        assumptions.append("8-bit AdamW: two 8-bit moments + one fp32 scale per 2048 values (bitsandbytes)")
+    if paged:
+        assumptions.append(
+            "paged optimizer: states live in CUDA unified memory and are evicted to host RAM "
+            "under pressure; counted here on the GPU"
+        )
+    assumptions.append(
+        f"activations: Llama-style block re-derived from Korthikanti et al. (2022), "
+        f"{'bf16' if elem == 2 else 'fp32'} tensors, seq {inp.seq}, micro-batch {inp.micro_batch}"
+        + (f", tp {tp}{' + sequence parallel' if inp.sequence_parallel else ''}" if tp > 1 else "")
+    )
+    assumptions.append(
+        "logits: "
+        + (
+            "fused/chunked loss, not materialised"
+            if inp.fused_loss
+            else "fp32 logits and their softmax/gradient both live at the loss peak"
+        )
+    )
+    if inp.recompute is None:
+        assumptions.append(
+            f"recompute {recompute}: default for {inp.method} "
+            + (
+                "(QLoRA recipes enable gradient checkpointing)"
+                if inp.method == "qlora"
+                else "(no gradient checkpointing unless asked)"
+            )
+        )
+    assumptions.append(
+        f"host RAM: DeepSpeed estimator accounting with buffer factor {inp.buffer_factor:g}; "
+        f"{gpn} GPUs per node, {nodes} node(s)"
+    )
+    assumptions.append("not counted: communication buckets, pipeline-parallel in-flight micro-batches")
+    if inp.regime == "bf16" and inp.method == "full":
+        warnings.append(
+            "pure bf16 without fp32 master weights loses small updates; use Kahan summation or "
+            "stochastic rounding, or mixed precision"
+        )
+    if recompute == "selective" and inp.flash_attention:
+        assumptions.append("selective recompute changes nothing with FlashAttention (it already recomputes s²)")
+    if spec.max_context and inp.seq > spec.max_context:
+        warnings.append(f"seq {inp.seq} exceeds the model's context {spec.max_context}")
+    if gpus > 1 and not (inp.zero_stage or inp.fsdp) and tp == 1:
+        warnings.append("plain data parallel replicates all model states on every GPU; ZeRO/FSDP shards them")
+
+    fits = headroom = gpu_mem = max_batch = max_seq = None
+    if inp.gpu is not None:
+        gpu_mem, visible_note = engine_visible_bytes(inp.gpu)
+        assumptions.append(visible_note)
+        headroom = gpu_mem - per_gpu
+        fits = headroom >= 0
+        if not fits:
+            warnings.append(_advice(inp, per_gpu, gpu_mem))
+        max_batch = _largest_fitting(inp, "micro_batch", gpu_mem)
+        max_seq = _largest_fitting(inp, "seq", gpu_mem, limit=spec.max_context or 1 << 22)
+
+    return TrainingMemoryResult(
+        model=spec.name,
+        method=inp.method,
+        regime=inp.regime,
+        optimizer=inp.optimizer,
+        zero_stage=inp.zero_stage,
+        fsdp=inp.fsdp,
+        gpus=gpus,
+        tp=tp,
+        data_parallel=dp,
+        total_bytes=per_gpu * gpus,
+        per_gpu_bytes=per_gpu,
+        breakdown=breakdown,
+        cpu_bytes=round(cpu),
+        params=spec.params,
+        trainable_params=trainable,
+        state_bytes_per_param=(0 if fsdp_master else st.w) + st.g + st.o,
+        seq=inp.seq,
+        micro_batch=inp.micro_batch,
+        recompute=recompute,
+        terms=terms,
+        assumptions=assumptions,
+        warnings=warnings,
+        gpu=inp.gpu.name if inp.gpu else None,
+        gpu_memory_bytes=gpu_mem,
+        fits=fits,
+        headroom_bytes=headroom,
+        max_concurrency=max_batch,
+        max_context_tokens=max_seq,
+    )
+
+
+def _largest_fitting(inp: TrainingMemoryInput, field: str, budget: int, limit: int = 1 << 22) -> int:
+    """Largest micro-batch or sequence length whose per-GPU need fits ``budget`` (0 if none)."""
+
+    def need(value: int) -> int:
+        probe = inp.model_copy(update={field: value, "gpu": None})
+        return estimate_training_memory(probe).per_gpu_bytes
+
+    lo, hi = 0, 1
+    while hi <= limit and need(hi) <= budget:
+        lo, hi = hi, hi * 2
+    hi = min(hi, limit + 1)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if need(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _advice(inp: TrainingMemoryInput, need: int, have: int) -> str:
+    tips = []
+    if inp.method == "full":
+        tips.append("LoRA/QLoRA")
+        if inp.zero_stage < 3 and not inp.fsdp:
+            tips.append(f"ZeRO-{min(3, inp.zero_stage + 1)}" + (" with more GPUs" if inp.gpus == 1 else ""))
+    if not inp.offload_optimizer and (inp.zero_stage or inp.fsdp):
+        tips.append("CPU offload")
+    if inp.recompute != "full":
+        tips.append("full gradient checkpointing")
+    if inp.micro_batch > 1 or inp.seq > 1024:
+        tips.append("smaller micro-batch or sequence")
+    return (
+        f"needs {need / GiB:.1f} GiB per GPU but {inp.gpu.name if inp.gpu else 'the GPU'} has "
+        f"{have / GiB:.1f} GiB; try " + ", ".join(tips)
+    )

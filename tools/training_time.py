@@ -1,0 +1,185 @@
+"""Training time from the FLOPs rule: 6·N·D (8·N·D with full recomputation) over achieved FLOP/s.
+
+Forward and backward cost about 2 and 4 FLOPs per parameter per token; recomputing every
+layer's forward during the backward adds another 2. The achieved rate is ``count × peak dense
+FLOP/s × MFU``. This is the Megatron-LM form llm-analysis uses; attention FLOPs (12·L·h·s per
+token) are not in 6·N·D, so an MFU quoted against it is "6ND MFU". For MoE, N is the active
+parameter count.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from knowledge.schema import GPU
+from tools.efficiency import TRAINING_MFU
+from tools.errors import ToolError
+from tools.perf import compute_rate
+from tools.result import Term
+
+_SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+def parse_count(text: str | float | int) -> float:
+    """'1.4T' → 1.4e12, '300B' → 3e11, '2e12' → 2e12, '750M' → 7.5e8 (case-insensitive)."""
+    if isinstance(text, int | float):
+        value = float(text)
+    else:
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMbBgGtTpP]?)\s*", str(text).replace(",", ""))
+        if not m:
+            raise ToolError(f"cannot read {text!r} as a count", suggestions=["1.4T", "300B", "2e12"])
+        value = float(m.group(1)) * _SUFFIX[m.group(2).upper()]
+    if not math.isfinite(value) or value <= 0:
+        raise ToolError(f"count must be a positive number, got {text!r}")
+    return value
+
+
+class TrainingTimeInput(BaseModel):
+    """A training run: model size, tokens, hardware, efficiency."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    params: float = Field(gt=0, le=1e15, description="N: (active) parameters")
+    tokens: float = Field(gt=0, le=1e17, description="D: training tokens")
+    gpu: GPU
+    count: int = Field(1, ge=1, le=1_000_000)
+    mfu: float = Field(TRAINING_MFU, gt=0, le=1)
+    recompute: Literal["none", "selective", "full"] = "none"
+    precision: str = Field("bf16", description="precision the matmuls run at")
+    price_per_gpu_hour: float | None = Field(None, gt=0, description="USD; default: catalog rental price")
+    model_name: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> TrainingTimeInput:
+        if self.mfu > 0.8:
+            raise ValueError(f"MFU {self.mfu:g} is beyond what any published training run reaches (≤ 0.8)")
+        return self
+
+
+class TrainingTimeResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["training-time"] = "training-time"
+    flops: float
+    flops_factor: int = Field(description="6, or 8 with full recomputation")
+    hours: float
+    days: float
+    gpu_hours: float
+    tokens_per_s_per_gpu: float
+    achieved_flops_per_s: float = Field(description="whole cluster")
+    peak_flops_per_s_per_gpu: float
+    compute_precision: str
+    mfu: float
+    count: int
+    gpu: str
+    price_per_gpu_hour: float | None
+    price_source: str | None
+    cost_usd: float | None
+    terms: list[Term]
+    assumptions: list[str]
+    warnings: list[str]
+
+
+def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
+    """Hours, GPU-hours and cost of training ``params`` on ``tokens`` at a stated MFU."""
+    rate = compute_rate(inp.gpu, inp.precision)
+    k = 8 if inp.recompute == "full" else 6
+    flops = k * inp.params * inp.tokens
+    achieved = inp.count * rate.flops_per_s * inp.mfu
+    seconds = flops / achieved
+    hours = seconds / 3600
+    gpu_hours = hours * inp.count
+    price, source = inp.price_per_gpu_hour, "given" if inp.price_per_gpu_hour else None
+    if price is None and inp.gpu.price and inp.gpu.price.rental_usd_per_hour:
+        price = inp.gpu.price.rental_usd_per_hour
+        source = f"catalog rental price as of {inp.gpu.price.as_of}"
+    cost = gpu_hours * price if price else None
+    tokens_per_gpu = inp.tokens / seconds / inp.count
+    terms = [
+        Term(
+            name="training FLOPs",
+            value=flops,
+            unit="FLOP",
+            formula=f"{k} × N {inp.params:.3g} × D {inp.tokens:.3g}",
+            explain_en=f"{k} FLOPs per parameter per token (forward 2 + backward 4"
+            + (" + recomputed forward 2)" if k == 8 else ")"),
+            explain_zh=f"每个参数每个 token 约 {k} 次浮点运算（前向 2 + 反向 4{' + 重计算 2' if k == 8 else ''}）",
+        ),
+        Term(
+            name="achieved throughput",
+            value=achieved,
+            unit="FLOP/s",
+            formula=f"{inp.count} GPUs × {rate.precision} dense {rate.flops_per_s / 1e12:g} TFLOPS × MFU {inp.mfu:g}",
+            explain_en="What the cluster really sustains",
+            explain_zh="集群实际可持续达到的算力",
+        ),
+        Term(
+            name="wall-clock time",
+            value=hours,
+            unit="h",
+            formula="FLOPs / achieved / 3600",
+            explain_en="Hours from start to finish",
+            explain_zh="从开始到结束的小时数",
+        ),
+        Term(
+            name="GPU-hours",
+            value=gpu_hours,
+            unit="GPU·h",
+            formula=f"hours × {inp.count}",
+            explain_en="What a cloud bill counts",
+            explain_zh="云计费按此计算",
+        ),
+    ]
+    if cost is not None:
+        terms.append(
+            Term(
+                name="cost",
+                value=cost,
+                unit="USD",
+                formula=f"GPU-hours × ${price:g}/h ({source})",
+                explain_en="Rental cost at the stated hourly price",
+                explain_zh="按给定时租价格计算的费用",
+            )
+        )
+    assumptions = [
+        f"MFU {inp.mfu:g}"
+        + (
+            " (default, conservative: the tuned LLaMA runs on 2048 A100 imply 0.43–0.51)"
+            if inp.mfu == TRAINING_MFU
+            else " (given)"
+        ),
+        "6·N·D counts the matmuls of the parameters only; attention FLOPs are not included",
+        f"N = {inp.params:.4g} parameters (active parameters for MoE)",
+    ]
+    warnings = list(rate.warnings)
+    if cost is None:
+        warnings.append("no price known for this GPU; pass a price per GPU-hour for the cost")
+    return TrainingTimeResult(
+        flops=flops,
+        flops_factor=k,
+        hours=hours,
+        days=hours / 24,
+        gpu_hours=gpu_hours,
+        tokens_per_s_per_gpu=tokens_per_gpu,
+        achieved_flops_per_s=achieved,
+        peak_flops_per_s_per_gpu=rate.flops_per_s,
+        compute_precision=rate.precision,
+        mfu=inp.mfu,
+        count=inp.count,
+        gpu=inp.gpu.name,
+        price_per_gpu_hour=price,
+        price_source=source,
+        cost_usd=cost,
+        terms=terms,
+        assumptions=assumptions,
+        warnings=warnings,
+    )
+
+
+def implied_mfu(params: float, tokens_per_s_per_gpu: float, peak_flops_per_s: float, factor: int = 6) -> float:
+    """MFU a published tokens/s/GPU implies: factor·N·(tokens/s) / peak."""
+    return factor * params * tokens_per_s_per_gpu / peak_flops_per_s
