@@ -1,0 +1,152 @@
+"""`gpu-advisor recommend`: ranked GPU configurations for a workload and budget, with what was ruled out."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from advisor.commands.check import finding_lines
+from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from tools.compat import parse_gpu_arg
+from tools.recommend import Recommendation, RecommendInput, recommend
+from tools.training_time import parse_count
+from tools.units import GB
+
+TEXT_OPTIONS = 10
+TEXT_REJECTED = 15
+
+
+def _count(text: str) -> float:
+    return parse_count(text)
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "recommend",
+        help="what to buy: ranked GPU configurations for a workload, budget and constraints",
+        description="Ranks GPU × count configurations by fit, performance per price and compatibility, "
+        "and explains the ones it ruled out.",
+    )
+    p.add_argument("--workload", choices=["inference", "training", "scientific"], required=True)
+    p.add_argument("--model", help="catalog model (inference, training)")
+    p.add_argument("--precision", help="inference weights (bf16, fp8, int8, int4/awq, Q4_K_M …) or training compute")
+    p.add_argument("--context", type=int, default=8192, help="tokens per sequence (default 8192)")
+    p.add_argument("--concurrency", type=int, default=1, help="concurrent sequences (default 1)")
+    p.add_argument("--target-tps", type=float, help="inference: aggregate decode tokens/s wanted")
+    p.add_argument("--method", choices=["full", "lora", "qlora"], help="training method (default lora)")
+    p.add_argument("--dataset-tokens", type=_count, help="training tokens, e.g. 2B, 1.4T")
+    p.add_argument("--deadline-hours", type=float, help="training must finish within")
+    p.add_argument("--no-fp64", action="store_true", help="scientific: FP64 not required")
+    p.add_argument("--problem-gb", type=float, help="scientific: working set in GB")
+    p.add_argument("--matrix-n", type=int, help="scientific: dense N×N double LU")
+    money = p.add_mutually_exclusive_group()
+    money.add_argument("--budget-usd", type=float)
+    money.add_argument("--budget-cny", type=float)
+    p.add_argument("--cny-per-usd", type=float, default=None, help="exchange rate (default 7.2)")
+    p.add_argument("--vendor", action="append", default=[], help="allowed vendor, repeatable")
+    p.add_argument("--cuda-required", action="store_true", help="the code depends on CUDA")
+    p.add_argument("--domestic", action="store_true", help="domestic (信创) accelerators only")
+    p.add_argument("--framework", help="serving/training framework to check against")
+    p.add_argument("--chassis", choices=["tower", "rack", "open-frame"])
+    p.add_argument("--form-factor", choices=["pcie", "sxm", "oam", "module"])
+    p.add_argument("--power-limit-w", type=float, help="maximum wall draw")
+    p.add_argument("--mains", help="wall circuit, e.g. 120v-15a, 230v-16a")
+    p.add_argument("--have", action="append", default=[], metavar="GPU", help="GPUs you own, e.g. 3090x2")
+    p.add_argument("--have-cpu", help="platform you already own")
+    p.add_argument("--no-host-cost", action="store_true", help="compare GPU prices only")
+    p.add_argument("--kwh-price", type=float, help="electricity price per kWh (default 0.8 CNY / 0.15 USD)")
+    p.add_argument("--duty-cycle", type=float, default=1.0, help="share of the year at load (default 1.0)")
+    p.add_argument("--limit", type=int, default=TEXT_OPTIONS, help="options shown in text output")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    add_lang_flag(p)
+    p.set_defaults(func=_run)
+
+
+def build_input(args: argparse.Namespace) -> RecommendInput:
+    extra: dict[str, Any] = {}
+    if args.cny_per_usd:
+        extra["cny_per_usd"] = args.cny_per_usd
+    return RecommendInput(
+        workload=args.workload, model=args.model, precision=args.precision, context=args.context,
+        concurrency=args.concurrency, target_tokens_per_s=args.target_tps, method=args.method,
+        dataset_tokens=args.dataset_tokens, deadline_hours=args.deadline_hours, fp64_required=not args.no_fp64,
+        problem_bytes=int(args.problem_gb * GB) if args.problem_gb else None, matrix_n=args.matrix_n,
+        budget_usd=args.budget_usd, budget_cny=args.budget_cny, vendors=args.vendor,
+        cuda_required=args.cuda_required, domestic_only=args.domestic, framework=args.framework,
+        chassis=args.chassis, form_factor=args.form_factor, power_limit_w=args.power_limit_w, mains=args.mains,
+        existing_gpus=[parse_gpu_arg(h) for h in args.have], existing_platform=args.have_cpu,
+        include_host_cost=not args.no_host_cost, kwh_price=args.kwh_price, duty_cycle=args.duty_cycle, **extra,
+    )
+
+
+def to_json(rec: Recommendation, lang: str) -> dict[str, Any]:
+    """The JSON contract: options carry `why`, rejections `reason`, in the chosen language (both kept)."""
+    zh = lang == "zh"
+    data = rec.model_dump(mode="json")
+    for o in data["options"]:
+        o["why"] = o["why_zh"] if zh else o["why_en"]
+    for r in data["rejected"]:
+        r["reason"] = r["reason_zh"] if zh else r["reason_en"]
+    return data
+
+
+def _fmt(x: float | None, unit: str = "", digits: int = 0) -> str:
+    return "—" if x is None else f"{x:,.{digits}f}{unit}"
+
+
+def recommendation_text(rec: Recommendation, lang: str, limit: int = TEXT_OPTIONS) -> str:
+    zh = lang == "zh"
+    sym = "¥" if rec.currency == "CNY" else "$"
+    lines: list[str] = []
+    if not rec.options:
+        lines.append("没有满足条件的配置。" if zh else "No configuration passes every gate.")
+    else:
+        lines.append(f"推荐配置（共 {len(rec.options)} 个，显示前 {min(limit, len(rec.options))} 个）："
+                     if zh else f"Options ({len(rec.options)}, top {min(limit, len(rec.options))} shown):")
+    for o in rec.options[:limit]:
+        price = o.total_price_cny if rec.currency == "CNY" else o.total_price_usd
+        perf = (f"{_fmt(o.decode_tokens_per_s)} tok/s" if o.decode_tokens_per_s is not None else
+                f"{_fmt(o.training_tokens_per_s)} train tok/s" if o.training_tokens_per_s is not None else
+                f"FP64 {_fmt(o.fp64_tflops, digits=1)} TFLOPS")
+        mem = (f"{o.per_gpu_bytes / GB:.1f}/{o.gpu_memory_bytes / GB:.1f} GB" if o.per_gpu_bytes is not None
+               else f"{o.gpu_memory_bytes / GB:.0f} GB")
+        lines.append(f" {o.rank:>2}. {o.count}× {o.gpu:<32} {o.tier:<11} {mem:<16} {perf:<22} "
+                     f"{sym}{_fmt(price)}  score {o.score:,.2f}")
+        lines.append(f"     {o.why_zh if zh else o.why_en}")
+        for f in o.findings:
+            if f.severity == "warning":
+                lines += finding_lines(f, lang, "     ")
+    shown = [r for r in rec.rejected if r.stage != "constraint"]
+    hidden = len(rec.rejected) - len(shown)
+    if rec.rejected:
+        lines.append("")
+        lines.append("排除的配置：" if zh else "Ruled out:")
+        for r in shown[:TEXT_REJECTED]:
+            c = f"{r.count}× " if r.count else ""
+            lines.append(f"  - {c}{r.gpu}: {r.reason_zh if zh else r.reason_en}")
+        more = len(shown) - TEXT_REJECTED
+        if more > 0:
+            lines.append(f"  …另有 {more} 个（--json 查看全部）" if zh else f"  … {more} more (see --json)")
+        if hidden:
+            lines.append(f"  （另有 {hidden} 个型号因约束条件被排除）" if zh else
+                         f"  ({hidden} GPU models excluded by the constraints)")
+    if rec.pitfalls:
+        lines.append("")
+        lines.append("注意这些陷阱：" if zh else "Pitfalls flagged:")
+        for en, zh_text in rec.pitfalls.values():
+            lines.append(f"  - {zh_text if zh else en}")
+    lines.append("")
+    lines.append("假设：" if zh else "Assumptions:")
+    lines += [f"  - {a}" for a in rec.assumptions]
+    return "\n".join(lines)
+
+
+@domain_errors
+def _run(args: argparse.Namespace) -> int:
+    rec = recommend(build_input(args))
+    lang = lang_of(args)
+    if args.json:
+        print_json(to_json(rec, lang))
+    else:
+        print(recommendation_text(rec, lang, args.limit))
+    return 0

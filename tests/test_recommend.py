@@ -1,0 +1,227 @@
+"""Recommender rankings against hand-reasoned expectations, and the money arithmetic.
+
+Reasoning used below (not the code's output):
+* Llama-3.1-70B at 4 bits holds ≥ 70.6e9 × 4 / 8 ≈ 35 GB of weights alone, more than a 24 GB card
+  (24 GiB = 25.8e9 B physical), so no single 24 GB card can serve it; at a ~$10k workstation budget
+  the fitting boxes are 2 × 32 GB consumer cards or one 48 GB pro card, never a datacenter server.
+* A dense N×N double matrix needs 8·N² bytes; N = 60,000 → 28.8 GB. FP64 throughput, not FP16, decides
+  a simulation: an A100's 19.5 FP64 TFLOPS is 15× an RTX 4090's 1.3, although the 4090's headline
+  FP16 tensor figure (165) is 8× the A100's FP64 figure.
+* Training time = 6·N·D / (GPUs × dense BF16 peak × MFU) (Megatron-LM / llm-analysis form).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from knowledge import load_catalog
+from tools.compat import GPUCount
+from tools.pricing import CostInput, cost_of_ownership, gpu_price, to_cny, to_usd
+from tools.recommend import Recommendation, RecommendInput, recommend
+
+CAT = load_catalog()
+DATACENTER_FP64_CLASS = {"mi300x", "mi325x", "mi355x", "mi250x", "mi210", "h100-sxm", "h100-pcie", "h100-nvl",
+                         "h200-sxm", "h200-nvl", "a100-sxm-80gb", "a100-pcie-80gb", "a100-pcie-40gb"}
+GEFORCE_TOP = {"rtx-4090", "rtx-5090"}
+
+
+def rejected(rec: Recommendation, gpu_id: str, count: int | None = None) -> list:
+    return [r for r in rec.rejected if r.gpu_id == gpu_id and (count is None or r.count == count)]
+
+
+# ------------------------------------------------------------------ 70B 4-bit inference box, $10k
+
+
+@pytest.fixture(scope="module")
+def box_70b() -> Recommendation:
+    return recommend(RecommendInput(workload="inference", model="Llama-3.1-70B", precision="int4",
+                                    budget_usd=10_000))
+
+
+def test_70b_top_options_fit_and_are_workstation_or_consumer(box_70b: Recommendation) -> None:
+    assert len(box_70b.options) >= 3
+    for o in box_70b.options[:3]:
+        assert o.fits and o.per_gpu_bytes is not None and o.per_gpu_bytes <= o.gpu_memory_bytes
+        assert o.tier in {"workstation", "consumer"}
+        assert o.decode_tokens_per_s and o.decode_tokens_per_s > 0
+    for o in box_70b.options:
+        assert o.total_price_usd is not None and o.total_price_usd <= 10_000
+        assert o.tier != "datacenter"
+
+
+def test_70b_no_single_24gb_card(box_70b: Recommendation) -> None:
+    weights_lower_bound = CAT.model("Llama-3.1-70B").params_b * 1e9 * 4 / 8
+    assert weights_lower_bound > 24 * 2**30
+    for o in box_70b.options:
+        if o.count == 1:
+            assert CAT.gpu(o.gpu_id).memory_gb * 2**30 > weights_lower_bound
+    r = rejected(box_70b, "rtx-4090", 1)
+    assert r and r[0].stage == "memory" and "does not fit" in r[0].reason_en and "24 GB" in r[0].reason_en
+    assert "显存不足" in r[0].reason_zh
+
+
+def test_70b_four_4090s_are_ruled_out_for_missing_p2p(box_70b: Recommendation) -> None:
+    r = rejected(box_70b, "rtx-4090", 4)
+    assert r and r[0].stage == "interconnect" and "no P2P" in r[0].reason_en
+
+
+def test_70b_ranking_is_by_score_and_deterministic(box_70b: Recommendation) -> None:
+    scores = [o.score for o in box_70b.options]
+    assert scores == sorted(scores, reverse=True)
+    assert [o.rank for o in box_70b.options] == list(range(1, len(box_70b.options) + 1))
+    again = recommend(RecommendInput(workload="inference", model="Llama-3.1-70B", precision="int4",
+                                     budget_usd=10_000))
+    assert [(o.gpu_id, o.count) for o in again.options] == [(o.gpu_id, o.count) for o in box_70b.options]
+
+
+def test_70b_budget_in_cny_uses_the_exchange_rate(box_70b: Recommendation) -> None:
+    cny = recommend(RecommendInput(workload="inference", model="Llama-3.1-70B", precision="int4",
+                                   budget_cny=72_000))
+    assert cny.currency == "CNY"
+    for o in cny.options:
+        assert o.total_price_cny is not None and o.total_price_cny <= 72_000
+        assert o.energy_currency == "CNY"
+
+
+def test_70b_options_flag_the_pitfalls(box_70b: Recommendation) -> None:
+    multi = [o for o in box_70b.options if o.count > 1]
+    assert multi and all("underrating-interconnect" in o.pitfalls for o in multi)
+    assert "underrating-interconnect" in box_70b.pitfalls
+
+
+# ------------------------------------------------------------------ FP64 simulation
+
+
+@pytest.fixture(scope="module")
+def fp64_sim() -> Recommendation:
+    return recommend(RecommendInput(workload="scientific", matrix_n=60_000))
+
+
+def test_fp64_ranks_datacenter_parts_above_geforce_despite_fp16(fp64_sim: Recommendation) -> None:
+    a100, g4090 = CAT.gpu("A100 PCIe 80GB"), CAT.gpu("RTX 4090")
+    assert g4090.throughput.fp16 > 8 * a100.throughput.fp64  # the headline number a TFLOPS-chaser sees
+    assert a100.throughput.fp64 > 10 * g4090.throughput.fp64  # and loses FP64 by an order of magnitude
+    ranks = {o.gpu_id: o.rank for o in fp64_sim.options}
+    best_dc = min(r for g, r in ranks.items() if g in DATACENTER_FP64_CLASS)
+    geforce = [r for g, r in ranks.items() if g in GEFORCE_TOP]
+    assert geforce, "GeForce options should be listed (ranked low), not hidden"
+    assert all(best_dc < r for r in geforce)
+    for g in ("mi300x", "h100-pcie", "a100-pcie-80gb"):
+        assert all(ranks[g] < r for r in geforce)
+    top = fp64_sim.options[0]
+    assert top.gpu_id in DATACENTER_FP64_CLASS and CAT.gpu(top.gpu_id).ecc
+    assert "chasing-peak-tflops" in next(o for o in fp64_sim.options if o.gpu_id == "rtx-4090").pitfalls
+
+
+def test_fp64_problem_memory_is_8_n_squared(fp64_sim: Recommendation) -> None:
+    n = 60_000
+    for o in fp64_sim.options:
+        assert o.per_gpu_bytes == 8 * n * n // o.count
+    r = rejected(fp64_sim, "rtx-4090", 1)  # 28.8 GB > ~25.2 GB a 24 GiB card shows
+    assert r and r[0].stage == "memory"
+
+
+# ------------------------------------------------------------------ domestic-only deployment
+
+
+@pytest.fixture(scope="module")
+def domestic() -> Recommendation:
+    return recommend(RecommendInput(workload="inference", model="Qwen2.5-72B", precision="int8", domestic_only=True))
+
+
+def test_domestic_only_returns_only_domestic_gpus(domestic: Recommendation) -> None:
+    assert domestic.options
+    for o in domestic.options:
+        assert CAT.gpu(o.gpu_id).domestic
+        assert o.software_stack != "CUDA" and "software:" in o.why_en and "软件栈" in o.why_zh
+        assert {"software-xinchuang"} & {f.id for f in o.findings}
+    assert any(r.gpu_id == "rtx-4090" and r.stage == "constraint" for r in domestic.rejected)
+
+
+def test_domestic_options_note_the_ecosystem_pitfall(domestic: Recommendation) -> None:
+    assert all(o.ecosystem_factor < 1 for o in domestic.options)
+    assert "chasing-peak-tflops" in domestic.pitfalls
+
+
+# ------------------------------------------------------------------ constraints
+
+
+def test_cuda_required_keeps_only_nvidia() -> None:
+    rec = recommend(RecommendInput(workload="inference", model="Llama-3.1-8B", precision="bf16", cuda_required=True,
+                                   budget_usd=20_000))
+    assert rec.options and all(o.vendor == "NVIDIA" for o in rec.options)
+    mi = rejected(rec, "mi300x")
+    assert mi and mi[0].stage == "constraint" and "CUDA" in mi[0].reason_en
+
+
+def test_power_limit_and_tower_chassis() -> None:
+    rec = recommend(RecommendInput(workload="inference", model="Llama-3.1-8B", precision="bf16", chassis="tower",
+                                   power_limit_w=1000))
+    assert rec.options
+    for o in rec.options:
+        assert o.wall_draw_w <= 1000 and o.chassis == "tower"
+        assert CAT.gpu(o.gpu_id).cooling.value != "passive"
+    assert rejected(rec, "h100-sxm")[0].stage == "constraint"
+    l40s = rejected(rec, "l40s")
+    assert l40s and l40s[0].stage == "compat" and "fan" in l40s[0].reason_en
+
+
+def test_training_deadline_with_hand_computed_hours() -> None:
+    tokens, deadline = 1e9, 100.0
+    rec = recommend(RecommendInput(workload="training", model="Llama-3.1-8B", method="qlora",
+                                   dataset_tokens=tokens, deadline_hours=deadline))
+    assert rec.options
+    for o in rec.options:
+        assert o.training_hours is not None and o.training_hours <= deadline
+    spec_n = CAT.model("Llama-3.1-8B").params_b * 1e9
+    bf16 = CAT.gpu("RTX 4090").throughput.bf16 * 1e12
+    hours_one_4090 = 6 * spec_n * tokens / (bf16 * 0.40) / 3600  # ≈ 202 h
+    r = rejected(rec, "rtx-4090", 1)
+    assert r and r[0].stage == "target"
+    assert f"{hours_one_4090:,.0f} h" in r[0].reason_en
+    h100 = next(o for o in rec.options if o.gpu_id == "h100-pcie")
+    expected = 6 * spec_n * tokens / (h100.count * CAT.gpu("H100 PCIe").throughput.bf16 * 1e12 * 0.40) / 3600
+    assert h100.training_hours == pytest.approx(expected, rel=0.01)
+
+
+def test_existing_cards_are_free() -> None:
+    rec = recommend(RecommendInput(workload="inference", model="Llama-3.1-8B", precision="bf16",
+                                   existing_gpus=[GPUCount(gpu="RTX 4090", count=1)]))
+    mine = next(o for o in rec.options if o.gpu_id == "rtx-4090")
+    assert mine.count == 1 and mine.price_usd == 0 and mine.total_price_usd == mine.host_price_usd
+
+
+def test_both_budgets_is_an_error() -> None:
+    with pytest.raises(ValueError, match="USD or in CNY"):
+        RecommendInput(workload="scientific", budget_usd=1, budget_cny=1)
+    with pytest.raises(ValueError, match="needs a model"):
+        RecommendInput(workload="inference")
+
+
+# ------------------------------------------------------------------ money
+
+
+def test_electricity_and_break_even_by_hand() -> None:
+    res = cost_of_ownership(CostInput(purchase_usd=10_000, power_w=1000, rental_usd_per_hour=2.0))
+    assert res.yearly_energy_kwh == 8760  # 1 kW × 8,760 h
+    assert res.yearly_energy_cost == pytest.approx(8760 * 0.15)  # USD default 0.15/kWh
+    rent_month = 2.0 * 730
+    assert res.rent_usd_per_month == rent_month
+    assert res.break_even_months == pytest.approx(10_000 / (rent_month - 8760 * 0.15 / 12), abs=0.05)
+    cny = cost_of_ownership(CostInput(power_w=1000, currency="CNY"))
+    assert cny.yearly_energy_cost == pytest.approx(8760 * 0.8)  # CNY default 0.8/kWh
+    assert cny.break_even_months is None
+    half = cost_of_ownership(CostInput(power_w=500, duty_cycle=0.5, kwh_price=0.3))
+    assert half.yearly_energy_cost == pytest.approx(0.5 * 8760 * 0.5 * 0.3)
+
+
+def test_renting_cheaper_than_power_never_breaks_even() -> None:
+    res = cost_of_ownership(CostInput(purchase_usd=1000, power_w=3000, rental_usd_per_hour=0.1))
+    assert res.break_even_months is None  # 73 USD rent/month < 328 USD of electricity
+
+
+def test_currency_conversion() -> None:
+    assert to_cny(100, "USD") == 720 and to_usd(720, "CNY") == 100
+    assert to_usd(700, "CNY", cny_per_usd=7.0) == 100
+    p = gpu_price(CAT.gpu("RTX 4090"))
+    assert p.usd == CAT.gpu("RTX 4090").price.usd and p.cny == pytest.approx(p.usd * 7.2)

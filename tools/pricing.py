@@ -1,0 +1,139 @@
+"""Money: currency conversion, electricity cost and buy-vs-rent break-even.
+
+Defaults (all configurable through the inputs):
+
+* exchange rate ``CNY_PER_USD = 7.2`` — an engineering default inside the 7.1–7.3 band the
+  yuan traded in through 2024–2026 (as of 2026-06-01); pass your own rate for real quotes;
+* electricity ``0.8 CNY/kWh`` (Chinese commercial tariff band 0.6–1.0) and ``0.15 USD/kWh``
+  (US commercial average ≈ 0.13–0.17 in 2024–25);
+* host (CPU, board, RAM, PSU, chassis, storage) estimates by platform class, in USD, for
+  comparing whole boxes rather than bare GPUs.
+
+Formulas:
+    yearly kWh      = system power W / 1000 × 8,760 h × duty cycle
+    yearly cost     = yearly kWh × price per kWh
+    rent per month  = rental USD/GPU-hour × GPUs × 730 h × duty cycle
+    break-even      = purchase USD / (rent per month − electricity per month)   [months]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.schema import GPU
+
+Currency = Literal["USD", "CNY"]
+
+CNY_PER_USD = 7.2
+FX_AS_OF = dt.date(2026, 6, 1)
+KWH_PRICE: dict[str, float] = {"CNY": 0.8, "USD": 0.15}
+HOURS_PER_YEAR = 8760.0
+HOURS_PER_MONTH = 730.0
+
+# Approximate host cost in USD by platform class (engineering estimates, 2026 street prices).
+HOST_COST_USD: dict[str, float] = {
+    "desktop": 2500.0,  # Ryzen 9 / Core i9, X870/Z890 board, 128 GB DDR5, 1.6 kW PSU, case, 2 TB NVMe
+    "workstation": 7000.0,  # Threadripper PRO / Xeon W, WRX90/W790 board, 256 GB RDIMM, 2 × PSU
+    "server": 15000.0,  # 2U/4U PCIe GPU server, EPYC/Xeon SP, 512 GB, redundant PSUs
+    "baseboard": 60000.0,  # HGX/OAM node share beyond the GPUs: CPUs, switches, NICs, chassis
+}
+
+
+def to_usd(amount: float, currency: Currency, cny_per_usd: float = CNY_PER_USD) -> float:
+    return amount if currency == "USD" else amount / cny_per_usd
+
+
+def to_cny(amount: float, currency: Currency, cny_per_usd: float = CNY_PER_USD) -> float:
+    return amount if currency == "CNY" else amount * cny_per_usd
+
+
+class GPUPrice(BaseModel):
+    """One GPU's price in both currencies, and where each figure came from."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    usd: float | None
+    cny: float | None
+    rental_usd_per_hour: float | None
+    note: str
+
+
+def gpu_price(gpu: GPU, cny_per_usd: float = CNY_PER_USD) -> GPUPrice:
+    """Catalog price, converting the missing currency at ``cny_per_usd``."""
+    p = gpu.price
+    if p is None or (p.usd is None and p.cny is None):
+        return GPUPrice(usd=None, cny=None, rental_usd_per_hour=p.rental_usd_per_hour if p else None,
+                        note=f"{gpu.name}: no purchase price in the catalog")
+    usd = p.usd if p.usd is not None else to_usd(p.cny or 0, "CNY", cny_per_usd)
+    cny = p.cny if p.cny is not None else to_cny(p.usd or 0, "USD", cny_per_usd)
+    conv = "" if (p.usd and p.cny) else f", {'CNY' if p.usd else 'USD'} converted at {cny_per_usd:g} CNY/USD"
+    return GPUPrice(usd=usd, cny=cny, rental_usd_per_hour=p.rental_usd_per_hour,
+                    note=f"{gpu.name}: catalog price as of {p.as_of}{conv}")
+
+
+class CostInput(BaseModel):
+    """A machine to buy (or rent instead)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    purchase_usd: float | None = Field(None, ge=0, description="what buying costs (GPUs + host)")
+    power_w: float = Field(gt=0, description="sustained system power at the wall, W")
+    rental_usd_per_hour: float | None = Field(None, gt=0, description="renting equivalent capacity, all GPUs")
+    kwh_price: float | None = Field(None, gt=0, description="price per kWh; default by currency")
+    currency: Currency = "USD"
+    duty_cycle: float = Field(1.0, gt=0, le=1, description="share of the year the machine runs at load")
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0)
+
+
+class CostResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    yearly_energy_kwh: float
+    kwh_price: float
+    currency: Currency
+    yearly_energy_cost: float = Field(description="in `currency`")
+    yearly_energy_cost_usd: float
+    yearly_energy_cost_cny: float
+    rent_usd_per_month: float | None
+    break_even_months: float | None = Field(description="None when unknown or when renting is cheaper than "
+                                                        "power")
+    formula: list[str]
+    assumptions: list[str]
+
+
+def cost_of_ownership(inp: CostInput) -> CostResult:
+    """Electricity per year and the months after which buying beats renting."""
+    kwh_price = inp.kwh_price if inp.kwh_price is not None else KWH_PRICE[inp.currency]
+    kwh = inp.power_w / 1000 * HOURS_PER_YEAR * inp.duty_cycle
+    cost = kwh * kwh_price
+    cost_usd = to_usd(cost, inp.currency, inp.cny_per_usd)
+    rent_month = (inp.rental_usd_per_hour * HOURS_PER_MONTH * inp.duty_cycle
+                  if inp.rental_usd_per_hour else None)
+    be = None
+    if rent_month is not None and inp.purchase_usd is not None:
+        saving = rent_month - cost_usd / 12
+        be = inp.purchase_usd / saving if saving > 0 else None
+    assumptions = [
+        f"electricity {kwh_price:g} {inp.currency}/kWh"
+        + (" (default; configurable)" if inp.kwh_price is None else " (given)"),
+        f"duty cycle {inp.duty_cycle:g} ({inp.duty_cycle * 24:g} h/day at full load)",
+        f"{inp.cny_per_usd:g} CNY per USD (as of {FX_AS_OF})",
+    ]
+    if be is None and rent_month is not None:
+        assumptions.append("renting costs less per month than the electricity of owning: no break-even")
+    return CostResult(
+        yearly_energy_kwh=round(kwh, 1), kwh_price=kwh_price, currency=inp.currency,
+        yearly_energy_cost=round(cost, 2), yearly_energy_cost_usd=round(cost_usd, 2),
+        yearly_energy_cost_cny=round(to_cny(cost_usd, "USD", inp.cny_per_usd), 2),
+        rent_usd_per_month=round(rent_month, 2) if rent_month is not None else None,
+        break_even_months=round(be, 1) if be is not None else None,
+        formula=[
+            f"yearly kWh = {inp.power_w:g} W / 1000 × {HOURS_PER_YEAR:g} h × {inp.duty_cycle:g}",
+            f"yearly cost = kWh × {kwh_price:g} {inp.currency}",
+            "break-even months = purchase / (rent per month − electricity per month)",
+        ],
+        assumptions=assumptions,
+    )

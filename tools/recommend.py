@@ -1,0 +1,627 @@
+"""Recommender: what should I buy for this workload, budget and constraints?
+
+``recommend(RecommendInput) -> Recommendation`` walks every catalog GPU at the counts a real build
+uses (1/2/4 for desktop and workstation cards, 1/2/4/8 for datacenter PCIe cards, 4/8 for
+SXM/OAM/module parts that only come on baseboards), and for each GPU keeps the *smallest* count
+that passes every gate, in this order:
+
+1. constraints — vendor, CUDA required, domestic only, form factor / chassis;
+2. memory — the sizing engine (inference: per-GPU weights + KV + activations with tensor parallel;
+   training: model states + activations, ZeRO-3 for full fine-tuning on several GPUs; scientific:
+   the FP64 problem split over the GPUs); a miss moves on to the next count;
+3. interconnect — tensor-parallel inference over 4+ GPUs without P2P is ruled out;
+4. performance targets — decode tokens/s (inference) or the deadline (training);
+5. compatibility — the checker on a sensible default build (platform, chassis, PSU sized by the
+   rule); any error rules the configuration out;
+6. power limit and budget (GPUs + an approximate host).
+
+Survivors are ranked by a workload-specific score, deterministic with ties broken by GPU id:
+inference → decode tokens/s per $1k (memory fit is a gate, so memory comes first);
+training → training tokens/s per $1k, with a multi-GPU scaling factor for the interconnect;
+scientific → FP64 TFLOPS per $1k (never FP16), halved without ECC.
+Every rejection is kept with its reason, in English and Chinese.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from knowledge import load_catalog
+from knowledge.schema import GPU, FormFactor, Platform, Tier
+from tools.compat import BuildInput, BuildReport, Finding, GPUCount, check_build
+from tools.compat_rules.software import STACK_NAMES, resolve_framework, stack_family
+from tools.compat_rules.types import PITFALL_TEXT, Chassis, Pitfall, parse_mains
+from tools.errors import ToolError
+from tools.gpu_memory import engine_visible_bytes
+from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
+from tools.modelspec import ModelSpec, load_model_spec
+from tools.perf import DecodeInput, estimate_decode
+from tools.precision import resolve_precision
+from tools.pricing import (
+    CNY_PER_USD,
+    FX_AS_OF,
+    HOST_COST_USD,
+    KWH_PRICE,
+    CostInput,
+    Currency,
+    cost_of_ownership,
+    gpu_price,
+)
+from tools.scientific import ScientificInput, estimate_fp64
+from tools.training_memory import TrainingMemoryInput, estimate_training_memory
+from tools.training_time import TrainingTimeInput, estimate_training_time
+from tools.units import GB
+
+RejectFn = Callable[..., None]
+Stage = Literal["constraint", "memory", "interconnect", "target", "compat", "power", "budget", "data"]
+
+MODULE_COUNTS = (4, 8)
+PCIE_DC_COUNTS = (1, 2, 4, 8)
+DESKTOP_COUNTS = (1, 2, 4)
+# Multi-GPU training scaling beyond the MFU: engineering judgement from Dettmers' lane/P2P notes.
+SCALING = {"fabric": 1.0, "pcie-p2p": 0.9, "no-p2p": 0.8}
+NO_ECC_FACTOR = 0.5
+TIER_ZH = {"datacenter": "数据中心级", "workstation": "工作站级", "consumer": "消费级"}
+# Software-ecosystem readiness (the seed's pitfall 2: "生态就绪度比硬件峰值性能更重要"), engineering judgement
+# from the support matrices in hardware_rules.md §4: CUDA runs everything first; CDNA has official vLLM/SGLang;
+# Gaudi, Ascend and RDNA rely on plugins or partial support; the other domestic stacks on vendor forks.
+ECOSYSTEM = {"cuda": 1.0, "rocm-cdna": 0.9, "gaudi": 0.8, "rocm-rdna": 0.75, "ascend": 0.75, "xpu": 0.7,
+             "dtk": 0.7, "mlu": 0.7, "maca": 0.7, "musa": 0.6, "corex": 0.6, "supa": 0.6}
+# Training leans harder on CUDA-first libraries (FlashAttention, bitsandbytes for QLoRA, DeepSpeed fused ops,
+# Megatron), and the seed names A100/H100 the first choice for training: a steeper factor for training.
+ECOSYSTEM_TRAINING = {"cuda": 1.0, "rocm-cdna": 0.85, "gaudi": 0.75, "ascend": 0.7, "rocm-rdna": 0.6, "xpu": 0.5,
+                      "dtk": 0.6, "mlu": 0.6, "maca": 0.6, "musa": 0.5, "corex": 0.5, "supa": 0.5}
+
+
+def ecosystem_factor(gpu: GPU, workload: str) -> float:
+    """Software-readiness weight of a GPU's stack for a workload (1.0 = CUDA)."""
+    table = ECOSYSTEM_TRAINING if workload == "training" else ECOSYSTEM
+    return table[stack_family(gpu)]
+HEADROOM_PITFALL = 0.10
+NOMINAL_TOKENS = 1e9  # training throughput is the same for any dataset size; used when none is given
+
+
+class RecommendInput(BaseModel):
+    """Workload, budget and constraints."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workload: Literal["inference", "training", "scientific"]
+    model: str | None = Field(None, description="catalog model (inference and training)")
+    precision: str | None = Field(None, description="weights (inference) or compute precision (training)")
+    context: int = Field(8192, ge=1, description="tokens per sequence")
+    concurrency: int = Field(1, ge=1, description="concurrent sequences")
+    target_tokens_per_s: float | None = Field(None, gt=0, description="aggregate decode tokens/s wanted")
+    method: Literal["full", "lora", "qlora"] | None = Field(None, description="training; default lora")
+    dataset_tokens: float | None = Field(None, gt=0, description="training tokens (all epochs)")
+    deadline_hours: float | None = Field(None, gt=0)
+    fp64_required: bool = True
+    problem_bytes: int | None = Field(None, gt=0, description="scientific working set, bytes")
+    matrix_n: int | None = Field(None, ge=1, description="scientific dense N×N double LU")
+    budget_usd: float | None = Field(None, gt=0)
+    budget_cny: float | None = Field(None, gt=0)
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, description=f"exchange rate (default as of {FX_AS_OF})")
+    vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
+    cuda_required: bool = False
+    domestic_only: bool = False
+    framework: str | None = None
+    chassis: Chassis | None = None
+    form_factor: Literal["pcie", "sxm", "oam", "module"] | None = None
+    power_limit_w: float | None = Field(None, gt=0, description="maximum wall draw of the machine")
+    mains: str | None = None
+    existing_gpus: list[GPUCount] = Field(default_factory=list, description="cards already owned (free)")
+    existing_platform: str | None = None
+    include_host_cost: bool = True
+    kwh_price: float | None = Field(None, gt=0, description="default 0.8 CNY or 0.15 USD per kWh")
+    duty_cycle: float = Field(1.0, gt=0, le=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> RecommendInput:
+        if self.budget_usd is not None and self.budget_cny is not None:
+            raise ValueError("give the budget in USD or in CNY, not both")
+        if self.workload in ("inference", "training") and not self.model:
+            raise ValueError(f"{self.workload} needs a model (e.g. model='llama-3.1-70b')")
+        if self.mains:
+            parse_mains(self.mains)
+        return self
+
+    @property
+    def currency(self) -> Currency:
+        return "CNY" if (self.budget_cny is not None or (self.domestic_only and self.budget_usd is None)) else "USD"
+
+
+class Option(BaseModel):
+    """One configuration that passes every gate."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rank: int
+    gpu: str
+    gpu_id: str
+    count: int
+    vendor: str
+    tier: str
+    fits: bool
+    per_gpu_bytes: int | None
+    gpu_memory_bytes: int = Field(description="per GPU, as the engine sees it")
+    headroom_bytes: int | None
+    price_usd: float | None = Field(description="the GPUs to buy")
+    price_cny: float | None
+    host_price_usd: float
+    total_price_usd: float | None
+    total_price_cny: float | None
+    decode_tokens_per_s: float | None = None
+    decode_tokens_per_s_range: tuple[float, float] | None = None
+    training_tokens_per_s: float | None = None
+    training_hours: float | None = None
+    fp64_tflops: float | None = None
+    perf_metric: str
+    perf_per_price: float | None = Field(description="perf_metric per 1,000 USD of total price")
+    power_w: float = Field(description="sustained system power (DC)")
+    wall_draw_w: float
+    yearly_energy_kwh: float
+    yearly_energy_cost: float
+    energy_currency: Currency
+    yearly_energy_cost_usd: float
+    rental_usd_per_hour: float | None = Field(description="all GPUs together")
+    break_even_months: float | None
+    score: float = Field(description="perf per $1k × ecosystem factor; performance only when unpriced")
+    score_basis: Literal["per-price", "performance-only"]
+    ecosystem_factor: float = Field(description="software readiness weight of the GPU's stack (1.0 = CUDA)")
+    platform: str
+    chassis: str
+    recommended_psu_w: float
+    software_stack: str
+    why_en: str
+    why_zh: str
+    findings: list[Finding]
+    pitfalls: list[Pitfall]
+
+
+class Rejected(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str
+    gpu_id: str
+    count: int | None
+    stage: Stage
+    reason_en: str
+    reason_zh: str
+
+
+class Recommendation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    workload: str
+    currency: Currency
+    options: list[Option]
+    rejected: list[Rejected]
+    pitfalls: dict[str, tuple[str, str]] = Field(description="text of each pitfall flagged in the options")
+    assumptions: list[str]
+
+
+# ---------------------------------------------------------------------------------------- helpers
+
+
+def _gb(n: float) -> str:
+    return f"{n / GB:.1f} GB"
+
+
+def candidate_counts(gpu: GPU) -> tuple[int, ...]:
+    if gpu.form_factor != FormFactor.pcie:
+        return MODULE_COUNTS
+    return PCIE_DC_COUNTS if gpu.tier == Tier.datacenter else DESKTOP_COUNTS
+
+
+def _pick_platform(segments: tuple[str, ...], domestic: bool, two_socket: bool | None) -> Platform:
+    plats = [p for p in load_catalog().platforms if p.segment in segments]
+    if domestic and any(p.domestic for p in plats):
+        plats = [p for p in plats if p.domestic]
+    elif not domestic:
+        plats = [p for p in plats if not p.domestic] or plats
+    if two_socket is not None and any((p.sockets > 1) == two_socket for p in plats):
+        plats = [p for p in plats if (p.sockets > 1) == two_socket]
+    return sorted(plats, key=lambda p: (-p.gpu_slot_lanes, -p.cpu_pcie_lanes, p.id))[0]
+
+
+def default_build(gpu: GPU, count: int, inp: RecommendInput) -> tuple[Platform, str, str]:
+    """(platform, chassis, host class) a builder would pair with ``count`` × ``gpu``."""
+    catalog = load_catalog()
+    module = gpu.form_factor != FormFactor.pcie
+    server_card = gpu.tier == Tier.datacenter or gpu.cooling.value == "passive"
+    if inp.existing_platform:
+        plat = catalog.platform(inp.existing_platform)
+    elif module:
+        plat = _pick_platform(("server",), gpu.domestic, True)
+    elif server_card:
+        plat = _pick_platform(("server",), gpu.domestic, count > 4)
+    elif count <= 2:
+        plat = _pick_platform(("desktop",), gpu.domestic, None)
+    else:
+        plat = _pick_platform(("workstation",), gpu.domestic, None)
+    chassis = inp.chassis or ("rack" if (module or server_card) else "tower")
+    host = "baseboard" if module else {"desktop": "desktop", "hedt": "workstation",
+                                       "workstation": "workstation", "server": "server"}[plat.segment]
+    return plat, chassis, host
+
+
+def _scaling(gpu: GPU, count: int) -> tuple[float, str]:
+    if count == 1:
+        return 1.0, "single GPU"
+    link = gpu.interconnect
+    if link.kind not in ("pcie", "none") and count <= max(link.max_gpus, 1):
+        return SCALING["fabric"], f"{link.kind} {link.bandwidth_gbs:g} GB/s"
+    if link.p2p is False:
+        return SCALING["no-p2p"], "PCIe without P2P (through host memory)"
+    return SCALING["pcie-p2p"], "PCIe peer-to-peer"
+
+
+class _Eval(BaseModel):
+    """What the gates computed for one configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fits: bool
+    per_gpu_bytes: int | None
+    usable_bytes: int
+    reason_en: str = ""
+    reason_zh: str = ""
+    decode: float | None = None
+    decode_range: tuple[float, float] | None = None
+    train_tps: float | None = None
+    train_hours: float | None = None
+    fp64: float | None = None
+    metric: float = 0.0
+    metric_label: str = ""
+
+
+# ---------------------------------------------------------------------------------------- gates
+
+
+def _constraint(gpu: GPU, inp: RecommendInput) -> tuple[str, str] | None:
+    if inp.vendors and gpu.vendor.lower() not in {v.lower() for v in inp.vendors}:
+        return (f"vendor {gpu.vendor} not in {', '.join(inp.vendors)}",
+                f"厂商 {gpu.vendor} 不在指定范围（{'、'.join(inp.vendors)}）内")
+    if inp.domestic_only and not gpu.domestic:
+        return "not a domestic (信创) accelerator", "不是国产（信创）加速卡"
+    if inp.cuda_required and gpu.vendor != "NVIDIA":
+        return (f"the code needs CUDA; {gpu.vendor} runs {STACK_NAMES[stack_family(gpu)]}",
+                f"代码依赖 CUDA，而 {gpu.vendor} 使用 {STACK_NAMES[stack_family(gpu)]}")
+    if inp.form_factor and gpu.form_factor.value != inp.form_factor:
+        return (f"form factor {gpu.form_factor.value}, {inp.form_factor} wanted",
+                f"形态为 {gpu.form_factor.value}，要求 {inp.form_factor}")
+    if inp.chassis in ("tower", "open-frame") and gpu.form_factor != FormFactor.pcie:
+        return (f"{gpu.form_factor.value.upper()} module needs a baseboard server, not a {inp.chassis}",
+                f"{gpu.form_factor.value.upper()} 模组需要专用基板服务器，不能装入{inp.chassis}")
+    if inp.workload == "scientific" and inp.fp64_required and not gpu.throughput.fp64:
+        return "no FP64 throughput", "不具备（或未公布）FP64 算力"
+    return None
+
+
+def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, engine: str) -> _Eval:
+    base = dict(model=inp.model, precision=inp.precision, context=inp.context, batch=inp.concurrency,
+                gpu=gpu.id, engine=engine)
+    try:
+        res: InferenceMemoryResult = estimate_inference_memory(InferenceMemoryInput(**base, gpus=count))
+    except ToolError as exc:
+        if count == 1:
+            raise
+        try:
+            res = estimate_inference_memory(InferenceMemoryInput(**base, gpus=count, parallel="pp"))
+        except ToolError:
+            return _Eval(fits=False, per_gpu_bytes=None, usable_bytes=gpu.memory_bytes,
+                         reason_en=f"cannot split over {count} GPUs: {exc}",
+                         reason_zh=f"无法切分到 {count} 张卡：{exc}")
+    usable = res.reserved_bytes or res.gpu_memory_bytes or gpu.memory_bytes
+    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable)
+    if not res.fits:
+        ev.reason_en = (f"does not fit: needs {_gb(res.per_gpu_bytes)} per GPU, has {_gb(usable)} usable "
+                        f"({gpu.memory_gb:g} GB card)")
+        ev.reason_zh = f"显存不足：每卡需要 {_gb(res.per_gpu_bytes)}，可用 {_gb(usable)}（{gpu.memory_gb:g} GB 卡）"
+        return ev
+    parallel = "tensor" if res.parallel == "tp" else "layer"
+    d = estimate_decode(DecodeInput(model=spec, gpu=gpu, count=count, parallel=parallel, precision=res.precision,
+                                    kv_dtype=res.kv_dtype, context=inp.context, batch=inp.concurrency))
+    ev.decode, ev.decode_range = d.tokens_per_s, d.tokens_per_s_range
+    ev.metric, ev.metric_label = d.tokens_per_s, "decode tokens/s"
+    return ev
+
+
+def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -> _Eval:
+    method = inp.method or "lora"
+    zero = 3 if (method == "full" and count > 1) else 0
+    res = estimate_training_memory(TrainingMemoryInput(model=spec, method=method, gpus=count, zero_stage=zero,
+                                                       gpu=gpu))
+    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=gpu.memory_bytes)
+    if not res.fits:
+        ev.reason_en = (f"does not fit: {method} training needs {_gb(res.per_gpu_bytes)} per GPU"
+                        + (" with ZeRO-3" if zero else "") + f", has {_gb(gpu.memory_bytes)}")
+        ev.reason_zh = (f"显存不足：{method} 训练每卡需要 "
+                        f"{_gb(res.per_gpu_bytes)}" + ("（ZeRO-3）" if zero else "")
+                        + f"，只有 {_gb(gpu.memory_bytes)}")
+        return ev
+    prec = inp.precision if inp.precision in ("bf16", "fp16", "fp8", "tf32", "fp32") else "bf16"
+    tokens = inp.dataset_tokens or NOMINAL_TOKENS
+    tt = estimate_training_time(TrainingTimeInput(params=spec.active_params, tokens=tokens, gpu=gpu, count=count,
+                                                  precision=prec, model_name=spec.name))
+    scale, _ = _scaling(gpu, count)
+    ev.train_tps = tt.tokens_per_s_per_gpu * count * scale
+    ev.train_hours = (tt.hours / scale) if inp.dataset_tokens else None
+    ev.metric, ev.metric_label = ev.train_tps, "training tokens/s"
+    return ev
+
+
+def _scientific_eval(gpu: GPU, count: int, inp: RecommendInput) -> _Eval:
+    visible, _ = engine_visible_bytes(gpu)
+    fp64 = (gpu.throughput.fp64 or 0) * count
+    ev = _Eval(fits=True, per_gpu_bytes=None, usable_bytes=visible, fp64=fp64,
+               metric=fp64 * (1.0 if gpu.ecc else NO_ECC_FACTOR), metric_label="FP64 TFLOPS (ECC-weighted)")
+    sci = None
+    if inp.matrix_n:
+        sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="dense-lu", n=inp.matrix_n))
+    elif inp.problem_bytes:
+        sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="grid", cells=inp.problem_bytes / 8,
+                                            time_levels=1))
+    if sci is not None:
+        ev.per_gpu_bytes, ev.fits = sci.per_gpu_bytes, sci.fits
+        if not sci.fits:
+            ev.reason_en = (f"does not fit: the problem needs {_gb(sci.per_gpu_bytes)} per GPU, has "
+                            f"{_gb(visible)}")
+            ev.reason_zh = f"显存不足：问题每卡需要 {_gb(sci.per_gpu_bytes)}，只有 {_gb(visible)}"
+    return ev
+
+
+# ---------------------------------------------------------------------------------------- main
+
+
+def recommend(inp: RecommendInput) -> Recommendation:
+    """Ranked GPU configurations for a workload, with the ruled-out ones and why."""
+    catalog = load_catalog()
+    spec = load_model_spec(inp.model) if inp.model else None
+    framework = resolve_framework(inp.framework) if inp.framework else None
+    engine = "vllm"
+    if inp.precision and inp.workload == "inference" and resolve_precision(inp.precision).family == "gguf":
+        engine = "llamacpp"
+    if framework == "llama.cpp":
+        engine = "llamacpp"
+    currency = inp.currency
+    owned = {}
+    for item in inp.existing_gpus:
+        g = catalog.gpu(item.gpu)
+        owned[g.id] = owned.get(g.id, 0) + item.count
+    options: list[Option] = []
+    rejected: list[Rejected] = []
+
+    def reject(g: GPU, count: int | None, stage: Stage, en: str, zh: str) -> None:
+        rejected.append(Rejected(gpu=g.name, gpu_id=g.id, count=count, stage=stage, reason_en=en, reason_zh=zh))
+
+    for gpu in sorted(catalog.gpus, key=lambda x: x.id):
+        why = _constraint(gpu, inp)
+        if why:
+            reject(gpu, None, "constraint", *why)
+            continue
+        counts = sorted(set(candidate_counts(gpu)) | ({owned[gpu.id]} if gpu.id in owned else set()))
+        for count in counts:
+            if count < owned.get(gpu.id, 0):
+                continue
+            opt = _evaluate(gpu, count, inp, spec, engine, framework, owned.get(gpu.id, 0), reject)
+            if opt == "next":
+                continue
+            if opt is not None:
+                options.append(opt)
+            break
+    options.sort(key=lambda o: (o.total_price_usd is None, -o.score, o.gpu_id, o.count))
+    for i, o in enumerate(options, 1):
+        o.rank = i
+    flagged = sorted({p for o in options for p in o.pitfalls})
+    return Recommendation(
+        workload=inp.workload, currency=currency, options=options, rejected=rejected,
+        pitfalls={p: PITFALL_TEXT[p] for p in flagged}, assumptions=_assumptions(inp, engine, currency),
+    )
+
+
+def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None, engine: str,
+              framework: str | None, owned: int, reject: RejectFn) -> Option | str | None:
+    """An Option, 'next' to try a larger count, or None to stop with this GPU (rejection recorded)."""
+    if inp.workload == "inference":
+        assert spec is not None
+        ev = _inference_eval(gpu, count, inp, spec, engine)
+    elif inp.workload == "training":
+        assert spec is not None
+        ev = _training_eval(gpu, count, inp, spec)
+    else:
+        ev = _scientific_eval(gpu, count, inp)
+    if not ev.fits:
+        reject(gpu, count, "memory", ev.reason_en, ev.reason_zh)
+        return "next"
+    p2p_off = gpu.interconnect.p2p is False and gpu.interconnect.kind in ("pcie", "none")
+    if inp.workload == "inference" and count >= 4 and p2p_off:
+        reject(gpu, count, "interconnect",
+               f"{count}× {gpu.name} rejected: no P2P, tensor-parallel over PCIe through host memory "
+               "(an all-reduce every layer)",
+               f"{count} 张 {gpu.name} 被排除：不支持 P2P，张量并行需经 PCIe 和主机内存中转（每层都要 "
+               "all-reduce）")
+        return None
+    if inp.workload == "inference" and inp.target_tokens_per_s and (ev.decode or 0) < inp.target_tokens_per_s:
+        reject(gpu, count, "target",
+               f"too slow: ~{ev.decode:.0f} tokens/s < target {inp.target_tokens_per_s:g}",
+               f"速度不够：约 {ev.decode:.0f} tokens/s，低于目标 {inp.target_tokens_per_s:g}")
+        return "next"
+    if inp.workload == "training" and inp.deadline_hours and ev.train_hours and ev.train_hours > inp.deadline_hours:
+        reject(gpu, count, "target",
+               f"too slow: ~{ev.train_hours:,.0f} h > deadline {inp.deadline_hours:g} h",
+               f"速度不够：约 {ev.train_hours:,.0f} 小时，超过期限 {inp.deadline_hours:g} 小时")
+        return "next"
+    plat, chassis, host = default_build(gpu, count, inp)
+    build = BuildInput(
+        gpus=[GPUCount(gpu=gpu.id, count=count)], platform=plat.id, chassis=chassis, mains=inp.mains,
+        workload=inp.workload, precision=inp.precision if inp.workload != "scientific" else None,
+        framework=framework, cuda_required=inp.cuda_required,
+    )
+    report = check_build(build)
+    if not report.ok:
+        first = report.errors[0]
+        reject(gpu, count, "compat", f"{count}× {gpu.name} rejected: {first.message_en}",
+               f"{count} 张 {gpu.name} 被排除：{first.message_zh}")
+        return None
+    t = report.totals
+    if inp.power_limit_w and t.wall_draw_w > inp.power_limit_w:
+        reject(gpu, count, "power", f"draws ~{t.wall_draw_w:,.0f} W at the wall, limit "
+                                    f"{inp.power_limit_w:,.0f} W",
+               f"墙端功耗约 {t.wall_draw_w:,.0f} W，超过限制 {inp.power_limit_w:,.0f} W")
+        return None
+    return _option(gpu, count, inp, ev, report, plat, chassis, host, owned, reject)
+
+
+def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildReport, plat: Platform,
+            chassis: str, host: str, owned: int, reject: RejectFn) -> Option | None:
+    t = report.totals
+    price = gpu_price(gpu, inp.cny_per_usd)
+    buy = count - owned
+    host_usd = HOST_COST_USD[host] if (inp.include_host_cost and not inp.existing_platform) else 0.0
+    gpus_usd = price.usd * buy if price.usd is not None else None
+    gpus_cny = price.cny * buy if price.cny is not None else None
+    total_usd = gpus_usd + host_usd if gpus_usd is not None else None
+    total_cny = gpus_cny + host_usd * inp.cny_per_usd if gpus_cny is not None else None
+    budget = inp.budget_cny if inp.budget_cny is not None else inp.budget_usd
+    if budget is not None:
+        total = total_cny if inp.budget_cny is not None else total_usd
+        sym = "¥" if inp.budget_cny is not None else "$"
+        if total is None:
+            reject(gpu, count, "budget", "no price in the catalog to compare with the budget",
+                   "目录中没有价格，无法与预算比较")
+            return None
+        if total > budget:
+            reject(gpu, count, "budget",
+                   f"over budget: {sym}{total:,.0f} (GPUs {sym}{total - _host(host_usd, inp):,.0f} + host "
+                   f"{sym}{_host(host_usd, inp):,.0f}) > {sym}{budget:,.0f}",
+                   f"超出预算：{sym}{total:,.0f}（显卡 {sym}{total - _host(host_usd, inp):,.0f} + 主机 "
+                   f"{sym}{_host(host_usd, inp):,.0f}）> {sym}{budget:,.0f}")
+            return None
+    currency = inp.currency
+    rent = price.rental_usd_per_hour * count if price.rental_usd_per_hour else None
+    cost = cost_of_ownership(CostInput(purchase_usd=total_usd, power_w=t.wall_draw_w, rental_usd_per_hour=rent,
+                                       kwh_price=inp.kwh_price, currency=currency, duty_cycle=inp.duty_cycle,
+                                       cny_per_usd=inp.cny_per_usd))
+    ppp = ev.metric / (total_usd / 1000) if total_usd else None
+    eco = ecosystem_factor(gpu, inp.workload)
+    score = round((ppp if ppp is not None else ev.metric) * eco, 6)
+    pitfalls = _pitfalls(gpu, count, inp, ev, report)
+    headroom = ev.usable_bytes - ev.per_gpu_bytes if ev.per_gpu_bytes is not None else None
+    stack = STACK_NAMES[stack_family(gpu)]
+    why_en, why_zh = _why(gpu, count, ev, headroom, total_usd, host_usd, ppp, stack, report, inp)
+    return Option(
+        rank=0, gpu=gpu.name, gpu_id=gpu.id, count=count, vendor=gpu.vendor, tier=gpu.tier.value, fits=True,
+        per_gpu_bytes=ev.per_gpu_bytes, gpu_memory_bytes=ev.usable_bytes, headroom_bytes=headroom,
+        price_usd=gpus_usd, price_cny=gpus_cny, host_price_usd=host_usd, total_price_usd=total_usd,
+        total_price_cny=total_cny, decode_tokens_per_s=ev.decode, decode_tokens_per_s_range=ev.decode_range,
+        training_tokens_per_s=ev.train_tps, training_hours=ev.train_hours, fp64_tflops=ev.fp64,
+        perf_metric=ev.metric_label, perf_per_price=round(ppp, 4) if ppp is not None else None,
+        power_w=t.system_power_w, wall_draw_w=t.wall_draw_w, yearly_energy_kwh=cost.yearly_energy_kwh,
+        yearly_energy_cost=cost.yearly_energy_cost, energy_currency=cost.currency,
+        yearly_energy_cost_usd=cost.yearly_energy_cost_usd, rental_usd_per_hour=rent,
+        break_even_months=cost.break_even_months, score=score,
+        score_basis="per-price" if ppp is not None else "performance-only", ecosystem_factor=eco,
+        platform=plat.name, chassis=chassis,
+        recommended_psu_w=t.recommended_psu_w, software_stack=stack, why_en=why_en, why_zh=why_zh,
+        findings=[f for f in report.findings if f.severity != "info" or f.category in ("software", "interconnect")],
+        pitfalls=pitfalls,
+    )
+
+
+def _host(host_usd: float, inp: RecommendInput) -> float:
+    return host_usd * inp.cny_per_usd if inp.budget_cny is not None else host_usd
+
+
+def _pitfalls(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildReport) -> list[Pitfall]:
+    out: set[str] = {f.pitfall for f in report.findings if f.pitfall and f.severity != "info"}
+    if ev.per_gpu_bytes is not None and ev.usable_bytes - ev.per_gpu_bytes < HEADROOM_PITFALL * ev.usable_bytes:
+        out.add("ignoring-memory")
+    if count > 1 and gpu.interconnect.kind in ("pcie", "none"):
+        out.add("underrating-interconnect")
+    t = gpu.throughput
+    if inp.workload == "scientific" and t.fp64 and t.fp32 and t.fp64 < t.fp32 / 8:
+        out.add("chasing-peak-tflops")
+    if ecosystem_factor(gpu, inp.workload) <= 0.75:
+        out.add("chasing-peak-tflops")
+    return sorted(out)  # type: ignore[return-value]
+
+
+def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, total_usd: float | None, host_usd: float,
+         ppp: float | None, stack: str, report: BuildReport, inp: RecommendInput) -> tuple[str, str]:
+    head = f"{count}× {gpu.name} ({gpu.tier.value})"
+    head_zh = f"{count} 张 {gpu.name}（{TIER_ZH[gpu.tier.value]}）"
+    parts, parts_zh = [], []
+    if ev.per_gpu_bytes is not None and headroom is not None:
+        parts.append(f"{_gb(ev.per_gpu_bytes)} of {_gb(ev.usable_bytes)} per GPU, {_gb(headroom)} spare")
+        parts_zh.append(f"每卡 {_gb(ev.per_gpu_bytes)} / {_gb(ev.usable_bytes)}，余量 {_gb(headroom)}")
+    if ev.decode is not None:
+        parts.append(f"~{ev.decode:,.0f} tokens/s decode")
+        parts_zh.append(f"解码约 {ev.decode:,.0f} tokens/s")
+    if ev.train_tps is not None:
+        parts.append(f"~{ev.train_tps:,.0f} training tokens/s"
+                     + (f", ~{ev.train_hours:,.1f} h for the dataset" if ev.train_hours else ""))
+        parts_zh.append(f"训练约 {ev.train_tps:,.0f} tokens/s" + (f"，数据集约需 {ev.train_hours:,.1f} 小时"
+                                                                if ev.train_hours else ""))
+    if ev.fp64 is not None:
+        ecc = "ECC" if gpu.ecc else "no ECC"
+        parts.append(f"{ev.fp64:,.1f} FP64 TFLOPS, {ecc}")
+        parts_zh.append(f"FP64 {ev.fp64:,.1f} TFLOPS，{'有' if gpu.ecc else '无'} ECC")
+    if total_usd is not None:
+        host = f" incl. ~${host_usd:,.0f} host" if host_usd else ""
+        parts.append(f"${total_usd:,.0f}{host}" + (f" → {ppp:,.2f} per $1k" if ppp is not None else ""))
+        parts_zh.append(f"约 ${total_usd:,.0f}" + (f"（含主机约 ${host_usd:,.0f}）" if host_usd else "")
+                        + (f"，每千美元 {ppp:,.2f}" if ppp is not None else ""))
+    else:
+        parts.append("no catalog price")
+        parts_zh.append("目录中无价格")
+    if stack_family(gpu) != "cuda":
+        parts.append(f"software: {stack}")
+        parts_zh.append(f"软件栈：{stack}")
+    warn = [f for f in report.findings if f.severity == "warning"]
+    if warn:
+        parts.append("watch: " + "; ".join(dict.fromkeys(f.id for f in warn)))
+        parts_zh.append("注意：" + "；".join(dict.fromkeys(f.id for f in warn)))
+    return f"{head}: " + "; ".join(parts) + ".", f"{head_zh}：" + "；".join(parts_zh) + "。"
+
+
+def _assumptions(inp: RecommendInput, engine: str, currency: Currency) -> list[str]:
+    kwh = inp.kwh_price if inp.kwh_price is not None else KWH_PRICE[currency]
+    out = [
+        "For each GPU the smallest count that fits (and meets any speed target) is kept; larger counts of "
+        "the same card are not listed separately.",
+        "One node (at most 8 GPUs); multi-node clusters are not planned here. Counts tried: 1/2/4 for desktop and "
+        "workstation cards, 1/2/4/8 for datacenter PCIe cards, 4/8 for "
+        "SXM/OAM/module parts (baseboards only).",
+        f"Prices are the catalog's approximate street prices; CNY↔USD at {inp.cny_per_usd:g} (as of "
+        f"{FX_AS_OF}).",
+        "Host cost (approximate, USD): " + ", ".join(f"{k} {v:,.0f}" for k, v in HOST_COST_USD.items())
+        + ("" if inp.include_host_cost else " — excluded on request"),
+        f"Electricity {kwh:g} {currency}/kWh, duty cycle {inp.duty_cycle:g}; break-even compares with the "
+        "catalog rental price of the same GPUs.",
+        "Scores are multiplied by a software-ecosystem factor "
+        "(" + ", ".join(f"{k} {v:g}" for k, v in ECOSYSTEM.items())
+        + "; training: " + ", ".join(f"{k} {v:g}" for k, v in ECOSYSTEM_TRAINING.items())
+        + "): ecosystem readiness matters more than peak numbers (source guide, pitfall 2).",
+        "Options without a catalog price are ranked after the priced ones, by performance only.",
+    ]
+    if inp.workload == "inference":
+        out.append(f"Memory fit from the sizing engine ({'vLLM' if engine == 'vllm' else 'llama.cpp'} "
+                   f"accounting), {inp.context:,} tokens × {inp.concurrency} sequence(s); tensor parallel "
+                   "across the GPUs.")
+        out.append("Score: decode tokens/s per $1,000 of total price (memory fit is a gate, so it comes "
+                   "first).")
+    elif inp.workload == "training":
+        out.append(f"Training method {inp.method or 'lora'}" + ("" if inp.method else " (default)")
+                   + "; full fine-tuning on several GPUs sized with ZeRO-3.")
+        out.append("Score: training tokens/s (6·N·D at the default MFU, × multi-GPU scaling "
+                   + ", ".join(f"{k} {v:g}" for k, v in SCALING.items()) + ") per $1,000.")
+        if inp.deadline_hours and not inp.dataset_tokens:
+            out.append("A deadline without dataset tokens cannot be checked; it was ignored.")
+    else:
+        out.append(f"Score: FP64 TFLOPS (tensor FP64 where it exists) per $1,000, × {NO_ECC_FACTOR:g} "
+                   "without ECC; FP16/BF16 figures are ignored.")
+    return out
