@@ -225,12 +225,3 @@ def test_currency_conversion() -> None:
     assert to_usd(700, "CNY", cny_per_usd=7.0) == 100
     p = gpu_price(CAT.gpu("RTX 4090"))
     assert p.usd == CAT.gpu("RTX 4090").price.usd and p.cny == pytest.approx(p.usd * 7.2)
-
-
-def test_cny_budget_assumes_a_220v_outlet() -> None:
-    # 220 V × 10 A = 2,200 W peak; 80 % continuous = 1,760 W (hardware_rules.md, wall circuit).
-    rec = recommend(RecommendInput(workload="inference", model="Llama-3.1-70B", precision="int4", budget_cny=100_000))
-    assert any("220 V/10 A" in a for a in rec.assumptions)
-    walls = [f for o in rec.options for f in o.findings if f.id == "power-wall-circuit"]
-    for f in walls:
-        assert f.numbers.get("mains_v") == 220 and f.numbers.get("continuous_limit_w") == pytest.approx(1760)

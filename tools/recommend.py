@@ -457,7 +457,7 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
         return "next"
     plat, chassis, host = default_build(gpu, count, inp)
     build = BuildInput(
-        gpus=[GPUCount(gpu=gpu.id, count=count)], platform=plat.id, chassis=chassis, mains=_mains(inp),
+        gpus=[GPUCount(gpu=gpu.id, count=count)], platform=plat.id, chassis=chassis, mains=inp.mains,
         workload=inp.workload, precision=inp.precision if inp.workload != "scientific" else None,
         framework=framework, cuda_required=inp.cuda_required,
     )
@@ -588,11 +588,6 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, total_usd: float
     return f"{head}: " + "; ".join(parts) + ".", f"{head_zh}：" + "；".join(parts_zh) + "。"
 
 
-def _mains(inp: RecommendInput) -> str | None:
-    """The user's circuit, or a 220 V/10 A outlet when the budget is in CNY (the usual outlet in China)."""
-    return inp.mains or ("220v-10a" if inp.currency == "CNY" else None)
-
-
 def _assumptions(inp: RecommendInput, engine: str, currency: Currency) -> list[str]:
     kwh = inp.kwh_price if inp.kwh_price is not None else KWH_PRICE[currency]
     out = [
@@ -613,9 +608,6 @@ def _assumptions(inp: RecommendInput, engine: str, currency: Currency) -> list[s
         + "): ecosystem readiness matters more than peak numbers (source guide, pitfall 2).",
         "Options without a catalog price are ranked after the priced ones, by performance only.",
     ]
-    if inp.mains is None and _mains(inp):
-        out.append("Wall circuit assumed 220 V/10 A (a standard outlet in China, budget in CNY); "
-                   "set mains for another circuit.")
     if inp.workload == "inference":
         out.append(f"Memory fit from the sizing engine ({'vLLM' if engine == 'vllm' else 'llama.cpp'} "
                    f"accounting), {inp.context:,} tokens × {inp.concurrency} sequence(s); tensor parallel "
