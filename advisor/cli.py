@@ -11,6 +11,13 @@ from collections.abc import Sequence
 # it adds sets `func(args) -> int`. Keep this list in the order shown by --help.
 COMMAND_MODULES = [
     "advisor.commands.catalog",
+    "advisor.commands.size",
+    "advisor.commands.perf",
+    "advisor.commands.check",
+    "advisor.commands.recommend",
+    "advisor.commands.ask",
+    "advisor.commands.serve",
+    "advisor.commands.knowledge",
 ]
 
 EXIT_USAGE = 2

@@ -1,0 +1,126 @@
+"""`gpu-advisor ask` (one turn, session kept in a file) and `gpu-advisor chat` (interactive, streaming)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from advisor.commands.common import add_lang_flag, fail, print_json
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("ask", help="ask the advisor one question (conversation kept with --session)")
+    p.add_argument("message", help="your message; '-' reads it from standard input")
+    p.add_argument("--session", metavar="FILE", help="load the conversation from FILE and save it back")
+    p.add_argument("--json", action="store_true", help="print reply, lang, question, tool_calls, citations as JSON")
+    _common(p)
+    p.set_defaults(func=_ask)
+
+    c = sub.add_parser("chat", help="interactive chat in the terminal (streaming)")
+    c.add_argument("--session", metavar="FILE", help="resume from FILE and save after every turn")
+    _common(c)
+    c.set_defaults(func=_chat)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    add_lang_flag(p)
+    p.add_argument("--llm", choices=["none", "llama", "openai"], default=None,
+                   help="LLM backend (default: ADVISOR_LLM, else none)")
+
+
+def _advisor(args: argparse.Namespace) -> Any:
+    from advisor.engine import Advisor
+
+    return Advisor.from_settings(**({"llm": args.llm} if args.llm else {}))
+
+
+def _load(path: str | None) -> Any:
+    """The saved session, a new one when FILE does not exist yet; SessionError for an unusable file."""
+    from advisor.session import Session
+
+    if path and Path(path).exists():
+        return Session.load(path)
+    return Session()
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from advisor.session import SessionError
+
+    message = sys.stdin.read() if args.message == "-" else args.message
+    try:
+        session = _load(args.session)
+    except SessionError as exc:
+        return fail(str(exc))
+    adv = _advisor(args)
+    reply = adv.reply(message, session, lang=args.lang)
+    if args.session:
+        try:
+            session.save(args.session)
+        except OSError as exc:
+            return fail(f"cannot save the session to {Path(args.session).name}: {exc.strerror or exc}")
+    if args.json:
+        print_json(reply.to_json())
+    else:
+        for note in reply.notices:
+            print(f"[{note}]")
+        print(reply.text)
+    return 0
+
+
+def _chat(args: argparse.Namespace) -> int:
+    from advisor.engine import FinalReply, Notice, TextDelta, ToolFinished, ToolStarted
+    from advisor.report import export_markdown
+    from advisor.session import SessionError
+
+    try:
+        session = _load(args.session)
+    except SessionError as exc:
+        return fail(str(exc))
+    adv = _advisor(args)
+    out = sys.stdout
+    print(f"({adv.describe()}; /export FILE, /reset, /quit)", file=out)
+    if not session.history:
+        print(adv.greeting(session, lang=args.lang).text, file=out)
+    while True:
+        try:
+            line = input("\n> ")
+        except (EOFError, KeyboardInterrupt):
+            print(file=out)
+            break
+        cmd = line.strip()
+        if cmd in ("/quit", "/exit", "/q"):
+            break
+        if cmd.startswith("/export"):
+            target = cmd.removeprefix("/export").strip()
+            report = export_markdown(session, args.lang or session.lang or "en")
+            if target:
+                Path(target).write_text(report, encoding="utf-8")
+                print(f"(report written to {Path(target).name})", file=out)
+            else:
+                print(report, file=out)
+            continue
+        if cmd == "/reset":
+            line = "重新开始" if (session.lang or args.lang) == "zh" else "start over"
+        shown = ""
+        for event in adv.stream(line, session, lang=args.lang):
+            if isinstance(event, ToolStarted):
+                print(f"  🔧 {event.title} …", file=out, flush=True)
+            elif isinstance(event, ToolFinished) and not event.ok:
+                print(f"  ✗ {event.title}: {event.error}", file=out, flush=True)
+            elif isinstance(event, TextDelta):
+                if event.replace and shown:
+                    print("\n  (the draft above was replaced by the computed answer)\n", file=out)
+                    shown = ""
+                out.write(event.text)
+                out.flush()
+                shown += event.text
+            elif isinstance(event, Notice):
+                print(f"\n  [{event.text}]", file=out)
+            elif isinstance(event, FinalReply) and not shown.strip():
+                print(event.reply.text, file=out)
+        print(file=out)
+        if args.session:
+            session.save(args.session)
+    return 0

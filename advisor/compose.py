@@ -1,0 +1,748 @@
+"""Deterministic bilingual replies composed from tool results and retrieved passages.
+
+The reply leads with the answer, then the key numbers with their units (decimal GB with the
+binary GiB beside it), a plain-words explanation of the terms (weights, KV cache, overhead),
+what was assumed, warnings, the passages cited by id, and the next question. Every figure is
+formatted from a tool result or the user's own words, so the text passes the grounding check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.nlu import Parsed
+from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan
+from advisor.session import Citation, Profile, Session, ToolCall
+from knowledge import load_catalog
+from tools.units import GB, GiB
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def t(lang: str, zh: str, en: str) -> str:
+    return zh if lang == "zh" else en
+
+
+def num(x: float, digits: int = 1) -> str:
+    """1234.5 → '1,234.5'; integers without decimals; small values keep two significant digits."""
+    if x is None:
+        return "—"
+    if abs(x - round(x)) < 1e-9 and abs(x) >= 1:
+        return f"{round(x):,}"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) < 1:
+        return f"{x:.2g}"
+    return f"{x:,.{digits}f}"
+
+
+def gb(n_bytes: float | None) -> str:
+    """'39.6 GB (36.9 GiB)' — decimal first, binary beside it, both labelled."""
+    if n_bytes is None:
+        return "—"
+    return f"{n_bytes / GB:,.1f} GB ({n_bytes / GiB:,.1f} GiB)"
+
+
+def gb_short(n_bytes: float | None) -> str:
+    return "—" if n_bytes is None else f"{n_bytes / GB:,.1f} GB"
+
+
+def tps(x: float | None) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.1f} tokens/s" if x < 100 else f"{x:,.0f} tokens/s"
+
+
+def money(amount: float | None, currency: str) -> str:
+    if amount is None:
+        return "—"
+    return f"¥{amount:,.0f}" if currency == "CNY" else f"${amount:,.0f}"
+
+
+def duration(hours: float | None, lang: str) -> str:
+    if hours is None:
+        return "—"
+    if hours < 48:
+        return t(lang, f"{num(hours)} 小时", f"{num(hours)} hours")
+    return t(lang, f"{num(hours / 24)} 天", f"{num(hours / 24)} days")
+
+
+def gpu_name(gid: str | None) -> str:
+    if not gid:
+        return "?"
+    try:
+        return load_catalog().gpu(gid).name
+    except Exception:
+        return gid
+
+
+def model_name(mid: str | None, params_b: float | None = None) -> str:
+    if mid:
+        try:
+            return load_catalog().model(mid).name
+        except Exception:
+            return mid
+    return f"{num(params_b or 0)}B" if params_b else "?"
+
+
+def config_label(gid: str | None, count: int, lang: str) -> str:
+    name = gpu_name(gid)
+    if count == 1:
+        return t(lang, f"一张 {name}", f"one {name}")
+    return t(lang, f"{count} 张 {name}", f"{count}× {name}")
+
+
+# ----------------------------------------------------------------------------- questions
+
+_QUESTIONS: dict[str, tuple[str, str]] = {
+    "use_case": (
+        "在算力 GPU 的选择上，你目前更倾向于哪一个具体的场景？是进行大模型的预训练或微调，部署高并发的推理服务，"
+        "还是用于科学计算？告诉我实际用途，我可以为你提供更具体的选型建议。",
+        "Which scenario are you choosing compute GPUs for: large-model pre-training or fine-tuning, "
+        "high-concurrency inference serving, or scientific computing? Tell me the real use and I can give "
+        "you concrete advice.",
+    ),
+    "model": ("打算跑哪个模型（名称或参数规模，例如 Llama-3.1-70B、Qwen2.5-7B，或者直接说“70B”）？",
+              "Which model — a name or just a size (e.g. Llama-3.1-70B, Qwen2.5-7B, or “70B”)?"),
+    "precision": ("用什么精度或量化（BF16/FP16、FP8、INT8、4-bit AWQ/GPTQ，或 GGUF 的 Q4_K_M）？",
+                  "Which precision or quantisation (BF16/FP16, FP8, INT8, 4-bit AWQ/GPTQ, or GGUF Q4_K_M)?"),
+    "context_tokens": ("每个请求的上下文长度大概多少（例如 8k、32k、128k）？",
+                       "How long is the context per request (e.g. 8k, 32k, 128k tokens)?"),
+    "concurrency": ("需要同时服务多少个并发请求？", "How many requests must be served concurrently?"),
+    "method": ("训练方式是从头预训练、全参数微调、LoRA 还是 QLoRA？",
+               "Is it pre-training from scratch, full fine-tuning, LoRA or QLoRA?"),
+    "dataset_tokens": ("数据量有多大（token 数，或样本条数）？",
+                       "How much data — in tokens, or in number of samples?"),
+    "deadline_days": ("希望多长时间内训练完成？", "By when must the training be done (hours, days, weeks)?"),
+    "fp64": ("计算是否需要 FP64 双精度（CFD、分子动力学、有限元通常需要）？",
+             "Does the code need FP64 double precision (CFD, molecular dynamics and FEM usually do)?"),
+    "problem_size_gb": ("单个计算任务大约需要多少内存（GB），或者矩阵 / 网格规模多大？",
+                        "Roughly how much memory does one job need (GB), or how large is the matrix / grid?"),
+    "budget": ("预算大概多少（人民币或美元都可以，例如“10 万”或“$8k”）？",
+               "What is the budget (CNY or USD, e.g. “$8k” or “10万”)?"),
+    "cuda_required": ("代码是否依赖 CUDA（自定义算子、只支持 CUDA 的库）？",
+                      "Does your code depend on CUDA (custom kernels, CUDA-only libraries)?"),
+    "domestic": ("有没有信创 / 国产化要求？", "Is there a domestic (信创, Chinese-made hardware) requirement?"),
+    "existing": ("手上已经有可以利用的 GPU 或服务器吗？", "Do you already own GPUs or servers that should be reused?"),
+    "form_factor": ("打算用工作站（塔式机箱）还是机架服务器？", "Workstation (tower) or rack server?"),
+    "power_limit_w": ("供电有限制吗（例如家用插座、1600 W 电源）？",
+                      "Any power limit (a home outlet, a 1600 W PSU, a rack power budget)?"),
+}
+
+
+def question_text(slots: list[str], lang: str | None) -> str | None:
+    """The follow-up question for ``slots`` in ``lang`` (both languages when unknown)."""
+    if not slots:
+        return None
+    if lang is None:
+        return "\n".join(q for q in (question_text(slots, "zh"), question_text(slots, "en")) if q)
+    parts = [_QUESTIONS[s][0 if lang == "zh" else 1] for s in slots if s in _QUESTIONS]
+    return " ".join(parts) or None
+
+
+def opening_text(lang: str | None) -> str:
+    zh = ("你好！我是算力 GPU 选购顾问，可以帮你估算显存、速度，检查整机兼容性并推荐配置。\n\n"
+          + _QUESTIONS["use_case"][0])
+    en = ("Hello! I'm the compute-GPU advisor: I size memory and speed, check builds for compatibility and "
+          "recommend configurations.\n\n" + _QUESTIONS["use_case"][1])
+    if lang is None:
+        return zh + "\n\n" + en
+    return zh if lang == "zh" else en
+
+
+# ----------------------------------------------------------------------------- pieces
+
+METHOD_LABELS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full", "pretrain": "pre-training"}
+ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "Transformers"}
+_TERM_LABELS = {
+    "weights": ("权重", "Weights"), "kv_cache": ("KV 缓存", "KV cache"), "activations": ("激活", "Activations"),
+    "overhead": ("开销", "Overhead"), "vllm_reservation": ("vLLM 预留", "vLLM reservation"),
+    "kv_capacity": ("KV 容量", "KV capacity"), "frozen base": ("冻结的基座权重", "Frozen base weights"),
+    "adapters": ("LoRA 适配器", "LoRA adapters"), "gradients": ("梯度", "Gradients"),
+    "optimizer": ("优化器状态", "Optimizer states"), "logits": ("输出 logits", "Output logits"),
+    "host RAM per node": ("每节点内存", "Host RAM per node"), "memory": ("内存", "Memory"),
+    "per GPU": ("每卡", "Per GPU"),
+}
+_PLAIN = {
+    "zh": ("通俗地说：**权重**是模型参数本身，参数量 × 每个参数的字节数；**KV 缓存**是推理时为每个 token 保存的"
+           "注意力键值，随上下文长度和并发数线性增长；**开销**是 CUDA 上下文、通信缓冲和显存碎片等运行时占用。"),
+    "en": ("In plain words: **weights** are the model's parameters — parameter count × bytes per parameter; the "
+           "**KV cache** stores the attention keys and values of every token held, so it grows with context "
+           "length × concurrent requests; **overhead** is the runtime's own memory (CUDA context, communication "
+           "buffers, fragmentation)."),
+}
+_PLAIN_TRAIN = {
+    "zh": ("通俗地说：训练时除了**权重**，还要存**梯度**和**优化器状态**（AdamW 为每个可训练参数保存多份 FP32 副本），"
+           "以及反向传播要用的**激活**；LoRA/QLoRA 冻结基座、只训练很小的适配器，所以省掉了大部分梯度和优化器显存。"),
+    "en": ("In plain words: training holds the **weights** plus **gradients** and **optimizer states** (AdamW keeps "
+           "several FP32 copies per trainable parameter) and the **activations** the backward pass needs; LoRA/QLoRA "
+           "freeze the base and train small adapters, which removes most gradient and optimizer memory."),
+}
+
+
+def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True) -> list[str]:
+    lines = []
+    for term in result.get("terms", []):
+        if bytes_only and term.get("unit") != "bytes":
+            continue
+        label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
+        explain = term.get("explain_zh" if lang == "zh" else "explain_en", "")
+        value = gb(term["value"]) if term.get("unit") == "bytes" else f"{num(term['value'])} {term.get('unit', '')}"
+        lines.append(f"- {label}: {value} — {explain}")
+    return lines
+
+
+def _findings(check: dict[str, Any], lang: str, limit: int = 4) -> list[str]:
+    out = []
+    for f in check.get("findings", []):
+        if f.get("severity") == "info":
+            continue
+        mark = "❌" if f["severity"] == "error" else "⚠️"
+        msg = f["message_zh"] if lang == "zh" else f["message_en"]
+        fix = f.get("fix_zh") if lang == "zh" else f.get("fix")
+        out.append(f"- {mark} {msg}" + (f" {t(lang, '建议：', 'Fix: ')}{fix}" if fix else ""))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _options(rec: dict[str, Any], lang: str, limit: int = 3) -> list[str]:
+    opts = rec.get("options", [])[:limit]
+    if not opts:
+        return []
+    cur = rec.get("currency", "USD")
+    head = t(lang, "| # | 配置 | 总价（含主机） | 速度 | 功耗 |",
+             "| # | Configuration | Total (incl. host) | Speed | Power |")
+    rows = [head, "|---|---|---|---|---|"]
+    for o in opts:
+        price = money(o.get("total_price_cny") if cur == "CNY" else o.get("total_price_usd"), cur)
+        if o.get("decode_tokens_per_s") is not None:
+            speed = tps(o["decode_tokens_per_s"])
+        elif o.get("training_hours") is not None:
+            speed = duration(o["training_hours"], lang)
+        elif o.get("training_tokens_per_s") is not None:
+            speed = tps(o["training_tokens_per_s"])
+        elif o.get("fp64_tflops") is not None:
+            speed = f"FP64 {num(o['fp64_tflops'])} TFLOPS"
+        else:
+            speed = "—"
+        label = f"{o['count']}× {o['gpu']}"
+        rows.append(f"| {o['rank']} | {label} | {price} | {speed} | {num(o['power_w'])} W |")
+    rows.append("")
+    rows += [f"{o['rank']}. {o['why_zh'] if lang == 'zh' else o['why_en']}" for o in opts]
+    return rows
+
+
+_STAGE_ORDER = {"budget": 0, "power": 1, "target": 2, "compat": 3, "interconnect": 4, "memory": 5, "data": 6,
+                "constraint": 7}
+
+
+def _rejections(rec: dict[str, Any], lang: str, limit: int = 3) -> list[str]:
+    """One reason per gate, the gates closest to passing first (budget before memory before constraints)."""
+    seen, out = set(), []
+    ranked = sorted(rec.get("rejected", []), key=lambda r: (_STAGE_ORDER.get(r["stage"], 9), -(r.get("count") or 0)))
+    for r in ranked:
+        reason = r["reason_zh"] if lang == "zh" else r["reason_en"]
+        if r["stage"] in seen:
+            continue
+        seen.add(r["stage"])
+        out.append(f"- {r['gpu']}" + (f" ×{r['count']}" if r.get("count") else "") + f": {reason}")
+        if len(out) >= limit:
+            break
+    return out
+
+
+def citations_block(citations: list[Citation], lang: str) -> list[str]:
+    if not citations:
+        return []
+    return [t(lang, "**参考资料**", "**Sources**")] + [f"- [{c.id}] {c.title}" for c in citations]
+
+
+def _known_summary(p: Profile, lang: str) -> str:
+    bits = []
+    path = {"inference": ("推理服务", "inference serving"), "training": ("训练 / 微调", "training / fine-tuning"),
+            "scientific": ("科学计算", "scientific computing")}
+    if p.use_case:
+        bits.append(path[p.use_case][0 if lang == "zh" else 1])
+    if p.model or p.params_b:
+        bits.append(model_name(p.model, p.params_b))
+    if p.precision:
+        bits.append(p.precision)
+    if p.method:
+        bits.append(METHOD_LABELS.get(p.method, p.method))
+    if p.context_tokens:
+        bits.append(t(lang, f"上下文 {num(p.context_tokens)} tokens", f"{num(p.context_tokens)}-token context"))
+    if p.concurrency:
+        bits.append(t(lang, f"{num(p.concurrency)} 个并发", f"{num(p.concurrency)} concurrent"))
+    if p.gpu:
+        bits.append(config_label(p.gpu, p.gpu_count or 1, lang))
+    if p.budget:
+        bits.append(t(lang, "预算 ", "budget ") + money(p.budget.amount, p.budget.currency))
+    if p.fp64 is not None:
+        bits.append("FP64" if p.fp64 else t(lang, "不需要 FP64", "no FP64"))
+    if p.problem_size_gb:
+        bits.append(t(lang, f"问题规模 {num(p.problem_size_gb)} GB", f"problem size {num(p.problem_size_gb)} GB"))
+    if p.domestic:
+        bits.append(t(lang, "信创/国产", "domestic only"))
+    if p.cuda_required:
+        bits.append(t(lang, "依赖 CUDA", "needs CUDA"))
+    return ("，" if lang == "zh" else ", ").join(bits)
+
+
+# ----------------------------------------------------------------------------- sections
+
+
+def _by_name(calls: list[ToolCall], name: str, gpu: str | None = None) -> ToolCall | None:
+    for c in calls:
+        if c.name == name and c.ok and (gpu is None or c.arguments.get("gpu") == gpu
+                                        or c.arguments.get("name") == gpu):
+            return c
+    return None
+
+
+def _diff(prev: ToolCall | None, r: dict[str, Any], lang: str) -> list[str]:
+    """'Compared with the previous setup…' when a what-if changed the per-GPU need."""
+    if not (prev and prev.ok and prev.result.get("per_gpu_bytes") != r["per_gpu_bytes"]):
+        return []
+    before, after = gb(prev.result["per_gpu_bytes"]), gb(r["per_gpu_bytes"])
+    return [t(lang, f"与上一个方案相比：每卡需求从 {before} 变为 {after}。",
+              f"Compared with the previous setup: per-GPU need went from {before} to {after}.")]
+
+
+def repeated(previous: dict[str, ToolCall], call: ToolCall | None) -> bool:
+    """The same tool with the same arguments as last turn: say it briefly, don't repeat the details."""
+    prev = previous.get(call.name) if call is not None else None
+    return bool(prev and prev.ok and call is not None and prev.arguments == call.arguments)
+
+
+def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
+                       previous: dict[str, ToolCall]) -> list[str]:
+    size = _by_name(calls, "size_inference")
+    out: list[str] = []
+    if size is None:
+        return out
+    brief = repeated(previous, size)
+    r = size.result
+    model = r["model"]
+    args = size.arguments
+    what = t(lang, f"{model}（{r['precision']}，上下文 {num(r['context'])} tokens，{num(r['batch'])} 个并发）",
+             f"{model} ({r['precision']}, {num(r['context'])}-token context, {num(r['batch'])} concurrent)")
+    gpu = args.get("gpu")
+    count = r["gpus"]
+    if r.get("fits") is True:
+        out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 放得下 {what}。**",
+                     f"**Answer: {what} fits on {config_label(gpu, count, lang)}.**"))
+    elif r.get("fits") is False:
+        out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 放不下 {what}。**",
+                     f"**Answer: {what} does not fit on {config_label(gpu, count, lang)}.**"))
+    else:
+        out.append(t(lang, f"**结论：{what} 每张 GPU 需要约 {gb(r['per_gpu_bytes'])} 显存"
+                           + (f"（按 {count} 卡切分）" if count > 1 else "") + "。**",
+                     f"**Answer: {what} needs about {gb(r['per_gpu_bytes'])} per GPU"
+                     + (f" (split over {count} GPUs)" if count > 1 else "") + ".**"))
+    if r.get("gpu_memory_bytes"):
+        usable = r.get("reserved_bytes") or r["gpu_memory_bytes"]
+        line = t(lang, f"每卡需要 {gb(r['per_gpu_bytes'])}，{r['gpu']} 上引擎可用 {gb(usable)}",
+                 f"Per GPU it needs {gb(r['per_gpu_bytes'])}; the engine can use {gb(usable)} of each {r['gpu']}")
+        if r.get("headroom_bytes") is not None:
+            h = r["headroom_bytes"]
+            line += (t(lang, f"，余量 {gb(h)}。", f", leaving {gb(h)} spare.") if h >= 0 else
+                     t(lang, f"，还差 {gb(-h)}。", f", short by {gb(-h)}."))
+        else:
+            line += "。" if lang == "zh" else "."
+        out.append(line)
+        if r.get("fits") is False and r.get("max_context_tokens"):
+            out.append(t(lang, f"在 {num(r['batch'])} 个并发下，最长只能放 "
+                               f"{num(r['max_context_tokens'])} tokens 的上下文。",
+                         f"At {num(r['batch'])} concurrent request(s) the longest context that fits is "
+                         f"{num(r['max_context_tokens'])} tokens."))
+        elif r.get("fits") and r.get("max_concurrency"):
+            out.append(t(lang, f"按 {num(r['context'])} tokens 上下文计，KV 缓存最多可同时容纳约 "
+                               f"{num(r['max_concurrency'])} 个请求。",
+                         f"At {num(r['context'])} tokens per request the KV cache holds about "
+                         f"{num(r['max_concurrency'])} requests at once."))
+    out += _diff(previous.get("size_inference"), r, lang)
+    if not brief:
+        out.append("")
+        out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
+        out += term_lines(r, lang)
+        out.append(t(lang, f"- 合计：{gb(r['per_gpu_bytes'])}", f"- Total: {gb(r['per_gpu_bytes'])}"))
+    perf = _by_name(calls, "perf_decode")
+    if perf is not None:
+        d = perf.result
+        lo, hi = d["tokens_per_s_range"]
+        bound = t(lang, "显存带宽" if d["bound"] == "memory" else "算力",
+                  "memory bandwidth" if d["bound"] == "memory" else "compute")
+        out.append("")
+        out.append(t(lang, f"**速度**：预计生成速度约 {tps(d['tokens_per_s'])}（区间 {num(lo)}–{num(hi)}），"
+                           f"每个请求约 {tps(d['per_sequence_tokens_per_s'])}，瓶颈在{bound}。",
+                     f"**Speed**: about {tps(d['tokens_per_s'])} of generation (range {num(lo)}–{num(hi)}), "
+                     f"{tps(d['per_sequence_tokens_per_s'])} per request, limited by {bound}."))
+    return out
+
+
+def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
+                      previous: dict[str, ToolCall]) -> list[str]:
+    size = _by_name(calls, "size_training")
+    out: list[str] = []
+    if size is None:
+        return out
+    brief = repeated(previous, size)
+    r = size.result
+    gpu = size.arguments.get("gpu")
+    count = r["gpus"]
+    method = t(lang, "全参数", "full") if r["method"] == "full" else METHOD_LABELS.get(r["method"], r["method"])
+    what = f"{r['model']} ({method})"
+    if r.get("fits") is True:
+        out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 可以训练 {what}，"
+                           f"每卡需要 {gb(r['per_gpu_bytes'])}。**",
+                     f"**Answer: {what} training fits on {config_label(gpu, count, lang)}: "
+                     f"{gb(r['per_gpu_bytes'])} per GPU.**"))
+    elif r.get("fits") is False:
+        out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 放不下 {what} 的训练，"
+                           f"每卡需要 {gb(r['per_gpu_bytes'])}。**",
+                     f"**Answer: {what} training does not fit on {config_label(gpu, count, lang)}: it needs "
+                     f"{gb(r['per_gpu_bytes'])} per GPU.**"))
+    else:
+        out.append(t(lang, f"**结论：训练 {what} 每张 GPU 需要约 {gb(r['per_gpu_bytes'])} 显存"
+                           + (f"（{count} 卡）" if count > 1 else "") + "。**",
+                     f"**Answer: training {what} needs about {gb(r['per_gpu_bytes'])} per GPU"
+                     + (f" ({count} GPUs)" if count > 1 else "") + ".**"))
+    if r.get("gpu_memory_bytes") and r.get("headroom_bytes") is not None:
+        h = r["headroom_bytes"]
+        out.append(t(lang, f"{r['gpu']} 可用 {gb(r['gpu_memory_bytes'])}，" +
+                     (f"余量 {gb(h)}。" if h >= 0 else f"还差 {gb(-h)}。"),
+                     f"{r['gpu']} offers {gb(r['gpu_memory_bytes'])}, " +
+                     (f"leaving {gb(h)} spare." if h >= 0 else f"short by {gb(-h)}.")))
+    out.append(t(lang, f"可训练参数 {num(r['trainable_params'] / 1e6)}M / 总参数 {num(r['params'] / 1e9, 2)}B；"
+                       f"序列长度 {num(r['seq'])}，micro-batch {num(r['micro_batch'])}。",
+                 f"Trainable parameters {num(r['trainable_params'] / 1e6)}M of {num(r['params'] / 1e9, 2)}B; "
+                 f"sequence length {num(r['seq'])}, micro-batch {num(r['micro_batch'])}."))
+    out += _diff(previous.get("size_training"), r, lang)
+    if not brief:
+        out.append("")
+        out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
+        out += [line for line in term_lines(r, lang) if not line.startswith(("- 每节点内存", "- Host RAM"))]
+        if r.get("cpu_bytes"):
+            out.append(t(lang, f"- 另需主机内存：{gb(r['cpu_bytes'])}",
+                         f"- Host RAM also needed: {gb(r['cpu_bytes'])}"))
+    tt = _by_name(calls, "training_time")
+    if tt is not None:
+        d = tt.result
+        cost = f"${d['cost_usd']:,.0f}" if d.get("cost_usd") else "—"
+        out.append("")
+        out.append(t(lang, f"**时间**：{d['count']} 张 {d['gpu']} 约需 {duration(d['hours'], lang)}"
+                           f"（{num(d['gpu_hours'])} GPU·小时，按 MFU {num(d['mfu'])}；租用成本约 {cost}）。",
+                     f"**Time**: about {duration(d['hours'], lang)} on {d['count']}× {d['gpu']} "
+                     f"({num(d['gpu_hours'])} GPU-hours at MFU {num(d['mfu'])}; rental cost about {cost})."))
+        if p.deadline_days:
+            ok = d["hours"] <= p.deadline_days * 24
+            out.append(t(lang, f"截止时间 {num(p.deadline_days)} 天：" + (
+                "来得及。" if ok else "来不及，需要更多或更快的 GPU。"),
+                         f"Deadline {num(p.deadline_days)} days: " + ("on time." if ok else
+                                                                     "too slow — more or faster GPUs needed.")))
+    return out
+
+
+def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str) -> list[str]:
+    out: list[str] = []
+    info = _by_name(calls, "gpu_info")
+    sci = _by_name(calls, "scientific_fp64")
+    rec = _by_name(calls, "recommend")
+    need = t(lang, "需要 FP64 双精度" if p.fp64 is not False else "不需要 FP64",
+             "FP64 needed" if p.fp64 is not False else "no FP64 needed")
+    size = t(lang, f"问题规模 {num(p.problem_size_gb)} GB", f"a {num(p.problem_size_gb)} GB problem") \
+        if p.problem_size_gb else t(lang, "问题规模未知", "problem size unknown")
+    if info is not None and sci is not None:
+        g, sres = info.result, sci.result
+        weak = g["throughput"].get("fp64") is not None and g["throughput"].get("fp32") and \
+            g["throughput"]["fp64"] < g["throughput"]["fp32"] / 8
+        fits = t(lang, "放得下" if sres["fits"] else "放不下", "fits" if sres["fits"] else "does not fit")
+        tail = t(lang, "，但它的双精度很弱" if weak and p.fp64 is not False else "",
+                 ", but its double precision is weak" if weak and p.fp64 is not False else "")
+        where = config_label(info.arguments["name"], sres["gpus"], lang)
+        out.append(t(lang, f"**结论（{need}，{size}）：{where} {fits}{tail}。**",
+                     f"**Answer ({need}, {size}): it {fits} on {where}{tail}.**"))
+    elif rec is not None:
+        n = len(rec.result.get("options", []))
+        out.append(t(lang, f"**结论（{need}，{size}）：" + (f"有 {n} 种配置满足要求，下面按 FP64 性价比列出前几名。**"
+                                                         if n else "目前的条件下没有配置满足要求。**"),
+                     f"**Answer ({need}, {size}): " + (f"{n} configurations qualify; the best by FP64 per price "
+                                                      "are below.**" if n else "no configuration qualifies.**")))
+    if info is not None:
+        g = info.result
+        fp64 = g["throughput"].get("fp64")
+        fp32 = g["throughput"].get("fp32")
+        out.append(t(lang, f"**{g['name']}**：FP64 {num(fp64) if fp64 is not None else '未知'} TFLOPS，"
+                           f"FP32 {num(fp32) if fp32 is not None else '未知'} TFLOPS，显存 {num(g['memory_gb'])} GB，"
+                           f"带宽 {num(g['bandwidth_gbs'])} GB/s，ECC：{'有' if g.get('ecc') else '无'}。",
+                     f"**{g['name']}**: FP64 {num(fp64) if fp64 is not None else 'unknown'} TFLOPS, "
+                     f"FP32 {num(fp32) if fp32 is not None else 'unknown'} TFLOPS, {num(g['memory_gb'])} GB memory, "
+                     f"{num(g['bandwidth_gbs'])} GB/s, ECC: {'yes' if g.get('ecc') else 'no'}."))
+        if p.fp64 is not False and fp64 is not None and fp32 and fp64 < fp32 / 8:
+            out.append(t(lang, "注意：这张卡的 FP64 只有 FP32 的一小部分，双精度计算会很慢，"
+                               "科学计算应选数据中心卡（如 A100/H100/MI300 系列）。",
+                         "Note: this card's FP64 is a small fraction of its FP32, so double-precision codes run "
+                         "slowly; scientific computing wants datacenter parts (A100/H100/MI300 class)."))
+    if sci is not None:
+        s = sci.result
+        verdict = t(lang, "放得下" if s["fits"] else "放不下", "fits" if s["fits"] else "does not fit")
+        out.append(t(lang, f"问题数据共 {gb(s['memory_bytes'])}，每卡 {gb(s['per_gpu_bytes'])}：{verdict}。",
+                     f"The problem holds {gb(s['memory_bytes'])}, {gb(s['per_gpu_bytes'])} per GPU: it {verdict}."))
+    return out
+
+
+def _recommend_section(calls: list[ToolCall], lang: str) -> list[str]:
+    rec = _by_name(calls, "recommend")
+    if rec is None:
+        return []
+    r = rec.result
+    out = [""]
+    if r.get("options"):
+        out.append(t(lang, "**推荐配置**（按性价比排序）", "**Recommended configurations** (by performance per price)"))
+        out += _options(r, lang)
+    else:
+        out.append(t(lang, "**在这些条件下没有找到合适的配置。** 主要原因：",
+                     "**No configuration passes these constraints.** Main reasons:"))
+        out += _rejections(r, lang)
+        out.append(t(lang, "可以考虑：降低精度（如 4-bit）、缩短上下文或减少并发、提高预算，或放宽约束。",
+                     "Consider: a lower precision (e.g. 4-bit), a shorter context or fewer concurrent requests, a "
+                     "larger budget, or looser constraints."))
+    return out
+
+
+def _check_section(calls: list[ToolCall], lang: str, brief: bool = False) -> list[str]:
+    chk = _by_name(calls, "check_build")
+    if chk is None:
+        return []
+    lines = [] if brief else _findings(chk.result, lang)
+    errors = sum(1 for f in chk.result.get("findings", []) if f["severity"] == "error")
+    warns = sum(1 for f in chk.result.get("findings", []) if f["severity"] == "warning")
+    head = t(lang, f"**整机兼容性检查**：{errors} 个错误，{warns} 个警告。",
+             f"**Build check**: {errors} error(s), {warns} warning(s).")
+    return ["", head, *lines]
+
+
+def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) -> list[str]:
+    out: list[str] = []
+    a = plan.assumed
+    if plan.model_assumed:
+        out.append(t(lang, f"只知道参数规模 {num(p.params_b or 0)}B，按同规模的 "
+                           f"{model_name(plan.model_assumed)} 结构计算",
+                     f"only the size ({num(p.params_b or 0)}B) is known, so {model_name(plan.model_assumed)}'s "
+                     "architecture is used"))
+    if "precision" in a and p.use_case == "inference":
+        out.append(t(lang, "精度未指定，按模型原生精度（通常 BF16）计算", "no precision given: the model's native one "
+                                                                   "(usually BF16)"))
+    if "context_tokens" in a:
+        out.append(t(lang, f"上下文按 {num(DEFAULT_CONTEXT)} tokens 计", f"context of {num(DEFAULT_CONTEXT)} tokens"))
+    if "concurrency" in a:
+        out.append(t(lang, f"并发按 {num(DEFAULT_CONCURRENCY)} 个请求计",
+                     f"{num(DEFAULT_CONCURRENCY)} request at a time"))
+    if "method" in a:
+        method = str(a["method"]).upper()
+        out.append(t(lang, f"训练方式未指定，按 {method} 计", f"method not given: {method}"))
+    if p.dataset_samples and not p.dataset_tokens:
+        out.append(t(lang, f"每条样本按 {TOKENS_PER_SAMPLE} tokens 计", f"{TOKENS_PER_SAMPLE} tokens per sample"))
+    size = _by_name(calls, "size_inference")
+    if size is not None:
+        engine = ENGINE_NAMES.get(size.result["engine"], size.result["engine"])
+        out.append(t(lang, f"显存按 {engine} 的分配方式计算", f"memory follows {engine}'s accounting"))
+    return out
+
+
+def _tool_assumptions(calls: list[ToolCall], limit: int = 3) -> list[str]:
+    out: list[str] = []
+    for c in calls:
+        if c.ok and isinstance(c.result, dict) and c.name in ("size_inference", "size_training", "training_time"):
+            out += c.result.get("assumptions", [])[:2]
+    return out[:limit]
+
+
+def _tool_warnings(calls: list[ToolCall], limit: int = 3) -> list[str]:
+    """Tool warnings not already said in the reply (the fit verdict is)."""
+    out: list[str] = []
+    for c in calls:
+        if c.ok and isinstance(c.result, dict) and c.name != "recommend":
+            out += [w for w in c.result.get("warnings", []) if w not in out and not w.startswith("does not fit")]
+    return out[:limit]
+
+
+def _errors(calls: list[ToolCall], lang: str) -> list[str]:
+    return [t(lang, f"- {c.name} 无法计算：{c.error}", f"- {c.name} could not be computed: {c.error}")
+            for c in calls if not c.ok and c.name != "search_knowledge"]
+
+
+# ----------------------------------------------------------------------------- replies
+
+
+def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
+                   parsed: Parsed, previous: dict[str, ToolCall]) -> str:
+    """The full answer of an 'answer' turn."""
+    p = session.profile
+    out: list[str] = []
+    if p.use_case == "inference":
+        out += _inference_section(calls, p, plan, lang, previous)
+    elif p.use_case == "training":
+        out += _training_section(calls, p, plan, lang, previous)
+    else:
+        out += _scientific_section(calls, p, plan, lang)
+    size_call = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
+    brief = repeated(previous, size_call)  # same configuration as last turn: only what is new in detail
+    out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build")))
+    out += _recommend_section(calls, lang)
+    errs = _errors(calls, lang)
+    if errs:
+        out += ["", t(lang, "**未能完成的计算**", "**What could not be computed**"), *errs]
+    if p.use_case == "inference" and _by_name(calls, "size_inference") and not brief:
+        out += ["", _PLAIN[lang]]
+    elif p.use_case == "training" and _by_name(calls, "size_training") and not brief:
+        out += ["", _PLAIN_TRAIN[lang]]
+    assumptions = _assumption_lines(plan, calls, p, lang)
+    if lang == "en":
+        assumptions += _tool_assumptions(calls)
+    if brief:  # only what was not said last turn
+        said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
+        assumptions = [a for a in assumptions if a not in said]
+    if assumptions:
+        out += ["", t(lang, "**假设**：", "**Assumptions**: ") + ("；" if lang == "zh" else "; ").join(assumptions)
+                + ("。" if lang == "zh" else ".")]
+    warnings = _tool_warnings(calls) if p.use_case != "scientific" and not brief else []
+    if warnings and lang == "en":
+        out += ["", "**Warnings**", *[f"- {w}" for w in warnings]]
+    elif warnings:
+        out += ["", "**提示**（计算工具原文）", *[f"- {w}" for w in warnings]]
+    if citations:
+        out += ["", *citations_block(citations, lang)]
+    return "\n".join(out).strip()
+
+
+def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str) -> str:
+    p = session.profile
+    infos = [c for c in calls if c.name == "gpu_info" and c.ok]
+    if len(infos) < 2:
+        return t(lang, "要比较，至少需要两款目录里的 GPU，例如“比较一下 L40S 和 4090”。",
+                 "To compare I need at least two catalog GPUs, e.g. “compare L40S and RTX 4090”.")
+    names = [c.result["name"] for c in infos]
+    head = t(lang, f"**{' 与 '.join(names)} 对比**", f"**{' vs '.join(names)}**")
+    rows = [t(lang, "| 指标 | " + " | ".join(names) + " |", "| Metric | " + " | ".join(names) + " |"),
+            "|---" * (len(names) + 1) + "|"]
+
+    def row(label: str, values: list[str]) -> None:
+        rows.append(f"| {label} | " + " | ".join(values) + " |")
+
+    def tp(g: dict[str, Any], key: str) -> str:
+        v = g["throughput"].get(key)
+        return "—" if v is None else num(v)
+
+    gs = [c.result for c in infos]
+    row(t(lang, "显存", "Memory"), [f"{num(g['memory_gb'])} GB {g['memory_type']}" for g in gs])
+    row(t(lang, "带宽", "Bandwidth"), [f"{num(g['bandwidth_gbs'])} GB/s" for g in gs])
+    row("BF16/FP16 TFLOPS", [tp(g, "bf16") if g["throughput"].get("bf16") is not None else tp(g, "fp16") for g in gs])
+    row("FP8 TFLOPS", [tp(g, "fp8") for g in gs])
+    row("FP64 TFLOPS", [tp(g, "fp64") for g in gs])
+    row(t(lang, "功耗", "Power"), [f"{num(g['tdp_w'])} W" for g in gs])
+    row(t(lang, "形态 / 散热", "Form / cooling"), [f"{g['form_factor']} / {g['cooling']}" for g in gs])
+    row("ECC", ["✓" if g.get("ecc") else "✗" for g in gs])
+    row(t(lang, "互联", "Interconnect"), [g["interconnect"]["kind"] for g in gs])
+    row(t(lang, "参考价", "Approx. price"),
+        [(money(g["price"].get("cny"), "CNY") if lang == "zh" and g["price"].get("cny") else
+          money(g["price"].get("usd"), "USD")) if g.get("price") else "—" for g in gs])
+    sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
+    perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
+    ids = [c.arguments["name"] for c in infos]
+    if sizes:
+        model = next(iter(sizes.values())).result["model"]
+        row(t(lang, f"{model} 每卡需要", f"{model} per GPU"), [gb_short(sizes[i].result["per_gpu_bytes"])
+                                                             if i in sizes else "—" for i in ids])
+        row(t(lang, "放得下？", "Fits?"), [("✓" if sizes[i].result.get("fits") else "✗") if i in sizes else "—"
+                                        for i in ids])
+    if perfs:
+        row(t(lang, "生成速度", "Decode speed"), [tps(perfs[i].result["tokens_per_s"]) if i in perfs else "—"
+                                              for i in ids])
+    out = [head, "", *rows, ""]
+    bw = max(gs, key=lambda g: g["bandwidth_gbs"])
+    mem = max(gs, key=lambda g: g["memory_gb"])
+    out.append(t(lang, f"要点：显存容量决定能放下多大的模型（{mem['name']} 更大），"
+                       f"显存带宽决定生成速度（{bw['name']} 更快）；"
+                       "数据中心卡通常被动散热、需要服务器风道，消费级卡有风扇和视频输出。",
+                 f"Key points: memory capacity decides what fits ({mem['name']} has more), memory bandwidth decides "
+                 f"generation speed ({bw['name']} is faster); datacenter cards are passively cooled and need server "
+                 "airflow, consumer cards have fans and display outputs."))
+    if p.model is None and p.params_b is None:
+        out.append(t(lang, "告诉我要跑的模型和精度，我可以直接算出每张卡放不放得下、速度多少。",
+                     "Tell me the model and precision and I will compute the fit and speed on each card."))
+    if citations:
+        out += ["", *citations_block(citations, lang)]
+    return "\n".join(out)
+
+
+def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
+    out = [t(lang, "**这些数字是这样算出来的：**", "**Here is how the numbers were computed:**")]
+    shown = False
+    for name in ("size_inference", "size_training", "perf_decode", "training_time", "scientific_fp64"):
+        call = session.last_results.get(name)
+        if not call or not call.ok:
+            continue
+        r = call.result
+        for term in r.get("terms", [])[:8]:
+            label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
+            value = gb(term["value"]) if term["unit"] == "bytes" else f"{num(term['value'])} {term['unit']}"
+            explain = term["explain_zh"] if lang == "zh" else term["explain_en"]
+            out.append(f"- {label} = {value}：`{term['formula']}` — {explain}" if lang == "zh" else
+                       f"- {label} = {value}: `{term['formula']}` — {explain}")
+            shown = True
+        if name.startswith("size"):
+            out += ["", _PLAIN_TRAIN[lang] if name == "size_training" else _PLAIN[lang], ""]
+    if not shown:
+        out = [t(lang, "还没有计算结果可以解释。先告诉我用途和模型，我算出来再逐项说明。",
+                 "There is no result to explain yet. Tell me the use and the model, and I will compute and "
+                 "then explain each term.")]
+    if citations:
+        out += ["", *citations_block(citations, lang)]
+    return "\n".join(out).strip()
+
+
+def compose_ask(session: Session, lang: str) -> str:
+    known = _known_summary(session.profile, lang)
+    if known:
+        return t(lang, f"好的，已记下：{known}。为了把显存和配置算准，还需要确认几件事。",
+                 f"Got it: {known}. To size this properly I need a few more details.")
+    return t(lang, "好的。为了给出具体建议，还需要确认几件事。",
+             "Sure. A few details first, so the advice can be concrete.")
+
+
+def injection_notice(lang: str) -> str:
+    return t(lang, "说明：我不会改变计算规则，也不会给出与计算结果相反的结论；下面的数字全部来自计算工具。",
+             "Note: I can't change the calculation rules or state a conclusion the tools contradict; every number "
+             "below comes from the calculators.")
+
+
+def key_facts(calls: list[ToolCall], lang: str, limit: int = 14) -> str:
+    """A compact list of the headline figures, for an LLM to rewrite in its own words."""
+    lines: list[str] = []
+    for c in calls:
+        if not c.ok or not isinstance(c.result, dict):
+            continue
+        r = c.result
+        if c.name in ("size_inference", "size_training"):
+            fits = {True: "fits", False: "does NOT fit", None: "no GPU given"}[r.get("fits")]
+            lines.append(f"{r['model']} needs {gb(r['per_gpu_bytes'])} per GPU on {r.get('gpus', 1)}× "
+                         f"{r.get('gpu') or 'GPU'}: {fits}")
+            if r.get("gpu_memory_bytes"):
+                lines.append(f"usable per GPU: {gb(r.get('reserved_bytes') or r['gpu_memory_bytes'])}")
+            for term in r.get("terms", []):
+                if term["unit"] == "bytes" and term["name"] not in ("vllm_reservation", "host RAM per node"):
+                    lines.append(f"{term['name']}: {gb(term['value'])}")
+        elif c.name == "perf_decode":
+            lines.append(f"decode speed: {tps(r['tokens_per_s'])}")
+        elif c.name == "training_time":
+            lines.append(f"training time: {duration(r['hours'], 'en')} on {r['count']}× {r['gpu']}")
+        elif c.name == "scientific_fp64":
+            lines.append(f"FP64 problem: {gb(r['per_gpu_bytes'])} per GPU, {'fits' if r['fits'] else 'does NOT fit'}")
+        elif c.name == "recommend":
+            cur = r.get("currency", "USD")
+            for o in r.get("options", [])[:2]:
+                price = money(o.get("total_price_cny") if cur == "CNY" else o.get("total_price_usd"), cur)
+                lines.append(f"option {o['rank']}: {o['count']}× {o['gpu']}, {price}")
+    return "\n".join(lines[:limit])

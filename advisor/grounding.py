@@ -1,0 +1,387 @@
+"""Grounding check: every number in an LLM reply must come from a tool result or a cited passage.
+
+Numbers are read with their units and converted to base quantities (bytes, bytes/s, W,
+tokens/s, seconds, FLOP/s, parameters, tokens, money per currency, ratios). A number matches
+the evidence when it equals an evidence quantity of the same kind within the rounding its
+written form implies (``140 GB`` covers 135–145 GB but at most ±5 %) — so a GB↔GiB slip
+(7.4 %) or an invented figure fails, while a correct paraphrase in other units passes.
+Identifiers that contain digits (RTX 4090, FP16, Q4_K_M, PCIe 4.0, Llama-3.1-8B, [kb-03]) are
+masked first. A reply that contradicts the tool's fit verdict fails regardless of numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from knowledge import load_catalog
+from tools.units import GB, TB, GiB, MiB
+
+KiB = 2**10
+TiB = 2**40
+
+# unit text → (dimension, factor to the base unit)
+_UNITS: dict[str, tuple[str, float]] = {
+    "b": ("bytes", 1), "bytes": ("bytes", 1), "byte": ("bytes", 1), "字节": ("bytes", 1),
+    "kb": ("bytes", 1e3), "kib": ("bytes", KiB), "mb": ("bytes", 1e6), "mib": ("bytes", MiB),
+    "gb": ("bytes", GB), "gib": ("bytes", GiB), "g": ("bytes", GB), "tb": ("bytes", TB), "tib": ("bytes", TiB),
+    "gb/s": ("bytes/s", GB), "gib/s": ("bytes/s", GiB), "tb/s": ("bytes/s", TB), "mb/s": ("bytes/s", 1e6),
+    "gbps": ("bytes/s", GB),
+    "w": ("W", 1), "瓦": ("W", 1), "kw": ("W", 1e3), "千瓦": ("W", 1e3),
+    "tokens/s": ("tokens/s", 1), "token/s": ("tokens/s", 1), "tok/s": ("tokens/s", 1), "t/s": ("tokens/s", 1),
+    "tps": ("tokens/s", 1), "tokens/sec": ("tokens/s", 1), "tokens per second": ("tokens/s", 1),
+    "ms": ("s", 1e-3), "s": ("s", 1), "sec": ("s", 1), "seconds": ("s", 1), "second": ("s", 1), "秒": ("s", 1),
+    "min": ("s", 60), "minutes": ("s", 60), "minute": ("s", 60), "分钟": ("s", 60),
+    "h": ("s", 3600), "hours": ("s", 3600), "hour": ("s", 3600), "hrs": ("s", 3600), "小时": ("s", 3600),
+    "days": ("s", 86400), "day": ("s", 86400), "天": ("s", 86400), "weeks": ("s", 604800), "周": ("s", 604800),
+    "tflops": ("flops", 1e12), "tops": ("flops", 1e12), "pflops": ("flops", 1e15), "gflops": ("flops", 1e9),
+    "%": ("ratio", 0.01), "b/param": ("bytes/param", 1), "bytes/param": ("bytes/param", 1),
+    "bytes per parameter": ("bytes/param", 1), "字节/参数": ("bytes/param", 1), "percent": ("ratio", 0.01),
+    "tokens": ("tokens", 1), "token": ("tokens", 1), "词元": ("tokens", 1),
+    "params": ("params", 1), "parameters": ("params", 1), "参数": ("params", 1),
+    "张": ("count", 1), "块": ("count", 1), "卡": ("count", 1), "gpus": ("count", 1), "gpu": ("count", 1),
+    "gpu-hours": ("s", 3600), "gpu hours": ("s", 3600), "gpu·小时": ("s", 3600), "gpu-h": ("s", 3600),
+    "cards": ("count", 1), "card": ("count", 1), "个并发": ("count", 1), "users": ("count", 1),
+    "并发": ("count", 1), "concurrent": ("count", 1), "×": ("count", 1), "x": ("count", 1),
+}
+_UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_MENTION = re.compile(
+    rf"(?P<cur>[$¥￥]|US\$|USD\s|CNY\s|RMB\s)?\s*(?P<num>{_NUM})\s*(?P<mult>万|亿|千|[kKMB](?![A-Za-z/])|"
+    rf"billion|million|thousand)?\s*(?P<unit>{_UNIT_ALT}|元|美元|dollars|人民币)?(?![A-Za-z])",
+    re.IGNORECASE)
+_MULT = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "b": 1e9, "billion": 1e9, "million": 1e6,
+         "thousand": 1e3}
+
+_MASKS = [
+    re.compile(r"\[[^\]\n]{1,60}\]"),  # citations [id]
+    re.compile(r"https?://\S+"),
+    re.compile(r"`[^`\n]*`"),  # inline code: formulas are shown, not claimed
+    # versions and product numbers after a name ('PCIe 4.0', 'CUDA 12.4', 'Llama 3.1', 'RTX 4090'), but not a
+    # size that follows a family name ('Llama 70B' keeps its 70B)
+    re.compile(r"(?i)\b(pcie|gen|cuda|rocm|nvlink|version|ver|v|llama|qwen|gemma|deepseek|mistral|phi|python|vllm|"
+               r"sglang|tensorrt-llm|cann|cc|compute capability|sm_?|ddr|gddr|hbm|x|ubuntu|driver|opset|"
+               r"rtx|gtx|tesla|mi|gaudi|arc|ascend|昇腾|atlas|mlu|mtt|br|bi)\s*-?\s*(?=\d)(?![\d.]+\s*[bB]\b)"
+               r"\d+(\.\d+)*[a-z]*\b"),
+    re.compile(r"(?i)\b[a-z]+[-_]?\d+(?:[._-]?[a-z0-9]+)*\b"),  # A100, fp16, Q4_K_M, gfx942, H100-80GB
+    re.compile(r"(?i)\b\d+[-_]?(bit|bits|位|比特)\b"),
+    re.compile(r"(?i)\b\d+(?:\.\d+)?[a-z]*_[a-z0-9_]+\b"),
+    re.compile(r"\b\d+/\d+\b"),  # 24/7, 2:4 style ratios
+    re.compile(r"\b(19|20)\d{2}(-\d{2}){0,2}\b"),  # years and dates
+    re.compile(r"(?m)^\s*\d+[.)、]\s"),  # list markers
+]
+
+
+class Mention(BaseModel):
+    text: str
+    start: int
+    end: int
+    number: float = Field(description="the numeral as written, after 万/k multipliers")
+    dim: str = Field(description="quantity kind, 'plain' when no unit")
+    value: float = Field(description="in the base unit of `dim`")
+    tolerance: float = Field(description="in the base unit of `dim`")
+
+
+class Evidence(BaseModel):
+    """Quantities a reply may quote, by dimension (base units)."""
+
+    values: dict[str, list[float]] = Field(default_factory=dict)
+
+    def add(self, dim: str, value: float) -> None:
+        if value is None or isinstance(value, bool) or not math.isfinite(value):
+            return
+        self.values.setdefault(dim, []).append(float(value))
+
+    def merge(self, other: Evidence) -> Evidence:
+        for dim, vals in other.values.items():
+            self.values.setdefault(dim, []).extend(vals)
+        return self
+
+
+class GroundingReport(BaseModel):
+    ok: bool
+    checked: list[Mention] = Field(default_factory=list)
+    ungrounded: list[Mention] = Field(default_factory=list)
+    verdict_conflict: str | None = None
+
+    @property
+    def bad_numbers(self) -> list[str]:
+        return [m.text.strip() for m in self.ungrounded]
+
+
+# ----------------------------------------------------------------------------- extraction
+
+
+@cache
+def _name_mask() -> re.Pattern[str] | None:
+    """Every catalog GPU/model name and alias, longest first (their digits are not quantities)."""
+    try:
+        cat = load_catalog()
+    except Exception:  # a broken catalog must not break grounding
+        return None
+    names: set[str] = set()
+    for e in (*cat.gpus, *cat.models):
+        for n in (e.name, *e.aliases, e.id):
+            if re.search(r"\d", n) and len(n) >= 2:
+                names.add(n)
+    if not names:
+        return None
+    alt = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{alt})(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def mask_identifiers(text: str) -> str:
+    """Blank out names and codes whose digits are not quantities (same length, so offsets hold)."""
+    spans: list[tuple[int, int]] = []
+    names = _name_mask()
+    if names is not None:
+        spans += [(m.start(), m.end()) for m in names.finditer(text)]
+    for pat in _MASKS:
+        for m in pat.finditer(text):
+            # keep unit-bearing numbers like '80GB', '35tok/s', '1.5kW' that the letter+digit rule catches
+            if pat is _MASKS[4] and re.fullmatch(rf"(?i)\d+(\.\d+)?({_UNIT_ALT})", m.group(0)):
+                continue
+            spans.append((m.start(), m.end()))
+    chars = list(text)
+    for a, b in spans:
+        for i in range(a, b):
+            if chars[i] != "\n":
+                chars[i] = " "
+    return "".join(chars)
+
+
+def _decimals_tolerance(num: str) -> float:
+    """Half a unit in the last written place; a trailing-zero integer counts its last non-zero digit."""
+    clean = num.replace(",", "")
+    if "." in clean:
+        return 0.5 * 10 ** -len(clean.split(".")[1])
+    stripped = clean.rstrip("0")
+    zeros = len(clean) - len(stripped) if stripped else 0
+    return 0.5 * 10**zeros
+
+
+def extract(text: str) -> list[Mention]:
+    """Numbers in ``text`` with their units, identifiers masked."""
+    masked = mask_identifiers(text)
+    out: list[Mention] = []
+    for m in _MENTION.finditer(masked):
+        num = m.group("num")
+        base = float(num.replace(",", ""))
+        mult_txt = (m.group("mult") or "").strip()
+        unit_txt = (m.group("unit") or "").strip().lower()
+        cur = (m.group("cur") or "").strip().upper()
+        mult = _MULT.get(mult_txt.lower(), 1.0) if mult_txt else 1.0
+        tol_written = _decimals_tolerance(num)
+        number = base * mult
+        tail = masked[m.end():m.end() + 2]
+        bare = not unit_txt and not mult_txt and not cur
+        if re.match(r"\s*年", tail) or (bare and re.match(r"\s*(年|月|日|号)", tail)):
+            continue
+        if cur or unit_txt in ("元", "美元", "dollars", "人民币"):
+            dim = "USD" if ("$" in cur or "USD" in cur or unit_txt in ("美元", "dollars")) else "CNY"
+            factor = 1.0
+        elif unit_txt:
+            dim, factor = _UNITS[unit_txt]
+        elif mult_txt.upper() == "B":
+            dim, factor = "params", 1.0  # '70B' alone is a parameter count
+        else:
+            dim, factor = "plain", 1.0
+        if dim == "bytes" and unit_txt == "b" and not mult_txt:
+            dim = "plain"  # a bare 'b' after a number is not trustworthy as bytes
+        value = number * factor
+        last_digit = 0.5 * (10 ** -len(num.split(".")[1]) if "." in num else 1)
+        tolerance = max(min(tol_written, 0.05 * abs(base)), last_digit) * mult * factor
+        out.append(Mention(text=m.group(0), start=m.start(), end=m.end(), number=number, dim=dim, value=value,
+                           tolerance=tolerance))
+    return out
+
+
+# ----------------------------------------------------------------------------- evidence
+
+
+def _key_dim(key: str, parent: str) -> tuple[str, float]:
+    k = key.lower()
+    p = parent.lower()
+    if "per_param" in k:
+        return "bytes/param", 1
+    if k.endswith("_bytes") or (k in ("bytes", "weights", "kv_cache", "activations", "gradients", "optimizer",
+                                     "overhead", "total") and ("breakdown" in p or k == "bytes" or "memory" in p)):
+        return "bytes", 1
+    if "bytes" in k and "per_s" not in k:
+        return "bytes", 1
+    if k.endswith(("_gbs", "bandwidth_gbs")) or k == "bandwidth_gbs":
+        return "bytes/s", GB
+    if k.endswith("_gib"):
+        return "bytes", GiB
+    if k.endswith("_gb") or k == "memory_gb":
+        return "bytes", GB
+    if k.endswith("_tb"):
+        return "bytes", TB
+    if k.endswith("_mib"):
+        return "bytes", MiB
+    if k.endswith(("_w", "watts")) or k in ("tdp", "power", "psu"):
+        return "W", 1
+    if "tokens_per_s" in k or k.endswith(("_tps", "tok_s")) or "tok_per_s" in k:
+        return "tokens/s", 1
+    if k.endswith(("_ms",)):
+        return "s", 1e-3
+    if k.endswith(("_s", "seconds")) or k == "s":
+        return "s", 1
+    if k.endswith("_hours"):
+        return "s", 3600
+    if k.endswith("_days") or k == "days":
+        return "s", 86400
+    if "usd" in k:
+        return "USD", 1
+    if "cny" in k or "rmb" in k:
+        return "CNY", 1
+    if k.endswith(("_pct", "percent")):
+        return "ratio", 0.01
+    if k.endswith("tflops") or p.endswith("throughput") or k.endswith("_tops"):
+        return "flops", 1e12
+    if k.endswith("flops"):
+        return "flops", 1
+    if k.endswith("params_b") or k == "active_b":
+        return "params", 1e9
+    if k.endswith("params") or k == "parameters":
+        return "params", 1
+    if "token" in k or "context" in k or k in ("seq", "n_ctx", "max_model_len"):
+        return "tokens", 1
+    if k in ("gpus", "count", "gpu_count", "n_gpus", "tp", "data_parallel", "concurrency", "sequences", "users",
+             "batch", "micro_batch", "cards"):
+        return "count", 1
+    if any(w in k for w in ("util", "fraction", "ratio", "efficiency", "mfu", "eta", "share", "headroom_frac")):
+        return "ratio", 1
+    return "plain", 1
+
+
+def _walk(obj: Any, ev: Evidence, key: str = "", parent: str = "", texts: list[str] | None = None) -> None:
+    if isinstance(obj, dict):
+        unit = obj.get("unit") if isinstance(obj.get("unit"), str) else None
+        for k, v in obj.items():
+            if k == "value" and unit and isinstance(v, int | float):
+                dim, factor = _UNITS.get(unit.lower(), ("plain", 1.0))
+                ev.add(dim, v * factor)
+                continue
+            _walk(v, ev, str(k), key or parent, texts)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            _walk(v, ev, key, parent, texts)
+    elif isinstance(obj, bool) or obj is None:
+        return
+    elif isinstance(obj, int | float):
+        dim, factor = _key_dim(key, parent)
+        ev.add(dim, obj * factor)
+        ev.add("plain", obj)
+    elif isinstance(obj, str) and texts is not None and re.search(r"\d", obj):
+        texts.append(obj)
+
+
+def evidence_from(results: Iterable[Any] = (), texts: Iterable[str] = ()) -> Evidence:
+    """Evidence from tool results (JSON-like) and from free texts (passages, formulas, the user's words)."""
+    ev = Evidence()
+    strings: list[str] = []
+    for r in results:
+        _walk(r, ev, texts=strings)
+    for t in dict.fromkeys([*strings, *texts]):  # each distinct text once
+        for m in extract(t):
+            ev.add(m.dim, m.value)
+            ev.add("plain", m.number)
+    return ev
+
+
+# ----------------------------------------------------------------------------- matching
+
+_DISPLAY: dict[str, tuple[float, ...]] = {
+    "bytes": (GB, GiB, 1e6, MiB, TB, TiB, 1),
+    "bytes/s": (GB, TB, GiB),
+    "s": (1, 60, 3600, 86400),
+    "ratio": (0.01, 1),
+    "flops": (1e12, 1e15, 1),
+    "params": (1e9, 1e6, 1),
+    "tokens": (1, 1000, 1024),
+    "USD": (1, 1000, 1e4),
+    "CNY": (1, 1e4, 1000),
+}
+
+
+def _matches(m: Mention, ev: Evidence) -> bool:
+    if m.dim != "plain":
+        for v in ev.values.get(m.dim, []):
+            if abs(v - m.value) <= m.tolerance + 1e-9 * max(1.0, abs(v)):
+                return True
+        if m.dim == "count":
+            return any(abs(v - m.value) < 1e-9 for v in ev.values.get("plain", []))
+        if m.dim in ("tokens",):
+            return any(abs(v - m.value) <= m.tolerance for v in ev.values.get("plain", []))
+        return False
+    # a bare number: equal to some evidence figure in one of its usual display units
+    for dim, vals in ev.values.items():
+        scales = _DISPLAY.get(dim, (1,))
+        for v in vals:
+            for s in scales:
+                if abs(v / s - m.value) <= m.tolerance + 1e-9 * max(1.0, abs(v / s)):
+                    return True
+    return False
+
+
+def _exempt(m: Mention) -> bool:
+    """Small bare integers (1–10: 'two steps', '1 个') carry no claim worth checking."""
+    return m.dim == "plain" and m.value.is_integer() and 0 <= m.value <= 10
+
+
+_POSITIVE = re.compile(r"够用|足够|够了|能跑|可以跑|跑得动|跑得起来|放得下|装得下|能装下|可以装下|没问题|完全可以|"
+                       r"\bfits?\b|will fit|is enough|are enough|plenty|can run|will run|runs? (fine|comfortably)|"
+                       r"no problem|works", re.IGNORECASE)
+_NEGATIVE = re.compile(r"不够|不足|放不下|装不下|跑不动|跑不了|不能|无法|不行|超出|超过了?显存|爆显存|\bOOM\b|"
+                       r"out of memory|does(n't| not) fit|won'?t fit|will not fit|not enough|insufficient|cannot|"
+                       r"can'?t|too (large|big)|exceeds?|short by|falls short|not fit", re.IGNORECASE)
+
+
+def verdict_conflict(text: str, fits: bool | None) -> str | None:
+    """A reason when the text's fit claim contradicts the tool's verdict, else None."""
+    if fits is None:
+        return None
+    neg = bool(_NEGATIVE.search(text))
+    pos = bool(_POSITIVE.search(_NEGATIVE.sub(" ", text)))  # 'won't fit' / '不够用' are not positive claims
+    if fits is False and not neg:
+        return "the tools say it does not fit, but the reply does not say so"
+    if fits is True and neg and not pos:
+        return "the tools say it fits, but the reply says it does not"
+    return None
+
+
+def check(text: str, evidence: Evidence, fits: bool | None = None) -> GroundingReport:
+    """Every number in ``text`` against ``evidence``; plus the fit verdict when the tools gave one."""
+    mentions = [m for m in extract(text) if not _exempt(m)]
+    bad = [m for m in mentions if not _matches(m, evidence)]
+    conflict = verdict_conflict(text, fits)
+    return GroundingReport(ok=not bad and conflict is None, checked=mentions, ungrounded=bad,
+                           verdict_conflict=conflict)
+
+
+# a sentence ends at 。！？!? or a newline, or at '.' followed by a space (not a decimal point)
+_SENTENCE = re.compile(r"(?:[^。！？!?\n.]|\.(?!\s|$))+(?:[。！？!?]+|\.(?=\s|$)|\n|$)|[。！？!?.\n]")
+
+
+def repair(text: str, report: GroundingReport) -> str | None:
+    """Drop the sentences holding ungrounded numbers; None when too little would be left to be useful."""
+    if report.verdict_conflict or not report.ungrounded:
+        return None if report.verdict_conflict else text
+    bad_spans = [(m.start, m.end) for m in report.ungrounded]
+    kept, dropped = [], 0
+    for s in _SENTENCE.finditer(text):
+        if any(s.start() <= a < s.end() for a, _ in bad_spans):
+            dropped += 1
+            continue
+        kept.append(s.group(0))
+    total = dropped + len([k for k in kept if k.strip()])
+    remaining = "".join(kept).strip()
+    if not remaining or dropped * 2 > total or not re.search(r"\d", remaining):
+        return None
+    return remaining

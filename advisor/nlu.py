@@ -1,0 +1,669 @@
+"""Rule-based understanding of one user message (Chinese, English, mixed, colloquial, typos).
+
+``parse(text)`` returns a :class:`Parsed` record of everything the message states: the use
+case, intents (compare / why / export / what-if / reset), the model and its size, precision,
+GPUs and counts, budget, context, concurrency, training method and data, deadline, FP64 and
+problem size, ecosystem constraints, existing hardware, form factor and power. Nothing here
+computes advice; the planner decides what to do with it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, parse_number, scaled
+from knowledge import AmbiguousNameError, load_catalog
+from knowledge.catalog import Catalog
+from knowledge.resolve import normalize
+
+Lang = Literal["zh", "en"]
+UseCase = Literal["training", "inference", "scientific"]
+Method = Literal["pretrain", "full", "lora", "qlora"]
+FormFactorPref = Literal["workstation", "server", "laptop"]
+
+
+class Intent(StrEnum):
+    compare = "compare"
+    why = "why"
+    export = "export"
+    whatif = "whatif"
+    recommend = "recommend"
+    reset = "reset"
+    injection = "injection"
+    yes = "yes"
+    no = "no"
+    unsure = "unsure"
+
+
+class Money(BaseModel):
+    amount: float = Field(gt=0)
+    currency: Literal["CNY", "USD"]
+
+
+class GpuCount(BaseModel):
+    gpu: str = Field(description="catalog GPU id")
+    count: int = Field(1, ge=1, le=1024)
+    stated: bool = Field(True, description="the count was written, not defaulted to 1")
+
+
+class Parsed(BaseModel):
+    """What one message says. ``None`` = not mentioned."""
+
+    text: str = ""
+    lang: Lang | None = None
+    use_case: UseCase | None = None
+    finetune: bool = False
+    intents: list[Intent] = Field(default_factory=list)
+    model: str | None = Field(None, description="catalog model id")
+    model_guess: bool = Field(False, description="model picked from family + size, not named exactly")
+    params_b: float | None = None
+    precision: str | None = None
+    kv_dtype: str | None = None
+    gpus: list[GpuCount] = Field(default_factory=list, description="GPUs named, in order")
+    gpu_count: int | None = Field(None, description="a card count with no GPU named ('two cards')")
+    ambiguous: dict[str, list[str]] = Field(default_factory=dict, description="name -> candidate ids")
+    unknown_gpus: dict[str, list[str]] = Field(default_factory=dict, description="GPU-like name -> suggestions")
+    budget: Money | None = None
+    budget_unlimited: bool = False
+    context_tokens: int | None = None
+    concurrency: int | None = None
+    method: Method | None = None
+    dataset_tokens: float | None = None
+    dataset_samples: float | None = None
+    epochs: float | None = None
+    deadline_days: float | None = None
+    fp64: bool | None = None
+    problem_size_gb: float | None = None
+    cuda_required: bool | None = None
+    domestic: bool | None = None
+    existing: list[GpuCount] | None = Field(None, description="hardware already owned; [] = none")
+    form_factor: FormFactorPref | None = None
+    power_limit_w: float | None = None
+
+    def has(self, intent: Intent) -> bool:
+        return intent in self.intents
+
+
+# ----------------------------------------------------------------------------- cleaning
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff\ud800-\udfff]")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def clean(text: str) -> str:
+    """NFKC-fold (full-width → ASCII), drop control and bidi characters, collapse runs of spaces."""
+    text = unicodedata.normalize("NFKC", text or "")
+    text = _CONTROL.sub(" ", text.replace("\r\n", "\n"))
+    return re.sub(r"[ \t]+", " ", text).strip()
+
+
+_ENGLISH_WORDS = re.compile(
+    r"\b(the|a|an|is|are|to|for|on|with|and|or|what|how|why|which|can|could|should|i|we|my|our|want|need|about|"
+    r"of|in|please|run|serve|use|it|does|do|enough|fit|fits|will|would|instead|if|than|vs|compare|budget|users?|"
+    r"context|concurrent|training|inference|yes|no|not|hello|hi|thanks|export|start|over)\b", re.IGNORECASE)
+
+
+def has_english_words(text: str) -> bool:
+    """Whether the text has English words beyond names and units ('llama 3.1 8b, fp16' has none)."""
+    return bool(_ENGLISH_WORDS.search(text))
+
+
+def detect_lang(text: str) -> Lang | None:
+    """'zh' when the text has Chinese characters (mixed text counts as Chinese), 'en' for Latin, else None."""
+    cjk = len(_CJK.findall(text))
+    latin_words = len(re.findall(r"[A-Za-z][A-Za-z0-9]+", text))
+    if cjk >= 8 or (cjk and cjk >= latin_words):
+        return "zh"
+    if latin_words:
+        return "en"
+    return None
+
+
+# ----------------------------------------------------------------------------- patterns
+
+_I = re.IGNORECASE
+N = NUMBER_RE
+_NEG_BEFORE = re.compile(
+    r"(不|没|无|非|免|别|no|not|don'?t|doesn'?t|without|never|isn'?t|aren'?t)[\s\w]{0,6}$", _I)
+_NEG_AFTER = re.compile(
+    r"^[\s\w,，]{0,6}?(不是必须|不需要|不必|不重要|无所谓|not required|not needed|isn'?t required|optional|"
+    r"not a must|not necessary|不是硬性)", _I)
+
+
+def _negated(text: str, start: int, end: int) -> bool:
+    before = text[max(0, start - 12):start]
+    after = text[end:end + 16]
+    return bool(_NEG_BEFORE.search(before) or _NEG_AFTER.search(after))
+
+
+_USE_CASE_PATTERNS: list[tuple[UseCase, re.Pattern[str]]] = [
+    ("scientific", re.compile(
+        r"科学计算|科研计算|数值模拟|数值计算|仿真|分子动力学|量子化学|第一性原理|有限元|流体|气象|气候|天气预报|"
+        r"高性能计算|双精度|\bhpc\b|\bcfd\b|\bfem\b|\bfp64\b|gromacs|lammps|\bvasp\b|openfoam|\bamber\b|"
+        r"cp2k|quantum espresso|scientific|simulations?|molecular dynamics|finite element|double[- ]precision|"
+        r"weather|climate|computational fluid", _I)),
+    ("training", re.compile(
+        r"预训练|训练|微调|精调|\bsft\b|\bdpo\b|\brlhf\b|\blora\b|\bqlora\b|全参|全量|pre-?train|train(ing)?\b|"
+        r"fine[- ]?tun|finetun|from scratch", _I)),
+    ("inference", re.compile(
+        r"推理|部署|上线|服务化|并发|在线服务|问答服务|跑推理|inference|infer\b|serving|\bserve\b|deploy|"
+        r"\bhost(ing)?\b|chatbot|\bapi\b|concurren|\busers?\b|\bqps\b|tokens?/s|吞吐", _I)),
+]
+_FINETUNE = re.compile(r"微调|精调|\bsft\b|\bdpo\b|\blora\b|\bqlora\b|fine[- ]?tun|finetun", _I)
+_PRETRAIN = re.compile(r"预训练|从头训练|从零训练|pre-?train|from scratch", _I)
+_METHODS: list[tuple[Method, re.Pattern[str]]] = [
+    ("qlora", re.compile(r"q-?lora", _I)),
+    ("lora", re.compile(r"(?<![a-z])lora|低秩", _I)),
+    ("full", re.compile(r"全参|全量|full[- ]?(parameter|param|fine[- ]?tun\w*|ft\b)|full weights?", _I)),
+]
+
+_INTENT_PATTERNS: list[tuple[Intent, re.Pattern[str]]] = [
+    (Intent.compare, re.compile(r"比较|对比|比一比|比一下|\bvs\.?\b|versus|compare|comparison|哪个(更)?好|"
+                                r"哪一?个|差别|区别|which (one )?is better|difference between|side[- ]by[- ]side", _I)),
+    (Intent.why, re.compile(
+        r"为什么|为啥|凭什么|怎么算|怎么来的|如何计算|怎么得出|依据|原理|解释|什么意思|什么是|\bwhy\b|how come|"
+        r"how did you|how do you (get|calculate)|explain|where does .{1,40} come from|what does .{1,40} mean|"
+        r"what (is|are) (a |an |the )?(kv|weights?|overhead|activations?|tensor|nvlink|hbm|fp\d+|bf16|quantiz|"
+        r"lora|qlora|mfu|tp\b|tensor parallel|gib|gb\b)", _I)),
+    (Intent.export, re.compile(r"导出|下载|报告|生成方案|输出方案|export|download|report|markdown", _I)),
+    (Intent.whatif, re.compile(r"呢[\s?？!。.]*$|换成|改成|改用|换用|如果|假如|要是|假设|what about|how about|"
+                               r"what if|instead|switch to|change (it )?to|suppose|with (\w+ )?instead", _I)),
+    (Intent.recommend, re.compile(r"推荐|建议|买什么|买哪|选哪|怎么选|选什么|配置方案|方案|recommend|suggest|"
+                                  r"which gpu|what gpu|what should i buy|should i (buy|get)|best (gpu|option)|"
+                                  r"advice|advise", _I)),
+    (Intent.reset, re.compile(r"重新开始|重来|清空|从头再来|新的对话|start over|reset|new conversation|"
+                              r"start again|clear (the )?(chat|session)", _I)),
+    (Intent.injection, re.compile(
+        r"ignore (all |any |your |the |previous |prior |above )*(rules|instructions|prompt|guidelines)|"
+        r"disregard (your|all|the|previous)|forget (your|all|the) (rules|instructions)|jailbreak|"
+        r"system prompt|developer mode|pretend (that|you)|you must (say|answer|agree)|just say (it|yes)|"
+        r"忽略(你的|之前的|所有|以上|上面)?(规则|指令|提示|设定|限制)|无视(规则|限制|指令)|忘(掉|记)(你的)?(规则|设定)|"
+        r"越狱|系统提示|假装|你必须(说|回答|承认)|直接说(能|可以|行)", _I)),
+]
+_YES = re.compile(r"^\s*(是的?|对|需要|要|有|依赖|必须|yes|yeah|yep|sure|correct|right|required|we do|i do)"
+                  r"[\s!！。.,，]*$", _I)
+_NO = re.compile(r"^\s*(不|否|没有?|无|不需要|不用|不依赖|都不|没要求|no|nope|none|not really|neither|nothing|"
+                 r"n/?a)[\s!！。.,，]*$", _I)
+_UNSURE = re.compile(r"不知道|不确定|不清楚|随便|都行|无所谓|你定|你决定|默认|不好说|看情况|don'?t know|not sure|"
+                     r"no idea|whatever|any(thing)? (is )?fine|you (choose|decide|pick)|default|skip|unsure|dunno", _I)
+
+# precision tokens
+_GGUF = re.compile(r"(?<![A-Za-z0-9])(i?q[1-8]_[a-z0-9]{1,2}(?:_[a-z0-9]{1,2})?)(?![A-Za-z0-9])", _I)
+_FLOATS = re.compile(r"(?<![A-Za-z0-9])(fp|bf|int|f|e4m|mxfp|nvfp|nf)(4|8|16|32)(?![0-9])", _I)
+_BITS = re.compile(r"(?<![0-9.])(2|3|4|5|6|8|16|32)\s*-?\s*(bits?|位|比特)", _I)
+_PREC_WORDS: list[tuple[str, re.Pattern[str]]] = [
+    ("fp16", re.compile(r"半精度|half[- ]precision", _I)),
+    ("fp32", re.compile(r"单精度|single[- ]precision|full[- ]precision", _I)),
+    ("int4", re.compile(r"\bawq\b|\bgptq\b|\bw4a16\b", _I)),
+    ("nf4", re.compile(r"\bbnb\b|bitsandbytes", _I)),
+]
+_KV_FP8 = re.compile(r"(fp8|int8|q8_0|q4_0)\s*(的)?\s*kv|"
+                     r"kv[\s-]*(cache)?\s*(用|=|:|in|dtype)?\s*(fp8|int8|q8_0|q4_0)", _I)
+
+# sizes and quantities
+_PARAMS = re.compile(rf"(?<![A-Za-z0-9.])({N})\s*(b|B|billion|bn)(?![A-Za-z])(?!\s*(tokens?|token|个?词元))"
+                     rf"|({N})\s*亿\s*(参数|参|的?模型)", _I)
+_PARAMS_CN = re.compile(rf"({N})\s*(b|B)\s*(参数|参|模型|的模型)")
+_CONTEXT_AFTER = re.compile(
+    rf"({N})\s*(k|K|万)?\s*(的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|窗口)", _I)
+_CONTEXT_BEFORE = re.compile(
+    rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[_ ]model[_ ]len|窗口)[^\d{CN_NUMERAL_CHARS}]{{0,12}}"
+    rf"({N})\s*(k|K|万)?(?![A-Za-z])", _I)
+_CONCURRENCY_AFTER = re.compile(
+    rf"({N})\s*(个|路|位|名)?\s*(并发|同时在线|同时|用户|人同时|concurrent|simultaneous|parallel|users?|"
+    rf"requests? at once|sessions|streams|seats)", _I)
+_CONCURRENCY_BEFORE = re.compile(
+    rf"(并发(数|量)?|concurrency( of)?|batch( size)?|同时服务)[^\d{CN_NUMERAL_CHARS}]{{0,8}}({N})\s*(k|K)?", _I)
+_SINGLE_USER = re.compile(r"单用户|单人|一个人用|自己用|个人使用|就我一个|single user|one user|just me|only me|"
+                          r"personal use|for myself", _I)
+_MONEY_SYMBOL = re.compile(
+    rf"(\$|US\$|USD|¥|￥|RMB|CNY)\s*({N})\s*(k|K|w|W|万|千|m|M|million|thousand)?(?![A-Za-z])", _I)
+_MONEY_WORD = re.compile(
+    rf"({N})\s*(k|K|w|W|万|千|m|M|million|thousand)?\s*(美元|美金|刀|dollars?|usd|bucks|元|块|人民币|rmb|cny|万元)",
+    _I)
+_BUDGET_BARE = re.compile(
+    rf"(预算|budget|经费|资金|花费|投入|spend|afford|under|以内|左右|不超过|up to)[^\d{CN_NUMERAL_CHARS}]{{0,10}}"
+    rf"({N})\s*(k|K|w|W|万|千|m|M|million|thousand)?(?![A-Za-z])", _I)
+_BUDGET_UNLIMITED = re.compile(r"预算不限|不限预算|没有预算(限制|上限)|不差钱|no budget (limit|cap|constraint)|"
+                               r"budget (is )?(not an issue|unlimited|no object)|money is no object", _I)
+_DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
+                             rf"(tokens?|词元|token)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))", _I)
+_DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(条|个样本|样本|samples|examples|"
+                              rf"instructions|conversations|对话|rows|records)", _I)
+_EPOCHS = re.compile(rf"({N})\s*(个)?\s*(epochs?|轮|遍)", _I)
+_DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
+                       rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?)", _I)
+_DEADLINE_CTX = re.compile(r"内|以内|之内|完成|训完|搞定|跑完|截止|deadline|within|in under|in less than|\bby\b|"
+                           r"\bin\b|finish|done|complete|budget of|时间", _I)
+_GB = re.compile(rf"({N})\s*(GB|G|GiB|TB|TiB|T)(?![A-Za-z])", _I)
+_PROBLEM_CTX = re.compile(r"问题规模|规模|数据量|数据集|工作集|内存|显存需求|网格|矩阵|占用|"
+                          r"problem|working set|dataset|mesh|grid|matrix|footprint|memory|needs?|requires?|"
+                          r"per job|each job|per run|per case|算例|任务|作业|每次", _I)
+_WATTS = re.compile(rf"({N})\s*(kW|KW|kw|W|w|瓦|千瓦)(?![A-Za-z])")
+_POWER_CTX = re.compile(r"电源|功耗|供电|电路|插座|功率|瓦|psu|power|circuit|outlet|supply|watt", _I)
+_CUDA = re.compile(r"cuda|英伟达生态|nvidia (ecosystem|stack)|pytorch[- ]cuda", _I)
+_DOMESTIC = re.compile(r"信创|国产|国内芯片|自主可控|国产化|domestic|chinese[- ](made|chips?|gpus?)|"
+                       r"made in china|home[- ]grown", _I)
+_EXISTING = re.compile(r"我(们)?(已经|目前|现在|手上|手头|手里)?(有|买了|拥有)|已有|现有|手上有|手头有|手里有|"
+                       r"i (already |currently )?(have|own|bought|got)|we (already |currently )?(have|own|got)|"
+                       r"i've got|we've got|existing", _I)
+_NOT_OWNED = re.compile(r"问题|想|要|打算|计划|预算|question|want|need|plan|budget|idea|should|would|could|"
+                        r"[,，.。;；?？]", _I)
+_NO_EXISTING = re.compile(r"(没有|暂无|无)(现有)?(的)?(硬件|显卡|gpu|卡|设备)|从零开始|从头买|"
+                          r"no (existing )?(hardware|gpus?|cards?)|nothing yet|starting from scratch|"
+                          r"don'?t have any", _I)
+_FORM: list[tuple[FormFactorPref, re.Pattern[str]]] = [
+    ("laptop", re.compile(r"笔记本|laptop|notebook", _I)),
+    ("server", re.compile(r"服务器|机架|机柜|数据中心|机房|\bidc\b|server|rack|\b[1248]u\b|"
+                          r"datacenter|data center", _I)),
+    ("workstation", re.compile(r"工作站|台式|桌面|塔式|主机|家用|家里|办公室|workstation|desktop|tower|\bpc\b|"
+                               r"home|office", _I)),
+]
+_FP64_NEED = re.compile(r"fp64|双精度|double[- ]precision|64[- ]?bit float", _I)
+_FP64_NO = re.compile(r"(不需要|不用|不要|用不到|无需|没有)\s*(fp64|双精度)|(fp64|双精度)\s*(不需要|不重要|用不到)|"
+                      r"(single|mixed)[- ]precision (is )?(enough|fine|ok)|(单精度|混合精度)(就)?(够|可以|行)|"
+                      r"(no|don'?t need|without|not) (fp64|double)", _I)
+
+# GPU counts next to a GPU name
+_COUNT_WORDS = "|".join(sorted(EN_WORDS, key=len, reverse=True))
+_COUNT_BEFORE = re.compile(
+    rf"(?:(\d+)\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs)?|([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|"
+    rf"\b({_COUNT_WORDS})\b(?:\s+(?:of|x))?)\s*(?:[的]|of\s+)?\s*$", _I)
+_COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|"
+                          r"^\s*(?:s\b)?\s*(\d+|[两一二三四五六七八九十]+)\s*(张|块|卡|片|颗)", _I)
+_CARDS_ONLY = re.compile(
+    rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)\s*(?:x\s*)?"
+    rf"(张|块|片|卡|颗|路|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡)(?![A-Za-z])", _I)
+_GPU_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:(?:rtx|gtx|rx|arc|tesla|quadro)\s*[a-z]?\d{3,4}\s*(?:ti|xt|xtx|super|d)?|"
+                       r"(?:a|h|b|l|t|v|mi|gb)\d{2,3}[a-z]?|昇腾\s*\d{3}[a-z]?)(?![A-Za-z0-9])", re.IGNORECASE)
+_POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_\-]*|[\u3400-\u9fff]+")
+_MODEL_FAMILY = re.compile(
+    r"(llama|lamma|llma|lama|qwen|qwne|qwem|deepseek|deepseak|deepsek|mistral|mistal|mixtral|gemma|phi|glm|"
+    r"chatglm|yi|baichuan|internlm|gpt-?oss|kimi|minimax|command-?r|falcon|千问|通义|羊驼)\s*-?\s*(\d+(?:\.\d+)?)?",
+    _I)
+_FAMILY_ALIASES = {"千问": "qwen", "通义": "qwen", "羊驼": "llama", "chatglm": "glm", "lamma": "llama", "llma": "llama",
+                   "lama": "llama", "qwne": "qwen", "qwem": "qwen", "deepseak": "deepseek", "deepsek": "deepseek",
+                   "mistal": "mistral"}
+# Widely used dense models, preferred when a family and a size match several entries ("llama 70b").
+CANONICAL = ("llama-3.2-1b", "llama-3.2-3b", "qwen2.5-7b", "llama-3.1-8b", "qwen2.5-14b", "qwen2.5-32b",
+             "llama-3.1-70b", "qwen2.5-72b", "llama-3.1-405b")
+SPECIALISED = ("distill", "coder", "math", "vl", "qwq", "guard", "embed")
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _first_number(match: re.Match[str], group: int, mult_group: int | None = None) -> float | None:
+    num = match.group(group)
+    mult = match.group(mult_group) if mult_group else None
+    return scaled(num, mult) if num else None
+
+
+def _find_precision(text: str) -> str | None:
+    from tools.precision import resolve_precision  # tools sit below advisor
+
+    hits: list[tuple[int, str]] = []
+    for m in _GGUF.finditer(text):
+        hits.append((m.start(), m.group(1).upper()))
+    for m in _FLOATS.finditer(text):
+        prefix, bits = m.group(1).lower(), m.group(2)
+        if prefix == "fp" and bits == "64":
+            continue
+        name = {"f": "fp", "e4m": "fp", "nf": "nf"}.get(prefix, prefix) + bits
+        if prefix == "f" and bits in ("16", "32"):
+            name = "fp" + bits
+        hits.append((m.start(), name))
+    for m in _BITS.finditer(text):
+        bits = m.group(1)
+        hits.append((m.start(), {"16": "fp16", "32": "fp32", "8": "int8", "4": "int4"}.get(bits, f"{bits}bit")))
+    for name, pat in _PREC_WORDS:
+        for m in pat.finditer(text):
+            hits.append((m.start(), name))
+    for _, name in sorted(hits, key=lambda h: -h[0]):  # the last mention wins ("not fp16, int4")
+        try:
+            return resolve_precision(name).name
+        except ValueError:
+            continue
+    return None
+
+
+def _mask(text: str, spans: list[tuple[int, int]]) -> str:
+    chars = list(text)
+    for a, b in spans:
+        for i in range(a, b):
+            chars[i] = " "
+    return "".join(chars)
+
+
+class _Mention(BaseModel):
+    start: int
+    end: int
+    ids: list[str]
+    text: str
+
+
+def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Mention]:
+    """Catalog names in free text: longest token windows first, left to right."""
+    by_label = {e.name: e.id for e in entries}
+    tokens = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)]
+    out: list[_Mention] = []
+    i = 0
+    while i < len(tokens):
+        found: _Mention | None = None
+        for width in range(min(max_window, len(tokens) - i), 0, -1):
+            window = tokens[i:i + width]
+            start, end = window[0][0], window[-1][1]
+            phrase = text[start:end]
+            if len(phrase) > 60 or re.fullmatch(r"\d{1,2}", phrase):
+                continue
+            candidates = [(start, phrase)]
+            first = window[0][2]
+            if _CJK.match(first) and len(first) > 2:  # '我想用昇腾' + '910B': try the CJK tail
+                candidates += [(window[0][1] - k, text[window[0][1] - k:end]) for k in (4, 3, 2) if k < len(first)]
+            if re.search(r"\d[sS]$", phrase):  # plural: 'A100s', '4090s'
+                candidates.append((start, phrase[:-1]))
+            for cstart, cand in candidates:
+                try:
+                    hit = resolver.find(cand)
+                except AmbiguousNameError as exc:
+                    ids = [by_label[c] for c in exc.candidates if c in by_label]
+                    found = _Mention(start=cstart, end=end, ids=ids, text=cand)
+                    break
+                if hit is not None:
+                    found = _Mention(start=cstart, end=end, ids=[hit.id], text=cand)
+                    break
+            if found:
+                break
+        if found:
+            out.append(found)
+            i += width
+        else:
+            i += 1
+    return out
+
+
+def _count_near(text: str, start: int, end: int) -> int | None:
+    """A card count written next to a GPU name: '两张4090', '2x 4090', 'four A100s', '4090 x2'."""
+    before = _COUNT_BEFORE.search(text[max(0, start - 16):start])
+    if before:
+        raw = before.group(1) or before.group(2) or before.group(3)
+        value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
+        if value and 0 < value <= 1024:
+            return int(value)
+    after = _COUNT_AFTER.search(text[end:end + 12])
+    if after:
+        value = parse_number(after.group(1) or after.group(2))
+        if value and 0 < value <= 1024:
+            return int(value)
+    return None
+
+
+def _pick(catalog: Catalog, ids: list[str]) -> str:
+    """For an ambiguous GPU name, the variant with the most memory (what people usually mean now)."""
+    return max(ids, key=lambda i: catalog.gpu(i).memory_gb)
+
+
+def _guess_model(text: str, params_b: float | None, catalog: Catalog) -> str | None:
+    """A catalog model from a family word and a size: 'llama3 70b' → Llama-3.x-70B."""
+    fam = _MODEL_FAMILY.search(text)
+    if not fam or params_b is None:
+        return None
+    family = _FAMILY_ALIASES.get(fam.group(1).lower(), fam.group(1).lower()).replace("-", "")
+    version = fam.group(2)
+    best: tuple[float, str] | None = None
+    for m in catalog.models:
+        key = normalize(m.name) + " " + normalize(m.family)
+        if family not in key:
+            continue
+        if abs(m.params_b - params_b) / params_b > 0.15:
+            continue
+        score = abs(m.params_b - params_b) / params_b + (0.0 if m.id in CANONICAL else 0.2)
+        score += 0.1 if any(w in m.id for w in SPECIALISED) else 0.0
+        if version and version.replace(".", "") not in normalize(m.name).replace(".", ""):
+            score += 1
+        if best is None or score < best[0]:
+            best = (score, m.id)
+    return best[1] if best else None
+
+
+# ----------------------------------------------------------------------------- parse
+
+
+def parse(text: str, catalog: Catalog | None = None) -> Parsed:
+    """Everything a single message states; unknown things stay None."""
+    cat = catalog or load_catalog()
+    text = clean(text)
+    out = Parsed(text=text, lang=detect_lang(text))
+    if not text:
+        return out
+    low = text.lower()
+
+    # intents
+    for intent, pat in _INTENT_PATTERNS:
+        if pat.search(text):
+            out.intents.append(intent)
+    if _YES.match(text):
+        out.intents.append(Intent.yes)
+    if _NO.match(text):
+        out.intents.append(Intent.no)
+    if _UNSURE.search(text):
+        out.intents.append(Intent.unsure)
+
+    # names first, so model numbers (4090, A100) are masked before quantities are read
+    gpu_mentions = _scan_names(text, cat.gpu_resolver, cat.gpus)
+    model_mentions = [m for m in _scan_names(text, cat.model_resolver, cat.models)
+                      if not any(g.start <= m.start < g.end for g in gpu_mentions)]
+    masked = _mask(text, [(m.start, m.end) for m in gpu_mentions + model_mentions])
+    for m in _GPU_LIKE.finditer(masked):
+        name = m.group(0).strip()
+        if len(out.unknown_gpus) < 3:
+            out.unknown_gpus[name] = cat.gpu_resolver.suggest(name)
+
+    existing_marker = _EXISTING.search(text)
+    gpus: list[GpuCount] = []
+    existing: list[GpuCount] = []
+    for mention in gpu_mentions:
+        gid = mention.ids[0] if len(mention.ids) == 1 else _pick(cat, mention.ids)
+        if len(mention.ids) > 1:
+            out.ambiguous[mention.text] = mention.ids
+        count = _count_near(text, mention.start, mention.end)
+        entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
+        is_existing = existing_marker is not None and existing_marker.end() <= mention.start \
+            and not _NOT_OWNED.search(text[existing_marker.end():mention.start]) \
+            and mention.start - existing_marker.end() <= 14
+        (existing if is_existing else gpus).append(entry)
+    out.gpus = gpus
+    if existing:
+        out.existing = existing
+    elif _NO_EXISTING.search(text):
+        out.existing = []
+    if not gpu_mentions:
+        m = _CARDS_ONLY.search(masked)
+        if m:
+            raw = m.group(1) or m.group(2) or m.group(3)
+            value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
+            if value and 0 < value <= 1024:
+                out.gpu_count = int(value)
+
+    if model_mentions:
+        out.model = model_mentions[-1].ids[0]
+
+    # use case
+    for use_case, pat in _USE_CASE_PATTERNS:
+        if pat.search(masked):
+            out.use_case = use_case
+            break
+    out.finetune = bool(_FINETUNE.search(text))
+    for method, pat in _METHODS:
+        if pat.search(text):
+            out.method = method
+            break
+    if out.method is None and _PRETRAIN.search(text):
+        out.method = "pretrain"
+    if out.use_case == "scientific" and (out.finetune or out.method) and not _FP64_NEED.search(text):
+        out.use_case = "training"
+
+    # precision (QLoRA implies 4-bit NF4 base weights)
+    out.precision = _find_precision(masked)
+    if out.method == "qlora" and out.precision is None:
+        out.precision = "nf4"
+    kv = _KV_FP8.search(masked)
+    if kv:
+        out.kv_dtype = (kv.group(1) or kv.group(5)).lower()
+
+    # parameters
+    dataset_spans: list[tuple[int, int]] = []
+    for m in _DATASET_TOKENS.finditer(masked):
+        value = scaled(m.group(1), m.group(2))
+        if re.search(r"上下文|context|ctx|每秒|窗口|window", masked[max(0, m.start() - 14):m.start()], _I):
+            continue
+        if value and value >= 1e5:
+            out.dataset_tokens = value
+            dataset_spans.append((m.start(), m.end()))
+    scan = _mask(masked, dataset_spans)
+    for m in _PARAMS.finditer(scan):
+        if m.group(1):
+            value = parse_number(m.group(1))
+        else:
+            base = parse_number(m.group(4))
+            value = base / 10 if base else None  # 700亿 = 70B
+        if value and 0.01 <= value <= 10_000:
+            out.params_b = value
+    if out.model is None:
+        guess = _guess_model(scan, out.params_b, cat)
+        if guess:
+            out.model, out.model_guess = guess, True
+    if out.model:
+        out.params_b = cat.model(out.model).params_b
+
+    # context and concurrency
+    for pat, g_num, g_mult in ((_CONTEXT_AFTER, 1, 2), (_CONTEXT_BEFORE, 4, 5)):
+        m = pat.search(scan)
+        if m:
+            base = parse_number(m.group(g_num))
+            unit = (m.group(g_mult) or "").lower()
+            if base is not None:
+                value = scaled(m.group(g_num), unit or None) or base
+                if unit == "k" or (not unit and base < 1000 and re.search(r"\d", m.group(g_num))):
+                    # '32k context' means 32,768 tokens; a bare '32' next to 'context' means 32k
+                    value = base * (1024 if base in _POW2 else 1000)
+                if 16 <= value <= 20_000_000:
+                    out.context_tokens = round(value)
+                    break
+    if _SINGLE_USER.search(text):
+        out.concurrency = 1
+    for pat, g_num, g_mult in ((_CONCURRENCY_AFTER, 1, None), (_CONCURRENCY_BEFORE, 5, 6)):
+        m = pat.search(scan)
+        if m:
+            value = _first_number(m, g_num, g_mult)
+            if value and 1 <= value <= 1_000_000 and not (pat is _CONCURRENCY_AFTER and m.group(3).lower()
+                                                         in ("users", "user") and value > 100_000):
+                out.concurrency = int(value)
+                break
+
+    # money
+    out.budget = _find_budget(scan, out.lang)
+    out.budget_unlimited = bool(_BUDGET_UNLIMITED.search(text))
+
+    # training data and deadline
+    m = _DATASET_SAMPLES.search(scan)
+    if m:
+        out.dataset_samples = scaled(m.group(1), m.group(2))
+    m = _EPOCHS.search(scan)
+    if m:
+        out.epochs = parse_number(m.group(1))
+    for m in _DEADLINE.finditer(scan):
+        window = scan[max(0, m.start() - 14):m.end() + 8]
+        if not _DEADLINE_CTX.search(window):
+            continue
+        raw = m.group(1).lower()
+        value = 0.5 if raw == "半" else 1.0 if raw in ("a", "an", "one") else parse_number(raw)
+        if not value:
+            continue
+        unit = m.group(3).lower()
+        factor = (1 / 24 if unit.startswith(("小时", "hour", "hr")) else 7 if unit.startswith(("周", "星期", "week"))
+                  else 30 if unit.startswith(("月", "个月", "month")) else 1)
+        out.deadline_days = value * factor
+        break
+
+    # scientific
+    if _FP64_NO.search(text):
+        out.fp64 = False
+    elif _FP64_NEED.search(text):
+        out.fp64 = True
+    for m in _GB.finditer(scan):
+        window = scan[max(0, m.start() - 16):m.end() + 10]
+        just_before = scan[max(0, m.start() - 4):m.start()]
+        vram = re.search(r"显存\s*$|vram\s*$|gpu memory\s*$", just_before, _I) or re.match(
+            r"\s*(的)?\s*(显存|vram|gpu|card|卡)", scan[m.end():m.end() + 8], _I)
+        if vram or not (_PROBLEM_CTX.search(window) or out.use_case == "scientific"):
+            continue
+        value = parse_number(m.group(1))
+        if value:
+            unit = m.group(2).lower()
+            out.problem_size_gb = value * (1000 if unit.startswith("t") else 1) * (1.073741824 if "i" in unit else 1)
+
+    # ecosystem
+    cuda = _CUDA.search(text)
+    if cuda:
+        out.cuda_required = not _negated(text, cuda.start(), cuda.end())
+    dom = _DOMESTIC.search(text)
+    if dom:
+        out.domestic = not _negated(text, dom.start(), dom.end())
+
+    # form factor and power
+    for form, pat in _FORM:
+        if pat.search(text):
+            out.form_factor = form
+            break
+    for m in _WATTS.finditer(scan):
+        unit = m.group(2)
+        value = parse_number(m.group(1))
+        if not value:
+            continue
+        window = scan[max(0, m.start() - 12):m.end() + 10]
+        if unit.lower() in ("kw", "千瓦"):
+            value *= 1000
+        elif unit == "w" and value < 100:
+            continue  # '1.5w' is 1.5万 (money), not watts
+        if 100 <= value <= 100_000 and (_POWER_CTX.search(window) or unit in ("W", "瓦", "kW", "KW", "千瓦")):
+            out.power_limit_w = value
+
+    if out.use_case is None and (out.model or out.params_b) \
+            and re.search(r"跑|运行|装|放得下|够|几张|\bruns?\b|\bload\b|enough|\bfits?\b|how many", low):
+        out.use_case = "inference"
+    return out
+
+
+def _find_budget(text: str, lang: Lang | None) -> Money | None:
+    for m in _MONEY_SYMBOL.finditer(text):
+        value = scaled(m.group(2), m.group(3))
+        if value and value >= 10:
+            symbol = m.group(1).upper()
+            cur = "USD" if symbol in ("$", "US$", "USD") else "CNY"
+            return Money(amount=value, currency=cur)
+    for m in _MONEY_WORD.finditer(text):
+        mult = m.group(2)
+        unit = m.group(3).lower()
+        value = scaled(m.group(1), mult)
+        if unit == "万元":
+            value = scaled(m.group(1), "万")
+        if value and value >= 10:
+            cur = "USD" if unit in ("美元", "美金", "刀", "dollar", "dollars", "usd", "bucks") else "CNY"
+            return Money(amount=value, currency=cur)
+    m = _BUDGET_BARE.search(text)
+    if m:
+        raw, mult = m.group(2), m.group(3)
+        value = scaled(raw, mult)
+        if (value and value >= 100) or (value and mult):
+            cur = "CNY" if (mult in ("w", "W", "万") or re.search(f"[{CN_NUMERAL_CHARS}]", raw)
+                            or lang == "zh") else "USD"
+            return Money(amount=value, currency=cur)
+    return None

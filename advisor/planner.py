@@ -1,0 +1,390 @@
+"""Deterministic dialogue planning: which follow-up to ask next, and which tool calls a turn needs.
+
+Each path (inference / training / scientific) has ordered groups of profile slots. The next
+question asks the first one or two slots that are neither known nor already asked — a slot is
+asked at most once (except the model, without which nothing can be computed). Tools run as
+soon as the path's core slots are known (or were asked and left open, in which case a stated
+default is used), or at once when the user asks about a concrete GPU configuration.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from advisor.nlu import CANONICAL, SPECIALISED, Intent, Parsed
+from advisor.session import Profile, Session
+from knowledge import load_catalog
+
+DEFAULT_CONTEXT = 8192
+DEFAULT_CONCURRENCY = 1
+DEFAULT_TRAIN_SEQ = 2048
+TOKENS_PER_SAMPLE = 512
+MAX_QUESTION_SLOTS = 2
+
+GROUPS: dict[str, list[tuple[str, ...]]] = {
+    "inference": [("model", "precision"), ("context_tokens", "concurrency"), ("budget",),
+                  ("cuda_required", "domestic"), ("existing",), ("form_factor", "power_limit_w")],
+    "training": [("model", "method"), ("dataset_tokens", "deadline_days"), ("budget",),
+                 ("cuda_required", "domestic"), ("existing",), ("form_factor", "power_limit_w")],
+    "scientific": [("fp64", "problem_size_gb"), ("budget",), ("cuda_required", "domestic"), ("existing",),
+                   ("form_factor", "power_limit_w")],
+}
+CORE: dict[str, tuple[str, ...]] = {
+    "inference": ("model", "precision"),
+    "training": ("model", "method"),
+    "scientific": ("fp64", "problem_size_gb"),
+}
+Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", "empty"]
+
+
+class PlannedCall(BaseModel):
+    name: str
+    arguments: dict[str, Any]
+    purpose: Literal["size", "perf", "time", "check", "recommend", "info", "search"]
+    needs_fit: bool = Field(False, description="skip when this turn's sizing says it does not fit")
+    only_if_no_fit: bool = Field(False, description="run only when this turn's sizing says it does not fit")
+    gpu: str | None = None
+
+
+class Plan(BaseModel):
+    mode: Mode
+    calls: list[PlannedCall] = Field(default_factory=list)
+    question_slots: list[str] = Field(default_factory=list)
+    assumed: dict[str, Any] = Field(default_factory=dict, description="slot -> default used this turn")
+    model_assumed: str | None = Field(None, description="catalog model picked for a bare size ('70b')")
+
+
+# ----------------------------------------------------------------------------- questions
+
+
+def next_question_slots(session: Session) -> list[str]:
+    """The unknown, never-asked slots of the first group that has any (one or two slots)."""
+    p = session.profile
+    if p.use_case is None:
+        return [] if "use_case" in session.asked else ["use_case"]
+    out: list[str] = []
+    for group in GROUPS[p.use_case]:
+        for slot in group:
+            if p.known(slot) or slot in session.asked:
+                continue
+            if slot == "precision" and p.method == "qlora":
+                continue
+            if slot == "power_limit_w" and p.form_factor == "server":
+                continue
+            out.append(slot)
+        if out:  # one group at a time: its slots belong together in one question
+            break
+    if not out and p.use_case in ("inference", "training") and not p.known("model"):
+        out = ["model"]  # nothing can be computed without it
+    return out[:MAX_QUESTION_SLOTS]
+
+
+def ready(session: Session, parsed: Parsed | None = None) -> bool:
+    """Enough is known to compute: core slots known or already asked, or a concrete GPU question."""
+    p = session.profile
+    if p.use_case is None:
+        return False
+    if p.use_case in ("inference", "training") and not p.known("model"):
+        return False
+    if p.gpu or p.existing:
+        return True
+    if parsed is not None and (parsed.has(Intent.recommend) or parsed.has(Intent.whatif)):
+        return True
+    return all(p.known(s) or s in session.asked for s in CORE[p.use_case])
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+
+
+def representative_model(params_b: float) -> str | None:
+    """The catalog LLM closest in size (a widely used dense one preferred), within 15 %; else None."""
+    best: tuple[float, str] | None = None
+    for m in load_catalog().models:
+        if m.kind != "llm":
+            continue
+        diff = abs(m.params_b - params_b) / params_b
+        if diff > 0.15:
+            continue
+        score = diff + (0.0 if m.id in CANONICAL else 0.2) + (0.1 if m.is_moe else 0.0)
+        score += 0.1 if any(w in m.id for w in SPECIALISED) else 0.0
+        if best is None or score < best[0]:
+            best = (score, m.id)
+    return best[1] if best else None
+
+
+def _budget_args(p: Profile) -> dict[str, Any]:
+    if p.budget is None:
+        return {}
+    return {"budget_cny": p.budget.amount} if p.budget.currency == "CNY" else {"budget_usd": p.budget.amount}
+
+
+def _chassis(p: Profile) -> str | None:
+    return {"workstation": "tower", "server": "rack"}.get(p.form_factor or "")
+
+
+def _engine(precision: str | None) -> str:
+    if precision:
+        from tools.precision import resolve_precision
+
+        try:
+            if resolve_precision(precision).family == "gguf":
+                return "llamacpp"
+        except ValueError:
+            pass
+    return "vllm"
+
+
+def _method(p: Profile) -> str:
+    if p.method in ("lora", "qlora", "full"):
+        return p.method
+    return "full" if p.method == "pretrain" else "lora"
+
+
+def dataset_tokens(p: Profile) -> float | None:
+    if p.dataset_tokens:
+        return p.dataset_tokens
+    if p.dataset_samples:
+        return p.dataset_samples * TOKENS_PER_SAMPLE * (p.epochs or 1)
+    return None
+
+
+def _config(p: Profile) -> tuple[str | None, int]:
+    """The GPU configuration under discussion: the named one, else the hardware already owned."""
+    if p.gpu:
+        return p.gpu, p.gpu_count or 1
+    if p.existing:
+        first = p.existing[0]
+        return first.gpu, p.gpu_count or first.count
+    return None, p.gpu_count or 1
+
+
+def _search_query(p: Profile, mode: str, lang: str) -> str:
+    zh = lang == "zh"
+    if mode == "why":
+        return ("显存 权重 KV cache 开销 为什么" if zh else "why memory weights KV cache overhead explained")
+    if p.use_case == "scientific":
+        return "科学计算 FP64 双精度 ECC 显存" if zh else "scientific computing FP64 double precision ECC memory"
+    if p.use_case == "training":
+        method = _method(p)
+        return (f"训练 显存 {method} 优化器状态 激活" if zh else
+                f"training memory {method} optimizer states activations")
+    words = ["KV cache", p.precision or "", "显存 推理 并发 上下文" if zh else "inference memory context concurrency"]
+    return " ".join(w for w in words if w)
+
+
+# ----------------------------------------------------------------------------- planning
+
+
+def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) -> Plan:
+    """Decide this turn's mode, tool calls and follow-up question from the (already updated) session."""
+    p = session.profile
+    if parsed.has(Intent.reset):
+        return Plan(mode="reset", question_slots=["use_case"])
+    if parsed.has(Intent.export) and not parsed.gpus:
+        return Plan(mode="export")
+    if not parsed.text.strip():
+        return Plan(mode="empty", question_slots=next_question_slots(session))
+    if (len(p.compare) >= 2 and parsed.has(Intent.compare)) or len(parsed.gpus) >= 2:
+        plan = Plan(mode="compare", calls=_compare_calls(p))
+        plan.calls += _search(p, "compare", lang, search_k)
+        plan.question_slots = next_question_slots(session)
+        return plan
+    if parsed.has(Intent.why) and session.last_results and not _has_new_facts(parsed):
+        return Plan(mode="why", calls=_search(p, "why", lang, search_k),
+                    question_slots=next_question_slots(session))
+    if p.use_case is None:
+        return Plan(mode="opening", question_slots=["use_case"])
+    if not ready(session, parsed):
+        return Plan(mode="ask", question_slots=next_question_slots(session))
+    plan = Plan(mode="answer")
+    if p.model is None and p.params_b and p.use_case in ("inference", "training"):
+        plan.model_assumed = representative_model(p.params_b)
+    builders = {"inference": _inference_calls, "training": _training_calls, "scientific": _scientific_calls}
+    plan.calls = builders[p.use_case](p, parsed, plan)
+    plan.calls += _search(p, "answer", lang, search_k)
+    plan.question_slots = next_question_slots(session)
+    for slot in CORE[p.use_case]:
+        if not p.known(slot):
+            plan.assumed[slot] = True
+    return plan
+
+
+def _has_new_facts(parsed: Parsed) -> bool:
+    return bool(parsed.gpus or parsed.precision or parsed.model or parsed.params_b or parsed.context_tokens
+                or parsed.concurrency or parsed.gpu_count or parsed.budget)
+
+
+def _search(p: Profile, mode: str, lang: str, k: int) -> list[PlannedCall]:
+    """The retrieval call for citations; none when ``k`` is 0 (retrieval switched off)."""
+    if k <= 0:
+        return []
+    return [PlannedCall(name="search_knowledge", purpose="search",
+                        arguments={"query": _search_query(p, mode, lang), "k": k, "lang": lang})]
+
+
+def _model_args(p: Profile, plan: Plan) -> dict[str, Any]:
+    if p.model:
+        return {"model": p.model}
+    if plan.model_assumed:
+        return {"model": plan.model_assumed}
+    return {"params_b": p.params_b}
+
+
+def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | None) -> bool:
+    return (p.budget is not None or p.budget_unlimited or parsed.has(Intent.recommend) or gpu is None
+            or p.domestic is True)
+
+
+def _common_rec(p: Profile) -> dict[str, Any]:
+    args: dict[str, Any] = {**_budget_args(p)}
+    if p.cuda_required:
+        args["cuda_required"] = True
+    if p.domestic:
+        args["domestic_only"] = True
+    if p.power_limit_w:
+        args["power_limit_w"] = p.power_limit_w
+    if _chassis(p):
+        args["chassis"] = _chassis(p)
+    if p.existing:
+        args["existing_gpus"] = [{"gpu": e.gpu, "count": e.count} for e in p.existing]
+    return args
+
+
+def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
+    model = _model_args(p, plan)
+    gpu, count = _config(p)
+    context = p.context_tokens or DEFAULT_CONTEXT
+    batch = p.concurrency or DEFAULT_CONCURRENCY
+    if p.context_tokens is None:
+        plan.assumed["context_tokens"] = DEFAULT_CONTEXT
+    if p.concurrency is None:
+        plan.assumed["concurrency"] = DEFAULT_CONCURRENCY
+    size: dict[str, Any] = {**model, "context": context, "batch": batch, "gpus": count, "engine": _engine(p.precision)}
+    if p.precision:
+        size["precision"] = p.precision
+    if p.kv_dtype:
+        size["kv_dtype"] = p.kv_dtype
+    if gpu:
+        size["gpu"] = gpu
+    calls = [PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gpu)]
+    if gpu:
+        perf = {**model, "gpu": gpu, "count": count, "context": context, "batch": batch}
+        if p.precision:
+            perf["precision"] = p.precision
+        if p.kv_dtype:
+            perf["kv_dtype"] = p.kv_dtype
+        calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gpu))
+        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": count}], "workload": "inference",
+                                 "context": context, "concurrency": batch}
+        if "model" in model:
+            check["model"] = model["model"]
+        if p.precision:
+            check["precision"] = p.precision
+        if p.cuda_required:
+            check["cuda_required"] = True
+        if _chassis(p):
+            check["chassis"] = _chassis(p)
+        calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
+    if "model" in model:
+        rec: dict[str, Any] = {"workload": "inference", "model": model["model"], "context": context,
+                               "concurrency": batch, **_common_rec(p)}
+        if p.precision:
+            rec["precision"] = p.precision
+        calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
+                                 only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
+    return calls
+
+
+def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
+    model = _model_args(p, plan)
+    gpu, count = _config(p)
+    method = _method(p)
+    if p.method is None:
+        plan.assumed["method"] = method
+    seq = p.context_tokens or DEFAULT_TRAIN_SEQ
+    size: dict[str, Any] = {**model, "method": method, "gpus": count, "seq": seq}
+    if gpu:
+        size["gpu"] = gpu
+    if count > 1 and method == "full":
+        size["zero_stage"] = 3
+    calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
+    tokens = dataset_tokens(p)
+    if gpu and tokens:
+        calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,
+                                 arguments={**model, "tokens": tokens, "gpu": gpu, "count": count}))
+    if gpu:
+        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": count}], "workload": "training", "method": method,
+                                 "context": seq}
+        if "model" in model:
+            check["model"] = model["model"]
+        if p.cuda_required:
+            check["cuda_required"] = True
+        if _chassis(p):
+            check["chassis"] = _chassis(p)
+        calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
+    if "model" in model:
+        rec: dict[str, Any] = {"workload": "training", "model": model["model"], "method": method, "context": seq,
+                               **_common_rec(p)}
+        if tokens:
+            rec["dataset_tokens"] = tokens
+        if p.deadline_days:
+            rec["deadline_hours"] = p.deadline_days * 24
+        calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
+                                 only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
+    return calls
+
+
+def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
+    gpu, count = _config(p)
+    problem_bytes = round(p.problem_size_gb * 1e9) if p.problem_size_gb else None
+    calls: list[PlannedCall] = []
+    if gpu:
+        calls.append(PlannedCall(name="gpu_info", arguments={"name": gpu}, purpose="info", gpu=gpu))
+        if problem_bytes:
+            calls.append(PlannedCall(name="scientific_fp64", purpose="size", gpu=gpu, arguments={
+                "gpu": gpu, "count": count, "problem": "grid", "cells": problem_bytes / 8, "time_levels": 1}))
+        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": count}], "workload": "scientific"}
+        if p.fp64 is not False:
+            check["precision"] = "fp64"
+        if problem_bytes:
+            check["problem_bytes"] = problem_bytes
+        if p.cuda_required:
+            check["cuda_required"] = True
+        calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
+    rec: dict[str, Any] = {"workload": "scientific", "fp64_required": p.fp64 is not False, **_common_rec(p)}
+    if problem_bytes:
+        rec["problem_bytes"] = problem_bytes
+    calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
+                             only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
+    return calls
+
+
+def _compare_calls(p: Profile) -> list[PlannedCall]:
+    calls: list[PlannedCall] = []
+    model = {"model": p.model} if p.model else ({"params_b": p.params_b} if p.params_b else {})
+    if not p.model and p.params_b:
+        rep = representative_model(p.params_b)
+        if rep:
+            model = {"model": rep}
+    count = p.gpu_count or 1
+    for gid in p.compare[:4]:
+        calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
+        if model and p.use_case in (None, "inference"):
+            context = p.context_tokens or DEFAULT_CONTEXT
+            batch = p.concurrency or DEFAULT_CONCURRENCY
+            size = {**model, "context": context, "batch": batch, "gpus": count, "gpu": gid,
+                    "engine": _engine(p.precision)}
+            perf = {**model, "gpu": gid, "count": count, "context": context, "batch": batch}
+            if p.precision:
+                size["precision"] = perf["precision"] = p.precision
+            calls.append(PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gid))
+            calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gid))
+        elif model and p.use_case == "training":
+            size = {**model, "method": _method(p), "gpus": count, "gpu": gid,
+                    "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}
+            calls.append(PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gid))
+    return calls

