@@ -1,44 +1,179 @@
-"""Web server start-up: host/port/auth handling shared by `app.py` and `gpu-advisor serve`."""
+"""Web server start-up: host/port/auth handling shared by `app.py` and `gpu-advisor serve`.
+
+* Binds to 127.0.0.1:7860 unless told otherwise (``--host``/``GRADIO_SERVER_NAME``,
+  ``--port``/``GRADIO_SERVER_PORT``); never creates a share link; Gradio analytics off.
+* ``--auth user:pass`` (or ``GPU_ADVISOR_AUTH="alice:pw1,bob:pw2"``) turns on Gradio's login.
+  Binding beyond loopback without auth prints a warning.
+* The LLM backend settings in the UI are read-only when ``GPU_ADVISOR_LOCK_SETTINGS=1``, and by
+  default whenever the server listens beyond loopback (a web user must not point the server at
+  arbitrary model paths or URLs); ``GPU_ADVISOR_LOCK_SETTINGS=0`` unlocks them.
+* The deterministic tools are served as API endpoints, and as MCP tools when the ``mcp`` package
+  is installed (``GPU_ADVISOR_MCP=0`` turns that off).
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import ipaddress
+import logging
 import os
 import sys
+import threading
+import warnings
 from collections.abc import Sequence
+from typing import Any
+
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
+log = logging.getLogger(__name__)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7860
+MAX_UPLOAD = "2mb"
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME", DEFAULT_HOST))
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", DEFAULT_PORT)))
+    parser.add_argument(
+        "--auth",
+        default=None,
+        metavar="USER:PASS",
+        help="require a login (comma-separate several); default: $GPU_ADVISOR_AUTH",
+    )
 
 
-def build_app():
-    """The Gradio app (imported lazily: gradio is slow to import)."""
-    import gradio as gr
+def parse_auth(text: str | None) -> list[tuple[str, str]] | None:
+    """'alice:pw1,bob:pw2' → [('alice', 'pw1'), ('bob', 'pw2')]; None/empty → None.
 
-    from knowledge import load_catalog
+    Raises ValueError (without echoing the password) for an entry that is not user:password.
+    """
+    if not text or not text.strip():
+        return None
+    pairs: list[tuple[str, str]] = []
+    for n, item in enumerate(text.split(","), start=1):
+        user, sep, password = item.strip().partition(":")
+        if not sep or not user.strip() or not password:
+            raise ValueError(f"auth entry {n} is not USER:PASSWORD")
+        pairs.append((user.strip(), password))
+    return pairs
 
-    catalog = load_catalog()
-    rows = [[g.name, g.vendor, g.tier.value, g.memory_gb, g.bandwidth_gbs, g.throughput.bf16 or g.throughput.fp16,
-             g.throughput.fp64, g.tdp_w] for g in catalog.gpus]
-    with gr.Blocks(title="GPU Advisor · 算力GPU选购顾问") as demo:
-        gr.Markdown("# GPU Advisor · 算力GPU选购顾问")
-        gr.Dataframe(
-            headers=["GPU", "Vendor", "Tier", "Memory GB", "GB/s", "BF16/FP16 TFLOPS (dense)", "FP64 TFLOPS", "W"],
-            value=rows,
-        )
+
+def is_loopback(host: str) -> bool:
+    """True for localhost / 127.x / ::1 — addresses other machines cannot reach."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def settings_locked(host: str) -> bool:
+    """Whether the UI's backend settings are read-only for this server."""
+    value = os.environ.get("GPU_ADVISOR_LOCK_SETTINGS", "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    return not is_loopback(host)
+
+
+def bind_warning(host: str, port: int, auth: list[tuple[str, str]] | None) -> str | None:
+    """The warning to print when the server is reachable from other machines without a login."""
+    if is_loopback(host) or auth:
+        return None
+    return (
+        f"warning: serving on {host}:{port} without authentication — anyone who can reach this address "
+        "can use the app; add --auth USER:PASS (or GPU_ADVISOR_AUTH) or put it behind an authenticating "
+        "reverse proxy"
+    )
+
+
+def mcp_available() -> bool:
+    if os.environ.get("GPU_ADVISOR_MCP", "1").strip().lower() in ("0", "false", "no", "off"):
+        return False
+    return importlib.util.find_spec("mcp") is not None
+
+
+def warm_up() -> threading.Thread:
+    """Load the catalog and open the knowledge index in the background, so the first chat is quick."""
+
+    def run() -> None:
+        try:
+            from knowledge import load_catalog
+            from knowledge.search import search
+
+            load_catalog()
+            search("GPU memory", k=1)
+        except Exception:  # warm-up is an optimisation; the first turn reports problems
+            log.warning("warm-up failed", exc_info=True)
+
+    thread = threading.Thread(target=run, name="gpu-advisor-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def build_app(*, lock_settings: bool = False, warm: bool = True, settings: Any = None) -> Any:
+    """The Gradio app (a ``gr.Blocks``; gradio is imported lazily, it is slow to import)."""
+    from advisor.engine import Advisor
+    from advisor.ui.layout import build_blocks
+    from advisor.ui.state import AdvisorPool
+
+    if warm:
+        warm_up()
+    return build_blocks(AdvisorPool(Advisor.from_settings, settings), lock_settings=lock_settings)
+
+
+def launch_app(
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    auth: str | None = None,
+    *,
+    block: bool = True,
+    quiet: bool = False,
+    settings: Any = None,
+) -> Any:
+    """Build and launch; returns the Blocks (already serving when ``block`` is False).
+
+    ``auth``: 'user:pass[,user2:pass2]'; None reads ``GPU_ADVISOR_AUTH``, '' means no login.
+    ``settings``: the engine's ``advisor.settings.Settings`` (default: from the environment).
+    """
+    from advisor.ui.layout import launch_options
+
+    pairs = parse_auth(auth if auth is not None else os.environ.get("GPU_ADVISOR_AUTH"))
+    warning = bind_warning(host, port, pairs)
+    if warning:
+        sys.stderr.write(warning + "\n")
+    demo = build_app(lock_settings=settings_locked(host), warm=False, settings=settings)
+    # /chat keeps per-connection state; over MCP each call starts fresh unless `session` is passed back
+    warnings.filterwarnings("ignore", message="This MCP server includes a tool that has a gr.State input")
+    demo.launch(
+        server_name=host,
+        server_port=port,
+        share=False,
+        auth=pairs,
+        prevent_thread_lock=True,
+        quiet=quiet,
+        mcp_server=mcp_available(),
+        max_file_size=MAX_UPLOAD,
+        show_error=False,
+        **launch_options(),
+    )
+    warm_up()  # after the server is up: it must not slow the start
+    if block:
+        demo.block_thread()
     return demo
 
 
-def serve(host: str, port: int) -> int:
-    demo = build_app()
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        sys.stderr.write(f"warning: serving on {host} — reachable from other machines\n")
-    demo.launch(server_name=host, server_port=port, share=False)
+def serve(host: str, port: int, auth: str | None = None) -> int:
+    try:
+        launch_app(host, port, auth)
+    except ValueError as exc:
+        sys.stderr.write(f"gpu-advisor: {exc}\n")
+        return 2
     return 0
 
 
@@ -46,4 +181,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="app.py", description="Start the GPU Advisor web UI.")
     add_serve_arguments(parser)
     args = parser.parse_args(argv)
-    return serve(args.host, args.port)
+    return serve(args.host, args.port, args.auth)

@@ -15,4 +15,4 @@ def register(sub: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    return serve(args.host, args.port)
+    return serve(args.host, args.port, args.auth)

@@ -1,0 +1,649 @@
+"""The Gradio Blocks of the web UI: chat + side panel, calculators tab, settings tab, API endpoints.
+
+``build_blocks()`` returns the app; ``launch_options()`` the keyword arguments ``launch`` needs for
+the look (theme, CSS — Gradio 6 takes them at launch). All conversation state is per browser tab
+(``gr.State`` holding a :class:`~advisor.ui.state.UIState`); nothing is shared between users
+except the read-only engines, catalog and knowledge index.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from advisor.engine import Advisor
+from advisor.session import Session, SessionError
+from advisor.settings import Settings
+from advisor.ui import api, calculators, render
+from advisor.ui.i18n import EXAMPLES, METHODS, USE_CASES, norm_lang, pick, t
+from advisor.ui.relabel import Labels
+from advisor.ui.state import DEFAULT_KEY, AdvisorPool, UIState, ui_settings
+
+log = logging.getLogger(__name__)
+
+STREAM_INTERVAL_S = 0.08
+MAX_UPLOAD_BYTES = 2_000_000
+DOWNLOAD_MAX_AGE_S = 24 * 3600
+
+LANG_JS = """
+(lang) => {
+  const q = new URLSearchParams(window.location.search).get("lang");
+  const l = (q || navigator.language || lang || "zh").toLowerCase();
+  return l.startsWith("zh") ? "zh" : "en";
+}
+"""
+
+CSS = """
+.gradio-container { max-width: 1500px !important; }
+#app-title h1 { margin: 0; font-size: 1.6em; }
+#app-title p { margin: 2px 0 0; color: var(--body-text-color-subdued); }
+.mem-chart { font-size: 13px; }
+.mem-title { font-weight: 600; margin-bottom: 4px; }
+.mem-chart svg { max-width: 640px; display: block; }
+.mem-chart svg .lbl { font-size: 12px; fill: currentColor; }
+.mem-legend { display: flex; flex-wrap: wrap; gap: 4px 12px; margin-top: 2px; }
+.mem-legend .leg i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 2px; }
+.mem-status { margin-top: 6px; font-weight: 600; }
+.mem-units { color: var(--body-text-color-subdued); font-size: 11px; margin-top: 2px; }
+.mem-empty { color: var(--body-text-color-subdued); padding: 14px; border: 1px dashed var(--border-color-primary);
+             border-radius: 8px; }
+#examples button { font-size: 13px; white-space: normal; text-align: left; }
+#panel-title h3 { margin: 0; }
+#comparison table { font-size: 12.5px; }
+#comparison td, #comparison th { padding: 4px 6px; }
+#checklist, #rejected { font-size: 13px; }
+"""
+
+PRECISION_CHOICES = list(calculators.PRECISIONS)
+
+
+def launch_options() -> dict[str, Any]:
+    """Theme and CSS for ``Blocks.launch`` (local fonts only, with CJK fallbacks; no network assets)."""
+    font = [
+        gr.themes.LocalFont("Source Sans Pro", weights=(400, 600)),
+        "Noto Sans CJK SC",
+        "Noto Sans SC",
+        "PingFang SC",
+        "Microsoft YaHei",
+        "ui-sans-serif",
+        "system-ui",
+        "sans-serif",
+    ]
+    return {"theme": gr.themes.Default(font=font), "css": CSS}
+
+
+def default_ui_lang() -> str:
+    return norm_lang(os.environ.get("GPU_ADVISOR_LANG") or "zh")
+
+
+# ------------------------------------------------------------------------------ choices
+
+
+def use_case_choices(lang: str) -> list[tuple[str, str]]:
+    return [(pick(v, lang), k) for k, v in USE_CASES.items()]
+
+
+def method_choices(lang: str) -> list[tuple[str, str]]:
+    return [(pick(v, lang), k) for k, v in METHODS.items()]
+
+
+# ------------------------------------------------------------------------------ downloads
+
+
+class Downloads:
+    """Report and session files offered for download, one folder per conversation, pruned after a day."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or Path(tempfile.mkdtemp(prefix="gpu-advisor-ui-"))
+
+    def write(self, session: Session, report: str) -> tuple[str, str]:
+        self._prune()
+        folder = self.root / session.id
+        folder.mkdir(parents=True, exist_ok=True)
+        rep = folder / "gpu-advisor-report.md"
+        rep.write_text(report, encoding="utf-8")
+        ses = folder / "gpu-advisor-session.json"
+        ses.write_text(session.to_json(), encoding="utf-8")
+        return str(rep), str(ses)
+
+    def _prune(self) -> None:
+        cutoff = time.time() - DOWNLOAD_MAX_AGE_S
+        try:
+            for entry in os.scandir(self.root):
+                if entry.is_dir() and entry.stat().st_mtime < cutoff:
+                    for f in os.scandir(entry.path):
+                        os.unlink(f.path)
+                    os.rmdir(entry.path)
+        except OSError:
+            log.debug("pruning downloads failed", exc_info=True)
+
+
+# ------------------------------------------------------------------------------ the app
+
+
+def build_blocks(
+    pool: AdvisorPool | None = None, *, lock_settings: bool = False, downloads: Downloads | None = None
+) -> gr.Blocks:
+    """The whole web UI. ``lock_settings`` makes the LLM backend read-only (shared deployments)."""
+    pool = pool or AdvisorPool(Advisor.from_settings)
+    downloads = downloads or Downloads()
+    lang0 = default_ui_lang()
+    labels = Labels(lang0)
+
+    blocks = gr.Blocks(
+        title="GPU Advisor · 算力GPU选购顾问", analytics_enabled=False, delete_cache=(3600, DOWNLOAD_MAX_AGE_S)
+    )
+    with blocks as demo:
+        state = gr.State(None)
+        with gr.Row(equal_height=True):
+            with gr.Column(scale=5):
+                header = gr.HTML(_header_html(lang0), elem_id="app-title")
+                labels.add(header, lambda lg: {"value": _header_html(lg)})
+            with gr.Column(scale=1, min_width=240):
+                lang_box = labels.label(
+                    gr.Radio(
+                        [("中文", "zh"), ("English", "en")], value=lang0, label=t("language", lang0), elem_id="lang"
+                    ),
+                    "language",
+                )
+
+        with gr.Tabs():
+            with gr.Tab(t("tab_chat", lang0), id="chat") as tab_chat:
+                labels.label(tab_chat, "tab_chat")
+                with gr.Row():
+                    with gr.Column(scale=3, min_width=420):
+                        chatbot = labels.label(
+                            gr.Chatbot(
+                                label=t("chatbot", lang0),
+                                height=640,
+                                elem_id="chatbot",
+                                sanitize_html=True,
+                                allow_tags=False,
+                                render_markdown=True,
+                                latex_delimiters=[],
+                                feedback_options=None,
+                                buttons=["copy_all"],
+                                group_consecutive_messages=True,
+                            ),
+                            "chatbot",
+                        )
+                        with gr.Row():
+                            msg = labels.label(
+                                gr.Textbox(
+                                    label=t("input", lang0),
+                                    placeholder=t("input_placeholder", lang0),
+                                    lines=1,
+                                    max_lines=6,
+                                    scale=6,
+                                    elem_id="msg",
+                                    autofocus=True,
+                                ),
+                                "input",
+                                placeholder="input_placeholder",
+                            )
+                            send = labels.text(
+                                gr.Button(t("send", lang0), variant="primary", scale=1, min_width=80, elem_id="send"),
+                                "send",
+                            )
+                        labels.text(gr.Markdown(f"**{t('examples', lang0)}**"), "examples", "**{}**")
+                        ex_buttons: list[tuple[Any, str]] = []
+                        with gr.Row(elem_id="examples"):
+                            for i, text in enumerate([*EXAMPLES["zh"], *EXAMPLES["en"]]):
+                                b = gr.Button(text, size="sm", variant="secondary", elem_id=f"example-{i}")
+                                ex_buttons.append((b, text))
+                        with gr.Row():
+                            new_chat = labels.text(
+                                gr.Button(t("new_chat", lang0), size="sm", elem_id="new-chat"), "new_chat"
+                            )
+                            dl_report = labels.label(
+                                gr.DownloadButton(t("export", lang0), value=None, size="sm", elem_id="export-report"),
+                                "export",
+                            )
+                    with gr.Column(scale=2, min_width=360, elem_id="panel"):
+                        labels.text(gr.Markdown(f"### {t('panel', lang0)}", elem_id="panel-title"), "panel", "### {}")
+                        with gr.Accordion(t("profile", lang0), open=True, elem_id="profile") as acc_profile:
+                            labels.text(gr.Markdown(t("profile_hint", lang0)), "profile_hint", "<small>{}</small>")
+                            with gr.Row():
+                                f_use = labels.add(
+                                    gr.Dropdown(
+                                        use_case_choices(lang0),
+                                        value=None,
+                                        label=t("use_case", lang0),
+                                        elem_id="f-use-case",
+                                    ),
+                                    lambda lg: {"label": t("use_case", lg), "choices": use_case_choices(lg)},
+                                )
+                                f_model = labels.label(
+                                    gr.Dropdown(
+                                        calculators.model_choices(),
+                                        value=None,
+                                        allow_custom_value=True,
+                                        label=t("model", lang0),
+                                        elem_id="f-model",
+                                    ),
+                                    "model",
+                                )
+                            with gr.Row():
+                                f_params = labels.label(
+                                    gr.Number(None, label=t("params_b", lang0), minimum=0, elem_id="f-params"),
+                                    "params_b",
+                                )
+                                f_prec = labels.label(
+                                    gr.Dropdown(
+                                        PRECISION_CHOICES,
+                                        value=None,
+                                        allow_custom_value=True,
+                                        label=t("precision", lang0),
+                                        elem_id="f-precision",
+                                    ),
+                                    "precision",
+                                )
+                            with gr.Row():
+                                f_ctx = labels.label(
+                                    gr.Number(
+                                        None,
+                                        label=t("context_tokens", lang0),
+                                        precision=0,
+                                        minimum=1,
+                                        elem_id="f-context",
+                                    ),
+                                    "context_tokens",
+                                )
+                                f_conc = labels.label(
+                                    gr.Number(
+                                        None,
+                                        label=t("concurrency", lang0),
+                                        precision=0,
+                                        minimum=1,
+                                        elem_id="f-concurrency",
+                                    ),
+                                    "concurrency",
+                                )
+                                f_method = labels.add(
+                                    gr.Dropdown(
+                                        method_choices(lang0), value=None, label=t("method", lang0), elem_id="f-method"
+                                    ),
+                                    lambda lg: {"label": t("method", lg), "choices": method_choices(lg)},
+                                )
+                            with gr.Row():
+                                f_gpu = labels.label(
+                                    gr.Dropdown(
+                                        calculators.gpu_choices(),
+                                        value=None,
+                                        allow_custom_value=True,
+                                        label=t("gpu", lang0),
+                                        elem_id="f-gpu",
+                                    ),
+                                    "gpu",
+                                )
+                                f_count = labels.label(
+                                    gr.Number(
+                                        None, label=t("gpu_count", lang0), precision=0, minimum=1, elem_id="f-gpu-count"
+                                    ),
+                                    "gpu_count",
+                                )
+                            recompute = labels.text(
+                                gr.Button(t("recompute", lang0), variant="primary", size="sm", elem_id="recompute"),
+                                "recompute",
+                            )
+                            profile_md = gr.Markdown(elem_id="profile-summary")
+                        labels.label(acc_profile, "profile")
+                        labels.text(gr.Markdown(f"**{t('memory_chart', lang0)}**"), "memory_chart", "**{}**")
+                        chart = gr.HTML(render.memory_chart_svg(None, lang0), elem_id="mem-chart")
+                        labels.text(gr.Markdown(f"**{t('comparison', lang0)}**"), "comparison", "**{}**")
+                        table = gr.Markdown(t("comparison_empty", lang0), elem_id="comparison")
+                        with gr.Accordion(t("comparison_details", lang0), open=False) as acc_notes:
+                            rejected = gr.Markdown(elem_id="rejected")
+                        labels.label(acc_notes, "comparison_details")
+                        labels.text(gr.Markdown(f"**{t('checklist', lang0)}**"), "checklist", "**{}**")
+                        checklist = gr.Markdown(t("checklist_empty", lang0), elem_id="checklist")
+
+            with gr.Tab(t("tab_calc", lang0), id="calc") as tab_calc:
+                labels.label(tab_calc, "tab_calc")
+                calculators.build(labels, lang_box)
+
+            with gr.Tab(t("tab_settings", lang0), id="settings") as tab_settings:
+                labels.label(tab_settings, "tab_settings")
+                default_settings = getattr(pool.default(), "settings", None) or Settings(llm="none")
+                if lock_settings:
+                    labels.text(gr.Markdown(f"🔒 {t('settings_locked', lang0)}"), "settings_locked", "🔒 {}")
+                backend = labels.add(
+                    gr.Radio(
+                        _backend_choices(lang0),
+                        value=default_settings.llm,
+                        label=t("settings_backend", lang0),
+                        interactive=not lock_settings,
+                        elem_id="backend",
+                    ),
+                    lambda lg: {"label": t("settings_backend", lg), "choices": _backend_choices(lg)},
+                )
+                with gr.Row():
+                    llama_path = labels.label(
+                        gr.Textbox(
+                            default_settings.llama_model or "",
+                            label=t("llama_path", lang0),
+                            interactive=not lock_settings,
+                        ),
+                        "llama_path",
+                    )
+                with gr.Row():
+                    oa_url = labels.label(
+                        gr.Textbox(
+                            default_settings.openai_base_url or "",
+                            label=t("openai_url", lang0),
+                            interactive=not lock_settings,
+                            placeholder="http://127.0.0.1:8000/v1",
+                        ),
+                        "openai_url",
+                    )
+                    oa_model = labels.label(
+                        gr.Textbox(
+                            default_settings.openai_model, label=t("openai_model", lang0), interactive=not lock_settings
+                        ),
+                        "openai_model",
+                    )
+                    oa_key = labels.label(
+                        gr.Textbox("", label=t("openai_key", lang0), type="password", interactive=not lock_settings),
+                        "openai_key",
+                    )
+                apply_btn = labels.text(
+                    gr.Button(t("apply", lang0), variant="primary", visible=not lock_settings, elem_id="apply-backend"),
+                    "apply",
+                )
+                status_md = gr.Markdown(_status_md(pool.default(), lang0), elem_id="backend-status")
+                labels.text(gr.Markdown(f"<small>{t('llm_note', lang0)}</small>"), "llm_note", "<small>{}</small>")
+                with gr.Row():
+                    dl_session = labels.label(
+                        gr.DownloadButton(t("session_export", lang0), value=None, size="sm", elem_id="export-session"),
+                        "session_export",
+                    )
+                    up_session = labels.label(
+                        gr.UploadButton(
+                            t("session_import", lang0),
+                            file_types=[".json"],
+                            file_count="single",
+                            size="sm",
+                            elem_id="import-session",
+                        ),
+                        "session_import",
+                    )
+
+        api.register(lambda _state: pool.default())
+
+        # ------------------------------------------------------------------ handlers
+        profile_inputs = [f_use, f_model, f_params, f_prec, f_ctx, f_conc, f_method, f_gpu, f_count]
+        panel_outputs = [*profile_inputs, profile_md, chart, table, rejected, checklist, dl_report, dl_session]
+        n_panel = len(panel_outputs)
+
+        def panel_values(st: UIState) -> list[Any]:
+            lang = st.lang
+            session = st.session
+            try:
+                values = render.profile_values(session.profile)
+                st.shown_profile = dict(values)
+                sizing = _sizing_result(session)
+                rec = session.result("recommend")
+                chk = session.result("check_build")
+                out: list[Any] = [values[k] for k in render.PROFILE_FIELDS]
+                frame = render.comparison_frame(rec, lang)
+                notes = "\n\n".join(
+                    p for p in (render.comparison_notes(rec, lang), render.rejected_markdown(rec, lang)) if p
+                )
+                out += [
+                    render.profile_markdown(session.profile, lang),
+                    render.memory_chart_svg(sizing, lang),
+                    render.frame_markdown(frame) or t("comparison_empty", lang),
+                    notes,
+                    render.checklist_markdown(chk, lang) if chk else t("checklist_empty", lang),
+                ]
+            except Exception:  # a hand-edited session must not break the page
+                log.exception("rendering the side panel failed")
+                out = [None] * len(profile_inputs) + [
+                    "",
+                    render.memory_chart_svg(None, lang),
+                    t("comparison_empty", lang),
+                    "",
+                    t("checklist_empty", lang),
+                ]
+            has_results = any(c.ok for k, c in session.last_results.items() if k != "search_knowledge")
+            if has_results or session.turns:
+                report = pool.get(st.backend_key).export(session, session.lang or lang)
+                rep_path, ses_path = downloads.write(session, report)
+                out += [gr.update(value=rep_path), gr.update(value=ses_path)]
+            else:
+                out += [gr.update(value=None), gr.update(value=None)]
+            return out
+
+        def fresh_state(lang: str, backend_key: str = DEFAULT_KEY) -> UIState:
+            adv = pool.get(backend_key)
+            session = adv.new_session()
+            greet = adv.greeting(session, lang)  # type: ignore[arg-type]
+            st = UIState(session=session, lang=lang, backend_key=backend_key)
+            st.messages = [render.assistant_message(greet.text, render.use_case_options(lang))]
+            return st
+
+        def on_load(lang: str) -> list[Any]:
+            lang = norm_lang(lang)
+            st = fresh_state(lang)
+            return [
+                st,
+                lang,
+                st.messages,
+                _status_md(pool.get(st.backend_key), lang),
+                *labels.updates(lang),
+                *panel_values(st),
+            ]
+
+        demo.load(
+            on_load,
+            [lang_box],
+            [state, lang_box, chatbot, status_md, *labels.components, *panel_outputs],
+            js=LANG_JS,
+            api_visibility="private",
+        )
+
+        def on_lang(lang: str, st: UIState | None) -> list[Any]:
+            lang = norm_lang(lang)
+            if st is None:
+                st = fresh_state(lang)
+            st.lang = lang
+            if st.user_turns == 0:  # nothing said yet: greet again in the new language
+                st = fresh_state(lang, st.backend_key)
+            return [
+                st,
+                st.messages,
+                _status_md(pool.get(st.backend_key), lang),
+                *labels.updates(lang),
+                *panel_values(st),
+            ]
+
+        lang_box.input(
+            on_lang,
+            [lang_box, state],
+            [state, chatbot, status_md, *labels.components, *panel_outputs],
+            api_visibility="private",
+        )
+
+        def respond(message: str, st: UIState | None) -> Iterator[list[Any]]:
+            if st is None:
+                st = fresh_state(default_ui_lang())
+            text = message if isinstance(message, str) else ""
+            if not text.strip():
+                gr.Info(t("empty_message", st.lang))
+                yield [gr.skip(), st.messages, st] + [gr.skip()] * n_panel
+                return
+            adv = pool.get(st.backend_key)
+            limit = getattr(getattr(adv, "settings", None), "max_message_chars", 8000)
+            shown = text if len(text) <= limit else text[:limit] + " …"  # the engine reads only this much too
+            st.messages.append(render.user_message(shown))
+            st.user_turns += 1
+            yield ["", st.messages, st] + [gr.skip()] * n_panel
+            before = list(st.messages)
+            try:
+                yield from _stream_turn(adv, text, st, lambda: ["", st.messages, st] + [gr.skip()] * n_panel)
+                panel = panel_values(st)
+            except Exception:  # a bug must not freeze the chat or lose the conversation
+                log.exception("chat turn failed")
+                st.messages = [*before, render.assistant_message(t("internal_error", st.lang))]
+                panel = [gr.skip()] * n_panel
+            yield ["", st.messages, st, *panel]
+
+        chat_outputs = [msg, chatbot, state, *panel_outputs]
+        chat_kw: dict[str, Any] = {"api_visibility": "private", "concurrency_limit": 16, "concurrency_id": "chat"}
+        msg.submit(respond, [msg, state], chat_outputs, **chat_kw)
+        send.click(respond, [msg, state], chat_outputs, **chat_kw)
+        for button, text in ex_buttons:
+            button.click(lambda tx=text: tx, None, msg, api_visibility="private", queue=False).then(
+                respond, [msg, state], chat_outputs, **chat_kw
+            )
+
+        def on_option(st: UIState | None, evt: gr.SelectData) -> str:
+            return str(evt.value) if evt and evt.value is not None else ""
+
+        chatbot.option_select(on_option, [state], msg, api_visibility="private", queue=False).then(
+            respond, [msg, state], chat_outputs, **chat_kw
+        )
+
+        def on_new(st: UIState | None) -> list[Any]:
+            lang = st.lang if st else default_ui_lang()
+            new = fresh_state(lang, st.backend_key if st else DEFAULT_KEY)
+            return [new, new.messages, *panel_values(new)]
+
+        new_chat.click(on_new, [state], [state, chatbot, *panel_outputs], api_visibility="private")
+
+        def on_recompute(st: UIState | None, *values: Any) -> list[Any]:
+            if st is None:
+                st = fresh_state(default_ui_lang())
+            after = dict(zip(render.PROFILE_FIELDS, values, strict=True))
+            changes = render.profile_changes(st.shown_profile, after)
+            if "model" in changes and "params_b" not in changes:
+                changes["params_b"] = None
+            if "params_b" in changes and changes["params_b"] is not None and "model" not in changes:
+                changes["model"] = None
+            lang = st.session.lang or st.lang
+            adv = pool.get(st.backend_key)
+            try:
+                reply = adv.update_profile(st.session, changes)
+            except (ValueError, TypeError) as exc:  # a value the profile cannot hold (e.g. 0 tokens)
+                gr.Warning(render.escape_html(api.first_line(exc)))
+                return [st.messages, st, *panel_values(st)]
+            if changes:
+                st.messages.append(render.user_message("✏️ " + _changes_text(changes, lang)))
+            st.messages.extend(render.reply_messages(reply, lang))
+            return [st.messages, st, *panel_values(st)]
+
+        recompute.click(on_recompute, [state, *profile_inputs], [chatbot, state, *panel_outputs], **chat_kw)
+
+        def on_apply(st: UIState | None, llm: str, llama: str, url: str, model: str, key: str) -> list[Any]:
+            if st is None:
+                st = fresh_state(default_ui_lang())
+            if lock_settings:
+                return [st, _status_md(pool.get(st.backend_key), st.lang), ""]
+            try:
+                settings = ui_settings(llm, llama, url, model, key)
+                st.backend_key, adv = pool.configure(settings)
+            except Exception as exc:  # any failure is reported, the old backend stays
+                log.warning("backend configuration failed: %s", type(exc).__name__)
+                msg_text = f"⚠️ {t('settings_failed', st.lang)} {pool.get(st.backend_key).describe()}"
+                return [st, render.safe_markdown(msg_text) + f"\n\n`{type(exc).__name__}`", ""]
+            return [st, _status_md(adv, st.lang, applied=True), ""]
+
+        apply_btn.click(
+            on_apply,
+            [state, backend, llama_path, oa_url, oa_model, oa_key],
+            [state, status_md, oa_key],
+            api_visibility="private",
+        )
+
+        def on_upload(st: UIState | None, file: Any) -> list[Any]:
+            lang = st.lang if st else default_ui_lang()
+            path = getattr(file, "name", file)
+            try:
+                data = Path(str(path)).read_bytes()[: MAX_UPLOAD_BYTES + 1]
+                if len(data) > MAX_UPLOAD_BYTES:
+                    raise SessionError(f"the file is larger than {MAX_UPLOAD_BYTES:,} bytes")
+                session = Session.from_json(data.decode("utf-8", errors="replace"), where="the uploaded session")
+            except (OSError, SessionError) as exc:
+                gr.Warning(render.escape_html(f"{t('session_bad', lang)} {api.first_line(exc)}"))
+                return [gr.skip(), gr.skip()] + [gr.skip()] * n_panel
+            new = UIState(session=session, lang=lang, backend_key=st.backend_key if st else DEFAULT_KEY)
+            new.messages = render.history_messages(session, lang)
+            new.user_turns = sum(1 for turn in session.history if turn.role == "user")
+            gr.Info(t("session_resumed", lang))
+            return [new, new.messages, *panel_values(new)]
+
+        up_session.upload(on_upload, [state, up_session], [state, chatbot, *panel_outputs], api_visibility="private")
+
+    demo.queue(default_concurrency_limit=8, max_size=256)
+    return demo
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def _header_html(lang: str) -> str:
+    return (
+        f"<h1>🖥️ {render.escape_html(t('title', lang))} · "
+        f"{'GPU Advisor' if lang == 'zh' else '算力GPU选购顾问'}</h1>"
+        f"<p>{render.escape_html(t('subtitle', lang))}</p>"
+    )
+
+
+def _backend_choices(lang: str) -> list[tuple[str, str]]:
+    return [
+        (t("backend_none", lang), "none"),
+        (t("backend_llama", lang), "llama"),
+        (t("backend_openai", lang), "openai"),
+    ]
+
+
+def _status_md(adv: Any, lang: str, applied: bool = False) -> str:
+    head = t("settings_applied", lang) if applied else t("active_backend", lang) + ":"
+    return f"**{head}** {render.safe_markdown(adv.describe())}"
+
+
+def _sizing_result(session: Session) -> dict[str, Any] | None:
+    order = (
+        ("size_training", "size_inference")
+        if session.profile.use_case == "training"
+        else ("size_inference", "size_training")
+    )
+    for name in order:
+        result = session.result(name)
+        if isinstance(result, dict) and isinstance(result.get("breakdown"), dict):
+            return result
+    return None
+
+
+def _changes_text(changes: dict[str, Any], lang: str) -> str:
+    parts = []
+    for key, value in changes.items():
+        if key in render.PROFILE_FIELDS and not (key in ("params_b", "model") and value is None):
+            shown = t("unset", lang) if value is None else value
+            parts.append(f"{t(key, lang)} → {shown}")
+    return " · ".join(parts) or t("recompute", lang)
+
+
+def _stream_turn(adv: Any, text: str, st: UIState, snapshot: Any) -> Iterator[list[Any]]:
+    """Run one engine turn, folding its events into ``st.messages``; yields UI snapshots while it runs."""
+    base = list(st.messages)
+    view = render.TurnView(st.session.lang or st.lang)
+    last = 0.0
+    for event in adv.stream(text, st.session):
+        if getattr(event, "type", None) == "profile" and st.session.lang:
+            view.lang = st.session.lang
+        if not view.apply(event):
+            continue
+        st.messages = base + view.messages
+        now = time.monotonic()
+        if now - last >= STREAM_INTERVAL_S and view.final is None:
+            last = now
+            yield snapshot()
+    st.messages = base + view.messages

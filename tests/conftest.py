@@ -1,0 +1,22 @@
+"""Suite-wide test environment: nothing is written outside a temporary data directory, no LLM, no telemetry."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+# Set before any test module imports our packages, so the default knowledge index (built once per
+# session and shared by the tests that use it) lives in a throw-away folder, not the user's data dir.
+_DATA_DIR = tempfile.mkdtemp(prefix="gpu-advisor-tests-")
+os.environ["GPU_ADVISOR_DATA"] = _DATA_DIR
+os.environ["ADVISOR_LLM"] = "none"
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+os.environ["ANONYMIZED_TELEMETRY"] = "False"
+for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ADVISOR_OPENAI_MODEL", "ADVISOR_LLAMA_MODEL",
+             "GPU_ADVISOR_CHROMA_URL"):
+    os.environ.pop(_var, None)
+
+
+def pytest_sessionfinish(session: object, exitstatus: int) -> None:
+    shutil.rmtree(_DATA_DIR, ignore_errors=True)

@@ -1,0 +1,448 @@
+"""Unit tests of the web UI's pure renderers: chat steps, chart, comparison table, checklist, profile.
+
+Expected numbers are derived here from first principles (bytes → GB = 1e9 B, GiB = 2**30 B; bar
+widths proportional to bytes) or taken from hand-written inputs; where a real tool result is used,
+the assertion is against that tool's own fields, never against the renderer's output.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from advisor.engine import Advisor, FinalReply, TextDelta, ToolFinished, ToolStarted
+from advisor.engine import Reply as EngineReply
+from advisor.session import Citation, Profile, ToolCall
+from advisor.toolspec import run_tool
+from advisor.ui import i18n, render
+
+# --------------------------------------------------------------------------- safe text
+
+HOSTILE = '<script>alert(1)</script> <img src=x onerror="alert(2)"> & <b>bold</b>'
+
+
+def test_user_html_is_escaped_everywhere() -> None:
+    out = render.safe_markdown(HOSTILE)
+    assert "<" not in out and ">" not in out
+    assert "&lt;script&gt;" in out and "&lt;img src=x onerror=" in out
+    assert "&amp;" in out  # a literal ampersand stays visible as '&'
+    msg = render.user_message(HOSTILE)
+    assert msg.role == "user" and "<script>" not in msg.content
+
+
+def test_code_spans_and_fences_are_left_for_the_markdown_renderer() -> None:
+    text = "use `a<b` then\n```\nx = 1 < 2\n```\nand <i>"
+    out = render.safe_markdown(text)
+    assert "`a<b`" in out and "x = 1 < 2" in out  # shown literally by Markdown already
+    assert out.endswith("and &lt;i&gt;")
+
+
+def test_nul_and_none_are_harmless() -> None:
+    assert render.safe_markdown(None) == ""
+    assert render.safe_markdown("a\x00b") == "ab"
+
+
+# --------------------------------------------------------------------------- tool steps
+
+
+def _size_call() -> ToolCall:
+    call = run_tool("size_inference", {"model": "llama-3.1-8b", "context": 8192, "gpu": "RTX 4090"})
+    assert call.ok, call.error
+    return call
+
+
+def test_finished_tool_step_is_collapsible_with_inputs_and_result() -> None:
+    call = _size_call()
+    msg = render.tool_step_message(call, "zh")
+    meta = msg.metadata
+    assert meta["status"] == "done"  # collapsed once finished
+    assert meta["title"].startswith("🔧 显存估算")  # the registry's Chinese title
+    assert "Llama-3.1-8B" in meta["title"] and "GeForce RTX 4090" in meta["title"]  # names, not ids
+    assert meta["duration"] == pytest.approx(call.duration_ms / 1000, abs=1e-3)
+    assert meta["id"] == call.call_id
+    need_gb = call.result["per_gpu_bytes"] / 1e9
+    assert f"{need_gb:,.1f} GB" in msg.content  # the summary uses decimal GB
+    assert '"context": 8192' in msg.content  # inputs as JSON
+    assert ("放得下" if call.result["fits"] else "放不下") in msg.content
+
+
+def test_pending_and_failed_steps() -> None:
+    pending = render.tool_step_message(
+        {"name": "recommend", "arguments": {"workload": "inference"}}, "en", pending=True
+    )
+    assert pending.metadata["status"] == "pending" and pending.metadata["title"].startswith("🔧 Recommendation")
+    failed = run_tool("size_inference", {"model": "<img src=x onerror=alert(1)>", "context": 4096})
+    assert not failed.ok
+    msg = render.tool_step_message(failed, "en")
+    assert msg.metadata["title"].startswith("⚠️")
+    assert "<img" not in msg.content.split("**Error**")[1]  # the echoed name is escaped
+    assert "Error" in msg.content
+
+
+def test_step_summaries_quote_the_tool_fields() -> None:
+    dec = run_tool("perf_decode", {"model": "llama-3.1-8b", "gpu": "RTX 4090", "precision": "bf16"})
+    assert dec.ok
+    line = render.result_summary("perf_decode", dec.result, "en")
+    assert f"{dec.result['tokens_per_s']:,.1f} tokens/s" in line
+    lo, hi = dec.result["tokens_per_s_range"]
+    assert f"{lo:,.1f}–{hi:,.1f}" in line
+    chk = {"ok": False, "findings": [{"severity": "error"}, {"severity": "warning"}, {"severity": "warning"}]}
+    assert render.result_summary("check_build", chk, "en") == "❌ 1 error · 2 warning · 0 info"
+
+
+# --------------------------------------------------------------------------- citations, notices
+
+
+def test_citations_nest_each_passage_under_one_sources_step() -> None:
+    cites = [
+        Citation(id="vram/en/kv", title="KV cache", source="guide §2", text="KV grows <linearly>"),
+        Citation(id="x/y", title="Long", text="z" * 5000),
+    ]
+    msgs = render.citations_messages(cites, "en", parent="src-1")
+    assert msgs[0].metadata["title"] == "📚 Sources (2)" and msgs[0].metadata["id"] == "src-1"
+    assert [m.metadata.get("parent_id") for m in msgs[1:]] == ["src-1", "src-1"]
+    assert msgs[1].metadata["title"] == "[vram/en/kv] KV cache"
+    assert "&lt;linearly&gt;" in msgs[1].content and "guide §2" in msgs[1].content
+    assert len(msgs[2].content) <= render.MAX_PASSAGE_CHARS + 10
+    assert render.citations_messages([], "en") == []
+
+
+def test_notices_message() -> None:
+    assert render.notices_message([], "zh") is None
+    note = render.notices_message(["LLM <down>"], "zh")
+    assert note is not None and note.metadata["title"] == "ℹ️ 提示" and "&lt;down&gt;" in note.content
+
+
+# --------------------------------------------------------------------------- event folding
+
+
+def test_turn_view_folds_a_real_engine_turn() -> None:
+    adv = Advisor(search_k=0)  # no retrieval: these tests are about rendering, not the index
+    session = adv.new_session()
+    view = render.TurnView("en")
+    events = list(adv.stream("Can I fine-tune Llama-3-8B with QLoRA on one RTX 4090?", session))
+    for ev in events:
+        view.apply(ev)
+    final = next(ev.reply for ev in events if isinstance(ev, FinalReply))
+    steps = [m for m in view.messages if m.metadata.get("title", "").startswith(("🔧", "⚠️"))]
+    assert len(steps) == len(final.tool_calls) >= 1
+    assert all(m.metadata["status"] == "done" for m in steps)  # no spinner left behind
+    started = [ev.name for ev in events if isinstance(ev, ToolStarted)]
+    assert started == [c.name for c in final.tool_calls]
+    texts = [m for m in view.messages if not m.metadata]
+    assert len(texts) == 1 and texts[0].content == render.safe_markdown(final.text)
+    if final.citations:
+        assert any(m.metadata.get("title", "").startswith("📚") for m in view.messages)
+
+
+def test_turn_view_replaces_a_rejected_llm_draft() -> None:
+    view = render.TurnView("en")
+    view.apply(ToolStarted(call_id="c1", name="size_inference", title="x", arguments={"context": 1}))
+    assert view.messages[0].metadata["status"] == "pending"
+    view.apply(ToolFinished(call_id="c1", name="size_inference", title="x", ok=False, error="bad"))
+    assert view.messages[0].metadata["status"] == "done" and view.messages[0].metadata["title"].startswith("⚠️")
+    view.apply(TextDelta(text="A 4090 runs 405B ", provisional=True))
+    view.apply(TextDelta(text="easily", provisional=True))
+    assert view.messages[1].content == "A 4090 runs 405B easily"
+    view.apply(TextDelta(text="", replace=True))
+    view.apply(TextDelta(text="It does not fit."))
+    assert view.messages[1].content == "It does not fit."
+    view.apply(FinalReply(reply=EngineReply(text="It does **not** fit.", lang="en", notices=["replaced"])))
+    assert [m.content for m in view.messages[1:2]] == ["It does **not** fit."]
+    assert view.messages[-1].metadata["title"] == "ℹ️ Notes"
+    assert len(view.messages) == 3
+
+
+# --------------------------------------------------------------------------- memory chart
+
+BYTES = {
+    "weights": 16_060_000_000,
+    "kv_cache": 1_073_741_824,
+    "activations": 1_390_000_000,
+    "gradients": 0,
+    "optimizer": 0,
+    "overhead": 161_061_274,
+}
+
+
+def _result(**extra: object) -> dict:
+    out = {
+        "model": "Llama-3.1-8B",
+        "precision": "bf16",
+        "context": 8192,
+        "batch": 1,
+        "gpus": 1,
+        "breakdown": dict(BYTES),
+        "per_gpu_bytes": sum(BYTES.values()),
+    }
+    out.update(extra)
+    return out
+
+
+def test_chart_data_keeps_nonzero_segments_in_order() -> None:
+    assert render.memory_chart_data(_result()) == [
+        ("weights", BYTES["weights"]),
+        ("kv_cache", BYTES["kv_cache"]),
+        ("activations", BYTES["activations"]),
+        ("overhead", BYTES["overhead"]),
+    ]
+    assert render.memory_chart_data(None) == [] and render.memory_chart_data({"breakdown": "x"}) == []
+
+
+def test_chart_frame_in_gb_and_gib() -> None:
+    frame = render.memory_chart_frame(_result(gpu_memory_bytes=24 * 2**30 - 2**29), "en")
+    assert list(frame["category"]) == ["Weights", "KV cache", "Activations", "Overhead", "Usable memory"]
+    assert frame["GB"][0] == pytest.approx(16.06)
+    assert frame["GiB"][1] == pytest.approx(1.0)
+    assert frame["GiB"][4] == pytest.approx(23.5)
+
+
+def _widths(svg: str) -> dict[str, float]:
+    return {
+        m.group(1): float(m.group(2))
+        for m in re.finditer(
+            r'class="seg seg-(\w+)" x="[\d.]+" y="26" '
+            r'width="([\d.]+)"',
+            svg,
+        )
+    }
+
+
+def test_chart_bars_are_proportional_and_limit_is_the_vllm_reservation() -> None:
+    cap = 24 * 2**30 - 2**29  # what vLLM sees on a 24 GB card
+    reserved = int(cap * 0.92)
+    need = sum(BYTES.values())
+    svg = render.memory_chart_svg(
+        _result(
+            gpu_memory_bytes=cap, reserved_bytes=reserved, fits=True, gpu="RTX 4090", headroom_bytes=reserved - need
+        ),
+        "en",
+    )
+    scale = max(need, cap) * 1.06
+    widths = _widths(svg)
+    assert set(widths) == {"weights", "kv_cache", "activations", "overhead"}
+    for key, w in widths.items():
+        assert w == pytest.approx(584 * BYTES[key] / scale, abs=0.06)
+    limit_x = float(re.search(r'class="limit" x1="([\d.]+)"', svg).group(1))
+    assert limit_x == pytest.approx(8 + 584 * reserved / scale, abs=0.06)
+    assert "✅ fits" in svg and f"headroom {(reserved - need) / 1e9:,.1f} GB" in svg
+    assert "vLLM 0.92 ×" in svg
+
+
+def test_chart_says_how_much_is_missing() -> None:
+    cap = 16 * 2**30 - 2**29  # a 16 GB card: the 18.7 GB need does not fit
+    need = sum(BYTES.values())
+    svg = render.memory_chart_svg(
+        _result(gpu_memory_bytes=cap, fits=False, headroom_bytes=cap - need, gpu="<b>GPU</b>"), "zh"
+    )
+    assert f"缺口 {(need - cap) / 1e9:,.1f} GB" in svg
+    assert "❌ 放不下" in svg
+    assert "<b>GPU</b>" not in svg and "&lt;b&gt;GPU&lt;/b&gt;" in svg
+    assert "<script" not in svg and "http" not in svg  # self-contained, no scripts or remote assets
+
+
+def test_chart_empty_state() -> None:
+    assert "mem-empty" in render.memory_chart_svg(None, "zh")
+    assert i18n.t("chart_empty", "en") in render.memory_chart_svg({"breakdown": {}}, "en")
+
+
+# --------------------------------------------------------------------------- comparison table
+
+
+def test_comparison_frame_from_a_real_recommendation() -> None:
+    call = run_tool(
+        "recommend",
+        {"workload": "inference", "model": "llama-3.1-70b", "precision": "int4", "context": 8192, "budget_usd": 20000},
+    )
+    assert call.ok, call.error
+    rec = call.result
+    frame = render.comparison_frame(rec, "en")
+    options = rec["options"][:8]
+    assert len(frame) == len(options) >= 1
+    assert list(frame.columns) == [
+        "Configuration",
+        "Memory fit",
+        "Per GPU need / usable (GB)",
+        "Est. tokens/s",
+        "Power (W)",
+        "Price (USD)",
+        "tokens/s per $1k",
+    ]
+    first = options[0]
+    row = frame.iloc[0]
+    assert row["Configuration"] == f"{first['count']}× {first['gpu']}"
+    assert row["Memory fit"] == ("✅" if first["fits"] else "❌")
+    assert row["Per GPU need / usable (GB)"] == (
+        f"{round(first['per_gpu_bytes'] / 1e9, 1):,} / {round(first['gpu_memory_bytes'] / 1e9, 1):,}"
+    )
+    assert row["Est. tokens/s"] == pytest.approx(first["decode_tokens_per_s"], abs=0.05)
+    assert row["Price (USD)"] == round(first["total_price_usd"])
+    assert row["tokens/s per $1k"] == pytest.approx(first["perf_per_price"], abs=0.005)
+
+
+def test_comparison_frame_uses_fp64_for_scientific_work() -> None:
+    rec = {
+        "workload": "scientific",
+        "options": [
+            {
+                "rank": 1,
+                "gpu": "H100 SXM",
+                "count": 4,
+                "fits": True,
+                "per_gpu_bytes": 40e9,
+                "gpu_memory_bytes": 85e9,
+                "fp64_tflops": 268.0,
+                "decode_tokens_per_s": None,
+                "power_w": 3950.0,
+                "total_price_usd": 130_000.0,
+                "perf_per_price": 268.0 / 130.0,
+            }
+        ],
+    }
+    frame = render.comparison_frame(rec, "zh")
+    assert "FP64 TFLOPS" in frame.columns and "预估 tokens/s" not in frame.columns
+    assert frame.iloc[0]["FP64 TFLOPS"] == 268.0
+    assert frame.iloc[0]["每千美元 FP64 TFLOPS"] == pytest.approx(2.06)
+    md = render.frame_markdown(frame)
+    assert md.splitlines()[0].startswith("| 配置 |") and "4× H100 SXM" in md
+    assert (
+        render.comparison_frame(None, "en").empty and render.frame_markdown(render.comparison_frame(None, "en")) == ""
+    )
+
+
+def test_rejected_list_quotes_reasons_in_the_ui_language() -> None:
+    rec = {
+        "options": [],
+        "rejected": [
+            {"gpu": "RTX 4090", "count": 4, "stage": "interconnect", "reason_en": "no P2P", "reason_zh": "不支持 P2P"}
+        ],
+    }
+    assert "4× RTX 4090: 不支持 P2P" in render.rejected_markdown(rec, "zh")
+    assert "no P2P" in render.rejected_markdown(rec, "en")
+
+
+# --------------------------------------------------------------------------- checklist
+
+
+def test_checklist_from_a_real_build_check_lists_errors_first() -> None:
+    call = run_tool(
+        "check_build",
+        {"gpus": [{"gpu": "RTX 4090", "count": 4}], "psu_w": 1200, "mains": "120v-15a", "workload": "inference"},
+    )
+    assert call.ok, call.error
+    report = call.result
+    md = render.checklist_markdown(report, "zh")
+    lines = [ln for ln in md.splitlines() if ln.startswith("- ")]
+    severities = [("error" if "❌" in ln else "warning" if "⚠️" in ln else "info") for ln in lines]
+    assert severities == sorted(severities, key={"error": 0, "warning": 1, "info": 2}.get)
+    assert len(lines) == len(report["findings"])
+    psu = next(f for f in report["findings"] if f["id"] == "power-psu-headroom")
+    assert render.safe_markdown(psu["message_zh"]) in md and render.safe_markdown(psu["fix_zh"]) in md
+    assert not report["ok"] and "✅" not in md.splitlines()[0]
+    en = render.checklist_markdown(report, "en")
+    assert render.safe_markdown(psu["message_en"]) in en and "**error**" in en
+
+
+def test_checklist_empty_and_clean() -> None:
+    assert render.checklist_markdown(None, "en") == i18n.t("checklist_empty", "en")
+    assert render.checklist_markdown({"ok": True, "findings": []}, "zh").startswith("✅")
+
+
+# --------------------------------------------------------------------------- profile panel
+
+
+def test_profile_values_and_edits() -> None:
+    profile = Profile(
+        use_case="inference", model="llama-3.1-70b", precision="int4", context_tokens=8192, gpu="rtx-4090", gpu_count=2
+    )
+    values = render.profile_values(profile)
+    assert values == {
+        "use_case": "inference",
+        "model": "llama-3.1-70b",
+        "params_b": None,
+        "precision": "int4",
+        "context_tokens": 8192,
+        "concurrency": None,
+        "method": None,
+        "gpu": "rtx-4090",
+        "gpu_count": 2,
+    }
+    edited = dict(values, precision="fp16", context_tokens=32768.0, concurrency=float("nan"), method="")
+    assert render.profile_changes(values, edited) == {"precision": "fp16", "context_tokens": 32768}
+    assert isinstance(render.profile_changes(values, edited)["context_tokens"], int)
+    assert render.profile_changes(values, dict(values, gpu=" ")) == {"gpu": None}
+    md = render.profile_markdown(profile, "zh")
+    assert "推理服务" in md and "Llama-3.1-70B" in md and "GeForce RTX 4090" in md  # names, not ids
+
+
+# --------------------------------------------------------------------------- calculators' text
+
+
+def test_terms_markdown_shows_bytes_in_gb_and_gib() -> None:
+    result = {
+        "terms": [
+            {
+                "name": "weights",
+                "value": 16_060_000_000.0,
+                "unit": "bytes",
+                "formula": "8.03 B × 16 bits",
+                "explain_en": "Model weights",
+                "explain_zh": "模型权重",
+            },
+            {
+                "name": "kv_capacity",
+                "value": 42768.0,
+                "unit": "tokens",
+                "formula": "a | b",
+                "explain_en": "KV",
+                "explain_zh": "KV",
+            },
+        ]
+    }
+    md = render.terms_markdown(result, "en")
+    assert f"| Weights | {16.06:.2f} GB ({16_060_000_000 / 2**30:.2f} GiB) |" in md
+    assert "| KV capacity | 42,768 tokens |" in md and "`a \\| b`" in md
+    assert "| 权重 |" in render.terms_markdown(result, "zh")
+
+
+def test_perf_summary_quotes_decode_prefill_and_ttft() -> None:
+    base = {"model": "llama-3.1-8b", "gpu": "RTX 4090", "precision": "bf16"}
+    dec = run_tool("perf_decode", {**base, "context": 4096}).result
+    pre = run_tool("perf_prefill", {**base, "prompt_tokens": 4096}).result
+    md = render.perf_summary_markdown(dec, pre, None, "en")
+    assert f"{dec['tokens_per_s']:,.1f} tokens/s" in md
+    assert f"{pre['ttft_s']:,.2f} s" in md
+    assert math.isfinite(pre["ttft_s"])
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def test_every_label_exists_in_both_languages() -> None:
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for key, (zh, en) in i18n.LABELS.items():
+        assert zh.strip() and en.strip(), key
+        assert not cjk.search(en), f"{key}: English label has Chinese text"
+    chinese = sum(1 for zh, _ in i18n.LABELS.values() if cjk.search(zh))
+    assert chinese >= 0.8 * len(i18n.LABELS)  # the rest are shared terms such as 'FP64 TFLOPS'
+    assert i18n.t("send", "zh-CN") == "发送" and i18n.t("send", "fr") == "Send"
+    with pytest.raises(KeyError):
+        i18n.t("no-such-label", "en")
+    assert len(i18n.EXAMPLES["zh"]) >= 2 and len(i18n.EXAMPLES["en"]) >= 2
+    assert all(cjk.search(x) for x in i18n.EXAMPLES["zh"])
+
+
+def test_a_resumed_session_rebuilds_its_chat() -> None:
+    adv = Advisor(search_k=0)  # no retrieval: these tests are about rendering, not the index
+    session = adv.new_session()
+    adv.greeting(session, "en")
+    adv.reply("Can I fine-tune Llama-3-8B with QLoRA on one RTX 4090?", session)
+    adv.reply("what about two cards?", session)
+    msgs = render.history_messages(session, "en")
+    users = [m for m in msgs if m.role == "user"]
+    assert [m.content for m in users] == [render.safe_markdown(t.text) for t in session.history if t.role == "user"]
+    steps = [m for m in msgs if m.metadata.get("title", "").startswith(("🔧", "⚠️"))]
+    assert len(steps) == sum(len(t.tool_calls) for t in session.history)
+    assert msgs[0].role == "assistant" and "Hello" in msgs[0].content
