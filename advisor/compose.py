@@ -111,9 +111,11 @@ _QUESTIONS: dict[str, tuple[str, str]] = {
     "concurrency": ("需要同时服务多少个并发请求？", "How many requests must be served concurrently?"),
     "method": ("训练方式是从头预训练、全参数微调、LoRA 还是 QLoRA？",
                "Is it pre-training from scratch, full fine-tuning, LoRA or QLoRA?"),
-    "dataset_tokens": ("数据量有多大（token 数，或样本条数）？",
-                       "How much data — in tokens, or in number of samples?"),
-    "deadline_days": ("希望多长时间内训练完成？", "By when must the training be done (hours, days, weeks)?"),
+    "dataset_tokens": ("如果想估算训练要多久：数据量有多大（token 数，或样本条数）？",
+                       "To estimate how long training takes: how much data — in tokens, or in number of samples?"),
+    "deadline_days": ("希望多长时间内训练完成（用来判断这套配置来不来得及）？",
+                      "By when must the training be done (hours, days, weeks), so I can check the setup is fast "
+                      "enough?"),
     "fp64": ("计算是否需要 FP64 双精度（CFD、分子动力学、有限元通常需要）？",
              "Does the code need FP64 double precision (CFD, molecular dynamics and FEM usually do)?"),
     "problem_size_gb": ("单个计算任务大约需要多少内存（GB），或者矩阵 / 网格规模多大？",
@@ -130,13 +132,33 @@ _QUESTIONS: dict[str, tuple[str, str]] = {
 }
 
 
-def question_text(slots: list[str], lang: str | None) -> str | None:
-    """The follow-up question for ``slots`` in ``lang`` (both languages when unknown)."""
+_CONFIRM: dict[str, tuple[str, str]] = {
+    "precision": ("要按哪种精度来规划？上面已经按常见的部署精度算好了；确认后我按它细算（BF16、FP8、INT4 AWQ/GPTQ，"
+                  "或 GGUF Q4_K_M）。",
+                  "Which precision should the plan use? The common deployment precisions are computed above; "
+                  "confirm one (BF16, FP8, INT4 AWQ/GPTQ, or GGUF Q4_K_M) and I will size it in detail."),
+}
+
+
+_AFTER_YES: dict[str, tuple[str, str]] = {
+    "budget": ("这套配置已经够用；如果还没买卡、想比较一下别的选择，预算大概多少（人民币或美元都可以）？",
+               "That setup is enough; if you have not bought the cards yet and want to compare other options, "
+               "what is the budget (CNY or USD)?"),
+}
+
+
+def question_text(slots: list[str], lang: str | None, confirm: bool = False,
+                  after_yes: bool = False) -> str | None:
+    """The follow-up question for ``slots`` in ``lang`` (both languages when unknown). ``confirm``: the
+    reply already shows the alternatives computed for an open slot, so ask to pick one of them;
+    ``after_yes``: the named hardware is enough, so further questions are optional and say why."""
     if not slots:
         return None
     if lang is None:
-        return "\n".join(q for q in (question_text(slots, "zh"), question_text(slots, "en")) if q)
-    parts = [_QUESTIONS[s][0 if lang == "zh" else 1] for s in slots if s in _QUESTIONS]
+        return "\n".join(q for q in (question_text(slots, "zh", confirm, after_yes),
+                                      question_text(slots, "en", confirm, after_yes)) if q)
+    table = {**_QUESTIONS, **(_CONFIRM if confirm else {}), **(_AFTER_YES if after_yes else {})}
+    parts = [table[s][0 if lang == "zh" else 1] for s in slots if s in table]
     return " ".join(parts) or None
 
 
@@ -316,31 +338,51 @@ def repeated(previous: dict[str, ToolCall], call: ToolCall | None) -> bool:
 
 
 def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
-                       previous: dict[str, ToolCall]) -> list[str]:
+                       previous: dict[str, ToolCall], alts: list[tuple[str, ToolCall]] | None = None,
+                       citations: list[Citation] | None = None) -> list[str]:
     size = _by_name(calls, "size_inference")
     out: list[str] = []
     if size is None:
         return out
     brief = repeated(previous, size)
     r = size.result
+    alt_lines = alternatives_lines(size, calls, alts or [], p, lang, citations or [])
+    if alt_lines and alt_lines[0].startswith("**"):  # a combined verdict replaces the single one
+        out.append(alt_lines.pop(0))
+        combined = True
+    else:
+        combined = False
     model = r["model"]
     args = size.arguments
     what = t(lang, f"{model}（{r['precision']}，上下文 {num(r['context'])} tokens，{num(r['batch'])} 个并发）",
              f"{model} ({r['precision']}, {num(r['context'])}-token context, {num(r['batch'])} concurrent)")
     gpu = args.get("gpu")
     count = r["gpus"]
-    if r.get("fits") is True:
+    if combined:
+        pass
+    elif r.get("fits") is True:
         out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 放得下 {what}。**",
                      f"**Answer: {what} fits on {config_label(gpu, count, lang)}.**"))
     elif r.get("fits") is False:
         out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 放不下 {what}。**",
                      f"**Answer: {what} does not fit on {config_label(gpu, count, lang)}.**"))
+    elif count == 1:
+        rec = _by_name(calls, "recommend")
+        none = rec is not None and not rec.result.get("options")
+        budget = money(p.budget.amount, p.budget.currency) if p.budget else ""
+        where = t(lang, f"预算 {budget} 内", f"within {budget}") if p.budget else t(lang, "在这些条件下",
+                                                                                    "under these constraints")
+        tail = t(lang, f"；{where}没有能跑它的配置", f"; no configuration {where} can run it") if none else ""
+        out.append(t(lang, f"**结论：{what} 需要约 {gb(r['per_gpu_bytes'])} 显存"
+                           f"（其中权重 {gb(r['weights_total_bytes'])}）{tail}。**",
+                     f"**Answer: {what} needs about {gb(r['per_gpu_bytes'])} of GPU memory "
+                     f"({gb(r['weights_total_bytes'])} of it weights){tail}.**"))
     else:
         out.append(t(lang, f"**结论：{what} 每张 GPU 需要约 {gb(r['per_gpu_bytes'])} 显存"
                            + (f"（按 {count} 卡切分）" if count > 1 else "") + "。**",
                      f"**Answer: {what} needs about {gb(r['per_gpu_bytes'])} per GPU"
                      + (f" (split over {count} GPUs)" if count > 1 else "") + ".**"))
-    if r.get("gpu_memory_bytes"):
+    if r.get("gpu_memory_bytes") and not combined:  # the combined verdict already gives these figures
         usable = r.get("reserved_bytes") or r["gpu_memory_bytes"]
         line = t(lang, f"每卡需要 {gb(r['per_gpu_bytes'])}，{r['gpu']} 上引擎可用 {gb(usable)}",
                  f"Per GPU it needs {gb(r['per_gpu_bytes'])}; the engine can use {gb(usable)} of each {r['gpu']}")
@@ -362,6 +404,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                          f"At {num(r['context'])} tokens per request the KV cache holds about "
                          f"{num(r['max_concurrency'])} requests at once."))
     out += _diff(previous.get("size_inference"), r, lang)
+    out += alt_lines
     if not brief:
         out.append("")
         out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
@@ -378,6 +421,176 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                            f"每个请求约 {tps(d['per_sequence_tokens_per_s'])}，瓶颈在{bound}。",
                      f"**Speed**: about {tps(d['tokens_per_s'])} of generation (range {num(lo)}–{num(hi)}), "
                      f"{tps(d['per_sequence_tokens_per_s'])} per request, limited by {bound}."))
+    return out
+
+
+# ----------------------------------------------------------------------------- alternatives
+
+_ALT_LABELS = {
+    "int4": ("vLLM + INT4（AWQ/GPTQ）", "vLLM with INT4 (AWQ/GPTQ)"),
+    "fp8": ("vLLM + FP8", "vLLM with FP8"),
+    "gguf": ("llama.cpp / Ollama + GGUF Q4_K_M", "llama.cpp / Ollama with GGUF Q4_K_M"),
+}
+_IF_QUANT = {"int4": ("INT4（AWQ/GPTQ，vLLM）", "INT4 (AWQ/GPTQ, vLLM)"),
+             "fp8": ("FP8（vLLM，只列支持 FP8 的卡）", "FP8 (vLLM; cards with FP8 only)")}
+_SOURCE_4BIT = ("35 GB", "35GB")  # the source guide's '70B at 4-bit ≈ 35 GB' (weights alone)
+
+
+def _alt_label(alt: str, r: dict[str, Any], lang: str) -> str:
+    if alt in _ALT_LABELS:
+        return _ALT_LABELS[alt][0 if lang == "zh" else 1]
+    how = t(lang, "，流水线切分", ", pipeline split") if r.get("parallel") == "pp" else ""
+    engine = ENGINE_NAMES.get(r["engine"], r["engine"])
+    return t(lang, f"{r['gpus']} 张 {r.get('gpu') or '?'}（{engine} {r['precision']}{how}）",
+             f"{r['gpus']}× {r.get('gpu') or '?'} ({engine} {r['precision']}{how})")
+
+
+def _usable(r: dict[str, Any]) -> int | None:
+    return r.get("reserved_bytes") or r.get("gpu_memory_bytes")
+
+
+def fit_verdict(r: dict[str, Any], lang: str) -> str:
+    """The tool's own verdict in words: fits / runs with CPU offload / does not fit (+ longest context)."""
+    ctx = r.get("max_context_tokens") or 0
+    if r.get("fits"):
+        return t(lang, "✓ 放得下" + (f"，最长上下文 {num(ctx)} tokens" if ctx else ""),
+                 "✓ fits" + (f"; longest context {num(ctx)} tokens" if ctx else ""))
+    if r.get("offload_layers"):
+        return t(lang, f"⚠️ 显存装不下全部层：{num(r['gpu_layers'])} 层留在 GPU、{num(r['offload_layers'])} 层放到"
+                       f"内存（CPU 卸载，主机内存 {gb_short(r.get('cpu_bytes'))}），能跑但明显变慢",
+                 f"⚠️ not all layers fit: {num(r['gpu_layers'])} stay on the GPU and {num(r['offload_layers'])} run "
+                 f"from system RAM (CPU offload, {gb_short(r.get('cpu_bytes'))} host memory) — it runs, much slower")
+    return t(lang, "✗ 放不下" + (f"（最长上下文 {num(ctx)} tokens）" if ctx else ""),
+             "✗ does not fit" + (f" (longest context {num(ctx)} tokens)" if ctx else ""))
+
+
+def _guide_note(size: ToolCall, p: Profile, lang: str, citations: list[Citation]) -> list[str]:
+    """The source guide's '4-bit 70B ≈ 35 GB' counts the weights alone — say so when a cited passage has it."""
+    r = size.result
+    if not (60e9 <= r["params"] <= 80e9 and r.get("weights_total_bytes")):
+        return []
+    with_figure = [c for c in citations if any(x in c.text for x in _SOURCE_4BIT)]
+    cite = next((c for c in with_figure if c.id.startswith("vram/") and "weights" in c.id), None) or next(
+        iter(with_figure), None)
+    if cite is None:
+        return []
+    return ["", t(lang, f"注：资料里“70B 模型 4-bit 约 35 GB”说的只是权重本身 [{cite.id}]；实际部署还要加上 KV 缓存、"
+                        f"激活和运行时开销，量化文件也比理想的 4 bit 大（AWQ 带分组缩放、GGUF Q4_K_M 混用 4/6 bit）。"
+                        f"按工具计算，这里的权重就有 {gb(r['weights_total_bytes'])}，每卡合计需要 "
+                        f"{gb(r['per_gpu_bytes'])}。",
+                  f"Note: the guide's “70B at 4-bit is about 35 GB” counts the weights alone [{cite.id}]; a real "
+                  f"deployment adds the KV cache, activations and runtime overhead, and quantised files are larger "
+                  f"than ideal 4-bit (AWQ group scales, GGUF Q4_K_M mixes 4- and 6-bit blocks). By the tool, the "
+                  f"weights here are {gb(r['weights_total_bytes'])} and the total per GPU is "
+                  f"{gb(r['per_gpu_bytes'])}.")]
+
+
+def _fp8_capable(option: dict[str, Any]) -> bool:
+    try:
+        return load_catalog().gpu(option.get("gpu_id") or option["gpu"]).supports("fp8") is not False
+    except Exception:
+        return True
+
+
+def _option_brief(o: dict[str, Any], currency: str, lang: str) -> str:
+    price = money(o.get("total_price_cny") if currency == "CNY" else o.get("total_price_usd"), currency)
+    speed = tps(o["decode_tokens_per_s"]) if o.get("decode_tokens_per_s") is not None else None
+    return t(lang, f"{o['count']}× {o['gpu']}（{price}" + (f"，约 {speed}" if speed else "") + "）",
+             f"{o['count']}× {o['gpu']} ({price}" + (f", about {speed}" if speed else "") + ")")
+
+
+def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[str, ToolCall]], p: Profile,
+                       lang: str, citations: list[Citation]) -> list[str]:
+    """What else the tools computed for this request. A first line starting with '**' is a combined
+    verdict (vLLM 4-bit and llama.cpp Q4_K_M side by side) that replaces the single one."""
+    from advisor.planner import is_generic_4bit
+
+    r = size.result
+    out: list[str] = []
+    sized = [(a, c) for a, c in alts if c.ok and c.name == "size_inference"]
+    recs = {a: c for a, c in alts if c.ok and c.name == "recommend"}
+    gguf = next((c for a, c in sized if a == "gguf"), None)
+    gpu = size.arguments.get("gpu")
+    if gguf is not None and gpu and is_generic_4bit(size.arguments.get("precision")):
+        g = gguf.result
+        ctx = num(r["context"])
+        vllm_v = t(lang, "放得下" if r.get("fits") else "放不下", "fits" if r.get("fits") else "does not fit")
+        h = r.get("headroom_bytes")
+        short = (t(lang, f"，差 {gb_short(-h)}", f", short by {gb_short(-h)}") if h is not None and h < 0 else "")
+        vllm_ctx = (t(lang, f"，上下文最长只能放约 {num(r['max_context_tokens'])} tokens",
+                      f"; it holds at most about {num(r['max_context_tokens'])} tokens of context")
+                    if not r.get("fits") and r.get("max_context_tokens") else "")
+        gg_v = t(lang, "放得下" if g.get("fits") else ("要部分卸载到内存" if g.get("offload_layers") else "放不下"),
+                 "fits" if g.get("fits") else ("needs partial CPU offload" if g.get("offload_layers")
+                                               else "does not fit"))
+        gg_ctx = (t(lang, f"，最长上下文 {num(g['max_context_tokens'])} tokens",
+                    f"; longest context {num(g['max_context_tokens'])} tokens")
+                  if g.get("fits") and g.get("max_context_tokens") else "")
+        out.append(t(lang, f"**结论：{config_label(gpu, r['gpus'], lang)} 跑 {r['model']} 4-bit（上下文 {ctx} tokens，"
+                           f"{num(r['batch'])} 个并发）——用 vLLM + AWQ/GPTQ（{r['precision']}）：{vllm_v}（每卡需要 "
+                           f"{gb_short(r['per_gpu_bytes'])}，可用 {gb_short(_usable(r))}{short}）{vllm_ctx}；"
+                           f"用 llama.cpp / Ollama 的 GGUF Q4_K_M：{gg_v}（每卡需要 {gb_short(g['per_gpu_bytes'])}，"
+                           f"可用 {gb_short(_usable(g))}）{gg_ctx}。**",
+                     f"**Answer: {r['model']} at 4-bit ({ctx}-token context, {num(r['batch'])} concurrent) on "
+                     f"{config_label(gpu, r['gpus'], lang)} — with vLLM + AWQ/GPTQ ({r['precision']}): it "
+                     f"{vllm_v} ({gb_short(r['per_gpu_bytes'])} needed per GPU, {gb_short(_usable(r))} usable"
+                     f"{short})"
+                     f"{vllm_ctx}; with llama.cpp / Ollama GGUF Q4_K_M: it {gg_v} ({gb_short(g['per_gpu_bytes'])} "
+                     f"needed per GPU, {gb_short(_usable(g))} usable){gg_ctx}.**"))
+        if g.get("offload_layers"):
+            out.append(t(lang, f"llama.cpp：{fit_verdict(g, lang)[2:]}。", f"llama.cpp: {fit_verdict(g, lang)[2:]}."))
+        sized = [(a, c) for a, c in sized if a != "gguf"]
+    if sized and gpu:
+        out += ["", t(lang, "**其他做法**（同样的上下文和并发，工具逐项计算）：",
+                      "**Other ways to run it** (same context and concurrency, each computed by the tools):"),
+                t(lang, "| 方案 | 每卡需要 | 每卡可用 | 结论 |",
+                  "| Option | Needed per GPU | Usable per GPU | Verdict |"),
+                "|---|---|---|---|"]
+        ordered = sorted(sized, key=lambda ac: (not ac[1].result.get("fits"),
+                                                not ac[1].result.get("offload_layers")))
+        for a, c in ordered:
+            x = c.result
+            out.append(f"| {_alt_label(a, x, lang)} | {gb_short(x['per_gpu_bytes'])} | {gb_short(_usable(x))} | "
+                       f"{fit_verdict(x, lang)} |")
+        if any(a in ("int4", "gguf") for a, _ in sized):
+            out.append(t(lang, "4-bit 量化会让模型质量略有下降；GGUF 适合 llama.cpp / Ollama 单用户使用，"
+                               "高并发服务更适合 vLLM。",
+                         "4-bit quantisation costs a little model quality; GGUF suits llama.cpp / Ollama for one "
+                         "user, while vLLM is the better server for many concurrent users."))
+    elif sized or recs:
+        out += ["", t(lang, "**如果量化**（同样的上下文和并发，工具按对应精度重新计算并推荐）：",
+                      "**If you quantise** (same context and concurrency, sized and recommended by the tools at "
+                      "that precision):")]
+        for a in ("int4", "fp8"):
+            sz = next((c for b, c in sized if b == a), None)
+            rec = recs.get(a)
+            if sz is None and rec is None:
+                continue
+            head = _IF_QUANT[a][0 if lang == "zh" else 1]
+            need = (t(lang, f"需要约 {gb(sz.result['per_gpu_bytes'])} 显存（权重 "
+                            f"{gb(sz.result['weights_total_bytes'])}）",
+                      f"about {gb(sz.result['per_gpu_bytes'])} of GPU memory ("
+                      f"{gb(sz.result['weights_total_bytes'])} weights)") if sz is not None else "")
+            opts = [o for o in (rec.result.get("options", []) if rec else [])
+                    if a != "fp8" or _fp8_capable(o)][:3]
+            cur = rec.result.get("currency", "USD") if rec else "USD"
+            if opts:
+                where = (t(lang, "预算内按性价比", "best value within budget") if p.budget else
+                         t(lang, "按性价比", "best value"))
+                buy = t(lang, f"{where}：", f"{where}: ") + ("；" if lang == "zh" else "; ").join(
+                    _option_brief(o, cur, lang) for o in opts)
+            elif rec is not None:
+                buy = t(lang, "仍然没有满足条件的配置", "still no configuration passes")
+            else:
+                buy = ""
+            body = ("；" if lang == "zh" else "; ").join(x for x in (need, buy) if x)
+            out.append(f"- **{head}**：{body}。" if lang == "zh" else f"- **{head}**: {body}.")
+        out.append(t(lang, "FP8 几乎不损失质量（需要 Ada/Hopper/Blackwell 等支持 FP8 的卡）；4-bit 更省显存，"
+                           "质量略有下降。",
+                     "FP8 loses almost no quality (it needs a card with FP8, e.g. Ada, Hopper, Blackwell); 4-bit "
+                     "saves more memory at a small quality cost."))
+    if is_generic_4bit(size.arguments.get("precision")):
+        out += _guide_note(size, p, lang, citations)
     return out
 
 
@@ -492,7 +705,7 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     return out
 
 
-def _recommend_section(calls: list[ToolCall], lang: str) -> list[str]:
+def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = False) -> list[str]:
     rec = _by_name(calls, "recommend")
     if rec is None:
         return []
@@ -501,6 +714,11 @@ def _recommend_section(calls: list[ToolCall], lang: str) -> list[str]:
     if r.get("options"):
         out.append(t(lang, "**推荐配置**（按性价比排序）", "**Recommended configurations** (by performance per price)"))
         out += _options(r, lang)
+    elif alternatives:  # the alternatives above already say what would work
+        prec = rec.arguments.get("precision")
+        out.append(t(lang, f"**按{'原生精度' if not prec else ' ' + prec + ' '}没有可行配置的主要原因：**",
+                     f"**Why nothing passes at {prec if prec else 'the native precision'}:**"))
+        out += _rejections(r, lang)
     else:
         out.append(t(lang, "**在这些条件下没有找到合适的配置。** 主要原因：",
                      "**No configuration passes these constraints.** Main reasons:"))
@@ -568,8 +786,15 @@ def _tool_warnings(calls: list[ToolCall], limit: int = 3) -> list[str]:
     return out[:limit]
 
 
+_TOOL_ZH = {"size_inference": "推理显存估算", "size_training": "训练显存估算", "perf_decode": "生成速度估算",
+            "training_time": "训练时长估算", "scientific_fp64": "双精度计算估算", "check_build": "兼容性检查",
+            "recommend": "选型推荐", "gpu_info": "GPU 参数查询", "model_info": "模型参数查询"}
+
+
 def _errors(calls: list[ToolCall], lang: str) -> list[str]:
-    return [t(lang, f"- {c.name} 无法计算：{c.error}", f"- {c.name} could not be computed: {c.error}")
+    """Failed tools. In Chinese the (English) tool message goes to the 工具说明（英文） block instead."""
+    return [t(lang, f"- {_TOOL_ZH.get(c.name, c.name)}（{c.name}）无法计算，原因见下方“工具说明（英文）”。",
+              f"- {c.name} could not be computed: {c.error}")
             for c in calls if not c.ok and c.name != "search_knowledge"]
 
 
@@ -581,8 +806,10 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     """The full answer of an 'answer' turn."""
     p = session.profile
     out: list[str] = []
+    alts = [(plan.alt_calls[c.call_id], c) for c in calls if c.call_id in plan.alt_calls]
+    calls = [c for c in calls if c.call_id not in plan.alt_calls]  # the requested configuration's own calls
     if p.use_case == "inference":
-        out += _inference_section(calls, p, plan, lang, previous)
+        out += _inference_section(calls, p, plan, lang, previous, alts, citations)
     elif p.use_case == "training":
         out += _training_section(calls, p, plan, lang, previous)
     else:
@@ -590,7 +817,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     size_call = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
     brief = repeated(previous, size_call)  # same configuration as last turn: only what is new in detail
     out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build")))
-    out += _recommend_section(calls, lang)
+    out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts))
     errs = _errors(calls, lang)
     if errs:
         out += ["", t(lang, "**未能完成的计算**", "**What could not be computed**"), *errs]
@@ -610,8 +837,10 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     warnings = _tool_warnings(calls) if p.use_case != "scientific" and not brief else []
     if warnings and lang == "en":
         out += ["", "**Warnings**", *[f"- {w}" for w in warnings]]
-    elif warnings:
-        out += ["", "**提示**（计算工具原文）", *[f"- {w}" for w in warnings]]
+    elif lang == "zh":  # English-only tool text, grouped and labelled rather than mixed into Chinese sentences
+        failed = [f"- {c.name}: {c.error}" for c in calls if not c.ok and c.name != "search_knowledge"]
+        if warnings or failed:
+            out += ["", "**工具说明（英文）**（计算工具的原文提示，未翻译）", *[f"- {w}" for w in warnings], *failed]
     if citations:
         out += ["", *citations_block(citations, lang)]
     return "\n".join(out).strip()

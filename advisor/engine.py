@@ -36,6 +36,8 @@ log = logging.getLogger(__name__)
 Lang = Literal["zh", "en"]
 _BOOL_SLOTS = ("cuda_required", "domestic", "fp64")
 _LLM_MODES = ("answer", "compare", "why")
+ALT_CALL_PREFIX = "alt_"  # call ids of alternatives the planner sized beside the requested configuration
+_AFTER_YES = ("cuda_required", "domestic", "existing", "form_factor", "power_limit_w")
 _TOOLS_BY_PATH = {
     "inference": ["size_inference", "perf_decode", "perf_prefill", "perf_serving", "check_build", "recommend",
                   "search_knowledge", "gpu_info", "model_info"],
@@ -357,6 +359,13 @@ class Advisor:
             plan = plan_turn(session, parsed.model_copy(update={"intents": [Intent.recommend]}), out_lang,
                              self.settings.search_k)
         calls, citations = yield from self._run_plan(plan, session, out_lang)
+        said_yes = plan.mode == "answer" and bool(session.profile.gpu or session.profile.existing) and _verdict(
+            [c for c in calls if c.call_id not in plan.alt_calls]) is True
+        if said_yes:
+            # a plain "yes" on the hardware asked about: ecosystem, owned-hardware and chassis questions can
+            # wait until the user asks for more (the tips line says what they can ask); budget is asked as an
+            # option to compare other cards, with that reason given
+            plan.question_slots = [s for s in plan.question_slots if s not in _AFTER_YES]
 
         mode = plan.mode
         report = None
@@ -385,7 +394,9 @@ class Advisor:
         slots = [] if mode in ("opening", "reset") else plan.question_slots
         if mode in ("opening", "reset"):
             slots = ["use_case"]
-        question = C.question_text(slots, lang if mode in ("opening", "reset") else out_lang)
+        confirm = any(a in ("int4", "fp8", "gguf") for a in plan.alt_calls.values())  # options shown: pick one
+        question = C.question_text(slots, lang if mode in ("opening", "reset") else out_lang, confirm=confirm,
+                                   after_yes=said_yes)
         for s in slots:
             if s not in session.asked:
                 session.asked.append(s)
@@ -428,7 +439,17 @@ class Advisor:
         calls: list[ToolCall] = []
         citations: list[Citation] = []
         fit: bool | None = None
+        no_option = False  # the recommendation for the requested configuration found nothing
         for pc in plan.calls:
+            if pc.alt is not None:  # an alternative: shown beside the answer, never changes its verdict
+                if pc.when == "no_fit" and fit is not False:
+                    continue
+                if pc.when == "native_failed" and not (fit is False or no_option):
+                    continue
+                call = yield from self._run_one(pc.name, pc.arguments, "planner", lang, id_prefix=ALT_CALL_PREFIX)
+                calls.append(call)
+                plan.alt_calls[call.call_id] = pc.alt
+                continue
             if pc.needs_fit and fit is False:
                 continue
             if pc.only_if_no_fit and fit is not False:
@@ -438,10 +459,18 @@ class Advisor:
             if call.ok and pc.purpose == "size" and isinstance(call.result, dict):
                 value = call.result.get("fits")
                 fit = value if fit is None else (fit and value is not False)
+            if call.ok and pc.purpose == "recommend" and isinstance(call.result, dict):
+                no_option = not call.result.get("options")
             if pc.purpose == "search" and call.ok:
                 citations = self._citations(call.result)
+        if plan.mode != "compare" and any(c.name != "search_knowledge" for c in calls):
+            for key in [k for k in session.last_results if k.startswith("alt/")]:
+                del session.last_results[key]  # last turn's alternatives belong to last turn's plan
         for call in calls:
-            if plan.mode == "compare" and call.name != "search_knowledge":
+            if call.call_id in plan.alt_calls:
+                if call.ok:  # kept for grounding and export, without replacing the plan under discussion
+                    session.last_results[f"alt/{plan.alt_calls[call.call_id]}/{call.name}"] = call
+            elif plan.mode == "compare" and call.name != "search_knowledge":
                 # side-by-side figures must not replace the plan under discussion (export, why)
                 key = f"compare/{call.name}/{call.arguments.get('gpu') or call.arguments.get('name')}"
                 session.last_results[key] = call
@@ -452,9 +481,11 @@ class Advisor:
         return calls, citations
 
     def _run_one(self, name: str, arguments: dict[str, Any], by: Literal["planner", "llm"],
-                 lang: Lang) -> Iterator[Event]:
+                 lang: Lang, id_prefix: str | None = None) -> Iterator[Event]:
         spec = TOOLS[name]
         started = ToolCall(name=name, arguments=arguments, by=by)
+        if id_prefix:
+            started.call_id = id_prefix + started.call_id.removeprefix("call_")
         yield ToolStarted(call_id=started.call_id, name=name, title=spec.title(lang), arguments=arguments, by=by)
         call = run_tool(name, arguments, by=by)
         call.call_id = started.call_id

@@ -46,6 +46,11 @@ class PlannedCall(BaseModel):
     needs_fit: bool = Field(False, description="skip when this turn's sizing says it does not fit")
     only_if_no_fit: bool = Field(False, description="run only when this turn's sizing says it does not fit")
     gpu: str | None = None
+    alt: str | None = Field(None, description="label of an alternative to the requested configuration "
+                                              "('int4', 'fp8', 'gguf', 'more_gpus'); never changes the verdict")
+    when: Literal["always", "no_fit", "native_failed"] = Field(
+        "always", description="alternatives: always; only when the sizing says no fit; or also when the "
+                              "recommendation finds no option")
 
 
 class Plan(BaseModel):
@@ -54,6 +59,7 @@ class Plan(BaseModel):
     question_slots: list[str] = Field(default_factory=list)
     assumed: dict[str, Any] = Field(default_factory=dict, description="slot -> default used this turn")
     model_assumed: str | None = Field(None, description="catalog model picked for a bare size ('70b')")
+    alt_calls: dict[str, str] = Field(default_factory=dict, description="call id -> alternative label (engine)")
 
 
 # ----------------------------------------------------------------------------- questions
@@ -172,6 +178,8 @@ def _search_query(p: Profile, mode: str, lang: str) -> str:
         method = _method(p)
         return (f"训练 显存 {method} 优化器状态 激活" if zh else
                 f"training memory {method} optimizer states activations")
+    if is_generic_4bit(p.precision):  # the guide's '4-bit ≈ 35 GB' is weights alone: cite the weights passage
+        return ("4-bit 量化 权重 35 GB KV 缓存 显存" if zh else "4-bit quantised weights 35 GB KV cache memory")
     words = ["KV cache", p.precision or "", "显存 推理 并发 上下文" if zh else "inference memory context concurrency"]
     return " ".join(w for w in words if w)
 
@@ -296,7 +304,92 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
             rec["precision"] = p.precision
         calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
                                  only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
+        calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec)
     return calls
+
+
+ALT_PRECISIONS = (("fp8", 8.0), ("int4", 4.5))  # common deployment precisions, with the bits they save below
+GGUF_DEFAULT = "Q4_K_M"
+MAX_ALT_GPUS = 8
+
+
+def _precision_bits(precision: str | None) -> tuple[float, str]:
+    """(bits per weight, family) of the requested precision; a missing one counts as native 16-bit."""
+    if not precision:
+        return 16.0, "float"
+    from tools.precision import resolve_precision
+
+    try:
+        spec = resolve_precision(precision)
+    except ValueError:
+        return 16.0, "float"
+    return float(spec.bits_per_weight), spec.family
+
+
+def is_generic_4bit(precision: str | None) -> bool:
+    """'4bit', 'int4', 'AWQ', 'GPTQ': a 4-bit request that home users often mean as GGUF / Ollama."""
+    bits, family = _precision_bits(precision)
+    return bool(precision) and family not in ("gguf", "float") and bits <= 4.5
+
+
+def _gpu_supports(gpu: str, precision: str) -> bool:
+    try:
+        return load_catalog().gpu(gpu).supports(precision) is not False
+    except Exception:
+        return True
+
+
+def _parallel_for(model: str, count: int) -> str | None:
+    """Tensor parallel needs the attention heads to divide evenly; otherwise split layers (pipeline)."""
+    try:
+        heads = load_catalog().model(model).attention.num_heads
+    except Exception:
+        return None
+    return None if heads % count == 0 else "pp"
+
+
+def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int, context: int, batch: int,
+                            rec: dict[str, Any]) -> list[PlannedCall]:
+    """Nearby configurations the tools also size, so a 'no' comes with what would work instead.
+
+    With a GPU: lower precisions on the same machine (vLLM FP8 where the card has it, INT4/AWQ), the
+    llama.cpp GGUF Q4_K_M budget (with partial CPU offload when VRAM is short) and one more GPU — all
+    only when the requested configuration does not fit, except that a generic "4-bit" always gets the
+    llama.cpp figure beside it. Without a GPU: the common deployment precisions through sizing and the
+    recommender, when the requested (or native) precision finds no configuration.
+    """
+    bits, family = _precision_bits(p.precision)
+    base: dict[str, Any] = {"model": model, "context": context, "batch": batch}
+    if p.kv_dtype:
+        base["kv_dtype"] = p.kv_dtype
+    out: list[PlannedCall] = []
+    lower = [(q, b) for q, b in ALT_PRECISIONS if family != "gguf" and bits > b]
+    if gpu:
+        cfg = {**base, "gpus": count, "gpu": gpu}
+        for q, _ in lower:
+            if q == "fp8" and not _gpu_supports(gpu, "fp8"):
+                continue
+            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt=q, when="no_fit",
+                                   arguments={**cfg, "precision": q, "engine": "vllm"}))
+        if family != "gguf":
+            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf",
+                                   when="always" if is_generic_4bit(p.precision) else "no_fit",
+                                   arguments={**cfg, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
+        if count < MAX_ALT_GPUS:
+            more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p.precision)}
+            if p.precision:
+                more["precision"] = p.precision
+            if more["engine"] == "vllm" and _parallel_for(model, count + 1):
+                more["parallel"] = "pp"
+            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="more_gpus", when="no_fit",
+                                   arguments=more))
+        return out
+    for q, _ in lower:
+        out.append(PlannedCall(name="size_inference", purpose="size", alt=q, when="native_failed",
+                               arguments={**base, "gpus": 1, "precision": q, "engine": "vllm"}))
+        out.append(PlannedCall(name="recommend", purpose="recommend", alt=q, when="native_failed",
+                               arguments={**rec, "precision": q}))
+    return out
 
 
 def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:

@@ -88,7 +88,9 @@ def test_issue_example_two_4090s_for_70b_4bit(adv: Advisor) -> None:
     assert size.arguments["precision"] == "int4" and size.arguments["model"] == "llama-3.1-70b"
     fresh = recompute(size)
     assert fresh["fits"] is False
-    assert "放不下" in r.text and "放得下" not in r.text
+    # the requested vLLM 4-bit configuration is a plain "no"; only the llama.cpp GGUF figure beside it may
+    # say "fits" (tests/test_dialogue_quality.py checks that one against its own tool result)
+    assert "放不下" in r.text and "放得下" not in r.text.split("GGUF")[0]
     assert gb(fresh["per_gpu_bytes"]) in r.text and gb(-fresh["headroom_bytes"]) in r.text
     assert "Llama-3.1-70B" in r.text  # the assumed architecture for a bare '70b' is named
     assert not calls(r, "perf_decode")  # no speed for a configuration that does not fit

@@ -693,8 +693,10 @@ def _terms(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[st
             value=bd.weights,
             unit="bytes",
             formula=need.weights_formula,
-            explain_en=f"Model weights stored at {cfg.prec.name} (MoE: every expert resident)",
-            explain_zh=f"模型权重，按 {cfg.prec.name} 存放（MoE 的全部专家都常驻显存）",
+            explain_en=f"Model weights stored at {cfg.prec.name}"
+            + (" (MoE: every expert stays resident)" if cfg.spec.is_moe else ""),
+            explain_zh=f"模型权重，按 {cfg.prec.name} 存放"
+            + ("（MoE 的全部专家都常驻显存）" if cfg.spec.is_moe else ""),
         ),
         Term(
             name="kv_cache",

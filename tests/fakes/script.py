@@ -16,8 +16,14 @@ def calls(reply: Reply, name: str) -> list[ToolCall]:
     return [c for c in reply.tool_calls if c.name == name]
 
 
+def alternatives(reply: Reply, name: str) -> list[ToolCall]:
+    """Calls the planner added beside the requested configuration (other precisions, engines, counts)."""
+    return [c for c in calls(reply, name) if c.call_id.startswith("alt_")]
+
+
 def one(reply: Reply, name: str) -> ToolCall:
-    found = calls(reply, name)
+    """The one call of ``name`` for the requested configuration (alternatives beside it not counted)."""
+    found = [c for c in calls(reply, name) if not c.call_id.startswith("alt_")]
     assert len(found) == 1, f"expected one {name} call, got {[c.name for c in reply.tool_calls]}"
     assert found[0].ok, found[0].error
     return found[0]
