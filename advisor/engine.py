@@ -646,8 +646,11 @@ class Advisor:
                      "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
                     for c in done]})
                 for c in done:
+                    payload: Any = _compact(c.name, c.result)
+                    if c.call_id.startswith(ALT_CALL_PREFIX):  # so the model does not quote it as the answer
+                        payload = {"alternative_not_the_request": True, "result": payload}
                     messages.append({"role": "tool", "tool_call_id": c.call_id, "name": c.name,
-                                     "content": json.dumps(_compact(c.name, c.result), ensure_ascii=False)[:6000]})
+                                     "content": json.dumps(payload, ensure_ascii=False)[:6000]})
         return messages
 
     def _evidence(self, session: Session, calls: list[ToolCall], citations: list[Citation],

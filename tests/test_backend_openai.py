@@ -44,7 +44,7 @@ def _tool_results(body: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for m in body["messages"]:
         if m.get("role") == "tool":
-            out[m["name"]] = json.loads(m["content"])
+            out.setdefault(m["name"], json.loads(m["content"]))  # the first call is the requested plan
     return out
 
 

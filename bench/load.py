@@ -1,0 +1,200 @@
+"""Load test: many concurrent chat sessions against the running web app, through ``gradio_client``.
+
+    .venv/bin/python bench/load.py [--sessions 32] [--turns 10] [--url URL] [--json OUT] [--max-s 900]
+
+Starts the app (deterministic backend) on a free 127.0.0.1 port unless ``--url`` names a running one
+(loopback only), then runs ``--sessions`` clients in parallel threads, each with its own Gradio
+session, each holding a ten-turn conversation whose profile is unique to it (its own context length,
+concurrency and budget). Checks:
+
+* zero errors (every ``/chat`` call returns a reply);
+* isolation — after every turn the profile the server returns is the session's own (context,
+  concurrency, budget), the sizing call uses its numbers, and its exported report names its own budget;
+  for a sample of sessions the whole conversation must match, reply for reply, the same script run
+  in-process on a fresh ``Advisor`` (the deterministic backend makes replies reproducible);
+* bounded: at most ``--max-s`` seconds in all.
+
+Reports turns/s and p50/p95/max latency per turn as seen by the clients.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+ROOT = Path(__file__).resolve().parents[1]
+for p in (ROOT, ROOT / "tests", ROOT / "bench"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from speed import figure, pct, table  # noqa: E402 - bench/ is on the path only once ROOT is known
+
+MODELS = ["Llama 3.1 8B", "Qwen2.5 7B", "Llama 3.1 70B", "Mistral 7B"]
+GPUS = ["RTX 4090", "A100 80GB", "L40S", "H100 SXM"]
+
+
+def script(i: int, turns: int) -> tuple[list[str], dict[str, Any]]:
+    """Session ``i``'s conversation and the profile values only it uses."""
+    mine = {"context_tokens": 2048 + 64 * i, "concurrency": i + 1, "budget": 10_000 + 500 * i}
+    lines = [
+        "I need GPUs for high-concurrency inference serving",
+        f"{MODELS[i % len(MODELS)]}, {mine['context_tokens']} tokens of context, "
+        f"{mine['concurrency']} concurrent users",
+        f"budget ${mine['budget']}",
+        "no CUDA requirement, nothing domestic, no existing hardware",
+        f"on one {GPUS[i % len(GPUS)]}",
+        "what about FP16?",
+        "what about int4?",
+        "what about two cards?",
+        "why?",
+        "export",
+    ]
+    return lines[:turns], mine
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.violations: list[str] = []
+        self.transcripts: dict[int, list[str]] = {}
+
+
+def check_turn(i: int, turn: int, text: str, out: dict[str, Any], mine: dict[str, Any]) -> list[str]:
+    """What in this reply is not session ``i``'s own."""
+    problems: list[str] = []
+    profile = json.loads(out["session"])["profile"]
+    if turn >= 1:
+        for key in ("context_tokens", "concurrency"):
+            if profile.get(key) != mine[key]:
+                problems.append(f"session {i} turn {turn}: {key} {profile.get(key)} != {mine[key]}")
+    if turn >= 2 and (profile.get("budget") or {}).get("amount") != mine["budget"]:
+        problems.append(f"session {i} turn {turn}: budget {profile.get('budget')} != {mine['budget']}")
+    for call in out["tool_calls"]:
+        result = call["result"]
+        if (call["name"] == "size_inference" and isinstance(result, dict)
+                and result.get("context", mine["context_tokens"]) != mine["context_tokens"]):
+            problems.append(f"session {i} turn {turn}: sized context {call['result']['context']}")
+    if text == "export" and f"{mine['budget']:,}" not in out["reply"] and str(mine["budget"]) not in out["reply"]:
+        problems.append(f"session {i}: exported report does not name its own budget {mine['budget']}")
+    return problems
+
+
+def run_session(url: str, i: int, turns: int, stats: Stats, deadline: float) -> None:
+    from gradio_client import Client
+
+    lines, mine = script(i, turns)
+    try:
+        client = Client(url, verbose=False)
+    except Exception as exc:
+        with stats.lock:
+            stats.errors.append(f"session {i}: cannot connect: {type(exc).__name__}: {exc}")
+        return
+    replies: list[str] = []
+    for turn, text in enumerate(lines):
+        if time.monotonic() > deadline:
+            with stats.lock:
+                stats.errors.append(f"session {i}: stopped at turn {turn}, time budget spent")
+            return
+        t = time.perf_counter()
+        try:
+            out = client.predict(text, "", api_name="/chat")
+        except Exception as exc:
+            with stats.lock:
+                stats.errors.append(f"session {i} turn {turn}: {type(exc).__name__}: {str(exc)[:200]}")
+            continue
+        dt = (time.perf_counter() - t) * 1000
+        problems = check_turn(i, turn, text, out, mine)
+        replies.append(out["reply"])
+        with stats.lock:
+            stats.latencies.append(dt)
+            stats.violations += problems
+    with stats.lock:
+        stats.transcripts[i] = replies
+
+
+def replay_in_process(i: int, turns: int) -> list[str]:
+    from advisor import Advisor
+
+    adv = Advisor()
+    session = adv.new_session()
+    return [adv.reply(text, session).text for text in script(i, turns)[0]]
+
+
+def run(url: str, sessions: int, turns: int, max_s: float, sample: int) -> list[dict[str, Any]]:
+    stats = Stats()
+    deadline = time.monotonic() + max_s
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=sessions) as pool:
+        futures = [pool.submit(run_session, url, i, turns, stats, deadline) for i in range(sessions)]
+        for f in futures:
+            f.result()
+    wall = time.perf_counter() - t0
+    mismatched = []
+    for i in sorted(stats.transcripts)[:: max(1, sessions // max(sample, 1))][:sample]:
+        expected = replay_in_process(i, turns)
+        got = stats.transcripts[i]
+        if got != expected:
+            first = next((n for n, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b), len(got))
+            mismatched.append(f"session {i}: reply {first} differs from the same script run in-process")
+    done = len(stats.latencies)
+    planned = sessions * turns
+    rows = [
+        figure(f"load: errors ({sessions} sessions × {turns} turns)", len(stats.errors), "", 0,
+               note="; ".join(stats.errors[:3])),
+        figure("load: cross-session leaks (profile, numbers, replies)", len(stats.violations) + len(mismatched), "",
+               0, note="; ".join((stats.violations + mismatched)[:3]) or f"{sample} transcripts replayed in-process"),
+        figure("load: turns completed", done, f"of {planned}", planned, ">="),
+        figure("load: throughput", done / wall if wall else None, "turns/s", note=f"wall {wall:.0f} s"),
+        figure("load: latency per turn, p50", pct(stats.latencies, 0.5) if done else None, "ms",
+               note="client-side, under full load"),
+        figure("load: latency per turn, p95", pct(stats.latencies, 0.95) if done else None, "ms",
+               note=f"max {max(stats.latencies):.0f} ms" if done else ""),
+        figure("load: wall time", wall, "s", max_s, note="bounded"),
+    ]
+    if done:
+        rows[4]["mean_ms"] = round(statistics.fmean(stats.latencies), 1)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sessions", type=int, default=32)
+    ap.add_argument("--turns", type=int, default=10, choices=range(1, 11), metavar="1..10")
+    ap.add_argument("--url", help="a running app on loopback (default: start one)")
+    ap.add_argument("--json", help="write the rows to this JSON file")
+    ap.add_argument("--max-s", type=float, default=900.0, help="stop after this many seconds")
+    ap.add_argument("--sample", type=int, default=4, help="sessions replayed in-process for the transcript check")
+    args = ap.parse_args(argv)
+    if not 1 <= args.sessions <= 256:
+        ap.error("--sessions must be 1–256")
+    if args.url:
+        host = urlparse(args.url).hostname or ""
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            ap.error("the load test drives loopback only")
+        rows = run(args.url, args.sessions, args.turns, args.max_s, args.sample)
+    else:
+        from fakes.app_server import AppServer
+
+        with AppServer(env={"ADVISOR_LLM": "none"}) as app:
+            time.sleep(2)  # let the background warm-up finish before the clock starts
+            rows = run(app.url, args.sessions, args.turns, args.max_s, args.sample)
+            if "Traceback" in app.output():
+                rows.append(figure("load: tracebacks in the server log", 1, "", 0, note=app.output()[-300:]))
+    print(table(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
+    return 0 if all(r["passed"] is not False for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
