@@ -42,7 +42,7 @@ def _new_client(app) -> Client:
 def _call(reply: dict, name: str) -> dict:
     calls = [c for c in reply["tool_calls"] if c["name"] == name]
     assert calls, f"{name} not called; got {[c['name'] for c in reply['tool_calls']]}"
-    return calls[-1]
+    return calls[0]  # the requested plan; alternatives the planner sized beside it come after
 
 
 # --------------------------------------------------------------------------- chat
