@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from knowledge import load_catalog
 from knowledge.schema import GPU
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
-from tools.kv_cache import KVCacheSize, kv_bytes_per_token, kv_cache_size
+from tools.kv_cache import KVCacheParts, kv_bytes_per_token, kv_cache_parts
 from tools.modelspec import ModelSpec, check_tensor_parallel, load_model_spec
 from tools.precision import PrecisionSpec, resolve_kv_dtype, resolve_precision
 from tools.result import MemoryBreakdown, Term
@@ -49,7 +52,9 @@ class InferenceMemoryInput(BaseModel):
 
     model: str | None = Field(None, description="catalog name, or path to a .gguf / config.json / folder")
     spec: ModelSpec | None = Field(None, description="an already-built spec (custom models)")
-    params_b: float | None = Field(None, gt=0, le=100_000, description="custom model size in billions")
+    params_b: float | None = Field(
+        None, gt=0, le=100_000, allow_inf_nan=False, description="custom model size in billions"
+    )
     layers: int | None = Field(None, ge=1, le=10_000)
     hidden_size: int | None = Field(None, ge=1, le=1_000_000)
     num_heads: int | None = Field(None, ge=1, le=10_000)
@@ -67,7 +72,7 @@ class InferenceMemoryInput(BaseModel):
         None, gt=0, le=10 * 2**40, description="override: total bytes the engine sees on each GPU"
     )
     engine: EngineName = "vllm"
-    gpu_memory_utilization: float = Field(0.92, gt=0, le=1.0)
+    gpu_memory_utilization: float = Field(0.92, gt=0, le=1.0, allow_inf_nan=False)
     max_num_batched_tokens: int = Field(8192, ge=1, le=10_000_000)
     max_num_seqs: int = Field(256, ge=1, le=100_000)
     profile_logits_all_tokens: bool = Field(
@@ -76,13 +81,6 @@ class InferenceMemoryInput(BaseModel):
     n_ubatch: int = Field(512, ge=1, le=1_000_000)
     n_gpu_layers: int | None = Field(None, ge=0, le=100_000)
     flash_attention: bool = Field(True, description="llama.cpp -fa (auto = on for CUDA in current builds)")
-
-    @field_validator("gpu_memory_utilization", "params_b")
-    @classmethod
-    def _finite(cls, v: float | None) -> float | None:
-        if v is not None and not math.isfinite(v):
-            raise ValueError("must be a finite number")
-        return v
 
     @model_validator(mode="after")
     def _one_model(self) -> InferenceMemoryInput:
@@ -121,7 +119,10 @@ class InferenceMemoryResult(BaseModel):
     fits: bool | None = None
     headroom_bytes: int | None = Field(None, description="per GPU; negative when short")
     reserved_bytes: int | None = Field(None, description="vLLM: total × gpu_memory_utilization per GPU")
-    kv_budget_bytes: int | None = Field(None, description="per GPU bytes left for KV cache")
+    kv_budget_bytes: int | None = Field(
+        None,
+        description="per GPU bytes left for KV cache; negative when weights and activations alone do not fit",
+    )
     kv_capacity_tokens: int | None = None
     kv_blocks: int | None = None
     max_concurrency: float | None = Field(None, description="sequences of `context` tokens that fit")
@@ -133,15 +134,33 @@ class InferenceMemoryResult(BaseModel):
 # --- weights ---------------------------------------------------------------------------------
 
 
-class _Weights(BaseModel):
+# Internal intermediates are plain dataclasses: they are built from validated inputs, many times
+# per estimate, and never leave this module (the result is a validated pydantic model).
+@dataclass(frozen=True, slots=True)
+class _Weights:
     total: int
     embedding: int
     output: int
     layers: tuple[int, ...]
 
 
+_WEIGHT_PARTS: dict[tuple[int, str], tuple[ModelSpec, _Weights]] = {}
+
+
 def _weight_parts(spec: ModelSpec, prec: PrecisionSpec) -> _Weights:
-    """Split the weights into token embedding, output head and per-layer bytes."""
+    """Split the weights into token embedding, output head and per-layer bytes (once per spec object)."""
+    key = (id(spec), prec.name)
+    hit = _WEIGHT_PARTS.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    parts = _split_weights(spec, prec)
+    if len(_WEIGHT_PARTS) >= 1024:
+        _WEIGHT_PARTS.clear()
+    _WEIGHT_PARTS[key] = (spec, parts)
+    return parts
+
+
+def _split_weights(spec: ModelSpec, prec: PrecisionSpec) -> _Weights:
     total = spec.weight_bytes_at(prec.name)
     exact = spec.weight_bytes is not None and total == spec.weight_bytes
     if exact and spec.embedding_bytes is not None and spec.layer_bytes:
@@ -238,9 +257,8 @@ def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes:
 # --- the estimate ----------------------------------------------------------------------------
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
+@dataclass(frozen=True, slots=True)
+class _Config:
     spec: ModelSpec
     prec: PrecisionSpec
     kv_dtype: str
@@ -249,14 +267,30 @@ class _Config(BaseModel):
     act_bytes: int
 
 
-class _Need(BaseModel):
-    breakdown: MemoryBreakdown
-    kv: KVCacheSize
-    cpu_bytes: int = 0
+@dataclass(frozen=True, slots=True)
+class _Breakdown:
+    """Per-GPU bytes of one inference configuration (validated as MemoryBreakdown once, at the end)."""
+
+    weights: int
+    kv_cache: int
+    activations: int
+    overhead: int
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.kv_cache + self.activations + self.overhead
+
+
+@dataclass(frozen=True, slots=True)
+class _Need:
+    breakdown: _Breakdown
+    kv: KVCacheParts
+    cpu_bytes: int
     weights_formula: str
     act_formula: str
     overhead_formula: str
     total_all_gpus: int
+    kv_layers: int  # layers whose cache sits on the largest GPU
 
 
 def _resolve_spec(inp: InferenceMemoryInput) -> ModelSpec:
@@ -296,7 +330,7 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
     tp = g if cfg.parallel == "tp" else 1
     pp = g if cfg.parallel == "pp" else 1
     engine = inp.engine
-    kv = kv_cache_size(
+    kv = kv_cache_parts(
         spec,
         ctx,
         seqs,
@@ -318,7 +352,8 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
         stage_w = [lw + (out_b if i == len(layer_w) - 1 else 0) for i, lw in enumerate(layer_w)]
         big = max(range(len(stage_w)), key=lambda i: stage_w[i])
         weights = stage_w[big]
-        kv_gpu = round(kv.bytes * len(per_stage[big]) / n_layers)
+        kv_layers = len(per_stage[big])
+        kv_gpu = round(kv.bytes * kv_layers / n_layers)
         cpu = w.embedding + (0 if output_on_gpu else w.output) + sum(w.layers[: n_layers - on_gpu])
         cpu += round(kv.bytes * (n_layers - on_gpu) / n_layers)
         n_ctx = kv.full_tokens
@@ -339,10 +374,12 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
             stage_w[-1] += 0 if spec.tie_word_embeddings else w.output
             big = max(range(pp), key=lambda i: stage_w[i])
             weights = stage_w[big]
-            kv_gpu = round(kv.bytes * len(stages[big]) / n_layers)
+            kv_layers = len(stages[big])
+            kv_gpu = round(kv.bytes * kv_layers / n_layers)
             w_f = f"largest stage: {len(stages[big])} of {n_layers} layers (+ embeddings/head at the ends)"
         else:
             weights = math.ceil(w.total / tp)
+            kv_layers = n_layers
             kv_gpu = kv.bytes
             w_f = (
                 f"{w.total / GiB:.2f} GiB / tp {tp}"
@@ -361,7 +398,9 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
             over_f = "CUDA context + cuBLAS workspace + allocator slack ≈ 0.75 GiB per GPU"
         # layer split: each GPU holds its own stage; tensor parallel: identical ranks
         all_gpus = (w.total + kv.bytes if pp > 1 else g * (weights + kv_gpu)) + g * (act + overhead)
-    bd = MemoryBreakdown(weights=weights, kv_cache=kv_gpu, activations=act, overhead=overhead)
+    # Internal intermediates from already-validated inputs: built without re-validation (the
+    # result's breakdown is validated once, in estimate_inference_memory).
+    bd = _Breakdown(weights=weights, kv_cache=kv_gpu, activations=act, overhead=overhead)
     return _Need(
         breakdown=bd,
         kv=kv,
@@ -370,6 +409,7 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
         act_formula=act_f,
         overhead_formula=over_f,
         total_all_gpus=all_gpus,
+        kv_layers=kv_layers,
     )
 
 
@@ -386,8 +426,12 @@ def _largest(pred: Callable[[int], bool], lo: int, hi: int) -> int:
     return lo
 
 
-def estimate_inference_memory(inp: InferenceMemoryInput) -> InferenceMemoryResult:
-    """Per-GPU memory of an inference deployment, the engine's KV budget and whether it fits."""
+def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True) -> InferenceMemoryResult:
+    """Per-GPU memory of an inference deployment, the engine's KV budget and whether it fits.
+
+    With a GPU, ``limits`` also finds ``max_context_tokens`` and ``max_concurrency``; callers that
+    only need the verdict (the recommender) pass ``limits=False`` and get None there.
+    """
     spec = _resolve_spec(inp)
     engine = inp.engine
     prec = resolve_precision(inp.precision or _default_precision(spec, engine))
@@ -436,11 +480,9 @@ def estimate_inference_memory(inp: InferenceMemoryInput) -> InferenceMemoryResul
     gpu: GPU | None = None
     visible = inp.gpu_memory_bytes
     if inp.gpu:
-        from knowledge import load_catalog
-
-        gpu = load_catalog().gpu(inp.gpu)
+        gpu, (seen, note) = _catalog_gpu(inp.gpu)
         if visible is None:
-            visible, note = engine_visible_bytes(gpu)
+            visible = seen
             assumptions.append(note)
         _gpu_warnings(gpu, prec, kv_name, warnings)
     elif visible is not None:
@@ -463,15 +505,17 @@ def estimate_inference_memory(inp: InferenceMemoryInput) -> InferenceMemoryResul
     )
     budget: dict[str, object] = {}
     if visible is not None:
-        budget = _budget(cfg, inp, visible, need, assumptions, warnings)
+        budget = _budget(cfg, inp, visible, need, assumptions, warnings, limits)
         if "need" in budget:
             need = budget.pop("need")  # type: ignore[assignment]
-    bd = need.breakdown
+    nb = need.breakdown
+    # Breakdown and terms go in as plain dicts: the result's validation checks them all in one pass.
+    bd = {"weights": nb.weights, "kv_cache": nb.kv_cache, "activations": nb.activations, "overhead": nb.overhead}
     terms = _terms(cfg, inp, need, budget)
     return InferenceMemoryResult(
         **result,
-        total_bytes=need.total_all_gpus if inp.gpus > 1 else bd.total,
-        per_gpu_bytes=bd.total,
+        total_bytes=need.total_all_gpus if inp.gpus > 1 else nb.total,
+        per_gpu_bytes=nb.total,
         breakdown=bd,
         cpu_bytes=need.cpu_bytes,
         terms=terms,
@@ -481,6 +525,22 @@ def estimate_inference_memory(inp: InferenceMemoryInput) -> InferenceMemoryResul
         gpu_memory_bytes=visible,
         **budget,  # type: ignore[arg-type]
     )
+
+
+_GPUS: dict[str, tuple[object, GPU, tuple[int, str]]] = {}
+
+
+def _catalog_gpu(name: str) -> tuple[GPU, tuple[int, str]]:
+    """Catalog GPU by name or alias and its engine-visible bytes, remembered per name (and catalog object)."""
+    catalog = load_catalog()
+    hit = _GPUS.get(name)
+    if hit is not None and hit[0] is catalog:
+        return hit[1], hit[2]
+    gpu = catalog.gpu(name)
+    if len(_GPUS) >= 512:
+        _GPUS.clear()
+    _GPUS[name] = (catalog, gpu, engine_visible_bytes(gpu))
+    return gpu, _GPUS[name][2]
 
 
 def _kv_for(engine: str) -> list:
@@ -524,20 +584,9 @@ def _explain_inputs(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[s
     if prec.weight_only:
         assumptions.append(f"{prec.name} is weight-only: matrix multiplies run in {prec.compute_precision}")
     if inp.engine == "vllm":
-        assumptions.append(
-            f"vLLM reserves gpu_memory_utilization = {inp.gpu_memory_utilization:g} of each GPU up front and "
-            "fills everything not used by weights/activations with KV blocks, so nvidia-smi shows the "
-            "reservation, not the need; CUDA graphs and the CUDA context come out of the remaining "
-            f"{1 - inp.gpu_memory_utilization:.0%}"
-        )
-        assumptions.append(
-            f"vLLM activation peak profiled at max_num_batched_tokens {inp.max_num_batched_tokens} and "
-            f"max_num_seqs {inp.max_num_seqs}"
-            + (
-                " with the LM head over every profiled token (vLLM 0.7-era V1)"
-                if inp.profile_logits_all_tokens
-                else " (logits for the sampled sequences only, as current vLLM profiles)"
-            )
+        assumptions.extend(
+            _vllm_notes(inp.gpu_memory_utilization, inp.max_num_batched_tokens, inp.max_num_seqs,
+                        inp.profile_logits_all_tokens)
         )
         if inp.engine == "vllm" and prec.family == "gguf":
             warnings.append("vLLM's GGUF loader is experimental and slow; prefer AWQ/GPTQ/FP8 checkpoints on vLLM")
@@ -564,6 +613,24 @@ def _explain_inputs(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[s
             assumptions.append("MLA latent cache is not split by tensor parallel: every GPU holds all of it")
 
 
+@lru_cache(maxsize=256)
+def _vllm_notes(util: float, batched_tokens: int, max_seqs: int, all_tokens: bool) -> tuple[str, str]:
+    """The two vLLM accounting assumptions (pure text, remembered per setting)."""
+    return (
+        f"vLLM reserves gpu_memory_utilization = {util:g} of each GPU up front and "
+        "fills everything not used by weights/activations with KV blocks, so nvidia-smi shows the "
+        "reservation, not the need; CUDA graphs and the CUDA context come out of the remaining "
+        f"{1 - util:.0%}",
+        f"vLLM activation peak profiled at max_num_batched_tokens {batched_tokens} and "
+        f"max_num_seqs {max_seqs}"
+        + (
+            " with the LM head over every profiled token (vLLM 0.7-era V1)"
+            if all_tokens
+            else " (logits for the sampled sequences only, as current vLLM profiles)"
+        ),
+    )
+
+
 def _gpu_warnings(gpu: GPU, prec: PrecisionSpec, kv_name: str, warnings: list[str]) -> None:
     cc = float(gpu.compute_capability) if gpu.compute_capability else None
     if prec.compute_precision == "bf16" and cc is not None and cc < 8.0:
@@ -584,42 +651,67 @@ def _budget(
     need: _Need,
     assumptions: list[str],
     warnings: list[str],
+    limits: bool = True,
 ) -> dict[str, object]:
-    """Fit check and engine budget fields for GPUs with ``visible`` bytes each."""
+    """Fit check and engine budget fields for GPUs with ``visible`` bytes each.
+
+    With ``limits`` it also finds the longest context and the most sequences that fit: in closed
+    form when the cache grows linearly with the context (vLLM, full attention only), by bisection
+    otherwise (sliding-window / hybrid layers, llama.cpp and transformers, whose buffers follow n_ctx).
+    """
     spec, engine = cfg.spec, inp.engine
     out: dict[str, object] = {}
+    layout = need.kv.layout
+    no_kv = layout.attention_layers == 0 and layout.state_bytes_per_seq == 0
+    ok_ctx: Callable[[int], bool] | None = None
+    best: int | None = None
     if engine == "vllm":
         reserved = math.floor(visible * inp.gpu_memory_utilization)
         non_kv = need.breakdown.weights + need.breakdown.activations + need.breakdown.overhead
         kv_budget = reserved - non_kv
-        per_tok = kv_bytes_per_token(spec, cfg.kv_dtype, inp.gpus if cfg.parallel == "tp" else 1)
-        if cfg.parallel == "pp":
-            per_tok = math.ceil(per_tok * need.breakdown.kv_cache / max(need.kv.bytes, 1))
-        one = max(1, need.breakdown.kv_cache // inp.batch)  # bytes of one request at the context
-        if need.kv.layout.sliding_layers or need.kv.layout.linear_layers:
-            tokens = max(0, int(kv_budget * inp.context // one)) if kv_budget > 0 else 0
-        else:
-            tokens = max(0, kv_budget // per_tok) if kv_budget > 0 else 0
-        blocks = tokens // 16
-        out.update(
-            reserved_bytes=reserved,
-            kv_budget_bytes=kv_budget,
-            kv_blocks=blocks,
-            kv_capacity_tokens=blocks * 16,
-            max_concurrency=round(max(0.0, kv_budget / one), 2) if kv_budget > 0 else 0.0,
-        )
-        fits = kv_budget >= need.breakdown.kv_cache and blocks * 16 >= inp.context
+        out.update(reserved_bytes=reserved, kv_budget_bytes=kv_budget)
         out["headroom_bytes"] = reserved - need.breakdown.total
-        if kv_budget <= 0:
-            warnings.append("weights + activation peak exceed the vLLM reservation: no room for any KV cache")
+        if no_kv:
+            # Nothing is cached: the fit is weights + activation peak + overhead inside the reservation.
+            fits = kv_budget >= 0
+            assumptions.append(
+                f"{spec.name} keeps no KV cache: the fit is weights + activations + overhead within the "
+                "vLLM reservation; context and concurrency limits do not apply"
+            )
+            if not fits:
+                warnings.append("weights + activation peak exceed the vLLM reservation")
+        else:
+            per_tok = kv_bytes_per_token(spec, cfg.kv_dtype, inp.gpus if cfg.parallel == "tp" else 1)
+            if cfg.parallel == "pp":
+                per_tok = math.ceil(per_tok * need.breakdown.kv_cache / max(need.kv.bytes, 1))
+            per_tok = max(1, per_tok)
+            one = max(1, need.breakdown.kv_cache // inp.batch)  # bytes of one request at the context
+            if layout.sliding_layers or layout.linear_layers:
+                tokens = max(0, int(kv_budget * inp.context // one)) if kv_budget > 0 else 0
+            else:
+                tokens = max(0, kv_budget // per_tok) if kv_budget > 0 else 0
+            blocks = tokens // 16
+            out.update(
+                kv_blocks=blocks,
+                kv_capacity_tokens=blocks * 16,
+                max_concurrency=round(max(0.0, kv_budget / one), 2) if kv_budget > 0 else 0.0,
+            )
+            fits = kv_budget >= need.breakdown.kv_cache and blocks * 16 >= inp.context
+            if kv_budget <= 0:
+                warnings.append("weights + activation peak exceed the vLLM reservation: no room for any KV cache")
+            if limits:
+                cap = spec.max_context or MAX_CONTEXT_SEARCH
+                best = _vllm_longest_context(cfg, inp, need, kv_budget, cap)
+                if best is None:
+
+                    def ok_ctx(c: int) -> bool:
+                        return _need(cfg, inp, c, inp.batch).breakdown.kv_cache <= kv_budget
+
         if (1 - inp.gpu_memory_utilization) * visible < 0.75 * GiB:
             warnings.append(
                 "less than 0.75 GiB left outside gpu_memory_utilization for CUDA graphs/context: "
                 "lower it or use --enforce-eager"
             )
-
-        def ok_ctx(c: int) -> bool:
-            return _need(cfg, inp, c, inp.batch).breakdown.kv_cache <= kv_budget
     else:
         fits = need.breakdown.total <= visible
         out["headroom_bytes"] = visible - need.breakdown.total
@@ -630,20 +722,23 @@ def _budget(
             per_tok = max(1, math.ceil(per_tok * need.breakdown.kv_cache / max(need.kv.bytes, 1)))
         out.update(kv_budget_bytes=kv_budget, kv_capacity_tokens=max(0, kv_budget // per_tok))
 
-        def ok_ctx(c: int) -> bool:
-            return _need(cfg, inp, c, inp.batch).breakdown.total <= visible
+        if limits:
 
-        def ok_batch(b: int) -> bool:
-            return _need(cfg, inp, inp.context, b).breakdown.total <= visible
+            def ok_ctx(c: int) -> bool:
+                return _need(cfg, inp, c, inp.batch).breakdown.total <= visible
 
-        out["max_concurrency"] = float(max(0, _largest(ok_batch, 1, 1_000_000)))
-    cap = spec.max_context or MAX_CONTEXT_SEARCH
-    best = _largest(ok_ctx, 1, cap)
-    out["max_context_tokens"] = max(0, best)
-    if engine == "vllm" and best > 0:
-        out["max_context_tokens"] = best // 16 * 16 or best
-    if spec.max_context and best >= spec.max_context:
-        assumptions.append(f"max_context_tokens capped at the model's limit {spec.max_context:,}")
+            def ok_batch(b: int) -> bool:
+                return _need(cfg, inp, inp.context, b).breakdown.total <= visible
+
+            out["max_concurrency"] = float(max(0, _largest(ok_batch, 1, 1_000_000)))
+    if ok_ctx is not None:
+        best = _largest(ok_ctx, 1, spec.max_context or MAX_CONTEXT_SEARCH)
+    if best is not None:
+        out["max_context_tokens"] = max(0, best)
+        if engine == "vllm" and best > 0:
+            out["max_context_tokens"] = best // 16 * 16 or best
+        if spec.max_context and best >= spec.max_context:
+            assumptions.append(f"max_context_tokens capped at the model's limit {spec.max_context:,}")
     if engine == "llamacpp" and not fits and inp.n_gpu_layers is None:
         out.update(_offload(cfg, inp, visible, warnings))
         fits = False  # it runs, but only with layers in system RAM
@@ -651,9 +746,40 @@ def _budget(
         on = spec.layers if inp.n_gpu_layers is None else min(inp.n_gpu_layers, spec.layers)
         out.update(gpu_layers=on, offload_layers=spec.layers - on)
     out["fits"] = bool(fits)
-    if not fits and engine != "llamacpp":
+    if not fits and engine != "llamacpp" and not (engine == "vllm" and no_kv):
         warnings.append(_short_message(out, inp))
     return out
+
+
+def _vllm_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: int, cap: int) -> int | None:
+    """Longest context (≤ cap) whose vLLM KV cache fits ``budget``, in closed form; None to bisect instead.
+
+    With full attention only, the cache of ``batch`` sequences of c tokens is
+    ``round(bytes_per_token_layer × layers × batch × 16·⌈c/16⌉)`` (scaled by the largest stage's
+    share of the layers under a layer split): a step function of k = ⌈c/16⌉. k* = ⌊budget / cost
+    of one block row⌋, nudged by ±1 against the exact rounded figure, gives the same answer as
+    the search (the largest c with the cache ≤ budget is min(cap, 16·k*), 0 when k* = 0).
+    """
+    lay = need.kv.layout
+    if lay.sliding_layers or lay.linear_layers or lay.state_bytes_per_seq:
+        return None
+    n_layers, share = cfg.spec.layers, need.kv_layers
+    rows = lay.full_layers * inp.batch * 16  # layer-tokens per block of every sequence
+
+    def cache(k: int) -> int:
+        b = round(lay.bytes_per_token_layer * (rows * k))
+        return b if share == n_layers else round(b * share / n_layers)
+
+    if cache(1) > budget:
+        return 0
+    k_max = math.ceil(cap / 16)
+    per_k = lay.bytes_per_token_layer * rows * share / n_layers
+    k = k_max if per_k <= 0 else max(1, min(k_max, int(budget // per_k)))
+    while k > 1 and cache(k) > budget:
+        k -= 1
+    while k < k_max and cache(k + 1) <= budget:
+        k += 1
+    return min(cap, 16 * k)
 
 
 def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: list[str]) -> dict[str, object]:
@@ -678,17 +804,35 @@ def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: li
 def _short_message(out: dict[str, object], inp: InferenceMemoryInput) -> str:
     ctx = out.get("max_context_tokens")
     conc = out.get("max_concurrency")
-    return (
-        f"does not fit: at {inp.batch} sequence(s) the longest context that fits is {ctx:,} tokens; "
-        f"at {inp.context:,} tokens about {conc:g} sequence(s) fit"
-    )
+    parts = []
+    if ctx is not None:
+        parts.append(f"at {inp.batch} sequence(s) the longest context that fits is {ctx:,} tokens")
+    if conc is not None:
+        parts.append(f"at {inp.context:,} tokens about {conc:g} sequence(s) fit")
+    return "does not fit: " + ("; ".join(parts) if parts else f"{inp.batch} × {inp.context:,} tokens")
 
 
-def _terms(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object]) -> list[Term]:
+_ENGINE_LABEL = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}
+_ACT_EN = {
+    "vLLM": "Activation peak of vLLM's start-up profile run (MLP intermediates + logits)",
+    "llama.cpp": "llama.cpp compute buffer reserved for one n_ubatch (attention or logits)",
+    "transformers": "Prefill activations: hidden states, MLP intermediates, last logits",
+}
+_ACT_ZH = {
+    "vLLM": "激活峰值：vLLM 启动时试运行测得（MLP 中间结果 + logits）",
+    "llama.cpp": "llama.cpp 计算缓冲区：按 n_ubatch 预留（注意力或 logits 取大者）",
+    "transformers": "预填充激活：隐藏状态、MLP 中间结果和最后一个位置的 logits",
+}
+
+
+def _terms(
+    cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object]
+) -> list[dict[str, object]]:
+    """The result's terms as plain dicts (validated into Term objects with the result, in one pass)."""
     bd, kv = need.breakdown, need.kv
-    eng = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}[inp.engine]
+    eng = _ENGINE_LABEL[inp.engine]
     terms = [
-        Term(
+        dict(
             name="weights",
             value=bd.weights,
             unit="bytes",
@@ -698,7 +842,7 @@ def _terms(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[st
             explain_zh=f"模型权重，按 {cfg.prec.name} 存放"
             + ("（MoE 的全部专家都常驻显存）" if cfg.spec.is_moe else ""),
         ),
-        Term(
+        dict(
             name="kv_cache",
             value=bd.kv_cache,
             unit="bytes",
@@ -708,23 +852,15 @@ def _terms(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[st
             explain_zh=f"KV 缓存：{inp.batch} 路 × {inp.context:,} token，按模型实际注意力结构"
             f"（{cfg.spec.attention.value}）和 {cfg.kv_dtype} 计算",
         ),
-        Term(
+        dict(
             name="activations",
             value=bd.activations,
             unit="bytes",
             formula=need.act_formula,
-            explain_en={
-                "vLLM": "Activation peak of vLLM's start-up profile run (MLP intermediates + logits)",
-                "llama.cpp": "llama.cpp compute buffer reserved for one n_ubatch (attention or logits)",
-                "transformers": "Prefill activations: hidden states, MLP intermediates, last logits",
-            }[eng],
-            explain_zh={
-                "vLLM": "激活峰值：vLLM 启动时试运行测得（MLP 中间结果 + logits）",
-                "llama.cpp": "llama.cpp 计算缓冲区：按 n_ubatch 预留（注意力或 logits 取大者）",
-                "transformers": "预填充激活：隐藏状态、MLP 中间结果和最后一个位置的 logits",
-            }[eng],
+            explain_en=_ACT_EN[eng],
+            explain_zh=_ACT_ZH[eng],
         ),
-        Term(
+        dict(
             name="overhead",
             value=bd.overhead,
             unit="bytes",
@@ -735,7 +871,7 @@ def _terms(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[st
     ]
     if need.cpu_bytes:
         terms.append(
-            Term(
+            dict(
                 name="cpu_ram",
                 value=need.cpu_bytes,
                 unit="bytes",
@@ -746,7 +882,7 @@ def _terms(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[st
         )
     if budget.get("reserved_bytes") is not None:
         terms.append(
-            Term(
+            dict(
                 name="vllm_reservation",
                 value=float(budget["reserved_bytes"]),
                 unit="bytes",  # type: ignore[arg-type]
@@ -757,7 +893,7 @@ def _terms(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[st
         )
     if budget.get("kv_capacity_tokens") is not None:
         terms.append(
-            Term(
+            dict(
                 name="kv_capacity",
                 value=float(budget["kv_capacity_tokens"]),
                 unit="tokens",  # type: ignore[arg-type]

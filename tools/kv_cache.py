@@ -19,6 +19,7 @@ ring for sliding-window layers.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -73,8 +74,26 @@ def kv_heads_per_rank(spec: ModelSpec, tp: int = 1) -> tuple[int, int]:
     return 1, math.ceil(tp / kv)
 
 
+_LAYOUTS: dict[tuple[int, str, int], tuple[ModelSpec, KVLayout]] = {}
+
+
 def kv_layout(spec: ModelSpec, kv_dtype: str = "fp16", tp: int = 1) -> KVLayout:
-    """Per-rank storage pattern of the cache for ``spec`` (see the module docstring)."""
+    """Per-rank storage pattern of the cache for ``spec`` (see the module docstring).
+
+    Specs and layouts are immutable, so a layout is computed once per (spec object, dtype, tp).
+    """
+    key = (id(spec), kv_dtype, tp)
+    hit = _LAYOUTS.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    lay = _kv_layout(spec, kv_dtype, tp)
+    if len(_LAYOUTS) >= 1024:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (spec, lay)
+    return lay
+
+
+def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
     name = resolve_kv_dtype(kv_dtype).name
     b = kv_bytes_per_element(kv_dtype)
     heads, replicas = kv_heads_per_rank(spec, tp)
@@ -154,6 +173,50 @@ def kv_cache_size(
     ``n_ctx = context × sequences`` cells (padded to 256), its sliding ring at ``window ×
     sequences + n_ubatch``; transformers/generic hold exactly ``context`` (window) tokens.
     """
+    p = kv_cache_parts(
+        spec, context, sequences, kv_dtype, tp, engine, max_num_batched_tokens=max_num_batched_tokens, n_ubatch=n_ubatch
+    )
+    return KVCacheSize(
+        bytes=p.bytes,
+        full_tokens=p.full_tokens,
+        sliding_tokens=p.sliding_tokens,
+        state_bytes=p.state_bytes,
+        layout=p.layout,
+        formula=p.formula,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KVCacheParts:
+    """The figures of :class:`KVCacheSize` as a plain dataclass (for searches and internals)."""
+
+    bytes: int
+    full_tokens: int
+    sliding_tokens: int
+    state_bytes: int
+    layout: KVLayout
+    formula: str
+
+
+def kv_cache_parts(
+    spec: ModelSpec,
+    context: int,
+    sequences: int = 1,
+    kv_dtype: str = "fp16",
+    tp: int = 1,
+    engine: Engine = "generic",
+    *,
+    max_num_batched_tokens: int = 8192,
+    n_ubatch: int = 512,
+) -> KVCacheParts:
+    """:func:`kv_cache_size` without validation (same rules): KV cache for ``sequences``
+    concurrent sequences of ``context`` tokens each, on one rank.
+
+    vLLM rounds each sequence up to 16-token blocks and keeps ``min(window − 1 +
+    max_num_batched_tokens, context)`` (+1 block) for sliding layers; llama.cpp sizes one ring of
+    ``n_ctx = context × sequences`` cells (padded to 256), its sliding ring at ``window ×
+    sequences + n_ubatch``; transformers/generic hold exactly ``context`` (window) tokens.
+    """
     if context < 1 or sequences < 1:
         raise ToolError(f"context and sequences must be at least 1 (got {context}, {sequences})")
     lay = kv_layout(spec, kv_dtype, tp)
@@ -183,7 +246,7 @@ def kv_cache_size(
         parts.append(f"{lay.sliding_layers} sliding layers × {sliding_tokens} tokens (window {w}) × same")
     if lay.linear_layers:
         parts.append(f"{lay.linear_layers} linear layers: {lay.state_bytes_per_seq} B state × {sequences} seq")
-    return KVCacheSize(
+    return KVCacheParts(
         bytes=round(total) + state,
         full_tokens=full_tokens,
         sliding_tokens=sliding_tokens,

@@ -9,16 +9,19 @@ in which case the weight bytes are exact instead of estimated.
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from knowledge import UnknownNameError, load_catalog
 from knowledge.schema import AttentionKind, Model
 from tools.errors import ToolError
 from tools.precision import resolve_precision
 
 Source = Literal["catalog", "custom", "gguf", "hf"]
+_CATALOG_SPECS_MAX = 512
 
 
 class ModelSpec(BaseModel):
@@ -108,10 +111,20 @@ class ModelSpec(BaseModel):
     # --- constructors ----------------------------------------------------------------
     @classmethod
     def from_catalog(cls, name: str) -> ModelSpec:
-        """Spec of a catalog model by name or alias (raises knowledge.UnknownNameError)."""
-        from knowledge import load_catalog
+        """Spec of a catalog model by name or alias (raises knowledge.UnknownNameError).
 
-        return cls.from_model(load_catalog().model(name))
+        Specs are immutable, so each catalog entry's spec is built once and shared (the cache
+        follows the catalog object: a reloaded catalog gets fresh specs).
+        """
+        catalog = load_catalog()
+        hit = _CATALOG_SPECS.get(name) if isinstance(name, str) else None
+        if hit is not None and hit[0] is catalog:
+            return hit[1]
+        spec = cls.from_model(catalog.model(name))
+        if len(_CATALOG_SPECS) >= _CATALOG_SPECS_MAX:
+            _CATALOG_SPECS.clear()
+        _CATALOG_SPECS[name] = (catalog, spec)
+        return spec
 
     @classmethod
     def from_model(cls, m: Model) -> ModelSpec:
@@ -177,8 +190,22 @@ class ModelSpec(BaseModel):
         """
         if not (params_b > 0 and math.isfinite(params_b)) or params_b > 100_000:
             raise ToolError(f"params must be a positive number of billions below 100000, got {params_b}")
+        layers = _arch_number("layers", layers)
+        hidden_size = _arch_number("hidden_size", hidden_size)
+        num_heads = _arch_number("num_heads", num_heads)
+        num_kv_heads = _arch_number("num_kv_heads", num_kv_heads)
+        head_dim = _arch_number("head_dim", head_dim)
+        vocab_size = _arch_number("vocab_size", vocab_size)
+        intermediate_size = _arch_number("intermediate_size", intermediate_size)
+        max_context = _arch_number("max_context", max_context)
+        num_experts = _arch_number("num_experts", num_experts, 2)
+        experts_per_token = _arch_number("experts_per_token", experts_per_token)
+        kv_lora_rank = _arch_number("kv_lora_rank", kv_lora_rank)
+        qk_rope_head_dim = _arch_number("qk_rope_head_dim", qk_rope_head_dim)
+        sliding_window = _arch_number("sliding_window", sliding_window)
+        full_attention_layers = _arch_number("full_attention_layers", full_attention_layers, 0)
         params = round(params_b * 1e9)
-        ref = _nearest_shape(params_b)
+        ref = _fit_embedding(_nearest_shape(params_b), params, hidden_size, vocab_size)
         notes: list[str] = []
         used: list[str] = []
 
@@ -246,6 +273,9 @@ class ModelSpec(BaseModel):
     def with_updates(self, **changes: object) -> ModelSpec:
         """A validated copy with some fields changed."""
         return ModelSpec.model_validate({**self.model_dump(), **changes})
+
+
+_CATALOG_SPECS: dict[str, tuple[object, ModelSpec]] = {}
 
 
 class ReferenceShape(BaseModel):
@@ -348,6 +378,58 @@ def _nearest_shape(params_b: float) -> ReferenceShape:
     return min(REFERENCE_SHAPES, key=lambda s: abs(math.log(params_b / s.params_b)))
 
 
+def _arch_number(key: str, value: int | None, minimum: int = 1) -> int | None:
+    """A user-given architecture number as an int ≥ ``minimum`` (None stays None); ToolError otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        shown = repr(value)[:40]
+        raise ToolError(
+            f"{key} must be a whole number of at least {minimum}, got {shown}",
+            suggestions=[f"give {key} from the model's config.json, or leave it out to use a default"],
+        )
+    return value
+
+
+def _fit_embedding(
+    ref: ReferenceShape, params: int, hidden_size: int | None, vocab_size: int | None
+) -> ReferenceShape:
+    """``ref`` with its default width and vocabulary shrunk so that embeddings + head stay under the model.
+
+    A 0.1 B model cannot have Llama-3.2-1B's 2048 × 128k embedding (263 M parameters). When the
+    defaults' untied embedding and head (2·vocab·hidden) reach the model's size, the defaulted
+    dimensions are scaled (by the same factor when both are defaulted) so they take at most half
+    of it; numbers the user gave are kept.
+    """
+    hidden = hidden_size or ref.hidden
+    vocab = vocab_size or ref.vocab
+    if 2 * hidden * vocab < params or (hidden_size is not None and vocab_size is not None):
+        return ref
+    target = params / 4  # vocab × hidden, so that embedding + head ≤ params / 2
+    if hidden_size is None and vocab_size is None:
+        f = math.sqrt(target / (hidden * vocab))
+        hidden = max(64, int(hidden * f) // 64 * 64)
+        vocab = max(256, int(target / hidden) // 256 * 256)
+    elif hidden_size is None:
+        hidden = max(64, int(target / vocab) // 64 * 64)
+    else:
+        vocab = max(256, int(target / hidden) // 256 * 256)
+    heads = max(1, hidden // 64)
+    return ref.model_copy(
+        update={
+            "label": f"{ref.label} narrowed to hidden {hidden}, vocab {vocab}",
+            "hidden": hidden,
+            "vocab": vocab,
+            "heads": heads,
+            "kv_heads": min(ref.kv_heads, heads),
+            "head_dim": 64,
+            "intermediate": min(ref.intermediate, 4 * hidden),
+        }
+    )
+
+
 def _same_precision(a: str, b: str | None) -> bool:
     if b is None:
         return False
@@ -392,17 +474,14 @@ def estimate_params(
 
 def load_model_spec(ref: str) -> ModelSpec:
     """A catalog name (or Hugging Face repo id), or a path to a GGUF file, a config.json or a model folder."""
-    from knowledge import UnknownNameError, load_catalog
-
-    path = Path(ref).expanduser()
-    if path.exists() or ref.endswith((".gguf", ".json")):
-        from tools.model_files import spec_from_path
-
-        return spec_from_path(path)
+    if _looks_like_path(ref):
+        return _spec_from_files(ref)
     try:
         return ModelSpec.from_catalog(ref)
     except UnknownNameError:
         if "/" not in ref:
+            if _is_dir(ref):  # a model folder in the working directory
+                return _spec_from_files(ref)
             raise
         catalog = load_catalog()
         for m in catalog.models:
@@ -411,10 +490,50 @@ def load_model_spec(ref: str) -> ModelSpec:
         try:
             return ModelSpec.from_catalog(ref.rstrip("/").rsplit("/", 1)[1])
         except UnknownNameError:
+            shown = ref if len(ref) <= 60 else ref[:57] + "…"
             raise ToolError(
-                f"{ref!r} is neither a local path nor a catalog model",
+                f"{shown!r} is neither a local path nor a catalog model",
                 suggestions=["check the path", "or give a catalog name such as llama-3.1-8b"],
             ) from None
+
+
+def _spec_from_files(ref: str) -> ModelSpec:
+    from tools.model_files import spec_from_path
+
+    try:
+        return spec_from_path(Path(ref).expanduser())
+    except OSError as exc:  # a name the file system rejects (too long, NUL byte) or cannot read
+        shown = ref if len(ref) <= 60 else ref[:57] + "…"
+        raise ToolError(
+            f"cannot read model files at {shown!r}: {exc.strerror or type(exc).__name__}",
+            suggestions=["check the path", "or give a catalog name such as llama-3.1-8b"],
+        ) from None
+
+
+def _is_dir(ref: str) -> bool:
+    if len(ref) > 255:
+        return False
+    try:
+        return Path(ref).is_dir()
+    except (OSError, ValueError):
+        return False
+
+
+def _looks_like_path(ref: str) -> bool:
+    """True for a GGUF/config.json name, or a path that exists (a model folder); no stat otherwise.
+
+    Catalog names and Hugging Face repo ids ("org/name") are tried against the catalog first; a
+    name with a path separator is a path only when it exists. Over-long names (10 KB of text) are
+    never paths.
+    """
+    if ref.endswith((".gguf", ".json")):
+        return True
+    if not (os.sep in ref or "/" in ref or ref.startswith(("~", ".")) or (os.altsep and os.altsep in ref)):
+        return False
+    try:
+        return Path(ref).expanduser().exists()
+    except (OSError, ValueError):  # name too long, NUL byte
+        return False
 
 
 def valid_tp_sizes(spec: ModelSpec, limit: int = 64) -> list[int]:
@@ -434,6 +553,10 @@ def check_tensor_parallel(spec: ModelSpec, tp: int) -> None:
     if tp < 1:
         raise ToolError(f"tensor-parallel size must be at least 1, got {tp}")
     if tp == 1:
+        return
+    heads_ok = spec.num_heads % tp == 0
+    kv_ok = spec.attention == AttentionKind.mla or not (spec.num_kv_heads % tp and tp % spec.num_kv_heads)
+    if heads_ok and kv_ok:
         return
     ok = valid_tp_sizes(spec, limit=max(tp, 16))
     suggestion = [f"use tp={', '.join(str(t) for t in ok if t > 1 and t <= 16) or '1'}"]

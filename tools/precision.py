@@ -300,10 +300,11 @@ _KV_INDEX = _index(_KV_DTYPES)
 
 
 def _unknown(kind: str, name: str, index: dict[str, BaseModel], canonical: list[str]) -> ToolError:
-    close = difflib.get_close_matches(_key(name), list(index), n=4, cutoff=0.5)
+    close = difflib.get_close_matches(_key(name[:200]), list(index), n=4, cutoff=0.5)
     names = list(dict.fromkeys(index[c].name for c in close))  # type: ignore[attr-defined]
+    shown = name if len(name) <= 60 else name[:57] + "…"  # a 10 KB name is not echoed whole
     return ToolError(
-        f"unknown {kind} {name!r}; known: {', '.join(canonical)}",
+        f"unknown {kind} {shown!r}; known: {', '.join(canonical)}",
         suggestions=names,
     )
 

@@ -99,8 +99,8 @@ class RecommendInput(BaseModel):
     dataset_tokens: float | None = Field(None, gt=0, description="training tokens (all epochs)")
     deadline_hours: float | None = Field(None, gt=0)
     fp64_required: bool = True
-    problem_bytes: int | None = Field(None, gt=0, description="scientific working set, bytes")
-    matrix_n: int | None = Field(None, ge=1, description="scientific dense N×N double LU")
+    problem_bytes: int | None = Field(None, gt=0, le=8 * 10**15, description="scientific working set, bytes")
+    matrix_n: int | None = Field(None, ge=1, le=100_000_000, description="scientific dense N×N double LU")
     budget_usd: float | None = Field(None, gt=0)
     budget_cny: float | None = Field(None, gt=0)
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, description=f"exchange rate (default as of {FX_AS_OF})")
@@ -305,12 +305,13 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
     base = dict(model=inp.model, precision=inp.precision, context=inp.context, batch=inp.concurrency,
                 gpu=gpu.id, engine=engine)
     try:
-        res: InferenceMemoryResult = estimate_inference_memory(InferenceMemoryInput(**base, gpus=count))
+        res: InferenceMemoryResult = estimate_inference_memory(InferenceMemoryInput(**base, gpus=count),
+                                                               limits=False)
     except ToolError as exc:
         if count == 1:
             raise
         try:
-            res = estimate_inference_memory(InferenceMemoryInput(**base, gpus=count, parallel="pp"))
+            res = estimate_inference_memory(InferenceMemoryInput(**base, gpus=count, parallel="pp"), limits=False)
         except ToolError:
             return _Eval(fits=False, per_gpu_bytes=None, usable_bytes=gpu.memory_bytes,
                          reason_en=f"cannot split over {count} GPUs: {exc}",
@@ -334,7 +335,7 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
     method = inp.method or "lora"
     zero = 3 if (method == "full" and count > 1) else 0
     res = estimate_training_memory(TrainingMemoryInput(model=spec, method=method, gpus=count, zero_stage=zero,
-                                                       gpu=gpu))
+                                                       gpu=gpu), limits=False)  # only the verdict is used
     ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=gpu.memory_bytes)
     if not res.fits:
         ev.reason_en = (f"does not fit: {method} training needs {_gb(res.per_gpu_bytes)} per GPU"
@@ -363,8 +364,9 @@ def _scientific_eval(gpu: GPU, count: int, inp: RecommendInput) -> _Eval:
     if inp.matrix_n:
         sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="dense-lu", n=inp.matrix_n))
     elif inp.problem_bytes:
-        sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="grid", cells=inp.problem_bytes / 8,
-                                            time_levels=1))
+        # a state of fewer than 8 bytes is still one cell (ScientificInput needs cells ≥ 1)
+        sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="grid",
+                                            cells=max(1.0, inp.problem_bytes / 8), time_levels=1))
     if sci is not None:
         ev.per_gpu_bytes, ev.fits = sci.per_gpu_bytes, sci.fits
         if not sci.fits:

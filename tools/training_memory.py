@@ -235,8 +235,13 @@ def _check(inp: TrainingMemoryInput) -> None:
         raise ToolError("a base precision applies to LoRA/QLoRA; full fine-tuning uses the regime")
 
 
-def estimate_training_memory(inp: TrainingMemoryInput) -> TrainingMemoryResult:
-    """Per-GPU and host memory of a training configuration, term by term."""
+def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -> TrainingMemoryResult:
+    """Per-GPU and host memory of a training configuration, term by term.
+
+    With a GPU, ``limits`` also searches the largest micro-batch and sequence that fit
+    (``max_concurrency``, ``max_context_tokens``); callers that only need the fit verdict (the
+    recommender) pass ``limits=False`` and get None there.
+    """
     _check(inp)
     spec = inp.model
     check_tensor_parallel(spec, inp.tp)
@@ -260,8 +265,10 @@ def estimate_training_memory(inp: TrainingMemoryInput) -> TrainingMemoryResult:
 
     # Largest module (DeepSpeed: per-module params, recurse=False — normally the embedding).
     largest = max(spec.embedding_params, largest_linear_params(spec)) / tp
-    block_params = (spec.params - spec.embedding_params * (1 if spec.tie_word_embeddings else 2)) / spec.layers / tp
-    root_params = spec.embedding_params * (1 if spec.tie_word_embeddings else 2) / tp
+    # A user-described shape may put more in its embeddings than the model holds: no negative blocks.
+    emb_params = spec.embedding_params * (1 if spec.tie_word_embeddings else 2)
+    block_params = max(0, spec.params - emb_params) / spec.layers / tp
+    root_params = emb_params / tp
 
     # ---- weights, gradients, optimizer on one GPU --------------------------------------
     # FSDP CPUOffload(offload_params=True) moves parameters, gradients and the optimizer step.
@@ -547,8 +554,9 @@ def estimate_training_memory(inp: TrainingMemoryInput) -> TrainingMemoryResult:
         fits = headroom >= 0
         if not fits:
             warnings.append(_advice(inp, per_gpu, gpu_mem))
-        max_batch = _largest_fitting(inp, "micro_batch", gpu_mem)
-        max_seq = _largest_fitting(inp, "seq", gpu_mem, limit=spec.max_context or 1 << 22)
+        if limits:
+            max_batch = _largest_fitting(inp, "micro_batch", gpu_mem)
+            max_seq = _largest_fitting(inp, "seq", gpu_mem, limit=spec.max_context or 1 << 22)
 
     return TrainingMemoryResult(
         model=spec.name,

@@ -50,7 +50,9 @@ class TrainingTimeInput(BaseModel):
     mfu: float = Field(TRAINING_MFU, gt=0, le=1)
     recompute: Literal["none", "selective", "full"] = "none"
     precision: str = Field("bf16", description="precision the matmuls run at")
-    price_per_gpu_hour: float | None = Field(None, gt=0, description="USD; default: catalog rental price")
+    price_per_gpu_hour: float | None = Field(
+        None, gt=0, le=1e6, allow_inf_nan=False, description="USD; default: catalog rental price"
+    )
     model_name: str | None = None
 
     @model_validator(mode="after")
