@@ -128,6 +128,7 @@ def test_a_user_session_in_the_browser(browser_page) -> None:
     # switch the UI to English: labels follow
     page.locator("#lang").get_by_text("English").click()
     page.locator("#send").get_by_text("Send").wait_for()
+    page.get_by_role("tab", name="Calculators").wait_for()  # tabs relabel in a separate update
     assert page.get_by_role("tab", name="Calculators").count() == 1
     page.screenshot(path=str(ARTIFACTS / "ui-4-english.png"), full_page=True)
 
