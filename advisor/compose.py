@@ -947,6 +947,38 @@ def injection_notice(lang: str) -> str:
              "below comes from the calculators.")
 
 
+_QUIET_REASONS = ("empty query", "the query has no words", "no passage matches")
+
+
+def search_notice(calls: list[ToolCall], lang: str) -> str | None:
+    """One short line when this turn's knowledge search was degraded or failed (None when it was fine).
+
+    A dead vector store leaves keyword search (citations still come, less precise); an index that cannot
+    be opened leaves no citations at all — the calculations are unaffected either way."""
+    problem: str | None = None
+    degraded = False
+    for call in calls:
+        if call.name != "search_knowledge":
+            continue
+        result = call.result if isinstance(call.result, dict) else {}
+        if not call.ok:
+            problem = problem or (call.error or "error")
+        elif result.get("reason") and not str(result["reason"]).startswith(_QUIET_REASONS):
+            problem = problem or str(result["reason"])
+        elif result.get("degraded"):
+            degraded = True
+    if problem:
+        detail = problem.removeprefix("knowledge index unavailable: ")[:160]
+        return t(lang, f"知识库暂不可用，本次回答没有引用资料（计算结果不受影响）：{detail}",
+                 f"The knowledge base is unavailable, so this answer has no citations (the calculations are "
+                 f"unaffected): {detail}")
+    if degraded:
+        return t(lang, "向量检索不可用，引用资料仅来自知识库的关键词检索，可能不够全面。",
+                 "Vector search of the knowledge base is unavailable; citations come from keyword (lexical) "
+                 "search only and may be less complete.")
+    return None
+
+
 def key_facts(calls: list[ToolCall], lang: str, limit: int = 14) -> str:
     """A compact list of the headline figures, for an LLM to rewrite in its own words."""
     lines: list[str] = []

@@ -175,10 +175,11 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         put("dataset_samples", None)
     if parsed.existing is not None:
         put("existing", parsed.existing)
-    if len(parsed.gpus) >= 2:
-        put("compare", list(dict.fromkeys(g.gpu for g in parsed.gpus)))
-    elif len(parsed.gpus) == 1:
-        g = parsed.gpus[0]
+    gpu_ids = list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    if len(gpu_ids) >= 2:
+        put("compare", gpu_ids)
+    elif gpu_ids:
+        g = next((m for m in parsed.gpus if m.stated), parsed.gpus[0])
         put("gpu", g.gpu)
         if g.stated:
             put("gpu_count", g.count)
@@ -323,10 +324,19 @@ class Advisor:
             reply.notices.insert(0, C.t(reply.lang or "en",
                                         f"配置的语言模型不可用，已使用离线模式：{self.backend_error}",
                                         f"The configured LLM is unavailable, running offline: {self.backend_error}"))
+        keep = self.settings.max_turns_kept
+        if session.dropped_turns == 0 and len(session.history) + 1 > keep:
+            # said once, the first time: later drops are the same behaviour, not news
+            reply.notices.append(C.t(reply.lang or "en",
+                                     f"对话较长：只保留最近 {keep} 条消息的历史，更早的轮次已移出"
+                                     "（需求和计算结果仍然保留）。",
+                                     f"This conversation is long: only the latest {keep} messages of history are "
+                                     "kept, so the earliest turns were dropped (your requirements and results "
+                                     "are kept)."))
         session.history.append(Turn(role="assistant", text=reply.text, lang=reply.lang, tool_calls=reply.tool_calls,
                                     citations=[c.id for c in reply.citations], question=reply.question,
                                     notices=reply.notices, backend=reply.backend))
-        session.trim(self.settings.max_turns_kept)
+        session.trim(keep)
         for n in reply.notices:
             yield Notice(text=n)
         yield FinalReply(reply=reply)
@@ -423,6 +433,9 @@ class Advisor:
                              "You can follow up with “what about FP16?”, “what about two cards?”, “why?”, “compare "
                              "L40S and RTX 4090”, or say “export”."))
         reply.text = "\n\n".join(p for p in parts if p).strip()
+        retrieval = C.search_notice(reply.tool_calls, out_lang)
+        if retrieval and retrieval not in reply.notices:
+            reply.notices.append(retrieval)
         llm_text_kept = self.backend.is_llm and mode in _LLM_MODES and reply.grounded is True
         if llm_text_kept:
             if question and question not in final_body:

@@ -183,7 +183,8 @@ _INTENT_PATTERNS: list[tuple[Intent, re.Pattern[str]]] = [
         r"ignore (all |any |your |the |previous |prior |above )*(rules|instructions|prompt|guidelines)|"
         r"disregard (your|all|the|previous)|forget (your|all|the) (rules|instructions)|jailbreak|"
         r"system prompt|developer mode|pretend (that|you)|you must (say|answer|agree)|just say (it|yes)|"
-        r"忽略(你的|之前的|所有|以上|上面)?(规则|指令|提示|设定|限制)|无视(规则|限制|指令)|忘(掉|记)(你的)?(规则|设定)|"
+        r"(?:忽略|无视)(?:你的|之前的?|先前的?|所有的?|全部的?|以上的?|上面的?|前面的?|一切)*"
+        r"(?:规则|指令|提示|设定|限制)|忘(?:掉|记)(?:你的|之前的?|所有的?)*(?:规则|设定|指令)|"
         r"越狱|系统提示|假装|你必须(说|回答|承认)|直接说(能|可以|行)", _I)),
 ]
 _YES = re.compile(r"^\s*(是的?|对|需要|要|有|依赖|必须|yes|yeah|yep|sure|correct|right|required|we do|i do)"
@@ -342,6 +343,18 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+def _distinct(mentions: list[GpuCount]) -> list[GpuCount]:
+    """One entry per GPU id, in first-mention order; a written count beats a defaulted one.
+
+    "…on one 4090. The 4090 has…" names one card twice: that is one GPU, not a comparison."""
+    out: dict[str, GpuCount] = {}
+    for m in mentions:
+        seen = out.get(m.gpu)
+        if seen is None or (m.stated and not seen.stated):
+            out[m.gpu] = m
+    return list(out.values())
+
+
 class _Mention(BaseModel):
     start: int
     end: int
@@ -479,9 +492,9 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
             and not _NOT_OWNED.search(text[existing_marker.end():mention.start]) \
             and mention.start - existing_marker.end() <= 14
         (existing if is_existing else gpus).append(entry)
-    out.gpus = gpus
+    out.gpus = _distinct(gpus)
     if existing:
-        out.existing = existing
+        out.existing = _distinct(existing)
     elif _NO_EXISTING.search(text):
         out.existing = []
     if not gpu_mentions:

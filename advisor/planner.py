@@ -196,7 +196,7 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         return Plan(mode="export")
     if not parsed.text.strip():
         return Plan(mode="empty", question_slots=next_question_slots(session))
-    if (len(p.compare) >= 2 and parsed.has(Intent.compare)) or len(parsed.gpus) >= 2:
+    if (len(p.compare) >= 2 and parsed.has(Intent.compare)) or len({g.gpu for g in parsed.gpus}) >= 2:
         plan = Plan(mode="compare", calls=_compare_calls(p))
         plan.calls += _search(p, "compare", lang, search_k)
         plan.question_slots = next_question_slots(session)

@@ -18,6 +18,7 @@ import importlib.util
 import ipaddress
 import logging
 import os
+import socket
 import sys
 import threading
 import warnings
@@ -92,6 +93,19 @@ def bind_warning(host: str, port: int, auth: list[tuple[str, str]] | None) -> st
     )
 
 
+def check_bindable(host: str, port: int) -> None:
+    """Raise OSError (with the system's reason) when ``host:port`` cannot be listened on — checked before the
+    app is built, so the user gets one clear line instead of the web server's log and retry messages."""
+    try:
+        infos = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise OSError(f"unknown host {host!r} ({exc.strerror or exc})") from None
+    family, kind, proto, _, addr = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+
+
 def mcp_available() -> bool:
     if os.environ.get("GPU_ADVISOR_MCP", "1").strip().lower() in ("0", "false", "no", "off"):
         return False
@@ -141,12 +155,13 @@ def launch_app(
     ``auth``: 'user:pass[,user2:pass2]'; None reads ``GPU_ADVISOR_AUTH``, '' means no login.
     ``settings``: the engine's ``advisor.settings.Settings`` (default: from the environment).
     """
-    from advisor.ui.layout import launch_options
-
     pairs = parse_auth(auth if auth is not None else os.environ.get("GPU_ADVISOR_AUTH"))
     warning = bind_warning(host, port, pairs)
     if warning:
         sys.stderr.write(warning + "\n")
+    check_bindable(host, port)
+    from advisor.ui.layout import launch_options  # gradio: slow to import, so only once the port is known good
+
     demo = build_app(lock_settings=settings_locked(host), warm=False, settings=settings)
     # /chat keeps per-connection state; over MCP each call starts fresh unless `session` is passed back
     warnings.filterwarnings("ignore", message="This MCP server includes a tool that has a gr.State input")
@@ -169,10 +184,17 @@ def launch_app(
 
 
 def serve(host: str, port: int, auth: str | None = None) -> int:
+    """Run the web UI until interrupted; a bad option or an address that cannot be bound is one line, exit 2."""
     try:
         launch_app(host, port, auth)
     except ValueError as exc:
         sys.stderr.write(f"gpu-advisor: {exc}\n")
+        return 2
+    except OSError as exc:  # port in use, address not on this machine, no permission for a low port
+        text = exc.strerror or str(exc) or type(exc).__name__
+        detail = text.splitlines()[0]
+        sys.stderr.write(f"gpu-advisor: cannot listen on {host}:{port}: {detail} — choose another --host or "
+                         "--port\n")
         return 2
     return 0
 

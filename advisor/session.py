@@ -84,7 +84,8 @@ class ToolCall(BaseModel):
 
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
-    result: Any = None
+    result: dict[str, Any] | None = Field(
+        None, description="the tool's output as a JSON object; a saved session with anything else is rejected")
     error: str | None = None
     error_kind: Literal["validation", "domain"] | None = None
     by: Literal["planner", "llm"] = "planner"

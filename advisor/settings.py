@@ -14,6 +14,7 @@
 | ``ADVISOR_MAX_TURNS_KEPT`` | turns of history kept in a session (older ones are dropped) | 50 |
 | ``ADVISOR_MAX_TOOL_STEPS`` | LLM tool-call rounds per turn before it counts as a loop | 4 |
 | ``ADVISOR_MAX_TOKENS`` | tokens the LLM may generate per step | 700 |
+| ``ADVISOR_ASK_DENSE`` | one-shot ``gpu-advisor ask`` uses the fused (vector + keyword) search, like ``--dense`` | 0 |
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Settings(BaseSettings):
     max_turns_kept: int = Field(50, ge=2, le=10_000)
     max_tool_steps: int = Field(4, ge=1, le=32)
     search_k: int = Field(3, ge=0, le=20)
+    ask_dense: bool = Field(False, description="`gpu-advisor ask` opens the vector index even for one question")
 
     def describe(self) -> str:
         """One line naming the active backend, safe to show (never contains the API key)."""

@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from advisor.commands.common import add_lang_flag, fail, print_json
+from pydantic import ValidationError
+
+from advisor.commands.common import add_lang_flag, domain_errors, fail, print_json
 
 
 def register(sub: Any) -> None:
@@ -15,6 +17,10 @@ def register(sub: Any) -> None:
     p.add_argument("message", help="your message; '-' reads it from standard input")
     p.add_argument("--session", metavar="FILE", help="load the conversation from FILE and save it back")
     p.add_argument("--json", action="store_true", help="print reply, lang, question, tool_calls, citations as JSON")
+    p.add_argument("--dense", action="store_true",
+                   help="use the fused vector + keyword knowledge search (≈2 s slower to start; default for one "
+                        "question: keyword search, unless the vector index is new or a chroma server is set; "
+                        "also ADVISOR_ASK_DENSE=1)")
     _common(p)
     p.set_defaults(func=_ask)
 
@@ -31,9 +37,28 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 def _advisor(args: argparse.Namespace) -> Any:
+    """The engine from the environment; a bad ``ADVISOR_*`` value is a ValueError naming the variable."""
     from advisor.engine import Advisor
+    from advisor.settings import Settings
 
-    return Advisor.from_settings(**({"llm": args.llm} if args.llm else {}))
+    try:
+        settings = Settings()
+    except ValidationError as exc:
+        problems = "; ".join(f"{_env_name(e)}{_shown(e)}: {e.get('msg', 'invalid')}" for e in exc.errors()[:3])
+        raise ValueError(f"invalid setting in the environment — {problems}") from None
+    return Advisor.from_settings(settings, **({"llm": args.llm} if args.llm else {}))
+
+
+def _env_name(err: Any) -> str:
+    name = "_".join(str(x) for x in err.get("loc", ())).upper() or "?"
+    return name if name.startswith(("ADVISOR_", "OPENAI_")) else f"ADVISOR_{name}"
+
+
+def _shown(err: Any) -> str:
+    """The rejected value, short — never for a key or secret."""
+    if any("key" in str(x).lower() for x in err.get("loc", ())):
+        return ""
+    return f"={str(err.get('input'))[:40]!r}"
 
 
 def _load(path: str | None) -> Any:
@@ -45,6 +70,7 @@ def _load(path: str | None) -> Any:
     return Session()
 
 
+@domain_errors
 def _ask(args: argparse.Namespace) -> int:
     from advisor.session import SessionError
 
@@ -54,6 +80,11 @@ def _ask(args: argparse.Namespace) -> int:
     except SessionError as exc:
         return fail(str(exc))
     adv = _advisor(args)
+    if not (args.dense or adv.settings.ask_dense):
+        # one question per process: opening the vector store would cost more than the whole turn
+        from knowledge.search import prefer_quick_start
+
+        prefer_quick_start()
     reply = adv.reply(message, session, lang=args.lang)
     if args.session:
         try:
@@ -69,6 +100,7 @@ def _ask(args: argparse.Namespace) -> int:
     return 0
 
 
+@domain_errors
 def _chat(args: argparse.Namespace) -> int:
     from advisor.engine import FinalReply, Notice, TextDelta, ToolFinished, ToolStarted
     from advisor.report import export_markdown
