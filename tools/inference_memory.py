@@ -16,9 +16,10 @@ Multi-GPU results are per GPU (the largest one), never a pooled sum.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -28,7 +29,7 @@ from knowledge import load_catalog
 from knowledge.schema import GPU
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
-from tools.kv_cache import KVCacheParts, kv_bytes_per_token, kv_cache_parts
+from tools.kv_cache import KVCacheParts, kv_bytes_per_token, kv_cache_parts, kv_formula
 from tools.modelspec import ModelSpec, check_tensor_parallel, load_model_spec
 from tools.precision import PrecisionSpec, resolve_kv_dtype, resolve_precision
 from tools.result import MemoryBreakdown, Term
@@ -84,8 +85,7 @@ class InferenceMemoryInput(BaseModel):
 
     @model_validator(mode="after")
     def _one_model(self) -> InferenceMemoryInput:
-        given = sum(x is not None for x in (self.model, self.spec, self.params_b))
-        if given != 1:
+        if (self.model is not None) + (self.spec is not None) + (self.params_b is not None) != 1:
             raise ValueError("give exactly one of: model (name or path), spec, or params_b (custom model)")
         return self
 
@@ -142,6 +142,15 @@ class _Weights:
     embedding: int
     output: int
     layers: tuple[int, ...]
+    prefix: tuple[int, ...]  # prefix[i] = bytes of layers[:i]
+
+    @classmethod
+    def of(cls, total: int, embedding: int, output: int, layers: tuple[int, ...]) -> _Weights:
+        return cls(total, embedding, output, layers, tuple(itertools.accumulate(layers, initial=0)))
+
+    def layer_bytes(self, layers: range) -> int:
+        """Bytes of a contiguous range of layers."""
+        return self.prefix[layers.stop] - self.prefix[layers.start] if layers else 0
 
 
 _WEIGHT_PARTS: dict[tuple[int, str], tuple[ModelSpec, _Weights]] = {}
@@ -168,7 +177,7 @@ def _split_weights(spec: ModelSpec, prec: PrecisionSpec) -> _Weights:
         # the head; a tied head is duplicated onto the GPU by llama.cpp.
         rest = total - spec.embedding_bytes - sum(spec.layer_bytes)
         out = rest if spec.output_bytes is not None else rest + spec.embedding_bytes
-        return _Weights(total=total, embedding=spec.embedding_bytes, output=out, layers=spec.layer_bytes)
+        return _Weights.of(total, spec.embedding_bytes, out, spec.layer_bytes)
     emb_bits = 16.0 if not prec.quantizes_embeddings else (prec.embedding_bits_per_weight or prec.bits_per_weight)
     embedding = round(spec.embedding_params * emb_bits / 8)
     # llama.cpp keeps output.weight at Q6_K or better in its mixes
@@ -176,7 +185,7 @@ def _split_weights(spec: ModelSpec, prec: PrecisionSpec) -> _Weights:
     output = embedding if spec.tie_word_embeddings else round(spec.embedding_params * out_bits / 8)
     body = max(0, total - embedding - (0 if spec.tie_word_embeddings else output))
     per_layer = body // spec.layers
-    return _Weights(total=total, embedding=embedding, output=output, layers=(per_layer,) * spec.layers)
+    return _Weights.of(total, embedding, output, (per_layer,) * spec.layers)
 
 
 def _stages(n_layers: int, parts: int) -> list[range]:
@@ -193,7 +202,9 @@ def _stages(n_layers: int, parts: int) -> list[range]:
 # --- engine pieces ---------------------------------------------------------------------------
 
 
-def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int) -> tuple[int, str]:
+def vllm_activation_peak(
+    spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int, explain: bool = True
+) -> tuple[int, str]:
     """Torch activation peak of vLLM's profile run.
 
     forward: ``T · (3·I + 6·h) · b`` (gate/up/activation outputs of the MLP plus residual and
@@ -207,6 +218,8 @@ def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: 
     forward = t * (3 * inter + 6 * spec.hidden_size) * act_bytes
     n_logits = t if inp.profile_logits_all_tokens else min(inp.max_num_seqs, t)
     logits = round(n_logits * spec.vocab_size * VLLM_LOGIT_BYTES)
+    if not explain:
+        return forward + logits, ""
     formula = (
         f"{t} tok × (3×{inter} + 6×{spec.hidden_size}) × {act_bytes} B + "
         f"{n_logits} × vocab {spec.vocab_size} × {VLLM_LOGIT_BYTES} B"
@@ -214,7 +227,9 @@ def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: 
     return forward + logits, formula
 
 
-def llamacpp_compute_buffer(spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_attention: bool) -> tuple[int, str]:
+def llamacpp_compute_buffer(
+    spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_attention: bool, explain: bool = True
+) -> tuple[int, str]:
     """Size of llama.cpp's CUDA compute buffer, reserved for a worst-case ubatch.
 
     Peak = max(attention, logits). Without flash attention the attention step materialises
@@ -226,21 +241,29 @@ def llamacpp_compute_buffer(spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_at
     hidden_rows = n_ubatch * 4 * spec.hidden_size * 4
     if flash_attention:
         attn = n_ubatch * n_ctx * 2 + hidden_rows
-        attn_f = f"{n_ubatch} × n_ctx {n_ctx} × 2 B (f16 mask) + {n_ubatch} × 4 × {spec.hidden_size} × 4 B"
     else:
         attn = n_ubatch * n_ctx * (spec.num_heads + 1) * 4 + hidden_rows
+    logits = n_ubatch * (spec.vocab_size + spec.hidden_size) * 4
+    peak = max(logits, attn)
+    if not explain:
+        return peak, ""
+    if logits >= attn:
+        return logits, (
+            f"max(attention, logits) = logits: {n_ubatch} × (vocab {spec.vocab_size} + {spec.hidden_size}) × 4 B"
+        )
+    if flash_attention:
+        attn_f = f"{n_ubatch} × n_ctx {n_ctx} × 2 B (f16 mask) + {n_ubatch} × 4 × {spec.hidden_size} × 4 B"
+    else:
         attn_f = (
             f"{n_ubatch} × n_ctx {n_ctx} × ({spec.num_heads} heads + 1 mask) × 4 B + "
             f"{n_ubatch} × 4 × {spec.hidden_size} × 4 B"
         )
-    logits = n_ubatch * (spec.vocab_size + spec.hidden_size) * 4
-    logits_f = f"{n_ubatch} × (vocab {spec.vocab_size} + {spec.hidden_size}) × 4 B"
-    if logits >= attn:
-        return logits, f"max(attention, logits) = logits: {logits_f}"
     return attn, f"max(attention, logits) = attention: {attn_f}"
 
 
-def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes: int) -> tuple[int, str]:
+def transformers_activations(
+    spec: ModelSpec, tokens: int, seqs: int, act_bytes: int, explain: bool = True
+) -> tuple[int, str]:
     """Prefill peak of a Hugging Face forward: ``tokens · (4·h + 2·I) · b + seqs · V · 4 · 2``.
 
     Hidden states and the MLP's gate/up outputs for every prompt token (SDPA/flash attention,
@@ -248,6 +271,8 @@ def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes:
     """
     inter = spec.intermediate_size or 4 * spec.hidden_size
     act = tokens * (4 * spec.hidden_size + 2 * inter) * act_bytes + seqs * spec.vocab_size * 4 * 2
+    if not explain:
+        return act, ""
     return (
         act,
         f"{tokens} tok × (4×{spec.hidden_size} + 2×{inter}) × {act_bytes} B + {seqs} × {spec.vocab_size} × 8 B",
@@ -265,9 +290,12 @@ class _Config:
     parallel: Literal["tp", "pp"]
     weights: _Weights
     act_bytes: int
+    vllm_activations: tuple[int, str] | None = None  # vLLM's profile-run peak: fixed by model and settings
 
 
-@dataclass(frozen=True, slots=True)
+# Made several times per estimate by the searches: plain slotted dataclasses (frozen ones cost twice as
+# much to build); nothing changes them after construction.
+@dataclass(slots=True)
 class _Breakdown:
     """Per-GPU bytes of one inference configuration (validated as MemoryBreakdown once, at the end)."""
 
@@ -281,16 +309,16 @@ class _Breakdown:
         return self.weights + self.kv_cache + self.activations + self.overhead
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Need:
+    """Numbers only: the formulas are written once, for the final configuration, by :func:`_terms`."""
+
     breakdown: _Breakdown
     kv: KVCacheParts
     cpu_bytes: int
-    weights_formula: str
-    act_formula: str
-    overhead_formula: str
     total_all_gpus: int
     kv_layers: int  # layers whose cache sits on the largest GPU
+    head_on_largest: bool  # llama.cpp: the output head sits on the largest GPU
 
 
 def _resolve_spec(inp: InferenceMemoryInput) -> ModelSpec:
@@ -325,7 +353,7 @@ def _default_kv(spec: ModelSpec, prec: PrecisionSpec, engine: str) -> str:
 
 
 def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_layers: int | None = None) -> _Need:
-    """Per-GPU need (largest GPU) for ``seqs`` sequences of ``ctx`` tokens."""
+    """Per-GPU need (largest GPU) for ``seqs`` sequences of ``ctx`` tokens (bytes only; the searches call it often)."""
     spec, w, g = cfg.spec, cfg.weights, inp.gpus
     tp = g if cfg.parallel == "tp" else 1
     pp = g if cfg.parallel == "pp" else 1
@@ -339,100 +367,150 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
         "generic" if engine == "transformers" else engine,
         max_num_batched_tokens=inp.max_num_batched_tokens,
         n_ubatch=inp.n_ubatch,
+        explain=False,
     )
     cpu = 0
     n_layers = spec.layers
+    head_on_largest = False
     if engine == "llamacpp":
         on_gpu = n_layers if gpu_layers is None else min(gpu_layers, n_layers)
         output_on_gpu = gpu_layers is None or gpu_layers > n_layers
-        gpu_layer_ids = range(n_layers - on_gpu, n_layers)  # -ngl N puts the last N layers on the GPU
-        per_stage = _stages(on_gpu, pp) if on_gpu else [range(0)]
-        layer_w = [sum(w.layers[gpu_layer_ids.start + i] for i in st) for st in per_stage]
+        first = n_layers - on_gpu  # -ngl N puts the last N layers on the GPU
+        per_stage = [range(first + st.start, first + st.stop) for st in _stages(on_gpu, pp)] if on_gpu else [range(0)]
         out_b = w.output if output_on_gpu else 0
-        stage_w = [lw + (out_b if i == len(layer_w) - 1 else 0) for i, lw in enumerate(layer_w)]
-        big = max(range(len(stage_w)), key=lambda i: stage_w[i])
+        stage_w = [w.layer_bytes(st) for st in per_stage]
+        stage_w[-1] += out_b
+        big = max(range(len(stage_w)), key=stage_w.__getitem__)
+        head_on_largest = bool(out_b) and big == len(stage_w) - 1
         weights = stage_w[big]
         kv_layers = len(per_stage[big])
         kv_gpu = round(kv.bytes * kv_layers / n_layers)
-        cpu = w.embedding + (0 if output_on_gpu else w.output) + sum(w.layers[: n_layers - on_gpu])
-        cpu += round(kv.bytes * (n_layers - on_gpu) / n_layers)
-        n_ctx = kv.full_tokens
-        act, act_f = llamacpp_compute_buffer(spec, n_ctx, inp.n_ubatch, inp.flash_attention)
+        cpu = w.embedding + (0 if output_on_gpu else w.output) + w.prefix[first]
+        cpu += round(kv.bytes * first / n_layers)
+        act = llamacpp_compute_buffer(spec, kv.full_tokens, inp.n_ubatch, inp.flash_attention, explain=False)[0]
         overhead = LLAMACPP_CUDA_CONTEXT
-        over_f = "CUDA context + cuBLAS ≈ 384 MiB per GPU (not in llama.cpp's log)"
-        w_f = (
-            f"GPU: {len(per_stage[big])} of {n_layers} layers"
-            + (" + output head" if out_b and big == len(layer_w) - 1 else "")
-            + f"; token embeddings ({w.embedding / MiB:.1f} MiB) stay in host RAM"
-        )
         all_gpus = sum(stage_w) + round(kv.bytes * on_gpu / n_layers) + len(per_stage) * (act + overhead)
     else:
         if pp > 1:
             stages = _stages(n_layers, pp)
-            stage_w = [sum(w.layers[i] for i in st) for st in stages]
+            stage_w = [w.layer_bytes(st) for st in stages]
             stage_w[0] += w.embedding
             stage_w[-1] += 0 if spec.tie_word_embeddings else w.output
-            big = max(range(pp), key=lambda i: stage_w[i])
+            big = max(range(pp), key=stage_w.__getitem__)
             weights = stage_w[big]
             kv_layers = len(stages[big])
             kv_gpu = round(kv.bytes * kv_layers / n_layers)
-            w_f = f"largest stage: {len(stages[big])} of {n_layers} layers (+ embeddings/head at the ends)"
         else:
             weights = math.ceil(w.total / tp)
             kv_layers = n_layers
             kv_gpu = kv.bytes
-            w_f = (
-                f"{w.total / GiB:.2f} GiB / tp {tp}"
-                if tp > 1
-                else f"{spec.params / 1e9:.2f} B params × {cfg.prec.bits_per_weight:g} bits"
-            )
         if engine == "vllm":
-            act, act_f = vllm_activation_peak(spec, inp, cfg.act_bytes)
+            act = cfg.vllm_activations[0] if cfg.vllm_activations else 0
             overhead = VLLM_NON_TORCH_TP_BYTES if g > 1 else VLLM_NON_TORCH_BYTES
-            over_f = f"non-torch memory ≈ {overhead / GiB:.2f} GiB per GPU" + (" (NCCL buffers)" if g > 1 else "")
         else:
-            act, act_f = transformers_activations(spec, ctx * seqs, seqs, cfg.act_bytes)
+            act = transformers_activations(spec, ctx * seqs, seqs, cfg.act_bytes, explain=False)[0]
             if tp > 1:
                 act = math.ceil(act / tp)
             overhead = TRANSFORMERS_OVERHEAD
-            over_f = "CUDA context + cuBLAS workspace + allocator slack ≈ 0.75 GiB per GPU"
         # layer split: each GPU holds its own stage; tensor parallel: identical ranks
         all_gpus = (w.total + kv.bytes if pp > 1 else g * (weights + kv_gpu)) + g * (act + overhead)
     # Internal intermediates from already-validated inputs: built without re-validation (the
     # result's breakdown is validated once, in estimate_inference_memory).
-    bd = _Breakdown(weights=weights, kv_cache=kv_gpu, activations=act, overhead=overhead)
     return _Need(
-        breakdown=bd,
+        breakdown=_Breakdown(weights=weights, kv_cache=kv_gpu, activations=act, overhead=overhead),
         kv=kv,
         cpu_bytes=cpu,
-        weights_formula=w_f,
-        act_formula=act_f,
-        overhead_formula=over_f,
         total_all_gpus=all_gpus,
         kv_layers=kv_layers,
+        head_on_largest=head_on_largest,
     )
 
 
-def _largest(pred: Callable[[int], bool], lo: int, hi: int) -> int:
-    """Largest n in [lo, hi] with pred(n) true (pred monotone, true at lo), else lo - 1."""
-    if not pred(lo):
+def _largest_within(f: Callable[[int], int], limit: int, lo: int, hi: int) -> int:
+    """Largest n in [lo, hi] with f(n) ≤ limit (f non-decreasing), else lo - 1.
+
+    Memory grows almost linearly in context, batch and layers (with steps from block and cell
+    rounding), so the next probe is interpolated between the bracket's ends, checked with its
+    neighbour, and a plain halving step follows any probe that did not halve the bracket: a
+    handful of evaluations instead of ~20 bisection steps, with bisection's worst case.
+    """
+    f_lo = f(lo)
+    if f_lo > limit:
         return lo - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if pred(mid):
-            lo = mid
+    f_hi = f(hi)
+    if f_hi <= limit:
+        return hi
+    halve = False
+    while hi - lo > 1:  # invariant: f(lo) <= limit < f(hi)
+        width = hi - lo
+        interpolate = not halve and f_hi > f_lo
+        probe = lo + (limit - f_lo) * width // (f_hi - f_lo) if interpolate else lo + width // 2
+        probe = min(max(probe, lo + 1), hi - 1)
+        value = f(probe)
+        if value <= limit:
+            lo, f_lo = probe, value
+            if probe + 1 < hi:  # the interpolated point is usually the answer: confirm at once
+                nxt = f(probe + 1)
+                if nxt > limit:
+                    return probe
+                lo, f_lo = probe + 1, nxt
         else:
-            hi = mid - 1
+            hi, f_hi = probe, value
+            if probe - 1 > lo:
+                prev = f(probe - 1)
+                if prev <= limit:
+                    return probe - 1
+                hi, f_hi = probe - 1, prev
+        halve = hi - lo > width // 2
     return lo
 
 
-def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True) -> InferenceMemoryResult:
-    """Per-GPU memory of an inference deployment, the engine's KV budget and whether it fits.
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """Everything about a request that does not depend on its context, batch or GPU (cached per setting)."""
 
-    With a GPU, ``limits`` also finds ``max_context_tokens`` and ``max_concurrency``; callers that
-    only need the verdict (the recommender) pass ``limits=False`` and get None there.
+    cfg: _Config
+    assumptions: tuple[str, ...]
+    warnings: tuple[str, ...]
+    kv_bytes_per_token: int
+    attention: str  # the model's attention kind, as named in the KV term
+    terms: dict[str, Term] = field(default_factory=dict)  # terms fixed by the plan, made on first use
+
+
+_PLANS: dict[tuple[object, ...], tuple[ModelSpec, _Plan]] = {}
+
+
+def _plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
+    """The request's resolved precision, parallelism and fixed notes, remembered per (spec object, settings).
+
+    A session or the recommender sizes one model again and again for other contexts and GPUs;
+    only the context/batch/GPU-dependent parts are recomputed.
     """
-    spec = _resolve_spec(inp)
+    key = (
+        id(spec),
+        inp.precision,
+        inp.kv_dtype,
+        inp.engine,
+        inp.gpus,
+        inp.parallel,
+        inp.gpu_memory_utilization,
+        inp.max_num_batched_tokens,
+        inp.max_num_seqs,
+        inp.profile_logits_all_tokens,
+        inp.n_ubatch,
+        inp.flash_attention,
+    )
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is spec:
+        return hit[1]
+    plan = _make_plan(spec, inp)
+    if len(_PLANS) >= 1024:
+        _PLANS.clear()
+    _PLANS[key] = (spec, plan)
+    return plan
+
+
+def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
     engine = inp.engine
     prec = resolve_precision(inp.precision or _default_precision(spec, engine))
     kv_name = resolve_kv_dtype(inp.kv_dtype or _default_kv(spec, prec, engine)).name
@@ -464,6 +542,7 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
         parallel=parallel,
         weights=_weight_parts(spec, prec),
         act_bytes=act_bytes,
+        vllm_activations=vllm_activation_peak(spec, inp, act_bytes) if engine == "vllm" else None,
     )
     assumptions: list[str] = list(spec.notes)
     if inp.precision is None:
@@ -475,7 +554,29 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
             else "the model's native dtype"
         )
         assumptions.append(f"precision not given: {prec.name} assumed ({why}; pass --precision)")
-    _explain_inputs(inp, cfg, assumptions, warnings)
+    _explain_settings(inp, cfg, assumptions, warnings)
+    per_token = kv_bytes_per_token(spec, kv_name, inp.gpus if parallel == "tp" else 1)
+    return _Plan(
+        cfg=cfg,
+        assumptions=tuple(assumptions),
+        warnings=tuple(warnings),
+        kv_bytes_per_token=per_token,
+        attention=spec.attention.value,
+    )
+
+
+def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True) -> InferenceMemoryResult:
+    """Per-GPU memory of an inference deployment, the engine's KV budget and whether it fits.
+
+    With a GPU, ``limits`` also finds ``max_context_tokens`` and ``max_concurrency``; callers that
+    only need the verdict (the recommender) pass ``limits=False`` and get None there.
+    """
+    spec = _resolve_spec(inp)
+    plan = _plan(spec, inp)
+    cfg = plan.cfg
+    assumptions = list(plan.assumptions)
+    warnings = list(plan.warnings)
+    _explain_request(inp, cfg, assumptions, warnings)
 
     gpu: GPU | None = None
     visible = inp.gpu_memory_bytes
@@ -484,47 +585,50 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
         if visible is None:
             visible = seen
             assumptions.append(note)
-        _gpu_warnings(gpu, prec, kv_name, warnings)
+        _gpu_warnings(gpu, cfg.prec, cfg.kv_dtype, warnings)
     elif visible is not None:
         assumptions.append(f"GPU memory given as {visible / GiB:.2f} GiB per GPU (as the engine sees it)")
 
-    need = _need(cfg, inp, inp.context, inp.batch, inp.n_gpu_layers if engine == "llamacpp" else None)
-    result = dict(
-        model=spec.name,
-        engine=engine,
-        precision=prec.name,
-        kv_dtype=kv_name,
-        context=inp.context,
-        batch=inp.batch,
-        gpus=inp.gpus,
-        parallel=parallel,
-        params=spec.params,
-        active_params=spec.active_params,
-        weights_total_bytes=cfg.weights.total,
-        kv_bytes_per_token=kv_bytes_per_token(spec, kv_name, inp.gpus if parallel == "tp" else 1),
-    )
+    need = _need(cfg, inp, inp.context, inp.batch, inp.n_gpu_layers if inp.engine == "llamacpp" else None)
     budget: dict[str, object] = {}
     if visible is not None:
-        budget = _budget(cfg, inp, visible, need, assumptions, warnings, limits)
+        budget = _budget(cfg, inp, visible, need, assumptions, warnings, limits, plan.kv_bytes_per_token)
         if "need" in budget:
             need = budget.pop("need")  # type: ignore[assignment]
     nb = need.breakdown
+    total = nb.total
     # Breakdown and terms go in as plain dicts: the result's validation checks them all in one pass.
-    bd = {"weights": nb.weights, "kv_cache": nb.kv_cache, "activations": nb.activations, "overhead": nb.overhead}
-    terms = _terms(cfg, inp, need, budget)
-    return InferenceMemoryResult(
-        **result,
-        total_bytes=need.total_all_gpus if inp.gpus > 1 else nb.total,
-        per_gpu_bytes=nb.total,
-        breakdown=bd,
-        cpu_bytes=need.cpu_bytes,
-        terms=terms,
-        assumptions=assumptions,
-        warnings=warnings,
-        gpu=gpu.name if gpu else None,
-        gpu_memory_bytes=visible,
-        **budget,  # type: ignore[arg-type]
+    budget.update(
+        {
+            "model": spec.name,
+            "engine": inp.engine,
+            "precision": cfg.prec.name,
+            "kv_dtype": cfg.kv_dtype,
+            "context": inp.context,
+            "batch": inp.batch,
+            "gpus": inp.gpus,
+            "parallel": cfg.parallel,
+            "params": spec.params,
+            "active_params": spec.active_params,
+            "weights_total_bytes": cfg.weights.total,
+            "kv_bytes_per_token": plan.kv_bytes_per_token,
+            "total_bytes": need.total_all_gpus if inp.gpus > 1 else total,
+            "per_gpu_bytes": total,
+            "breakdown": {
+                "weights": nb.weights,
+                "kv_cache": nb.kv_cache,
+                "activations": nb.activations,
+                "overhead": nb.overhead,
+            },
+            "cpu_bytes": need.cpu_bytes,
+            "terms": _terms(plan, inp, need, budget),
+            "assumptions": assumptions,
+            "warnings": warnings,
+            "gpu": gpu.name if gpu else None,
+            "gpu_memory_bytes": visible,
+        }
     )
+    return InferenceMemoryResult.model_validate(budget)
 
 
 _GPUS: dict[str, tuple[object, GPU, tuple[int, str]]] = {}
@@ -549,24 +653,14 @@ def _kv_for(engine: str) -> list:
     return [k for k in all_kv_dtypes() if engine in k.engines]
 
 
-def _explain_inputs(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[str], warnings: list[str]) -> None:
+def _explain_settings(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[str], warnings: list[str]) -> None:
+    """Notes that follow from the model, precision, engine and GPU count alone (cached in the plan)."""
     spec, prec = cfg.spec, cfg.prec
     if spec.attention.value == "none":
         warnings.append(
             f"{spec.name} is not an autoregressive transformer: no KV cache, and the activation term is an "
             "LLM formula that does not describe it (diffusion/encoder memory depends on resolution and batch)"
         )
-    if inp.engine == "vllm" and inp.batch > inp.max_num_seqs:
-        warnings.append(f"batch {inp.batch} exceeds vLLM's max_num_seqs {inp.max_num_seqs}: the rest would queue")
-    if spec.max_context and inp.context > spec.max_context:
-        warnings.append(
-            f"context {inp.context:,} exceeds {spec.name}'s trained limit of {spec.max_context:,} tokens: "
-            "engines refuse or warn (vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN) and quality degrades past it"
-        )
-    assumptions.append(
-        f"KV cache sized for {inp.batch} sequence(s) × {inp.context:,} tokens (the requested context, "
-        + (f"not the model's maximum {spec.max_context:,})" if spec.max_context else "as given)")
-    )
     if spec.weight_bytes is not None and cfg.weights.total == spec.weight_bytes:
         assumptions.append(f"weights: exact tensor bytes from the files ({spec.weight_bytes:,} B)")
     else:
@@ -588,13 +682,8 @@ def _explain_inputs(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[s
             _vllm_notes(inp.gpu_memory_utilization, inp.max_num_batched_tokens, inp.max_num_seqs,
                         inp.profile_logits_all_tokens)
         )
-        if inp.engine == "vllm" and prec.family == "gguf":
+        if prec.family == "gguf":
             warnings.append("vLLM's GGUF loader is experimental and slow; prefer AWQ/GPTQ/FP8 checkpoints on vLLM")
-    if inp.engine == "llamacpp":
-        assumptions.append(
-            f"llama.cpp: n_ctx = {inp.context} × {inp.batch} slot(s) shared ring, n_ubatch {inp.n_ubatch}, "
-            f"flash attention {'on' if inp.flash_attention else 'off'}"
-        )
     if inp.engine == "transformers" and prec.family == "gguf":
         warnings.append("transformers dequantises GGUF files to fp16/fp32 on load; memory follows that dtype")
     if inp.gpus > 1:
@@ -611,6 +700,27 @@ def _explain_inputs(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[s
             )
         if cfg.parallel == "tp" and spec.attention.value == "mla":
             assumptions.append("MLA latent cache is not split by tensor parallel: every GPU holds all of it")
+
+
+def _explain_request(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[str], warnings: list[str]) -> None:
+    """Notes that depend on the requested context and batch."""
+    spec = cfg.spec
+    if inp.engine == "vllm" and inp.batch > inp.max_num_seqs:
+        warnings.append(f"batch {inp.batch} exceeds vLLM's max_num_seqs {inp.max_num_seqs}: the rest would queue")
+    if spec.max_context and inp.context > spec.max_context:
+        warnings.append(
+            f"context {inp.context:,} exceeds {spec.name}'s trained limit of {spec.max_context:,} tokens: "
+            "engines refuse or warn (vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN) and quality degrades past it"
+        )
+    assumptions.append(
+        f"KV cache sized for {inp.batch} sequence(s) × {inp.context:,} tokens (the requested context, "
+        + (f"not the model's maximum {spec.max_context:,})" if spec.max_context else "as given)")
+    )
+    if inp.engine == "llamacpp":
+        assumptions.append(
+            f"llama.cpp: n_ctx = {inp.context} × {inp.batch} slot(s) shared ring, n_ubatch {inp.n_ubatch}, "
+            f"flash attention {'on' if inp.flash_attention else 'off'}"
+        )
 
 
 @lru_cache(maxsize=256)
@@ -651,7 +761,8 @@ def _budget(
     need: _Need,
     assumptions: list[str],
     warnings: list[str],
-    limits: bool = True,
+    limits: bool,
+    per_token: int,
 ) -> dict[str, object]:
     """Fit check and engine budget fields for GPUs with ``visible`` bytes each.
 
@@ -663,14 +774,16 @@ def _budget(
     out: dict[str, object] = {}
     layout = need.kv.layout
     no_kv = layout.attention_layers == 0 and layout.state_bytes_per_seq == 0
-    ok_ctx: Callable[[int], bool] | None = None
+    search: tuple[Callable[[int], int], int] | None = None  # (bytes at a context, limit) for the longest context
     best: int | None = None
+    nb = need.breakdown
+    kv_need = nb.kv_cache
     if engine == "vllm":
         reserved = math.floor(visible * inp.gpu_memory_utilization)
-        non_kv = need.breakdown.weights + need.breakdown.activations + need.breakdown.overhead
-        kv_budget = reserved - non_kv
-        out.update(reserved_bytes=reserved, kv_budget_bytes=kv_budget)
-        out["headroom_bytes"] = reserved - need.breakdown.total
+        kv_budget = reserved - (nb.weights + nb.activations + nb.overhead)
+        out["reserved_bytes"] = reserved
+        out["kv_budget_bytes"] = kv_budget
+        out["headroom_bytes"] = kv_budget - kv_need
         if no_kv:
             # Nothing is cached: the fit is weights + activation peak + overhead inside the reservation.
             fits = kv_budget >= 0
@@ -681,22 +794,22 @@ def _budget(
             if not fits:
                 warnings.append("weights + activation peak exceed the vLLM reservation")
         else:
-            per_tok = kv_bytes_per_token(spec, cfg.kv_dtype, inp.gpus if cfg.parallel == "tp" else 1)
+            per_tok = per_token
             if cfg.parallel == "pp":
-                per_tok = math.ceil(per_tok * need.breakdown.kv_cache / max(need.kv.bytes, 1))
+                per_tok = math.ceil(per_tok * kv_need / max(need.kv.bytes, 1))
             per_tok = max(1, per_tok)
-            one = max(1, need.breakdown.kv_cache // inp.batch)  # bytes of one request at the context
-            if layout.sliding_layers or layout.linear_layers:
-                tokens = max(0, int(kv_budget * inp.context // one)) if kv_budget > 0 else 0
+            one = max(1, kv_need // inp.batch)  # bytes of one request at the context
+            if kv_budget <= 0:
+                tokens = 0
+            elif layout.sliding_layers or layout.linear_layers:
+                tokens = max(0, int(kv_budget * inp.context // one))
             else:
-                tokens = max(0, kv_budget // per_tok) if kv_budget > 0 else 0
+                tokens = kv_budget // per_tok
             blocks = tokens // 16
-            out.update(
-                kv_blocks=blocks,
-                kv_capacity_tokens=blocks * 16,
-                max_concurrency=round(max(0.0, kv_budget / one), 2) if kv_budget > 0 else 0.0,
-            )
-            fits = kv_budget >= need.breakdown.kv_cache and blocks * 16 >= inp.context
+            out["kv_blocks"] = blocks
+            out["kv_capacity_tokens"] = blocks * 16
+            out["max_concurrency"] = round(kv_budget / one, 2) if kv_budget > 0 else 0.0
+            fits = kv_budget >= kv_need and blocks * 16 >= inp.context
             if kv_budget <= 0:
                 warnings.append("weights + activation peak exceed the vLLM reservation: no room for any KV cache")
             if limits:
@@ -704,8 +817,10 @@ def _budget(
                 best = _vllm_longest_context(cfg, inp, need, kv_budget, cap)
                 if best is None:
 
-                    def ok_ctx(c: int) -> bool:
-                        return _need(cfg, inp, c, inp.batch).breakdown.kv_cache <= kv_budget
+                    def kv_at(c: int) -> int:
+                        return _need(cfg, inp, c, inp.batch).breakdown.kv_cache
+
+                    search = (kv_at, kv_budget)
 
         if (1 - inp.gpu_memory_utilization) * visible < 0.75 * GiB:
             warnings.append(
@@ -717,22 +832,23 @@ def _budget(
         out["headroom_bytes"] = visible - need.breakdown.total
         non_kv = need.breakdown.total - need.breakdown.kv_cache
         kv_budget = visible - non_kv
-        per_tok = max(1, kv_bytes_per_token(spec, cfg.kv_dtype, inp.gpus if cfg.parallel == "tp" else 1))
+        per_tok = max(1, per_token)
         if cfg.parallel == "pp":
             per_tok = max(1, math.ceil(per_tok * need.breakdown.kv_cache / max(need.kv.bytes, 1)))
         out.update(kv_budget_bytes=kv_budget, kv_capacity_tokens=max(0, kv_budget // per_tok))
 
         if limits:
 
-            def ok_ctx(c: int) -> bool:
-                return _need(cfg, inp, c, inp.batch).breakdown.total <= visible
+            def total_at_context(c: int) -> int:
+                return _need(cfg, inp, c, inp.batch).breakdown.total
 
-            def ok_batch(b: int) -> bool:
-                return _need(cfg, inp, inp.context, b).breakdown.total <= visible
+            def total_at_batch(b: int) -> int:
+                return _need(cfg, inp, inp.context, b).breakdown.total
 
-            out["max_concurrency"] = float(max(0, _largest(ok_batch, 1, 1_000_000)))
-    if ok_ctx is not None:
-        best = _largest(ok_ctx, 1, spec.max_context or MAX_CONTEXT_SEARCH)
+            search = (total_at_context, visible)
+            out["max_concurrency"] = float(max(0, _largest_within(total_at_batch, visible, 1, 1_000_000)))
+    if search is not None:
+        best = _largest_within(search[0], search[1], 1, spec.max_context or MAX_CONTEXT_SEARCH)
     if best is not None:
         out["max_context_tokens"] = max(0, best)
         if engine == "vllm" and best > 0:
@@ -770,13 +886,17 @@ def _vllm_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Need, 
         b = round(lay.bytes_per_token_layer * (rows * k))
         return b if share == n_layers else round(b * share / n_layers)
 
-    if cache(1) > budget:
-        return 0
     k_max = math.ceil(cap / 16)
     per_k = lay.bytes_per_token_layer * rows * share / n_layers
-    k = k_max if per_k <= 0 else max(1, min(k_max, int(budget // per_k)))
+    k = k_max if per_k <= 0 else min(k_max, int(budget // per_k))
+    if k < 1:
+        if cache(1) > budget:
+            return 0
+        k = 1
     while k > 1 and cache(k) > budget:
         k -= 1
+    if k == 1 and cache(1) > budget:
+        return 0
     while k < k_max and cache(k + 1) <= budget:
         k += 1
     return min(cap, 16 * k)
@@ -786,10 +906,10 @@ def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: li
     """llama.cpp: how many layers stay on the GPU(s) when VRAM is short (the rest run from RAM)."""
     n = cfg.spec.layers
 
-    def ok(k: int) -> bool:
-        return _need(cfg, inp, inp.context, inp.batch, gpu_layers=k).breakdown.total <= visible
+    def total_with_layers(k: int) -> int:
+        return _need(cfg, inp, inp.context, inp.batch, gpu_layers=k).breakdown.total
 
-    k = _largest(ok, 0, n)
+    k = _largest_within(total_with_layers, visible, 0, n)
     if k < 0:
         warnings.append("even with every layer in system RAM the compute buffer and context do not fit")
         k = 0
@@ -825,81 +945,146 @@ _ACT_ZH = {
 }
 
 
-def _terms(
-    cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object]
-) -> list[dict[str, object]]:
-    """The result's terms as plain dicts (validated into Term objects with the result, in one pass)."""
-    bd, kv = need.breakdown, need.kv
+def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object]) -> list[object]:
+    """The result's terms: plain dicts (validated with the result, in one pass), and the terms that the
+    plan alone fixes as Term objects made once per plan."""
+    cfg, bd = plan.cfg, need.breakdown
     eng = _ENGINE_LABEL[inp.engine]
-    terms = [
-        dict(
-            name="weights",
-            value=bd.weights,
-            unit="bytes",
-            formula=need.weights_formula,
-            explain_en=f"Model weights stored at {cfg.prec.name}"
-            + (" (MoE: every expert stays resident)" if cfg.spec.is_moe else ""),
-            explain_zh=f"模型权重，按 {cfg.prec.name} 存放"
-            + ("（MoE 的全部专家都常驻显存）" if cfg.spec.is_moe else ""),
-        ),
-        dict(
-            name="kv_cache",
-            value=bd.kv_cache,
-            unit="bytes",
-            formula=kv.formula,
-            explain_en=f"KV cache for {inp.batch} × {inp.context:,} tokens with this model's real attention "
-            f"({cfg.spec.attention.value}), {cfg.kv_dtype}",
-            explain_zh=f"KV 缓存：{inp.batch} 路 × {inp.context:,} token，按模型实际注意力结构"
-            f"（{cfg.spec.attention.value}）和 {cfg.kv_dtype} 计算",
-        ),
-        dict(
-            name="activations",
-            value=bd.activations,
-            unit="bytes",
-            formula=need.act_formula,
-            explain_en=_ACT_EN[eng],
-            explain_zh=_ACT_ZH[eng],
-        ),
-        dict(
-            name="overhead",
-            value=bd.overhead,
-            unit="bytes",
-            formula=need.overhead_formula,
-            explain_en=f"{eng} runtime overhead, repeated on every GPU",
-            explain_zh=f"{eng} 运行时开销，每张卡各有一份",
-        ),
+    attention = plan.attention
+    terms: list[object] = [
+        _weights_term(plan, inp, need),
+        {
+            "name": "kv_cache",
+            "value": bd.kv_cache,
+            "unit": "bytes",
+            "formula": kv_formula(
+                need.kv.layout,
+                "generic" if inp.engine == "transformers" else inp.engine,
+                inp.context,
+                inp.batch,
+                need.kv.full_tokens,
+                need.kv.sliding_tokens,
+            ),
+            "explain_en": f"KV cache for {inp.batch} × {inp.context:,} tokens with this model's real attention "
+            f"({attention}), {cfg.kv_dtype}",
+            "explain_zh": f"KV 缓存：{inp.batch} 路 × {inp.context:,} token，按模型实际注意力结构"
+            f"（{attention}）和 {cfg.kv_dtype} 计算",
+        },
+        _activation_term(plan, inp, need),
+        plan.terms.get("overhead") or _plan_term(plan, "overhead", lambda: _overhead_term(inp, eng, bd.overhead)),
     ]
     if need.cpu_bytes:
         terms.append(
-            dict(
-                name="cpu_ram",
-                value=need.cpu_bytes,
-                unit="bytes",
-                formula="token embeddings + layers left on the CPU (+ their KV)",
-                explain_en="Host RAM used by llama.cpp for tensors kept off the GPU",
-                explain_zh="llama.cpp 留在内存（CPU 侧）的张量所占主机内存",
-            )
+            {
+                "name": "cpu_ram",
+                "value": need.cpu_bytes,
+                "unit": "bytes",
+                "formula": "token embeddings + layers left on the CPU (+ their KV)",
+                "explain_en": "Host RAM used by llama.cpp for tensors kept off the GPU",
+                "explain_zh": "llama.cpp 留在内存（CPU 侧）的张量所占主机内存",
+            }
         )
     if budget.get("reserved_bytes") is not None:
         terms.append(
-            dict(
-                name="vllm_reservation",
-                value=float(budget["reserved_bytes"]),
-                unit="bytes",  # type: ignore[arg-type]
-                formula=f"total × gpu_memory_utilization {inp.gpu_memory_utilization:g}",
-                explain_en="What vLLM claims up front; the KV cache fills whatever is left in it",
-                explain_zh="vLLM 启动即占用的显存；其中扣除权重和激活后全部给 KV 缓存",
-            )
+            {
+                "name": "vllm_reservation",
+                "value": float(budget["reserved_bytes"]),  # type: ignore[arg-type]
+                "unit": "bytes",
+                "formula": f"total × gpu_memory_utilization {inp.gpu_memory_utilization:g}",
+                "explain_en": "What vLLM claims up front; the KV cache fills whatever is left in it",
+                "explain_zh": "vLLM 启动即占用的显存；其中扣除权重和激活后全部给 KV 缓存",
+            }
         )
     if budget.get("kv_capacity_tokens") is not None:
         terms.append(
-            dict(
-                name="kv_capacity",
-                value=float(budget["kv_capacity_tokens"]),
-                unit="tokens",  # type: ignore[arg-type]
-                formula="KV budget / KV bytes per token" + (" (16-token blocks)" if inp.engine == "vllm" else ""),
-                explain_en="Tokens of context the remaining memory can cache, all sequences together",
-                explain_zh="剩余显存可缓存的 token 总数（所有并发序列合计）",
-            )
+            {
+                "name": "kv_capacity",
+                "value": float(budget["kv_capacity_tokens"]),  # type: ignore[arg-type]
+                "unit": "tokens",
+                "formula": "KV budget / KV bytes per token" + (" (16-token blocks)" if inp.engine == "vllm" else ""),
+                "explain_en": "Tokens of context the remaining memory can cache, all sequences together",
+                "explain_zh": "剩余显存可缓存的 token 总数（所有并发序列合计）",
+            }
         )
     return terms
+
+
+def _plan_term(plan: _Plan, name: str, make: Callable[[], Term]) -> Term:
+    """A term that depends on the plan alone, built once (Terms are frozen, so results can share it)."""
+    term = plan.terms.get(name)
+    if term is None:
+        term = plan.terms[name] = make()
+    return term
+
+
+def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object:
+    cfg = plan.cfg
+    spec, w = cfg.spec, cfg.weights
+    value = need.breakdown.weights
+
+    def term(formula: str) -> Term:
+        return Term(
+            name="weights",
+            value=value,
+            unit="bytes",
+            formula=formula,
+            explain_en=f"Model weights stored at {cfg.prec.name}"
+            + (" (MoE: every expert stays resident)" if spec.is_moe else ""),
+            explain_zh=f"模型权重，按 {cfg.prec.name} 存放" + ("（MoE 的全部专家都常驻显存）" if spec.is_moe else ""),
+        )
+
+    if inp.engine == "llamacpp":  # depends on the layers kept on the GPU
+        return term(
+            f"GPU: {need.kv_layers} of {spec.layers} layers"
+            + (" + output head" if need.head_on_largest else "")
+            + f"; token embeddings ({w.embedding / MiB:.1f} MiB) stay in host RAM"
+        )
+    cached = plan.terms.get("weights")
+    if cached is not None:
+        return cached
+    if cfg.parallel == "pp" and inp.gpus > 1:
+        formula = f"largest stage: {need.kv_layers} of {spec.layers} layers (+ embeddings/head at the ends)"
+    elif inp.gpus > 1:
+        formula = f"{w.total / GiB:.2f} GiB / tp {inp.gpus}"
+    else:
+        formula = f"{spec.params / 1e9:.2f} B params × {cfg.prec.bits_per_weight:g} bits"
+    return _plan_term(plan, "weights", lambda: term(formula))
+
+
+def _activation_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object:
+    cfg = plan.cfg
+    eng = _ENGINE_LABEL[inp.engine]
+
+    def term(formula: str) -> Term:
+        value = need.breakdown.activations
+        return Term(name="activations", value=value, unit="bytes", formula=formula, explain_en=_ACT_EN[eng],
+                    explain_zh=_ACT_ZH[eng])
+
+    if cfg.vllm_activations is not None:
+        return plan.terms.get("activations") or _plan_term(
+            plan, "activations", lambda: term(cfg.vllm_activations[1])  # type: ignore[index]
+        )
+    if inp.engine == "llamacpp":
+        formula = llamacpp_compute_buffer(cfg.spec, need.kv.full_tokens, inp.n_ubatch, inp.flash_attention)[1]
+    else:
+        formula = transformers_activations(cfg.spec, inp.context * inp.batch, inp.batch, cfg.act_bytes)[1]
+        if cfg.parallel == "tp" and inp.gpus > 1:
+            formula += f", / tp {inp.gpus}"
+    return term(formula)
+
+
+def _overhead_term(inp: InferenceMemoryInput, eng: str, value: int) -> Term:
+    if inp.engine == "llamacpp":
+        formula = "CUDA context + cuBLAS ≈ 384 MiB per GPU (not in llama.cpp's log)"
+    elif inp.engine == "vllm":
+        formula = f"non-torch memory ≈ {value / GiB:.2f} GiB per GPU" + (" (NCCL buffers)" if inp.gpus > 1 else "")
+    else:
+        formula = "CUDA context + cuBLAS workspace + allocator slack ≈ 0.75 GiB per GPU"
+    return Term(
+        name="overhead",
+        value=value,
+        unit="bytes",
+        formula=formula,
+        explain_en=f"{eng} runtime overhead, repeated on every GPU",
+        explain_zh=f"{eng} 运行时开销，每张卡各有一份",
+    )

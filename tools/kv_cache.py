@@ -186,9 +186,10 @@ def kv_cache_size(
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class KVCacheParts:
-    """The figures of :class:`KVCacheSize` as a plain dataclass (for searches and internals)."""
+    """The figures of :class:`KVCacheSize` as a plain dataclass (for searches and internals; not frozen
+    because the searches build many and frozen dataclasses cost twice as much to make — treat as read-only)."""
 
     bytes: int
     full_tokens: int
@@ -208,6 +209,7 @@ def kv_cache_parts(
     *,
     max_num_batched_tokens: int = 8192,
     n_ubatch: int = 512,
+    explain: bool = True,
 ) -> KVCacheParts:
     """:func:`kv_cache_size` without validation (same rules): KV cache for ``sequences``
     concurrent sequences of ``context`` tokens each, on one rank.
@@ -216,6 +218,7 @@ def kv_cache_parts(
     max_num_batched_tokens, context)`` (+1 block) for sliding layers; llama.cpp sizes one ring of
     ``n_ctx = context × sequences`` cells (padded to 256), its sliding ring at ``window ×
     sequences + n_ubatch``; transformers/generic hold exactly ``context`` (window) tokens.
+    ``explain=False`` leaves ``formula`` empty (for searches that only compare bytes).
     """
     if context < 1 or sequences < 1:
         raise ToolError(f"context and sequences must be at least 1 (got {context}, {sequences})")
@@ -229,31 +232,40 @@ def kv_cache_parts(
             sliding_tokens = sequences * blocks_swa * VLLM_BLOCK_SIZE
         else:
             sliding_tokens = 0
-        how = f"{sequences} seq × ⌈{context}/16⌉ blocks × 16"
     elif engine == "llamacpp":
         n_ctx = _pad(context * sequences, LLAMACPP_CTX_PAD)
         full_tokens = n_ctx
         sliding_tokens = min(n_ctx, _pad(w * sequences + n_ubatch, LLAMACPP_CTX_PAD)) if w else 0
-        how = f"n_ctx {n_ctx} cells (= {context} × {sequences} slots, padded to 256)"
     else:
         full_tokens = context * sequences
         sliding_tokens = min(context, w) * sequences if w else 0
-        how = f"{context} tokens × {sequences} seq"
     total = lay.bytes_per_token_layer * (lay.full_layers * full_tokens + lay.sliding_layers * sliding_tokens)
     state = lay.state_bytes_per_seq * sequences
-    parts = [f"{lay.full_layers} layers × {how} × [{lay.formula}]"]
-    if lay.sliding_layers:
-        parts.append(f"{lay.sliding_layers} sliding layers × {sliding_tokens} tokens (window {w}) × same")
-    if lay.linear_layers:
-        parts.append(f"{lay.linear_layers} linear layers: {lay.state_bytes_per_seq} B state × {sequences} seq")
+    formula = kv_formula(lay, engine, context, sequences, full_tokens, sliding_tokens) if explain else ""
     return KVCacheParts(
         bytes=round(total) + state,
         full_tokens=full_tokens,
         sliding_tokens=sliding_tokens,
         state_bytes=state,
         layout=lay,
-        formula=" + ".join(parts),
+        formula=formula,
     )
+
+
+def kv_formula(lay: KVLayout, engine: Engine, context: int, sequences: int, full_tokens: int, sliding: int) -> str:
+    """The formula text of :func:`kv_cache_parts` for one configuration (``full_tokens``/``sliding`` as it returns)."""
+    if engine == "vllm":
+        how = f"{sequences} seq × ⌈{context}/16⌉ blocks × 16"
+    elif engine == "llamacpp":
+        how = f"n_ctx {full_tokens} cells (= {context} × {sequences} slots, padded to 256)"
+    else:
+        how = f"{context} tokens × {sequences} seq"
+    parts = [f"{lay.full_layers} layers × {how} × [{lay.formula}]"]
+    if lay.sliding_layers:
+        parts.append(f"{lay.sliding_layers} sliding layers × {sliding} tokens (window {lay.sliding_window}) × same")
+    if lay.linear_layers:
+        parts.append(f"{lay.linear_layers} linear layers: {lay.state_bytes_per_seq} B state × {sequences} seq")
+    return " + ".join(parts)
 
 
 def kv_cache_bytes(

@@ -6,9 +6,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class Term(BaseModel):
-    """One term of a computed figure, with its formula and a one-line explanation in both languages."""
+    """One term of a computed figure, with its formula and a one-line explanation in both languages.
 
-    model_config = ConfigDict(extra="forbid")
+    Frozen: results may share a term that does not change between calls."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str
     value: float = Field(description="in the unit named by `unit`")
