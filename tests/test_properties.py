@@ -758,3 +758,18 @@ def test_bad_numbers_walker_finds_what_it_should() -> None:
               "g": "Infinity Fabric, inference", "h": (INF,)}
     found = bad_numbers(dumped)
     assert sorted(p.split(" ")[0] for p in found) == ["result.b[1].c", "result.d", "result.e", "result.h[0]"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.lists(st.integers(min_value=0, max_value=1_000), min_size=1, max_size=60),
+    limit=st.integers(min_value=-10, max_value=40_000),
+)
+def test_limit_search_matches_a_linear_scan(steps: list[int], limit: int) -> None:
+    """The interpolated search behind max_context/max_concurrency/offload finds the same boundary as
+    scanning every value, for any non-decreasing step function (flat runs and jumps included)."""
+    from tools.inference_memory import _largest_within
+
+    values = [sum(steps[: i + 1]) for i in range(len(steps))]  # f(n) for n = 1..len, non-decreasing
+    expected = max((n for n, v in enumerate(values, start=1) if v <= limit), default=0)
+    assert _largest_within(lambda n: values[n - 1], limit, 1, len(values)) == expected

@@ -30,7 +30,7 @@ from knowledge.schema import GPU
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
 from tools.kv_cache import KVCacheParts, kv_bytes_per_token, kv_cache_parts, kv_formula
-from tools.modelspec import ModelSpec, check_tensor_parallel, load_model_spec
+from tools.modelspec import ModelSpec, PerSpecCache, check_tensor_parallel, load_model_spec
 from tools.precision import PrecisionSpec, resolve_kv_dtype, resolve_precision
 from tools.result import MemoryBreakdown, Term
 from tools.units import GiB, MiB
@@ -141,32 +141,23 @@ class _Weights:
     total: int
     embedding: int
     output: int
-    layers: tuple[int, ...]
-    prefix: tuple[int, ...]  # prefix[i] = bytes of layers[:i]
+    prefix: tuple[int, ...]  # prefix[i] = bytes of the first i layers
 
     @classmethod
     def of(cls, total: int, embedding: int, output: int, layers: tuple[int, ...]) -> _Weights:
-        return cls(total, embedding, output, layers, tuple(itertools.accumulate(layers, initial=0)))
+        return cls(total, embedding, output, tuple(itertools.accumulate(layers, initial=0)))
 
     def layer_bytes(self, layers: range) -> int:
         """Bytes of a contiguous range of layers."""
         return self.prefix[layers.stop] - self.prefix[layers.start] if layers else 0
 
 
-_WEIGHT_PARTS: dict[tuple[int, str], tuple[ModelSpec, _Weights]] = {}
+_WEIGHT_PARTS: PerSpecCache[_Weights] = PerSpecCache()
 
 
 def _weight_parts(spec: ModelSpec, prec: PrecisionSpec) -> _Weights:
     """Split the weights into token embedding, output head and per-layer bytes (once per spec object)."""
-    key = (id(spec), prec.name)
-    hit = _WEIGHT_PARTS.get(key)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    parts = _split_weights(spec, prec)
-    if len(_WEIGHT_PARTS) >= 1024:
-        _WEIGHT_PARTS.clear()
-    _WEIGHT_PARTS[key] = (spec, parts)
-    return parts
+    return _WEIGHT_PARTS.get(spec, prec.name, lambda: _split_weights(spec, prec))
 
 
 def _split_weights(spec: ModelSpec, prec: PrecisionSpec) -> _Weights:
@@ -202,9 +193,7 @@ def _stages(n_layers: int, parts: int) -> list[range]:
 # --- engine pieces ---------------------------------------------------------------------------
 
 
-def vllm_activation_peak(
-    spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int, explain: bool = True
-) -> tuple[int, str]:
+def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int) -> tuple[int, str]:
     """Torch activation peak of vLLM's profile run.
 
     forward: ``T · (3·I + 6·h) · b`` (gate/up/activation outputs of the MLP plus residual and
@@ -218,8 +207,6 @@ def vllm_activation_peak(
     forward = t * (3 * inter + 6 * spec.hidden_size) * act_bytes
     n_logits = t if inp.profile_logits_all_tokens else min(inp.max_num_seqs, t)
     logits = round(n_logits * spec.vocab_size * VLLM_LOGIT_BYTES)
-    if not explain:
-        return forward + logits, ""
     formula = (
         f"{t} tok × (3×{inter} + 6×{spec.hidden_size}) × {act_bytes} B + "
         f"{n_logits} × vocab {spec.vocab_size} × {VLLM_LOGIT_BYTES} B"
@@ -405,7 +392,7 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
             kv_layers = n_layers
             kv_gpu = kv.bytes
         if engine == "vllm":
-            act = cfg.vllm_activations[0] if cfg.vllm_activations else 0
+            act = cfg.vllm_activations[0]  # type: ignore[index]  # set by the plan for every vLLM request
             overhead = VLLM_NON_TORCH_TP_BYTES if g > 1 else VLLM_NON_TORCH_BYTES
         else:
             act = transformers_activations(spec, ctx * seqs, seqs, cfg.act_bytes, explain=False)[0]
@@ -477,7 +464,7 @@ class _Plan:
     terms: dict[str, Term] = field(default_factory=dict)  # terms fixed by the plan, made on first use
 
 
-_PLANS: dict[tuple[object, ...], tuple[ModelSpec, _Plan]] = {}
+_PLANS: PerSpecCache[_Plan] = PerSpecCache()
 
 
 def _plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
@@ -487,7 +474,6 @@ def _plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
     only the context/batch/GPU-dependent parts are recomputed.
     """
     key = (
-        id(spec),
         inp.precision,
         inp.kv_dtype,
         inp.engine,
@@ -500,14 +486,7 @@ def _plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
         inp.n_ubatch,
         inp.flash_attention,
     )
-    hit = _PLANS.get(key)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    plan = _make_plan(spec, inp)
-    if len(_PLANS) >= 1024:
-        _PLANS.clear()
-    _PLANS[key] = (spec, plan)
-    return plan
+    return _PLANS.get(spec, key, lambda: _make_plan(spec, inp))
 
 
 def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
@@ -767,8 +746,9 @@ def _budget(
     """Fit check and engine budget fields for GPUs with ``visible`` bytes each.
 
     With ``limits`` it also finds the longest context and the most sequences that fit: in closed
-    form when the cache grows linearly with the context (vLLM, full attention only), by bisection
-    otherwise (sliding-window / hybrid layers, llama.cpp and transformers, whose buffers follow n_ctx).
+    form when the cache grows linearly with the context (vLLM, full attention only), by
+    :func:`_largest_within` otherwise (sliding-window / hybrid layers, llama.cpp and transformers,
+    whose buffers follow n_ctx).
     """
     spec, engine = cfg.spec, inp.engine
     out: dict[str, object] = {}
@@ -868,7 +848,7 @@ def _budget(
 
 
 def _vllm_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: int, cap: int) -> int | None:
-    """Longest context (≤ cap) whose vLLM KV cache fits ``budget``, in closed form; None to bisect instead.
+    """Longest context (≤ cap) whose vLLM KV cache fits ``budget``, in closed form; None to search instead.
 
     With full attention only, the cache of ``batch`` sequences of c tokens is
     ``round(bytes_per_token_layer × layers × batch × 16·⌈c/16⌉)`` (scaled by the largest stage's
@@ -971,7 +951,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
             f"（{attention}）和 {cfg.kv_dtype} 计算",
         },
         _activation_term(plan, inp, need),
-        plan.terms.get("overhead") or _plan_term(plan, "overhead", lambda: _overhead_term(inp, eng, bd.overhead)),
+        _plan_term(plan, "overhead", lambda: _overhead_term(inp, eng, bd.overhead)),
     ]
     if need.cpu_bytes:
         terms.append(
@@ -1039,16 +1019,15 @@ def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object
             + (" + output head" if need.head_on_largest else "")
             + f"; token embeddings ({w.embedding / MiB:.1f} MiB) stay in host RAM"
         )
-    cached = plan.terms.get("weights")
-    if cached is not None:
-        return cached
-    if cfg.parallel == "pp" and inp.gpus > 1:
-        formula = f"largest stage: {need.kv_layers} of {spec.layers} layers (+ embeddings/head at the ends)"
-    elif inp.gpus > 1:
-        formula = f"{w.total / GiB:.2f} GiB / tp {inp.gpus}"
-    else:
-        formula = f"{spec.params / 1e9:.2f} B params × {cfg.prec.bits_per_weight:g} bits"
-    return _plan_term(plan, "weights", lambda: term(formula))
+
+    def fixed() -> Term:  # the same for every request of this plan
+        if cfg.parallel == "pp" and inp.gpus > 1:
+            return term(f"largest stage: {need.kv_layers} of {spec.layers} layers (+ embeddings/head at the ends)")
+        if inp.gpus > 1:
+            return term(f"{w.total / GiB:.2f} GiB / tp {inp.gpus}")
+        return term(f"{spec.params / 1e9:.2f} B params × {cfg.prec.bits_per_weight:g} bits")
+
+    return _plan_term(plan, "weights", fixed)
 
 
 def _activation_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object:
@@ -1061,9 +1040,7 @@ def _activation_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> obj
                     explain_zh=_ACT_ZH[eng])
 
     if cfg.vllm_activations is not None:
-        return plan.terms.get("activations") or _plan_term(
-            plan, "activations", lambda: term(cfg.vllm_activations[1])  # type: ignore[index]
-        )
+        return _plan_term(plan, "activations", lambda: term(cfg.vllm_activations[1]))  # type: ignore[index]
     if inp.engine == "llamacpp":
         formula = llamacpp_compute_buffer(cfg.spec, need.kv.full_tokens, inp.n_ubatch, inp.flash_attention)[1]
     else:

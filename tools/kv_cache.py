@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
-from tools.modelspec import ModelSpec
+from tools.modelspec import ModelSpec, PerSpecCache
 from tools.precision import kv_bytes_per_element, resolve_kv_dtype
 
 Engine = Literal["vllm", "llamacpp", "transformers", "generic"]
@@ -74,7 +74,7 @@ def kv_heads_per_rank(spec: ModelSpec, tp: int = 1) -> tuple[int, int]:
     return 1, math.ceil(tp / kv)
 
 
-_LAYOUTS: dict[tuple[int, str, int], tuple[ModelSpec, KVLayout]] = {}
+_LAYOUTS: PerSpecCache[KVLayout] = PerSpecCache()
 
 
 def kv_layout(spec: ModelSpec, kv_dtype: str = "fp16", tp: int = 1) -> KVLayout:
@@ -82,15 +82,7 @@ def kv_layout(spec: ModelSpec, kv_dtype: str = "fp16", tp: int = 1) -> KVLayout:
 
     Specs and layouts are immutable, so a layout is computed once per (spec object, dtype, tp).
     """
-    key = (id(spec), kv_dtype, tp)
-    hit = _LAYOUTS.get(key)
-    if hit is not None and hit[0] is spec:
-        return hit[1]
-    lay = _kv_layout(spec, kv_dtype, tp)
-    if len(_LAYOUTS) >= 1024:
-        _LAYOUTS.clear()
-    _LAYOUTS[key] = (spec, lay)
-    return lay
+    return _LAYOUTS.get(spec, (kv_dtype, tp), lambda: _kv_layout(spec, kv_dtype, tp))
 
 
 def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:

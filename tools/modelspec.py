@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Literal
+from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -276,6 +277,31 @@ class ModelSpec(BaseModel):
 
 
 _CATALOG_SPECS: dict[str, tuple[object, ModelSpec]] = {}
+
+V = TypeVar("V")
+
+
+class PerSpecCache(Generic[V]):
+    """Values derived from an immutable spec, remembered per (spec object, key) and bounded in size.
+
+    Keyed by the object's identity (and checked against it, so a reused id never returns a stale value):
+    a catalog spec is one shared object, a custom spec simply misses.
+    """
+
+    def __init__(self, limit: int = 1024):
+        self._store: dict[tuple[int, Hashable], tuple[ModelSpec, V]] = {}
+        self._limit = limit
+
+    def get(self, spec: ModelSpec, key: Hashable, make: Callable[[], V]) -> V:
+        full = (id(spec), key)
+        hit = self._store.get(full)
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+        value = make()
+        if len(self._store) >= self._limit:
+            self._store.clear()
+        self._store[full] = (spec, value)
+        return value
 
 
 class ReferenceShape(BaseModel):
