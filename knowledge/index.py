@@ -29,7 +29,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
-from knowledge.corpus import Passage, corpus_hash, load_corpus
+from knowledge.corpus import Passage, corpus_hash, load_corpus_cached
 from knowledge.lexical import LexicalIndex, NameMatcher, tokenize, tokenizer_fingerprint
 
 if TYPE_CHECKING:
@@ -177,10 +177,11 @@ class KnowledgeIndex:
         self._collection: Any = None
         self._lock = threading.RLock()
         self._last_retry = float("-inf")
-        from knowledge.embedding import UseEmbeddingFunction, configure_cache
+        from knowledge import encoder_cache
+        from knowledge.embedding import UseEmbeddingFunction
 
         self._ef = UseEmbeddingFunction()
-        configure_cache(self.index_dir)
+        encoder_cache.configure(self.index_dir)
 
     # -- locations -----------------------------------------------------------------------------
     @property
@@ -201,7 +202,7 @@ class KnowledgeIndex:
 
     # -- opening -------------------------------------------------------------------------------
     def _load_passages(self) -> None:
-        passages = self._given if self._given is not None else load_corpus()
+        passages = self._given if self._given is not None else load_corpus_cached(self.index_dir)
         self.passages = {p.id: p for p in passages}
         self.translations: dict[str, dict[str, str]] = {}  # doc key -> {lang: passage id}
         for p in passages:

