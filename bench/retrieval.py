@@ -162,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gpu-advisor-bench-") as tmp:
         data = args.data or tmp
         built = child(data, "rebuild")  # full build in a fresh process (embedding caches empty
-        reopened = child(data, "open")  # when DIR is new), then a second process reopening it
+        # when DIR is new), then new processes reopening it: the median run of three
+        runs = sorted((child(data, "open") for _ in range(3)), key=lambda r: r["total_s"])
+        reopened = {**runs[1], "runs_total_s": [r["total_s"] for r in runs]}
         from knowledge.index import KnowledgeIndex
 
         index = KnowledgeIndex(data_dir=data, progress=False)
@@ -182,18 +184,25 @@ def main(argv: list[str] | None = None) -> int:
     for tag, s in quality["fused"]["tags"].items():
         print(_fmt_row(f"fused · {tag}", s))
     print()
-    print("| timing                                   | value     |")
-    print("|------------------------------------------|-----------|")
-    print(f"| index build (fresh process, open+build)  | {built['open_s']:7.2f} s |")
-    print(f"| reopen: import knowledge                 | {reopened['import_s']:7.2f} s |")
-    print(f"| reopen: import chromadb                  | {reopened['chromadb_import_s']:7.2f} s |")
-    print(f"| reopen: open existing index (hash check) | {reopened['open_s']:7.2f} s |")
-    print(f"| reopen: first query (loads encoder)      | {reopened['first_query_s']:7.2f} s |")
-    print(f"| reopen: new process to first answer      | {reopened['total_s']:7.2f} s |")
-    print(f"| embedding throughput (indexed texts)     | {speed['per_s']:5.0f} /s |")
-    print(f"| warm query latency, median               | {lat['median_ms']:7.1f} ms |")
-    print(f"| warm query latency, p95                  | {lat['p95_ms']:7.1f} ms |")
-    print(f"\nreopen action: {reopened['action']}; top-3 for 'H20 显存多大': {reopened['top']}")
+    def row(name: str, value: str, target: float | None = None, measured: float | None = None) -> None:
+        verdict = "" if target is None else ("pass" if measured is not None and measured < target else "**FAIL**")
+        goal = f"< {target:g}" if target else ""
+        print(f"| {name:<40} | {value:>10} | {goal:>7} | {verdict:<8} |")
+
+    print("| timing                                   |   measured |  target | result   |")
+    print("|------------------------------------------|------------|---------|----------|")
+    row("index build (fresh process, open+build)", f"{built['open_s']:.2f} s", 30, built["open_s"])
+    row("reopen: import knowledge", f"{reopened['import_s']:.2f} s")
+    row("reopen: import chromadb", f"{reopened['chromadb_import_s']:.2f} s")
+    row("reopen: open existing index (hash check)", f"{reopened['open_s']:.2f} s")
+    row("reopen: first query (loads encoder)", f"{reopened['first_query_s']:.2f} s")
+    row("reopen: new process to first answer", f"{reopened['total_s']:.2f} s", 2, reopened["total_s"])
+    row("embedding throughput (indexed texts)", f"{speed['per_s']:.0f} /s")
+    row("warm query latency, median", f"{lat['median_ms']:.1f} ms", 20, lat["median_ms"])
+    row("warm query latency, p95", f"{lat['p95_ms']:.1f} ms")
+    totals = ", ".join(f"{t:.2f}" for t in reopened["runs_total_s"])
+    print(f"\nreopen: the median of three new processes (new process to first answer: {totals} s)")
+    print(f"reopen action: {reopened['action']}; top-3 for 'H20 显存多大': {reopened['top']}")
     if args.misses:
         print("\nmissed at 3 (fused):")
         for miss in quality["fused"]["misses"]:
