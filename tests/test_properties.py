@@ -764,12 +764,25 @@ def test_bad_numbers_walker_finds_what_it_should() -> None:
 @given(
     steps=st.lists(st.integers(min_value=0, max_value=1_000), min_size=1, max_size=60),
     limit=st.integers(min_value=-10, max_value=40_000),
+    known_at=st.integers(min_value=0, max_value=70),
 )
-def test_limit_search_matches_a_linear_scan(steps: list[int], limit: int) -> None:
+def test_limit_search_matches_a_linear_scan(steps: list[int], limit: int, known_at: int) -> None:
     """The interpolated search behind max_context/max_concurrency/offload finds the same boundary as
-    scanning every value, for any non-decreasing step function (flat runs and jumps included)."""
+    scanning every value, for any non-decreasing step function (flat runs and jumps included), with or
+    without the request's own point given (inside or outside the range), and never evaluates that point again."""
     from tools.inference_memory import _largest_within
 
     values = [sum(steps[: i + 1]) for i in range(len(steps))]  # f(n) for n = 1..len, non-decreasing
     expected = max((n for n, v in enumerate(values, start=1) if v <= limit), default=0)
     assert _largest_within(lambda n: values[n - 1], limit, 1, len(values)) == expected
+    inside = 1 <= known_at <= len(values)
+    asked: list[int] = []
+
+    def f(n: int) -> int:
+        asked.append(n)
+        return values[n - 1]
+
+    known = (known_at, values[known_at - 1]) if inside else (known_at, 0)  # outside [lo, hi]: ignored
+    assert _largest_within(f, limit, 1, len(values), known=known) == expected
+    if inside:
+        assert known_at not in asked

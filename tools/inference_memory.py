@@ -278,6 +278,60 @@ class _Config:
     weights: _Weights
     act_bytes: int
     vllm_activations: tuple[int, str] | None = None  # vLLM's profile-run peak: fixed by model and settings
+    # layer placement by -ngl value (None: every layer): fixed per config, asked for by every search step
+    placements: dict[int | None, _Placement] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class _Placement:
+    """Where the weights sit for one layer split: the largest GPU's share and what stays on the host."""
+
+    weights: int  # on the largest GPU
+    kv_layers: int  # layers whose cache sits on the largest GPU
+    head_on_largest: bool
+    gpu_layers: int  # layers on any GPU
+    host_layers: int  # llama.cpp: layers left in system RAM (the first ones)
+    host_weights: int  # llama.cpp: embedding, the head when not offloaded, and the host layers
+    all_weights: int  # on all GPUs together
+    stages: int
+
+
+def _placement(cfg: _Config, gpus: int, gpu_layers: int | None, llamacpp: bool) -> _Placement:
+    """Layer placement for a layer split over ``gpus`` stages (llama.cpp: of its last ``gpu_layers`` layers)."""
+    found = cfg.placements.get(gpu_layers)
+    if found is not None:
+        return found
+    spec, w = cfg.spec, cfg.weights
+    n_layers = spec.layers
+    if llamacpp:
+        on_gpu = n_layers if gpu_layers is None else min(gpu_layers, n_layers)
+        output_on_gpu = gpu_layers is None or gpu_layers > n_layers
+        first = n_layers - on_gpu  # -ngl N puts the last N layers on the GPU
+        stages = [range(first + st.start, first + st.stop) for st in _stages(on_gpu, gpus)] if on_gpu else [range(0)]
+        stage_w = [w.layer_bytes(st) for st in stages]
+        out_b = w.output if output_on_gpu else 0
+        stage_w[-1] += out_b
+        host = w.embedding + (0 if output_on_gpu else w.output) + w.prefix[first]
+    else:
+        on_gpu, first, out_b = n_layers, 0, 0
+        stages = _stages(n_layers, gpus)
+        stage_w = [w.layer_bytes(st) for st in stages]
+        stage_w[0] += w.embedding
+        stage_w[-1] += 0 if spec.tie_word_embeddings else w.output
+        host = 0
+    big = max(range(len(stage_w)), key=stage_w.__getitem__)
+    found = _Placement(
+        weights=stage_w[big],
+        kv_layers=len(stages[big]),
+        head_on_largest=bool(out_b) and big == len(stage_w) - 1,
+        gpu_layers=on_gpu,
+        host_layers=first,
+        host_weights=host,
+        all_weights=sum(stage_w),
+        stages=len(stages),
+    )
+    cfg.placements[gpu_layers] = found
+    return found
 
 
 # Made several times per estimate by the searches: plain slotted dataclasses (frozen ones cost twice as
@@ -360,32 +414,17 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
     n_layers = spec.layers
     head_on_largest = False
     if engine == "llamacpp":
-        on_gpu = n_layers if gpu_layers is None else min(gpu_layers, n_layers)
-        output_on_gpu = gpu_layers is None or gpu_layers > n_layers
-        first = n_layers - on_gpu  # -ngl N puts the last N layers on the GPU
-        per_stage = [range(first + st.start, first + st.stop) for st in _stages(on_gpu, pp)] if on_gpu else [range(0)]
-        out_b = w.output if output_on_gpu else 0
-        stage_w = [w.layer_bytes(st) for st in per_stage]
-        stage_w[-1] += out_b
-        big = max(range(len(stage_w)), key=stage_w.__getitem__)
-        head_on_largest = bool(out_b) and big == len(stage_w) - 1
-        weights = stage_w[big]
-        kv_layers = len(per_stage[big])
+        place = _placement(cfg, pp, gpu_layers, llamacpp=True)
+        weights, kv_layers, head_on_largest = place.weights, place.kv_layers, place.head_on_largest
         kv_gpu = round(kv.bytes * kv_layers / n_layers)
-        cpu = w.embedding + (0 if output_on_gpu else w.output) + w.prefix[first]
-        cpu += round(kv.bytes * first / n_layers)
+        cpu = place.host_weights + round(kv.bytes * place.host_layers / n_layers)
         act = llamacpp_compute_buffer(spec, kv.full_tokens, inp.n_ubatch, inp.flash_attention, explain=False)[0]
         overhead = LLAMACPP_CUDA_CONTEXT
-        all_gpus = sum(stage_w) + round(kv.bytes * on_gpu / n_layers) + len(per_stage) * (act + overhead)
+        all_gpus = place.all_weights + round(kv.bytes * place.gpu_layers / n_layers) + place.stages * (act + overhead)
     else:
         if pp > 1:
-            stages = _stages(n_layers, pp)
-            stage_w = [w.layer_bytes(st) for st in stages]
-            stage_w[0] += w.embedding
-            stage_w[-1] += 0 if spec.tie_word_embeddings else w.output
-            big = max(range(pp), key=stage_w.__getitem__)
-            weights = stage_w[big]
-            kv_layers = len(stages[big])
+            place = _placement(cfg, pp, None, llamacpp=False)
+            weights, kv_layers = place.weights, place.kv_layers
             kv_gpu = round(kv.bytes * kv_layers / n_layers)
         else:
             weights = math.ceil(w.total / tp)
@@ -413,20 +452,38 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
     )
 
 
-def _largest_within(f: Callable[[int], int], limit: int, lo: int, hi: int) -> int:
+def _largest_within(
+    f: Callable[[int], int], limit: int, lo: int, hi: int, known: tuple[int, int] | None = None
+) -> int:
     """Largest n in [lo, hi] with f(n) ≤ limit (f non-decreasing), else lo - 1.
+
+    ``known`` is a point (n, f(n)) already computed (the request itself): it narrows the bracket
+    to one side of n without evaluating f there again.
 
     Memory grows almost linearly in context, batch and layers (with steps from block and cell
     rounding), so the next probe is interpolated between the bracket's ends, checked with its
     neighbour, and a plain halving step follows any probe that did not halve the bracket: a
     handful of evaluations instead of ~20 bisection steps, with bisection's worst case.
     """
-    f_lo = f(lo)
-    if f_lo > limit:
-        return lo - 1
-    f_hi = f(hi)
-    if f_hi <= limit:
-        return hi
+    f_lo = f_hi = None
+    if known is not None and lo <= known[0] <= hi:
+        n0, v0 = known
+        if v0 <= limit:
+            if n0 == hi:
+                return hi
+            lo, f_lo = n0, v0
+        elif n0 == lo:
+            return lo - 1
+        else:
+            hi, f_hi = n0, v0
+    if f_lo is None:
+        f_lo = f(lo)
+        if f_lo > limit:
+            return lo - 1
+    if f_hi is None:
+        f_hi = f(hi)
+        if f_hi <= limit:
+            return hi
     halve = False
     while hi - lo > 1:  # invariant: f(lo) <= limit < f(hi)
         width = hi - lo
@@ -754,7 +811,8 @@ def _budget(
     out: dict[str, object] = {}
     layout = need.kv.layout
     no_kv = layout.attention_layers == 0 and layout.state_bytes_per_seq == 0
-    search: tuple[Callable[[int], int], int] | None = None  # (bytes at a context, limit) for the longest context
+    # (bytes at a context, limit, bytes at the request's context) for the longest-context search
+    search: tuple[Callable[[int], int], int, int | None] | None = None
     best: int | None = None
     nb = need.breakdown
     kv_need = nb.kv_cache
@@ -800,7 +858,7 @@ def _budget(
                     def kv_at(c: int) -> int:
                         return _need(cfg, inp, c, inp.batch).breakdown.kv_cache
 
-                    search = (kv_at, kv_budget)
+                    search = (kv_at, kv_budget, kv_need)
 
         if (1 - inp.gpu_memory_utilization) * visible < 0.75 * GiB:
             warnings.append(
@@ -825,10 +883,16 @@ def _budget(
             def total_at_batch(b: int) -> int:
                 return _need(cfg, inp, inp.context, b).breakdown.total
 
-            search = (total_at_context, visible)
-            out["max_concurrency"] = float(max(0, _largest_within(total_at_batch, visible, 1, 1_000_000)))
+            # the searches place every layer on the GPU; so does the request unless -ngl was given
+            at_request = need.breakdown.total if inp.n_gpu_layers is None else None
+            search = (total_at_context, visible, at_request)
+            batch_known = None if at_request is None else (inp.batch, at_request)
+            most = _largest_within(total_at_batch, visible, 1, 1_000_000, known=batch_known)
+            out["max_concurrency"] = float(max(0, most))
     if search is not None:
-        best = _largest_within(search[0], search[1], 1, spec.max_context or MAX_CONTEXT_SEARCH)
+        f, limit, request_value = search
+        known = None if request_value is None else (inp.context, request_value)
+        best = _largest_within(f, limit, 1, spec.max_context or MAX_CONTEXT_SEARCH, known=known)
     if best is not None:
         out["max_context_tokens"] = max(0, best)
         if engine == "vllm" and best > 0:
