@@ -8,13 +8,18 @@
 # installed, kept as a CI artifact), then `pip-audit -r LOCK --no-deps` against it, report in
 # .ci-audit/report.json and .ci-audit/report.txt.
 #
+# Where pip-audit finds nothing (a PyPI proxy that serves project pages but answers 404 for the
+# per-release pages pip-audit reads, as here), .ci/audit_newest.py audits every package installed at
+# its project's newest release from the project page's vulnerability list, and lists the rest as
+# not audited (report in .ci-audit/report-newest.json).
+#
 # Always exits 0 — whether CI fails on findings is the lead's call — but says clearly, on the last
-# line, which of three things happened:
+# line, which of these happened:
 #   audit: OK — N packages audited, no known vulnerabilities
 #   audit: FINDINGS — K known vulnerabilities in P packages (listed above)
+#   audit: PARTIAL — (fallback) no known vulnerabilities in the packages it could audit; the rest listed
 #   audit: NOT RUN — <why> (the vulnerability database could not be reached, pip-audit missing, …)
-# A run in which pip-audit could not look up any package (offline, or a mirror without the PyPI JSON
-# API) is reported as NOT RUN, never as "no vulnerabilities".
+# A run that could not look up any package is reported as NOT RUN, never as "no vulnerabilities".
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,12 +53,22 @@ echo "audit: $(wc -l < "$LOCK" | tr -d ' ') installed packages locked in $LOCK"
   -f json -o "$JSON" >"$TXT" 2>&1
 status=$?
 
+# pip-audit reads PyPI's per-release pages; where those are missing (a proxy that serves only project
+# pages) the fallback audits every package installed at its newest release from the project pages.
+fallback() {
+  echo "audit: pip-audit could not look up the packages ($1); falling back to PyPI's project pages"
+  "$PY" .ci/audit_newest.py "$LOCK" --json "$OUT/report-newest.json"
+  exit 0
+}
+
 if [ ! -s "$JSON" ]; then
   reason=$(grep -E -o "Failed to resolve '[^']+'|Connection refused|Max retries exceeded|timed out|SSLError|ProxyError" "$TXT" | head -1)
   cat "$TXT" | tail -5
+  [ "$SERVICE" = pypi ] && fallback "no report, exit $status${reason:+: $reason}"
   not_run "pip-audit produced no report (exit $status${reason:+: $reason}); the $SERVICE vulnerability service is probably unreachable from here"
 fi
 
+(
 "$PY" - "$JSON" "$SERVICE" <<'PY'
 import json
 import sys
@@ -66,9 +81,12 @@ audited = [d for d in deps if not d.get("skip_reason")]
 vulnerable = [d for d in audited if d.get("vulns")]
 if deps and not audited:
     reasons = sorted({d["skip_reason"].split(":")[0] for d in skipped})
+    if service == "pypi":
+        print(f"none of the {len(deps)} packages found ({'; '.join(reasons)})")
+        sys.exit(3)  # the shell falls back to the project pages
     print(f"audit: NOT RUN — none of the {len(deps)} packages could be looked up in the {service} vulnerability "
-          f"database ({'; '.join(reasons)}); it is probably unreachable from here (a local mirror has no "
-          "vulnerability data). Run .ci/audit.sh where PyPI or api.osv.dev is reachable.")
+          f"database ({'; '.join(reasons)}); it is probably unreachable from here. "
+          "Run .ci/audit.sh where PyPI or api.osv.dev is reachable.")
     print(f"::warning::vulnerability audit not run: the {service} service could not be reached", file=sys.stderr)
     sys.exit(0)
 for d in vulnerable:
@@ -86,4 +104,6 @@ if vulnerable:
 else:
     print(f"audit: OK — {len(audited)} packages audited against {service}, no known vulnerabilities")
 PY
+) | tee "$OUT/summary.txt"
+[ "${PIPESTATUS[0]}" -eq 3 ] && fallback "$(head -1 "$OUT/summary.txt")"
 exit 0
