@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import itertools
 import json
 import os
 import pstats
@@ -300,10 +301,10 @@ def bench_tools(quick: bool = False, profile: bool = False) -> list[dict[str, An
     llama = {"model": "llama-3.1-8b", "context": 8192, "gpu": "RTX 4090", "engine": "llamacpp", "precision": "q4_k_m"}
     hf = {"model": "llama-3.1-8b", "context": 8192, "gpu": "RTX 4090", "engine": "transformers"}
     varied = _varied_inputs()
-    cursor = iter(range(1 << 62))
+    cycle = itertools.cycle(varied)
 
     def next_varied() -> Any:
-        return estimate_inference_memory(InferenceMemoryInput(**varied[next(cursor) % len(varied)]))
+        return estimate_inference_memory(InferenceMemoryInput(**next(cycle)))
 
     rows = [
         figure("inference-memory estimate (catalog model, no GPU)",

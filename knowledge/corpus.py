@@ -25,7 +25,6 @@ import datetime as dt
 import hashlib
 import json
 import logging
-import os
 import re
 from collections.abc import Iterable
 from importlib import resources
@@ -33,6 +32,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.cachefile import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -256,12 +257,10 @@ def load_corpus_cached(cache_dir: Path) -> list[Passage]:
         log.info("ignoring corpus cache %s: %s", path, exc)
     passages = load_corpus()
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
         for old in cache_dir.glob("corpus-*.json"):
             old.unlink(missing_ok=True)
-        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-        tmp.write_text(json.dumps([p.model_dump(mode="json") for p in passages], ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        data = json.dumps([p.model_dump(mode="json") for p in passages], ensure_ascii=False)
+        write_atomic(path, data.encode("utf-8"))
     except OSError as exc:
         log.info("cannot cache the corpus at %s: %s", path, exc)
     return passages

@@ -19,6 +19,7 @@ from chromadb.api.types import Documents, EmbeddingFunction, Embeddings, Space
 from chromadb.utils.embedding_functions import register_embedding_function
 
 from knowledge import encoder_cache
+from knowledge.encoder_cache import encoder_version
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +58,6 @@ def get_encoder() -> Any:
                     encoder_cache.save_backend(enc)
                 _encoder = enc
     return _encoder
-
-
-encoder_version = encoder_cache.encoder_version
 
 
 def embed(texts: Sequence[str], batch_size: int = 64) -> np.ndarray:

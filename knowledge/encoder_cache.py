@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from knowledge.cachefile import write_atomic
+
 log = logging.getLogger(__name__)
 
 PROBE_TEXTS = ["H20 显存多大", "What is the MI325X's memory bandwidth?"]
@@ -93,10 +95,7 @@ def save_tokenizer(enc: Any) -> None:
     if path is None or tok is None or path.is_file():
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-        tmp.write_bytes(pickle.dumps(tok, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp, path)
+        write_atomic(path, pickle.dumps(tok, protocol=pickle.HIGHEST_PROTOCOL))
     except (OSError, pickle.PicklingError, TypeError, AttributeError) as exc:
         log.info("cannot cache the tokenizer at %s: %s", path, exc)
 

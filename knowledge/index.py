@@ -29,6 +29,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
+from knowledge.cachefile import write_atomic
 from knowledge.corpus import Passage, corpus_hash, load_corpus_cached
 from knowledge.lexical import LexicalIndex, NameMatcher, tokenize, tokenizer_fingerprint
 
@@ -487,10 +488,7 @@ class KnowledgeIndex:
         self.names = NameMatcher({p.id: p.names for p in self.passages.values() if p.names})
         if fresh or len(keep) != len(cache):
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-                tmp.write_text(json.dumps(keep, ensure_ascii=False), encoding="utf-8")
-                os.replace(tmp, path)
+                write_atomic(path, json.dumps(keep, ensure_ascii=False).encode("utf-8"))
             except OSError as exc:  # read-only data dir: keep the in-memory index
                 log.info("cannot cache the lexical tokens at %s: %s", path, exc)
 

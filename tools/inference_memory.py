@@ -298,11 +298,13 @@ class _Placement:
 
 def _placement(cfg: _Config, gpus: int, gpu_layers: int | None, llamacpp: bool) -> _Placement:
     """Layer placement for a layer split over ``gpus`` stages (llama.cpp: of its last ``gpu_layers`` layers)."""
+    spec, w = cfg.spec, cfg.weights
+    n_layers = spec.layers
+    if gpu_layers is not None:
+        gpu_layers = min(gpu_layers, n_layers + 1)  # every -ngl above the layer count places the same
     found = cfg.placements.get(gpu_layers)
     if found is not None:
         return found
-    spec, w = cfg.spec, cfg.weights
-    n_layers = spec.layers
     if llamacpp:
         on_gpu = n_layers if gpu_layers is None else min(gpu_layers, n_layers)
         output_on_gpu = gpu_layers is None or gpu_layers > n_layers
