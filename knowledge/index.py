@@ -72,7 +72,10 @@ def user_data_dir() -> Path:
     """``$GPU_ADVISOR_DATA`` or the platform's per-user data directory for gpu-advisor."""
     env = os.environ.get("GPU_ADVISOR_DATA")
     if env:
-        return Path(env).expanduser()
+        try:
+            return Path(env).expanduser()
+        except RuntimeError:  # "~name/…" where no user is called name: taken literally
+            return Path(env)
     if sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
     elif sys.platform == "darwin":

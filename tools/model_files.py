@@ -56,7 +56,10 @@ _ST_DTYPE_NAME = {
 
 def spec_from_path(path: Path) -> ModelSpec:
     """ModelSpec from a .gguf file, a config.json, or a folder holding either."""
-    path = Path(path).expanduser()
+    try:
+        path = Path(path).expanduser()
+    except RuntimeError:  # "~name/…" where no user is called name: taken literally
+        path = Path(path)
     if not path.exists():
         raise ToolError(f"no such file or folder: {path}", suggestions=["give a catalog model name instead"])
     if path.is_dir():

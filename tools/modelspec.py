@@ -527,7 +527,7 @@ def _spec_from_files(ref: str) -> ModelSpec:
     from tools.model_files import spec_from_path
 
     try:
-        return spec_from_path(Path(ref).expanduser())
+        return spec_from_path(Path(ref))  # spec_from_path expands "~"
     except OSError as exc:  # a name the file system rejects (too long, NUL byte) or cannot read
         shown = ref if len(ref) <= 60 else ref[:57] + "…"
         raise ToolError(
@@ -558,7 +558,7 @@ def _looks_like_path(ref: str) -> bool:
         return False
     try:
         return Path(ref).expanduser().exists()
-    except (OSError, ValueError):  # name too long, NUL byte
+    except (OSError, ValueError, RuntimeError):  # name too long, NUL byte, "~name" of no such user
         return False
 
 

@@ -90,7 +90,10 @@ class LlamaCppBackend(Backend):
         else:
             if not model_path:
                 raise BackendError("unavailable", "llama backend: set ADVISOR_LLAMA_MODEL to a .gguf file")
-            path = Path(model_path).expanduser()
+            try:
+                path = Path(model_path).expanduser()
+            except RuntimeError:  # "~name/…" where no user is called name: taken literally
+                path = Path(model_path)
             if not path.is_file():
                 raise BackendError("unavailable", f"llama backend: model file not found: {path.name}")
             try:
