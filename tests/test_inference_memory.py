@@ -272,3 +272,49 @@ def test_terms_carry_formulas_in_both_languages() -> None:
     for t in r.terms:
         assert t.formula and t.explain_en and t.explain_zh
     assert r.breakdown.gradients == r.breakdown.optimizer == 0
+
+
+# --- limits: the reported longest context and most sequences are the real boundaries ----------
+
+
+@pytest.mark.parametrize(
+    ("model", "engine", "gpu", "gpus", "batch"),
+    [
+        ("llama-3.1-8b", "llamacpp", "RTX 4090", 1, 1),
+        ("llama-3.1-8b", "llamacpp", "RTX 4090", 1, 3),  # n_ctx = 3 × context, padded: steps of 85⅓ tokens
+        ("gemma-3-27b", "llamacpp", "RTX 4090", 1, 2),  # sliding ring beside the full one
+        ("qwen2.5-72b", "llamacpp", "A100 PCIe 80GB", 2, 5),  # layer split
+        ("llama-3.1-8b", "transformers", "RTX 4090", 1, 1),
+        ("gemma-3-27b", "transformers", "H100 SXM 80GB", 2, 3),
+        ("llama-3.1-70b", "transformers", "A100 PCIe 40GB", 4, 2),  # layer split over 4
+    ],
+)
+def test_reported_limits_are_the_boundaries(model: str, engine: str, gpu: str, gpus: int, batch: int) -> None:
+    """Re-estimating at max_context_tokens fits and one token more does not (unless the model's limit
+    capped it); likewise for max_concurrency: the searches' answers, checked point by point."""
+    base = {"model": model, "engine": engine, "gpu": gpu, "gpus": gpus}
+    r = run(**base, context=4096, batch=batch)
+    visible = r.gpu_memory_bytes
+    assert visible and r.max_context_tokens and r.max_concurrency
+
+    def need(context: int, seqs: int) -> int:
+        return run(**base, context=context, batch=seqs, n_gpu_layers=10_000 if engine == "llamacpp" else None)\
+            .per_gpu_bytes
+
+    ctx, most = r.max_context_tokens, int(r.max_concurrency)
+    assert need(ctx, batch) <= visible
+    capped = any("capped at the model's limit" in a for a in r.assumptions)
+    if not capped:
+        assert need(ctx + 1, batch) > visible
+    assert need(4096, most) <= visible < need(4096, most + 1)
+
+
+def test_vllm_sliding_window_longest_context_is_a_block_boundary() -> None:
+    """Gemma-3 (5 of 6 layers sliding) on vLLM has no closed form: the search's answer is a whole number of
+    16-token blocks whose cache fits the KV budget, and one block more does not."""
+    base = {"model": "gemma-3-12b", "engine": "vllm", "gpu": "L40S", "batch": 8}
+    r = run(**base, context=4096)
+    ctx = r.max_context_tokens
+    assert ctx and ctx % 16 == 0
+    assert run(**base, context=ctx).breakdown.kv_cache <= r.kv_budget_bytes
+    assert run(**base, context=ctx + 16).breakdown.kv_cache > r.kv_budget_bytes

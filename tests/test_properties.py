@@ -386,6 +386,13 @@ def test_inference_memory_model_names_of_any_length(name: str, context: int) -> 
     outcome(lambda: estimate_inference_memory(InferenceMemoryInput(model=name, context=context)))
 
 
+@pytest.mark.parametrize("name", ["~0", "~0.gguf", "~nobody-here/config.json", "~nobody-here/model"])
+def test_inference_memory_names_with_an_unknown_home(name: str) -> None:
+    """'~name' where no user is called name (found by the test above): pathlib raises RuntimeError on
+    expanding it; the answer must be the usual unknown-model / no-such-file message."""
+    outcome(lambda: estimate_inference_memory(InferenceMemoryInput(model=name, context=1)))
+
+
 def test_inference_memory_rejects_nan_and_infinity_everywhere() -> None:
     """Each numeric field given NaN / ±inf: a validation error naming the field, never a result."""
     for name in ["params_b", "context", "batch", "gpus", "gpu_memory_bytes", "gpu_memory_utilization",
@@ -786,3 +793,31 @@ def test_limit_search_matches_a_linear_scan(steps: list[int], limit: int, known_
     assert _largest_within(f, limit, 1, len(values), known=known) == expected
     if inside:
         assert known_at not in asked
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    unit=st.sampled_from([16, 256, 7]),
+    seqs=st.integers(min_value=1, max_value=300),
+    steps=st.lists(st.integers(min_value=0, max_value=1_000), min_size=1, max_size=40),
+    cap=st.integers(min_value=1, max_value=400),
+    limit=st.integers(min_value=-10, max_value=30_000),
+    known_at=st.integers(min_value=1, max_value=450),
+)
+def test_stepped_context_search_matches_a_linear_scan(
+    unit: int, seqs: int, steps: list[int], cap: int, limit: int, known_at: int
+) -> None:
+    """Cache memory that grows in whole blocks (vLLM: 16 tokens per sequence) or padded cells (llama.cpp:
+    256 cells for all slots) is flat between steps; searching over the steps finds the same longest context
+    as scanning every context up to the cap, for step widths above and below one token."""
+    from tools.inference_memory import _longest_context
+
+    def g(q: int) -> int:  # non-decreasing in the step index q, flat beyond the listed steps
+        return sum(steps[: min(q, len(steps))])
+
+    def f(context: int) -> int:
+        return g(-(-context * seqs // unit))
+
+    expected = max((c for c in range(1, cap + 1) if f(c) <= limit), default=0)
+    assert _longest_context(f, limit, cap, None, (unit, seqs)) == expected
+    assert _longest_context(f, limit, cap, (known_at, f(known_at)), (unit, seqs)) == expected

@@ -29,7 +29,17 @@ from knowledge import load_catalog
 from knowledge.schema import GPU
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
-from tools.kv_cache import KVCacheParts, kv_bytes_per_token, kv_cache_parts, kv_formula
+from tools.kv_cache import (
+    LLAMACPP_CTX_PAD,
+    VLLM_BLOCK_SIZE,
+    Engine,
+    KVCacheParts,
+    kv_bytes,
+    kv_bytes_per_token,
+    kv_formula,
+    kv_layout,
+    kv_tokens,
+)
 from tools.modelspec import ModelSpec, PerSpecCache, check_tensor_parallel, load_model_spec
 from tools.precision import PrecisionSpec, resolve_kv_dtype, resolve_precision
 from tools.result import MemoryBreakdown, Term
@@ -203,7 +213,7 @@ def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: 
     (measurements.md row 8) and 1.26 GiB with 256 sampled sequences (vLLM PR #10511).
     """
     t = inp.max_num_batched_tokens
-    inter = spec.intermediate_size or 4 * spec.hidden_size
+    inter = _intermediate(spec)
     forward = t * (3 * inter + 6 * spec.hidden_size) * act_bytes
     n_logits = t if inp.profile_logits_all_tokens else min(inp.max_num_seqs, t)
     logits = round(n_logits * spec.vocab_size * VLLM_LOGIT_BYTES)
@@ -225,12 +235,8 @@ def llamacpp_compute_buffer(
     Matches 164 MiB (Llama-2-7B, n_ctx 2048) and 560 MiB (Llama-3.1-8B, n_ctx 8192) measured
     without flash attention (measurements.md rows 3–4) to < 0.1 MiB.
     """
-    hidden_rows = n_ubatch * 4 * spec.hidden_size * 4
-    if flash_attention:
-        attn = n_ubatch * n_ctx * 2 + hidden_rows
-    else:
-        attn = n_ubatch * n_ctx * (spec.num_heads + 1) * 4 + hidden_rows
-    logits = n_ubatch * (spec.vocab_size + spec.hidden_size) * 4
+    per_cell, hidden_rows, logits = _llamacpp_buffer_parts(spec, n_ubatch, flash_attention)
+    attn = per_cell * n_ctx + hidden_rows
     peak = max(logits, attn)
     if not explain:
         return peak, ""
@@ -248,6 +254,12 @@ def llamacpp_compute_buffer(
     return attn, f"max(attention, logits) = attention: {attn_f}"
 
 
+def _llamacpp_buffer_parts(spec: ModelSpec, n_ubatch: int, flash_attention: bool) -> tuple[int, int, int]:
+    """(attention bytes per n_ctx cell, attention bytes that do not grow with n_ctx, logits bytes)."""
+    per_cell = n_ubatch * 2 if flash_attention else n_ubatch * (spec.num_heads + 1) * 4
+    return per_cell, n_ubatch * 4 * spec.hidden_size * 4, n_ubatch * (spec.vocab_size + spec.hidden_size) * 4
+
+
 def transformers_activations(
     spec: ModelSpec, tokens: int, seqs: int, act_bytes: int, explain: bool = True
 ) -> tuple[int, str]:
@@ -256,14 +268,24 @@ def transformers_activations(
     Hidden states and the MLP's gate/up outputs for every prompt token (SDPA/flash attention,
     so no s² term), plus fp32 logits of the last position per sequence (generate keeps only it).
     """
-    inter = spec.intermediate_size or 4 * spec.hidden_size
-    act = tokens * (4 * spec.hidden_size + 2 * inter) * act_bytes + seqs * spec.vocab_size * 4 * 2
+    per_token, per_seq = _transformers_activation_parts(spec, act_bytes)
+    act = tokens * per_token + seqs * per_seq
     if not explain:
         return act, ""
     return (
         act,
-        f"{tokens} tok × (4×{spec.hidden_size} + 2×{inter}) × {act_bytes} B + {seqs} × {spec.vocab_size} × 8 B",
+        f"{tokens} tok × (4×{spec.hidden_size} + 2×{_intermediate(spec)}) × {act_bytes} B + "
+        f"{seqs} × {spec.vocab_size} × 8 B",
     )
+
+
+def _transformers_activation_parts(spec: ModelSpec, act_bytes: int) -> tuple[int, int]:
+    """(bytes per prompt token, bytes per sequence) of :func:`transformers_activations`."""
+    return (4 * spec.hidden_size + 2 * _intermediate(spec)) * act_bytes, spec.vocab_size * 4 * 2
+
+
+def _intermediate(spec: ModelSpec) -> int:
+    return spec.intermediate_size or 4 * spec.hidden_size
 
 
 # --- the estimate ----------------------------------------------------------------------------
@@ -278,8 +300,8 @@ class _Config:
     weights: _Weights
     act_bytes: int
     vllm_activations: tuple[int, str] | None = None  # vLLM's profile-run peak: fixed by model and settings
-    # layer placement by -ngl value (None: every layer): fixed per config, asked for by every search step
-    placements: dict[int | None, _Placement] = field(default_factory=dict, compare=False)
+    # sizers by -ngl value (None: every layer): fixed per config, asked for by every search step
+    sizers: dict[int | None, _Sizer] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,11 +322,6 @@ def _placement(cfg: _Config, gpus: int, gpu_layers: int | None, llamacpp: bool) 
     """Layer placement for a layer split over ``gpus`` stages (llama.cpp: of its last ``gpu_layers`` layers)."""
     spec, w = cfg.spec, cfg.weights
     n_layers = spec.layers
-    if gpu_layers is not None:
-        gpu_layers = min(gpu_layers, n_layers + 1)  # every -ngl above the layer count places the same
-    found = cfg.placements.get(gpu_layers)
-    if found is not None:
-        return found
     if llamacpp:
         on_gpu = n_layers if gpu_layers is None else min(gpu_layers, n_layers)
         output_on_gpu = gpu_layers is None or gpu_layers > n_layers
@@ -322,7 +339,7 @@ def _placement(cfg: _Config, gpus: int, gpu_layers: int | None, llamacpp: bool) 
         stage_w[-1] += 0 if spec.tie_word_embeddings else w.output
         host = 0
     big = max(range(len(stage_w)), key=stage_w.__getitem__)
-    found = _Placement(
+    return _Placement(
         weights=stage_w[big],
         kv_layers=len(stages[big]),
         head_on_largest=bool(out_b) and big == len(stage_w) - 1,
@@ -332,12 +349,107 @@ def _placement(cfg: _Config, gpus: int, gpu_layers: int | None, llamacpp: bool) 
         all_weights=sum(stage_w),
         stages=len(stages),
     )
-    cfg.placements[gpu_layers] = found
+
+
+class _Sizer:
+    """Bytes on the largest GPU as plain numbers, for one config and layer split (what the searches evaluate).
+
+    Everything that does not depend on the context and the number of sequences is fixed here once:
+    the weights and overhead on the largest GPU, its share of the cache layers, and the activation
+    formula's coefficients.
+    """
+
+    __slots__ = (
+        "act_per_seq",
+        "act_per_token",
+        "batched_tokens",
+        "buffer_fixed",
+        "buffer_logits",
+        "buffer_per_cell",
+        "fixed_activations",
+        "kv_engine",
+        "kv_layers",
+        "layout",
+        "n_layers",
+        "n_ubatch",
+        "overhead",
+        "place",
+        "tp",
+        "weights",
+    )
+
+    def __init__(self, cfg: _Config, inp: InferenceMemoryInput, gpu_layers: int | None) -> None:
+        spec, engine = cfg.spec, inp.engine
+        tp = inp.gpus if cfg.parallel == "tp" else 1
+        pp = inp.gpus if cfg.parallel == "pp" else 1
+        self.tp = tp
+        self.layout = kv_layout(spec, cfg.kv_dtype, tp)
+        self.kv_engine: Engine = "generic" if engine == "transformers" else engine
+        self.batched_tokens, self.n_ubatch = inp.max_num_batched_tokens, inp.n_ubatch
+        self.n_layers = spec.layers
+        self.place: _Placement | None = None
+        if engine == "llamacpp" or pp > 1:
+            self.place = _placement(cfg, pp, gpu_layers, llamacpp=engine == "llamacpp")
+            self.weights, self.kv_layers = self.place.weights, self.place.kv_layers
+        else:
+            self.weights, self.kv_layers = math.ceil(cfg.weights.total / tp), spec.layers
+        self.fixed_activations: int | None = None
+        self.buffer_per_cell = self.buffer_fixed = self.buffer_logits = self.act_per_token = self.act_per_seq = 0
+        if engine == "llamacpp":
+            self.overhead = LLAMACPP_CUDA_CONTEXT
+            self.buffer_per_cell, self.buffer_fixed, self.buffer_logits = _llamacpp_buffer_parts(
+                spec, inp.n_ubatch, inp.flash_attention
+            )
+        elif engine == "vllm":
+            self.fixed_activations = cfg.vllm_activations[0]  # type: ignore[index]  # set by the plan for vLLM
+            self.overhead = VLLM_NON_TORCH_TP_BYTES if inp.gpus > 1 else VLLM_NON_TORCH_BYTES
+        else:
+            self.overhead = TRANSFORMERS_OVERHEAD
+            self.act_per_token, self.act_per_seq = _transformers_activation_parts(spec, cfg.act_bytes)
+
+    def kv(self, ctx: int, seqs: int) -> tuple[int, int, int]:
+        """(cache bytes of every layer on one rank, tokens per full layer, tokens per sliding layer)."""
+        full, sliding = kv_tokens(self.layout, self.kv_engine, ctx, seqs, self.batched_tokens, self.n_ubatch)
+        return kv_bytes(self.layout, full, sliding, seqs), full, sliding
+
+    def kv_on_largest(self, kv_all_layers: int) -> int:
+        """The largest GPU's share of the cache (its stage's layers under a layer split)."""
+        if self.kv_layers == self.n_layers:
+            return kv_all_layers
+        return round(kv_all_layers * self.kv_layers / self.n_layers)
+
+    def activations(self, ctx: int, seqs: int, full_tokens: int) -> int:
+        """Activation bytes per GPU (llama.cpp's compute buffer follows the padded n_ctx, ``full_tokens``)."""
+        if self.fixed_activations is not None:
+            return self.fixed_activations
+        if self.buffer_per_cell:  # llama.cpp: max(logits, attention)
+            return max(self.buffer_logits, self.buffer_per_cell * full_tokens + self.buffer_fixed)
+        act = ctx * seqs * self.act_per_token + seqs * self.act_per_seq
+        return -(-act // self.tp)
+
+    def total(self, ctx: int, seqs: int) -> int:
+        """The largest GPU's need for ``seqs`` sequences of ``ctx`` tokens (kv() and kv_on_largest() inlined:
+        this is the searches' inner loop)."""
+        lay = self.layout
+        full, sliding = kv_tokens(lay, self.kv_engine, ctx, seqs, self.batched_tokens, self.n_ubatch)
+        kv = kv_bytes(lay, full, sliding, seqs)
+        if self.kv_layers != self.n_layers:
+            kv = round(kv * self.kv_layers / self.n_layers)
+        return self.weights + kv + self.activations(ctx, seqs, full) + self.overhead
+
+
+def _sizer(cfg: _Config, inp: InferenceMemoryInput, gpu_layers: int | None) -> _Sizer:
+    """The config's sizer for ``gpu_layers`` (llama.cpp ``-ngl``; None: every layer), made once per value."""
+    if gpu_layers is not None:
+        gpu_layers = min(gpu_layers, cfg.spec.layers + 1)  # every -ngl above the layer count places the same
+    found = cfg.sizers.get(gpu_layers)
+    if found is None:
+        found = cfg.sizers[gpu_layers] = _Sizer(cfg, inp, gpu_layers)
     return found
 
 
-# Made several times per estimate by the searches: plain slotted dataclasses (frozen ones cost twice as
-# much to build); nothing changes them after construction.
+# Built once or twice per estimate (the searches use _Sizer.total, numbers only): plain slotted
+# dataclasses; nothing changes them after construction.
 @dataclass(slots=True)
 class _Breakdown:
     """Per-GPU bytes of one inference configuration (validated as MemoryBreakdown once, at the end)."""
@@ -396,61 +508,30 @@ def _default_kv(spec: ModelSpec, prec: PrecisionSpec, engine: str) -> str:
 
 
 def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_layers: int | None = None) -> _Need:
-    """Per-GPU need (largest GPU) for ``seqs`` sequences of ``ctx`` tokens (bytes only; the searches call it often)."""
-    spec, w, g = cfg.spec, cfg.weights, inp.gpus
-    tp = g if cfg.parallel == "tp" else 1
-    pp = g if cfg.parallel == "pp" else 1
-    engine = inp.engine
-    kv = kv_cache_parts(
-        spec,
-        ctx,
-        seqs,
-        cfg.kv_dtype,
-        tp,
-        "generic" if engine == "transformers" else engine,
-        max_num_batched_tokens=inp.max_num_batched_tokens,
-        n_ubatch=inp.n_ubatch,
-        explain=False,
-    )
+    """Per-GPU need (largest GPU) for ``seqs`` sequences of ``ctx`` tokens, with the parts the result reports."""
+    sizer = _sizer(cfg, inp, gpu_layers if inp.engine == "llamacpp" else None)
+    kv_all, full, sliding = sizer.kv(ctx, seqs)
+    kv_gpu = sizer.kv_on_largest(kv_all)
+    act = sizer.activations(ctx, seqs, full)
+    weights, overhead, n_layers, g = sizer.weights, sizer.overhead, cfg.spec.layers, inp.gpus
+    place = sizer.place
     cpu = 0
-    n_layers = spec.layers
-    head_on_largest = False
-    if engine == "llamacpp":
-        place = _placement(cfg, pp, gpu_layers, llamacpp=True)
-        weights, kv_layers, head_on_largest = place.weights, place.kv_layers, place.head_on_largest
-        kv_gpu = round(kv.bytes * kv_layers / n_layers)
-        cpu = place.host_weights + round(kv.bytes * place.host_layers / n_layers)
-        act = llamacpp_compute_buffer(spec, kv.full_tokens, inp.n_ubatch, inp.flash_attention, explain=False)[0]
-        overhead = LLAMACPP_CUDA_CONTEXT
-        all_gpus = place.all_weights + round(kv.bytes * place.gpu_layers / n_layers) + place.stages * (act + overhead)
-    else:
-        if pp > 1:
-            place = _placement(cfg, pp, None, llamacpp=False)
-            weights, kv_layers = place.weights, place.kv_layers
-            kv_gpu = round(kv.bytes * kv_layers / n_layers)
-        else:
-            weights = math.ceil(w.total / tp)
-            kv_layers = n_layers
-            kv_gpu = kv.bytes
-        if engine == "vllm":
-            act = cfg.vllm_activations[0]  # type: ignore[index]  # set by the plan for every vLLM request
-            overhead = VLLM_NON_TORCH_TP_BYTES if g > 1 else VLLM_NON_TORCH_BYTES
-        else:
-            act = transformers_activations(spec, ctx * seqs, seqs, cfg.act_bytes, explain=False)[0]
-            if tp > 1:
-                act = math.ceil(act / tp)
-            overhead = TRANSFORMERS_OVERHEAD
-        # layer split: each GPU holds its own stage; tensor parallel: identical ranks
-        all_gpus = (w.total + kv.bytes if pp > 1 else g * (weights + kv_gpu)) + g * (act + overhead)
-    # Internal intermediates from already-validated inputs: built without re-validation (the
-    # result's breakdown is validated once, in estimate_inference_memory).
+    if inp.engine == "llamacpp":
+        assert place is not None
+        cpu = place.host_weights + round(kv_all * place.host_layers / n_layers)
+        all_gpus = place.all_weights + round(kv_all * place.gpu_layers / n_layers) + place.stages * (act + overhead)
+    elif place is not None:  # layer split: each GPU holds its own stage
+        all_gpus = cfg.weights.total + kv_all + g * (act + overhead)
+    else:  # tensor parallel: identical ranks
+        all_gpus = g * (weights + kv_gpu + act + overhead)
+    lay = sizer.layout
     return _Need(
         breakdown=_Breakdown(weights=weights, kv_cache=kv_gpu, activations=act, overhead=overhead),
-        kv=kv,
+        kv=KVCacheParts(kv_all, full, sliding, lay.state_bytes_per_seq * seqs, lay, ""),
         cpu_bytes=cpu,
         total_all_gpus=all_gpus,
-        kv_layers=kv_layers,
-        head_on_largest=head_on_largest,
+        kv_layers=sizer.kv_layers,
+        head_on_largest=place is not None and place.head_on_largest,
     )
 
 
@@ -806,8 +887,9 @@ def _budget(
 
     With ``limits`` it also finds the longest context and the most sequences that fit: in closed
     form when the cache grows linearly with the context (vLLM, full attention only), by
-    :func:`_largest_within` otherwise (sliding-window / hybrid layers, llama.cpp and transformers,
-    whose buffers follow n_ctx).
+    :func:`_largest_within` over :meth:`_Sizer.total` otherwise (sliding-window / hybrid layers,
+    llama.cpp and transformers, whose buffers follow n_ctx), stepping over whole cache blocks or
+    padded cells where the cache grows in steps (:func:`_longest_context`).
     """
     spec, engine = cfg.spec, inp.engine
     out: dict[str, object] = {}
@@ -856,9 +938,10 @@ def _budget(
                 cap = spec.max_context or MAX_CONTEXT_SEARCH
                 best = _vllm_longest_context(cfg, inp, need, kv_budget, cap)
                 if best is None:
+                    sizer = _sizer(cfg, inp, None)
 
                     def kv_at(c: int) -> int:
-                        return _need(cfg, inp, c, inp.batch).breakdown.kv_cache
+                        return sizer.kv_on_largest(sizer.kv(c, inp.batch)[0])
 
                     search = (kv_at, kv_budget, kv_need)
 
@@ -868,33 +951,42 @@ def _budget(
                 "lower it or use --enforce-eager"
             )
     else:
-        fits = need.breakdown.total <= visible
-        out["headroom_bytes"] = visible - need.breakdown.total
-        non_kv = need.breakdown.total - need.breakdown.kv_cache
-        kv_budget = visible - non_kv
+        total = nb.total
+        fits = total <= visible
+        kv_budget = visible - (total - kv_need)
         per_tok = max(1, per_token)
         if cfg.parallel == "pp":
-            per_tok = max(1, math.ceil(per_tok * need.breakdown.kv_cache / max(need.kv.bytes, 1)))
-        out.update(kv_budget_bytes=kv_budget, kv_capacity_tokens=max(0, kv_budget // per_tok))
+            per_tok = max(1, math.ceil(per_tok * kv_need / max(need.kv.bytes, 1)))
+        out["headroom_bytes"] = visible - total
+        out["kv_budget_bytes"] = kv_budget
+        out["kv_capacity_tokens"] = max(0, kv_budget // per_tok)
 
         if limits:
+            sizer = _sizer(cfg, inp, None)
+            ctx, seqs = inp.context, inp.batch
 
             def total_at_context(c: int) -> int:
-                return _need(cfg, inp, c, inp.batch).breakdown.total
+                return sizer.total(c, seqs)
 
             def total_at_batch(b: int) -> int:
-                return _need(cfg, inp, inp.context, b).breakdown.total
+                return sizer.total(ctx, b)
 
             # the searches place every layer on the GPU; so does the request unless -ngl was given
-            at_request = need.breakdown.total if inp.n_gpu_layers is None else None
+            at_request = total if inp.n_gpu_layers is None else None
             search = (total_at_context, visible, at_request)
-            batch_known = None if at_request is None else (inp.batch, at_request)
+            batch_known = None if at_request is None else (seqs, at_request)
             most = _largest_within(total_at_batch, visible, 1, 1_000_000, known=batch_known)
             out["max_concurrency"] = float(max(0, most))
     if search is not None:
         f, limit, request_value = search
         known = None if request_value is None else (inp.context, request_value)
-        best = _largest_within(f, limit, 1, spec.max_context or MAX_CONTEXT_SEARCH, known=known)
+        # the cache grows in steps: 16-token blocks per sequence (vLLM), 256 cells for all slots (llama.cpp)
+        step = None
+        if engine == "vllm":
+            step = (VLLM_BLOCK_SIZE, 1)
+        elif engine == "llamacpp":
+            step = (LLAMACPP_CTX_PAD, inp.batch)
+        best = _longest_context(f, limit, spec.max_context or MAX_CONTEXT_SEARCH, known, step)
     if best is not None:
         out["max_context_tokens"] = max(0, best)
         if engine == "vllm" and best > 0:
@@ -911,6 +1003,29 @@ def _budget(
     if not fits and engine != "llamacpp" and not (engine == "vllm" and no_kv):
         warnings.append(_short_message(out, inp))
     return out
+
+
+def _longest_context(
+    f: Callable[[int], int], limit: int, cap: int, known: tuple[int, int] | None, step: tuple[int, int] | None
+) -> int:
+    """Largest context in [1, cap] with f(context) ≤ limit (0 when none).
+
+    With ``step = (unit, seqs)`` f depends on the context only through q = ⌈context × seqs / unit⌉ (whole
+    cache blocks or padded cells), so it is flat over each run of contexts with the same q. When a step
+    spans at least one context (seqs ≤ unit) the search runs over q, on a function without flat runs,
+    and the answer is the last context of the largest q that fits: ⌊q·unit / seqs⌋.
+    """
+    if step is None or step[1] > step[0]:
+        return max(0, _largest_within(f, limit, 1, cap, known=known))
+    unit, seqs = step
+
+    def last_context(q: int) -> int:
+        return q * unit // seqs
+
+    if known is not None:
+        known = (-(-known[0] * seqs // unit), known[1])
+    q = _largest_within(lambda q: f(last_context(q)), limit, 1, -(-cap * seqs // unit), known=known)
+    return min(cap, last_context(q)) if q > 0 else 0
 
 
 def _vllm_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: int, cap: int) -> int | None:
@@ -953,7 +1068,7 @@ def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: li
     n = cfg.spec.layers
 
     def total_with_layers(k: int) -> int:
-        return _need(cfg, inp, inp.context, inp.batch, gpu_layers=k).breakdown.total
+        return _sizer(cfg, inp, k).total(inp.context, inp.batch)
 
     k = _largest_within(total_with_layers, visible, 0, n)
     if k < 0:
@@ -1056,7 +1171,8 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
 
 
 def _plan_term(plan: _Plan, name: str, make: Callable[[], Term]) -> Term:
-    """A term that depends on the plan alone, built once (Terms are frozen, so results can share it)."""
+    """A term fixed by the plan (llama.cpp weights: and the layer split), built once (Terms are frozen, so
+    results can share it)."""
     term = plan.terms.get(name)
     if term is None:
         term = plan.terms[name] = make()
@@ -1066,32 +1182,41 @@ def _plan_term(plan: _Plan, name: str, make: Callable[[], Term]) -> Term:
 def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object:
     cfg = plan.cfg
     spec, w = cfg.spec, cfg.weights
-    value = need.breakdown.weights
 
-    def term(formula: str) -> Term:
-        return Term(
-            name="weights",
-            value=value,
-            unit="bytes",
-            formula=formula,
-            explain_en=f"Model weights stored at {cfg.prec.name}"
+    def term(formula: str) -> dict[str, object]:  # a plain dict: validated with the result
+        return {
+            "name": "weights",
+            "value": need.breakdown.weights,
+            "unit": "bytes",
+            "formula": formula,
+            "explain_en": f"Model weights stored at {cfg.prec.name}"
             + (" (MoE: every expert stays resident)" if spec.is_moe else ""),
-            explain_zh=f"模型权重，按 {cfg.prec.name} 存放" + ("（MoE 的全部专家都常驻显存）" if spec.is_moe else ""),
-        )
+            "explain_zh": f"模型权重，按 {cfg.prec.name} 存放"
+            + ("（MoE 的全部专家都常驻显存）" if spec.is_moe else ""),
+        }
 
-    if inp.engine == "llamacpp":  # depends on the layers kept on the GPU
-        return term(
-            f"GPU: {need.kv_layers} of {spec.layers} layers"
-            + (" + output head" if need.head_on_largest else "")
-            + f"; token embeddings ({w.embedding / MiB:.1f} MiB) stay in host RAM"
+    if inp.engine == "llamacpp":  # fixed by the layer split (-ngl): one term per split
+        head = need.head_on_largest
+        return _plan_term(
+            plan,
+            f"weights {need.breakdown.weights} {need.kv_layers} {head}",
+            lambda: Term(
+                **term(
+                    f"GPU: {need.kv_layers} of {spec.layers} layers"
+                    + (" + output head" if head else "")
+                    + f"; token embeddings ({w.embedding / MiB:.1f} MiB) stay in host RAM"
+                )
+            ),
         )
 
     def fixed() -> Term:  # the same for every request of this plan
         if cfg.parallel == "pp" and inp.gpus > 1:
-            return term(f"largest stage: {need.kv_layers} of {spec.layers} layers (+ embeddings/head at the ends)")
-        if inp.gpus > 1:
-            return term(f"{w.total / GiB:.2f} GiB / tp {inp.gpus}")
-        return term(f"{spec.params / 1e9:.2f} B params × {cfg.prec.bits_per_weight:g} bits")
+            formula = f"largest stage: {need.kv_layers} of {spec.layers} layers (+ embeddings/head at the ends)"
+        elif inp.gpus > 1:
+            formula = f"{w.total / GiB:.2f} GiB / tp {inp.gpus}"
+        else:
+            formula = f"{spec.params / 1e9:.2f} B params × {cfg.prec.bits_per_weight:g} bits"
+        return Term(**term(formula))
 
     return _plan_term(plan, "weights", fixed)
 
@@ -1100,13 +1225,12 @@ def _activation_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> obj
     cfg = plan.cfg
     eng = _ENGINE_LABEL[inp.engine]
 
-    def term(formula: str) -> Term:
-        value = need.breakdown.activations
-        return Term(name="activations", value=value, unit="bytes", formula=formula, explain_en=_ACT_EN[eng],
-                    explain_zh=_ACT_ZH[eng])
+    def term(formula: str) -> dict[str, object]:  # a plain dict: validated with the result
+        return {"name": "activations", "value": need.breakdown.activations, "unit": "bytes", "formula": formula,
+                "explain_en": _ACT_EN[eng], "explain_zh": _ACT_ZH[eng]}
 
     if cfg.vllm_activations is not None:
-        return _plan_term(plan, "activations", lambda: term(cfg.vllm_activations[1]))  # type: ignore[index]
+        return _plan_term(plan, "activations", lambda: Term(**term(cfg.vllm_activations[1])))  # type: ignore[index]
     if inp.engine == "llamacpp":
         formula = llamacpp_compute_buffer(cfg.spec, need.kv.full_tokens, inp.n_ubatch, inp.flash_attention)[1]
     else:

@@ -215,33 +215,40 @@ def kv_cache_parts(
     if context < 1 or sequences < 1:
         raise ToolError(f"context and sequences must be at least 1 (got {context}, {sequences})")
     lay = kv_layout(spec, kv_dtype, tp)
-    w = lay.sliding_window
-    if engine == "vllm":
-        blocks_full = math.ceil(context / VLLM_BLOCK_SIZE)
-        full_tokens = sequences * blocks_full * VLLM_BLOCK_SIZE
-        if w:
-            blocks_swa = min(math.ceil(min(w - 1 + max_num_batched_tokens, context) / VLLM_BLOCK_SIZE) + 1, blocks_full)
-            sliding_tokens = sequences * blocks_swa * VLLM_BLOCK_SIZE
-        else:
-            sliding_tokens = 0
-    elif engine == "llamacpp":
-        n_ctx = _pad(context * sequences, LLAMACPP_CTX_PAD)
-        full_tokens = n_ctx
-        sliding_tokens = min(n_ctx, _pad(w * sequences + n_ubatch, LLAMACPP_CTX_PAD)) if w else 0
-    else:
-        full_tokens = context * sequences
-        sliding_tokens = min(context, w) * sequences if w else 0
-    total = lay.bytes_per_token_layer * (lay.full_layers * full_tokens + lay.sliding_layers * sliding_tokens)
-    state = lay.state_bytes_per_seq * sequences
+    full_tokens, sliding_tokens = kv_tokens(lay, engine, context, sequences, max_num_batched_tokens, n_ubatch)
     formula = kv_formula(lay, engine, context, sequences, full_tokens, sliding_tokens) if explain else ""
     return KVCacheParts(
-        bytes=round(total) + state,
+        bytes=kv_bytes(lay, full_tokens, sliding_tokens, sequences),
         full_tokens=full_tokens,
         sliding_tokens=sliding_tokens,
-        state_bytes=state,
+        state_bytes=lay.state_bytes_per_seq * sequences,
         layout=lay,
         formula=formula,
     )
+
+
+def kv_tokens(
+    lay: KVLayout, engine: Engine, context: int, sequences: int, max_num_batched_tokens: int, n_ubatch: int
+) -> tuple[int, int]:
+    """Tokens each full-attention layer and each sliding layer holds, all sequences together (engine rules above)."""
+    w = lay.sliding_window
+    if engine == "vllm":
+        blocks_full = -(-context // VLLM_BLOCK_SIZE)
+        full_tokens = sequences * blocks_full * VLLM_BLOCK_SIZE
+        if not w:
+            return full_tokens, 0
+        blocks_swa = min(-(-min(w - 1 + max_num_batched_tokens, context) // VLLM_BLOCK_SIZE) + 1, blocks_full)
+        return full_tokens, sequences * blocks_swa * VLLM_BLOCK_SIZE
+    if engine == "llamacpp":
+        n_ctx = _pad(context * sequences, LLAMACPP_CTX_PAD)
+        return n_ctx, (min(n_ctx, _pad(w * sequences + n_ubatch, LLAMACPP_CTX_PAD)) if w else 0)
+    return context * sequences, (min(context, w) * sequences if w else 0)
+
+
+def kv_bytes(lay: KVLayout, full_tokens: int, sliding_tokens: int, sequences: int) -> int:
+    """Cache bytes on one rank for the token counts of :func:`kv_tokens` plus the recurrent state."""
+    cells = lay.full_layers * full_tokens + lay.sliding_layers * sliding_tokens
+    return round(lay.bytes_per_token_layer * cells) + lay.state_bytes_per_seq * sequences
 
 
 def kv_formula(lay: KVLayout, engine: Engine, context: int, sequences: int, full_tokens: int, sliding: int) -> str:
