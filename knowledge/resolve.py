@@ -66,6 +66,9 @@ class AmbiguousNameError(LookupError):
         super().__init__(f"{kind} '{name}' is ambiguous — which one: {', '.join(candidates)}?")
 
 
+_FOUND_MAX = 4096  # names remembered per resolver (the tools look the same few names up on every call)
+
+
 class Resolver(Generic[T]):
     """Maps names and aliases to entries; built once per catalog."""
 
@@ -74,6 +77,7 @@ class Resolver(Generic[T]):
         self.kind = kind
         self._label = label
         self._index: dict[str, list[T]] = {}
+        self._found: dict[str, T] = {}  # names already resolved to one entry
         for entry in entries:
             keys: set[str] = set()
             for n in names(entry):
@@ -92,11 +96,19 @@ class Resolver(Generic[T]):
 
     def find(self, name: str) -> T | None:
         """The entry for ``name``, or None; raises AmbiguousNameError for shared keys."""
-        if not isinstance(name, str) or not name.strip() or len(name) > 200:
+        if not isinstance(name, str):
+            return None
+        found = self._found.get(name)
+        if found is not None:
+            return found
+        if not name.strip() or len(name) > 200:
             return None
         for key in sorted(variants(name), key=len, reverse=True):
             hits = self._index.get(key)
             if hits and len(hits) == 1:
+                if len(self._found) >= _FOUND_MAX:
+                    self._found.clear()
+                self._found[name] = hits[0]
                 return hits[0]
             if hits:
                 raise AmbiguousNameError(self.kind, name, [self._label(e) for e in hits])

@@ -191,6 +191,16 @@ def test_existing_cards_are_free() -> None:
     assert mine.count == 1 and mine.price_usd == 0 and mine.total_price_usd == mine.host_price_usd
 
 
+def test_owned_cards_of_one_gpu_over_a_builds_limit_are_a_clear_error() -> None:
+    """Two entries naming one GPU (by alias and by name) add up: 1 + 64 MI300X is more than a build holds
+    (found by the property tests as a ValidationError from inside the recommender)."""
+    from tools.errors import ToolError
+
+    owned = [GPUCount(gpu="mi300x", count=1), GPUCount(gpu="Instinct MI300X 192GB", count=64)]
+    with pytest.raises(ToolError, match="65 × Instinct MI300X 192GB; a build holds at most 64"):
+        recommend(RecommendInput(workload="training", model="qwen2.5-1.5b", existing_gpus=owned))
+
+
 def test_both_budgets_is_an_error() -> None:
     with pytest.raises(ValueError, match="USD or in CNY"):
         RecommendInput(workload="scientific", budget_usd=1, budget_cny=1)
@@ -225,3 +235,16 @@ def test_currency_conversion() -> None:
     assert to_usd(700, "CNY", cny_per_usd=7.0) == 100
     p = gpu_price(CAT.gpu("RTX 4090"))
     assert p.usd == CAT.gpu("RTX 4090").price.usd and p.cny == pytest.approx(p.usd * 7.2)
+
+
+def test_remembered_build_checks_change_no_answer() -> None:
+    """The recommender remembers compatibility reports per build: a what-if on context and users reuses
+    them, and the answer equals one computed with nothing remembered."""
+    from tools import recommend as rec_module
+
+    ask = {"workload": "inference", "model": "llama-3.1-70b", "precision": "int4", "concurrency": 3}
+    recommend(RecommendInput(**ask, context=4096))  # fills the memo
+    warm = recommend(RecommendInput(**ask, context=6144)).model_dump()
+    rec_module._BUILDS.clear()
+    cold = recommend(RecommendInput(**ask, context=6144)).model_dump()
+    assert warm == cold and warm["options"]

@@ -33,7 +33,7 @@ from knowledge import load_catalog
 from knowledge.schema import GPU, FormFactor, Platform, Tier
 from tools.compat import BuildInput, BuildReport, Finding, GPUCount, check_build
 from tools.compat_rules.software import STACK_NAMES, resolve_framework, stack_family
-from tools.compat_rules.types import PITFALL_TEXT, Chassis, Pitfall, parse_mains
+from tools.compat_rules.types import MAX_GPUS_OF_ONE, PITFALL_TEXT, Chassis, Pitfall, parse_mains
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
@@ -394,6 +394,11 @@ def recommend(inp: RecommendInput) -> Recommendation:
     for item in inp.existing_gpus:
         g = catalog.gpu(item.gpu)
         owned[g.id] = owned.get(g.id, 0) + item.count
+        if owned[g.id] > MAX_GPUS_OF_ONE:
+            raise ToolError(
+                f"existing GPUs list {owned[g.id]} × {g.name}; a build holds at most {MAX_GPUS_OF_ONE} of one GPU",
+                suggestions=[f"list at most {MAX_GPUS_OF_ONE} {g.name} in total", "plan a cluster node by node"],
+            )
     options: list[Option] = []
     rejected: list[Rejected] = []
 
@@ -463,7 +468,7 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
         workload=inp.workload, precision=inp.precision if inp.workload != "scientific" else None,
         framework=framework, cuda_required=inp.cuda_required,
     )
-    report = check_build(build)
+    report = _checked_build(build)
     if not report.ok:
         first = report.errors[0]
         reject(gpu, count, "compat", f"{count}× {gpu.name} rejected: {first.message_en}",
@@ -476,6 +481,25 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
                f"墙端功耗约 {t.wall_draw_w:,.0f} W，超过限制 {inp.power_limit_w:,.0f} W")
         return None
     return _option(gpu, count, inp, ev, report, plat, chassis, host, owned, reject)
+
+
+_BUILDS: dict[str, tuple[object, BuildReport]] = {}
+_BUILDS_MAX = 1024
+
+
+def _checked_build(build: BuildInput) -> BuildReport:
+    """check_build, remembered per build (and catalog object): the builds the recommender checks carry no
+    model, so a what-if on context, users or budget asks about the same ones again. Read-only to callers."""
+    catalog = load_catalog()
+    key = build.model_dump_json()
+    hit = _BUILDS.get(key)
+    if hit is not None and hit[0] is catalog:
+        return hit[1]
+    report = check_build(build)
+    if len(_BUILDS) >= _BUILDS_MAX:
+        _BUILDS.clear()
+    _BUILDS[key] = (catalog, report)
+    return report
 
 
 def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildReport, plat: Platform,

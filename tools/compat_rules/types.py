@@ -54,13 +54,16 @@ PITFALL_TEXT: dict[str, tuple[str, str]] = {
 }
 
 
+MAX_GPUS_OF_ONE = 64  # cards of one GPU model in one build
+
+
 class GPUCount(BaseModel):
     """One GPU model in the build and how many of it."""
 
     model_config = ConfigDict(extra="forbid")
 
     gpu: str = Field(min_length=1, description="catalog name or alias, e.g. 'RTX 4090'")
-    count: int = Field(1, ge=1, le=64)
+    count: int = Field(1, ge=1, le=MAX_GPUS_OF_ONE)
     power_limit_w: float | None = Field(None, gt=0, description="per-card power limit set with nvidia-smi "
                                                                 "-pl")
 
@@ -156,9 +159,10 @@ class BuildInput(BaseModel):
 
 
 class Finding(BaseModel):
-    """One thing a knowledgeable builder would point out."""
+    """One thing a knowledgeable builder would point out (frozen: the recommender shares the findings of a
+    build it has already checked)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str = Field(description="stable rule id, shared with knowledge/data/rules.toml where a rule matches")
     category: Category
