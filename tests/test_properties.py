@@ -386,10 +386,11 @@ def test_inference_memory_model_names_of_any_length(name: str, context: int) -> 
     outcome(lambda: estimate_inference_memory(InferenceMemoryInput(model=name, context=context)))
 
 
-@pytest.mark.parametrize("name", ["~0", "~0.gguf", "~nobody-here/config.json", "~nobody-here/model"])
-def test_inference_memory_names_with_an_unknown_home(name: str) -> None:
-    """'~name' where no user is called name (found by the test above): pathlib raises RuntimeError on
-    expanding it; the answer must be the usual unknown-model / no-such-file message."""
+@pytest.mark.parametrize("name", ["~0", "~0.gguf", "~nobody-here/config.json", "~nobody-here/model", "0/", "/"])
+def test_inference_memory_odd_path_like_names(name: str) -> None:
+    """Names the test above found: '~name' where no user is called name (pathlib raises RuntimeError on
+    expanding it) and a repo-id-like '0/' with nothing after the slash; each must get the usual
+    unknown-model / no-such-file message."""
     outcome(lambda: estimate_inference_memory(InferenceMemoryInput(model=name, context=1)))
 
 
@@ -821,3 +822,39 @@ def test_stepped_context_search_matches_a_linear_scan(
     expected = max((c for c in range(1, cap + 1) if f(c) <= limit), default=0)
     assert _longest_context(f, limit, cap, None, (unit, seqs)) == expected
     assert _longest_context(f, limit, cap, (known_at, f(known_at)), (unit, seqs)) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    model=st.sampled_from(["llama-3.1-8b", "llama-3.1-70b", "gemma-3-27b", "deepseek-v3", "qwen3-next-80b-a3b",
+                           "gpt-oss-20b", "mistral-7b-v0.1"]),
+    engine=st.sampled_from(["vllm", "llamacpp", "transformers"]),
+    gpus=st.sampled_from([1, 2, 4]),
+    parallel=st.sampled_from([None, "pp"]),
+    context=log_int(1, 1 << 20),
+    seqs=log_int(1, 4096),
+    ngl=st.one_of(st.none(), st.integers(min_value=0, max_value=200)),
+)
+def test_search_sizer_adds_up_to_the_reported_need(model: str, engine: str, gpus: int, parallel: str | None,
+                                                   context: int, seqs: int, ngl: int | None) -> None:
+    """The limit searches evaluate a numbers-only sizer; at any point it must equal the need the result reports
+    (weights + KV + activations + overhead on the largest GPU), and its cache must be the public KV-cache
+    figure of that engine (its stage's share under a layer split)."""
+    from tools.inference_memory import _need, _plan, _resolve_spec, _sizer
+    from tools.kv_cache import kv_cache_size
+
+    inp = InferenceMemoryInput(model=model, engine=engine, gpus=gpus, parallel=parallel, context=context,
+                               batch=seqs, n_gpu_layers=ngl if engine == "llamacpp" else None)
+    try:
+        plan = _plan(_resolve_spec(inp), inp)
+    except TOOL_ERRORS:
+        return  # a split this model cannot take (tensor parallel over heads, more stages than layers)
+    cfg = plan.cfg
+    layers = inp.n_gpu_layers
+    need = _need(cfg, inp, context, seqs, layers)
+    assert _sizer(cfg, inp, layers).total(context, seqs) == need.breakdown.total
+    tp = gpus if cfg.parallel == "tp" else 1
+    public = kv_cache_size(cfg.spec, context, seqs, cfg.kv_dtype, tp, "generic" if engine == "transformers" else engine)
+    assert need.kv.bytes == public.bytes
+    share = need.kv_layers / cfg.spec.layers
+    assert need.breakdown.kv_cache == round(public.bytes * share)

@@ -514,7 +514,7 @@ def load_model_spec(ref: str) -> ModelSpec:
             if m.hf_repo and m.hf_repo.lower() == ref.strip().lower():
                 return ModelSpec.from_model(m)
         try:
-            return ModelSpec.from_catalog(ref.rstrip("/").rsplit("/", 1)[1])
+            return ModelSpec.from_catalog(ref.rstrip("/").rsplit("/", 1)[-1])
         except UnknownNameError:
             shown = ref if len(ref) <= 60 else ref[:57] + "…"
             raise ToolError(
