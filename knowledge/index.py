@@ -32,6 +32,7 @@ from pydantic import BaseModel
 from knowledge.cachefile import write_atomic
 from knowledge.corpus import Passage, corpus_hash, load_corpus_cached
 from knowledge.lexical import LexicalIndex, NameMatcher, tokenize, tokenizer_fingerprint
+from knowledge.paths import expand_user
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,10 +73,7 @@ def user_data_dir() -> Path:
     """``$GPU_ADVISOR_DATA`` or the platform's per-user data directory for gpu-advisor."""
     env = os.environ.get("GPU_ADVISOR_DATA")
     if env:
-        try:
-            return Path(env).expanduser()
-        except RuntimeError:  # "~name/…" where no user is called name: taken literally
-            return Path(env)
+        return expand_user(env)
     if sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
     elif sys.platform == "darwin":

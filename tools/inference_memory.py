@@ -33,7 +33,7 @@ from tools.kv_cache import (
     LLAMACPP_CTX_PAD,
     VLLM_BLOCK_SIZE,
     Engine,
-    KVCacheParts,
+    KVLayout,
     kv_bytes,
     kv_bytes_per_token,
     kv_formula,
@@ -224,9 +224,7 @@ def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: 
     return forward + logits, formula
 
 
-def llamacpp_compute_buffer(
-    spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_attention: bool, explain: bool = True
-) -> tuple[int, str]:
+def llamacpp_compute_buffer(spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_attention: bool) -> tuple[int, str]:
     """Size of llama.cpp's CUDA compute buffer, reserved for a worst-case ubatch.
 
     Peak = max(attention, logits). Without flash attention the attention step materialises
@@ -237,9 +235,6 @@ def llamacpp_compute_buffer(
     """
     per_cell, hidden_rows, logits = _llamacpp_buffer_parts(spec, n_ubatch, flash_attention)
     attn = per_cell * n_ctx + hidden_rows
-    peak = max(logits, attn)
-    if not explain:
-        return peak, ""
     if logits >= attn:
         return logits, (
             f"max(attention, logits) = logits: {n_ubatch} × (vocab {spec.vocab_size} + {spec.hidden_size}) × 4 B"
@@ -260,9 +255,7 @@ def _llamacpp_buffer_parts(spec: ModelSpec, n_ubatch: int, flash_attention: bool
     return per_cell, n_ubatch * 4 * spec.hidden_size * 4, n_ubatch * (spec.vocab_size + spec.hidden_size) * 4
 
 
-def transformers_activations(
-    spec: ModelSpec, tokens: int, seqs: int, act_bytes: int, explain: bool = True
-) -> tuple[int, str]:
+def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes: int) -> tuple[int, str]:
     """Prefill peak of a Hugging Face forward: ``tokens · (4·h + 2·I) · b + seqs · V · 4 · 2``.
 
     Hidden states and the MLP's gate/up outputs for every prompt token (SDPA/flash attention,
@@ -270,8 +263,6 @@ def transformers_activations(
     """
     per_token, per_seq = _transformers_activation_parts(spec, act_bytes)
     act = tokens * per_token + seqs * per_seq
-    if not explain:
-        return act, ""
     return (
         act,
         f"{tokens} tok × (4×{spec.hidden_size} + 2×{_intermediate(spec)}) × {act_bytes} B + "
@@ -465,11 +456,21 @@ class _Breakdown:
 
 
 @dataclass(slots=True)
+class _KV:
+    """The request's cache on one rank: bytes of every layer, tokens per full / sliding layer."""
+
+    bytes: int
+    full_tokens: int
+    sliding_tokens: int
+    layout: KVLayout
+
+
+@dataclass(slots=True)
 class _Need:
     """Numbers only: the formulas are written once, for the final configuration, by :func:`_terms`."""
 
     breakdown: _Breakdown
-    kv: KVCacheParts
+    kv: _KV
     cpu_bytes: int
     total_all_gpus: int
     kv_layers: int  # layers whose cache sits on the largest GPU
@@ -524,10 +525,9 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
         all_gpus = cfg.weights.total + kv_all + g * (act + overhead)
     else:  # tensor parallel: identical ranks
         all_gpus = g * (weights + kv_gpu + act + overhead)
-    lay = sizer.layout
     return _Need(
         breakdown=_Breakdown(weights=weights, kv_cache=kv_gpu, activations=act, overhead=overhead),
-        kv=KVCacheParts(kv_all, full, sliding, lay.state_bytes_per_seq * seqs, lay, ""),
+        kv=_KV(kv_all, full, sliding, sizer.layout),
         cpu_bytes=cpu,
         total_all_gpus=all_gpus,
         kv_layers=sizer.kv_layers,

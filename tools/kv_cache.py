@@ -19,7 +19,6 @@ ring for sliding-window layers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -165,65 +164,17 @@ def kv_cache_size(
     ``n_ctx = context × sequences`` cells (padded to 256), its sliding ring at ``window ×
     sequences + n_ubatch``; transformers/generic hold exactly ``context`` (window) tokens.
     """
-    p = kv_cache_parts(
-        spec, context, sequences, kv_dtype, tp, engine, max_num_batched_tokens=max_num_batched_tokens, n_ubatch=n_ubatch
-    )
-    return KVCacheSize(
-        bytes=p.bytes,
-        full_tokens=p.full_tokens,
-        sliding_tokens=p.sliding_tokens,
-        state_bytes=p.state_bytes,
-        layout=p.layout,
-        formula=p.formula,
-    )
-
-
-@dataclass(slots=True)
-class KVCacheParts:
-    """The figures of :class:`KVCacheSize` as a plain dataclass (for searches and internals; not frozen
-    because the searches build many and frozen dataclasses cost twice as much to make — treat as read-only)."""
-
-    bytes: int
-    full_tokens: int
-    sliding_tokens: int
-    state_bytes: int
-    layout: KVLayout
-    formula: str
-
-
-def kv_cache_parts(
-    spec: ModelSpec,
-    context: int,
-    sequences: int = 1,
-    kv_dtype: str = "fp16",
-    tp: int = 1,
-    engine: Engine = "generic",
-    *,
-    max_num_batched_tokens: int = 8192,
-    n_ubatch: int = 512,
-    explain: bool = True,
-) -> KVCacheParts:
-    """:func:`kv_cache_size` without validation (same rules): KV cache for ``sequences``
-    concurrent sequences of ``context`` tokens each, on one rank.
-
-    vLLM rounds each sequence up to 16-token blocks and keeps ``min(window − 1 +
-    max_num_batched_tokens, context)`` (+1 block) for sliding layers; llama.cpp sizes one ring of
-    ``n_ctx = context × sequences`` cells (padded to 256), its sliding ring at ``window ×
-    sequences + n_ubatch``; transformers/generic hold exactly ``context`` (window) tokens.
-    ``explain=False`` leaves ``formula`` empty (for searches that only compare bytes).
-    """
     if context < 1 or sequences < 1:
         raise ToolError(f"context and sequences must be at least 1 (got {context}, {sequences})")
     lay = kv_layout(spec, kv_dtype, tp)
     full_tokens, sliding_tokens = kv_tokens(lay, engine, context, sequences, max_num_batched_tokens, n_ubatch)
-    formula = kv_formula(lay, engine, context, sequences, full_tokens, sliding_tokens) if explain else ""
-    return KVCacheParts(
+    return KVCacheSize(
         bytes=kv_bytes(lay, full_tokens, sliding_tokens, sequences),
         full_tokens=full_tokens,
         sliding_tokens=sliding_tokens,
         state_bytes=lay.state_bytes_per_seq * sequences,
         layout=lay,
-        formula=formula,
+        formula=kv_formula(lay, engine, context, sequences, full_tokens, sliding_tokens),
     )
 
 
@@ -252,7 +203,8 @@ def kv_bytes(lay: KVLayout, full_tokens: int, sliding_tokens: int, sequences: in
 
 
 def kv_formula(lay: KVLayout, engine: Engine, context: int, sequences: int, full_tokens: int, sliding: int) -> str:
-    """The formula text of :func:`kv_cache_parts` for one configuration (``full_tokens``/``sliding`` as it returns)."""
+    """The formula text of :func:`kv_cache_size` for one configuration (``full_tokens``/``sliding`` from
+    :func:`kv_tokens`)."""
     if engine == "vllm":
         how = f"{sequences} seq × ⌈{context}/16⌉ blocks × 16"
     elif engine == "llamacpp":

@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
+from knowledge.paths import expand_user
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, estimate_params
@@ -56,10 +57,7 @@ _ST_DTYPE_NAME = {
 
 def spec_from_path(path: Path) -> ModelSpec:
     """ModelSpec from a .gguf file, a config.json, or a folder holding either."""
-    try:
-        path = Path(path).expanduser()
-    except RuntimeError:  # "~name/…" where no user is called name: taken literally
-        path = Path(path)
+    path = expand_user(path)
     if not path.exists():
         raise ToolError(f"no such file or folder: {path}", suggestions=["give a catalog model name instead"])
     if path.is_dir():

@@ -17,6 +17,7 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import UnknownNameError, load_catalog
+from knowledge.paths import expand_user
 from knowledge.schema import AttentionKind, Model
 from tools.errors import ToolError
 from tools.precision import resolve_precision
@@ -557,8 +558,8 @@ def _looks_like_path(ref: str) -> bool:
     if not (os.sep in ref or "/" in ref or ref.startswith(("~", ".")) or (os.altsep and os.altsep in ref)):
         return False
     try:
-        return Path(ref).expanduser().exists()
-    except (OSError, ValueError, RuntimeError):  # name too long, NUL byte, "~name" of no such user
+        return expand_user(ref).exists()
+    except (OSError, ValueError):  # name too long, NUL byte
         return False
 
 

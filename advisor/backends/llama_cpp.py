@@ -19,6 +19,7 @@ from typing import Any
 
 from advisor.backends.base import Backend, BackendError, LLMResponse, LLMToolCall, Message
 from advisor.settings import Settings
+from knowledge.paths import expand_user
 
 _TOOL_FORMATS = ("chatml-function-calling", "functionary")
 # Formats by GGUF ``general.architecture`` for files that carry no chat template.
@@ -90,10 +91,7 @@ class LlamaCppBackend(Backend):
         else:
             if not model_path:
                 raise BackendError("unavailable", "llama backend: set ADVISOR_LLAMA_MODEL to a .gguf file")
-            try:
-                path = Path(model_path).expanduser()
-            except RuntimeError:  # "~name/…" where no user is called name: taken literally
-                path = Path(model_path)
+            path = expand_user(model_path)
             if not path.is_file():
                 raise BackendError("unavailable", f"llama backend: model file not found: {path.name}")
             try:
