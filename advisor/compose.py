@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.messages import has as has_message
+from advisor.messages import msg
 from advisor.nlu import Parsed
 from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan
 from advisor.session import Citation, Profile, Session, ToolCall
@@ -158,6 +160,9 @@ def question_text(slots: list[str], lang: str | None, confirm: bool = False,
         return "\n".join(q for q in (question_text(slots, "zh", confirm, after_yes),
                                       question_text(slots, "en", confirm, after_yes)) if q)
     table = {**_QUESTIONS, **(_CONFIRM if confirm else {}), **(_AFTER_YES if after_yes else {})}
+    pair = "question.pair." + "+".join(slots)
+    if len(slots) == 2 and not confirm and not after_yes and has_message(lang, pair):
+        return msg(lang, pair)
     parts = [table[s][0 if lang == "zh" else 1] for s in slots if s in table]
     return " ".join(parts) or None
 
@@ -202,15 +207,16 @@ _PLAIN_TRAIN = {
 }
 
 
-def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True) -> list[str]:
+def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True, explain: bool = True) -> list[str]:
+    """One line per term: label, value and (``explain``) what the term is."""
     lines = []
     for term in result.get("terms", []):
         if bytes_only and term.get("unit") != "bytes":
             continue
         label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
-        explain = term.get("explain_zh" if lang == "zh" else "explain_en", "")
         value = gb(term["value"]) if term.get("unit") == "bytes" else f"{num(term['value'])} {term.get('unit', '')}"
-        lines.append(f"- {label}: {value} — {explain}")
+        text = term.get("explain_zh" if lang == "zh" else "explain_en", "") if explain else ""
+        lines.append(f"- {label}: {value}" + (f" — {text}" if text else ""))
     return lines
 
 
@@ -228,7 +234,7 @@ def _findings(check: dict[str, Any], lang: str, limit: int = 4) -> list[str]:
     return out
 
 
-def _options(rec: dict[str, Any], lang: str, limit: int = 3) -> list[str]:
+def _options(rec: dict[str, Any], lang: str, limit: int = 3, detailed: bool = True) -> list[str]:
     opts = rec.get("options", [])[:limit]
     if not opts:
         return []
@@ -250,8 +256,9 @@ def _options(rec: dict[str, Any], lang: str, limit: int = 3) -> list[str]:
             speed = "—"
         label = f"{o['count']}× {o['gpu']}"
         rows.append(f"| {o['rank']} | {label} | {price} | {speed} | {num(o['power_w'])} W |")
-    rows.append("")
-    rows += [f"{o['rank']}. {o['why_zh'] if lang == 'zh' else o['why_en']}" for o in opts]
+    if detailed:
+        rows.append("")
+        rows += [f"{o['rank']}. {o['why_zh'] if lang == 'zh' else o['why_en']}" for o in opts]
     return rows
 
 
@@ -339,7 +346,7 @@ def repeated(previous: dict[str, ToolCall], call: ToolCall | None) -> bool:
 
 def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                        previous: dict[str, ToolCall], alts: list[tuple[str, ToolCall]] | None = None,
-                       citations: list[Citation] | None = None) -> list[str]:
+                       citations: list[Citation] | None = None, detailed: bool = True) -> list[str]:
     size = _by_name(calls, "size_inference")
     out: list[str] = []
     if size is None:
@@ -408,7 +415,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     if not brief:
         out.append("")
         out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
-        out += term_lines(r, lang)
+        out += term_lines(r, lang, explain=detailed)
         out.append(t(lang, f"- 合计：{gb(r['per_gpu_bytes'])}", f"- Total: {gb(r['per_gpu_bytes'])}"))
     perf = _by_name(calls, "perf_decode")
     if perf is not None:
@@ -595,7 +602,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
 
 
 def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
-                      previous: dict[str, ToolCall]) -> list[str]:
+                      previous: dict[str, ToolCall], detailed: bool = True) -> list[str]:
     size = _by_name(calls, "size_training")
     out: list[str] = []
     if size is None:
@@ -635,7 +642,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     if not brief:
         out.append("")
         out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
-        out += [line for line in term_lines(r, lang) if not line.startswith(("- 每节点内存", "- Host RAM"))]
+        out += [line for line in term_lines(r, lang, explain=detailed)
+                if not line.startswith(("- 每节点内存", "- Host RAM"))]
         if r.get("cpu_bytes"):
             out.append(t(lang, f"- 另需主机内存：{gb(r['cpu_bytes'])}",
                          f"- Host RAM also needed: {gb(r['cpu_bytes'])}"))
@@ -705,7 +713,8 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     return out
 
 
-def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = False) -> list[str]:
+def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = False,
+                       detailed: bool = True) -> list[str]:
     rec = _by_name(calls, "recommend")
     if rec is None:
         return []
@@ -713,7 +722,7 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
     out = [""]
     if r.get("options"):
         out.append(t(lang, "**推荐配置**（按性价比排序）", "**Recommended configurations** (by performance per price)"))
-        out += _options(r, lang)
+        out += _options(r, lang, detailed=detailed)
     elif alternatives:  # the alternatives above already say what would work
         prec = rec.arguments.get("precision")
         out.append(t(lang, f"**按{'原生精度' if not prec else ' ' + prec + ' '}没有可行配置的主要原因：**",
@@ -802,26 +811,28 @@ def _errors(calls: list[ToolCall], lang: str) -> list[str]:
 
 
 def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
-                   parsed: Parsed, previous: dict[str, ToolCall]) -> str:
-    """The full answer of an 'answer' turn."""
+                   parsed: Parsed, previous: dict[str, ToolCall], detailed: bool = False) -> str:
+    """The answer of an 'answer' turn: verdict and key figures; ``detailed`` adds what each term is."""
     p = session.profile
     out: list[str] = []
     alts = [(plan.alt_calls[c.call_id], c) for c in calls if c.call_id in plan.alt_calls]
     calls = [c for c in calls if c.call_id not in plan.alt_calls]  # the requested configuration's own calls
     if p.use_case == "inference":
-        out += _inference_section(calls, p, plan, lang, previous, alts, citations)
+        out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed)
     elif p.use_case == "training":
-        out += _training_section(calls, p, plan, lang, previous)
+        out += _training_section(calls, p, plan, lang, previous, detailed=detailed)
     else:
         out += _scientific_section(calls, p, plan, lang)
     size_call = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
     brief = repeated(previous, size_call)  # same configuration as last turn: only what is new in detail
     out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build")))
-    out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts))
+    out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed)
     errs = _errors(calls, lang)
     if errs:
         out += ["", t(lang, "**未能完成的计算**", "**What could not be computed**"), *errs]
-    if p.use_case == "inference" and _by_name(calls, "size_inference") and not brief:
+    if not detailed:
+        pass
+    elif p.use_case == "inference" and _by_name(calls, "size_inference") and not brief:
         out += ["", _PLAIN[lang]]
     elif p.use_case == "training" and _by_name(calls, "size_training") and not brief:
         out += ["", _PLAIN_TRAIN[lang]]
@@ -834,6 +845,9 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     if assumptions:
         out += ["", t(lang, "**假设**：", "**Assumptions**: ") + ("；" if lang == "zh" else "; ").join(assumptions)
                 + ("。" if lang == "zh" else ".")]
+    if "use_case" in plan.assumed:
+        key = "assume.use_case_training" if plan.assumed["use_case"] == "training" else "assume.use_case"
+        out += ["", msg(lang, key)]
     warnings = _tool_warnings(calls) if p.use_case != "scientific" and not brief else []
     if warnings and lang == "en":
         out += ["", "**Warnings**", *[f"- {w}" for w in warnings]]

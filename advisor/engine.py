@@ -21,10 +21,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from advisor import answers as A
 from advisor import compose as C
 from advisor import grounding
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
-from advisor.nlu import Intent, Parsed, clean, has_english_words, parse
+from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, parse
 from advisor.planner import Plan, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
@@ -152,6 +153,8 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
             setattr(p, slot, value)
             changed.append(slot)
 
+    if parsed.kind in (Kind.spec, Kind.concept, Kind.chitchat):
+        return changed  # a question about a card or an idea changes nothing the user plans
     if parsed.use_case:
         put("use_case", parsed.use_case)
     if parsed.model:
@@ -162,7 +165,8 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         put("params_b", parsed.params_b)
     for slot in ("precision", "kv_dtype", "context_tokens", "concurrency", "method", "dataset_tokens",
                  "dataset_samples", "epochs", "deadline_days", "fp64", "problem_size_gb", "budget",
-                 "cuda_required", "domestic", "form_factor", "power_limit_w"):
+                 "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "cpu", "cpu_name", "nodes",
+                 "sharding", "grad_checkpointing", "has_host", "budget_scope"):
         value = getattr(parsed, slot)
         if value is not None:
             put(slot, value)
@@ -175,6 +179,10 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         put("dataset_samples", None)
     if parsed.existing is not None:
         put("existing", parsed.existing)
+    if parsed.excluded_vendors:
+        put("excluded_vendors", parsed.excluded_vendors)
+    if parsed.allowed_gpus:
+        put("allowed_gpus", parsed.allowed_gpus)
     gpu_ids = list(dict.fromkeys(g.gpu for g in parsed.gpus))
     if len(gpu_ids) >= 2:
         put("compare", gpu_ids)
@@ -398,8 +406,21 @@ class Advisor:
             body = C.compose_compare(session, calls, citations, out_lang)
         elif mode == "why":
             body = C.compose_why(session, citations, out_lang)
+        elif mode == "spec":
+            body = A.compose_spec(calls, parsed.asked_attribute, parsed.about_precision or parsed.precision, out_lang)
+        elif mode == "concept":
+            body = A.compose_concept(citations, parsed.text, out_lang)
+        elif mode == "build":
+            gpus = next((c.arguments["gpus"] for c in calls if c.name == "check_build"), [])
+            label = ", ".join(C.config_label(g["gpu"], g["count"], out_lang) for g in gpus)
+            body = A.compose_build(calls, label, session.profile.cpu_name, out_lang)
+        elif mode == "rent":
+            rent = next((c for c in calls if c.name == "rent_vs_buy"), None)
+            months = rent.arguments.get("months") if rent else None
+            body = A.compose_rent(calls, months, rent.arguments["hours_per_day"] if rent else 24.0, out_lang)
         else:
-            body = C.compose_answer(plan, session, calls, citations, out_lang, parsed, previous)
+            body = C.compose_answer(plan, session, calls, citations, out_lang, parsed, previous,
+                                    detailed=self.settings.detailed or parsed.wants_detail)
 
         slots = [] if mode in ("opening", "reset") else plan.question_slots
         if mode in ("opening", "reset"):

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from advisor.nlu import CANONICAL, SPECIALISED, Intent, Parsed
+from advisor.nlu import CANONICAL, SPECIALISED, Intent, Kind, Parsed
 from advisor.session import Profile, Session
 from knowledge import load_catalog
 
@@ -36,7 +36,10 @@ CORE: dict[str, tuple[str, ...]] = {
     "training": ("model", "method"),
     "scientific": ("fp64", "problem_size_gb"),
 }
-Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", "empty"]
+Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", "empty", "spec", "concept", "build",
+               "rent"]
+DEFAULT_RENT_HOURS = 24.0
+_VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar", "MetaX")
 
 
 class PlannedCall(BaseModel):
@@ -88,12 +91,13 @@ def next_question_slots(session: Session) -> list[str]:
 
 
 def ready(session: Session, parsed: Parsed | None = None) -> bool:
-    """Enough is known to compute: core slots known or already asked, or a concrete GPU question."""
+    """Enough is known to compute: a model for the AI paths (the rest has stated defaults); for scientific
+    work the core slots known or already asked, or a concrete GPU question."""
     p = session.profile
     if p.use_case is None:
         return False
-    if p.use_case in ("inference", "training") and not p.known("model"):
-        return False
+    if p.use_case in ("inference", "training"):
+        return p.known("model")
     if p.gpu or p.existing:
         return True
     if parsed is not None and (parsed.has(Intent.recommend) or parsed.has(Intent.whatif)):
@@ -196,14 +200,25 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         return Plan(mode="export")
     if not parsed.text.strip():
         return Plan(mode="empty", question_slots=next_question_slots(session))
+    kind = parsed.kind
+    if kind == Kind.spec:
+        return _spec_plan(session, parsed)
+    if kind == Kind.concept:
+        return Plan(mode="concept", calls=_search_text(parsed.text, lang, search_k))
+    if kind == Kind.build:
+        return _build_plan(session, parsed)
+    if kind == Kind.rent_vs_buy:
+        return _rent_plan(session, parsed, lang)
     if (len(p.compare) >= 2 and parsed.has(Intent.compare)) or len({g.gpu for g in parsed.gpus}) >= 2:
         plan = Plan(mode="compare", calls=_compare_calls(p))
         plan.calls += _search(p, "compare", lang, search_k)
         plan.question_slots = next_question_slots(session)
         return plan
-    if parsed.has(Intent.why) and session.last_results and not _has_new_facts(parsed):
-        return Plan(mode="why", calls=_search(p, "why", lang, search_k),
-                    question_slots=next_question_slots(session))
+    if (kind == Kind.why or parsed.has(Intent.why)) and session.last_results and not _has_new_facts(parsed):
+        return Plan(mode="why", calls=_search(p, "why", lang, search_k))
+    implied = None if p.use_case else implied_use_case(p, parsed)
+    if implied:
+        p.use_case = implied  # computed on a stated assumption, said in the reply; one word changes it
     if p.use_case is None:
         return Plan(mode="opening", question_slots=["use_case"])
     if not ready(session, parsed):
@@ -218,7 +233,117 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
     for slot in CORE[p.use_case]:
         if not p.known(slot):
             plan.assumed[slot] = True
+    if implied:
+        plan.assumed["use_case"] = implied
     return plan
+
+
+_TRAINING_KINDS = (Kind.size_training,)
+_INFERENCE_KINDS = (Kind.size_inference, Kind.speed, Kind.recommend, Kind.whatif, Kind.correct, Kind.compare)
+
+
+def implied_use_case(p: Profile, parsed: Parsed) -> str | None:
+    """The use case a question implies when the user has not said it: a model with a sizing, speed or
+    buying question is inference unless training words appear; FP64 or a problem size is scientific."""
+    if parsed.kind in _TRAINING_KINDS or p.method:
+        return "training" if p.known("model") else None
+    if p.fp64 or p.problem_size_gb:
+        return "scientific"
+    if parsed.kind in _INFERENCE_KINDS and p.known("model"):
+        return "inference"
+    return None
+
+
+def _search_text(text: str, lang: str, k: int) -> list[PlannedCall]:
+    if k <= 0:
+        return []
+    return [PlannedCall(name="search_knowledge", purpose="search", arguments={"query": text[:500], "k": k,
+                                                                              "lang": lang})]
+
+
+_FEATURES = {"link": "nvlink", "ecc": "ecc"}
+
+
+def _spec_plan(session: Session, parsed: Parsed) -> Plan:
+    """Catalog lookups: the GPUs and model named (or the one under discussion), or a catalog filter."""
+    calls: list[PlannedCall] = []
+    if parsed.catalog_filter:
+        args: dict[str, Any] = {}
+        if parsed.about_precision:
+            args["supports"] = _tensor_precision(parsed.about_precision)
+        elif parsed.asked_attribute in _FEATURES:
+            args["feature"] = _FEATURES[parsed.asked_attribute]
+        elif parsed.fp64:
+            args["feature"] = "fp64"
+        if parsed.domestic:
+            args["domestic"] = True
+        if args:
+            calls.append(PlannedCall(name="find_gpus", arguments=args, purpose="info"))
+    gpus = list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    if not gpus and not parsed.model and not calls and session.profile.gpu:
+        gpus = [session.profile.gpu]
+    for gid in gpus[:4]:
+        calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
+    if parsed.model:
+        calls.append(PlannedCall(name="model_info", arguments={"name": parsed.model}, purpose="info"))
+    return Plan(mode="spec", calls=calls)
+
+
+def _tensor_precision(name: str) -> str:
+    """The tensor-core precision a weight format runs on ('int4' → int8 path is not implied: keep int8)."""
+    base = name.lower()
+    return {"int4": "int8", "nf4": "int8", "mxfp4": "fp4", "nvfp4": "fp4", "fp16": "fp16", "bf16": "bf16"}.get(
+        base, base if base in ("fp64", "fp32", "tf32", "fp8", "int8", "fp4") else "fp16")
+
+
+def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, Any]]:
+    if parsed.gpus:
+        return [{"gpu": g.gpu, "count": g.count} for g in parsed.gpus]
+    gpu, count = _config(session.profile)
+    return [{"gpu": gpu, "count": count}] if gpu else []
+
+
+def _build_plan(session: Session, parsed: Parsed) -> Plan:
+    """A compatibility check of the machine described so far (the memory fit too when a model is known)."""
+    p = session.profile
+    gpus = _gpus_under_discussion(session, parsed)
+    if not gpus:
+        return Plan(mode="build")
+    args: dict[str, Any] = {"gpus": gpus}
+    if p.psu_w:
+        args["psu_w"] = p.psu_w
+    if p.cpu:
+        args["platform"] = p.cpu
+    if _chassis(p):
+        args["chassis"] = _chassis(p)
+    if p.use_case:
+        args["workload"] = p.use_case
+    if p.model and p.use_case in ("inference", "training"):
+        args["model"] = p.model
+        if p.use_case == "inference":
+            args.update(context=p.context_tokens or DEFAULT_CONTEXT, concurrency=p.concurrency or DEFAULT_CONCURRENCY)
+            if p.precision:
+                args["precision"] = p.precision
+        else:
+            args["method"] = _method(p)
+    if p.cuda_required:
+        args["cuda_required"] = True
+    return Plan(mode="build", calls=[PlannedCall(name="check_build", arguments=args, purpose="check")])
+
+
+def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
+    """Buying the configuration under discussion vs renting it for the project's length."""
+    p = session.profile
+    gpus = _gpus_under_discussion(session, parsed)
+    if not gpus:
+        return Plan(mode="rent")
+    currency = p.budget.currency if p.budget and p.budget.currency in ("USD", "CNY") else (
+        "CNY" if lang == "zh" else "USD")
+    args: dict[str, Any] = {"gpu": gpus[0]["gpu"], "count": gpus[0]["count"], "currency": currency,
+                            "hours_per_day": DEFAULT_RENT_HOURS, "include_host": not p.has_host}
+    if p.deadline_days:
+        args["months"] = round(min(120.0, max(p.deadline_days / 30, 0.1)), 2)
+    return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info")])
 
 
 def _has_new_facts(parsed: Parsed) -> bool:
@@ -243,8 +368,11 @@ def _model_args(p: Profile, plan: Plan) -> dict[str, Any]:
 
 
 def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | None) -> bool:
-    return (p.budget is not None or p.budget_unlimited or parsed.has(Intent.recommend) or gpu is None
-            or p.domestic is True)
+    # "how much memory does X need?" asks for a figure, not a shopping list; a turn that only states the
+    # model (answering the advisor's question) still gets configurations to consider
+    sizing_only = parsed.kind in (Kind.size_inference, Kind.size_training, Kind.speed) and bool(parsed.asked_attribute)
+    return (p.budget is not None or p.budget_unlimited or parsed.has(Intent.recommend)
+            or parsed.kind == Kind.recommend or (gpu is None and not sizing_only) or p.domestic is True)
 
 
 def _common_rec(p: Profile) -> dict[str, Any]:
@@ -259,6 +387,12 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["chassis"] = _chassis(p)
     if p.existing:
         args["existing_gpus"] = [{"gpu": e.gpu, "count": e.count} for e in p.existing]
+    if p.excluded_vendors:
+        args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
+    if p.has_host or p.budget_scope == "gpu_only":
+        args["include_host_cost"] = False
+    if p.psu_w and not p.power_limit_w:
+        args["power_limit_w"] = p.psu_w
     return args
 
 
@@ -402,8 +536,14 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     size: dict[str, Any] = {**model, "method": method, "gpus": count, "seq": seq}
     if gpu:
         size["gpu"] = gpu
-    if count > 1 and method == "full":
+    if p.sharding == "fsdp":
+        size["fsdp"] = True
+    elif p.sharding:
+        size["zero_stage"] = int(p.sharding[-1])
+    elif count > 1 and method == "full":
         size["zero_stage"] = 3
+    if p.grad_checkpointing is not None:
+        size["recompute"] = "full" if p.grad_checkpointing else "none"
     calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
     tokens = dataset_tokens(p)
     if gpu and tokens:

@@ -63,6 +63,16 @@ class Profile(BaseModel):
     gpu: str | None = Field(None, description="catalog GPU id of the configuration under discussion")
     gpu_count: int | None = Field(None, ge=1, le=1024)
     compare: list[str] = Field(default_factory=list, description="GPU ids the user asked to compare")
+    psu_w: float | None = Field(None, gt=0, description="PSU rating of the user's machine, W")
+    cpu: str | None = Field(None, description="catalog CPU platform id")
+    cpu_name: str | None = Field(None, max_length=60, description="a CPU the platform catalog does not know")
+    nodes: int | None = Field(None, ge=1, le=4096)
+    sharding: Literal["zero1", "zero2", "zero3", "fsdp"] | None = None
+    grad_checkpointing: bool | None = None
+    has_host: bool | None = Field(None, description="a computer for the cards is already owned")
+    budget_scope: Literal["gpu_only", "system"] | None = None
+    excluded_vendors: list[str] = Field(default_factory=list)
+    allowed_gpus: list[str] = Field(default_factory=list)
 
     def known(self, slot: str) -> bool:
         """Whether ``slot`` has a value (a model size counts for 'model'; 'unlimited' for 'budget')."""

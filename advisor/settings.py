@@ -48,6 +48,8 @@ class Settings(BaseSettings):
     max_turns_kept: int = Field(50, ge=2, le=10_000)
     max_tool_steps: int = Field(4, ge=1, le=32)
     search_k: int = Field(3, ge=0, le=20)
+    detailed: bool = Field(False, description="replies carry the full derivation (term explanations, plain-words "
+                                              "paragraph); otherwise short, with 'detail'/'详细' on request")
     ask_dense: bool = Field(False, description="`gpu-advisor ask` opens the vector index even for one question")
 
     def describe(self) -> str:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from advisor.session import ToolCall
 from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
+from tools.catalog_query import FindGPUsInput, find_gpus
 from tools.compat import BuildInput, check_build
 from tools.errors import ToolError
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
@@ -33,6 +34,7 @@ from tools.perf import (
     estimate_prefill,
     estimate_serving,
 )
+from tools.pricing import RentVsBuyInput, rent_vs_buy
 from tools.recommend import RecommendInput, recommend
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
@@ -233,6 +235,10 @@ _SPECS = [
              "interconnect, software, price.", NameArgs, _gpu_info, "GPU specs", "GPU 参数"),
     ToolSpec("model_info", "Catalog entry of one model: parameters, layers, attention, context.", NameArgs,
              _model_info, "Model specs", "模型参数"),
+    ToolSpec("find_gpus", "Catalog GPUs meeting conditions: a supported precision (fp8, fp4 …), a feature (nvlink, "
+             "ecc, fp64), vendor, domestic, minimum memory.", FindGPUsInput, find_gpus, "GPU filter", "GPU 筛选"),
+    ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
+             "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy, "Buy vs rent", "买还是租"),
 ]
 TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}
 

@@ -198,7 +198,8 @@ def test_existing_hardware() -> None:
 
 def test_form_factor_and_power() -> None:
     r = p("1600W 电源，家用工作站")
-    assert r.form_factor == "workstation" and r.power_limit_w == 1600
+    assert r.form_factor == "workstation" and r.psu_w == 1600 and r.power_limit_w is None  # a PSU rating
+    assert p("850W PSU").psu_w == 850 and p("a 1,200 watt power supply").psu_w == 1200
     assert p("机架服务器").form_factor == "server"
     assert p("power limit 2 kW").power_limit_w == 2000
     money = p("预算 1.5w")

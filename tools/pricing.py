@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from knowledge import load_catalog
 from knowledge.schema import GPU
 
 Currency = Literal["USD", "CNY"]
@@ -85,7 +86,7 @@ class CostInput(BaseModel):
     kwh_price: float | None = Field(None, gt=0, description="price per kWh; default by currency")
     currency: Currency = "USD"
     duty_cycle: float = Field(1.0, gt=0, le=1, description="share of the year the machine runs at load")
-    cny_per_usd: float = Field(CNY_PER_USD, gt=0)
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
 
 
 class CostResult(BaseModel):
@@ -135,5 +136,94 @@ def cost_of_ownership(inp: CostInput) -> CostResult:
             f"yearly cost = kWh × {kwh_price:g} {inp.currency}",
             "break-even months = purchase / (rent per month − electricity per month)",
         ],
+        assumptions=assumptions,
+    )
+
+
+# ----------------------------------------------------------------------------- buy vs rent
+
+HOST_POWER_W: dict[str, float] = {"desktop": 300.0, "workstation": 450.0, "server": 800.0, "baseboard": 2000.0}
+
+
+class RentVsBuyInput(BaseModel):
+    """A number of one GPU to buy, or to rent by the hour instead."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str = Field(description="catalog GPU")
+    count: int = Field(1, ge=1, le=64)
+    hours_per_day: float = Field(24.0, gt=0, le=24, description="hours a day the GPUs are busy")
+    months: float | None = Field(None, gt=0, le=120, description="length of the project; None = open-ended")
+    currency: Currency = "USD"
+    include_host: bool = Field(True, description="buying includes the computer the cards go in")
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
+
+
+class RentVsBuyResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str
+    count: int
+    currency: Currency
+    purchase: float | None = Field(description="GPUs (+ host when included), in `currency`")
+    host: float | None = Field(description="the host's share of `purchase`, in `currency`")
+    rent_per_month: float | None = Field(description="rental at the stated hours a day, in `currency`")
+    energy_per_month: float = Field(description="electricity of owning, in `currency`")
+    break_even_months: float | None
+    project_rent: float | None = Field(description="renting for `months`, in `currency`")
+    project_buy: float | None = Field(description="buying plus electricity for `months`, in `currency`")
+    cheaper: Literal["rent", "buy"] | None
+    price_as_of: str | None
+    formula: list[str]
+    assumptions: list[str]
+
+
+def _host_class(gpu: GPU) -> str:
+    if gpu.form_factor in ("sxm", "oam"):
+        return "baseboard"
+    return {"consumer": "desktop", "workstation": "workstation"}.get(str(gpu.tier), "server")
+
+
+def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
+    """Months after which owning ``count`` GPUs beats renting them, and the cost of a project of ``months``."""
+    gpu = load_catalog().gpu(inp.gpu)
+    price = gpu_price(gpu, inp.cny_per_usd)
+    host_class = _host_class(gpu)
+    host_usd = HOST_COST_USD[host_class] if inp.include_host else 0.0
+    purchase_usd = price.usd * inp.count + host_usd if price.usd is not None else None
+    rental = price.rental_usd_per_hour * inp.count if price.rental_usd_per_hour else None
+    duty = inp.hours_per_day / 24
+    power_w = gpu.tdp_w * inp.count + (HOST_POWER_W[host_class] if inp.include_host else 0.0)
+    cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=power_w, rental_usd_per_hour=rental,
+                                       currency=inp.currency, duty_cycle=duty, cny_per_usd=inp.cny_per_usd))
+
+    def cur(usd: float | None) -> float | None:
+        return None if usd is None else round(usd if inp.currency == "USD" else usd * inp.cny_per_usd, 2)
+
+    energy_month = cost.yearly_energy_cost / 12
+    rent_month = cur(cost.rent_usd_per_month)
+    project_rent = project_buy = None
+    cheaper: Literal["rent", "buy"] | None = None
+    if inp.months is not None and rent_month is not None and purchase_usd is not None:
+        project_rent = round(rent_month * inp.months, 2)
+        project_buy = round((cur(purchase_usd) or 0) + energy_month * inp.months, 2)
+        cheaper = "rent" if project_rent <= project_buy else "buy"
+    elif cost.break_even_months is not None:
+        cheaper = "buy" if cost.break_even_months <= 36 else "rent"
+    assumptions = [*cost.assumptions,
+                   f"host {host_class}: ${host_usd:,.0f}" if inp.include_host else "no host bought (already owned)",
+                   "no resale value counted; rental at the catalog's typical on-demand rate per GPU-hour"]
+    if price.usd is None:
+        assumptions.append(f"{gpu.name}: no purchase price in the catalog — ask a vendor")
+    if rental is None:
+        assumptions.append(f"{gpu.name}: no rental rate in the catalog")
+    return RentVsBuyResult(
+        gpu=gpu.name, count=inp.count, currency=inp.currency, purchase=cur(purchase_usd),
+        host=cur(host_usd) if inp.include_host else None, rent_per_month=rent_month,
+        energy_per_month=round(energy_month, 2), break_even_months=cost.break_even_months,
+        project_rent=project_rent, project_buy=project_buy, cheaper=cheaper,
+        price_as_of=str(gpu.price.as_of) if gpu.price else None,
+        formula=[*cost.formula, "project rent = rent per month × months",
+                 "project buy = purchase + electricity per month × months"],
         assumptions=assumptions,
     )

@@ -103,7 +103,8 @@ class RecommendInput(BaseModel):
     matrix_n: int | None = Field(None, ge=1, le=100_000_000, description="scientific dense N×N double LU")
     budget_usd: float | None = Field(None, gt=0)
     budget_cny: float | None = Field(None, gt=0)
-    cny_per_usd: float = Field(CNY_PER_USD, gt=0, description=f"exchange rate (default as of {FX_AS_OF})")
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False,
+                               description=f"exchange rate (default as of {FX_AS_OF})")
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
     cuda_required: bool = False
     domestic_only: bool = False
@@ -124,6 +125,8 @@ class RecommendInput(BaseModel):
             raise ValueError("give the budget in USD or in CNY, not both")
         if self.workload in ("inference", "training") and not self.model:
             raise ValueError(f"{self.workload} needs a model (e.g. model='llama-3.1-70b')")
+        if self.mains is not None and not self.mains.strip():
+            self.mains = None  # a blank circuit is no circuit (the build checks would reject '')
         if self.mains:
             parse_mains(self.mains)
         return self

@@ -188,7 +188,7 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
     return ScientificResult(
         problem=inp.problem,
         memory_bytes=round(mem),
-        per_gpu_bytes=round(per_gpu),
+        per_gpu_bytes=min(round(per_gpu), round(mem)),  # float rounding near 2**56 must not give more than the whole
         gpus=c,
         fits=fits,
         flops=flops,

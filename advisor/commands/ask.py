@@ -34,6 +34,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_lang_flag(p)
     p.add_argument("--llm", choices=["none", "llama", "openai"], default=None,
                    help="LLM backend (default: ADVISOR_LLM, else none)")
+    p.add_argument("--verbose", action="store_true",
+                   help="full derivation in every reply: each memory term explained (also ADVISOR_DETAILED=1)")
 
 
 def _advisor(args: argparse.Namespace) -> Any:
@@ -46,7 +48,10 @@ def _advisor(args: argparse.Namespace) -> Any:
     except ValidationError as exc:
         problems = "; ".join(f"{_env_name(e)}{_shown(e)}: {e.get('msg', 'invalid')}" for e in exc.errors()[:3])
         raise ValueError(f"invalid setting in the environment — {problems}") from None
-    return Advisor.from_settings(settings, **({"llm": args.llm} if args.llm else {}))
+    overrides: dict[str, Any] = {"llm": args.llm} if args.llm else {}
+    if getattr(args, "verbose", False):
+        overrides["detailed"] = True
+    return Advisor.from_settings(settings, **overrides)
 
 
 def _env_name(err: Any) -> str:

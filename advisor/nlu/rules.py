@@ -1,4 +1,4 @@
-"""Rule-based understanding of one user message (Chinese, English, mixed, colloquial, typos).
+"""Rule-based slot reading of one user message (Chinese, English, mixed, colloquial, typos).
 
 ``parse(text)`` returns a :class:`Parsed` record of everything the message states: the use
 case, intents (compare / why / export / what-if / reset), the model and its size, precision,
@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from advisor.nlu import extractors
+from advisor.nlu.kinds import Features, Kind, classify
 from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, parse_number, scaled
 from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
@@ -42,7 +44,7 @@ class Intent(StrEnum):
 
 class Money(BaseModel):
     amount: float = Field(gt=0)
-    currency: Literal["CNY", "USD"]
+    currency: Literal["CNY", "USD", "EUR"]
 
 
 class GpuCount(BaseModel):
@@ -84,6 +86,22 @@ class Parsed(BaseModel):
     existing: list[GpuCount] | None = Field(None, description="hardware already owned; [] = none")
     form_factor: FormFactorPref | None = None
     power_limit_w: float | None = None
+    psu_w: float | None = Field(None, description="PSU rating, W")
+    cpu: str | None = Field(None, description="catalog CPU platform id")
+    cpu_name: str | None = Field(None, description="a CPU named that the platform catalog does not know")
+    nodes: int | None = Field(None, description="machines ('two servers', '2 nodes')")
+    sharding: Literal["zero1", "zero2", "zero3", "fsdp"] | None = None
+    grad_checkpointing: bool | None = None
+    has_host: bool | None = Field(None, description="a computer to put the cards in is already owned")
+    budget_scope: Literal["gpu_only", "system"] | None = None
+    excluded_vendors: list[str] | None = None
+    allowed_gpus: list[str] | None = None
+    asked_attribute: str | None = Field(None, description="the fact a spec question asks for (memory, price …)")
+    about_precision: str | None = Field(None, description="a precision asked about, not chosen ('supports FP8?')")
+    catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
+    wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
+    kind: Kind | None = Field(None, description="the answer the message asks for")
+    kind_by: str = Field("", description="how the kind was decided: rules, examples or default")
 
     def has(self, intent: Intent) -> bool:
         return intent in self.intents
@@ -456,6 +474,8 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
     out = Parsed(text=text, lang=detect_lang(text))
     if not text:
         return out
+    shown = text
+    text = _drop_rejected(text)  # "8 GPUs, not 4": the value the user took back is not read
     low = text.lower()
 
     # intents
@@ -652,7 +672,58 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
     if out.use_case is None and (out.model or out.params_b) \
             and re.search(r"跑|运行|装|放得下|够|几张|\bruns?\b|\bload\b|enough|\bfits?\b|how many", low):
         out.use_case = "inference"
+    _apply_extractors(out, text, masked, cat, gpu_mentions)
+    out.text = shown
     return out
+
+
+_REJECTED = re.compile(
+    r"[,，]?\s*(?:而)?不是\s*(?:那?[张块个])?\s*[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*\s*(?:张|块|个|卡|b|B)?(?=\s*[,，。.;；!！?？]|\s*(?:是|而是)|$)"
+    r"|[,，]?\s*\b(?:not|rather than|instead of)\s+(?:the\s+|an?\s+)?[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*"
+    r"(?:\s+(?:gpus?|cards?|users?|people))?(?=\s*[,.;!?]|$)", _I)
+_CATALOG_FILTER = re.compile(r"\b(which|what|any|list)\s+(?:\w+\s+){0,2}(gpus?|cards?|accelerators?|chips?)\b.{0,30}"
+                             r"\b(support|have|has|with)\b|(哪些|哪几款|哪款|什么|哪个|有没有)\s*(国产)?(卡|gpu|显卡|芯片)"
+                             r".{0,12}(支持|有|带)", _I)
+
+
+_DETAIL = re.compile(r"详细|具体(说|讲|点|一点|些)|展开|逐项|完整(的)?(推导|计算)|in detail|detailed|step by step|"
+                     r"full (breakdown|derivation)|show (me )?the (math|working)|walk me through", _I)
+
+
+def _drop_rejected(text: str) -> str:
+    """Blank out values the user rejects in the same breath ('not 4', '不是 32B'), keeping offsets."""
+    return _REJECTED.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_mentions: list[_Mention]) -> None:
+    """The named extractors' slots, then the answer kind."""
+    spans = tuple((m.start, m.end, m.ids[0] if len(m.ids) == 1 else _pick(cat, m.ids)) for m in gpu_mentions)
+    found = extractors.extract(extractors.Context(text=text, masked=masked, catalog=cat, gpu_spans=spans))
+    for slot, value in found.items():
+        setattr(out, slot, value)
+    if out.psu_w is not None and out.power_limit_w == out.psu_w:
+        out.power_limit_w = None  # "1000W 电源" is the PSU's rating, not a wall limit
+    if out.allowed_gpus:  # "only L40S or H100": a restriction, not two cards to compare
+        out.gpus = [g for g in out.gpus if g.gpu not in out.allowed_gpus or g.stated]
+    catalog_filter = bool(_CATALOG_FILTER.search(text)) and not out.model
+    if catalog_filter or (out.asked_attribute == "support" and out.gpus and not out.model):
+        # "which GPUs support FP8?" asks about FP8; it does not choose it
+        out.about_precision, out.precision = out.precision, None
+    out.catalog_filter = catalog_filter
+    out.wants_detail = bool(_DETAIL.search(text))
+    slots = sum(v is not None and v != [] for v in (
+        out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
+        out.method, out.existing, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
+        out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
+        out.gpu_count, *(v for k, v in found.items() if k != "asked_attribute"))) + len(out.gpus)
+    features = Features(
+        gpus=len({g.gpu for g in out.gpus}) + (1 if out.gpu_count else 0),
+        models=1 if out.model else 0, sized=bool(out.model or out.params_b), budget=out.budget is not None,
+        slots=slots, training_words=bool(out.finetune or out.method or out.use_case == "training"),
+        compare_words=out.has(Intent.compare), catalog_filter=catalog_filter,
+        hardware=bool(out.psu_w or out.cpu or out.cpu_name),
+        short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24))
+    out.kind, out.kind_by = classify(text, features)
 
 
 def _find_budget(text: str, lang: Lang | None) -> Money | None:

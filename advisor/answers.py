@@ -1,0 +1,257 @@
+"""Replies for the answer kinds beyond sizing: spec lookups, concepts, build checks, buy vs rent.
+
+Each composer takes this turn's tool results and returns the reply body, verdict first. All prose
+comes from the message files (:mod:`advisor.messages`); every figure from a tool result or the catalog.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Any
+
+from advisor.compose import citations_block, money, num
+from advisor.messages import msg
+from advisor.session import Citation, ToolCall
+from tools.pricing import CNY_PER_USD, FX_AS_OF
+
+LIST_LIMIT = 12
+QUOTE_CHARS = 420
+
+
+def _ok(calls: list[ToolCall], name: str) -> list[ToolCall]:
+    return [c for c in calls if c.name == name and c.ok and isinstance(c.result, dict)]
+
+
+def _currency(lang: str) -> str:
+    return "CNY" if lang == "zh" else "USD"
+
+
+def gpu_price_text(g: dict[str, Any], lang: str) -> tuple[str, str] | None:
+    """(price in the user's currency, as-of date) of a catalog GPU; a conversion says its rate."""
+    p = g.get("price") or {}
+    usd, cny = p.get("usd"), p.get("cny")
+    if usd is None and cny is None:
+        return None
+    if _currency(lang) == "CNY":
+        text = money(cny, "CNY") if cny is not None else f"{money(usd * CNY_PER_USD, 'CNY')} ({money(usd, 'USD')})"
+    else:
+        text = money(usd, "USD") if usd is not None else f"{money(cny / CNY_PER_USD, 'USD')} ({money(cny, 'CNY')})"
+    if (usd is None) != (cny is None):
+        text += f" @ {CNY_PER_USD:g} CNY/USD, {FX_AS_OF}"
+    return text, str(p.get("as_of", ""))
+
+
+def _tflops(value: float | None) -> str:
+    return "—" if value is None else num(value)
+
+
+def _gpu_card(g: dict[str, Any], lang: str) -> list[str]:
+    t = g["throughput"]
+    lines = [msg(lang, "spec.card", name=g["name"], memory=num(g["memory_gb"]), memory_type=g["memory_type"],
+                 bandwidth=num(g["bandwidth_gbs"]), bf16=_tflops(t.get("bf16") or t.get("fp16")),
+                 fp64=_tflops(t.get("fp64")), tdp=num(g["tdp_w"]), form=msg(lang, f"spec.form.{g['form_factor']}"),
+                 cooling=msg(lang, f"spec.cooling.{g['cooling']}"))]
+    price = gpu_price_text(g, lang)
+    if price:
+        lines.append(msg(lang, "spec.price_line", price=price[0], as_of=price[1]))
+    return lines
+
+
+def _gpu_verdict(g: dict[str, Any], attribute: str | None, precision: str | None, lang: str) -> str:
+    name = g["name"]
+    t = g["throughput"]
+    if attribute == "support" and precision:
+        base = precision.lower()
+        key = base if base in t else {"int4": "int8", "nf4": "int8", "mxfp4": "fp4", "nvfp4": "fp4"}.get(base, base)
+        if key in g.get("unsupported", []):
+            return msg(lang, "spec.support_no", name=name, precision=precision.upper())
+        if t.get(key) is not None:
+            return msg(lang, "spec.support_yes", name=name, precision=precision.upper(), tflops=num(t[key]))
+        return msg(lang, "spec.support_unknown", name=name, precision=precision.upper())
+    if attribute == "link":
+        link = g["interconnect"]
+        if link["kind"] in ("pcie", "none", "ethernet"):
+            return msg(lang, "spec.link_no", name=name, note=link.get("note") or "PCIe")
+        label = {"nvlink": "NVLink", "nvlink-bridge": "NVLink bridge"}.get(link["kind"], link["kind"])
+        return msg(lang, "spec.link_yes", name=name, link=label, link_bw=num(link["bandwidth_gbs"]),
+                   max_gpus=link["max_gpus"])
+    if attribute == "ecc":
+        return msg(lang, "spec.ecc_yes" if g.get("ecc") else "spec.ecc_no", name=name)
+    if attribute == "china":
+        return msg(lang, "spec.china_yes" if g.get("china_market") or g.get("domestic") else "spec.china_no",
+                   name=name, as_of=g["as_of"])
+    if attribute == "price":
+        price = gpu_price_text(g, lang)
+        if not price:
+            return msg(lang, "spec.price_unknown", name=name)
+        return msg(lang, "spec.price", name=name, price=price[0], kind=msg(lang, "spec.kind.street"), as_of=price[1])
+    if attribute == "bandwidth":
+        return msg(lang, "spec.bandwidth", name=name, bandwidth=num(g["bandwidth_gbs"]), memory=num(g["memory_gb"]),
+                   memory_type=g["memory_type"])
+    if attribute == "power":
+        return msg(lang, "spec.power", name=name, tdp=num(g["tdp_w"]))
+    if attribute == "compute":
+        parts = [f"{k.upper()} {num(t[k])} TFLOPS" for k in ("fp64", "fp32", "bf16", "fp8", "fp4") if t.get(k)]
+        dense = "（稠密）" if lang == "zh" else " (dense)"
+        return msg(lang, "spec.compute", name=name, what=", ".join(parts) + dense)
+    return msg(lang, "spec.memory", name=name, memory=num(g["memory_gb"]), memory_type=g["memory_type"],
+               bandwidth=num(g["bandwidth_gbs"]))
+
+
+def _model_lines(m: dict[str, Any], lang: str) -> list[str]:
+    active = msg(lang, "spec.model_active", active=num(m["active_params_b"])) if m.get("active_params_b") else ""
+    lines = [msg(lang, "spec.model", name=m["name"], params=num(m["params_b"]), active=active, layers=m["layers"],
+                 attention=str(m["attention"]["kind"]).upper(), context=num(m["max_context"]))]
+    a = m["attention"]
+    if a["kind"] in ("mha", "gqa", "mqa") and a.get("head_dim"):
+        per_token = 2 * a["num_kv_heads"] * a["head_dim"] * 2 * m["layers"]  # K and V, 2 bytes, every layer
+        lines.append(msg(lang, "spec.model_kv", kv=f"{per_token / 1e6:,.2f} MB"))
+    return lines
+
+
+def _source(entry: dict[str, Any], lang: str) -> str:
+    return msg(lang, "spec.source", id=entry["id"], sources=", ".join(entry.get("sources", [])[:3]),
+               as_of=entry.get("as_of", "?"), confidence=entry.get("confidence", "?"))
+
+
+def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str) -> str:
+    """Verdict first: the fact asked for, per GPU or model; then one compact card line and the source."""
+    out: list[str] = []
+    for call in _ok(calls, "find_gpus"):
+        out += _filter_lines(call.result, lang)
+    gpus = [c.result for c in _ok(calls, "gpu_info")]
+    models = [c.result for c in _ok(calls, "model_info")]
+    for g in gpus:
+        out.append(_gpu_verdict(g, attribute, precision, lang))
+    if len(gpus) == 1:
+        out += ["", *_gpu_card(gpus[0], lang), _source(gpus[0], lang)]
+    elif gpus:
+        out += ["", *[_source(g, lang) for g in gpus]]
+    for m in models:
+        out += [*_model_lines(m, lang), _source(m, lang)]
+    return "\n".join(out).strip() or msg(lang, "spec.unknown_entity")
+
+
+def _filter_lines(r: dict[str, Any], lang: str) -> list[str]:
+    crit = r["criteria"]
+    if "supports" in crit:
+        what = msg(lang, "spec.what.supports", precision=str(crit["supports"]).upper())
+    else:
+        what = msg(lang, f"spec.what.{crit.get('feature', 'ecc')}")
+    matches = r["matches"]
+    if not matches:
+        return [msg(lang, "spec.filter_none", what=what)]
+    out = [msg(lang, "spec.filter_head", count=len(matches), what=what)]
+    for e in matches[:LIST_LIMIT]:
+        tf = f", {num(e['tflops'])} TFLOPS" if e.get("tflops") else ""
+        out.append(f"- {e['name']} ({num(e['memory_gb'])} GB{tf})")
+    if len(matches) > LIST_LIMIT:
+        out.append(msg(lang, "spec.filter_more", count=len(matches) - LIST_LIMIT))
+    if r.get("unknown"):
+        out.append(msg(lang, "spec.filter_unknown", names=", ".join(r["unknown"][:6])))
+    return out
+
+
+# ----------------------------------------------------------------------------- concepts
+
+_SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?")
+_WORD = re.compile(r"[a-z0-9][a-z0-9.+\-]*|[\u3400-\u9fff]", re.IGNORECASE)
+
+
+def _terms(text: str) -> set[str]:
+    """Query terms: Latin words and Chinese character bigrams."""
+    tokens = _WORD.findall(text.lower())
+    words = {w for w in tokens if len(w) > 1}
+    cjk = [w for w in tokens if len(w) == 1 and "\u3400" <= w <= "\u9fff"]
+    return words | {a + b for a, b in itertools.pairwise(cjk)}
+
+
+def quote(passage: str, query: str, limit: int = QUOTE_CHARS) -> str:
+    """The passage's sentences that share most terms with the query, in their own order, within ``limit``."""
+    sentences = [s.strip() for s in _SENTENCE.findall(passage) if s.strip()]
+    if not sentences:
+        return ""
+    want = _terms(query)
+    scored = sorted(range(len(sentences)), key=lambda i: (-len(_terms(sentences[i]) & want), i))
+    keep: list[int] = []
+    size = 0
+    for i in scored:
+        if size + len(sentences[i]) > limit and keep:
+            break
+        keep.append(i)
+        size += len(sentences[i])
+    joiner = "" if re.search(r"[\u3400-\u9fff]", passage) else " "
+    return joiner.join(sentences[i] for i in sorted(keep))
+
+
+def compose_concept(citations: list[Citation], query: str, lang: str) -> str:
+    """The best passage's own words, quoted with its citation; the next passages named."""
+    if not citations:
+        return msg(lang, "concept.none")
+    best = citations[0]
+    title = best.title.split(" — ")[-1] if " — " in best.title else best.title
+    out = [msg(lang, "concept.head", title=title), "", f"> {quote(best.text, query)} [{best.id}]"]
+    others = [c for c in citations[1:3] if c.title != best.title]
+    if others:
+        out += ["", msg(lang, "concept.more", titles="; ".join(f"{c.title} [{c.id}]" for c in others))]
+    out += ["", *citations_block(citations[:3], lang)]
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- builds
+
+
+def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | None, lang: str) -> str:
+    """Verdict, the blocking findings with their fixes, the warnings, then the totals."""
+    checks = _ok(calls, "check_build")
+    if not checks:
+        return msg(lang, "build.need_gpus")
+    r = checks[0].result
+    zh = lang == "zh"
+    errors = [f for f in r["findings"] if f["severity"] == "error"]
+    warnings = [f for f in r["findings"] if f["severity"] == "warning"]
+    out = [msg(lang, "build.ok", gpus=gpus_label) if not errors else
+           msg(lang, "build.problems", gpus=gpus_label, count=len(errors))]
+    for f in errors[:4]:
+        out.append(f"- {f['message_zh'] if zh else f['message_en']}")
+        fix = f.get("fix_zh") if zh else f.get("fix")
+        if fix:
+            out.append(f"  {msg(lang, 'build.fix', fix=fix)}")
+    if warnings:
+        out += ["", msg(lang, "build.warnings"), *[f"- {f['message_zh'] if zh else f['message_en']}"
+                                                   for f in warnings[:3]]]
+    tot = r["totals"]
+    out += ["", msg(lang, "build.totals", system=num(tot["system_power_w"]), wall=num(tot["wall_draw_w"]),
+                    psu=num(tot["recommended_psu_w"]), lanes=tot["lanes_needed"], slots=num(tot["slots_needed"]))]
+    if cpu_unknown:
+        out.append(msg(lang, "build.cpu_unknown", name=cpu_unknown))
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- buy vs rent
+
+
+def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang: str) -> str:
+    """Which is cheaper for the project (or when buying pays off), with the monthly figures."""
+    found = _ok(calls, "rent_vs_buy")
+    if not found:
+        return msg(lang, "rent.need_gpu")
+    r = found[0].result
+    cur = r["currency"]
+    what = f"{r['count']}× {r['gpu']}"
+    if r["purchase"] is None or r["rent_per_month"] is None:
+        return msg(lang, "rent.unknown", name=r["gpu"])
+    out: list[str] = []
+    if months is not None and r["cheaper"] is not None:
+        key = "rent.verdict_rent" if r["cheaper"] == "rent" else "rent.verdict_buy"
+        out.append(msg(lang, key, months=num(months), rent=money(r["project_rent"], cur),
+                       buy=money(r["project_buy"], cur), what=what))
+    if r["break_even_months"] is not None:
+        out.append(msg(lang, "rent.break_even", months=num(r["break_even_months"]), hours=num(hours),
+                       rent=money(r["rent_per_month"], cur), energy=money(r["energy_per_month"], cur)))
+    else:
+        out.append(msg(lang, "rent.no_break_even", hours=num(hours)))
+    if r.get("host"):
+        out.append(msg(lang, "rent.host", host=money(r["host"], cur)))
+    return "\n".join(out)

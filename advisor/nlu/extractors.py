@@ -1,0 +1,239 @@
+"""Named slot extractors: one small function per slot, listed in :data:`EXTRACTORS`.
+
+Each reads the cleaned message (``text``), the same text with catalog names blanked (``masked``, so
+"4090" is not read as a number) and what was found so far; it returns the slot's value or None. The
+vocabulary comes from ``data/cues.toml`` via :mod:`advisor.nlu.vocab`; exact forms (numbers with
+units, catalog names) stay as patterns here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.nlu import vocab
+from advisor.numbers import NUMBER_RE, parse_number
+from knowledge import AmbiguousNameError
+from knowledge.catalog import Catalog
+
+_I = re.IGNORECASE
+N = NUMBER_RE
+
+
+@dataclass(frozen=True)
+class Context:
+    text: str
+    masked: str
+    catalog: Catalog
+    gpu_spans: tuple[tuple[int, int, str], ...]  # (start, end, gpu id) of the GPU names in the message
+
+
+Extractor = Callable[[Context], Any]
+
+_WATTS = re.compile(rf"({N})\s*(kw|w|watts?|瓦|千瓦)(?![a-z])", _I)
+
+
+def psu_watts(ctx: Context) -> float | None:
+    """'1000W 电源', '850W PSU', 'a 1600 watt power supply' → the PSU rating in W."""
+    psu = vocab.cue("slot", "psu")
+    if psu is None:
+        return None
+    for m in _WATTS.finditer(ctx.masked):
+        window = ctx.masked[max(0, m.start() - 14):m.end() + 16]
+        value = parse_number(m.group(1))
+        if value is None or not psu.search(window):
+            continue
+        if m.group(2).lower() in ("kw", "千瓦"):
+            value *= 1000
+        if 200 <= value <= 20_000:
+            return value
+    m = re.search(rf"(psu|power supply|电源)\D{{0,8}}({N})\s*(w|watts?|瓦)?(?![a-z0-9])", ctx.masked, _I)
+    if m:
+        value = parse_number(m.group(2))
+        if value and 200 <= value <= 20_000:
+            return value
+    return None
+
+
+_DESKTOP_CPU = re.compile(r"(?<![a-z0-9])((?:ryzen\s*[3579]\s*)?\d{4}x3d|(?:ryzen\s*[3579]\s*)?\d{4}x|"
+                          r"(?:i[3579][- ]?)?1[2-4]\d{3}k[fs]?|(?:i[3579][- ]?)\d{4,5}[a-z]{0,2}|"
+                          r"(?:core )?ultra\s*[579]\s*\d{3}k?)(?![a-z0-9])", _I)
+_DUAL_SOCKET = re.compile(r"双路|两路|dual[- ]socket|2p\b|two[- ]socket|2\s*x\s*epyc|dual epyc|dual xeon", _I)
+
+
+def _platform_id(ctx: Context, name: str) -> str | None:
+    try:
+        hit = ctx.catalog.platform_resolver.find(name)
+    except AmbiguousNameError:
+        return None
+    return hit.id if hit else None
+
+
+def cpu_platform(ctx: Context) -> str | None:
+    """A catalog CPU platform named in the message ('7950X', 'EPYC 9654', '双路 EPYC' → the 2-socket one)."""
+    dual = _DUAL_SOCKET.search(ctx.text) is not None
+    tokens = re.findall(r"[A-Za-z0-9][A-Za-z0-9+\-]*(?:\s+[A-Za-z0-9][A-Za-z0-9+\-]*){0,2}", ctx.masked)
+    for phrase in tokens:
+        words = phrase.split()
+        for width in range(len(words), 0, -1):
+            for i in range(len(words) - width + 1):
+                cand = " ".join(words[i:i + width])
+                if re.fullmatch(r"\d{1,3}|[a-z]{1,3}", cand, _I):
+                    continue
+                pid = _platform_id(ctx, cand)
+                if pid:
+                    return _socket_variant(ctx, pid, dual)
+    if re.search(r"epyc|霄龙", ctx.text, _I):
+        return "epyc-9004-2p" if dual else "epyc-9004-1p"
+    if re.search(r"xeon|至强", ctx.text, _I) and dual:
+        return "xeon-sapphire-rapids-2p"
+    return None
+
+
+def _socket_variant(ctx: Context, pid: str, dual: bool) -> str:
+    if not dual or pid.endswith("-2p"):
+        return pid
+    twin = pid.removesuffix("-1p") + "-2p"
+    return twin if any(p.id == twin for p in ctx.catalog.platforms) else pid
+
+
+def cpu_name(ctx: Context) -> str | None:
+    """A desktop CPU the platform catalog does not know, as written ('7800X3D'): said back, never guessed."""
+    m = _DESKTOP_CPU.search(ctx.masked)
+    if m and _platform_id(ctx, m.group(1)) is None:
+        return m.group(1)
+    return None
+
+
+_NODES = re.compile(rf"({N}|two|three|four|eight|sixteen)\s*(?:个|台)?\s*(?:nodes?|节点|台(?:服务器|机器|主机|整机)?|"
+                    rf"servers|machines|boxes)(?![a-z])", _I)
+
+
+def nodes(ctx: Context) -> int | None:
+    """'两台服务器', '2 nodes', '4 个节点' → machines; a '台' right before a GPU name is a card count, not this."""
+    for m in _NODES.finditer(ctx.masked):
+        after = ctx.masked[m.end():m.end() + 3]
+        if m.group(0).endswith("台") and not re.match(r"\s*(服务器|机器|主机|[，,。.]|$)", after):
+            continue
+        value = parse_number(m.group(1))
+        if value and 1 <= value <= 4096:
+            return int(value)
+    return None
+
+
+def sharding(ctx: Context) -> str | None:
+    """ZeRO stage or FSDP."""
+    m = re.search(r"zero[- _]?(?:stage[- _]?)?([123])|deepspeed\s*stage\s*([123])", ctx.text, _I)
+    if m:
+        return f"zero{m.group(1) or m.group(2)}"
+    if re.search(r"\bfsdp\b|fully sharded", ctx.text, _I):
+        return "fsdp"
+    return None
+
+
+_NEGATION = re.compile(r"(不|没|无|别|no|not|without|don'?t|off)\W{0,2}\w{0,6}\W{0,2}$", _I)
+
+
+def grad_checkpointing(ctx: Context) -> bool | None:
+    """Gradient (activation) checkpointing on, or off when negated."""
+    m = vocab.matches("slot", "grad_checkpointing", ctx.text)
+    if not m:
+        return None
+    return not _NEGATION.search(ctx.text[max(0, m.start() - 12):m.start()])
+
+
+def has_host(ctx: Context) -> bool | None:
+    """'I already own a PC', '已经有主机了': only the cards are to be bought."""
+    return True if vocab.matches("slot", "has_host", ctx.text) else None
+
+
+def budget_scope(ctx: Context) -> str | None:
+    """Whether the money is for the GPUs alone or the whole machine."""
+    if vocab.matches("slot", "budget_gpu_only", ctx.text):
+        return "gpu_only"
+    if vocab.matches("slot", "budget_system", ctx.text):
+        return "system"
+    return None
+
+
+_VENDORS = {
+    "nvidia": r"nvidia|英伟达|n卡|老黄|cuda卡",
+    "amd": r"\bamd\b|a卡|radeon|instinct",
+    "intel": r"\bintel\b|英特尔|gaudi",
+    "huawei": r"huawei|华为|昇腾|ascend",
+}
+_EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能用|避开|排除|除了|非|no|not|without|avoid|exclude|"
+                             r"anything but|except|other than|never)\W{0,3}(\w+\W{0,2}){0,1}$", _I)
+
+
+def excluded_vendors(ctx: Context) -> list[str] | None:
+    """'no NVIDIA', '不要英伟达的卡' → vendors ruled out."""
+    out = []
+    for vendor, pattern in _VENDORS.items():
+        for m in re.finditer(pattern, ctx.text, _I):
+            if _EXCLUDE_BEFORE.search(ctx.text[max(0, m.start() - 14):m.start()]):
+                out.append(vendor)
+                break
+    return out or None
+
+
+def allowed_gpus(ctx: Context) -> list[str] | None:
+    """'only L40S or H100', '只能用 910B 和 H20' → the GPUs the choice is restricted to."""
+    only = vocab.matches("slot", "only", ctx.text)
+    if not only:
+        return None
+    ids = [gid for start, _, gid in ctx.gpu_spans if start >= only.start() and start - only.end() <= 40]
+    return list(dict.fromkeys(ids)) or None
+
+
+_ATTRIBUTES: tuple[tuple[str, str], ...] = (
+    ("support", r"支持|support"),
+    ("china", r"买得到|买不到|能买|禁运|出口管制|中国|国内|china|export[- ]control|banned"),
+    ("link", r"nvlink|互联|卡间|infinity fabric|hccs|interconnect"),
+    ("ecc", r"\becc\b|纠错"),
+    ("price", r"价格|多少钱|售价|报价|贵|价钱|price|cost|how much (is|does|are)|\$"),
+    ("bandwidth", r"带宽|bandwidth"),
+    ("power", r"功耗|功率|tdp|瓦|power|watts?"),
+    ("compute", r"算力|tflops|flops|性能|performance|fp64|fp32|bf16|fp16|fp8|int8"),
+    ("layers", r"层数|多少层|layers"),
+    ("context", r"上下文|context"),
+    ("params", r"参数|params|parameters"),
+    ("memory", r"显存|内存|vram|memory|多大|\bgb\b"),
+)
+
+
+def asked_attribute(ctx: Context) -> str | None:
+    """Which fact a spec question asks for ('L40S 显存多大' → memory, 'does the 3090 have NVLink' → link)."""
+    for name, pattern in _ATTRIBUTES:
+        if re.search(pattern, ctx.masked, _I):
+            return name
+    return None
+
+
+EXTRACTORS: dict[str, Extractor] = {
+    "asked_attribute": asked_attribute,
+    "psu_w": psu_watts,
+    "cpu": cpu_platform,
+    "cpu_name": cpu_name,
+    "nodes": nodes,
+    "sharding": sharding,
+    "grad_checkpointing": grad_checkpointing,
+    "has_host": has_host,
+    "budget_scope": budget_scope,
+    "excluded_vendors": excluded_vendors,
+    "allowed_gpus": allowed_gpus,
+}
+
+
+def extract(ctx: Context) -> dict[str, Any]:
+    """Every slot an extractor finds, by name."""
+    found: dict[str, Any] = {}
+    for slot, fn in EXTRACTORS.items():
+        value = fn(ctx)
+        if value is not None:
+            found[slot] = value
+    if "cpu" in found:
+        found.pop("cpu_name", None)
+    return found

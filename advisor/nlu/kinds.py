@@ -1,0 +1,190 @@
+"""Which kind of answer a message asks for.
+
+Rules decide where the cues are exact (a reset, a correction, two GPUs side by side, a model next to
+"how much memory"); the cue vocabulary is data (``data/cues.toml``). A message that no rule claims is
+given the kind of its nearest labelled example utterances (``data/kind_examples.toml``) in the
+multilingual sentence encoder that the knowledge base already ships, so phrasings no cue foresaw
+still reach an answer. The encoder is loaded only when a message needs it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import tomllib
+from dataclasses import dataclass
+from enum import StrEnum
+from importlib import resources
+from typing import Any
+
+from advisor.nlu import vocab
+
+log = logging.getLogger(__name__)
+
+
+class Kind(StrEnum):
+    """The answer a message wants; one per message."""
+
+    spec = "spec"
+    concept = "concept"
+    size_inference = "size_inference"
+    size_training = "size_training"
+    speed = "speed"
+    build = "build"
+    compare = "compare"
+    recommend = "recommend"
+    rent_vs_buy = "rent_vs_buy"
+    why = "why"
+    whatif = "whatif"
+    correct = "correct"
+    export = "export"
+    reset = "reset"
+    inform = "inform"
+    chitchat = "chitchat"
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the slot extractors found, as far as the kind depends on it."""
+
+    gpus: int = 0
+    models: int = 0
+    sized: bool = False  # a model or a bare parameter count
+    budget: bool = False
+    slots: int = 0  # requirement slots stated
+    training_words: bool = False
+    compare_words: bool = False
+    catalog_filter: bool = False  # "which GPUs support FP8"
+    hardware: bool = False  # a PSU rating or a CPU named: a build question
+    short_answer: bool = False  # "yes", "没有", "不知道": a reply to the advisor's question
+
+
+_MODEL_ATTRIBUTE = re.compile(
+    r"参数量|多少参数|几个参数|层数|多少层|上下文长度|最大上下文|支持多长|架构|是\s*moe|专家|激活参数|"
+    r"\b(how many (params|parameters|layers|experts)|parameter count|context (length|window)|max(imum)? context|"
+    r"architecture|is it (a )?moe|active param\w*)\b", re.IGNORECASE)
+_SHORT_WORDS = 14
+_SHORT_CHARS = 30
+
+
+def _short(text: str) -> bool:
+    cjk = len(re.findall(r"[\u3400-\u9fff]", text))
+    return (len(text.split()) <= _SHORT_WORDS and cjk == 0) or (cjk and len(text) <= _SHORT_CHARS)
+
+
+def _hit(name: str, text: str) -> bool:
+    return vocab.matches("kind", name, text) is not None
+
+
+def by_rules(text: str, f: Features) -> Kind | None:
+    """The kind the cues and slots decide; None when no rule claims the message."""
+    if f.short_answer:
+        return Kind.inform
+    for kind in (Kind.reset, Kind.chitchat):
+        if _hit(kind, text):
+            return kind
+    if _hit("export", text) and f.gpus == 0:
+        return Kind.export
+    if _hit("correct", text):
+        return Kind.correct
+    if _hit("why", text) and not f.sized and f.gpus == 0:
+        return Kind.why
+    if _hit("rent_vs_buy", text):
+        return Kind.rent_vs_buy
+    recommend = _hit("recommend", text)
+    if _hit("whatif", text) and _short(text) and not recommend:
+        return Kind.whatif
+    if _hit("speed", text) and (f.sized or f.gpus or f.training_words):
+        return Kind.speed
+    if (_hit("build", text) or f.hardware) and (f.gpus or not f.sized):
+        return Kind.build
+    spec = _hit("spec", text)
+    if f.gpus >= 2 and (f.compare_words or not spec):
+        return Kind.compare
+    if f.compare_words and (f.gpus or f.models >= 2) and not f.sized:
+        return Kind.compare
+    if f.catalog_filter:
+        return Kind.spec
+    if f.models and _MODEL_ATTRIBUTE.search(text) and not f.gpus:
+        return Kind.spec
+    if spec and f.gpus and not f.sized:
+        return Kind.spec
+    if _hit("concept", text) and not (f.sized and f.gpus):
+        return Kind.concept
+    if recommend or (f.budget and not f.gpus):
+        return Kind.recommend
+    if _hit("speed", text):
+        return Kind.speed
+    if f.training_words and (f.sized or f.gpus):
+        return Kind.size_training
+    if f.sized or (f.gpus and _hit("size_inference", text)):
+        return Kind.size_inference
+    if spec and f.models:
+        return Kind.spec
+    if f.slots:
+        return Kind.inform
+    return None
+
+
+# ----------------------------------------------------------------------------- nearest examples
+
+
+class _Examples:
+    """Labelled example utterances embedded once (lazily); nearest-neighbour vote by cosine similarity."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._matrix: Any = None
+        self._labels: list[Kind] = []
+        self.failed = False
+
+    def _load(self) -> None:
+        from knowledge.embedding import embed  # the encoder the knowledge base ships; loaded on first use
+
+        raw = resources.files("advisor.nlu").joinpath("data/kind_examples.toml").read_text(encoding="utf-8")
+        table = tomllib.loads(raw)
+        texts: list[str] = []
+        for kind, langs in table.items():
+            for lines in langs.values():
+                texts += lines
+                self._labels += [Kind(kind)] * len(lines)
+        self._matrix = embed(texts)
+
+    def nearest(self, text: str, k: int = 5) -> tuple[Kind, float] | None:
+        """The majority kind among the ``k`` most similar examples, with the best similarity."""
+        if self.failed:
+            return None
+        with self._lock:
+            if self._matrix is None:
+                try:
+                    self._load()
+                except Exception:  # no encoder: the rules alone decide
+                    log.warning("intent examples unavailable", exc_info=True)
+                    self.failed = True
+                    return None
+        from knowledge.embedding import embed
+
+        sims = self._matrix @ embed([text])[0]
+        top = sims.argsort()[::-1][:k]
+        votes: dict[Kind, float] = {}
+        for i in top:
+            votes[self._labels[i]] = votes.get(self._labels[i], 0.0) + float(sims[i])
+        best = max(votes, key=lambda kind: votes[kind])
+        return best, float(max(sims[i] for i in top if self._labels[i] == best))
+
+
+EXAMPLES = _Examples()
+MIN_SIMILARITY = 0.35
+
+
+def classify(text: str, features: Features, use_examples: bool = True) -> tuple[Kind, str]:
+    """(kind, how it was decided: 'rules', 'examples' or 'default')."""
+    kind = by_rules(text, features)
+    if kind is not None:
+        return kind, "rules"
+    if use_examples and text.strip():
+        near = EXAMPLES.nearest(text)
+        if near and near[1] >= MIN_SIMILARITY:
+            return near[0], "examples"
+    return Kind.chitchat if not features.slots else Kind.inform, "default"
