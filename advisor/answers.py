@@ -202,7 +202,8 @@ def compose_concept(citations: list[Citation], query: str, lang: str) -> str:
 # ----------------------------------------------------------------------------- builds
 
 
-def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | None, lang: str) -> str:
+def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | None, lang: str,
+                  assumed_card: str | None = None) -> str:
     """Verdict, the blocking findings with their fixes, the warnings, then the totals."""
     checks = _ok(calls, "check_build")
     if not checks:
@@ -226,6 +227,8 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
                     psu=num(tot["recommended_psu_w"]), lanes=tot["lanes_needed"], slots=num(tot["slots_needed"]))]
     if cpu_unknown:
         out.append(msg(lang, "build.cpu_unknown", name=cpu_unknown))
+    if assumed_card:
+        out.append(msg(lang, "build.assumed.card", gpu=assumed_card))
     return "\n".join(out)
 
 
@@ -254,4 +257,29 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.no_break_even", hours=num(hours)))
     if r.get("host"):
         out.append(msg(lang, "rent.host", host=money(r["host"], cur)))
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- what a budget buys
+
+
+def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str) -> str:
+    """What the budget buys, most memory first, with the model sizes each option holds."""
+    found = _ok(calls, "affordable")
+    amount, currency = budget
+    shown = money(amount, currency) if currency in ("CNY", "USD") else f"€{amount:,.0f}"
+    if not found or not found[0].result["options"]:
+        return msg(lang, "afford.none", budget=shown)
+    r = found[0].result
+    host = any(o["host_usd"] for o in r["options"])
+    out = [msg(lang, "afford.head_host" if host else "afford.head", budget=shown), "",
+           msg(lang, "afford.table_head"), "|---|---|---|---|---|"]
+    for o in r["options"]:
+        price = o["price_usd"] * CNY_PER_USD if currency == "CNY" else o["price_usd"]
+        cur = "CNY" if currency == "CNY" else "USD"
+        out.append(f"| {o['count']}× {o['name']} | {num(o['memory_gb'])} GB | {num(o['bandwidth_gbs'])} GB/s | "
+                   f"{money(price, cur)} | ~{num(o['max_params_b_4bit'])}B / ~{num(o['max_params_b_16bit'])}B |")
+    out += ["", msg(lang, "afford.note", share=f"{80}%")]
+    if currency == "CNY":
+        out.append(msg(lang, "afford.fx", rate=f"{CNY_PER_USD:g}", as_of=str(FX_AS_OF)))
     return "\n".join(out)

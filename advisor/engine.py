@@ -25,6 +25,7 @@ from advisor import answers as A
 from advisor import compose as C
 from advisor import grounding
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
+from advisor.messages import msg
 from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, parse
 from advisor.planner import Plan, plan_turn
 from advisor.report import export_markdown
@@ -413,7 +414,14 @@ class Advisor:
         elif mode == "build":
             gpus = next((c.arguments["gpus"] for c in calls if c.name == "check_build"), [])
             label = ", ".join(C.config_label(g["gpu"], g["count"], out_lang) for g in gpus)
-            body = A.compose_build(calls, label, session.profile.cpu_name, out_lang)
+            card = plan.assumed.get("gpu")
+            body = A.compose_build(calls, label, session.profile.cpu_name, out_lang,
+                                   assumed_card=C.gpu_name(card) if card else None)
+        elif mode == "afford":
+            budget = session.profile.budget
+            body = A.compose_afford(calls, (budget.amount, budget.currency) if budget else (0.0, "USD"), out_lang)
+        elif mode == "rent" and not any(c.name == "rent_vs_buy" for c in calls):
+            body = A.compose_concept(citations, parsed.text, out_lang) + "\n\n" + msg(out_lang, "rent.need_gpu")
         elif mode == "rent":
             rent = next((c for c in calls if c.name == "rent_vs_buy"), None)
             months = rent.arguments.get("months") if rent else None
@@ -422,6 +430,7 @@ class Advisor:
             body = C.compose_answer(plan, session, calls, citations, out_lang, parsed, previous,
                                     detailed=self.settings.detailed or parsed.wants_detail)
 
+        _remember_kind(session, mode, parsed, calls)
         slots = [] if mode in ("opening", "reset") else plan.question_slots
         if mode in ("opening", "reset"):
             slots = ["use_case"]
@@ -713,6 +722,20 @@ class Advisor:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+_KIND_OF_MODE = {"spec": Kind.spec, "build": Kind.build, "rent": Kind.rent_vs_buy, "afford": Kind.recommend,
+                 "answer": Kind.size_inference, "compare": Kind.compare, "concept": Kind.concept}
+
+
+def _remember_kind(session: Session, mode: str, parsed: Parsed, calls: list[ToolCall]) -> None:
+    """What this turn answered, so that a follow-up ('and with a 1600W PSU?') can continue it."""
+    if mode in _KIND_OF_MODE:
+        session.last_kind = str(_KIND_OF_MODE[mode])
+    if mode == "spec":
+        named = [c.arguments["name"] for c in calls if c.name == "gpu_info" and c.ok]
+        if named:
+            session.focus = named
 
 
 def _final(events: Iterator[Event]) -> Reply:

@@ -37,8 +37,9 @@ CORE: dict[str, tuple[str, ...]] = {
     "scientific": ("fp64", "problem_size_gb"),
 }
 Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", "empty", "spec", "concept", "build",
-               "rent"]
+               "rent", "afford"]
 DEFAULT_RENT_HOURS = 24.0
+USD_PER_EUR = 1.15  # approximate 2025–26 reference rate; EUR budgets are converted with it and the reply says so
 _VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar", "MetaX")
 
 
@@ -98,7 +99,7 @@ def ready(session: Session, parsed: Parsed | None = None) -> bool:
         return False
     if p.use_case in ("inference", "training"):
         return p.known("model")
-    if p.gpu or p.existing:
+    if p.gpu or p.existing or p.budget or p.fp64 is not None or p.problem_size_gb:
         return True
     if parsed is not None and (parsed.has(Intent.recommend) or parsed.has(Intent.whatif)):
         return True
@@ -129,6 +130,8 @@ def representative_model(params_b: float) -> str | None:
 def _budget_args(p: Profile) -> dict[str, Any]:
     if p.budget is None:
         return {}
+    if p.budget.currency == "EUR":
+        return {"budget_usd": round(p.budget.amount * USD_PER_EUR, 2)}
     return {"budget_cny": p.budget.amount} if p.budget.currency == "CNY" else {"budget_usd": p.budget.amount}
 
 
@@ -200,7 +203,7 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         return Plan(mode="export")
     if not parsed.text.strip():
         return Plan(mode="empty", question_slots=next_question_slots(session))
-    kind = parsed.kind
+    kind = continued_kind(session, parsed)
     if kind == Kind.spec:
         return _spec_plan(session, parsed)
     if kind == Kind.concept:
@@ -216,6 +219,8 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         return plan
     if (kind == Kind.why or parsed.has(Intent.why)) and session.last_results and not _has_new_facts(parsed):
         return Plan(mode="why", calls=_search(p, "why", lang, search_k))
+    if kind == Kind.recommend and p.budget and not p.known("model") and p.use_case != "scientific":
+        return _afford_plan(session)
     implied = None if p.use_case else implied_use_case(p, parsed)
     if implied:
         p.use_case = implied  # computed on a stated assumption, said in the reply; one word changes it
@@ -240,6 +245,21 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
 
 _TRAINING_KINDS = (Kind.size_training,)
 _INFERENCE_KINDS = (Kind.size_inference, Kind.speed, Kind.recommend, Kind.whatif, Kind.correct, Kind.compare)
+
+
+_CONTINUED = (Kind.build, Kind.rent_vs_buy, Kind.spec)
+
+
+def continued_kind(session: Session, parsed: Parsed) -> Kind | None:
+    """A follow-up that only changes a value ('那换成 1300W 的电源呢', 'what about two cards?', '它带宽呢')
+    continues the last answer's kind; anything else keeps its own."""
+    kind = parsed.kind
+    last = Kind(session.last_kind) if session.last_kind in Kind.__members__ else None
+    if kind in (Kind.whatif, Kind.correct, Kind.inform) and last in _CONTINUED:
+        if last == Kind.spec and not (parsed.asked_attribute or parsed.gpus):
+            return kind
+        return last
+    return kind
 
 
 def implied_use_case(p: Profile, parsed: Parsed) -> str | None:
@@ -280,8 +300,8 @@ def _spec_plan(session: Session, parsed: Parsed) -> Plan:
         if args:
             calls.append(PlannedCall(name="find_gpus", arguments=args, purpose="info"))
     gpus = list(dict.fromkeys(g.gpu for g in parsed.gpus))
-    if not gpus and not parsed.model and not calls and session.profile.gpu:
-        gpus = [session.profile.gpu]
+    if not gpus and not parsed.model and not calls:
+        gpus = list(session.focus) or ([session.profile.gpu] if session.profile.gpu else [])
     for gid in gpus[:4]:
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
     if parsed.model:
@@ -307,8 +327,13 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
     """A compatibility check of the machine described so far (the memory fit too when a model is known)."""
     p = session.profile
     gpus = _gpus_under_discussion(session, parsed)
+    plan = Plan(mode="build")
+    if not gpus and (p.gpu_count or p.cpu):
+        card = _typical_card(p.cpu)
+        gpus = [{"gpu": card, "count": p.gpu_count or 1}]
+        plan.assumed["gpu"] = card
     if not gpus:
-        return Plan(mode="build")
+        return plan
     args: dict[str, Any] = {"gpus": gpus}
     if p.psu_w:
         args["psu_w"] = p.psu_w
@@ -328,15 +353,47 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
             args["method"] = _method(p)
     if p.cuda_required:
         args["cuda_required"] = True
-    return Plan(mode="build", calls=[PlannedCall(name="check_build", arguments=args, purpose="check")])
+    plan.calls = [PlannedCall(name="check_build", arguments=args, purpose="check")]
+    return plan
+
+
+def _typical_card(platform: str | None) -> str:
+    """The card a build question most likely means when only a count is given: an RTX 4090 on desktop and
+    workstation platforms, an L40S in servers (said in the reply as an assumption)."""
+    if platform:
+        try:
+            if load_catalog().platform(platform).segment == "server":
+                return "l40s"
+        except Exception:
+            pass
+    return "rtx-4090"
+
+
+def _afford_plan(session: Session) -> Plan:
+    """A budget and no model yet: what the money buys, most memory first; then the question that narrows it."""
+    from tools.pricing import to_usd
+
+    p = session.profile
+    assert p.budget is not None
+    amount = p.budget.amount * USD_PER_EUR if p.budget.currency == "EUR" else to_usd(p.budget.amount,
+                                                                                     p.budget.currency)
+    args: dict[str, Any] = {"budget_usd": round(amount, 2), "include_host": not (p.has_host or
+                                                                                  p.budget_scope == "gpu_only")}
+    if p.domestic:
+        args["domestic_only"] = True
+    if p.excluded_vendors:
+        args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
+    slots = ["use_case"] if p.use_case is None else ["model"]
+    return Plan(mode="afford", calls=[PlannedCall(name="affordable", arguments=args, purpose="recommend")],
+                question_slots=[s for s in slots if s not in session.asked] or slots)
 
 
 def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
     """Buying the configuration under discussion vs renting it for the project's length."""
     p = session.profile
     gpus = _gpus_under_discussion(session, parsed)
-    if not gpus:
-        return Plan(mode="rent")
+    if not gpus:  # no configuration yet: the guidance on renting vs buying, and which cards to price
+        return Plan(mode="rent", calls=_search_text(parsed.text, lang, 3), question_slots=[])
     currency = p.budget.currency if p.budget and p.budget.currency in ("USD", "CNY") else (
         "CNY" if lang == "zh" else "USD")
     args: dict[str, Any] = {"gpu": gpus[0]["gpu"], "count": gpus[0]["count"], "currency": currency,

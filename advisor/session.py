@@ -149,6 +149,9 @@ class Session(BaseModel):
     last_results: dict[str, ToolCall] = Field(default_factory=dict, description="latest call per tool")
     citations: dict[str, Citation] = Field(default_factory=dict, description="passages cited so far, by id")
     dropped_turns: int = Field(0, ge=0, description="turns removed to respect the history limit")
+    last_kind: str | None = Field(None, description="the answer kind of the last turn that answered (follow-ups "
+                                                    "such as 'and with a 1600W PSU?' continue it)")
+    focus: list[str] = Field(default_factory=list, description="GPU ids the last spec question was about ('它')")
 
     # ------------------------------------------------------------------ helpers
     def result(self, tool: str) -> Any:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from advisor.session import ToolCall
 from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
-from tools.catalog_query import FindGPUsInput, find_gpus
+from tools.catalog_query import AffordableInput, FindGPUsInput, affordable, find_gpus
 from tools.compat import BuildInput, check_build
 from tools.errors import ToolError
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
@@ -237,6 +237,9 @@ _SPECS = [
              _model_info, "Model specs", "模型参数"),
     ToolSpec("find_gpus", "Catalog GPUs meeting conditions: a supported precision (fp8, fp4 …), a feature (nvlink, "
              "ecc, fp64), vendor, domestic, minimum memory.", FindGPUsInput, find_gpus, "GPU filter", "GPU 筛选"),
+    ToolSpec("affordable", "What a budget (USD) buys: the GPU configurations that fit it, most total memory first, "
+             "with the largest model each holds at 4-bit and 16-bit.", AffordableInput, affordable, "Budget options",
+             "预算能买什么"),
     ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
              "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy, "Buy vs rent", "买还是租"),
 ]

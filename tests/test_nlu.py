@@ -51,7 +51,7 @@ def test_qlora_on_a_3090() -> None:
     assert r.lang == "en"
     assert r.use_case == "training" and r.method == "qlora"
     assert r.model == "qwen2.5-7b"
-    assert r.precision == "nf4"  # QLoRA's base weights are 4-bit NF4
+    assert r.precision is None  # QLoRA implies NF4 base weights; the method carries that, not a stated precision
     assert [(g.gpu, g.count) for g in r.gpus] == [("rtx-3090", 1)]
 
 

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
 from knowledge.schema import GPU, Precision
+from tools.pricing import HOST_COST_USD, gpu_price, host_class
 
 Feature = Literal["nvlink", "ecc", "fp64", "mig", "display"]
 _LINKS = ("nvlink", "nvlink-bridge", "infinity-fabric", "hccs", "mlu-link", "mtlink", "metaxlink", "blink")
@@ -96,3 +97,85 @@ def find_gpus(inp: FindGPUsInput) -> FindGPUsResult:
         formula="supports(p) = the catalog has a dense figure for p and p is not marked unsupported",
         assumptions=["dense (non-sparse) throughput", "support as recorded in the catalog on its as-of dates"],
     )
+
+
+# ----------------------------------------------------------------------------- what a budget buys
+
+COUNTS_BY_TIER: dict[str, tuple[int, ...]] = {"consumer": (1, 2), "workstation": (1, 2, 4),
+                                              "datacenter": (1, 2, 4, 8), "domestic": (1, 2, 4, 8)}
+WEIGHT_SHARE = 0.8  # weights may take this share of the memory; the rest holds KV cache and runtime buffers
+BYTES_4BIT = 4.5 / 8  # 4-bit weights with group scales (AWQ/GPTQ, GGUF Q4_K_M ≈ 4.5–4.9 bits)
+BYTES_16BIT = 2.0
+
+
+class AffordableInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    budget_usd: float = Field(gt=0, le=1e9, allow_inf_nan=False)
+    include_host: bool = Field(True, description="the budget also buys the computer the cards go in")
+    domestic_only: bool = False
+    vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
+    limit: int = Field(5, ge=1, le=20)
+
+
+class AffordableOption(BaseModel):
+    gpu: str
+    name: str
+    count: int
+    tier: str
+    memory_gb: float = Field(description="all cards together, vendor GB")
+    bandwidth_gbs: float = Field(description="per card, GB/s")
+    price_usd: float = Field(description="cards (+ host when included), USD")
+    host_usd: float
+    max_params_b_4bit: float = Field(description="largest dense model whose 4-bit weights fit, billions")
+    max_params_b_16bit: float
+    price_as_of: str
+
+
+class AffordableResult(BaseModel):
+    options: list[AffordableOption]
+    budget_usd: float
+    unpriced: list[str] = Field(description="cards the catalog has no price for (not ranked)")
+    formula: list[str]
+    assumptions: list[str]
+
+
+def affordable(inp: AffordableInput) -> AffordableResult:
+    """The configurations a budget buys, most total memory first (one row per GPU: its largest count that fits)."""
+    options: list[AffordableOption] = []
+    unpriced: list[str] = []
+    for g in load_catalog().gpus:
+        if inp.domestic_only and not g.domestic:
+            continue
+        if inp.vendors and g.vendor.lower() not in {v.lower() for v in inp.vendors}:
+            continue
+        price = gpu_price(g)
+        if price.usd is None:
+            unpriced.append(g.name)
+            continue
+        host = HOST_COST_USD[host_class(g)] if inp.include_host else 0.0
+        counts = (8,) if g.form_factor in ("sxm", "oam") else COUNTS_BY_TIER.get(str(g.tier), (1, 2))
+        best = None
+        for n in counts:
+            total = price.usd * n + host
+            if total <= inp.budget_usd:
+                best = (n, total)
+        if best is None:
+            continue
+        n, total = best
+        memory_bytes = g.memory_bytes * n * WEIGHT_SHARE
+        options.append(AffordableOption(
+            gpu=g.id, name=g.name, count=n, tier=str(g.tier), memory_gb=g.memory_gb * n,
+            bandwidth_gbs=g.bandwidth_gbs, price_usd=round(total, 2), host_usd=host,
+            max_params_b_4bit=round(memory_bytes / BYTES_4BIT / 1e9, 1),
+            max_params_b_16bit=round(memory_bytes / BYTES_16BIT / 1e9, 1),
+            price_as_of=str(g.price.as_of) if g.price else ""))
+    options.sort(key=lambda o: (-o.memory_gb, o.price_usd, -o.bandwidth_gbs))
+    return AffordableResult(
+        options=options[:inp.limit], budget_usd=inp.budget_usd, unpriced=unpriced,
+        formula=[f"largest model = memory × {WEIGHT_SHARE} / bytes per parameter "
+                 f"({BYTES_4BIT:g} B at 4-bit, {BYTES_16BIT:g} B at 16-bit)",
+                 "price = card price × count + host"],
+        assumptions=[f"weights may use {WEIGHT_SHARE:.0%} of the memory; the rest holds KV cache and buffers",
+                     "catalog street prices (dated per card); counts a chassis of that class holds",
+                     "host included" if inp.include_host else "no host bought (already owned)"])

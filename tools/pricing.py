@@ -178,7 +178,8 @@ class RentVsBuyResult(BaseModel):
     assumptions: list[str]
 
 
-def _host_class(gpu: GPU) -> str:
+def host_class(gpu: GPU) -> str:
+    """The host a card goes in: desktop, workstation, server, or an SXM/OAM baseboard."""
     if gpu.form_factor in ("sxm", "oam"):
         return "baseboard"
     return {"consumer": "desktop", "workstation": "workstation"}.get(str(gpu.tier), "server")
@@ -188,12 +189,12 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     """Months after which owning ``count`` GPUs beats renting them, and the cost of a project of ``months``."""
     gpu = load_catalog().gpu(inp.gpu)
     price = gpu_price(gpu, inp.cny_per_usd)
-    host_class = _host_class(gpu)
-    host_usd = HOST_COST_USD[host_class] if inp.include_host else 0.0
+    host_kind = host_class(gpu)
+    host_usd = HOST_COST_USD[host_kind] if inp.include_host else 0.0
     purchase_usd = price.usd * inp.count + host_usd if price.usd is not None else None
     rental = price.rental_usd_per_hour * inp.count if price.rental_usd_per_hour else None
     duty = inp.hours_per_day / 24
-    power_w = gpu.tdp_w * inp.count + (HOST_POWER_W[host_class] if inp.include_host else 0.0)
+    power_w = gpu.tdp_w * inp.count + (HOST_POWER_W[host_kind] if inp.include_host else 0.0)
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=power_w, rental_usd_per_hour=rental,
                                        currency=inp.currency, duty_cycle=duty, cny_per_usd=inp.cny_per_usd))
 
@@ -211,7 +212,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     elif cost.break_even_months is not None:
         cheaper = "buy" if cost.break_even_months <= 36 else "rent"
     assumptions = [*cost.assumptions,
-                   f"host {host_class}: ${host_usd:,.0f}" if inp.include_host else "no host bought (already owned)",
+                   f"host {host_kind}: ${host_usd:,.0f}" if inp.include_host else "no host bought (already owned)",
                    "no resale value counted; rental at the catalog's typical on-demand rate per GPU-hour"]
     if price.usd is None:
         assumptions.append(f"{gpu.name}: no purchase price in the catalog — ask a vendor")

@@ -190,7 +190,10 @@ def allowed_gpus(ctx: Context) -> list[str] | None:
 
 _ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("support", r"支持|support"),
-    ("china", r"买得到|买不到|能买|禁运|出口管制|中国|国内|china|export[- ]control|banned"),
+    ("china", r"买得到|买不到|能买|还能买|禁运|出口管制|停产|中国|国内|china|export[- ]control|banned|discontinued|"
+              r"still (buy|get|available)"),
+    ("architecture", r"架构|ampere|ada\b|hopper|blackwell|lovelace|architecture|generation|哪一代"),
+    ("pcie", r"pcie|接口|x16|x8\b|gen\s*[345]"),
     ("link", r"nvlink|互联|卡间|infinity fabric|hccs|interconnect"),
     ("ecc", r"\becc\b|纠错"),
     ("price", r"价格|多少钱|售价|报价|贵|价钱|price|cost|how much (is|does|are)|\$"),
@@ -200,7 +203,7 @@ _ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("layers", r"层数|多少层|layers"),
     ("context", r"上下文|context"),
     ("params", r"参数|params|parameters"),
-    ("memory", r"显存|内存|vram|memory|多大|\bgb\b"),
+    ("memory", r"显存|内存|vram|memory|多大|\d\s*gb\b|\bgb\b"),
 )
 
 

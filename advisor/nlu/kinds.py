@@ -58,12 +58,17 @@ class Features:
     catalog_filter: bool = False  # "which GPUs support FP8"
     hardware: bool = False  # a PSU rating or a CPU named: a build question
     short_answer: bool = False  # "yes", "没有", "不知道": a reply to the advisor's question
+    attribute: bool = False  # a catalog fact is asked for (memory, bandwidth, price, NVLink …)
+    counted: bool = False  # a card count was written ("three L40S"): a plan, not a lookup
+    deadline: bool = False
+    question: bool = True
 
 
 _MODEL_ATTRIBUTE = re.compile(
-    r"参数量|多少参数|几个参数|层数|多少层|上下文长度|最大上下文|支持多长|架构|是\s*moe|专家|激活参数|"
+    r"参数量|多少参数|几个参数|层数|多少层|上下文长度|最大上下文|最长上下文|上下文(最长|最大)|支持多长|架构|是\s*moe|专家|激活参数|"
     r"\b(how many (params|parameters|layers|experts)|parameter count|context (length|window)|max(imum)? context|"
     r"architecture|is it (a )?moe|active param\w*)\b", re.IGNORECASE)
+_RESPECTIVELY = re.compile(r"分别|各自|respectively|each of", re.IGNORECASE)
 _SHORT_WORDS = 14
 _SHORT_CHARS = 30
 
@@ -88,43 +93,63 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.export
     if _hit("correct", text):
         return Kind.correct
-    if _hit("why", text) and not f.sized and f.gpus == 0:
+    if _hit("why", text) and not (f.sized and f.gpus):
         return Kind.why
     if _hit("rent_vs_buy", text):
         return Kind.rent_vs_buy
     recommend = _hit("recommend", text)
     if _hit("whatif", text) and _short(text) and not recommend:
         return Kind.whatif
-    if _hit("speed", text) and (f.sized or f.gpus or f.training_words):
-        return Kind.speed
-    if (_hit("build", text) or f.hardware) and (f.gpus or not f.sized):
-        return Kind.build
-    spec = _hit("spec", text)
-    if f.gpus >= 2 and (f.compare_words or not spec):
-        return Kind.compare
-    if f.compare_words and (f.gpus or f.models >= 2) and not f.sized:
-        return Kind.compare
+    if recommend:
+        return Kind.compare if f.gpus >= 2 and not f.budget else Kind.recommend
     if f.catalog_filter:
         return Kind.spec
-    if f.models and _MODEL_ATTRIBUTE.search(text) and not f.gpus:
+    if f.models and not f.gpus and _MODEL_ATTRIBUTE.search(text):
         return Kind.spec
-    if spec and f.gpus and not f.sized:
+    if f.gpus >= 2 and not f.sized and (f.compare_words or not _RESPECTIVELY.search(text)) and not f.hardware:
+        return Kind.compare
+    if f.gpus and f.attribute and not (f.sized or f.counted or f.hardware):
         return Kind.spec
-    if _hit("concept", text) and not (f.sized and f.gpus):
+    concept = _hit("concept", text)
+    if concept and not (f.sized and f.gpus):
         return Kind.concept
-    if recommend or (f.budget and not f.gpus):
-        return Kind.recommend
-    if _hit("speed", text):
+    if _hit("speed", text) and (f.sized or f.gpus or f.training_words):
         return Kind.speed
+    if f.deadline and f.training_words:
+        return Kind.speed
+    if (_hit("build", text) or f.hardware) and (f.gpus or not f.sized) and f.question:
+        return Kind.build
+    if f.compare_words and (f.gpus >= 2 or f.models >= 2):
+        return Kind.compare
+    if f.budget and not f.gpus and f.slots >= 2:
+        return Kind.recommend
+    if not f.question and f.slots:
+        return Kind.inform
+    if f.budget and not f.gpus:
+        return Kind.recommend
     if f.training_words and (f.sized or f.gpus):
         return Kind.size_training
     if f.sized or (f.gpus and _hit("size_inference", text)):
         return Kind.size_inference
-    if spec and f.models:
+    if _hit("spec", text) and (f.models or f.gpus):
         return Kind.spec
     if f.slots:
         return Kind.inform
     return None
+
+
+_QUESTION = re.compile(
+    r"[?？]|吗|呢|么|吧\s*$|多少|几|怎么|如何|哪|是否|能否|能不能|可不可以|行不行|够不够|够吗|够用|会不会|有没有|"
+    r"是不是|什么|啥|不\S{0,2}\s*$|靠谱|值不值|划算|推荐|建议|给个|帮我|求|多大|多久|多长|多快|估|算一下|算算|选|差多少|"
+    r"跑得|跑的|吃得消|起来|能跑|行吗|可以吗|够|"
+    r"^\s*(what|how|which|can|could|will|would|should|is|are|does|do|any|where|why|who|when)\b|"
+    r"\b(enough|recommend|suggest|need|needed|help|compare|vs|fit|run|or|ballpark|options|what|whats|how|which|"
+    r"wattage|estimate|memory for|vram for|total vram)\b|\bgo\s*$|\bpls\b|\bplease\b", re.IGNORECASE)
+
+
+def is_question(text: str) -> bool:
+    """Whether the message asks something (or asks for something), rather than only states requirements."""
+    return bool(_QUESTION.search(text))
 
 
 # ----------------------------------------------------------------------------- nearest examples

@@ -17,8 +17,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from advisor.nlu import extractors
-from advisor.nlu.kinds import Features, Kind, classify
-from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, parse_number, scaled
+from advisor.nlu.kinds import Features, Kind, classify, is_question
+from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts, find_money, parse_number, scaled
 from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
 from knowledge.resolve import normalize
@@ -167,7 +167,8 @@ _USE_CASE_PATTERNS: list[tuple[UseCase, re.Pattern[str]]] = [
         r"cp2k|quantum espresso|scientific|simulations?|molecular dynamics|finite element|double[- ]precision|"
         r"weather|climate|computational fluid", _I)),
     ("training", re.compile(
-        r"预训练|训练|微调|精调|\bsft\b|\bdpo\b|\brlhf\b|\blora\b|\bqlora\b|全参|全量|pre-?train|train(ing)?\b|"
+        r"预训练|训练|微调|精调|训完|(?<!推)训|\bsft\b|\bdpo\b|\brlhf\b|\blora\b|\bqlora\b|全参|全量|pre-?train|"
+        r"trains?\b|train(ing)?\b|\bfull[- ]?ft\b|"
         r"fine[- ]?tun|finetun|from scratch", _I)),
     ("inference", re.compile(
         r"推理|部署|上线|服务化|并发|在线服务|问答服务|跑推理|inference|infer\b|serving|\bserve\b|deploy|"
@@ -223,22 +224,26 @@ _PREC_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("nf4", re.compile(r"\bbnb\b|bitsandbytes", _I)),
 ]
 _KV_FP8 = re.compile(r"(fp8|int8|q8_0|q4_0)\s*(的)?\s*kv|"
-                     r"kv[\s-]*(cache)?\s*(用|=|:|in|dtype)?\s*(fp8|int8|q8_0|q4_0)", _I)
+                     r"kv[\s-]*(cache|缓存)?\s*(也|都|再)?\s*(用|=|:|in|dtype|换成|改成|改用|换用|设为|at)?\s*"
+                     r"(fp8|int8|q8_0|q4_0)", _I)
 
 # sizes and quantities
 _PARAMS = re.compile(rf"(?<![A-Za-z0-9.])({N})\s*(b|B|billion|bn)(?![A-Za-z])(?!\s*(tokens?|token|个?词元))"
                      rf"|({N})\s*亿\s*(参数|参|的?模型)", _I)
 _PARAMS_CN = re.compile(rf"({N})\s*(b|B)\s*(参数|参|模型|的模型)")
 _CONTEXT_AFTER = re.compile(
-    rf"({N})\s*(k|K|万)?\s*(的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|窗口)", _I)
+    rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|窗口|"
+    rf"prompts?|-token prompt|token prompt|输入)", _I)
 _CONTEXT_BEFORE = re.compile(
     rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[_ ]model[_ ]len|窗口)[^\d{CN_NUMERAL_CHARS}]{{0,12}}"
-    rf"({N})\s*(k|K|万)?(?![A-Za-z])", _I)
+    rf"({N})\s*(k|K|m|M|万)?(?![A-Za-z])", _I)
 _CONCURRENCY_AFTER = re.compile(
     rf"({N})\s*(个|路|位|名)?\s*(并发|同时在线|同时|用户|人同时|concurrent|simultaneous|parallel|users?|"
     rf"requests? at once|sessions|streams|seats)", _I)
 _CONCURRENCY_BEFORE = re.compile(
     rf"(并发(数|量)?|concurrency( of)?|batch( size)?|同时服务)[^\d{CN_NUMERAL_CHARS}]{{0,8}}({N})\s*(k|K)?", _I)
+_PEOPLE = re.compile(rf"({N})\s*(?:个|位|名)?\s*(?:人|同事|员工|用户)\s*(?:用|使用|在用|同时|访问|一起用|共用)|"
+                     rf"(?:team|group|office|staff) of ({N}|\w+)\b|给\s*({N})\s*(?:个|位|名)?\s*人", _I)
 _SINGLE_USER = re.compile(r"单用户|单人|一个人用|自己用|个人使用|就我一个|single user|one user|just me|only me|"
                           r"personal use|for myself", _I)
 _MONEY_SYMBOL = re.compile(
@@ -258,7 +263,8 @@ _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(
 _EPOCHS = re.compile(rf"({N})\s*(个)?\s*(epochs?|轮|遍)", _I)
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
                        rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?)", _I)
-_DEADLINE_CTX = re.compile(r"内|以内|之内|完成|训完|搞定|跑完|截止|deadline|within|in under|in less than|\bby\b|"
+_DEADLINE_CTX = re.compile(r"内|以内|之内|完成|训完|搞定|跑完|截止|来得及|deadline|within|in under|in less than|\bby\b|"
+                           r"\bhave\b|\bgot\b|"
                            r"\bin\b|finish|done|complete|budget of|时间", _I)
 _GB = re.compile(rf"({N})\s*(GB|G|GiB|TB|TiB|T)(?![A-Za-z])", _I)
 _PROBLEM_CTX = re.compile(r"问题规模|规模|数据量|数据集|工作集|内存|显存需求|网格|矩阵|占用|"
@@ -267,8 +273,11 @@ _PROBLEM_CTX = re.compile(r"问题规模|规模|数据量|数据集|工作集|�
 _WATTS = re.compile(rf"({N})\s*(kW|KW|kw|W|w|瓦|千瓦)(?![A-Za-z])")
 _POWER_CTX = re.compile(r"电源|功耗|供电|电路|插座|功率|瓦|psu|power|circuit|outlet|supply|watt", _I)
 _CUDA = re.compile(r"cuda|英伟达生态|nvidia (ecosystem|stack)|pytorch[- ]cuda", _I)
+_CUDA_NEED = re.compile(r"依赖|需要|要求|必须|只能|离不开|用到|绑定|不用|无需|depend|need|require|must|only|rely|"
+                        r"locked|tied|written for|custom (kernels?|ops)", _I)
 _DOMESTIC = re.compile(r"信创|国产|国内芯片|自主可控|国产化|domestic|chinese[- ](made|chips?|gpus?)|"
                        r"made in china|home[- ]grown", _I)
+_MINE = re.compile(r"(\bmy\b|\bour\b|我的|我们的|我是|我这(张|块|台)?|家里的)\s*(own\s+)?$", _I)
 _EXISTING = re.compile(r"我(们)?(已经|目前|现在|手上|手头|手里)?(有|买了|拥有)|已有|现有|手上有|手头有|手里有|"
                        r"i (already |currently )?(have|own|bought|got)|we (already |currently )?(have|own|got)|"
                        r"i've got|we've got|existing", _I)
@@ -279,10 +288,9 @@ _NO_EXISTING = re.compile(r"(没有|暂无|无)(现有)?(的)?(硬件|显卡|gpu
                           r"don'?t have any", _I)
 _FORM: list[tuple[FormFactorPref, re.Pattern[str]]] = [
     ("laptop", re.compile(r"笔记本|laptop|notebook", _I)),
-    ("server", re.compile(r"服务器|机架|机柜|数据中心|机房|\bidc\b|server|rack|\b[1248]u\b|"
-                          r"datacenter|data center", _I)),
-    ("workstation", re.compile(r"工作站|台式|桌面|塔式|主机|家用|家里|办公室|workstation|desktop|tower|\bpc\b|"
-                               r"home|office", _I)),
+    ("server", re.compile(r"(?<!云)服务器(?!风道)|机架|机柜|数据中心|机房|\bidc\b|(?<!cloud )server(?! airflow)|rack|"
+                          r"\b[1248]u\b|datacenter|data center", _I)),
+    ("workstation", re.compile(r"工作站|台式|塔式|workstation|desktop|tower", _I)),
 ]
 _FP64_NEED = re.compile(r"fp64|双精度|double[- ]precision|64[- ]?bit float", _I)
 _FP64_NO = re.compile(r"(不需要|不用|不要|用不到|无需|没有)\s*(fp64|双精度)|(fp64|双精度)\s*(不需要|不重要|用不到)|"
@@ -508,9 +516,10 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
             out.ambiguous[mention.text] = mention.ids
         count = _count_near(text, mention.start, mention.end)
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
-        is_existing = existing_marker is not None and existing_marker.end() <= mention.start \
-            and not _NOT_OWNED.search(text[existing_marker.end():mention.start]) \
-            and mention.start - existing_marker.end() <= 14
+        is_existing = (existing_marker is not None and existing_marker.end() <= mention.start
+                       and not _NOT_OWNED.search(text[existing_marker.end():mention.start])
+                       and mention.start - existing_marker.end() <= 14) \
+            or bool(_MINE.search(text[max(0, mention.start - 10):mention.start]))
         (existing if is_existing else gpus).append(entry)
     out.gpus = _distinct(gpus)
     if existing:
@@ -519,6 +528,10 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
         out.existing = []
     if not gpu_mentions:
         m = _CARDS_ONLY.search(masked)
+        if m and (m.group(3) or "").lower() in ("a", "an"):
+            m = None  # "a card" names no count
+        if m and m.group(4) == "块" and re.match(r"\s*(钱|以内|左右|预算|的预算)", masked[m.end():]):
+            m = None  # '5千块以内' is money
         if m:
             raw = m.group(1) or m.group(2) or m.group(3)
             value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
@@ -543,13 +556,11 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
     if out.use_case == "scientific" and (out.finetune or out.method) and not _FP64_NEED.search(text):
         out.use_case = "training"
 
-    # precision (QLoRA implies 4-bit NF4 base weights)
+    # precision (QLoRA's NF4 base is implied by the method, not stated)
     out.precision = _find_precision(masked)
-    if out.method == "qlora" and out.precision is None:
-        out.precision = "nf4"
     kv = _KV_FP8.search(masked)
     if kv:
-        out.kv_dtype = (kv.group(1) or kv.group(5)).lower()
+        out.kv_dtype = (kv.group(1) or kv.group(6)).lower()
 
     # parameters
     dataset_spans: list[tuple[int, int]] = []
@@ -587,13 +598,23 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
                 if unit == "k" or (not unit and base < 1000 and re.search(r"\d", m.group(g_num))):
                     # '32k context' means 32,768 tokens; a bare '32' next to 'context' means 32k
                     value = base * (1024 if base in _POW2 else 1000)
+                elif unit == "m":  # '1M context' is 1,048,576 tokens (Llama 4, Qwen long-context models)
+                    value = base * (1024**2 if base in _POW2 else 1e6)
                 if 16 <= value <= 20_000_000:
                     out.context_tokens = round(value)
                     break
     if _SINGLE_USER.search(text):
         out.concurrency = 1
+    people = _PEOPLE.search(scan)
+    if people:
+        value = parse_number(people.group(1) or people.group(2) or people.group(3))
+        if value and 1 <= value <= 1_000_000:
+            out.concurrency = int(value)
+    training = bool(out.finetune or out.method or out.use_case == "training")
     for pat, g_num, g_mult in ((_CONCURRENCY_AFTER, 1, None), (_CONCURRENCY_BEFORE, 5, 6)):
         m = pat.search(scan)
+        if m and pat is _CONCURRENCY_BEFORE and training and "batch" in m.group(0).lower():
+            continue  # a training batch is a micro-batch, not users
         if m:
             value = _first_number(m, g_num, g_mult)
             if value and 1 <= value <= 1_000_000 and not (pat is _CONCURRENCY_AFTER and m.group(3).lower()
@@ -645,7 +666,7 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
 
     # ecosystem
     cuda = _CUDA.search(text)
-    if cuda:
+    if cuda and _CUDA_NEED.search(text[max(0, cuda.start() - 16):cuda.end() + 16]):
         out.cuda_required = not _negated(text, cuda.start(), cuda.end())
     dom = _DOMESTIC.search(text)
     if dom:
@@ -717,37 +738,53 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
         out.gpu_count, *(v for k, v in found.items() if k != "asked_attribute"))) + len(out.gpus)
     features = Features(
-        gpus=len({g.gpu for g in out.gpus}) + (1 if out.gpu_count else 0),
+        gpus=len({g.gpu for g in out.gpus}) + len(out.existing or []) + (1 if out.gpu_count else 0),
         models=1 if out.model else 0, sized=bool(out.model or out.params_b), budget=out.budget is not None,
         slots=slots, training_words=bool(out.finetune or out.method or out.use_case == "training"),
         compare_words=out.has(Intent.compare), catalog_filter=catalog_filter,
         hardware=bool(out.psu_w or out.cpu or out.cpu_name),
-        short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24))
+        short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24),
+        attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,
+        counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text))
     out.kind, out.kind_by = classify(text, features)
+    if out.kind == Kind.concept:  # "what is FSDP?" asks about FSDP; it states no requirement
+        keep = {"text", "lang", "intents", "kind", "kind_by", "asked_attribute", "wants_detail"}
+        for name, field in Parsed.model_fields.items():
+            if name not in keep:
+                setattr(out, name, field.get_default(call_default_factory=True))
+
+
+_MONEY_CUE = re.compile(r"预算|budget|经费|资金|花|spend|afford|以内|左右|不超过|up to|under|搞定|能买|买得起|"
+                        r"块|元|for (a|the|one) (gpu|card)|for gpus?|出头|来万|pay|price", _I)
+_NOT_MONEY_AFTER = re.compile(r"^\s*(个|条|字|次|人|行|样本|词|张|块卡|卡|tokens?|token|词元|小时|天|参数|context|"
+                              r"上下文|users?|people|requests?|steps?|samples?|rows?|w\b|瓦)", _I)
+_DOLLAR_WORDS = ("美元", "美金", "刀", "dollar", "dollars", "usd", "bucks", "$")
 
 
 def _find_budget(text: str, lang: Lang | None) -> Money | None:
-    for m in _MONEY_SYMBOL.finditer(text):
-        value = scaled(m.group(2), m.group(3))
-        if value and value >= 10:
-            symbol = m.group(1).upper()
-            cur = "USD" if symbol in ("$", "US$", "USD") else "CNY"
-            return Money(amount=value, currency=cur)
-    for m in _MONEY_WORD.finditer(text):
-        mult = m.group(2)
-        unit = m.group(3).lower()
-        value = scaled(m.group(1), mult)
-        if unit == "万元":
-            value = scaled(m.group(1), "万")
-        if value and value >= 10:
-            cur = "USD" if unit in ("美元", "美金", "刀", "dollar", "dollars", "usd", "bucks") else "CNY"
-            return Money(amount=value, currency=cur)
-    m = _BUDGET_BARE.search(text)
-    if m:
-        raw, mult = m.group(2), m.group(3)
-        value = scaled(raw, mult)
-        if (value and value >= 100) or (value and mult):
-            cur = "CNY" if (mult in ("w", "W", "万") or re.search(f"[{CN_NUMERAL_CHARS}]", raw)
-                            or lang == "zh") else "USD"
-            return Money(amount=value, currency=cur)
+    """The budget: an amount with a currency mark, else one next to a money word, else a Chinese 万 amount
+    (in this domain '十来万' and '一万五' are money unless a unit such as tokens or samples follows)."""
+    for m in find_money(text):
+        currency = m.currency or _default_currency(text[m.start:m.end], lang)
+        if m.amount >= 10:
+            return Money(amount=m.amount, currency=currency)
+    for a in find_amounts(text):
+        around = text[max(0, a.start - 10):a.end + 8]
+        after = text[a.end:a.end + 8]
+        if _NOT_MONEY_AFTER.match(after) or a.value < 100:
+            continue
+        chinese_wan = bool(re.search(r"[万w]", a.text, _I)) and a.value >= 1000
+        if _MONEY_CUE.search(around) or chinese_wan:
+            return Money(amount=a.value, currency=_default_currency(a.text + around, lang))
     return None
+
+
+def _default_currency(text: str, lang: Lang | None) -> Literal["CNY", "USD", "EUR"]:
+    low = text.lower()
+    if "€" in text or "eur" in low or "欧" in text:
+        return "EUR"
+    if any(w in low for w in _DOLLAR_WORDS):
+        return "USD"
+    if re.search(f"[{CN_NUMERAL_CHARS}]|元|块|人民币|rmb|cny|¥|￥", text, _I) or lang == "zh":
+        return "CNY"
+    return "USD"
