@@ -137,8 +137,14 @@ def _filter_lines(r: dict[str, Any], lang: str) -> list[str]:
     crit = r["criteria"]
     if "supports" in crit:
         what = msg(lang, "spec.what.supports", precision=str(crit["supports"]).upper())
+    elif "feature" in crit:
+        what = msg(lang, f"spec.what.{crit['feature']}")
+    elif "min_memory_gb" in crit:
+        what = msg(lang, "spec.what.min_memory", gb=num(float(crit["min_memory_gb"])))
+    elif "exclude_vendors" in crit:
+        what = msg(lang, "spec.what.exclude", vendors=str(crit["exclude_vendors"]))
     else:
-        what = msg(lang, f"spec.what.{crit.get('feature', 'ecc')}")
+        what = msg(lang, "spec.what.domestic")
     matches = r["matches"]
     if not matches:
         return [msg(lang, "spec.filter_none", what=what)]

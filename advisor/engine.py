@@ -408,7 +408,8 @@ class Advisor:
         elif mode == "why":
             body = C.compose_why(session, citations, out_lang)
         elif mode == "spec":
-            body = A.compose_spec(calls, parsed.asked_attribute, parsed.about_precision or parsed.precision, out_lang)
+            attribute = parsed.asked_attribute or session.focus_attribute
+            body = A.compose_spec(calls, attribute, parsed.about_precision or parsed.precision, out_lang)
         elif mode == "concept":
             body = A.compose_concept(citations, parsed.text, out_lang)
         elif mode == "build":
@@ -736,6 +737,8 @@ def _remember_kind(session: Session, mode: str, parsed: Parsed, calls: list[Tool
         named = [c.arguments["name"] for c in calls if c.name == "gpu_info" and c.ok]
         if named:
             session.focus = named
+        if parsed.asked_attribute:
+            session.focus_attribute = parsed.asked_attribute
 
 
 def _final(events: Iterator[Event]) -> Reply:

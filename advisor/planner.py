@@ -212,15 +212,24 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         return _build_plan(session, parsed)
     if kind == Kind.rent_vs_buy:
         return _rent_plan(session, parsed, lang)
-    if (len(p.compare) >= 2 and parsed.has(Intent.compare)) or len({g.gpu for g in parsed.gpus}) >= 2:
+    named = list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    if kind == Kind.compare and len(named) == 1:  # "跟 H100 比呢": against the card under discussion
+        other = next((g for g in [*session.focus, p.gpu] if g and g != named[0]), None)
+        if other:
+            p.compare = [other, named[0]]
+    if (len(p.compare) >= 2 and (parsed.has(Intent.compare) or kind == Kind.compare)) or len(named) >= 2:
         plan = Plan(mode="compare", calls=_compare_calls(p))
         plan.calls += _search(p, "compare", lang, search_k)
         plan.question_slots = next_question_slots(session)
         return plan
     if (kind == Kind.why or parsed.has(Intent.why)) and session.last_results and not _has_new_facts(parsed):
         return Plan(mode="why", calls=_search(p, "why", lang, search_k))
-    if kind == Kind.recommend and p.budget and not p.known("model") and p.use_case != "scientific":
+    buying = kind == Kind.recommend or (kind in (Kind.inform, Kind.whatif, Kind.correct)
+                                         and session.last_kind == Kind.recommend)
+    if buying and p.budget and not p.known("model") and p.use_case != "scientific":
         return _afford_plan(session)
+    if kind == Kind.recommend and not p.known("model") and (p.domestic or p.excluded_vendors) and not p.budget:
+        return _filter_plan(session)
     implied = None if p.use_case else implied_use_case(p, parsed)
     if implied:
         p.use_case = implied  # computed on a stated assumption, said in the reply; one word changes it
@@ -295,6 +304,8 @@ def _spec_plan(session: Session, parsed: Parsed) -> Plan:
             args["feature"] = _FEATURES[parsed.asked_attribute]
         elif parsed.fp64:
             args["feature"] = "fp64"
+        elif parsed.about_memory_gb:
+            args["min_memory_gb"] = parsed.about_memory_gb
         if parsed.domestic:
             args["domestic"] = True
         if args:
@@ -367,6 +378,14 @@ def _typical_card(platform: str | None) -> str:
         except Exception:
             pass
     return "rtx-4090"
+
+
+def _filter_plan(session: Session) -> Plan:
+    """A vendor constraint and nothing to size yet: the cards that meet it, then the question that narrows it."""
+    p = session.profile
+    args: dict[str, Any] = {"domestic": True} if p.domestic else {"exclude_vendors": list(p.excluded_vendors)}
+    return Plan(mode="spec", calls=[PlannedCall(name="find_gpus", arguments=args, purpose="info")],
+                question_slots=["use_case"] if p.use_case is None else ["model"])
 
 
 def _afford_plan(session: Session) -> Plan:

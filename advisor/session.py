@@ -152,6 +152,7 @@ class Session(BaseModel):
     last_kind: str | None = Field(None, description="the answer kind of the last turn that answered (follow-ups "
                                                     "such as 'and with a 1600W PSU?' continue it)")
     focus: list[str] = Field(default_factory=list, description="GPU ids the last spec question was about ('它')")
+    focus_attribute: str | None = Field(None, description="the fact the last spec question asked ('and the A100?')")
 
     # ------------------------------------------------------------------ helpers
     def result(self, tool: str) -> Any:

@@ -27,6 +27,7 @@ class FindGPUsInput(BaseModel):
     supports: Precision | None = Field(None, description="a precision with a hardware path (fp8, fp4, bf16 …)")
     feature: Feature | None = Field(None, description="nvlink = any GPU-to-GPU link beyond PCIe")
     vendor: str | None = Field(None, description="NVIDIA, AMD, Intel, Huawei …")
+    exclude_vendors: list[str] = Field(default_factory=list, description="vendors ruled out ('no NVIDIA')")
     domestic: bool | None = None
     min_memory_gb: float | None = Field(None, gt=0, le=10_000, description="vendor GB as on the datasheet")
 
@@ -72,6 +73,8 @@ def find_gpus(inp: FindGPUsInput) -> FindGPUsResult:
     for g in gpus:
         if inp.vendor and g.vendor.lower() != inp.vendor.lower():
             continue
+        if g.vendor.lower() in {v.lower() for v in inp.exclude_vendors}:
+            continue
         if inp.domestic is not None and g.domestic != inp.domestic:
             continue
         if inp.min_memory_gb and g.memory_gb < inp.min_memory_gb:
@@ -90,8 +93,9 @@ def find_gpus(inp: FindGPUsInput) -> FindGPUsResult:
         matches.append(GPUEntry(id=g.id, name=g.name, vendor=g.vendor, tier=str(g.tier), memory_gb=g.memory_gb,
                                 tflops=tflops, as_of=str(g.as_of), confidence=g.confidence))
     matches.sort(key=lambda e: (-e.memory_gb, -(e.tflops or 0), e.name))
-    criteria: dict[str, str | float | bool] = {k: (str(v) if isinstance(v, Precision) else v)
-                                               for k, v in inp.model_dump(exclude_none=True).items()}
+    criteria: dict[str, str | float | bool] = {k: (str(v) if isinstance(v, Precision) else
+                                                   ", ".join(v) if isinstance(v, list) else v)
+                                               for k, v in inp.model_dump(exclude_none=True).items() if v != []}
     return FindGPUsResult(
         matches=matches[:MAX_LISTED], unknown=unknown, total=len(gpus), criteria=criteria,
         formula="supports(p) = the catalog has a dense figure for p and p is not marked unsupported",

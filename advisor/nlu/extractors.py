@@ -85,6 +85,10 @@ def cpu_platform(ctx: Context) -> str | None:
                 pid = _platform_id(ctx, cand)
                 if pid:
                     return _socket_variant(ctx, pid, dual)
+    for cand in re.findall(r"[\u4e00-\u9fff]{2,4}\s*\d{3,4}[A-Za-z]*", ctx.text):
+        pid = _platform_id(ctx, cand) or _platform_id(ctx, cand.replace(" ", ""))
+        if pid:
+            return _socket_variant(ctx, pid, dual)
     if re.search(r"epyc|霄龙", ctx.text, _I):
         return "epyc-9004-2p" if dual else "epyc-9004-1p"
     if re.search(r"xeon|至强", ctx.text, _I) and dual:
@@ -115,7 +119,7 @@ def nodes(ctx: Context) -> int | None:
     """'两台服务器', '2 nodes', '4 个节点' → machines; a '台' right before a GPU name is a card count, not this."""
     for m in _NODES.finditer(ctx.masked):
         after = ctx.masked[m.end():m.end() + 3]
-        if m.group(0).endswith("台") and not re.match(r"\s*(服务器|机器|主机|[，,。.]|$)", after):
+        if m.group(0).endswith("台") and not re.match(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*卡|[一二两四八]\s*卡)", after):
             continue
         value = parse_number(m.group(1))
         if value and 1 <= value <= 4096:

@@ -68,6 +68,8 @@ _MODEL_ATTRIBUTE = re.compile(
     r"参数量|多少参数|几个参数|层数|多少层|上下文长度|最大上下文|最长上下文|上下文(最长|最大)|支持多长|架构|是\s*moe|专家|激活参数|"
     r"\b(how many (params|parameters|layers|experts)|parameter count|context (length|window)|max(imum)? context|"
     r"architecture|is it (a )?moe|active param\w*)\b", re.IGNORECASE)
+_ALTERNATIVES = re.compile(r"\bor\b|还是|或者|或是", re.IGNORECASE)
+_WHAT_IS = re.compile(r"什么是|是什么|什么叫|是啥|啥是|\bwhat(\x27s| is| are| does)\b|\bexplain\b|\bhow does\b", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"分别|各自|respectively|each of", re.IGNORECASE)
 _SHORT_WORDS = 14
 _SHORT_CHARS = 30
@@ -100,17 +102,23 @@ def by_rules(text: str, f: Features) -> Kind | None:
     recommend = _hit("recommend", text)
     if _hit("whatif", text) and _short(text) and not recommend:
         return Kind.whatif
+    if f.gpus and not f.sized and (_hit("build", text) or f.hardware) and f.question:
+        return Kind.build
     if recommend:
         return Kind.compare if f.gpus >= 2 and not f.budget else Kind.recommend
     if f.catalog_filter:
         return Kind.spec
     if f.models and not f.gpus and _MODEL_ATTRIBUTE.search(text):
         return Kind.spec
-    if f.gpus >= 2 and not f.sized and (f.compare_words or not _RESPECTIVELY.search(text)) and not f.hardware:
+    if f.gpus >= 2 and (f.compare_words or _ALTERNATIVES.search(text)) and not f.hardware:
+        return Kind.compare
+    concept = _hit("concept", text)
+    if concept and not f.sized and f.gpus <= 2 and _WHAT_IS.search(text):
+        return Kind.concept
+    if f.gpus >= 2 and not f.sized and not _RESPECTIVELY.search(text) and not f.hardware:
         return Kind.compare
     if f.gpus and f.attribute and not (f.sized or f.counted or f.hardware):
         return Kind.spec
-    concept = _hit("concept", text)
     if concept and not (f.sized and f.gpus):
         return Kind.concept
     if _hit("speed", text) and (f.sized or f.gpus or f.training_words):
@@ -119,7 +127,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.speed
     if (_hit("build", text) or f.hardware) and (f.gpus or not f.sized) and f.question:
         return Kind.build
-    if f.compare_words and (f.gpus >= 2 or f.models >= 2):
+    if f.compare_words and (f.gpus or f.models >= 2):
         return Kind.compare
     if f.budget and not f.gpus and f.slots >= 2:
         return Kind.recommend

@@ -98,6 +98,7 @@ class Parsed(BaseModel):
     allowed_gpus: list[str] | None = None
     asked_attribute: str | None = Field(None, description="the fact a spec question asks for (memory, price …)")
     about_precision: str | None = Field(None, description="a precision asked about, not chosen ('supports FP8?')")
+    about_memory_gb: float | None = Field(None, description="a memory size asked about ('cards with 48 GB')")
     catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
     wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
     kind: Kind | None = Field(None, description="the answer the message asks for")
@@ -172,7 +173,10 @@ _USE_CASE_PATTERNS: list[tuple[UseCase, re.Pattern[str]]] = [
         r"fine[- ]?tun|finetun|from scratch", _I)),
     ("inference", re.compile(
         r"推理|部署|上线|服务化|并发|在线服务|问答服务|跑推理|inference|infer\b|serving|\bserve\b|deploy|"
-        r"\bhost(ing)?\b|chatbot|\bapi\b|concurren|\busers?\b|\bqps\b|tokens?/s|吞吐", _I)),
+        r"\bhost(ing)?\b|chatbot|\bapi\b|concurren|\busers?\b|\bqps\b|tokens?/s|吞吐|ollama|vllm|llama\.?cpp|comfyui|"
+        r"出图|文生图|image gen\w*|\bsdxl\b|\bflux\b|whisper|transcri\w+|\brag\b|知识库|local llms?|跑模型|跑(?!分)|能起|"
+        r"\bttft\b|time to first token|prompt processing|decode speed|generation speed|\blatency\b|\bruns?\b|"
+        r"\brunning\b|\bload(ing)?\b", _I)),
 ]
 _FINETUNE = re.compile(r"微调|精调|\bsft\b|\bdpo\b|\blora\b|\bqlora\b|fine[- ]?tun|finetun", _I)
 _PRETRAIN = re.compile(r"预训练|从头训练|从零训练|pre-?train|from scratch", _I)
@@ -183,7 +187,8 @@ _METHODS: list[tuple[Method, re.Pattern[str]]] = [
 ]
 
 _INTENT_PATTERNS: list[tuple[Intent, re.Pattern[str]]] = [
-    (Intent.compare, re.compile(r"比较|对比|比一比|比一下|\bvs\.?\b|versus|compare|comparison|哪个(更)?好|"
+    (Intent.compare, re.compile(r"比较|对比|比一比|比一下|相比|(跟|和|与).{1,20}比|\bvs\.?\b|versus|compare|comparison|"
+                                r"compared (to|with)|哪个(更)?好|"
                                 r"哪一?个|差别|区别|which (one )?is better|difference between|side[- ]by[- ]side", _I)),
     (Intent.why, re.compile(
         r"为什么|为啥|凭什么|怎么算|怎么来的|如何计算|怎么得出|依据|原理|解释|什么意思|什么是|\bwhy\b|how come|"
@@ -215,6 +220,8 @@ _UNSURE = re.compile(r"不知道|不确定|不清楚|随便|都行|无所谓|你
 
 # precision tokens
 _GGUF = re.compile(r"(?<![A-Za-z0-9])(i?q[1-8]_[a-z0-9]{1,2}(?:_[a-z0-9]{1,2})?)(?![A-Za-z0-9])", _I)
+_GGUF_SHORT = re.compile(r"(?<![A-Za-z0-9_])q([4568])(?![_A-Za-z0-9])", _I)
+_NOT_PRECISION = re.compile(r"(\bno|\bnot|without|不支持|没有|不用|不要)\s*$", _I)
 _FLOATS = re.compile(r"(?<![A-Za-z0-9])(fp|bf|int|f|e4m|mxfp|nvfp|nf)(4|8|16|32)(?![0-9])", _I)
 _BITS = re.compile(r"(?<![0-9.])(2|3|4|5|6|8|16|32)\s*-?\s*(bits?|位|比特)", _I)
 _PREC_WORDS: list[tuple[str, re.Pattern[str]]] = [
@@ -272,12 +279,17 @@ _PROBLEM_CTX = re.compile(r"问题规模|规模|数据量|数据集|工作集|�
                           r"per job|each job|per run|per case|算例|任务|作业|每次", _I)
 _WATTS = re.compile(rf"({N})\s*(kW|KW|kw|W|w|瓦|千瓦)(?![A-Za-z])")
 _POWER_CTX = re.compile(r"电源|功耗|供电|电路|插座|功率|瓦|psu|power|circuit|outlet|supply|watt", _I)
+_LIMIT_CTX = re.compile(r"不能超过|不超过|超过|上限|限制|限功耗|最多|以内|之内|封顶|limit|max|at most|under|below|cap|"
+                        r"budget|circuit|outlet|插座|电路|墙插|电源|psu|supply|供电", _I)
 _CUDA = re.compile(r"cuda|英伟达生态|nvidia (ecosystem|stack)|pytorch[- ]cuda", _I)
 _CUDA_NEED = re.compile(r"依赖|需要|要求|必须|只能|离不开|用到|绑定|不用|无需|depend|need|require|must|only|rely|"
                         r"locked|tied|written for|custom (kernels?|ops)", _I)
 _DOMESTIC = re.compile(r"信创|国产|国内芯片|自主可控|国产化|domestic|chinese[- ](made|chips?|gpus?)|"
                        r"made in china|home[- ]grown", _I)
 _MINE = re.compile(r"(\bmy\b|\bour\b|我的|我们的|我是|我这(张|块|台)?|家里的)\s*(own\s+)?$", _I)
+_OWNED_AFTER = re.compile(r"^\s*(s\b)?\s*(already|已经有了|了已经|在手上)", _I)
+_OWNED_BEFORE = re.compile(r"我(们)?(这|那)(台|边|里)[^，,。？?想要]{0,8}?(有|装了|插着|插了)\s*(\d+|[一二两三四五六七八九十])?\s*"
+                           r"(张|块)?\s*$")
 _EXISTING = re.compile(r"我(们)?(已经|目前|现在|手上|手头|手里)?(有|买了|拥有)|已有|现有|手上有|手头有|手里有|"
                        r"i (already |currently )?(have|own|bought|got)|we (already |currently )?(have|own|got)|"
                        r"i've got|we've got|existing", _I)
@@ -290,7 +302,7 @@ _FORM: list[tuple[FormFactorPref, re.Pattern[str]]] = [
     ("laptop", re.compile(r"笔记本|laptop|notebook", _I)),
     ("server", re.compile(r"(?<!云)服务器(?!风道)|机架|机柜|数据中心|机房|\bidc\b|(?<!cloud )server(?! airflow)|rack|"
                           r"\b[1248]u\b|datacenter|data center", _I)),
-    ("workstation", re.compile(r"工作站|台式|塔式|workstation|desktop|tower", _I)),
+    ("workstation", re.compile(r"工作站|台式|塔式|workstation|desktop|(?<!normal )tower", _I)),
 ]
 _FP64_NEED = re.compile(r"fp64|双精度|double[- ]precision|64[- ]?bit float", _I)
 _FP64_NO = re.compile(r"(不需要|不用|不要|用不到|无需|没有)\s*(fp64|双精度)|(fp64|双精度)\s*(不需要|不重要|用不到)|"
@@ -306,7 +318,7 @@ _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|"
                           r"^\s*(?:s\b)?\s*(\d+|[两一二三四五六七八九十]+)\s*(张|块|卡|片|颗)", _I)
 _CARDS_ONLY = re.compile(
     rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)\s*(?:x\s*)?"
-    rf"(张|块|片|卡|颗|路|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡)(?![A-Za-z])", _I)
+    rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡)(?![A-Za-z])", _I)
 _GPU_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:(?:rtx|gtx|rx|arc|tesla|quadro)\s*[a-z]?\d{3,4}\s*(?:ti|xt|xtx|super|d)?|"
                        r"(?:a|h|b|l|t|v|mi|gb)\d{2,3}[a-z]?|昇腾\s*\d{3}[a-z]?)(?![A-Za-z0-9])", re.IGNORECASE)
 _POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -339,6 +351,8 @@ def _find_precision(text: str) -> str | None:
     hits: list[tuple[int, str]] = []
     for m in _GGUF.finditer(text):
         hits.append((m.start(), m.group(1).upper()))
+    for m in _GGUF_SHORT.finditer(text):  # 'q4' as Ollama users write it: the default Q4_K_M
+        hits.append((m.start(), {"4": "Q4_K_M", "5": "Q5_K_M", "6": "Q6_K", "8": "Q8_0"}[m.group(1)]))
     for m in _FLOATS.finditer(text):
         prefix, bits = m.group(1).lower(), m.group(2)
         if prefix == "fp" and bits == "64":
@@ -353,6 +367,7 @@ def _find_precision(text: str) -> str | None:
     for name, pat in _PREC_WORDS:
         for m in pat.finditer(text):
             hits.append((m.start(), name))
+    hits = [h for h in hits if not _NOT_PRECISION.search(text[max(0, h[0] - 14):h[0]])]
     for _, name in sorted(hits, key=lambda h: -h[0]):  # the last mention wins ("not fp16, int4")
         try:
             return resolve_precision(name).name
@@ -519,7 +534,9 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
         is_existing = (existing_marker is not None and existing_marker.end() <= mention.start
                        and not _NOT_OWNED.search(text[existing_marker.end():mention.start])
                        and mention.start - existing_marker.end() <= 14) \
-            or bool(_MINE.search(text[max(0, mention.start - 10):mention.start]))
+            or bool(_MINE.search(text[max(0, mention.start - 10):mention.start])) \
+            or bool(_OWNED_AFTER.match(text[mention.end:mention.end + 16])) \
+            or bool(_OWNED_BEFORE.search(text[max(0, mention.start - 16):mention.start]))
         (existing if is_existing else gpus).append(entry)
     out.gpus = _distinct(gpus)
     if existing:
@@ -557,8 +574,8 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
         out.use_case = "training"
 
     # precision (QLoRA's NF4 base is implied by the method, not stated)
-    out.precision = _find_precision(masked)
     kv = _KV_FP8.search(masked)
+    out.precision = _find_precision(_mask(masked, [kv.span()]) if kv else masked)
     if kv:
         out.kv_dtype = (kv.group(1) or kv.group(6)).lower()
 
@@ -687,13 +704,13 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
             value *= 1000
         elif unit == "w" and value < 100:
             continue  # '1.5w' is 1.5万 (money), not watts
-        if 100 <= value <= 100_000 and (_POWER_CTX.search(window) or unit in ("W", "瓦", "kW", "KW", "千瓦")):
+        if 100 <= value <= 100_000 and _LIMIT_CTX.search(window) and (
+                _POWER_CTX.search(window) or unit in ("W", "瓦", "kW", "KW", "千瓦")):
             out.power_limit_w = value
 
-    if out.use_case is None and (out.model or out.params_b) \
-            and re.search(r"跑|运行|装|放得下|够|几张|\bruns?\b|\bload\b|enough|\bfits?\b|how many", low):
+    if out.use_case is None and (out.model or out.params_b) and re.search(r"运行|\bruns?\b|\bload\b", low):
         out.use_case = "inference"
-    _apply_extractors(out, text, masked, cat, gpu_mentions)
+    _apply_extractors(out, text, masked, cat, gpu_mentions, shown)
     out.text = shown
     return out
 
@@ -704,7 +721,7 @@ _REJECTED = re.compile(
     r"(?:\s+(?:gpus?|cards?|users?|people))?(?=\s*[,.;!?]|$)", _I)
 _CATALOG_FILTER = re.compile(r"\b(which|what|any|list)\s+(?:\w+\s+){0,2}(gpus?|cards?|accelerators?|chips?)\b.{0,30}"
                              r"\b(support|have|has|with)\b|(哪些|哪几款|哪款|什么|哪个|有没有)\s*(国产)?(卡|gpu|显卡|芯片)"
-                             r".{0,12}(支持|有|带)", _I)
+                             r".{0,12}(支持|有|带|是)", _I)
 
 
 _DETAIL = re.compile(r"详细|具体(说|讲|点|一点|些)|展开|逐项|完整(的)?(推导|计算)|in detail|detailed|step by step|"
@@ -716,8 +733,9 @@ def _drop_rejected(text: str) -> str:
     return _REJECTED.sub(lambda m: " " * len(m.group(0)), text)
 
 
-def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_mentions: list[_Mention]) -> None:
-    """The named extractors' slots, then the answer kind."""
+def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_mentions: list[_Mention],
+                      shown: str) -> None:
+    """The named extractors' slots, then the answer kind (read from the message as written, ``shown``)."""
     spans = tuple((m.start, m.end, m.ids[0] if len(m.ids) == 1 else _pick(cat, m.ids)) for m in gpu_mentions)
     found = extractors.extract(extractors.Context(text=text, masked=masked, catalog=cat, gpu_spans=spans))
     for slot, value in found.items():
@@ -731,10 +749,14 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         # "which GPUs support FP8?" asks about FP8; it does not choose it
         out.about_precision, out.precision = out.precision, None
     out.catalog_filter = catalog_filter
+    if catalog_filter:
+        size = re.search(r"(\d+(?:\.\d+)?)\s*(?:gb|g|gib)\b|(\d+(?:\.\d+)?)\s*(?:gb|g)(?=显存|的|\s|$)", text, _I)
+        if size:
+            out.about_memory_gb = float(size.group(1) or size.group(2))
     out.wants_detail = bool(_DETAIL.search(text))
-    slots = sum(v is not None and v != [] for v in (
+    slots = (out.existing is not None) + sum(v is not None and v != [] for v in (
         out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
-        out.method, out.existing, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
+        out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
         out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
         out.gpu_count, *(v for k, v in found.items() if k != "asked_attribute"))) + len(out.gpus)
     features = Features(
@@ -742,11 +764,14 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         models=1 if out.model else 0, sized=bool(out.model or out.params_b), budget=out.budget is not None,
         slots=slots, training_words=bool(out.finetune or out.method or out.use_case == "training"),
         compare_words=out.has(Intent.compare), catalog_filter=catalog_filter,
-        hardware=bool(out.psu_w or out.cpu or out.cpu_name),
+        hardware=bool(out.psu_w or out.cpu or out.cpu_name or out.power_limit_w),
         short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24),
         attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,
         counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text))
-    out.kind, out.kind_by = classify(text, features)
+    out.kind, out.kind_by = classify(shown, features)
+    if out.kind == Kind.spec:  # a lookup chooses nothing: "T4 有没有 bf16" asks about BF16
+        out.about_precision = out.about_precision or out.precision
+        out.precision = out.power_limit_w = out.use_case = None
     if out.kind == Kind.concept:  # "what is FSDP?" asks about FSDP; it states no requirement
         keep = {"text", "lang", "intents", "kind", "kind_by", "asked_attribute", "wants_detail"}
         for name, field in Parsed.model_fields.items():
@@ -758,6 +783,7 @@ _MONEY_CUE = re.compile(r"预算|budget|经费|资金|花|spend|afford|以内|�
                         r"块|元|for (a|the|one) (gpu|card)|for gpus?|出头|来万|pay|price", _I)
 _NOT_MONEY_AFTER = re.compile(r"^\s*(个|条|字|次|人|行|样本|词|张|块卡|卡|tokens?|token|词元|小时|天|参数|context|"
                               r"上下文|users?|people|requests?|steps?|samples?|rows?|w\b|瓦)", _I)
+_WATTS_LIKE = re.compile(r"^\s*\d{3,}(\.\d+)?\s*[wW]\s*$")
 _DOLLAR_WORDS = ("美元", "美金", "刀", "dollar", "dollars", "usd", "bucks", "$")
 
 
@@ -766,9 +792,13 @@ def _find_budget(text: str, lang: Lang | None) -> Money | None:
     (in this domain '十来万' and '一万五' are money unless a unit such as tokens or samples follows)."""
     for m in find_money(text):
         currency = m.currency or _default_currency(text[m.start:m.end], lang)
+        if _WATTS_LIKE.match(text[m.start:m.end]):
+            continue  # '1500W' is watts; '1.5w' is 1.5万
         if m.amount >= 10:
             return Money(amount=m.amount, currency=currency)
     for a in find_amounts(text):
+        if _WATTS_LIKE.match(a.text):
+            continue
         around = text[max(0, a.start - 10):a.end + 8]
         after = text[a.end:a.end + 8]
         if _NOT_MONEY_AFTER.match(after) or a.value < 100:
