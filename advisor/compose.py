@@ -161,7 +161,7 @@ def question_text(slots: list[str], lang: str | None, confirm: bool = False,
                                       question_text(slots, "en", confirm, after_yes)) if q)
     table = {**_QUESTIONS, **(_CONFIRM if confirm else {}), **(_AFTER_YES if after_yes else {})}
     pair = "question.pair." + "+".join(slots)
-    if len(slots) == 2 and not confirm and not after_yes and has_message(lang, pair):
+    if len(slots) == 2 and not confirm and has_message(lang, pair):
         return msg(lang, pair)
     parts = [table[s][0 if lang == "zh" else 1] for s in slots if s in table]
     return " ".join(parts) or None
@@ -220,6 +220,20 @@ def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True, expla
     return lines
 
 
+_RESERVATIONS = ("vllm_reservation", "kv_capacity", "host RAM per node", "per GPU", "memory")
+
+
+def terms_inline(result: dict[str, Any], lang: str) -> str:
+    """The memory terms on one line ('权重 70.5 GB + KV 缓存 1.3 GB + …'), for the short reply."""
+    parts = []
+    for term in result.get("terms", []):
+        if term.get("unit") != "bytes" or term["name"] in _RESERVATIONS:
+            continue
+        label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
+        parts.append(f"{label} {gb_short(term['value'])}")
+    return t(lang, "每卡构成：", "Per GPU: ") + " + ".join(parts) if parts else ""
+
+
 def _findings(check: dict[str, Any], lang: str, limit: int = 4) -> list[str]:
     out = []
     for f in check.get("findings", []):
@@ -234,11 +248,12 @@ def _findings(check: dict[str, Any], lang: str, limit: int = 4) -> list[str]:
     return out
 
 
-def _options(rec: dict[str, Any], lang: str, limit: int = 3, detailed: bool = True) -> list[str]:
+def _options(rec: dict[str, Any], lang: str, limit: int = 3, detailed: bool = True,
+             currency: str | None = None) -> list[str]:
     opts = rec.get("options", [])[:limit]
     if not opts:
         return []
-    cur = rec.get("currency", "USD")
+    cur = currency or rec.get("currency", "USD")
     head = t(lang, "| # | 配置 | 总价（含主机） | 速度 | 功耗 |",
              "| # | Configuration | Total (incl. host) | Speed | Power |")
     rows = [head, "|---|---|---|---|---|"]
@@ -412,7 +427,9 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                          f"{num(r['max_concurrency'])} requests at once."))
     out += _diff(previous.get("size_inference"), r, lang)
     out += alt_lines
-    if not brief:
+    if not brief and not detailed:
+        out.append(terms_inline(r, lang))
+    elif not brief:
         out.append("")
         out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
         out += term_lines(r, lang, explain=detailed)
@@ -639,7 +656,12 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                  f"Trainable parameters {num(r['trainable_params'] / 1e6)}M of {num(r['params'] / 1e9, 2)}B; "
                  f"sequence length {num(r['seq'])}, micro-batch {num(r['micro_batch'])}."))
     out += _diff(previous.get("size_training"), r, lang)
-    if not brief:
+    if not brief and not detailed:
+        out.append(terms_inline(r, lang))
+        if r.get("cpu_bytes"):
+            out.append(t(lang, f"另需主机内存 {gb_short(r['cpu_bytes'])}。", f"Host RAM also needed: "
+                                                                       f"{gb_short(r['cpu_bytes'])}."))
+    elif not brief:
         out.append("")
         out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
         out += [line for line in term_lines(r, lang, explain=detailed)
@@ -713,8 +735,15 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     return out
 
 
+def user_currency(p: Profile, lang: str) -> str:
+    """The currency money is shown in: the budget's, else the language's (CNY for Chinese)."""
+    if p.budget is not None and p.budget.currency in ("USD", "CNY"):
+        return p.budget.currency
+    return "CNY" if lang == "zh" else "USD"
+
+
 def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = False,
-                       detailed: bool = True) -> list[str]:
+                       detailed: bool = True, currency: str | None = None) -> list[str]:
     rec = _by_name(calls, "recommend")
     if rec is None:
         return []
@@ -722,7 +751,7 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
     out = [""]
     if r.get("options"):
         out.append(t(lang, "**推荐配置**（按性价比排序）", "**Recommended configurations** (by performance per price)"))
-        out += _options(r, lang, detailed=detailed)
+        out += _options(r, lang, detailed=detailed, currency=currency)
     elif alternatives:  # the alternatives above already say what would work
         prec = rec.arguments.get("precision")
         out.append(t(lang, f"**按{'原生精度' if not prec else ' ' + prec + ' '}没有可行配置的主要原因：**",
@@ -738,10 +767,20 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
     return out
 
 
-def _check_section(calls: list[ToolCall], lang: str, brief: bool = False) -> list[str]:
+def _check_section(calls: list[ToolCall], lang: str, brief: bool = False, detailed: bool = True) -> list[str]:
     chk = _by_name(calls, "check_build")
     if chk is None:
         return []
+    if not detailed:  # the short reply: blocking problems other than the memory fit the verdict already gave
+        findings = chk.result.get("findings", [])
+        blocking = [f for f in findings if f["severity"] == "error" and f["category"] != "memory"]
+        warns = sum(1 for f in findings if f["severity"] == "warning")
+        lines = _findings({"findings": blocking}, lang) if not brief else []
+        if warns:
+            lines.append(t(lang, f"整机检查另有 {warns} 条提醒（供电、互联等），说“详细”可以展开。",
+                           f"The build check has {warns} more note(s) (power, interconnect…); say “details” to see "
+                           "them."))
+        return ["", *lines] if lines else []
     lines = [] if brief else _findings(chk.result, lang)
     errors = sum(1 for f in chk.result.get("findings", []) if f["severity"] == "error")
     warns = sum(1 for f in chk.result.get("findings", []) if f["severity"] == "warning")
@@ -825,8 +864,12 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         out += _scientific_section(calls, p, plan, lang)
     size_call = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
     brief = repeated(previous, size_call)  # same configuration as last turn: only what is new in detail
-    out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build")))
-    out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed)
+    out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build")),
+                          detailed=detailed)
+    fits_here = any(c.ok and c.result.get("fits") and c.arguments.get("gpu") for _, c in alts)
+    if detailed or not fits_here:  # the short reply keeps to the user's own cards when an option fits them
+        out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
+                                  currency=user_currency(p, lang))
     errs = _errors(calls, lang)
     if errs:
         out += ["", t(lang, "**未能完成的计算**", "**What could not be computed**"), *errs]
@@ -837,7 +880,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     elif p.use_case == "training" and _by_name(calls, "size_training") and not brief:
         out += ["", _PLAIN_TRAIN[lang]]
     assumptions = _assumption_lines(plan, calls, p, lang)
-    if lang == "en":
+    if lang == "en" and detailed:
         assumptions += _tool_assumptions(calls)
     if brief:  # only what was not said last turn
         said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
@@ -851,7 +894,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     warnings = _tool_warnings(calls) if p.use_case != "scientific" and not brief else []
     if warnings and lang == "en":
         out += ["", "**Warnings**", *[f"- {w}" for w in warnings]]
-    elif lang == "zh":  # English-only tool text, grouped and labelled rather than mixed into Chinese sentences
+    elif lang == "zh" and detailed:  # English-only tool text, grouped and labelled, in the full derivation
         failed = [f"- {c.name}: {c.error}" for c in calls if not c.ok and c.name != "search_knowledge"]
         if warnings or failed:
             out += ["", "**工具说明（英文）**（计算工具的原文提示，未翻译）", *[f"- {w}" for w in warnings], *failed]

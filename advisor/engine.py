@@ -184,6 +184,9 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         put("excluded_vendors", parsed.excluded_vendors)
     if parsed.allowed_gpus:
         put("allowed_gpus", parsed.allowed_gpus)
+    if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:
+        put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
+        put("gpu_count", None)
     gpu_ids = list(dict.fromkeys(g.gpu for g in parsed.gpus))
     if len(gpu_ids) >= 2:
         put("compare", gpu_ids)

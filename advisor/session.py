@@ -195,7 +195,8 @@ class Session(BaseModel):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            hint = " (the file looks truncated)" if exc.pos >= len(text.rstrip()) - 1 else ""
+            cut = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+            hint = " (the file looks truncated)" if cut else ""
             raise SessionError(f"{where} is not valid JSON{hint}: {exc.msg} at line {exc.lineno} column "
                                f"{exc.colno}; the file was left unchanged — fix it, delete it, or use another "
                                f"session file") from exc

@@ -65,7 +65,7 @@ def test_72b_on_a_budget_without_precision_shows_what_quantising_buys(adv: Advis
         best = buy["options"][0]
         assert f"{best['count']}× {best['gpu']}（{price_cny(best)}" in r.text
         assert f"{best['decode_tokens_per_s']:,.1f} tokens/s" in r.text
-    assert "如果量化" in r.text and r.text.index("如果量化") < r.text.index("显存构成")  # shown up front
+    assert "如果量化" in r.text and r.text.index("如果量化") < r.text.index("每卡构成")  # shown up front
     assert "精度" in r.question and "确认" in r.question  # then asks to confirm the precision
     assert_grounded(r, s)
 
@@ -195,10 +195,12 @@ def test_qlora_yes_asks_only_for_the_data_and_says_why(adv: Advisor) -> None:
 
 
 def test_chinese_reply_groups_english_tool_text_in_a_labelled_block(adv: Advisor) -> None:
-    s = adv.new_session()
-    r = turn(adv, s, "llama 3.1 8b fp16 推理，200k 上下文，一张 H100")
-    warnings = one(r, "size_inference").result["warnings"]
-    assert warnings
+    short = turn(adv, adv.new_session(), "llama 3.1 8b fp16 推理，200k 上下文，一张 H100")
+    warnings = one(short, "size_inference").result["warnings"]
+    assert warnings and not any(w in short.text for w in warnings)  # the short reply carries no English tool text
+    detailed = Advisor(detailed=True)
+    s = detailed.new_session()
+    r = turn(detailed, s, "llama 3.1 8b fp16 推理，200k 上下文，一张 H100")
     head, block = r.text.split("**工具说明（英文）**")
     for w in warnings:
         if not w.startswith("does not fit"):

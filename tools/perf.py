@@ -140,7 +140,7 @@ class DecodeInput(BaseModel):
     kv_dtype: str = "fp16"
     context: int = Field(1024, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=100_000)
-    mfu: float = Field(PREFILL_MFU, gt=0, le=1, description="compute efficiency once decode turns compute-bound")
+    mfu: float = Field(PREFILL_MFU, ge=0.001, le=1, description="compute efficiency once decode turns compute-bound")
 
 
 class DecodeResult(BaseModel):
@@ -321,7 +321,7 @@ class PrefillInput(BaseModel):
     precision: str = "bf16"
     prompt_tokens: int = Field(1024, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=100_000)
-    mfu: float = Field(PREFILL_MFU, gt=0, le=1)
+    mfu: float = Field(PREFILL_MFU, ge=0.001, le=1)
 
 
 class PrefillResult(BaseModel):
@@ -460,7 +460,7 @@ class ServingInput(BaseModel):
     context: int = Field(4096, ge=1, le=10_000_000, description="KV tokens each running sequence holds")
     gpu_memory_utilization: float = Field(0.92, gt=0, le=1)
     max_num_seqs: int = Field(256, ge=1, le=100_000)
-    mfu: float = Field(PREFILL_MFU, gt=0, le=1)
+    mfu: float = Field(PREFILL_MFU, ge=0.001, le=1)
 
 
 class ServingPoint(BaseModel):

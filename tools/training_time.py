@@ -47,7 +47,7 @@ class TrainingTimeInput(BaseModel):
     tokens: float = Field(gt=0, le=1e17, description="D: training tokens")
     gpu: GPU
     count: int = Field(1, ge=1, le=1_000_000)
-    mfu: float = Field(TRAINING_MFU, gt=0, le=1)
+    mfu: float = Field(TRAINING_MFU, ge=0.001, le=1)
     recompute: Literal["none", "selective", "full"] = "none"
     precision: str = Field("bf16", description="precision the matmuls run at")
     price_per_gpu_hour: float | None = Field(

@@ -62,6 +62,7 @@ class Features:
     counted: bool = False  # a card count was written ("three L40S"): a plan, not a lookup
     deadline: bool = False
     question: bool = True
+    requirements: int = 0  # use case, FP64, problem size, budget …: a plan is being described, not a card
 
 
 _MODEL_ATTRIBUTE = re.compile(
@@ -117,7 +118,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.concept
     if f.gpus >= 2 and not f.sized and not _RESPECTIVELY.search(text) and not f.hardware:
         return Kind.compare
-    if f.gpus and f.attribute and not (f.sized or f.counted or f.hardware):
+    if f.gpus and f.attribute and not (f.sized or f.counted or f.hardware or f.requirements):
         return Kind.spec
     if concept and not (f.sized and f.gpus):
         return Kind.concept

@@ -767,7 +767,9 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         hardware=bool(out.psu_w or out.cpu or out.cpu_name or out.power_limit_w),
         short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24),
         attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,
-        counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text))
+        counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text),
+        requirements=sum(v is not None for v in (out.use_case, out.fp64, out.problem_size_gb, out.budget,
+                                                 out.concurrency, out.context_tokens, out.method)))
     out.kind, out.kind_by = classify(shown, features)
     if out.kind == Kind.spec:  # a lookup chooses nothing: "T4 有没有 bf16" asks about BF16
         out.about_precision = out.about_precision or out.precision
