@@ -111,7 +111,8 @@ def _model_lines(m: dict[str, Any], lang: str) -> list[str]:
 
 
 def _source(entry: dict[str, Any], lang: str) -> str:
-    return msg(lang, "spec.source", id=entry["id"], sources=", ".join(entry.get("sources", [])[:3]),
+    keys = [str(s).split(" ")[0][:60] for s in entry.get("sources", [])[:2]]
+    return msg(lang, "spec.source", id=entry["id"], sources=", ".join(keys),
                as_of=entry.get("as_of", "?"), confidence=entry.get("confidence", "?"))
 
 
@@ -130,6 +131,13 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
         out += ["", *[_source(g, lang) for g in gpus]]
     for m in models:
         out += [*_model_lines(m, lang), _source(m, lang)]
+    for c in _ok(calls, "platform_info"):
+        pf = c.result
+        out += [msg(lang, "spec.platform", name=pf["name"], lanes=pf["cpu_pcie_lanes"], gen=pf["pcie_gen"],
+                    slot_lanes=pf["gpu_slot_lanes"], channels=pf["memory_channels"] * pf["sockets"],
+                    memory_type=pf["memory_type"], max_memory=num(pf["max_memory_gb"])),
+                msg(lang, "spec.platform_gpus", x16=pf["gpu_slot_lanes"] // 16, x8=pf["gpu_slot_lanes"] // 8),
+                _source(pf, lang)]
     return "\n".join(out).strip() or msg(lang, "spec.unknown_entity")
 
 

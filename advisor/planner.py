@@ -317,6 +317,8 @@ def _spec_plan(session: Session, parsed: Parsed) -> Plan:
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
     if parsed.model:
         calls.append(PlannedCall(name="model_info", arguments={"name": parsed.model}, purpose="info"))
+    if parsed.cpu and not gpus:
+        calls.append(PlannedCall(name="platform_info", arguments={"name": parsed.cpu}, purpose="info"))
     return Plan(mode="spec", calls=calls)
 
 

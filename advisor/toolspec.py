@@ -204,6 +204,10 @@ def _model_info(a: BaseModel) -> Any:
     return load_catalog().model(a.name)  # type: ignore[attr-defined]
 
 
+def _platform_info(a: BaseModel) -> Any:
+    return load_catalog().platform(a.name)  # type: ignore[attr-defined]
+
+
 # ----------------------------------------------------------------------------- registry
 
 _SPECS = [
@@ -235,6 +239,8 @@ _SPECS = [
              "interconnect, software, price.", NameArgs, _gpu_info, "GPU specs", "GPU 参数"),
     ToolSpec("model_info", "Catalog entry of one model: parameters, layers, attention, context.", NameArgs,
              _model_info, "Model specs", "模型参数"),
+    ToolSpec("platform_info", "Catalog entry of one CPU platform: PCIe lanes (all, and wired to GPU slots), memory "
+             "channels, sockets, power.", NameArgs, _platform_info, "Platform specs", "平台参数"),
     ToolSpec("find_gpus", "Catalog GPUs meeting conditions: a supported precision (fp8, fp4 …), a feature (nvlink, "
              "ecc, fp64), vendor, domestic, minimum memory.", FindGPUsInput, find_gpus, "GPU filter", "GPU 筛选"),
     ToolSpec("affordable", "What a budget (USD) buys: the GPU configurations that fit it, most total memory first, "

@@ -115,11 +115,14 @@ _NODES = re.compile(rf"({N}|two|three|four|eight|sixteen)\s*(?:个|台)?\s*(?:no
                     rf"servers|machines|boxes)(?![a-z])", _I)
 
 
+_AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*卡|[一二两四八]\s*卡)")
+
+
 def nodes(ctx: Context) -> int | None:
     """'两台服务器', '2 nodes', '4 个节点' → machines; a '台' right before a GPU name is a card count, not this."""
     for m in _NODES.finditer(ctx.masked):
         after = ctx.masked[m.end():m.end() + 3]
-        if m.group(0).endswith("台") and not re.match(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*卡|[一二两四八]\s*卡)", after):
+        if m.group(0).endswith("台") and not _AFTER_MACHINE.match(after):
             continue
         value = parse_number(m.group(1))
         if value and 1 <= value <= 4096:
@@ -197,10 +200,10 @@ _ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("china", r"买得到|买不到|能买|还能买|禁运|出口管制|停产|中国|国内|china|export[- ]control|banned|discontinued|"
               r"still (buy|get|available)"),
     ("architecture", r"架构|ampere|ada\b|hopper|blackwell|lovelace|architecture|generation|哪一代"),
-    ("pcie", r"pcie|接口|x16|x8\b|gen\s*[345]"),
+    ("pcie", r"pcie|接口|x16|x8\b|gen\s*[345]|通道|lanes?"),
     ("link", r"nvlink|互联|卡间|infinity fabric|hccs|interconnect"),
     ("ecc", r"\becc\b|纠错"),
-    ("price", r"价格|多少钱|售价|报价|贵|价钱|price|cost|how much (is|does|are)|\$"),
+    ("price", r"价格|多少钱|售价|报价|贵|价钱|什么价|价位|price|cost|how much (is|does|are)|\$"),
     ("bandwidth", r"带宽|bandwidth"),
     ("power", r"功耗|功率|tdp|瓦|power|watts?"),
     ("compute", r"算力|tflops|flops|性能|performance|fp64|fp32|bf16|fp16|fp8|int8"),

@@ -63,6 +63,8 @@ class Features:
     deadline: bool = False
     question: bool = True
     requirements: int = 0  # use case, FP64, problem size, budget …: a plan is being described, not a card
+    platform_only: bool = False  # a CPU platform named and no GPU: "how many lanes does a 9950X give?"
+    need: bool = False  # a use, model or domestic requirement is stated
 
 
 _MODEL_ATTRIBUTE = re.compile(
@@ -70,7 +72,8 @@ _MODEL_ATTRIBUTE = re.compile(
     r"\b(how many (params|parameters|layers|experts)|parameter count|context (length|window)|max(imum)? context|"
     r"architecture|is it (a )?moe|active param\w*)\b", re.IGNORECASE)
 _ALTERNATIVES = re.compile(r"\bor\b|还是|或者|或是", re.IGNORECASE)
-_WHAT_IS = re.compile(r"什么是|是什么|什么叫|是啥|啥是|\bwhat(\x27s| is| are| does)\b|\bexplain\b|\bhow does\b", re.IGNORECASE)
+_WHAT_IS = re.compile(r"什么是|是什么|什么叫|是啥|啥是|\bwhat(\x27s| is| are| does)\b|\bexplain\b|\bhow does\b",
+                      re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"分别|各自|respectively|each of", re.IGNORECASE)
 _SHORT_WORDS = 14
 _SHORT_CHARS = 30
@@ -103,6 +106,8 @@ def by_rules(text: str, f: Features) -> Kind | None:
     recommend = _hit("recommend", text)
     if _hit("whatif", text) and _short(text) and not recommend:
         return Kind.whatif
+    if f.platform_only and f.attribute and f.question:
+        return Kind.spec
     if f.gpus and not f.sized and (_hit("build", text) or f.hardware) and f.question:
         return Kind.build
     if recommend:
@@ -126,11 +131,11 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.speed
     if f.deadline and f.training_words:
         return Kind.speed
-    if (_hit("build", text) or f.hardware) and (f.gpus or not f.sized) and f.question:
+    if (f.hardware or (_hit("build", text) and not f.sized)) and f.question:
         return Kind.build
     if f.compare_words and (f.gpus or f.models >= 2):
         return Kind.compare
-    if f.budget and not f.gpus and f.slots >= 2:
+    if f.budget and f.need and not f.gpus:
         return Kind.recommend
     if not f.question and f.slots:
         return Kind.inform
@@ -150,10 +155,11 @@ def by_rules(text: str, f: Features) -> Kind | None:
 _QUESTION = re.compile(
     r"[?？]|吗|呢|么|吧\s*$|多少|几|怎么|如何|哪|是否|能否|能不能|可不可以|行不行|够不够|够吗|够用|会不会|有没有|"
     r"是不是|什么|啥|不\S{0,2}\s*$|靠谱|值不值|划算|推荐|建议|给个|帮我|求|多大|多久|多长|多快|估|算一下|算算|选|差多少|"
-    r"跑得|跑的|吃得消|起来|能跑|行吗|可以吗|够|"
+    r"跑得|跑的|吃得消|起来|能跑|行吗|可以吗|够|给我|想问|请问|"
     r"^\s*(what|how|which|can|could|will|would|should|is|are|does|do|any|where|why|who|when)\b|"
     r"\b(enough|recommend|suggest|need|needed|help|compare|vs|fit|run|or|ballpark|options|what|whats|how|which|"
-    r"wattage|estimate|memory for|vram for|total vram)\b|\bgo\s*$|\bpls\b|\bplease\b", re.IGNORECASE)
+    r"wattage|estimate|memory for|vram for|total vram|wondering|whether|ok\??\s*$)\b|\bgo\s*$|\bpls\b|\bplease\b",
+    re.IGNORECASE)
 
 
 def is_question(text: str) -> bool:

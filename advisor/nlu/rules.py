@@ -174,7 +174,8 @@ _USE_CASE_PATTERNS: list[tuple[UseCase, re.Pattern[str]]] = [
     ("inference", re.compile(
         r"推理|部署|上线|服务化|并发|在线服务|问答服务|跑推理|inference|infer\b|serving|\bserve\b|deploy|"
         r"\bhost(ing)?\b|chatbot|\bapi\b|concurren|\busers?\b|\bqps\b|tokens?/s|吞吐|ollama|vllm|llama\.?cpp|comfyui|"
-        r"出图|文生图|image gen\w*|\bsdxl\b|\bflux\b|whisper|transcri\w+|\brag\b|知识库|local llms?|跑模型|跑(?!分)|能起|"
+        r"出图|文生图|image gen\w*|\bsdxl\b|\bflux\b|whisper|transcri\w+|\brag\b|知识库|local llms?|跑模型|"
+        r"跑(?!分)|能起|"
         r"\bttft\b|time to first token|prompt processing|decode speed|generation speed|\blatency\b|\bruns?\b|"
         r"\brunning\b|\bload(ing)?\b", _I)),
 ]
@@ -239,8 +240,8 @@ _PARAMS = re.compile(rf"(?<![A-Za-z0-9.])({N})\s*(b|B|billion|bn)(?![A-Za-z])(?!
                      rf"|({N})\s*亿\s*(参数|参|的?模型)", _I)
 _PARAMS_CN = re.compile(rf"({N})\s*(b|B)\s*(参数|参|模型|的模型)")
 _CONTEXT_AFTER = re.compile(
-    rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|窗口|"
-    rf"prompts?|-token prompt|token prompt|输入)", _I)
+    rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|"
+    rf"窗口|prompts?|-token prompt|token prompt|输入)", _I)
 _CONTEXT_BEFORE = re.compile(
     rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[_ ]model[_ ]len|窗口)[^\d{CN_NUMERAL_CHARS}]{{0,12}}"
     rf"({N})\s*(k|K|m|M|万)?(?![A-Za-z])", _I)
@@ -288,8 +289,8 @@ _DOMESTIC = re.compile(r"信创|国产|国内芯片|自主可控|国产化|domes
                        r"made in china|home[- ]grown", _I)
 _MINE = re.compile(r"(\bmy\b|\bour\b|我的|我们的|我是|我这(张|块|台)?|家里的)\s*(own\s+)?$", _I)
 _OWNED_AFTER = re.compile(r"^\s*(s\b)?\s*(already|已经有了|了已经|在手上)", _I)
-_OWNED_BEFORE = re.compile(r"我(们)?(这|那)(台|边|里)[^，,。？?想要]{0,8}?(有|装了|插着|插了)\s*(\d+|[一二两三四五六七八九十])?\s*"
-                           r"(张|块)?\s*$")
+_OWNED_BEFORE = re.compile(r"我(们)?(这|那)(台|边|里)[^，,。？?想要]{0,8}?(有|装了|插着|插了)\s*"
+                           r"(\d+|[一二两三四五六七八九十])?\s*(张|块)?\s*$")
 _EXISTING = re.compile(r"我(们)?(已经|目前|现在|手上|手头|手里)?(有|买了|拥有)|已有|现有|手上有|手头有|手里有|"
                        r"i (already |currently )?(have|own|bought|got)|we (already |currently )?(have|own|got)|"
                        r"i've got|we've got|existing", _I)
@@ -320,7 +321,8 @@ _CARDS_ONLY = re.compile(
     rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)\s*(?:x\s*)?"
     rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡)(?![A-Za-z])", _I)
 _GPU_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:(?:rtx|gtx|rx|arc|tesla|quadro)\s*[a-z]?\d{3,4}\s*(?:ti|xt|xtx|super|d)?|"
-                       r"(?:a|h|b|l|t|v|mi|gb)\d{2,3}[a-z]?|昇腾\s*\d{3}[a-z]?)(?![A-Za-z0-9])", re.IGNORECASE)
+                       r"(?:a|h|b|l|t|v|mi|gb)\d{2,3}[a-z]?|昇腾\s*\d{3}[a-z]?|[pmk](?:4|10|100|40|80)\b|"
+                       r"(?:20[6-8]0|30[5-8]0|40[6-8]0|50[6-7]0)(?:\s*ti)?)(?![A-Za-z0-9])", re.IGNORECASE)
 _POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_\-]*|[\u3400-\u9fff]+")
 _MODEL_FAMILY = re.compile(
@@ -760,7 +762,8 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
         out.gpu_count, *(v for k, v in found.items() if k != "asked_attribute"))) + len(out.gpus)
     features = Features(
-        gpus=len({g.gpu for g in out.gpus}) + len(out.existing or []) + (1 if out.gpu_count else 0),
+        gpus=len({g.gpu for g in out.gpus}) + len(out.existing or []) + (1 if out.gpu_count else 0)
+        + len(out.unknown_gpus),
         models=1 if out.model else 0, sized=bool(out.model or out.params_b), budget=out.budget is not None,
         slots=slots, training_words=bool(out.finetune or out.method or out.use_case == "training"),
         compare_words=out.has(Intent.compare), catalog_filter=catalog_filter,
@@ -769,7 +772,9 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,
         counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text),
         requirements=sum(v is not None for v in (out.use_case, out.fp64, out.problem_size_gb, out.budget,
-                                                 out.concurrency, out.context_tokens, out.method)))
+                                                 out.concurrency, out.context_tokens, out.method)),
+        platform_only=bool(out.cpu or out.cpu_name) and not (out.gpus or out.gpu_count or out.existing),
+        need=bool(out.use_case or out.model or out.params_b or out.domestic))
     out.kind, out.kind_by = classify(shown, features)
     if out.kind == Kind.spec:  # a lookup chooses nothing: "T4 有没有 bf16" asks about BF16
         out.about_precision = out.about_precision or out.precision
