@@ -43,7 +43,7 @@ class TrainingTimeInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    params: float = Field(gt=0, le=1e15, description="N: (active) parameters")
+    params: float = Field(ge=1e3, le=1e15, description="N: (active) parameters (a model has at least thousands)")
     tokens: float = Field(gt=0, le=1e17, description="D: training tokens")
     gpu: GPU
     count: int = Field(1, ge=1, le=1_000_000)
