@@ -237,7 +237,8 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
         out += ["", msg(lang, "build.warnings"), *[f"- {f['message_zh'] if zh else f['message_en']}"
                                                    for f in warnings[:3]]]
     tot = r["totals"]
-    out += ["", msg(lang, "build.totals", system=num(tot["system_power_w"]), wall=num(tot["wall_draw_w"]),
+    out += ["", msg(lang, "build.totals", gpus=num(tot["gpu_power_w"]), system=num(tot["system_power_w"]),
+                    wall=num(tot["wall_draw_w"]),
                     psu=num(tot["recommended_psu_w"]), lanes=tot["lanes_needed"], slots=num(tot["slots_needed"]))]
     if cpu_unknown:
         out.append(msg(lang, "build.cpu_unknown", name=cpu_unknown))
@@ -277,7 +278,7 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
 # ----------------------------------------------------------------------------- what a budget buys
 
 
-def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str) -> str:
+def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str, card_only: bool = False) -> str:
     """What the budget buys, most memory first, with the model sizes each option holds."""
     found = _ok(calls, "affordable")
     amount, currency = budget
@@ -294,6 +295,8 @@ def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str) 
         out.append(f"| {o['count']}× {o['name']} | {num(o['memory_gb'])} GB | {num(o['bandwidth_gbs'])} GB/s | "
                    f"{money(price, cur)} | ~{num(o['max_params_b_4bit'])}B / ~{num(o['max_params_b_16bit'])}B |")
     out += ["", msg(lang, "afford.note", share=f"{80}%")]
+    if card_only:
+        out.append(msg(lang, "afford.card_only"))
     if currency == "CNY":
         out.append(msg(lang, "afford.fx", rate=f"{CNY_PER_USD:g}", as_of=str(FX_AS_OF)))
     return "\n".join(out)

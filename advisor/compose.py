@@ -161,7 +161,7 @@ def question_text(slots: list[str], lang: str | None, confirm: bool = False,
                                       question_text(slots, "en", confirm, after_yes)) if q)
     table = {**_QUESTIONS, **(_CONFIRM if confirm else {}), **(_AFTER_YES if after_yes else {})}
     pair = "question.pair." + "+".join(slots)
-    if len(slots) == 2 and not confirm and has_message(lang, pair):
+    if len(slots) == 2 and not (confirm and "precision" in slots) and has_message(lang, pair):
         return msg(lang, pair)
     parts = [table[s][0 if lang == "zh" else 1] for s in slots if s in table]
     return " ".join(parts) or None
@@ -425,6 +425,11 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                                f"{num(r['max_concurrency'])} 个请求。",
                          f"At {num(r['context'])} tokens per request the KV cache holds about "
                          f"{num(r['max_concurrency'])} requests at once."))
+    if count > 1 and gpu:
+        total = load_catalog().gpu(gpu).memory_gb * count
+        out.append(t(lang, f"{count} 张合计 {num(total)} GB 显存；模型权重共 {gb_short(r['weights_total_bytes'])}。",
+                     f"{count} cards hold {num(total)} GB in all; the weights total "
+                     f"{gb_short(r['weights_total_bytes'])}."))
     out += _diff(previous.get("size_inference"), r, lang)
     out += alt_lines
     if not brief and not detailed:
@@ -498,15 +503,12 @@ def _guide_note(size: ToolCall, p: Profile, lang: str, citations: list[Citation]
         iter(with_figure), None)
     if cite is None:
         return []
-    return ["", t(lang, f"注：资料里“70B 模型 4-bit 约 35 GB”说的只是权重本身 [{cite.id}]；实际部署还要加上 KV 缓存、"
-                        f"激活和运行时开销，量化文件也比理想的 4 bit 大（AWQ 带分组缩放、GGUF Q4_K_M 混用 4/6 bit）。"
-                        f"按工具计算，这里的权重就有 {gb(r['weights_total_bytes'])}，每卡合计需要 "
-                        f"{gb(r['per_gpu_bytes'])}。",
-                  f"Note: the guide's “70B at 4-bit is about 35 GB” counts the weights alone [{cite.id}]; a real "
-                  f"deployment adds the KV cache, activations and runtime overhead, and quantised files are larger "
-                  f"than ideal 4-bit (AWQ group scales, GGUF Q4_K_M mixes 4- and 6-bit blocks). By the tool, the "
-                  f"weights here are {gb(r['weights_total_bytes'])} and the total per GPU is "
-                  f"{gb(r['per_gpu_bytes'])}.")]
+    return ["", t(lang, f"注：资料里“70B 模型 4-bit 约 35 GB”只算了理想 4 bit 的权重 [{cite.id}]；量化文件带缩放系数，"
+                        f"部署还要 KV 缓存和开销，所以这里权重 {gb_short(r['weights_total_bytes'])}、每卡合计 "
+                        f"{gb_short(r['per_gpu_bytes'])}。",
+                  f"Note: the guide's “70B at 4-bit is about 35 GB” counts ideal 4-bit weights alone [{cite.id}]; "
+                  f"quantised files carry scales and serving adds the KV cache and overhead, hence "
+                  f"{gb_short(r['weights_total_bytes'])} of weights and {gb_short(r['per_gpu_bytes'])} per GPU here.")]
 
 
 def _fp8_capable(option: dict[str, Any]) -> bool:

@@ -423,7 +423,8 @@ class Advisor:
                                    assumed_card=C.gpu_name(card) if card else None)
         elif mode == "afford":
             budget = session.profile.budget
-            body = A.compose_afford(calls, (budget.amount, budget.currency) if budget else (0.0, "USD"), out_lang)
+            body = A.compose_afford(calls, (budget.amount, budget.currency) if budget else (0.0, "USD"), out_lang,
+                                    card_only=bool(plan.assumed.get("card_only")))
         elif mode == "rent" and not any(c.name == "rent_vs_buy" for c in calls):
             body = A.compose_concept(citations, parsed.text, out_lang) + "\n\n" + msg(out_lang, "rent.need_gpu")
         elif mode == "rent":

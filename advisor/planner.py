@@ -39,6 +39,7 @@ CORE: dict[str, tuple[str, ...]] = {
 Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", "empty", "spec", "concept", "build",
                "rent", "afford"]
 DEFAULT_RENT_HOURS = 24.0
+CARD_ONLY_BELOW_USD = 3000.0  # below this a budget cannot buy a desktop host and a useful card together
 USD_PER_EUR = 1.15  # approximate 2025–26 reference rate; EUR budgets are converted with it and the reply says so
 _VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar", "MetaX")
 
@@ -398,15 +399,20 @@ def _afford_plan(session: Session) -> Plan:
     assert p.budget is not None
     amount = p.budget.amount * USD_PER_EUR if p.budget.currency == "EUR" else to_usd(p.budget.amount,
                                                                                      p.budget.currency)
-    args: dict[str, Any] = {"budget_usd": round(amount, 2), "include_host": not (p.has_host or
-                                                                                  p.budget_scope == "gpu_only")}
+    host = not (p.has_host or p.budget_scope == "gpu_only")
+    plan = Plan(mode="afford")
+    if host and amount < CARD_ONLY_BELOW_USD and p.budget_scope != "system":
+        host = False  # too little for a computer as well: read as money for the card, and say so
+        plan.assumed["card_only"] = True
+    args: dict[str, Any] = {"budget_usd": round(amount, 2), "include_host": host}
     if p.domestic:
         args["domestic_only"] = True
     if p.excluded_vendors:
         args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
     slots = ["use_case"] if p.use_case is None else ["model"]
-    return Plan(mode="afford", calls=[PlannedCall(name="affordable", arguments=args, purpose="recommend")],
-                question_slots=[s for s in slots if s not in session.asked] or slots)
+    plan.calls = [PlannedCall(name="affordable", arguments=args, purpose="recommend")]
+    plan.question_slots = [s for s in slots if s not in session.asked] or slots
+    return plan
 
 
 def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:

@@ -119,7 +119,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
     if f.gpus >= 2 and (f.compare_words or _ALTERNATIVES.search(text)) and not f.hardware:
         return Kind.compare
     concept = _hit("concept", text)
-    if concept and not f.sized and f.gpus <= 2 and _WHAT_IS.search(text):
+    if concept and not f.sized and not f.attribute and f.gpus <= 2 and _WHAT_IS.search(text):
         return Kind.concept
     if f.gpus >= 2 and not f.sized and not _RESPECTIVELY.search(text) and not f.hardware:
         return Kind.compare

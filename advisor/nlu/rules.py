@@ -272,7 +272,7 @@ _EPOCHS = re.compile(rf"({N})\s*(个)?\s*(epochs?|轮|遍)", _I)
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
                        rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?)", _I)
 _DEADLINE_CTX = re.compile(r"内|以内|之内|完成|训完|搞定|跑完|截止|来得及|deadline|within|in under|in less than|\bby\b|"
-                           r"\bhave\b|\bgot\b|"
+                           r"\bhave\b|\bgot\b|\bfor\b|用|项目|周期|租期|project|lasting|"
                            r"\bin\b|finish|done|complete|budget of|时间", _I)
 _GB = re.compile(rf"({N})\s*(GB|G|GiB|TB|TiB|T)(?![A-Za-z])", _I)
 _PROBLEM_CTX = re.compile(r"问题规模|规模|数据量|数据集|工作集|内存|显存需求|网格|矩阵|占用|"

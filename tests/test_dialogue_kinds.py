@@ -1,0 +1,277 @@
+"""Every kind of question gets its answer on the first turn, in both languages (issue 16).
+
+References are datasheet figures and hand derivations, not the tools' own output:
+* L40S: 48 GB GDDR6, 864 GB/s; MI300X: 5.3 TB/s; RTX 4090: 24 GB, 1,008 GB/s, 450 W.
+* Qwen2.5-32B at FP8: 31.2e9 non-embedding parameters × 1 B + 2 × 152,064 × 5,120 embedding and LM-head
+  parameters × 2 B (kept 16-bit) = 31.2 + 3.1 ≈ 34.3 GB of weights.
+* Llama-3.1-8B Q4_K_M on an RTX 4090: decode reads ≈ 4.9 GB of weights per token, so 1,008 GB/s / 4.9 GB
+  ≈ 206 tokens/s is the bandwidth ceiling; real decode is below it.
+* Training time, 7B on 1e9 tokens on 8 × H100 (989 dense BF16 TFLOPS each): 6 × 7e9 × 1e9 = 4.2e19 FLOPs;
+  at an MFU between 0.25 and 0.6 that is 2.0–5.9 hours.
+* Two RTX 4090s draw 2 × 450 W = 900 W before CPU and platform: a 1,000 W PSU has no 25 % headroom left.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from advisor import Advisor
+from advisor.session import Session
+
+try:
+    from fakes.script import calls, one, turn
+except ImportError:  # tests/ collected as a package
+    from tests.fakes.script import calls, one, turn
+
+CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def first_line(text: str) -> str:
+    return text.strip().splitlines()[0]
+
+
+def numbers_with(text: str, unit: str) -> list[float]:
+    return [float(m.replace(",", "")) for m in re.findall(rf"(\d[\d,]*(?:\.\d+)?)\s*{re.escape(unit)}", text)]
+
+
+def ask(adv: Advisor, text: str) -> tuple[Session, object]:
+    s = adv.new_session()
+    return s, turn(adv, s, text)
+
+
+# ----------------------------------------------------------------------------- spec lookups
+
+
+@pytest.mark.parametrize(("text", "lang"), [("L40S 显存多大？", "zh"), ("how much vram does the L40S have", "en")])
+def test_spec_lookup_answers_the_memory_first(adv: Advisor, text: str, lang: str) -> None:
+    s, r = ask(adv, text)
+    assert r.mode == "spec" and r.lang == lang and r.question is None
+    assert "48 GB" in first_line(r.text) and "864 GB/s" in first_line(r.text)
+    assert s.profile.gpu is None  # a lookup plans nothing
+    assert lang == "zh" or not CJK.search(r.text)
+
+
+@pytest.mark.parametrize("text", ["What's the bandwidth of an MI300X?", "MI300X 带宽多少"])
+def test_spec_lookup_answers_the_bandwidth(adv: Advisor, text: str) -> None:
+    _, r = ask(adv, text)
+    assert r.mode == "spec" and "5,300 GB/s" in first_line(r.text)
+
+
+@pytest.mark.parametrize(("text", "lang"), [("Which GPUs support FP8?", "en"), ("哪些卡支持 FP8？", "zh")])
+def test_catalog_filter_lists_fp8_cards_and_chooses_nothing(adv: Advisor, text: str, lang: str) -> None:
+    s, r = ask(adv, text)
+    found = one(r, "find_gpus")
+    assert found.arguments == {"supports": "fp8"}
+    names = {m["name"] for m in found.result["matches"]}
+    assert "H100 SXM 80GB" in names and "GeForce RTX 3090" not in names  # Hopper has FP8, Ampere has not
+    assert r.mode == "spec" and s.profile.precision is None
+
+
+@pytest.mark.parametrize(("text", "yes"), [("does the RTX 4090 support FP8?", True), ("A100 支持 FP8 吗", False)])
+def test_support_question_is_a_yes_or_no(adv: Advisor, text: str, yes: bool) -> None:
+    _, r = ask(adv, text)
+    head = first_line(r.text)
+    assert r.mode == "spec"
+    assert head.startswith(("**Yes", "**支持")) if yes else head.startswith(("**No", "**不支持"))
+
+
+def test_platform_lanes(adv: Advisor) -> None:
+    _, r = ask(adv, "how many PCIe lanes does a Ryzen 9 9950X have")
+    assert r.mode == "spec" and "24 usable PCIe 5.0 lanes" in first_line(r.text)  # AM5: 28 lanes, 4 to chipset
+
+
+# ----------------------------------------------------------------------------- concepts
+
+
+@pytest.mark.parametrize(("text", "lang", "article"), [
+    ("HBM 和 GDDR 区别？", "zh", "bandwidth-hbm/zh/"),
+    ("What does ECC protect against?", "en", "ecc/en/"),
+])
+def test_concept_quotes_the_passage_with_its_citation(adv: Advisor, text: str, lang: str, article: str) -> None:
+    _, r = ask(adv, text)
+    assert r.mode == "concept" and r.lang == lang and r.question is None
+    best = r.citations[0]
+    assert best.id.startswith(article)
+    quoted = next(line for line in r.text.splitlines() if line.startswith("> "))
+    assert f"[{best.id}]" in quoted
+    sentence = quoted[2:].split("[")[0].strip()[:30]
+    assert sentence and sentence in best.text  # the passage's own words, not a paraphrase
+
+
+# ----------------------------------------------------------------------------- sizing without the closing question
+
+
+def test_sizing_question_is_answered_on_an_implied_use_case(adv: Advisor) -> None:
+    s, r = ask(adv, "Qwen2.5-32B 用 FP8 要多少显存？")
+    size = one(r, "size_inference")
+    assert size.arguments["model"] == "qwen2.5-32b" and size.arguments["precision"] == "fp8"
+    assert r.mode == "answer" and first_line(r.text).startswith("**结论")
+    weights = size.result["weights_total_bytes"]
+    assert weights == pytest.approx(31.2e9 + 2 * 152_064 * 5_120 * 2, rel=0.02)
+    assert "按推理计算" in r.text and s.profile.use_case == "inference"  # the assumption, said in one line
+    assert not calls(r, "recommend")  # a figure was asked for, not a shopping list
+
+
+def test_english_sizing_at_8_bit(adv: Advisor) -> None:
+    _, r = ask(adv, "VRAM for Mixtral 8x7B at 8-bit?")
+    size = one(r, "size_inference")
+    assert size.arguments["precision"] == "int8"
+    assert 46e9 <= size.result["weights_total_bytes"] <= 49e9  # 46.7e9 parameters at ~1 byte
+    assert r.mode == "answer" and not CJK.search(r.text)
+
+
+def test_fine_tuning_question_fits_with_qlora(adv: Advisor) -> None:
+    _, r = ask(adv, "Can I fine-tune Llama-3-8B with QLoRA on one RTX 4090?")
+    size = one(r, "size_training")
+    assert size.arguments["method"] == "qlora" and size.result["fits"] is True
+    assert "fits on one GeForce RTX 4090" in first_line(r.text)
+
+
+def test_full_fine_tuning_memory_in_chinese(adv: Advisor) -> None:
+    _, r = ask(adv, "全参微调 qwen2.5-7b 要多少显存")
+    size = one(r, "size_training")
+    assert size.arguments["method"] == "full"
+    assert size.result["per_gpu_bytes"] >= 7.6e9 * 16  # mixed-precision Adam: ≥ 16 B per parameter
+    assert first_line(r.text).startswith("**结论")
+
+
+# ----------------------------------------------------------------------------- speed and time
+
+
+def test_decode_speed_stays_under_the_bandwidth_ceiling(adv: Advisor) -> None:
+    _, r = ask(adv, "4090 跑 llama 3.1 8b Q4_K_M 每秒多少 token")
+    perf = one(r, "perf_decode")
+    assert 40 < perf.result["tokens_per_s"] < 1008 / 4.9
+    assert "tokens/s" in r.text
+
+
+def test_training_time(adv: Advisor) -> None:
+    _, r = ask(adv, "how long to train a 7B model on 1B tokens with 8 H100s")
+    tt = one(r, "training_time")
+    assert 2.0 <= tt.result["hours"] <= 5.9
+    assert "hours" in r.text and not CJK.search(r.text)
+
+
+# ----------------------------------------------------------------------------- builds
+
+
+def test_psu_question_gets_the_power_finding(adv: Advisor) -> None:
+    _, r = ask(adv, "我的 1000W 电源带得动两张 4090 吗？")
+    check = one(r, "check_build")
+    assert check.arguments["psu_w"] == 1000 and check.arguments["gpus"] == [{"gpu": "rtx-4090", "count": 2}]
+    assert r.mode == "build" and first_line(r.text).startswith("**按现在的方案不行")
+    assert "900 W" in r.text and r.question is None
+
+
+def test_english_build_question_with_a_desktop_cpu(adv: Advisor) -> None:
+    _, r = ask(adv, "Is a 1600W PSU enough for one RTX 4090 with a 7950X?")
+    check = one(r, "check_build")
+    assert check.arguments["platform"] == "ryzen-9-7950x" and check.arguments["psu_w"] == 1600
+    assert first_line(r.text).startswith("**Yes") and "450 W" in r.text
+
+
+def test_build_with_only_a_count_states_the_card_it_assumed(adv: Advisor) -> None:
+    _, r = ask(adv, "EPYC 9654 单路插 8 张卡，供电和通道有问题吗")
+    check = one(r, "check_build")
+    assert check.arguments["gpus"][0]["count"] == 8 and check.arguments["platform"] == "epyc-9004-1p"
+    assert "没有说具体显卡" in r.text
+
+
+# ----------------------------------------------------------------------------- buying
+
+
+def test_budget_without_a_model_shows_what_it_buys(adv: Advisor) -> None:
+    _, r = ask(adv, "5千块以内 能买到啥玩 AI 的卡")
+    found = one(r, "affordable")
+    assert found.arguments["budget_usd"] == pytest.approx(5000 / 7.2, rel=1e-3)
+    assert r.mode == "afford" and found.result["options"]
+    prices = [float(p.replace(",", "")) for p in re.findall(r"¥([\d,]+)", r.text)]
+    assert prices and max(prices) <= 5000
+    assert r.question  # then the closing question, which changes the advice here
+
+
+def test_recommendation_with_model_and_colloquial_budget(adv: Advisor) -> None:
+    _, r = ask(adv, "我想本地部署 Qwen2.5-72B 做推理，预算十来万，买什么卡？")
+    rec = one(r, "recommend")
+    assert rec.arguments["budget_cny"] == 100_000 and rec.arguments["model"] == "qwen2.5-72b"
+    assert r.mode == "answer"
+
+
+def test_gpu_only_budget_with_own_pc_drops_the_host(adv: Advisor) -> None:
+    _, r = ask(adv, "I already own a PC, the budget is for the GPU only: $2,500 for running llama 3.1 8b")
+    rec = one(r, "recommend")
+    assert rec.arguments["include_host_cost"] is False and rec.arguments["budget_usd"] == 2500
+
+
+@pytest.mark.parametrize(("text", "months"), [("8 张 H100 用三个月，租还是买划算？", 3),
+                                              ("renting vs buying 8 H100s for a 3 month project?", 3)])
+def test_buy_or_rent(adv: Advisor, text: str, months: int) -> None:
+    _, r = ask(adv, text)
+    rent = one(r, "rent_vs_buy")
+    assert rent.arguments["months"] == pytest.approx(months, rel=0.05) and rent.arguments["count"] == 8
+    assert r.mode == "rent" and first_line(r.text).startswith("**")
+    assert rent.result["cheaper"] in first_line(r.text).lower() or ("租" in first_line(r.text))
+
+
+def test_compare_two_cards(adv: Advisor) -> None:
+    _, r = ask(adv, "A100 和 4090 哪个好")
+    assert r.mode == "compare" and [c.arguments["name"] for c in calls(r, "gpu_info")] == ["a100-sxm-80gb",
+                                                                                          "rtx-4090"]
+
+
+# ----------------------------------------------------------------------------- follow-ups
+
+
+def test_correction_changes_exactly_the_budget(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "预算一万，想跑 qwen2.5-32b，买啥卡")
+    before = s.profile.model_dump()
+    turn(adv, s, "不对，是一万五")
+    after = s.profile.model_dump()
+    assert s.profile.budget is not None and s.profile.budget.amount == 15_000
+    assert {k for k in after if after[k] != before[k]} == {"budget"}
+
+
+def test_english_correction_of_a_count(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "can 4 H100s serve llama 3.1 405b at fp8?")
+    r = turn(adv, s, "I meant 8 GPUs, not 4")
+    size = one(r, "size_inference")
+    assert size.arguments["gpus"] == 8 and size.arguments["gpu"] == "h100-sxm"
+    assert size.arguments["precision"] == "fp8" and size.arguments["model"] == "llama-3.1-405b"
+
+
+def test_follow_up_continues_a_build_answer(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "我的 1000W 电源带得动两张 4090 吗？")
+    r = turn(adv, s, "那换成 1600W 的电源呢")
+    check = one(r, "check_build")
+    assert r.mode == "build" and check.arguments["psu_w"] == 1600
+    assert check.arguments["gpus"] == [{"gpu": "rtx-4090", "count": 2}]
+
+
+def test_spec_follow_up_keeps_the_card(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "L40S 显存多大？")
+    r = turn(adv, s, "它的功耗呢")
+    assert r.mode == "spec" and "350 W" in first_line(r.text)
+
+
+def test_why_explains_the_last_verdict_and_asks_nothing(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "Qwen2.5-32B 用 FP8 要多少显存？")
+    r = turn(adv, s, "为什么？")
+    assert r.mode == "why" and "`" in r.text and r.question is None
+
+
+def test_a_reply_asks_at_most_one_question(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "两张 4090 跑 qwen2.5-72b int4 够吗")
+    assert r.question and len(re.findall(r"[？?]", r.question)) == 1
