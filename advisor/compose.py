@@ -800,7 +800,7 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
                      f"only the size ({num(p.params_b or 0)}B) is known, so {model_name(plan.model_assumed)}'s "
                      "architecture is used"))
     if "precision" in a and p.use_case == "inference":
-        out.append(t(lang, "精度未指定，按模型原生精度（通常 BF16）计算", "no precision given: the model's native one "
+        out.append(t(lang, "精度按模型原生（通常 BF16）", "no precision given: the model's native one "
                                                                    "(usually BF16)"))
     if "context_tokens" in a:
         out.append(t(lang, f"上下文按 {num(DEFAULT_CONTEXT)} tokens 计", f"context of {num(DEFAULT_CONTEXT)} tokens"))
@@ -815,7 +815,7 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     size = _by_name(calls, "size_inference")
     if size is not None:
         engine = ENGINE_NAMES.get(size.result["engine"], size.result["engine"])
-        out.append(t(lang, f"显存按 {engine} 的分配方式计算", f"memory follows {engine}'s accounting"))
+        out.append(t(lang, f"按 {engine} 的显存分配", f"memory follows {engine}'s accounting"))
     return out
 
 
