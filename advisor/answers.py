@@ -265,11 +265,15 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         key = "rent.verdict_rent" if r["cheaper"] == "rent" else "rent.verdict_buy"
         out.append(msg(lang, key, months=num(months), rent=money(r["project_rent"], cur),
                        buy=money(r["project_buy"], cur), what=what))
-    if r["break_even_months"] is not None:
-        out.append(msg(lang, "rent.break_even", months=num(r["break_even_months"]), hours=num(hours),
-                       rent=money(r["rent_per_month"], cur), energy=money(r["energy_per_month"], cur)))
+    elif r["break_even_months"] is not None:
+        out.append(msg(lang, "rent.verdict_break_even", hours=num(hours), months=num(r["break_even_months"]),
+                       what=what))
     else:
-        out.append(msg(lang, "rent.no_break_even", hours=num(hours)))
+        out.append(msg(lang, "rent.verdict_never", hours=num(hours), what=what))
+    out.append(msg(lang, "rent.figures", buy=money(r["purchase"], cur), rent=money(r["rent_per_month"], cur),
+                   energy=money(r["energy_per_month"], cur), hours=num(hours)))
+    if months is not None and r["break_even_months"] is not None:
+        out.append(msg(lang, "rent.break_even", months=num(r["break_even_months"])))
     if r.get("host"):
         out.append(msg(lang, "rent.host", host=money(r["host"], cur)))
     return "\n".join(out)

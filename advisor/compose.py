@@ -220,7 +220,7 @@ def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True, expla
     return lines
 
 
-_RESERVATIONS = ("vllm_reservation", "kv_capacity", "host RAM per node", "per GPU", "memory")
+_RESERVATIONS = ("vllm_reservation", "kv_capacity", "host RAM per node", "per GPU", "memory", "cpu_ram")
 
 
 def terms_inline(result: dict[str, Any], lang: str) -> str:
@@ -254,8 +254,9 @@ def _options(rec: dict[str, Any], lang: str, limit: int = 3, detailed: bool = Tr
     if not opts:
         return []
     cur = currency or rec.get("currency", "USD")
-    head = t(lang, "| # | 配置 | 总价（含主机） | 速度 | 功耗 |",
-             "| # | Configuration | Total (incl. host) | Speed | Power |")
+    with_host = any(o.get("host_price_usd") for o in opts)
+    head = t(lang, f"| # | 配置 | {'总价（含主机）' if with_host else '总价（仅显卡）'} | 速度 | 功耗 |",
+             f"| # | Configuration | {'Total (incl. host)' if with_host else 'Total (cards only)'} | Speed | Power |")
     rows = [head, "|---|---|---|---|---|"]
     for o in opts:
         price = money(o.get("total_price_cny") if cur == "CNY" else o.get("total_price_usd"), cur)
@@ -893,6 +894,10 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     if "use_case" in plan.assumed:
         key = "assume.use_case_training" if plan.assumed["use_case"] == "training" else "assume.use_case"
         out += ["", msg(lang, key)]
+    if "precision_gguf" in plan.assumed:
+        out.append(msg(lang, "assume.ollama", precision=plan.assumed["precision_gguf"]))
+    if plan.assumed.get("card_only") and _by_name(calls, "recommend"):
+        out.append(msg(lang, "afford.card_only"))
     warnings = _tool_warnings(calls) if p.use_case != "scientific" and not brief else []
     if warnings and lang == "en":
         out += ["", "**Warnings**", *[f"- {w}" for w in warnings]]

@@ -167,7 +167,8 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
     for slot in ("precision", "kv_dtype", "context_tokens", "concurrency", "method", "dataset_tokens",
                  "dataset_samples", "epochs", "deadline_days", "fp64", "problem_size_gb", "budget",
                  "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "cpu", "cpu_name", "nodes",
-                 "sharding", "grad_checkpointing", "has_host", "budget_scope"):
+                 "sharding", "grad_checkpointing", "has_host", "budget_scope", "mains", "gpu_power_limit_w",
+                 "hours_per_day", "kwh_price", "engine_hint"):
         value = getattr(parsed, slot)
         if value is not None:
             put(slot, value)
@@ -306,7 +307,7 @@ class Advisor:
                                f"消息太长，只读取了前 {limit:,} 个字符。",
                                f"The message was long; only its first {limit:,} characters were read."))
         try:
-            parsed = parse(raw)
+            parsed = parse(raw, context=bool(session.last_kind or session.last_results))
         except Exception:  # never let understanding crash a turn
             log.exception("message parsing failed")
             parsed = Parsed(text=clean(raw))

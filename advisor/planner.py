@@ -239,6 +239,11 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
     if not ready(session, parsed):
         return Plan(mode="ask", question_slots=next_question_slots(session))
     plan = Plan(mode="answer")
+    if p.use_case == "inference" and p.precision is None and p.engine_hint == "llamacpp":
+        p.precision = GGUF_DEFAULT  # what Ollama pulls by default; said in the reply
+        plan.assumed["precision_gguf"] = GGUF_DEFAULT
+    if _card_only(p):
+        plan.assumed["card_only"] = True
     if p.model is None and p.params_b and p.use_case in ("inference", "training"):
         plan.model_assumed = representative_model(p.params_b)
     builders = {"inference": _inference_calls, "training": _training_calls, "scientific": _scientific_calls}
@@ -348,7 +353,11 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
         plan.assumed["gpu"] = card
     if not gpus:
         return plan
+    if p.gpu_power_limit_w:
+        gpus = [{**g, "power_limit_w": p.gpu_power_limit_w} for g in gpus]
     args: dict[str, Any] = {"gpus": gpus}
+    if p.mains:
+        args["mains"] = p.mains
     if p.psu_w:
         args["psu_w"] = p.psu_w
     if p.cpu:
@@ -424,7 +433,9 @@ def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
     currency = p.budget.currency if p.budget and p.budget.currency in ("USD", "CNY") else (
         "CNY" if lang == "zh" else "USD")
     args: dict[str, Any] = {"gpu": gpus[0]["gpu"], "count": gpus[0]["count"], "currency": currency,
-                            "hours_per_day": DEFAULT_RENT_HOURS, "include_host": not p.has_host}
+                            "hours_per_day": p.hours_per_day or DEFAULT_RENT_HOURS, "include_host": not p.has_host}
+    if p.kwh_price and (p.budget is None or p.budget.currency == currency):
+        args["kwh_price"] = p.kwh_price
     if p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / 30, 0.1)), 2)
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info")])
@@ -459,6 +470,20 @@ def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | None) -> bool:
             or parsed.kind == Kind.recommend or (gpu is None and not sizing_only) or p.domestic is True)
 
 
+def _budget_usd(p: Profile) -> float | None:
+    if p.budget is None:
+        return None
+    from tools.pricing import to_usd
+
+    return p.budget.amount * USD_PER_EUR if p.budget.currency == "EUR" else to_usd(p.budget.amount, p.budget.currency)
+
+
+def _card_only(p: Profile) -> bool:
+    """A budget too small to also buy a computer is money for the card (said in the reply, changeable)."""
+    usd = _budget_usd(p)
+    return usd is not None and usd < CARD_ONLY_BELOW_USD and p.budget_scope != "system" and not p.has_host
+
+
 def _common_rec(p: Profile) -> dict[str, Any]:
     args: dict[str, Any] = {**_budget_args(p)}
     if p.cuda_required:
@@ -473,7 +498,7 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["existing_gpus"] = [{"gpu": e.gpu, "count": e.count} for e in p.existing]
     if p.excluded_vendors:
         args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
-    if p.has_host or p.budget_scope == "gpu_only":
+    if p.has_host or p.budget_scope == "gpu_only" or _card_only(p):
         args["include_host_cost"] = False
     if p.psu_w and not p.power_limit_w:
         args["power_limit_w"] = p.psu_w

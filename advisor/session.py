@@ -73,6 +73,11 @@ class Profile(BaseModel):
     budget_scope: Literal["gpu_only", "system"] | None = None
     excluded_vendors: list[str] = Field(default_factory=list)
     allowed_gpus: list[str] = Field(default_factory=list)
+    mains: str | None = Field(None, max_length=20, description="wall circuit, e.g. '220v-10a'")
+    engine_hint: Literal["llamacpp"] | None = Field(None, description="runs Ollama / llama.cpp (GGUF files)")
+    gpu_power_limit_w: float | None = Field(None, gt=0, le=2000, description="per-card power limit, W")
+    hours_per_day: float | None = Field(None, gt=0, le=24)
+    kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh, user's currency")
 
     def known(self, slot: str) -> bool:
         """Whether ``slot`` has a value (a model size counts for 'model'; 'unlimited' for 'budget')."""

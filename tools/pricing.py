@@ -156,6 +156,8 @@ class RentVsBuyInput(BaseModel):
     months: float | None = Field(None, gt=0, le=120, description="length of the project; None = open-ended")
     currency: Currency = "USD"
     include_host: bool = Field(True, description="buying includes the computer the cards go in")
+    kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
+                                                                   "currency")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
 
 
@@ -196,7 +198,8 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     duty = inp.hours_per_day / 24
     power_w = gpu.tdp_w * inp.count + (HOST_POWER_W[host_kind] if inp.include_host else 0.0)
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=power_w, rental_usd_per_hour=rental,
-                                       currency=inp.currency, duty_cycle=duty, cny_per_usd=inp.cny_per_usd))
+                                       currency=inp.currency, duty_cycle=duty, cny_per_usd=inp.cny_per_usd,
+                                       kwh_price=inp.kwh_price))
 
     def cur(usd: float | None) -> float | None:
         return None if usd is None else round(usd if inp.currency == "USD" else usd * inp.cny_per_usd, 2)

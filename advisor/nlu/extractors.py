@@ -222,8 +222,77 @@ def asked_attribute(ctx: Context) -> str | None:
     return None
 
 
+_AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)\b(?:\s*/\s*(\d{3})\s*v)?|(\d{3})\s*v\s*/?\s*(\d{1,3})\s*a\b", _I)
+_OUTLET = re.compile(r"插座|墙插|电路|回路|跳闸|空开|outlet|circuit|breaker|wall|socket|mains", _I)
+
+
+def mains(ctx: Context) -> str | None:
+    """The wall circuit: '10A 插座' (220 V in Chinese), '15A outlet' (120 V in English), '230V/16A'."""
+    m = _AMPS.search(ctx.masked)
+    if not m or not _OUTLET.search(ctx.text):
+        return None
+    amps = int(m.group(1) or m.group(5))
+    volts = m.group(2) or m.group(4)
+    if volts is None:
+        volts = "220" if re.search(r"[\u4e00-\u9fff]", ctx.text) else ("230" if amps in (13, 16) else "120")
+    return f"{volts}v-{amps}a" if 1 <= amps <= 100 else None
+
+
+_GPU_LIMIT = re.compile(r"(限功耗|功耗限制|限制功耗|功耗墙|锁功耗|power[- ]?limit\w*|cap(?:ped)?|limit(?:ed)?)\D{0,28}?"
+                        rf"({N})\s*(w|瓦|watts?)\b", _I)
+_PER_CARD = re.compile(r"每张|每块|每卡|单卡|两张|显卡|卡|per (card|gpu)|each|both|cards|gpus|the gpus", _I)
+
+
+def gpu_power_limit(ctx: Context) -> float | None:
+    """A per-card power limit ('每张限功耗到 250W', 'power limit both cards to 400W')."""
+    m = _GPU_LIMIT.search(ctx.masked)
+    if not m or not _PER_CARD.search(ctx.text[max(0, m.start() - 12):m.end() + 8]):
+        return None
+    value = parse_number(m.group(2))
+    return value if value and 50 <= value <= 1500 else None
+
+
+_HOURS_A_DAY = re.compile(rf"(?:每天|一天|每日|日均)\D{{0,6}}?({N})\s*(?:个)?\s*(?:小时|h\b)|"
+                          rf"({N})\s*(?:hours?|hrs?|h)\s*(?:a|per|each)\s*day|"
+                          rf"(全天|24\s*/\s*7|around the clock|nonstop|24 小时满载|全天候)", _I)
+
+
+def hours_per_day(ctx: Context) -> float | None:
+    """How many hours a day the GPUs are busy ('每天跑 10 个小时', '4 hours a day', '24/7')."""
+    m = _HOURS_A_DAY.search(ctx.masked)
+    if not m:
+        return None
+    if m.group(3):
+        return 24.0
+    value = parse_number(m.group(1) or m.group(2))
+    return value if value and 0 < value <= 24 else None
+
+
+_KWH = re.compile(rf"(?:电费|电价|electricity|power)\D{{0,12}}?({N})\s*(?:块|元|毛|eur|€|usd|\$|dollars?|cents?)?"
+                  rf"\s*(?:钱)?\s*(?:一度|每度|/\s*度|per\s*kwh|/\s*kwh|a\s*kwh|kwh)", _I)
+
+
+def kwh_price(ctx: Context) -> float | None:
+    """The electricity price per kWh ('电费按 1 块钱一度', 'electricity is 0.35 EUR per kWh')."""
+    m = _KWH.search(ctx.text)
+    if not m:
+        return None
+    value = parse_number(m.group(1))
+    return value if value and 0 < value < 10 else None
+
+
+def engine_hint(ctx: Context) -> str | None:
+    """'ollama', 'llama.cpp', 'GGUF', 'LM Studio': the user runs llama.cpp-style quantised files."""
+    return "llamacpp" if re.search(r"ollama|llama\.?cpp|\bgguf\b|lm ?studio|koboldcpp", ctx.text, _I) else None
+
+
 EXTRACTORS: dict[str, Extractor] = {
     "asked_attribute": asked_attribute,
+    "engine_hint": engine_hint,
+    "mains": mains,
+    "gpu_power_limit_w": gpu_power_limit,
+    "hours_per_day": hours_per_day,
+    "kwh_price": kwh_price,
     "psu_w": psu_watts,
     "cpu": cpu_platform,
     "cpu_name": cpu_name,

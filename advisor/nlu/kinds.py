@@ -65,6 +65,7 @@ class Features:
     requirements: int = 0  # use case, FP64, problem size, budget …: a plan is being described, not a card
     platform_only: bool = False  # a CPU platform named and no GPU: "how many lanes does a 9950X give?"
     need: bool = False  # a use, model or domestic requirement is stated
+    context: bool = True  # an earlier answer exists that a what-if or correction can refer to
 
 
 _MODEL_ATTRIBUTE = re.compile(
@@ -97,14 +98,14 @@ def by_rules(text: str, f: Features) -> Kind | None:
             return kind
     if _hit("export", text) and f.gpus == 0:
         return Kind.export
-    if _hit("correct", text):
+    if _hit("correct", text) and f.context:
         return Kind.correct
     if _hit("why", text) and not (f.sized and f.gpus):
         return Kind.why
     if _hit("rent_vs_buy", text):
         return Kind.rent_vs_buy
     recommend = _hit("recommend", text)
-    if _hit("whatif", text) and _short(text) and not recommend:
+    if _hit("whatif", text) and _short(text) and not recommend and f.context:
         return Kind.whatif
     if f.platform_only and f.attribute and f.question:
         return Kind.spec

@@ -101,6 +101,11 @@ class Parsed(BaseModel):
     about_memory_gb: float | None = Field(None, description="a memory size asked about ('cards with 48 GB')")
     catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
     wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
+    mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
+    engine_hint: Literal["llamacpp"] | None = Field(None, description="runs Ollama / llama.cpp (GGUF files)")
+    gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
+    hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy")
+    kwh_price: float | None = Field(None, description="electricity price per kWh, in the user's currency")
     kind: Kind | None = Field(None, description="the answer the message asks for")
     kind_by: str = Field("", description="how the kind was decided: rules, examples or default")
 
@@ -492,8 +497,9 @@ def _guess_model(text: str, params_b: float | None, catalog: Catalog) -> str | N
 # ----------------------------------------------------------------------------- parse
 
 
-def parse(text: str, catalog: Catalog | None = None) -> Parsed:
-    """Everything a single message states; unknown things stay None."""
+def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Parsed:
+    """Everything a single message states; unknown things stay None. ``context``: an earlier answer exists,
+    so "那 FP16 呢" is a what-if on it (without one, the same words are read as a question of their own)."""
     cat = catalog or load_catalog()
     text = clean(text)
     out = Parsed(text=text, lang=detect_lang(text))
@@ -712,7 +718,7 @@ def parse(text: str, catalog: Catalog | None = None) -> Parsed:
 
     if out.use_case is None and (out.model or out.params_b) and re.search(r"运行|\bruns?\b|\bload\b", low):
         out.use_case = "inference"
-    _apply_extractors(out, text, masked, cat, gpu_mentions, shown)
+    _apply_extractors(out, text, masked, cat, gpu_mentions, shown, context)
     out.text = shown
     return out
 
@@ -736,12 +742,14 @@ def _drop_rejected(text: str) -> str:
 
 
 def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_mentions: list[_Mention],
-                      shown: str) -> None:
+                      shown: str, context: bool = True) -> None:
     """The named extractors' slots, then the answer kind (read from the message as written, ``shown``)."""
     spans = tuple((m.start, m.end, m.ids[0] if len(m.ids) == 1 else _pick(cat, m.ids)) for m in gpu_mentions)
     found = extractors.extract(extractors.Context(text=text, masked=masked, catalog=cat, gpu_spans=spans))
     for slot, value in found.items():
         setattr(out, slot, value)
+    if out.gpu_power_limit_w is not None and out.power_limit_w == out.gpu_power_limit_w:
+        out.power_limit_w = None  # "限功耗到 250W" limits each card, not the wall
     if out.psu_w is not None and out.power_limit_w == out.psu_w:
         out.power_limit_w = None  # "1000W 电源" is the PSU's rating, not a wall limit
     if out.allowed_gpus:  # "only L40S or H100": a restriction, not two cards to compare
@@ -767,14 +775,15 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         models=1 if out.model else 0, sized=bool(out.model or out.params_b), budget=out.budget is not None,
         slots=slots, training_words=bool(out.finetune or out.method or out.use_case == "training"),
         compare_words=out.has(Intent.compare), catalog_filter=catalog_filter,
-        hardware=bool(out.psu_w or out.cpu or out.cpu_name or out.power_limit_w),
+        hardware=bool(out.psu_w or out.cpu or out.cpu_name or out.power_limit_w or out.mains
+                      or out.gpu_power_limit_w),
         short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24),
         attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,
         counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text),
         requirements=sum(v is not None for v in (out.use_case, out.fp64, out.problem_size_gb, out.budget,
                                                  out.concurrency, out.context_tokens, out.method)),
         platform_only=bool(out.cpu or out.cpu_name) and not (out.gpus or out.gpu_count or out.existing),
-        need=bool(out.use_case or out.model or out.params_b or out.domestic))
+        need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context)
     out.kind, out.kind_by = classify(shown, features)
     if out.kind == Kind.spec:  # a lookup chooses nothing: "T4 有没有 bf16" asks about BF16
         out.about_precision = out.about_precision or out.precision
