@@ -275,3 +275,27 @@ def test_a_reply_asks_at_most_one_question(adv: Advisor) -> None:
     s = adv.new_session()
     r = turn(adv, s, "两张 4090 跑 qwen2.5-72b int4 够吗")
     assert r.question and len(re.findall(r"[？?]", r.question)) == 1
+
+
+def test_rent_follow_ups_recompute_hours_and_electricity(adv: Advisor) -> None:
+    s = adv.new_session()
+    first = one(turn(adv, s, "8 张 H100，租还是买划算？"), "rent_vs_buy")
+    r = turn(adv, s, "我们大概每天跑 10 个小时")
+    rent = one(r, "rent_vs_buy")
+    assert rent.arguments["hours_per_day"] == 10 and r.mode == "rent"
+    # renting 10 h instead of 24 h a day: the monthly rent scales by 10/24
+    assert rent.result["rent_per_month"] == pytest.approx(first.result["rent_per_month"] * 10 / 24, rel=1e-3)
+    r = turn(adv, s, "电费按 1 块钱一度算")
+    assert one(r, "rent_vs_buy").arguments["kwh_price"] == 1
+    assert "每天 10 小时" in first_line(r.text)
+
+
+def test_build_follow_up_with_a_card_power_limit_and_an_outlet(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "两张 4090 配 1200W 电源行不行")
+    r = turn(adv, s, "每张限功耗到 300W 呢")
+    check = one(r, "check_build")
+    assert check.arguments["gpus"] == [{"gpu": "rtx-4090", "count": 2, "power_limit_w": 300}]
+    assert "600 W" in r.text  # 2 × 300 W
+    r = turn(adv, s, "家里是普通 10A 插座")
+    assert one(r, "check_build").arguments["mains"] == "220v-10a"

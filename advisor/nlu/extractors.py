@@ -231,8 +231,8 @@ def mains(ctx: Context) -> str | None:
     m = _AMPS.search(ctx.masked)
     if not m or not _OUTLET.search(ctx.text):
         return None
-    amps = int(m.group(1) or m.group(5))
-    volts = m.group(2) or m.group(4)
+    amps = int(m.group(1) or m.group(4))
+    volts = m.group(2) or m.group(3)
     if volts is None:
         volts = "220" if re.search(r"[\u4e00-\u9fff]", ctx.text) else ("230" if amps in (13, 16) else "120")
     return f"{volts}v-{amps}a" if 1 <= amps <= 100 else None
