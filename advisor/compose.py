@@ -852,13 +852,32 @@ def _errors(calls: list[ToolCall], lang: str) -> list[str]:
 # ----------------------------------------------------------------------------- replies
 
 
+def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str) -> list[str]:
+    """'How many do I need?': the least count (of 1, 2, 4, 8 and the one asked about) that fits."""
+    if not counts:
+        return []
+    size = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
+    tried = sorted([c for c in [size, *counts] if c is not None and c.ok], key=lambda c: c.result["gpus"])
+    if not tried:
+        return []
+    enough = next((c for c in tried if c.result.get("fits")), None)
+    r = (enough or tried[-1]).result
+    usable = r.get("reserved_bytes") or r.get("gpu_memory_bytes")
+    key = "count.enough" if enough else "count.none"
+    return [msg(lang, key, n=r["gpus"], gpu=r.get("gpu") or "?", need=gb_short(r["per_gpu_bytes"]),
+                usable=gb_short(usable)), ""]
+
+
 def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
                    parsed: Parsed, previous: dict[str, ToolCall], detailed: bool = False) -> str:
     """The answer of an 'answer' turn: verdict and key figures; ``detailed`` adds what each term is."""
     p = session.profile
     out: list[str] = []
-    alts = [(plan.alt_calls[c.call_id], c) for c in calls if c.call_id in plan.alt_calls]
+    counts = [c for c in calls if plan.alt_calls.get(c.call_id) == "count" and c.ok]
+    alts = [(plan.alt_calls[c.call_id], c) for c in calls if c.call_id in plan.alt_calls
+            and plan.alt_calls[c.call_id] != "count"]
     calls = [c for c in calls if c.call_id not in plan.alt_calls]  # the requested configuration's own calls
+    out += count_verdict(calls, counts, lang)
     if p.use_case == "inference":
         out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed)
     elif p.use_case == "training":

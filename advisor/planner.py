@@ -548,6 +548,8 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
         calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
                                  only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
         calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec)
+        if gpu and parsed.asks_count:
+            calls += _count_calls(size, count)
     return calls
 
 
@@ -635,6 +637,24 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
     return out
 
 
+COUNTS = (1, 2, 4, 8)
+
+
+def _count_calls(size: dict[str, Any], count: int) -> list[PlannedCall]:
+    """'How many do I need?': the same request sized on 1, 2, 4 and 8 of the card (the answer is the least that
+    fits; layers split by pipeline where the heads do not divide)."""
+    out = []
+    for n in COUNTS:
+        if n == count:
+            continue
+        args = {**size, "gpus": n}
+        if n > 1 and "model" in args and args.get("engine") == "vllm" and _parallel_for(args["model"], n):
+            args["parallel"] = "pp"
+        out.append(PlannedCall(name=size.get("_tool", "size_inference"), purpose="size", gpu=size.get("gpu"),
+                               alt="count", arguments={k: v for k, v in args.items() if k != "_tool"}))
+    return out
+
+
 def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
     model = _model_args(p, plan)
     gpu, count = _config(p)
@@ -654,6 +674,11 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     if p.grad_checkpointing is not None:
         size["recompute"] = "full" if p.grad_checkpointing else "none"
     calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
+    if gpu and parsed.asks_count:
+        sharded = {**size, "_tool": "size_training"}
+        if method == "full" and not p.sharding:
+            sharded["zero_stage"] = 3  # full fine-tuning over several GPUs shards the model states
+        calls += _count_calls(sharded, count)
     tokens = dataset_tokens(p)
     if gpu and tokens:
         calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,

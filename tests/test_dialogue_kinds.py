@@ -299,3 +299,20 @@ def test_build_follow_up_with_a_card_power_limit_and_an_outlet(adv: Advisor) -> 
     assert "600 W" in r.text  # 2 × 300 W
     r = turn(adv, s, "家里是普通 10A 插座")
     assert one(r, "check_build").arguments["mains"] == "220v-10a"
+
+
+@pytest.mark.parametrize(("text", "least"), [
+    # DeepSeek-R1 at FP8: 671e9 parameters ≈ 671 GB of weights alone; 4 × 96 GB < 671 GB, so 8 H20s
+    ("deepseek-r1 用 FP8 部署要几张 H20", 8),
+    # Llama-3.1-70B at FP16: 141 GB of weights; one 80 GB card cannot, two hold weights but little else
+    ("how many H100s do I need to serve llama 3.1 70b at fp16?", 2),
+])
+def test_how_many_gpus_is_answered_with_a_count(adv: Advisor, text: str, least: int) -> None:
+    _, r = ask(adv, text)
+    head = first_line(r.text)
+    n = int(re.search(r"(\d+)", head).group(1))
+    assert n >= least and (head.startswith("**至少要") or head.startswith("**You need at least"))
+    fitting = [c for c in r.tool_calls if c.name == "size_inference" and c.ok and c.result.get("fits")
+               and c.arguments.get("gpu") == c.arguments.get("gpu")]
+    assert min(c.result["gpus"] for c in fitting if c.arguments.get("precision") == one(r, "size_inference")
+               .arguments.get("precision")) == n

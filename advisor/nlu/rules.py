@@ -101,6 +101,7 @@ class Parsed(BaseModel):
     about_memory_gb: float | None = Field(None, description="a memory size asked about ('cards with 48 GB')")
     catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
     wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
+    asks_count: bool = Field(False, description="asks how many GPUs are needed ('要几张', 'how many H100s')")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
     engine_hint: Literal["llamacpp"] | None = Field(None, description="runs Ollama / llama.cpp (GGUF files)")
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
@@ -732,6 +733,9 @@ _CATALOG_FILTER = re.compile(r"\b(which|what|any|list)\s+(?:\w+\s+){0,2}(gpus?|c
                              r".{0,12}(支持|有|带|是)", _I)
 
 
+_HOW_MANY = re.compile(r"几张|几块|多少张|多少块|要几卡|几卡|minimum number of (gpus|cards)|"
+                       r"how many\s+(?:\w+\s+){0,3}?(?:gpus?|cards?|[a-z]*\d+\w*s)\b|"
+                       r"how many\b.{0,30}\b(do (i|we) need|needed|required|would (i|we) need)", _I)
 _DETAIL = re.compile(r"详细|具体(说|讲|点|一点|些)|展开|逐项|完整(的)?(推导|计算)|in detail|detailed|step by step|"
                      r"full (breakdown|derivation)|show (me )?the (math|working)|walk me through", _I)
 
@@ -764,6 +768,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         if size:
             out.about_memory_gb = float(size.group(1) or size.group(2))
     out.wants_detail = bool(_DETAIL.search(text))
+    out.asks_count = bool(_HOW_MANY.search(text))
     slots = (out.existing is not None) + sum(v is not None and v != [] for v in (
         out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
         out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
