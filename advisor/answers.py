@@ -10,7 +10,7 @@ import itertools
 import re
 from typing import Any
 
-from advisor.compose import citations_block, money, num
+from advisor.compose import citations_block, gpu_price_text, money, num
 from advisor.messages import msg
 from advisor.session import Citation, ToolCall
 from tools.pricing import CNY_PER_USD, FX_AS_OF
@@ -25,21 +25,6 @@ def _ok(calls: list[ToolCall], name: str) -> list[ToolCall]:
 
 def _currency(lang: str) -> str:
     return "CNY" if lang == "zh" else "USD"
-
-
-def gpu_price_text(g: dict[str, Any], lang: str) -> tuple[str, str] | None:
-    """(price in the user's currency, as-of date) of a catalog GPU; a conversion says its rate."""
-    p = g.get("price") or {}
-    usd, cny = p.get("usd"), p.get("cny")
-    if usd is None and cny is None:
-        return None
-    if _currency(lang) == "CNY":
-        text = money(cny, "CNY") if cny is not None else f"{money(usd * CNY_PER_USD, 'CNY')} ({money(usd, 'USD')})"
-    else:
-        text = money(usd, "USD") if usd is not None else f"{money(cny / CNY_PER_USD, 'USD')} ({money(cny, 'CNY')})"
-    if (usd is None) != (cny is None):
-        text += f" @ {CNY_PER_USD:g} CNY/USD, {FX_AS_OF}"
-    return text, str(p.get("as_of", ""))
 
 
 def _tflops(value: float | None) -> str:

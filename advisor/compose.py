@@ -61,6 +61,23 @@ def money(amount: float | None, currency: str) -> str:
     return f"¥{amount:,.0f}" if currency == "CNY" else f"${amount:,.0f}"
 
 
+def gpu_price_text(g: dict[str, Any], lang: str) -> tuple[str, str] | None:
+    """(price in the user's currency, as-of date) of a catalog GPU; a converted price shows its rate."""
+    p = g.get("price") or {}
+    both = g.get("price_both") or {}
+    usd, cny = p.get("usd"), p.get("cny")
+    if usd is None and cny is None:
+        return None
+    if lang == "zh":
+        text = money(cny, "CNY") if cny is not None else (
+            f"{money(both.get('cny'), 'CNY')}（按 {money(usd, 'USD')} 换算）" if both.get("cny") else money(usd, "USD"))
+    else:
+        text = money(usd, "USD") if usd is not None else (
+            f"{money(both.get('usd'), 'USD')} (converted from {money(cny, 'CNY')})" if both.get("usd")
+            else money(cny, "CNY"))
+    return text, str(p.get("as_of", ""))
+
+
 def duration(hours: float | None, lang: str) -> str:
     if hours is None:
         return "—"
@@ -929,6 +946,14 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     return "\n".join(out).strip()
 
 
+def _leader(gs: list[dict[str, Any]], key: str, lang: str, message: str) -> str:
+    """Which card leads on ``key`` — or that they are the same, when they are."""
+    values = {g[key] for g in gs}
+    if len(values) == 1:
+        return msg(lang, "compare.same")
+    return msg(lang, message, name=max(gs, key=lambda g: g[key])["name"])
+
+
 def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str) -> str:
     p = session.profile
     infos = [c for c in calls if c.name == "gpu_info" and c.ok]
@@ -954,12 +979,11 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     row("FP8 TFLOPS", [tp(g, "fp8") for g in gs])
     row("FP64 TFLOPS", [tp(g, "fp64") for g in gs])
     row(t(lang, "功耗", "Power"), [f"{num(g['tdp_w'])} W" for g in gs])
-    row(t(lang, "形态 / 散热", "Form / cooling"), [f"{g['form_factor']} / {g['cooling']}" for g in gs])
+    row(t(lang, "形态 / 散热", "Form / cooling"),
+        [f"{msg(lang, 'spec.form.' + g['form_factor'])} / {msg(lang, 'spec.cooling.' + g['cooling'])}" for g in gs])
     row("ECC", ["✓" if g.get("ecc") else "✗" for g in gs])
     row(t(lang, "互联", "Interconnect"), [g["interconnect"]["kind"] for g in gs])
-    row(t(lang, "参考价", "Approx. price"),
-        [(money(g["price"].get("cny"), "CNY") if lang == "zh" and g["price"].get("cny") else
-          money(g["price"].get("usd"), "USD")) if g.get("price") else "—" for g in gs])
+    row(t(lang, "参考价", "Approx. price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
     sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
     perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
     ids = [c.arguments["name"] for c in infos]
@@ -973,14 +997,8 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
         row(t(lang, "生成速度", "Decode speed"), [tps(perfs[i].result["tokens_per_s"]) if i in perfs else "—"
                                               for i in ids])
     out = [head, "", *rows, ""]
-    bw = max(gs, key=lambda g: g["bandwidth_gbs"])
-    mem = max(gs, key=lambda g: g["memory_gb"])
-    out.append(t(lang, f"要点：显存容量决定能放下多大的模型（{mem['name']} 更大），"
-                       f"显存带宽决定生成速度（{bw['name']} 更快）；"
-                       "数据中心卡通常被动散热、需要服务器风道，消费级卡有风扇和视频输出。",
-                 f"Key points: memory capacity decides what fits ({mem['name']} has more), memory bandwidth decides "
-                 f"generation speed ({bw['name']} is faster); datacenter cards are passively cooled and need server "
-                 "airflow, consumer cards have fans and display outputs."))
+    out.append(msg(lang, "compare.points", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
+                   bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster")))
     if p.model is None and p.params_b is None:
         out.append(t(lang, "告诉我要跑的模型和精度，我可以直接算出每张卡放不放得下、速度多少。",
                      "Tell me the model and precision and I will compute the fit and speed on each card."))

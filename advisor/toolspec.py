@@ -34,7 +34,7 @@ from tools.perf import (
     estimate_prefill,
     estimate_serving,
 )
-from tools.pricing import RentVsBuyInput, rent_vs_buy
+from tools.pricing import RentVsBuyInput, gpu_price, rent_vs_buy
 from tools.recommend import RecommendInput, recommend
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
@@ -197,7 +197,9 @@ def _search(a: BaseModel) -> Any:
 
 
 def _gpu_info(a: BaseModel) -> Any:
-    return load_catalog().gpu(a.name)  # type: ignore[attr-defined]
+    """The catalog entry, with its price in both currencies (converted at the stated, dated rate)."""
+    gpu = load_catalog().gpu(a.name)  # type: ignore[attr-defined]
+    return {**gpu.model_dump(mode="json"), "price_both": gpu_price(gpu).model_dump()}
 
 
 def _model_info(a: BaseModel) -> Any:
