@@ -211,15 +211,14 @@ _ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("context", r"上下文|context"),
     ("params", r"参数|params|parameters"),
     ("memory", r"显存|内存|vram|memory|多大|\d\s*gb\b|\bgb\b"),
+    ("specs", r"\bspecs?\b|规格|参数表|datasheet|详细参数"),
 )
 
 
 def asked_attribute(ctx: Context) -> str | None:
     """Which fact a spec question asks for ('L40S 显存多大' → memory, 'does the 3090 have NVLink' → link)."""
-    for name, pattern in _ATTRIBUTES:
-        if re.search(pattern, ctx.masked, _I):
-            return name
-    return None
+    found = [(m.start(), name) for name, pattern in _ATTRIBUTES if (m := re.search(pattern, ctx.masked, _I))]
+    return min(found)[1] if found else None  # the fact asked first ('显存多大？带宽和功耗呢' → memory)
 
 
 _AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)\b(?:\s*/\s*(\d{3})\s*v)?|(\d{3})\s*v\s*/?\s*(\d{1,3})\s*a\b", _I)
