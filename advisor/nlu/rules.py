@@ -244,7 +244,6 @@ _KV_FP8 = re.compile(r"(fp8|int8|q8_0|q4_0)\s*(的)?\s*kv|"
 # sizes and quantities
 _PARAMS = re.compile(rf"(?<![A-Za-z0-9.])({N})\s*(b|B|billion|bn)(?![A-Za-z])(?!\s*(tokens?|token|个?词元))"
                      rf"|({N})\s*亿\s*(参数|参|的?模型)", _I)
-_PARAMS_CN = re.compile(rf"({N})\s*(b|B)\s*(参数|参|模型|的模型)")
 _CONTEXT_AFTER = re.compile(
     rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|"
     rf"窗口|prompts?|-token prompt|token prompt|输入)", _I)
@@ -260,14 +259,6 @@ _PEOPLE = re.compile(rf"({N})\s*(?:个|位|名)?\s*(?:人|同事|员工|用户)\
                      rf"(?:team|group|office|staff) of ({N}|\w+)\b|给\s*({N})\s*(?:个|位|名)?\s*人", _I)
 _SINGLE_USER = re.compile(r"单用户|单人|一个人用|自己用|个人使用|就我一个|single user|one user|just me|only me|"
                           r"personal use|for myself", _I)
-_MONEY_SYMBOL = re.compile(
-    rf"(\$|US\$|USD|¥|￥|RMB|CNY)\s*({N})\s*(k|K|w|W|万|千|m|M|million|thousand)?(?![A-Za-z])", _I)
-_MONEY_WORD = re.compile(
-    rf"({N})\s*(k|K|w|W|万|千|m|M|million|thousand)?\s*(美元|美金|刀|dollars?|usd|bucks|元|块|人民币|rmb|cny|万元)",
-    _I)
-_BUDGET_BARE = re.compile(
-    rf"(预算|budget|经费|资金|花费|投入|spend|afford|under|以内|左右|不超过|up to)[^\d{CN_NUMERAL_CHARS}]{{0,10}}"
-    rf"({N})\s*(k|K|w|W|万|千|m|M|million|thousand)?(?![A-Za-z])", _I)
 _BUDGET_UNLIMITED = re.compile(r"预算不限|不限预算|没有预算(限制|上限)|不差钱|no budget (limit|cap|constraint)|"
                                r"budget (is )?(not an issue|unlimited|no object)|money is no object", _I)
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
