@@ -375,6 +375,7 @@ class Advisor:
             notices.append(C.t(out_lang, f"目录里没有“{safe}”这款 GPU{hint}",
                                f"“{safe}” is not a GPU in the catalog{hint}"))
 
+        notices += _unusable_notices(parsed, session, out_lang)
         if recompute:
             parsed = Parsed(text="(profile edited)", lang=lang)
         plan = plan_turn(session, parsed, out_lang, self.settings.search_k)
@@ -728,6 +729,23 @@ class Advisor:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+
+def _unusable_notices(parsed: Parsed, session: Session, lang: Lang) -> list[str]:
+    """Values the user clearly gave that cannot be used as said: said, never replaced silently."""
+    from advisor.nlu.rules import MAX_CARDS
+    from knowledge import load_catalog
+
+    out = []
+    if "gpu_count" in parsed.unusable:
+        out.append(msg(lang, "notice.too_many_gpus", count=f"{parsed.unusable['gpu_count']:,.0f}", most=MAX_CARDS))
+    p = session.profile
+    if parsed.context_tokens and p.model:
+        limit = load_catalog().model(p.model).max_context
+        if limit and parsed.context_tokens > limit:
+            out.append(msg(lang, "notice.context_beyond_model", model=C.model_name(p.model),
+                           limit=f"{limit:,}", asked=f"{parsed.context_tokens:,}"))
+    return out
 
 
 _KIND_OF_MODE = {"spec": Kind.spec, "build": Kind.build, "rent": Kind.rent_vs_buy, "afford": Kind.recommend,

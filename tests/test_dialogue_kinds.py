@@ -316,3 +316,11 @@ def test_how_many_gpus_is_answered_with_a_count(adv: Advisor, text: str, least: 
                and c.arguments.get("gpu") == c.arguments.get("gpu")]
     assert min(c.result["gpus"] for c in fitting if c.arguments.get("precision") == one(r, "size_inference")
                .arguments.get("precision")) == n
+
+
+def test_values_that_cannot_be_used_are_said(adv: Advisor) -> None:
+    _, r = ask(adv, "llama 3.1 8b fp16 推理 1M 上下文 一张 H100")
+    assert one(r, "size_inference").arguments["context"] == 1_048_576  # sized as asked, never a silent 8,192
+    assert any("131,072" in n for n in r.notices)  # Llama-3.1-8B's max_position_embeddings (config.json)
+    _, r = ask(adv, "10000 张 H100 训练 llama 3.1 405b 要多久")
+    assert any("10,000" in n for n in r.notices)

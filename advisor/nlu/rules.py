@@ -102,6 +102,7 @@ class Parsed(BaseModel):
     catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
     wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
     asks_count: bool = Field(False, description="asks how many GPUs are needed ('要几张', 'how many H100s')")
+    unusable: dict[str, float] = Field(default_factory=dict, description="values given but out of range, by slot")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
     engine_hint: Literal["llamacpp"] | None = Field(None, description="runs Ollama / llama.cpp (GGUF files)")
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
@@ -724,6 +725,8 @@ _CATALOG_FILTER = re.compile(r"\b(which|what|any|list)\s+(?:\w+\s+){0,2}(gpus?|c
                              r".{0,12}(支持|有|带|是)", _I)
 
 
+MAX_CARDS = 1024
+_MANY_CARDS = re.compile(r"(\d{1,3}(?:,\d{3})+|\d{4,})\s*(?:张|块|片|卡|x\b|×|gpus?\b|cards?\b)", _I)
 _HOW_MANY = re.compile(r"几张|几块|多少张|多少块|要几卡|几卡|minimum number of (gpus|cards)|"
                        r"how many\s+(?:\w+\s+){0,3}?(?:gpus?|cards?|[a-z]*\d+\w*s)\b|"
                        r"how many\b.{0,30}\b(do (i|we) need|needed|required|would (i|we) need)", _I)
@@ -760,6 +763,11 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
             out.about_memory_gb = float(size.group(1) or size.group(2))
     out.wants_detail = bool(_DETAIL.search(text))
     out.asks_count = bool(_HOW_MANY.search(text))
+    many = _MANY_CARDS.search(text)
+    if many:
+        value = parse_number(many.group(1))
+        if value and value > MAX_CARDS:
+            out.unusable["gpu_count"] = value
     slots = (out.existing is not None) + sum(v is not None and v != [] for v in (
         out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
         out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
