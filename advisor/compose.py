@@ -1007,9 +1007,20 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     return "\n".join(out)
 
 
+_FORMULA_OF_KIND = {"rent_vs_buy": "rent_vs_buy", "build": "check_build"}
+
+
 def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
     out = [t(lang, "**这些数字是这样算出来的：**", "**Here is how the numbers were computed:**")]
     shown = False
+    formula_tool = _FORMULA_OF_KIND.get(session.last_kind or "")
+    call = session.last_results.get(formula_tool) if formula_tool else None
+    if call is not None and call.ok and isinstance(call.result, dict) and call.result.get("formula"):
+        formulas = call.result["formula"]
+        out += [f"- `{f}`" for f in ([formulas] if isinstance(formulas, str) else formulas)[:6]]
+        if citations:
+            out += ["", *citations_block(citations, lang)]
+        return "\n".join(out).strip()
     for name in ("size_inference", "size_training", "perf_decode", "training_time", "scientific_fp64"):
         call = session.last_results.get(name)
         if not call or not call.ok:

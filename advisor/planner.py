@@ -224,7 +224,10 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         plan.question_slots = next_question_slots(session)
         return plan
     if (kind == Kind.why or parsed.has(Intent.why)) and session.last_results and not _has_new_facts(parsed):
-        return Plan(mode="why", calls=_search(p, "why", lang, search_k))
+        query = _WHY_QUERIES.get(session.last_kind or "")
+        calls = (_search_text(query[0 if lang == "zh" else 1], lang, search_k) if query
+                 else _search(p, "why", lang, search_k))
+        return Plan(mode="why", calls=calls)
     buying = kind == Kind.recommend or (kind in (Kind.inform, Kind.whatif, Kind.correct)
                                          and session.last_kind == Kind.recommend)
     if buying and p.budget and not p.known("model") and p.use_case != "scientific":
@@ -258,6 +261,8 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
     return plan
 
 
+_WHY_QUERIES = {"rent_vs_buy": ("买还是租 回本 租用 GPU 电费", "rent or buy GPUs break-even electricity"),
+                "build": ("电源 功耗 余量 PCIe 通道 兼容性", "power supply headroom PCIe lanes build compatibility")}
 _TRAINING_KINDS = (Kind.size_training,)
 _INFERENCE_KINDS = (Kind.size_inference, Kind.speed, Kind.recommend, Kind.whatif, Kind.correct, Kind.compare)
 

@@ -324,3 +324,11 @@ def test_values_that_cannot_be_used_are_said(adv: Advisor) -> None:
     assert any("131,072" in n for n in r.notices)  # Llama-3.1-8B's max_position_embeddings (config.json)
     _, r = ask(adv, "10000 张 H100 训练 llama 3.1 405b 要多久")
     assert any("10,000" in n for n in r.notices)
+
+
+def test_why_after_buy_or_rent_gives_its_formula_and_sources(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "8 张 H100，租还是买划算？")
+    r = turn(adv, s, "为什么")
+    assert r.mode == "why" and "break-even months = purchase / (rent per month" in r.text
+    assert r.citations and all(c.id.startswith("rent-vs-buy/") for c in r.citations)
