@@ -16,7 +16,7 @@ from advisor.session import Citation, ToolCall
 from tools.pricing import CNY_PER_USD, FX_AS_OF
 
 LIST_LIMIT = 12
-QUOTE_CHARS = 420
+QUOTE_CHARS = {"zh": 240, "en": 480}  # about the same reading time: Chinese packs ~2× the meaning per character
 
 
 def _ok(calls: list[ToolCall], name: str) -> list[ToolCall]:
@@ -166,7 +166,7 @@ def _terms(text: str) -> set[str]:
     return words | {a + b for a, b in itertools.pairwise(cjk)}
 
 
-def quote(passage: str, query: str, limit: int = QUOTE_CHARS) -> str:
+def quote(passage: str, query: str, limit: int = QUOTE_CHARS["en"]) -> str:
     """The passage's sentences that share most terms with the query, in their own order, within ``limit``."""
     sentences = [s.strip() for s in _SENTENCE.findall(passage) if s.strip()]
     if not sentences:
@@ -190,7 +190,8 @@ def compose_concept(citations: list[Citation], query: str, lang: str) -> str:
         return msg(lang, "concept.none")
     best = citations[0]
     title = best.title.split(" — ")[-1] if " — " in best.title else best.title
-    out = [msg(lang, "concept.head", title=title), "", f"> {quote(best.text, query)} [{best.id}]"]
+    limit = QUOTE_CHARS["zh" if re.search(r"[\u3400-\u9fff]", best.text) else "en"]
+    out = [msg(lang, "concept.head", title=title), "", f"> {quote(best.text, query, limit)} [{best.id}]"]
     others = [c for c in citations[1:3] if c.title != best.title]
     if others:
         out += ["", msg(lang, "concept.more", titles="; ".join(f"{c.title} [{c.id}]" for c in others))]

@@ -386,7 +386,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         return out
     brief = repeated(previous, size)
     r = size.result
-    alt_lines = alternatives_lines(size, calls, alts or [], p, lang, citations or [])
+    alt_lines = alternatives_lines(size, calls, alts or [], p, lang, citations or [], detailed=detailed)
     if alt_lines and alt_lines[0].startswith("**"):  # a combined verdict replaces the single one
         out.append(alt_lines.pop(0))
         combined = True
@@ -544,7 +544,7 @@ def _option_brief(o: dict[str, Any], currency: str, lang: str) -> str:
 
 
 def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[str, ToolCall]], p: Profile,
-                       lang: str, citations: list[Citation]) -> list[str]:
+                       lang: str, citations: list[Citation], detailed: bool = True) -> list[str]:
     """What else the tools computed for this request. A first line starting with '**' is a combined
     verdict (vLLM 4-bit and llama.cpp Q4_K_M side by side) that replaces the single one."""
     from advisor.planner import is_generic_4bit
@@ -592,6 +592,9 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                 "|---|---|---|---|"]
         ordered = sorted(sized, key=lambda ac: (not ac[1].result.get("fits"),
                                                 not ac[1].result.get("offload_layers")))
+        if not detailed:  # the short reply lists what works; when nothing does, the two closest
+            working = [ac for ac in ordered if ac[1].result.get("fits") or ac[1].result.get("offload_layers")]
+            ordered = working or sorted(ordered, key=lambda ac: ac[1].result["per_gpu_bytes"])[:2]
         for a, c in ordered:
             x = c.result
             out.append(f"| {_alt_label(a, x, lang)} | {gb_short(x['per_gpu_bytes'])} | {gb_short(_usable(x))} | "
