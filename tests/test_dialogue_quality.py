@@ -121,7 +121,8 @@ def test_4bit_70b_on_two_4090s_states_vllm_and_llamacpp_verdicts(adv: Advisor, t
     assert_grounded(r, s)
 
 
-def test_fp16_follow_up_lists_each_alternative_with_the_tools_verdict(adv: Advisor) -> None:
+def test_fp16_follow_up_lists_each_alternative_with_the_tools_verdict() -> None:
+    adv = Advisor(detailed=True)  # the full table; the short reply keeps the rows that work (next test)
     s = adv.new_session()
     turn(adv, s, "70b 模型 4bit 跑推理 两张4090够不够")
     r = turn(adv, s, "那 FP16 呢？")
@@ -139,6 +140,15 @@ def test_fp16_follow_up_lists_each_alternative_with_the_tools_verdict(adv: Advis
         row = next(x for x in rows if f"| {gb_short(ref['per_gpu_bytes'])} |" in x)
         assert ("✓ 放得下" if ref["fits"] else "放不下") in row
     assert_grounded(r, s)
+
+
+def test_short_reply_lists_only_the_alternatives_that_work(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "70b 模型 4bit 跑推理 两张4090够不够")
+    r = turn(adv, s, "那 FP16 呢？")
+    rows = [line for line in r.text.split("\n") if line.startswith("| ") and "GB |" in line]
+    working = [c for c in alternatives(r, "size_inference") if c.result.get("fits") or c.result.get("offload_layers")]
+    assert working and len(rows) == len(working) and not any("✗" in row for row in rows)
 
 
 def test_too_big_for_one_card_reports_llamacpp_cpu_offload(adv: Advisor) -> None:
