@@ -76,6 +76,14 @@ def _gpu_verdict(g: dict[str, Any], attribute: str | None, precision: str | None
                    memory_type=g["memory_type"])
     if attribute == "power":
         return msg(lang, "spec.power", name=name, tdp=num(g["tdp_w"]))
+    if attribute == "cooling":
+        return msg(lang, "spec.cooling_line", name=name, cooling=msg(lang, f"spec.cooling.{g['cooling']}"),
+                   form=msg(lang, f"spec.form.{g['form_factor']}"), slots=num(g["slot_width"]))
+    if attribute == "architecture":
+        return msg(lang, "spec.architecture", name=name, arch=g.get("architecture") or "?",
+                   cc=g.get("compute_capability") or "—")
+    if attribute == "pcie":
+        return msg(lang, "spec.pcie", name=name, gen=g["pcie_gen"], lanes=g["pcie_lanes"])
     if attribute == "compute":
         parts = [f"{k.upper()} {num(t[k])} TFLOPS" for k in ("fp64", "fp32", "bf16", "fp8", "fp4") if t.get(k)]
         dense = "（稠密）" if lang == "zh" else " (dense)"

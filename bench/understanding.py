@@ -181,7 +181,7 @@ def has_figure(text: str, figure: dict[str, Any]) -> bool:
 
 def evaluate(split: str, advisor: Advisor, errors: int = 0) -> dict[str, Any]:
     """All figures for one split ('dev', 'heldout' or 'all')."""
-    everything = load("utterances.jsonl") + load("utterances_dev2.jsonl")
+    everything = load("utterances.jsonl") + load("utterances_dev2.jsonl") + load("utterances_dev3.jsonl")
     rows = [u for u in everything if split == "all" or u["split"] == split]
     slots = SlotScore()
     correct = 0

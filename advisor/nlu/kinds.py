@@ -71,7 +71,7 @@ class Features:
 _MODEL_ATTRIBUTE = re.compile(
     r"参数量|多少参数|几个参数|层数|多少层|上下文长度|最大上下文|最长上下文|上下文(最长|最大)|支持多长|架构|是\s*moe|专家|激活参数|"
     r"\b(how many (params|parameters|layers|experts)|parameter count|context (length|window)|max(imum)? context|"
-    r"architecture|is it (a )?moe|active param\w*)\b", re.IGNORECASE)
+    r"architecture|is it (a )?moe|active param\w*|param count|total params?)\b", re.IGNORECASE)
 _ALTERNATIVES = re.compile(r"\bor\b|还是|或者|或是", re.IGNORECASE)
 _WHAT_IS = re.compile(r"什么是|是什么|什么叫|是啥|啥是|\bwhat(\x27s| is| are| does)\b|\bexplain\b|\bhow does\b",
                       re.IGNORECASE)
@@ -158,6 +158,7 @@ _QUESTION = re.compile(
     r"是不是|什么|啥|不\S{0,2}\s*$|靠谱|值不值|划算|推荐|建议|给个|帮我|求|多大|多久|多长|多快|估|算一下|算算|选|差多少|"
     r"跑得|跑的|吃得消|起来|能跑|行吗|可以吗|够|给我|想问|请问|"
     r"^\s*(what|how|which|can|could|will|would|should|is|are|does|do|any|where|why|who|when)\b|"
+    r"\bcan (it|i|we|they|this|my|you)\b|\bany idea\b|"
     r"\b(enough|recommend|suggest|need|needed|help|compare|vs|fit|run|or|ballpark|options|what|whats|how|which|"
     r"wattage|estimate|memory for|vram for|total vram|wondering|whether|ok\??\s*$)\b|\bgo\s*$|\bpls\b|\bplease\b",
     re.IGNORECASE)
