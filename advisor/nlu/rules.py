@@ -16,7 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from advisor.nlu import extractors
+from advisor.nlu import extractors, vocab
 from advisor.nlu.kinds import Features, Kind, classify, is_question
 from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts, find_money, parse_number, scaled
 from knowledge import AmbiguousNameError, load_catalog
@@ -169,62 +169,19 @@ def _negated(text: str, start: int, end: int) -> bool:
 
 
 _USE_CASE_PATTERNS: list[tuple[UseCase, re.Pattern[str]]] = [
-    ("scientific", re.compile(
-        r"科学计算|科研计算|数值模拟|数值计算|仿真|分子动力学|量子化学|第一性原理|有限元|流体|气象|气候|天气预报|"
-        r"高性能计算|双精度|\bhpc\b|\bcfd\b|\bfem\b|\bfp64\b|gromacs|lammps|\bvasp\b|openfoam|\bamber\b|"
-        r"cp2k|quantum espresso|scientific|simulations?|molecular dynamics|finite element|double[- ]precision|"
-        r"weather|climate|computational fluid", _I)),
-    ("training", re.compile(
-        r"预训练|训练|微调|精调|训完|(?<!推)训|\bsft\b|\bdpo\b|\brlhf\b|\blora\b|\bqlora\b|全参|全量|pre-?train|"
-        r"trains?\b|train(ing)?\b|\bfull[- ]?ft\b|"
-        r"fine[- ]?tun|finetun|from scratch", _I)),
-    ("inference", re.compile(
-        r"推理|部署|上线|服务化|并发|在线服务|问答服务|跑推理|inference|infer\b|serving|\bserve\b|deploy|"
-        r"\bhost(ing)?\b|chatbot|\bapi\b|concurren|\busers?\b|\bqps\b|tokens?/s|吞吐|ollama|vllm|llama\.?cpp|comfyui|"
-        r"出图|文生图|image gen\w*|\bsdxl\b|\bflux\b|whisper|transcri\w+|\brag\b|知识库|local llms?|跑模型|"
-        r"跑(?!分)|能起|"
-        r"\bttft\b|time to first token|prompt processing|decode speed|generation speed|\blatency\b|\bruns?\b|"
-        r"\brunning\b|\bload(ing)?\b", _I)),
-]
-_FINETUNE = re.compile(r"微调|精调|\bsft\b|\bdpo\b|\blora\b|\bqlora\b|fine[- ]?tun|finetun", _I)
-_PRETRAIN = re.compile(r"预训练|从头训练|从零训练|pre-?train|from scratch", _I)
+    (uc, vocab.required("slot", f"use_case_{uc}")) for uc in ("scientific", "training", "inference")]
+_FINETUNE = vocab.required("slot", "finetune")
+_PRETRAIN = vocab.required("slot", "pretrain")
 _METHODS: list[tuple[Method, re.Pattern[str]]] = [
-    ("qlora", re.compile(r"q-?lora", _I)),
-    ("lora", re.compile(r"(?<![a-z])lora|低秩", _I)),
-    ("full", re.compile(r"全参|全量|full[- ]?(parameter|param|fine[- ]?tun\w*|ft\b)|full weights?", _I)),
-]
+    (m, vocab.required("slot", f"method_{m}")) for m in ("qlora", "lora", "full")]
 
 _INTENT_PATTERNS: list[tuple[Intent, re.Pattern[str]]] = [
-    (Intent.compare, re.compile(r"比较|对比|比一比|比一下|相比|(跟|和|与).{1,20}比|\bvs\.?\b|versus|compare|comparison|"
-                                r"compared (to|with)|哪个(更)?好|"
-                                r"哪一?个|差别|区别|which (one )?is better|difference between|side[- ]by[- ]side", _I)),
-    (Intent.why, re.compile(
-        r"为什么|为啥|凭什么|怎么算|怎么来的|如何计算|怎么得出|依据|原理|解释|什么意思|什么是|\bwhy\b|how come|"
-        r"how did you|how do you (get|calculate)|explain|where does .{1,40} come from|what does .{1,40} mean|"
-        r"what (is|are) (a |an |the )?(kv|weights?|overhead|activations?|tensor|nvlink|hbm|fp\d+|bf16|quantiz|"
-        r"lora|qlora|mfu|tp\b|tensor parallel|gib|gb\b)", _I)),
-    (Intent.export, re.compile(r"导出|下载|报告|生成方案|输出方案|export|download|report|markdown", _I)),
-    (Intent.whatif, re.compile(r"呢[\s?？!。.]*$|换成|改成|改用|换用|如果|假如|要是|假设|what about|how about|"
-                               r"what if|instead|switch to|change (it )?to|suppose|with (\w+ )?instead", _I)),
-    (Intent.recommend, re.compile(r"推荐|建议|买什么|买哪|选哪|怎么选|选什么|配置方案|方案|recommend|suggest|"
-                                  r"which gpu|what gpu|what should i buy|should i (buy|get)|best (gpu|option)|"
-                                  r"advice|advise", _I)),
-    (Intent.reset, re.compile(r"重新开始|重来|清空|从头再来|新的对话|start over|reset|new conversation|"
-                              r"start again|clear (the )?(chat|session)", _I)),
-    (Intent.injection, re.compile(
-        r"ignore (all |any |your |the |previous |prior |above )*(rules|instructions|prompt|guidelines)|"
-        r"disregard (your|all|the|previous)|forget (your|all|the) (rules|instructions)|jailbreak|"
-        r"system prompt|developer mode|pretend (that|you)|you must (say|answer|agree)|just say (it|yes)|"
-        r"(?:忽略|无视)(?:你的|之前的?|先前的?|所有的?|全部的?|以上的?|上面的?|前面的?|一切)*"
-        r"(?:规则|指令|提示|设定|限制)|忘(?:掉|记)(?:你的|之前的?|所有的?)*(?:规则|设定|指令)|"
-        r"越狱|系统提示|假装|你必须(说|回答|承认)|直接说(能|可以|行)", _I)),
-]
-_YES = re.compile(r"^\s*(是的?|对|需要|要|有|依赖|必须|yes|yeah|yep|sure|correct|right|required|we do|i do)"
-                  r"[\s!！。.,，]*$", _I)
-_NO = re.compile(r"^\s*(不|否|没有?|无|不需要|不用|不依赖|都不|没要求|no|nope|none|not really|neither|nothing|"
-                 r"n/?a)[\s!！。.,，]*$", _I)
-_UNSURE = re.compile(r"不知道|不确定|不清楚|随便|都行|无所谓|你定|你决定|默认|不好说|看情况|don'?t know|not sure|"
-                     r"no idea|whatever|any(thing)? (is )?fine|you (choose|decide|pick)|default|skip|unsure|dunno", _I)
+    (intent, vocab.required("intent", intent.value))
+    for intent in (Intent.compare, Intent.why, Intent.export, Intent.whatif, Intent.recommend, Intent.reset,
+                   Intent.injection)]
+_YES = vocab.required("slot", "yes")
+_NO = vocab.required("slot", "no")
+_UNSURE = vocab.required("slot", "unsure")
 
 # precision tokens
 _GGUF = re.compile(r"(?<![A-Za-z0-9])(i?q[1-8]_[a-z0-9]{1,2}(?:_[a-z0-9]{1,2})?)(?![A-Za-z0-9])", _I)
@@ -258,10 +215,8 @@ _CONCURRENCY_BEFORE = re.compile(
     rf"(并发(数|量)?|concurrency( of)?|batch( size)?|同时服务)[^\d{CN_NUMERAL_CHARS}]{{0,8}}({N})\s*(k|K)?", _I)
 _PEOPLE = re.compile(rf"({N})\s*(?:个|位|名)?\s*(?:人|同事|员工|用户)\s*(?:用|使用|在用|同时|访问|一起用|共用)|"
                      rf"(?:team|group|office|staff) of ({N}|\w+)\b|给\s*({N})\s*(?:个|位|名)?\s*人", _I)
-_SINGLE_USER = re.compile(r"单用户|单人|一个人用|自己用|个人使用|就我一个|single user|one user|just me|only me|"
-                          r"personal use|for myself", _I)
-_BUDGET_UNLIMITED = re.compile(r"预算不限|不限预算|没有预算(限制|上限)|不差钱|no budget (limit|cap|constraint)|"
-                               r"budget (is )?(not an issue|unlimited|no object)|money is no object", _I)
+_SINGLE_USER = vocab.required("slot", "single_user")
+_BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
                              rf"(tokens?|词元|token)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))", _I)
 _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(条|个样本|样本|samples|examples|"
@@ -269,44 +224,26 @@ _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(
 _EPOCHS = re.compile(rf"({N})\s*(个)?\s*(epochs?|轮|遍)", _I)
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
                        rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?)", _I)
-_DEADLINE_CTX = re.compile(r"内|以内|之内|完成|训完|搞定|跑完|截止|来得及|deadline|within|in under|in less than|\bby\b|"
-                           r"\bhave\b|\bgot\b|\bfor\b|用|项目|周期|租期|project|lasting|"
-                           r"\bin\b|finish|done|complete|budget of|时间", _I)
+_DEADLINE_CTX = vocab.required("slot", "deadline_context")
 _GB = re.compile(rf"({N})\s*(GB|G|GiB|TB|TiB|T)(?![A-Za-z])", _I)
-_PROBLEM_CTX = re.compile(r"问题规模|规模|数据量|数据集|工作集|内存|显存需求|网格|矩阵|占用|"
-                          r"problem|working set|dataset|mesh|grid|matrix|footprint|memory|needs?|requires?|"
-                          r"per job|each job|per run|per case|算例|任务|作业|每次", _I)
+_PROBLEM_CTX = vocab.required("slot", "problem_context")
 _WATTS = re.compile(rf"({N})\s*(kW|KW|kw|W|w|瓦|千瓦)(?![A-Za-z])")
-_POWER_CTX = re.compile(r"电源|功耗|供电|电路|插座|功率|瓦|psu|power|circuit|outlet|supply|watt", _I)
-_LIMIT_CTX = re.compile(r"不能超过|不超过|超过|上限|限制|限功耗|最多|以内|之内|封顶|limit|max|at most|under|below|cap|"
-                        r"budget|circuit|outlet|插座|电路|墙插|电源|psu|supply|供电", _I)
-_CUDA = re.compile(r"cuda|英伟达生态|nvidia (ecosystem|stack)|pytorch[- ]cuda", _I)
-_CUDA_NEED = re.compile(r"依赖|需要|要求|必须|只能|离不开|用到|绑定|不用|无需|depend|need|require|must|only|rely|"
-                        r"locked|tied|written for|custom (kernels?|ops)", _I)
-_DOMESTIC = re.compile(r"信创|国产|国内芯片|自主可控|国产化|domestic|chinese[- ](made|chips?|gpus?)|"
-                       r"made in china|home[- ]grown", _I)
-_MINE = re.compile(r"(\bmy\b|\bour\b|我的|我们的|我是|我这(张|块|台)?|家里的)\s*(own\s+)?$", _I)
-_OWNED_AFTER = re.compile(r"^\s*(s\b)?\s*(already|已经有了|了已经|在手上)", _I)
+_POWER_CTX = vocab.required("slot", "power_context")
+_LIMIT_CTX = vocab.required("slot", "limit_context")
+_CUDA = vocab.required("slot", "cuda")
+_CUDA_NEED = vocab.required("slot", "cuda_need")
+_DOMESTIC = vocab.required("slot", "domestic")
+_MINE = vocab.required("slot", "mine")
+_OWNED_AFTER = vocab.required("slot", "owned_after")
 _OWNED_BEFORE = re.compile(r"我(们)?(这|那)(台|边|里)[^，,。？?想要]{0,8}?(有|装了|插着|插了)\s*"
                            r"(\d+|[一二两三四五六七八九十])?\s*(张|块)?\s*$")
-_EXISTING = re.compile(r"我(们)?(已经|目前|现在|手上|手头|手里)?(有|买了|拥有)|已有|现有|手上有|手头有|手里有|"
-                       r"i (already |currently )?(have|own|bought|got)|we (already |currently )?(have|own|got)|"
-                       r"i've got|we've got|existing", _I)
-_NOT_OWNED = re.compile(r"问题|想|要|打算|计划|预算|question|want|need|plan|budget|idea|should|would|could|"
-                        r"[,，.。;；?？]", _I)
-_NO_EXISTING = re.compile(r"(没有|暂无|无)(现有)?(的)?(硬件|显卡|gpu|卡|设备)|从零开始|从头买|"
-                          r"no (existing )?(hardware|gpus?|cards?)|nothing yet|starting from scratch|"
-                          r"don'?t have any", _I)
+_EXISTING = vocab.required("slot", "existing")
+_NOT_OWNED = vocab.required("slot", "not_owned")
+_NO_EXISTING = vocab.required("slot", "no_existing")
 _FORM: list[tuple[FormFactorPref, re.Pattern[str]]] = [
-    ("laptop", re.compile(r"笔记本|laptop|notebook", _I)),
-    ("server", re.compile(r"(?<!云)服务器(?!风道)|机架|机柜|数据中心|机房|\bidc\b|(?<!cloud )server(?! airflow)|rack|"
-                          r"\b[1248]u\b|datacenter|data center", _I)),
-    ("workstation", re.compile(r"工作站|台式|塔式|workstation|desktop|(?<!normal )tower", _I)),
-]
-_FP64_NEED = re.compile(r"fp64|双精度|double[- ]precision|64[- ]?bit float", _I)
-_FP64_NO = re.compile(r"(不需要|不用|不要|用不到|无需|没有)\s*(fp64|双精度)|(fp64|双精度)\s*(不需要|不重要|用不到)|"
-                      r"(single|mixed)[- ]precision (is )?(enough|fine|ok)|(单精度|混合精度)(就)?(够|可以|行)|"
-                      r"(no|don'?t need|without|not) (fp64|double)", _I)
+    (f, vocab.required("slot", f"form_{f}")) for f in ("laptop", "server", "workstation")]
+_FP64_NEED = vocab.required("slot", "fp64_need")
+_FP64_NO = vocab.required("slot", "fp64_no")
 
 # GPU counts next to a GPU name
 _COUNT_WORDS = "|".join(sorted(EN_WORDS, key=len, reverse=True))
@@ -720,18 +657,13 @@ _REJECTED = re.compile(
     r"[,，]?\s*(?:而)?不是\s*(?:那?[张块个])?\s*[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*\s*(?:张|块|个|卡|b|B)?(?=\s*[,，。.;；!！?？]|\s*(?:是|而是)|$)"
     r"|[,，]?\s*\b(?:not|rather than|instead of)\s+(?:the\s+|an?\s+)?[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*"
     r"(?:\s+(?:gpus?|cards?|users?|people))?(?=\s*[,.;!?]|$)", _I)
-_CATALOG_FILTER = re.compile(r"\b(which|what|any|list)\s+(?:\w+\s+){0,2}(gpus?|cards?|accelerators?|chips?)\b.{0,30}"
-                             r"\b(support|have|has|with)\b|(哪些|哪几款|哪款|什么|哪个|有没有)\s*(国产)?(卡|gpu|显卡|芯片)"
-                             r".{0,12}(支持|有|带|是)", _I)
+_CATALOG_FILTER = vocab.required("slot", "catalog_filter")
 
 
 MAX_CARDS = 1024
 _MANY_CARDS = re.compile(r"(\d{1,3}(?:,\d{3})+|\d{4,})\s*(?:张|块|片|卡|x\b|×|gpus?\b|cards?\b)", _I)
-_HOW_MANY = re.compile(r"几张|几块|多少张|多少块|要几卡|几卡|minimum number of (gpus|cards)|"
-                       r"how many\s+(?:\w+\s+){0,3}?(?:gpus?|cards?|[a-z]*\d+\w*s)\b|"
-                       r"how many\b.{0,30}\b(do (i|we) need|needed|required|would (i|we) need)", _I)
-_DETAIL = re.compile(r"详细|具体(说|讲|点|一点|些)|展开|逐项|完整(的)?(推导|计算)|in detail|detailed|step by step|"
-                     r"full (breakdown|derivation)|show (me )?the (math|working)|walk me through", _I)
+_HOW_MANY = vocab.required("slot", "how_many")
+_DETAIL = vocab.required("slot", "detail")
 
 
 def _drop_rejected(text: str) -> str:

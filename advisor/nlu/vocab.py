@@ -33,3 +33,11 @@ def matches(section: str, name: str, text: str) -> re.Match[str] | None:
     """The first match of the cue ``[section.name]`` in ``text``."""
     pattern = cue(section, name)
     return pattern.search(text) if pattern else None
+
+
+def required(section: str, name: str) -> re.Pattern[str]:
+    """Like :func:`cue`, for entries the code cannot work without (a missing one is a packaging bug)."""
+    pattern = cue(section, name)
+    if pattern is None:
+        raise LookupError(f"cue vocabulary has no [{section}.{name}] entry")
+    return pattern
