@@ -168,7 +168,7 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
                  "dataset_samples", "epochs", "deadline_days", "fp64", "problem_size_gb", "budget",
                  "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "cpu", "cpu_name", "nodes",
                  "sharding", "grad_checkpointing", "has_host", "budget_scope", "mains", "gpu_power_limit_w",
-                 "hours_per_day", "kwh_price", "engine_hint"):
+                 "hours_per_day", "kwh_price", "engine_hint", "rental_rate"):
         value = getattr(parsed, slot)
         if value is not None:
             put(slot, value)

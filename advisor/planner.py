@@ -405,6 +405,12 @@ def _filter_plan(session: Session) -> Plan:
                 question_slots=["use_case"] if p.use_case is None else ["model"])
 
 
+def _cny_per_usd() -> float:
+    from tools.pricing import CNY_PER_USD
+
+    return CNY_PER_USD
+
+
 def _afford_plan(session: Session) -> Plan:
     """A budget and no model yet: what the money buys, most memory first; then the question that narrows it."""
     from tools.pricing import to_usd
@@ -441,6 +447,10 @@ def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
                             "hours_per_day": p.hours_per_day or DEFAULT_RENT_HOURS, "include_host": not p.has_host}
     if p.kwh_price and (p.budget is None or p.budget.currency == currency):
         args["kwh_price"] = p.kwh_price
+    if p.rental_rate:
+        rate, cur = p.rental_rate
+        usd = rate * USD_PER_EUR if cur == "EUR" else (rate if cur == "USD" else rate / _cny_per_usd())
+        args["rental_usd_per_gpu_hour"] = round(usd, 4)
     if p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / 30, 0.1)), 2)
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info")])

@@ -78,6 +78,8 @@ class Profile(BaseModel):
     gpu_power_limit_w: float | None = Field(None, gt=0, le=2000, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, gt=0, le=24)
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh, user's currency")
+    rental_rate: tuple[float, Literal["USD", "CNY", "EUR"]] | None = Field(None, description="quoted rent per "
+                                                                                             "GPU-hour")
 
     def known(self, slot: str) -> bool:
         """Whether ``slot`` has a value (a model size counts for 'model'; 'unlimited' for 'budget')."""

@@ -332,3 +332,14 @@ def test_why_after_buy_or_rent_gives_its_formula_and_sources(adv: Advisor) -> No
     r = turn(adv, s, "为什么")
     assert r.mode == "why" and "break-even months = purchase / (rent per month" in r.text
     assert r.citations and all(c.id.startswith("rent-vs-buy/") for c in r.citations)
+
+
+@pytest.mark.parametrize("text", ["三个月的项目，租 8 张 H100 一张一小时 2 美元，和买比哪个划算",
+                                  "at $2/hr per H100, renting 8 for 3 months vs buying, which wins?"])
+def test_a_quoted_rental_rate_is_used(adv: Advisor, text: str) -> None:
+    _, r = ask(adv, text)
+    rent = one(r, "rent_vs_buy")
+    assert rent.arguments["count"] == 8 and rent.arguments["rental_usd_per_gpu_hour"] == 2
+    # 8 GPUs × $2 × 730 h a month × 3 months = $35,040 (¥252,288 at 7.2)
+    assert rent.result["project_rent"] == pytest.approx(35_040 * (7.2 if rent.arguments["currency"] == "CNY" else 1))
+    assert rent.result["cheaper"] == "rent"

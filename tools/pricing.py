@@ -158,6 +158,7 @@ class RentVsBuyInput(BaseModel):
     include_host: bool = Field(True, description="buying includes the computer the cards go in")
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
                                                                    "currency")
+    rental_usd_per_gpu_hour: float | None = Field(None, gt=0, lt=1000, description="a quoted rate; default: catalog")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
 
 
@@ -194,7 +195,8 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     host_kind = host_class(gpu)
     host_usd = HOST_COST_USD[host_kind] if inp.include_host else 0.0
     purchase_usd = price.usd * inp.count + host_usd if price.usd is not None else None
-    rental = price.rental_usd_per_hour * inp.count if price.rental_usd_per_hour else None
+    per_gpu_hour = inp.rental_usd_per_gpu_hour or price.rental_usd_per_hour
+    rental = per_gpu_hour * inp.count if per_gpu_hour else None
     duty = inp.hours_per_day / 24
     power_w = gpu.tdp_w * inp.count + (HOST_POWER_W[host_kind] if inp.include_host else 0.0)
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=power_w, rental_usd_per_hour=rental,
@@ -216,7 +218,9 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
         cheaper = "buy" if cost.break_even_months <= 36 else "rent"
     assumptions = [*cost.assumptions,
                    f"host {host_kind}: ${host_usd:,.0f}" if inp.include_host else "no host bought (already owned)",
-                   "no resale value counted; rental at the catalog's typical on-demand rate per GPU-hour"]
+                   "no resale value counted; rental at "
+                   + (f"the quoted ${inp.rental_usd_per_gpu_hour:g} per GPU-hour" if inp.rental_usd_per_gpu_hour
+                      else "the catalog's typical on-demand rate per GPU-hour")]
     if price.usd is None:
         assumptions.append(f"{gpu.name}: no purchase price in the catalog — ask a vendor")
     if rental is None:

@@ -282,6 +282,24 @@ def kwh_price(ctx: Context) -> float | None:
     return value if value and 0 < value < 10 else None
 
 
+_PER_HOUR = re.compile(
+    rf"(?:(\$|¥|￥|€)\s*({N})\s*(?:/\s*(?:hr|h|hour)|(?:an|per|a)\s+hour)|"
+    rf"({N})\s*(美元|美金|刀|块钱?|元|dollars?|bucks)\s*(?:一|每|一个|/)\s*(?:小时|h\b)|"
+    rf"(?:一|每|一个)\s*小时\s*({N})\s*(美元|美金|刀|块钱?|元))", _I)
+
+
+def rental_rate(ctx: Context) -> tuple[float, str] | None:
+    """A rental price per GPU-hour the user quotes ('$2/hr per H100', '一小时 2 美元', '两块钱一小时')."""
+    m = _PER_HOUR.search(ctx.masked)
+    if not m:
+        return None
+    value = parse_number(m.group(2) or m.group(3) or m.group(5))
+    mark = (m.group(1) or m.group(4) or m.group(6) or "").lower()
+    currency = "USD" if mark in ("$", "美元", "美金", "刀", "dollar", "dollars", "bucks") else (
+        "EUR" if mark == "€" else "CNY")
+    return (value, currency) if value and 0 < value < 1000 else None
+
+
 def engine_hint(ctx: Context) -> str | None:
     """'ollama', 'llama.cpp', 'GGUF', 'LM Studio': the user runs llama.cpp-style quantised files."""
     return "llamacpp" if re.search(r"ollama|llama\.?cpp|\bgguf\b|lm ?studio|koboldcpp", ctx.text, _I) else None
@@ -294,6 +312,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "gpu_power_limit_w": gpu_power_limit,
     "hours_per_day": hours_per_day,
     "kwh_price": kwh_price,
+    "rental_rate": rental_rate,
     "psu_w": psu_watts,
     "cpu": cpu_platform,
     "cpu_name": cpu_name,

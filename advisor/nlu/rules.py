@@ -108,6 +108,7 @@ class Parsed(BaseModel):
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy")
     kwh_price: float | None = Field(None, description="electricity price per kWh, in the user's currency")
+    rental_rate: tuple[float, str] | None = Field(None, description="quoted rent per GPU-hour and its currency")
     kind: Kind | None = Field(None, description="the answer the message asks for")
     kind_by: str = Field("", description="how the kind was decided: rules, examples or default")
 
@@ -661,6 +662,8 @@ _CATALOG_FILTER = vocab.required("slot", "catalog_filter")
 
 
 MAX_CARDS = 1024
+_VERB_COUNT = re.compile(r"\b(?:rent(?:ing)?|buy(?:ing)?|get(?:ting)?|lease|need)\s+(\d{1,4})\b(?!\s*(?:months?|hours?|"
+                         r"days?|weeks?|years?|gb|k\b|tokens?))", _I)
 _MANY_CARDS = re.compile(r"(\d{1,3}(?:,\d{3})+|\d{4,})\s*(?:张|块|片|卡|x\b|×|gpus?\b|cards?\b)", _I)
 _HOW_MANY = vocab.required("slot", "how_many")
 _DETAIL = vocab.required("slot", "detail")
@@ -682,6 +685,10 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.power_limit_w = None  # "限功耗到 250W" limits each card, not the wall
     if out.psu_w is not None and out.power_limit_w == out.psu_w:
         out.power_limit_w = None  # "1000W 电源" is the PSU's rating, not a wall limit
+    if len(out.gpus) == 1 and not out.gpus[0].stated:  # "renting 8 for 3 months … per H100"
+        verb_count = _VERB_COUNT.search(masked)
+        if verb_count and 1 < int(verb_count.group(1)) <= MAX_CARDS:
+            out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(verb_count.group(1)), stated=True)]
     if out.allowed_gpus:  # "only L40S or H100": a restriction, not two cards to compare
         out.gpus = [g for g in out.gpus if g.gpu not in out.allowed_gpus or g.stated]
     catalog_filter = bool(_CATALOG_FILTER.search(text)) and not out.model
