@@ -12,6 +12,7 @@ from typing import Any
 
 from advisor.compose import citations_block, gpu_price_text, money, num
 from advisor.messages import msg
+from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
 from tools.pricing import CNY_PER_USD, FX_AS_OF
 
@@ -47,8 +48,7 @@ def _gpu_verdict(g: dict[str, Any], attribute: str | None, precision: str | None
     name = g["name"]
     t = g["throughput"]
     if attribute == "support" and precision:
-        base = precision.lower()
-        key = base if base in t else {"int4": "int8", "nf4": "int8", "mxfp4": "fp4", "nvfp4": "fp4"}.get(base, base)
+        key = tensor_precision(precision)
         if key in g.get("unsupported", []):
             return msg(lang, "spec.support_no", name=name, precision=precision.upper())
         if t.get(key) is not None:
@@ -86,21 +86,15 @@ def _gpu_verdict(g: dict[str, Any], attribute: str | None, precision: str | None
         return msg(lang, "spec.pcie", name=name, gen=g["pcie_gen"], lanes=g["pcie_lanes"])
     if attribute == "compute":
         parts = [f"{k.upper()} {num(t[k])} TFLOPS" for k in ("fp64", "fp32", "bf16", "fp8", "fp4") if t.get(k)]
-        dense = "（稠密）" if lang == "zh" else " (dense)"
-        return msg(lang, "spec.compute", name=name, what=", ".join(parts) + dense)
+        return msg(lang, "spec.compute", name=name, what=", ".join(parts))
     return msg(lang, "spec.memory", name=name, memory=num(g["memory_gb"]), memory_type=g["memory_type"],
                bandwidth=num(g["bandwidth_gbs"]))
 
 
 def _model_lines(m: dict[str, Any], lang: str) -> list[str]:
     active = msg(lang, "spec.model_active", active=num(m["active_params_b"])) if m.get("active_params_b") else ""
-    lines = [msg(lang, "spec.model", name=m["name"], params=num(m["params_b"]), active=active, layers=m["layers"],
-                 attention=str(m["attention"]["kind"]).upper(), context=num(m["max_context"]))]
-    a = m["attention"]
-    if a["kind"] in ("mha", "gqa", "mqa") and a.get("head_dim"):
-        per_token = 2 * a["num_kv_heads"] * a["head_dim"] * 2 * m["layers"]  # K and V, 2 bytes, every layer
-        lines.append(msg(lang, "spec.model_kv", kv=f"{per_token / 1e6:,.2f} MB"))
-    return lines
+    return [msg(lang, "spec.model", name=m["name"], params=num(m["params_b"]), active=active, layers=m["layers"],
+                attention=str(m["attention"]["kind"]).upper(), context=num(m["max_context"]))]
 
 
 def _source(entry: dict[str, Any], lang: str) -> str:
@@ -287,12 +281,12 @@ def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str, 
     host = any(o["host_usd"] for o in r["options"])
     out = [msg(lang, "afford.head_host" if host else "afford.head", budget=shown), "",
            msg(lang, "afford.table_head"), "|---|---|---|---|---|"]
+    cur = "CNY" if currency == "CNY" else "USD"
     for o in r["options"]:
-        price = o["price_usd"] * CNY_PER_USD if currency == "CNY" else o["price_usd"]
-        cur = "CNY" if currency == "CNY" else "USD"
+        price = o["price_cny"] if cur == "CNY" else o["price_usd"]
         out.append(f"| {o['count']}× {o['name']} | {num(o['memory_gb'])} GB | {num(o['bandwidth_gbs'])} GB/s | "
                    f"{money(price, cur)} | ~{num(o['max_params_b_4bit'])}B / ~{num(o['max_params_b_16bit'])}B |")
-    out += ["", msg(lang, "afford.note", share=f"{80}%")]
+    out += ["", msg(lang, "afford.note", share=f"{r['weight_share']:.0%}")]
     if card_only:
         out.append(msg(lang, "afford.card_only"))
     if currency == "CNY":

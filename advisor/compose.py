@@ -882,7 +882,7 @@ def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str) -> l
         return []
     enough = next((c for c in tried if c.result.get("fits")), None)
     r = (enough or tried[-1]).result
-    usable = r.get("reserved_bytes") or r.get("gpu_memory_bytes")
+    usable = _usable(r)
     key = "count.enough" if enough else "count.none"
     return [msg(lang, key, n=r["gpus"], gpu=r.get("gpu") or "?", need=gb_short(r["per_gpu_bytes"]),
                 usable=gb_short(usable)), ""]

@@ -27,11 +27,13 @@ from advisor import grounding
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.messages import msg
 from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, parse
+from advisor.nlu.rules import MAX_CARDS
 from advisor.planner import Plan, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
 from advisor.toolspec import TOOLS, error_text, run_tool
+from knowledge import load_catalog
 
 log = logging.getLogger(__name__)
 
@@ -733,9 +735,6 @@ class Advisor:
 
 def _unusable_notices(parsed: Parsed, session: Session, lang: Lang) -> list[str]:
     """Values the user clearly gave that cannot be used as said: said, never replaced silently."""
-    from advisor.nlu.rules import MAX_CARDS
-    from knowledge import load_catalog
-
     out = []
     if "gpu_count" in parsed.unusable:
         out.append(msg(lang, "notice.too_many_gpus", count=f"{parsed.unusable['gpu_count']:,.0f}", most=MAX_CARDS))

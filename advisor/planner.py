@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from advisor.nlu import CANONICAL, SPECIALISED, Intent, Kind, Parsed
 from advisor.session import Profile, Session
 from knowledge import load_catalog
+from tools.pricing import to_usd
 
 DEFAULT_CONTEXT = 8192
 DEFAULT_CONCURRENCY = 1
@@ -40,7 +41,6 @@ Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", 
                "rent", "afford"]
 DEFAULT_RENT_HOURS = 24.0
 CARD_ONLY_BELOW_USD = 3000.0  # below this a budget cannot buy a desktop host and a useful card together
-USD_PER_EUR = 1.15  # approximate 2025–26 reference rate; EUR budgets are converted with it and the reply says so
 _VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar", "MetaX")
 
 
@@ -132,7 +132,7 @@ def _budget_args(p: Profile) -> dict[str, Any]:
     if p.budget is None:
         return {}
     if p.budget.currency == "EUR":
-        return {"budget_usd": round(p.budget.amount * USD_PER_EUR, 2)}
+        return {"budget_usd": round(to_usd(p.budget.amount, "EUR"), 2)}
     return {"budget_cny": p.budget.amount} if p.budget.currency == "CNY" else {"budget_usd": p.budget.amount}
 
 
@@ -310,7 +310,7 @@ def _spec_plan(session: Session, parsed: Parsed) -> Plan:
     if parsed.catalog_filter:
         args: dict[str, Any] = {}
         if parsed.about_precision:
-            args["supports"] = _tensor_precision(parsed.about_precision)
+            args["supports"] = tensor_precision(parsed.about_precision) or "fp16"
         elif parsed.asked_attribute in _FEATURES:
             args["feature"] = _FEATURES[parsed.asked_attribute]
         elif parsed.fp64:
@@ -333,11 +333,15 @@ def _spec_plan(session: Session, parsed: Parsed) -> Plan:
     return Plan(mode="spec", calls=calls)
 
 
-def _tensor_precision(name: str) -> str:
-    """The tensor-core precision a weight format runs on ('int4' → int8 path is not implied: keep int8)."""
-    base = name.lower()
-    return {"int4": "int8", "nf4": "int8", "mxfp4": "fp4", "nvfp4": "fp4", "fp16": "fp16", "bf16": "bf16"}.get(
-        base, base if base in ("fp64", "fp32", "tf32", "fp8", "int8", "fp4") else "fp16")
+_WEIGHT_TO_TENSOR = {"int4": "int8", "nf4": "int8", "mxfp4": "fp4", "nvfp4": "fp4"}
+TENSOR_PRECISIONS = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+
+
+def tensor_precision(name: str) -> str | None:
+    """The catalog's tensor precision a weight format asks about ('int4' → the int8 path, 'nvfp4' → fp4);
+    None for formats with no tensor path of their own (GGUF)."""
+    base = _WEIGHT_TO_TENSOR.get(name.lower(), name.lower())
+    return base if base in TENSOR_PRECISIONS else None
 
 
 def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, Any]]:
@@ -388,13 +392,8 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
 def _typical_card(platform: str | None) -> str:
     """The card a build question most likely means when only a count is given: an RTX 4090 on desktop and
     workstation platforms, an L40S in servers (said in the reply as an assumption)."""
-    if platform:
-        try:
-            if load_catalog().platform(platform).segment == "server":
-                return "l40s"
-        except Exception:
-            pass
-    return "rtx-4090"
+    server = platform is not None and load_catalog().platform(platform).segment == "server"
+    return "l40s" if server else "rtx-4090"
 
 
 def _filter_plan(session: Session) -> Plan:
@@ -405,26 +404,14 @@ def _filter_plan(session: Session) -> Plan:
                 question_slots=["use_case"] if p.use_case is None else ["model"])
 
 
-def _cny_per_usd() -> float:
-    from tools.pricing import CNY_PER_USD
-
-    return CNY_PER_USD
-
-
 def _afford_plan(session: Session) -> Plan:
     """A budget and no model yet: what the money buys, most memory first; then the question that narrows it."""
-    from tools.pricing import to_usd
-
     p = session.profile
-    assert p.budget is not None
-    amount = p.budget.amount * USD_PER_EUR if p.budget.currency == "EUR" else to_usd(p.budget.amount,
-                                                                                     p.budget.currency)
-    host = not (p.has_host or p.budget_scope == "gpu_only")
     plan = Plan(mode="afford")
-    if host and amount < CARD_ONLY_BELOW_USD and p.budget_scope != "system":
-        host = False  # too little for a computer as well: read as money for the card, and say so
+    if _card_only(p):
         plan.assumed["card_only"] = True
-    args: dict[str, Any] = {"budget_usd": round(amount, 2), "include_host": host}
+    host = not (p.has_host or p.budget_scope == "gpu_only" or _card_only(p))
+    args: dict[str, Any] = {"budget_usd": round(_budget_usd(p) or 0.0, 2), "include_host": host}
     if p.domestic:
         args["domestic_only"] = True
     if p.excluded_vendors:
@@ -449,8 +436,7 @@ def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
         args["kwh_price"] = p.kwh_price
     if p.rental_rate:
         rate, cur = p.rental_rate
-        usd = rate * USD_PER_EUR if cur == "EUR" else (rate if cur == "USD" else rate / _cny_per_usd())
-        args["rental_usd_per_gpu_hour"] = round(usd, 4)
+        args["rental_usd_per_gpu_hour"] = round(to_usd(rate, cur), 4)
     if p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / 30, 0.1)), 2)
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info")])
@@ -486,17 +472,14 @@ def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | None) -> bool:
 
 
 def _budget_usd(p: Profile) -> float | None:
-    if p.budget is None:
-        return None
-    from tools.pricing import to_usd
-
-    return p.budget.amount * USD_PER_EUR if p.budget.currency == "EUR" else to_usd(p.budget.amount, p.budget.currency)
+    return None if p.budget is None else to_usd(p.budget.amount, p.budget.currency)
 
 
 def _card_only(p: Profile) -> bool:
-    """A budget too small to also buy a computer is money for the card (said in the reply, changeable)."""
+    """A budget too small to also buy a computer is money for the card (said in the reply, changeable); only
+    when the user has not said what the budget covers."""
     usd = _budget_usd(p)
-    return usd is not None and usd < CARD_ONLY_BELOW_USD and p.budget_scope != "system" and not p.has_host
+    return usd is not None and usd < CARD_ONLY_BELOW_USD and p.budget_scope is None and not p.has_host
 
 
 def _common_rec(p: Profile) -> dict[str, Any]:
@@ -514,7 +497,7 @@ def _common_rec(p: Profile) -> dict[str, Any]:
     if p.excluded_vendors:
         args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
     if p.has_host or p.budget_scope == "gpu_only" or _card_only(p):
-        args["include_host_cost"] = False
+        args["include_host_cost"] = False  # the same rule as the budget listing (_afford_plan)
     if p.psu_w and not p.power_limit_w:
         args["power_limit_w"] = p.psu_w
     return args
@@ -564,7 +547,7 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
                                  only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
         calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec)
         if gpu and parsed.asks_count:
-            calls += _count_calls(size, count)
+            calls += _count_calls("size_inference", size, count)
     return calls
 
 
@@ -655,7 +638,7 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
 COUNTS = (1, 2, 4, 8)
 
 
-def _count_calls(size: dict[str, Any], count: int) -> list[PlannedCall]:
+def _count_calls(tool: str, size: dict[str, Any], count: int) -> list[PlannedCall]:
     """'How many do I need?': the same request sized on 1, 2, 4 and 8 of the card (the answer is the least that
     fits; layers split by pipeline where the heads do not divide)."""
     out = []
@@ -665,8 +648,7 @@ def _count_calls(size: dict[str, Any], count: int) -> list[PlannedCall]:
         args = {**size, "gpus": n}
         if n > 1 and "model" in args and args.get("engine") == "vllm" and _parallel_for(args["model"], n):
             args["parallel"] = "pp"
-        out.append(PlannedCall(name=size.get("_tool", "size_inference"), purpose="size", gpu=size.get("gpu"),
-                               alt="count", arguments={k: v for k, v in args.items() if k != "_tool"}))
+        out.append(PlannedCall(name=tool, purpose="size", gpu=size.get("gpu"), alt="count", arguments=args))
     return out
 
 
@@ -690,10 +672,8 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
         size["recompute"] = "full" if p.grad_checkpointing else "none"
     calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
     if gpu and parsed.asks_count:
-        sharded = {**size, "_tool": "size_training"}
-        if method == "full" and not p.sharding:
-            sharded["zero_stage"] = 3  # full fine-tuning over several GPUs shards the model states
-        calls += _count_calls(sharded, count)
+        sharded = {**size, "zero_stage": 3} if method == "full" and not p.sharding else size
+        calls += _count_calls("size_training", sharded, count)  # full fine-tuning over several GPUs shards
     tokens = dataset_tokens(p)
     if gpu and tokens:
         calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,

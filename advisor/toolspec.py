@@ -34,8 +34,9 @@ from tools.perf import (
     estimate_prefill,
     estimate_serving,
 )
-from tools.pricing import RentVsBuyInput, gpu_price, rent_vs_buy
+from tools.pricing import gpu_price
 from tools.recommend import RecommendInput, recommend
+from tools.rent import RentVsBuyInput, rent_vs_buy
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import TrainingTimeInput, estimate_training_time

@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
 from knowledge.schema import GPU, Precision
-from tools.pricing import HOST_COST_USD, gpu_price, host_class
+from tools.precision import resolve_precision
+from tools.pricing import CNY_PER_USD, HOST_COST_USD, gpu_price
+from tools.recommend import host_for
 
 Feature = Literal["nvlink", "ecc", "fp64", "mig", "display"]
 _LINKS = ("nvlink", "nvlink-bridge", "infinity-fabric", "hccs", "mlu-link", "mtlink", "metaxlink", "blink")
@@ -108,8 +110,7 @@ def find_gpus(inp: FindGPUsInput) -> FindGPUsResult:
 COUNTS_BY_TIER: dict[str, tuple[int, ...]] = {"consumer": (1, 2), "workstation": (1, 2, 4),
                                               "datacenter": (1, 2, 4, 8), "domestic": (1, 2, 4, 8)}
 WEIGHT_SHARE = 0.8  # weights may take this share of the memory; the rest holds KV cache and runtime buffers
-BYTES_4BIT = 4.5 / 8  # 4-bit weights with group scales (AWQ/GPTQ, GGUF Q4_K_M ≈ 4.5–4.9 bits)
-BYTES_16BIT = 2.0
+LOW_BIT, HIGH_BIT = "Q4_K_M", "bf16"  # the sizes reported: what Ollama pulls by default, and native 16-bit
 
 
 class AffordableInput(BaseModel):
@@ -130,6 +131,7 @@ class AffordableOption(BaseModel):
     memory_gb: float = Field(description="all cards together, vendor GB")
     bandwidth_gbs: float = Field(description="per card, GB/s")
     price_usd: float = Field(description="cards (+ host when included), USD")
+    price_cny: float = Field(description="the same at the catalog's dated CNY/USD rate")
     host_usd: float
     max_params_b_4bit: float = Field(description="largest dense model whose 4-bit weights fit, billions")
     max_params_b_16bit: float
@@ -139,6 +141,7 @@ class AffordableOption(BaseModel):
 class AffordableResult(BaseModel):
     options: list[AffordableOption]
     budget_usd: float
+    weight_share: float = Field(description="share of the memory the weights may take in the model-size columns")
     unpriced: list[str] = Field(description="cards the catalog has no price for (not ranked)")
     formula: list[str]
     assumptions: list[str]
@@ -148,6 +151,8 @@ def affordable(inp: AffordableInput) -> AffordableResult:
     """The configurations a budget buys, most total memory first (one row per GPU: its largest count that fits)."""
     options: list[AffordableOption] = []
     unpriced: list[str] = []
+    low_bytes = resolve_precision(LOW_BIT).bits_per_weight / 8
+    high_bytes = resolve_precision(HIGH_BIT).bits_per_weight / 8
     for g in load_catalog().gpus:
         if inp.domestic_only and not g.domestic:
             continue
@@ -157,28 +162,28 @@ def affordable(inp: AffordableInput) -> AffordableResult:
         if price.usd is None:
             unpriced.append(g.name)
             continue
-        host = HOST_COST_USD[host_class(g)] if inp.include_host else 0.0
         counts = (8,) if g.form_factor in ("sxm", "oam") else COUNTS_BY_TIER.get(str(g.tier), (1, 2))
         best = None
         for n in counts:
+            host = HOST_COST_USD[host_for(g, n)[2]] if inp.include_host else 0.0
             total = price.usd * n + host
             if total <= inp.budget_usd:
-                best = (n, total)
+                best = (n, total, host)
         if best is None:
             continue
-        n, total = best
+        n, total, host = best
         memory_bytes = g.memory_bytes * n * WEIGHT_SHARE
         options.append(AffordableOption(
             gpu=g.id, name=g.name, count=n, tier=str(g.tier), memory_gb=g.memory_gb * n,
-            bandwidth_gbs=g.bandwidth_gbs, price_usd=round(total, 2), host_usd=host,
-            max_params_b_4bit=round(memory_bytes / BYTES_4BIT / 1e9, 1),
-            max_params_b_16bit=round(memory_bytes / BYTES_16BIT / 1e9, 1),
+            bandwidth_gbs=g.bandwidth_gbs, price_usd=round(total, 2), price_cny=round(total * CNY_PER_USD, 2),
+            host_usd=host, max_params_b_4bit=round(memory_bytes / low_bytes / 1e9, 1),
+            max_params_b_16bit=round(memory_bytes / high_bytes / 1e9, 1),
             price_as_of=str(g.price.as_of) if g.price else ""))
     options.sort(key=lambda o: (-o.memory_gb, o.price_usd, -o.bandwidth_gbs))
     return AffordableResult(
-        options=options[:inp.limit], budget_usd=inp.budget_usd, unpriced=unpriced,
+        options=options[:inp.limit], budget_usd=inp.budget_usd, weight_share=WEIGHT_SHARE, unpriced=unpriced,
         formula=[f"largest model = memory × {WEIGHT_SHARE} / bytes per parameter "
-                 f"({BYTES_4BIT:g} B at 4-bit, {BYTES_16BIT:g} B at 16-bit)",
+                 f"({low_bytes:.3g} B at {LOW_BIT}, {high_bytes:g} B at {HIGH_BIT})",
                  "price = card price × count + host"],
         assumptions=[f"weights may use {WEIGHT_SHARE:.0%} of the memory; the rest holds KV cache and buffers",
                      "catalog street prices (dated per card); counts a chassis of that class holds",

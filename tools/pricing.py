@@ -23,13 +23,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge import load_catalog
 from knowledge.schema import GPU
 
 Currency = Literal["USD", "CNY"]
 
 CNY_PER_USD = 7.2
 FX_AS_OF = dt.date(2026, 6, 1)
+USD_PER_EUR = 1.15  # engineering default: the euro traded at about 1.05–1.18 USD through 2025–26; budgets only
 KWH_PRICE: dict[str, float] = {"CNY": 0.8, "USD": 0.15}
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = 730.0
@@ -43,7 +43,9 @@ HOST_COST_USD: dict[str, float] = {
 }
 
 
-def to_usd(amount: float, currency: Currency, cny_per_usd: float = CNY_PER_USD) -> float:
+def to_usd(amount: float, currency: Currency | Literal["EUR"], cny_per_usd: float = CNY_PER_USD) -> float:
+    if currency == "EUR":  # a user's euro budget; catalog prices are never in EUR
+        return amount * USD_PER_EUR
     return amount if currency == "USD" else amount / cny_per_usd
 
 
@@ -136,102 +138,5 @@ def cost_of_ownership(inp: CostInput) -> CostResult:
             f"yearly cost = kWh × {kwh_price:g} {inp.currency}",
             "break-even months = purchase / (rent per month − electricity per month)",
         ],
-        assumptions=assumptions,
-    )
-
-
-# ----------------------------------------------------------------------------- buy vs rent
-
-HOST_POWER_W: dict[str, float] = {"desktop": 300.0, "workstation": 450.0, "server": 800.0, "baseboard": 2000.0}
-
-
-class RentVsBuyInput(BaseModel):
-    """A number of one GPU to buy, or to rent by the hour instead."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    gpu: str = Field(description="catalog GPU")
-    count: int = Field(1, ge=1, le=64)
-    hours_per_day: float = Field(24.0, gt=0, le=24, description="hours a day the GPUs are busy")
-    months: float | None = Field(None, gt=0, le=120, description="length of the project; None = open-ended")
-    currency: Currency = "USD"
-    include_host: bool = Field(True, description="buying includes the computer the cards go in")
-    kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
-                                                                   "currency")
-    rental_usd_per_gpu_hour: float | None = Field(None, gt=0, lt=1000, description="a quoted rate; default: catalog")
-    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
-
-
-class RentVsBuyResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    gpu: str
-    count: int
-    currency: Currency
-    purchase: float | None = Field(description="GPUs (+ host when included), in `currency`")
-    host: float | None = Field(description="the host's share of `purchase`, in `currency`")
-    rent_per_month: float | None = Field(description="rental at the stated hours a day, in `currency`")
-    energy_per_month: float = Field(description="electricity of owning, in `currency`")
-    break_even_months: float | None
-    project_rent: float | None = Field(description="renting for `months`, in `currency`")
-    project_buy: float | None = Field(description="buying plus electricity for `months`, in `currency`")
-    cheaper: Literal["rent", "buy"] | None
-    price_as_of: str | None
-    formula: list[str]
-    assumptions: list[str]
-
-
-def host_class(gpu: GPU) -> str:
-    """The host a card goes in: desktop, workstation, server, or an SXM/OAM baseboard."""
-    if gpu.form_factor in ("sxm", "oam"):
-        return "baseboard"
-    return {"consumer": "desktop", "workstation": "workstation"}.get(str(gpu.tier), "server")
-
-
-def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
-    """Months after which owning ``count`` GPUs beats renting them, and the cost of a project of ``months``."""
-    gpu = load_catalog().gpu(inp.gpu)
-    price = gpu_price(gpu, inp.cny_per_usd)
-    host_kind = host_class(gpu)
-    host_usd = HOST_COST_USD[host_kind] if inp.include_host else 0.0
-    purchase_usd = price.usd * inp.count + host_usd if price.usd is not None else None
-    per_gpu_hour = inp.rental_usd_per_gpu_hour or price.rental_usd_per_hour
-    rental = per_gpu_hour * inp.count if per_gpu_hour else None
-    duty = inp.hours_per_day / 24
-    power_w = gpu.tdp_w * inp.count + (HOST_POWER_W[host_kind] if inp.include_host else 0.0)
-    cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=power_w, rental_usd_per_hour=rental,
-                                       currency=inp.currency, duty_cycle=duty, cny_per_usd=inp.cny_per_usd,
-                                       kwh_price=inp.kwh_price))
-
-    def cur(usd: float | None) -> float | None:
-        return None if usd is None else round(usd if inp.currency == "USD" else usd * inp.cny_per_usd, 2)
-
-    energy_month = cost.yearly_energy_cost / 12
-    rent_month = cur(cost.rent_usd_per_month)
-    project_rent = project_buy = None
-    cheaper: Literal["rent", "buy"] | None = None
-    if inp.months is not None and rent_month is not None and purchase_usd is not None:
-        project_rent = round(rent_month * inp.months, 2)
-        project_buy = round((cur(purchase_usd) or 0) + energy_month * inp.months, 2)
-        cheaper = "rent" if project_rent <= project_buy else "buy"
-    elif cost.break_even_months is not None:
-        cheaper = "buy" if cost.break_even_months <= 36 else "rent"
-    assumptions = [*cost.assumptions,
-                   f"host {host_kind}: ${host_usd:,.0f}" if inp.include_host else "no host bought (already owned)",
-                   "no resale value counted; rental at "
-                   + (f"the quoted ${inp.rental_usd_per_gpu_hour:g} per GPU-hour" if inp.rental_usd_per_gpu_hour
-                      else "the catalog's typical on-demand rate per GPU-hour")]
-    if price.usd is None:
-        assumptions.append(f"{gpu.name}: no purchase price in the catalog — ask a vendor")
-    if rental is None:
-        assumptions.append(f"{gpu.name}: no rental rate in the catalog")
-    return RentVsBuyResult(
-        gpu=gpu.name, count=inp.count, currency=inp.currency, purchase=cur(purchase_usd),
-        host=cur(host_usd) if inp.include_host else None, rent_per_month=rent_month,
-        energy_per_month=round(energy_month, 2), break_even_months=cost.break_even_months,
-        project_rent=project_rent, project_buy=project_buy, cheaper=cheaper,
-        price_as_of=str(gpu.price.as_of) if gpu.price else None,
-        formula=[*cost.formula, "project rent = rent per month × months",
-                 "project buy = purchase + electricity per month × months"],
         assumptions=assumptions,
     )

@@ -232,11 +232,18 @@ def _pick_platform(segments: tuple[str, ...], domestic: bool, two_socket: bool |
 
 def default_build(gpu: GPU, count: int, inp: RecommendInput) -> tuple[Platform, str, str]:
     """(platform, chassis, host class) a builder would pair with ``count`` × ``gpu``."""
+    return host_for(gpu, count, inp.existing_platform, inp.chassis)
+
+
+def host_for(gpu: GPU, count: int, existing_platform: str | None = None,
+             chassis: Chassis | None = None) -> tuple[Platform, str, str]:
+    """(platform, chassis, host class) a builder would pair with ``count`` × ``gpu``; the one rule the
+    recommender, the budget listing and buy-vs-rent all price a machine by."""
     catalog = load_catalog()
     module = gpu.form_factor != FormFactor.pcie
     server_card = gpu.tier == Tier.datacenter or gpu.cooling.value == "passive"
-    if inp.existing_platform:
-        plat = catalog.platform(inp.existing_platform)
+    if existing_platform:
+        plat = catalog.platform(existing_platform)
     elif module:
         plat = _pick_platform(("server",), gpu.domestic, True)
     elif server_card:
@@ -245,10 +252,10 @@ def default_build(gpu: GPU, count: int, inp: RecommendInput) -> tuple[Platform, 
         plat = _pick_platform(("desktop",), gpu.domestic, None)
     else:
         plat = _pick_platform(("workstation",), gpu.domestic, None)
-    chassis = inp.chassis or ("rack" if (module or server_card) else "tower")
+    box = chassis or ("rack" if (module or server_card) else "tower")
     host = "baseboard" if module else {"desktop": "desktop", "hedt": "workstation",
                                        "workstation": "workstation", "server": "server"}[plat.segment]
-    return plat, chassis, host
+    return plat, box, host
 
 
 def _scaling(gpu: GPU, count: int) -> tuple[float, str]:

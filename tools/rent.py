@@ -1,0 +1,103 @@
+"""Buy or rent: ``rent_vs_buy(RentVsBuyInput) -> RentVsBuyResult``.
+
+The machine is priced the way the recommender prices it (``recommend.host_for``: the same host class,
+platform and power), the electricity and break-even arithmetic is ``pricing.cost_of_ownership``'s, and
+the rental rate is the catalog's typical on-demand rate unless the user quotes one.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge import load_catalog
+from tools.compat_rules.totals import PLATFORM_OVERHEAD_W
+from tools.pricing import CNY_PER_USD, HOST_COST_USD, CostInput, Currency, cost_of_ownership, gpu_price
+from tools.recommend import host_for
+
+
+class RentVsBuyInput(BaseModel):
+    """A number of one GPU to buy, or to rent by the hour instead."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str = Field(description="catalog GPU")
+    count: int = Field(1, ge=1, le=64)
+    hours_per_day: float = Field(24.0, gt=0, le=24, description="hours a day the GPUs are busy")
+    months: float | None = Field(None, gt=0, le=120, description="length of the project; None = open-ended")
+    currency: Currency = "USD"
+    include_host: bool = Field(True, description="buying includes the computer the cards go in")
+    kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
+                                                                   "currency")
+    rental_usd_per_gpu_hour: float | None = Field(None, gt=0, lt=1000, description="a quoted rate; default: catalog")
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
+
+
+class RentVsBuyResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str
+    count: int
+    currency: Currency
+    purchase: float | None = Field(description="GPUs (+ host when included), in `currency`")
+    host: float | None = Field(description="the host's share of `purchase`, in `currency`")
+    rent_per_month: float | None = Field(description="rental at the stated hours a day, in `currency`")
+    energy_per_month: float = Field(description="electricity of owning, in `currency`")
+    break_even_months: float | None
+    project_rent: float | None = Field(description="renting for `months`, in `currency`")
+    project_buy: float | None = Field(description="buying plus electricity for `months`, in `currency`")
+    cheaper: Literal["rent", "buy"] | None
+    price_as_of: str | None
+    formula: list[str]
+    assumptions: list[str]
+
+
+def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
+    """Months after which owning ``count`` GPUs beats renting them, and the cost of a project of ``months``."""
+    gpu = load_catalog().gpu(inp.gpu)
+    price = gpu_price(gpu, inp.cny_per_usd)
+    platform, _, host_kind = host_for(gpu, inp.count)
+    host_usd = HOST_COST_USD[host_kind] if inp.include_host else 0.0
+    host_power = platform.typical_cpu_power_w * platform.sockets + PLATFORM_OVERHEAD_W if inp.include_host else 0.0
+    purchase_usd = price.usd * inp.count + host_usd if price.usd is not None else None
+    per_gpu_hour = inp.rental_usd_per_gpu_hour or price.rental_usd_per_hour
+    rental = per_gpu_hour * inp.count if per_gpu_hour else None
+    cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=gpu.tdp_w * inp.count + host_power,
+                                       rental_usd_per_hour=rental, currency=inp.currency,
+                                       duty_cycle=inp.hours_per_day / 24, cny_per_usd=inp.cny_per_usd,
+                                       kwh_price=inp.kwh_price))
+
+    def cur(usd: float | None) -> float | None:
+        return None if usd is None else round(usd if inp.currency == "USD" else usd * inp.cny_per_usd, 2)
+
+    energy_month = cost.yearly_energy_cost / 12
+    rent_month = cur(cost.rent_usd_per_month)
+    project_rent = project_buy = None
+    cheaper: Literal["rent", "buy"] | None = None
+    if inp.months is not None and rent_month is not None and purchase_usd is not None:
+        project_rent = round(rent_month * inp.months, 2)
+        project_buy = round((cur(purchase_usd) or 0) + energy_month * inp.months, 2)
+        cheaper = "rent" if project_rent <= project_buy else "buy"
+    elif cost.break_even_months is not None:
+        cheaper = "buy" if cost.break_even_months <= 36 else "rent"
+    assumptions = [*cost.assumptions,
+                   f"host {host_kind} ({platform.name}): ${host_usd:,.0f}" if inp.include_host
+                   else "no host bought (already owned)",
+                   "no resale value counted; rental at "
+                   + (f"the quoted ${inp.rental_usd_per_gpu_hour:g} per GPU-hour" if inp.rental_usd_per_gpu_hour
+                      else "the catalog's typical on-demand rate per GPU-hour")]
+    if price.usd is None:
+        assumptions.append(f"{gpu.name}: no purchase price in the catalog — ask a vendor")
+    if rental is None:
+        assumptions.append(f"{gpu.name}: no rental rate in the catalog")
+    return RentVsBuyResult(
+        gpu=gpu.name, count=inp.count, currency=inp.currency, purchase=cur(purchase_usd),
+        host=cur(host_usd) if inp.include_host else None, rent_per_month=rent_month,
+        energy_per_month=round(energy_month, 2), break_even_months=cost.break_even_months,
+        project_rent=project_rent, project_buy=project_buy, cheaper=cheaper,
+        price_as_of=str(gpu.price.as_of) if gpu.price else None,
+        formula=[*cost.formula, "project rent = rent per month × months",
+                 "project buy = purchase + electricity per month × months"],
+        assumptions=assumptions,
+    )
