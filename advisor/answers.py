@@ -205,17 +205,24 @@ def compose_concept(citations: list[Citation], query: str, lang: str) -> str:
 
 
 def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | None, lang: str,
-                  assumed_card: str | None = None) -> str:
-    """Verdict, the blocking findings with their fixes, the warnings, then the totals."""
+                  assumed_card: str | None = None, lead: str | None = None) -> str:
+    """Verdict, the blocking findings with their fixes, the warnings, then the totals. ``lead`` names a finding
+    the user asked about (the system RAM): it comes right after the verdict whatever its severity."""
     checks = _ok(calls, "check_build")
     if not checks:
         return msg(lang, "build.need_gpus")
     r = checks[0].result
     zh = lang == "zh"
-    errors = [f for f in r["findings"] if f["severity"] == "error"]
-    warnings = [f for f in r["findings"] if f["severity"] == "warning"]
-    out = [msg(lang, "build.ok", gpus=gpus_label) if not errors else
-           msg(lang, "build.problems", gpus=gpus_label, count=len(errors))]
+    asked = [f for f in r["findings"] if lead and f["id"] == lead]
+    errors = [f for f in r["findings"] if f["severity"] == "error" and f not in asked]
+    warnings = [f for f in r["findings"] if f["severity"] == "warning" and f not in asked]
+    if asked:  # the asked finding is the verdict; the rest of the check follows it
+        out = [f"**{asked[0]['message_zh'] if zh else asked[0]['message_en']}**",
+               msg(lang, "build.rest_ok", gpus=gpus_label) if not errors else
+               msg(lang, "build.rest_problems", gpus=gpus_label, count=len(errors))]
+    else:
+        out = [msg(lang, "build.ok", gpus=gpus_label) if not errors else
+               msg(lang, "build.problems", gpus=gpus_label, count=len(errors))]
     for f in errors[:4]:
         out.append(f"- {f['message_zh'] if zh else f['message_en']}")
         fix = f.get("fix_zh") if zh else f.get("fix")

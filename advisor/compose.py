@@ -16,6 +16,7 @@ from advisor.nlu import Parsed
 from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan
 from advisor.session import Citation, Profile, Session, ToolCall
 from knowledge import load_catalog
+from knowledge.codes import scientific_code
 from tools.units import GB, GiB
 
 # ----------------------------------------------------------------------------- formatting
@@ -285,6 +286,8 @@ def _options(rec: dict[str, Any], lang: str, limit: int = 3, detailed: bool = Tr
             speed = tps(o["training_tokens_per_s"])
         elif o.get("fp64_tflops") is not None:
             speed = f"FP64 {num(o['fp64_tflops'])} TFLOPS"
+        elif o.get("fp32_tflops") is not None:
+            speed = f"FP32 {num(o['fp32_tflops'])} TFLOPS"
         else:
             speed = "—"
         label = f"{o['count']}× {o['gpu']}"
@@ -731,9 +734,11 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
                      f"**Answer ({need}, {size}): it {fits} on {where}{tail}.**"))
     elif rec is not None:
         n = len(rec.result.get("options", []))
-        out.append(t(lang, f"**结论（{need}，{size}）：" + (f"有 {n} 种配置满足要求，下面按 FP64 性价比列出前几名。**"
+        metric = "FP64" if p.fp64 is not False else "FP32"
+        out.append(t(lang, f"**结论（{need}，{size}）：" + (f"有 {n} 种配置满足要求，下面按 {metric} 性价比"
+                                                         "列出前几名。**"
                                                          if n else "目前的条件下没有配置满足要求。**"),
-                     f"**Answer ({need}, {size}): " + (f"{n} configurations qualify; the best by FP64 per price "
+                     f"**Answer ({need}, {size}): " + (f"{n} configurations qualify; the best by {metric} per price "
                                                       "are below.**" if n else "no configuration qualifies.**")))
     if info is not None:
         g = info.result
@@ -933,6 +938,11 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     if "use_case" in plan.assumed:
         key = "assume.use_case_training" if plan.assumed["use_case"] == "training" else "assume.use_case"
         out += ["", msg(lang, key)]
+    if "sci_code" in plan.assumed:
+        code = scientific_code(plan.assumed["sci_code"])
+        out += ["", msg(lang, "assume.sci_fp64" if code.fp64 else "assume.sci_fp32", code=code.name)]
+        if code.cuda_only:
+            out.append(msg(lang, "assume.sci_cuda", code=code.name))
     if "precision_gguf" in plan.assumed:
         out.append(msg(lang, "assume.ollama", precision=plan.assumed["precision_gguf"]))
     if plan.assumed.get("card_only") and _by_name(calls, "recommend"):

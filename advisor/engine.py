@@ -168,12 +168,15 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         put("params_b", parsed.params_b)
     for slot in ("precision", "kv_dtype", "context_tokens", "concurrency", "method", "dataset_tokens",
                  "dataset_samples", "epochs", "deadline_days", "fp64", "problem_size_gb", "budget",
-                 "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "cpu", "cpu_name", "nodes",
+                 "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "system_ram_gb", "sci_code",
+                 "cpu", "cpu_name", "nodes",
                  "sharding", "grad_checkpointing", "has_host", "budget_scope", "mains", "gpu_power_limit_w",
                  "hours_per_day", "kwh_price", "engine_hint", "rental_rate"):
         value = getattr(parsed, slot)
         if value is not None:
             put(slot, value)
+    if parsed.fp64 is not None:
+        put("fp64_from_code", False)  # said outright: a code named later no longer overrides it
     if parsed.budget is not None:
         put("budget_unlimited", False)
     if parsed.budget_unlimited:
@@ -424,7 +427,8 @@ class Advisor:
             label = ", ".join(C.config_label(g["gpu"], g["count"], out_lang) for g in gpus)
             card = plan.assumed.get("gpu")
             body = A.compose_build(calls, label, session.profile.cpu_name, out_lang,
-                                   assumed_card=C.gpu_name(card) if card else None)
+                                   assumed_card=C.gpu_name(card) if card else None,
+                                   lead="system-ram" if parsed.asks_ram or parsed.system_ram_gb else None)
         elif mode == "afford":
             budget = session.profile.budget
             body = A.compose_afford(calls, (budget.amount, budget.currency) if budget else (0.0, "USD"), out_lang,

@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field
 from advisor.nlu import CANONICAL, SPECIALISED, Intent, Kind, Parsed
 from advisor.session import Profile, Session
 from knowledge import load_catalog
+from knowledge.codes import scientific_code
 from tools.pricing import to_usd
 
 DEFAULT_CONTEXT = 8192
@@ -239,6 +240,11 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         p.use_case = implied  # computed on a stated assumption, said in the reply; one word changes it
     if p.use_case is None:
         return Plan(mode="opening", question_slots=["use_case"])
+    code_fp64 = None
+    if p.use_case == "scientific" and p.sci_code and (p.fp64 is None or p.fp64_from_code):
+        code = scientific_code(p.sci_code)
+        p.fp64 = code_fp64 = code.fp64  # the code's GPU build decides; said in the reply
+        p.fp64_from_code = True
     if not ready(session, parsed):
         return Plan(mode="ask", question_slots=next_question_slots(session))
     plan = Plan(mode="answer")
@@ -253,11 +259,15 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
     plan.calls = builders[p.use_case](p, parsed, plan)
     plan.calls += _search(p, "answer", lang, search_k)
     plan.question_slots = next_question_slots(session)
+    if p.use_case == "scientific" and p.sci_code and scientific_code(p.sci_code).cuda_only:
+        plan.question_slots = [s for s in plan.question_slots if s != "cuda_required"]  # the code answers it
     for slot in CORE[p.use_case]:
         if not p.known(slot):
             plan.assumed[slot] = True
     if implied:
         plan.assumed["use_case"] = implied
+    if code_fp64 is not None:
+        plan.assumed["sci_code"] = p.sci_code
     return plan
 
 
@@ -369,6 +379,8 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
         args["mains"] = p.mains
     if p.psu_w:
         args["psu_w"] = p.psu_w
+    if p.system_ram_gb:
+        args["system_ram_gb"] = p.system_ram_gb
     if p.cpu:
         args["platform"] = p.cpu
     if _chassis(p):
@@ -718,6 +730,8 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
             check["cuda_required"] = True
         calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
     rec: dict[str, Any] = {"workload": "scientific", "fp64_required": p.fp64 is not False, **_common_rec(p)}
+    if p.sci_code and scientific_code(p.sci_code).cuda_only:
+        rec["cuda_required"] = True  # the code's GPU build runs on NVIDIA only
     if problem_bytes:
         rec["problem_bytes"] = problem_bytes
     calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",

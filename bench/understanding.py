@@ -179,10 +179,16 @@ def has_figure(text: str, figure: dict[str, Any]) -> bool:
 # ----------------------------------------------------------------------------- run
 
 
-def evaluate(split: str, advisor: Advisor, errors: int = 0) -> dict[str, Any]:
-    """All figures for one split ('dev', 'heldout' or 'all')."""
-    everything = load("utterances.jsonl") + load("utterances_dev2.jsonl") + load("utterances_dev3.jsonl")
-    rows = [u for u in everything if split == "all" or u["split"] == split]
+def utterances(only: str | None = None) -> list[dict[str, Any]]:
+    """Every labelled single message (``utterances*.jsonl``), or only those of one file."""
+    files = sorted(p.name for p in DATA.glob("utterances*.jsonl"))
+    return [u for name in files if only in (None, name) for u in load(name)]
+
+
+def evaluate(split: str, advisor: Advisor, errors: int = 0, only: str | None = None) -> dict[str, Any]:
+    """All figures for one split ('dev', 'heldout' or 'all'), optionally of one file only (a new batch
+    measured before any tuning on it)."""
+    rows = [u for u in utterances(only) if split == "all" or u["split"] == split]
     slots = SlotScore()
     correct = 0
     first_answered: list[bool] = []
@@ -268,10 +274,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--split", choices=["dev", "heldout", "all", "both"], default="both")
     ap.add_argument("--errors", type=int, default=0, help="print the first N misses per split")
+    ap.add_argument("--only", help="one utterance file, e.g. utterances_dev4.jsonl (dialogues still all)")
     args = ap.parse_args()
     advisor = Advisor()
     splits = ["dev", "heldout"] if args.split == "both" else [args.split]
-    print_table([evaluate(s, advisor, args.errors) for s in splits])
+    print_table([evaluate(s, advisor, args.errors, args.only) for s in splits])
     return 0
 
 

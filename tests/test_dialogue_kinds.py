@@ -343,3 +343,36 @@ def test_a_quoted_rental_rate_is_used(adv: Advisor, text: str) -> None:
     # 8 GPUs × $2 × 730 h a month × 3 months = $35,040 (¥252,288 at 7.2)
     assert rent.result["project_rent"] == pytest.approx(35_040 * (7.2 if rent.arguments["currency"] == "CNY" else 1))
     assert rent.result["cheaper"] == "rent"
+
+
+@pytest.mark.parametrize(("text", "ram", "rec"), [
+    # 2 × 24 GB = 48 GB of VRAM: Puget's 2 × VRAM is 96 GB; 64 GB covers the largest card (Dettmers' minimum)
+    ("两张3090，内存64G够不够", 64, "96 GB"),
+    ("Is 64 GB RAM enough for 2x 3090 running llama 70b q4?", 64, "96 GB"),
+    # 4 × 24 GB = 96 GB of VRAM → 192 GB recommended; 256 GB is enough
+    ("4 张 4090 配 256G 内存够吗", 256, "192 GB"),
+])
+def test_a_system_ram_question_is_answered_first(adv: Advisor, text: str, ram: float, rec: str) -> None:
+    _, r = ask(adv, text)
+    assert r.mode == "build" and one(r, "check_build").arguments["system_ram_gb"] == ram
+    head = first_line(r.text)
+    assert f"{ram} GB" in head and rec in head
+
+
+@pytest.mark.parametrize(("text", "metric", "cuda"), [
+    # AlphaFold (JAX, FP32/BF16) and GROMACS (mixed precision) do not need FP64; VASP's GPU port computes in
+    # FP64 and is OpenACC on NVIDIA only
+    ("蛋白质结构预测用什么卡，预算五万", "FP32", False),
+    ("what GPU should our lab buy for GROMACS, budget $15k", "FP32", False),
+    ("VASP 用什么卡，预算十万", "FP64", True),
+])
+def test_a_named_scientific_code_decides_fp64_and_cuda(adv: Advisor, text: str, metric: str, cuda: bool) -> None:
+    _, r = ask(adv, text)
+    rec = one(r, "recommend")
+    assert rec.arguments["fp64_required"] is (metric == "FP64")
+    assert rec.arguments.get("cuda_required", False) is cuda
+    assert metric in first_line(r.text)
+    speeds = [o.get("fp32_tflops" if metric == "FP32" else "fp64_tflops") for o in rec.result["options"]]
+    assert speeds and all(s for s in speeds)
+    if cuda:
+        assert {o["vendor"] for o in rec.result["options"]} == {"NVIDIA"}

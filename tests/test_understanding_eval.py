@@ -35,7 +35,7 @@ def test_heldout_split_has_not_collapsed() -> None:
 
 
 def test_labels_use_known_intents_and_balanced_languages() -> None:
-    rows = U.load("utterances.jsonl") + U.load("utterances_dev2.jsonl") + U.load("utterances_dev3.jsonl")
+    rows = U.utterances()
     kinds = {k.value for k in __import__("advisor.nlu", fromlist=["Kind"]).Kind}
     assert {r["intent"] for r in rows} <= kinds
     zh = sum(r["lang"] == "zh" for r in rows)

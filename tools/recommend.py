@@ -161,6 +161,7 @@ class Option(BaseModel):
     training_tokens_per_s: float | None = None
     training_hours: float | None = None
     fp64_tflops: float | None = None
+    fp32_tflops: float | None = Field(None, description="scientific without FP64: FP32 TFLOPS of the configuration")
     perf_metric: str
     perf_per_price: float | None = Field(description="perf_metric per 1,000 USD of total price")
     power_w: float = Field(description="sustained system power (DC)")
@@ -284,6 +285,7 @@ class _Eval(BaseModel):
     train_tps: float | None = None
     train_hours: float | None = None
     fp64: float | None = None
+    fp32: float | None = None
     metric: float = 0.0
     metric_label: str = ""
 
@@ -367,9 +369,14 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
 
 def _scientific_eval(gpu: GPU, count: int, inp: RecommendInput) -> _Eval:
     visible, _ = engine_visible_bytes(gpu)
-    fp64 = (gpu.throughput.fp64 or 0) * count
-    ev = _Eval(fits=True, per_gpu_bytes=None, usable_bytes=visible, fp64=fp64,
-               metric=fp64 * (1.0 if gpu.ecc else NO_ECC_FACTOR), metric_label="FP64 TFLOPS (ECC-weighted)")
+    if inp.fp64_required:
+        fp64 = (gpu.throughput.fp64 or 0) * count
+        ev = _Eval(fits=True, per_gpu_bytes=None, usable_bytes=visible, fp64=fp64,
+                   metric=fp64 * (1.0 if gpu.ecc else NO_ECC_FACTOR), metric_label="FP64 TFLOPS (ECC-weighted)")
+    else:  # single/mixed-precision codes (GROMACS, AlphaFold): FP32 throughput decides, ECC is not required
+        fp32 = (gpu.throughput.fp32 or 0) * count
+        ev = _Eval(fits=True, per_gpu_bytes=None, usable_bytes=visible, fp32=fp32, metric=fp32,
+                   metric_label="FP32 TFLOPS")
     sci = None
     if inp.matrix_n:
         sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="dense-lu", n=inp.matrix_n))
@@ -555,6 +562,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         price_usd=gpus_usd, price_cny=gpus_cny, host_price_usd=host_usd, total_price_usd=total_usd,
         total_price_cny=total_cny, decode_tokens_per_s=ev.decode, decode_tokens_per_s_range=ev.decode_range,
         training_tokens_per_s=ev.train_tps, training_hours=ev.train_hours, fp64_tflops=ev.fp64,
+        fp32_tflops=ev.fp32,
         perf_metric=ev.metric_label, perf_per_price=round(ppp, 4) if ppp is not None else None,
         power_w=t.system_power_w, wall_draw_w=t.wall_draw_w, yearly_energy_kwh=cost.yearly_energy_kwh,
         yearly_energy_cost=cost.yearly_energy_cost, energy_currency=cost.currency,
@@ -606,6 +614,9 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, total_usd: float
         ecc = "ECC" if gpu.ecc else "no ECC"
         parts.append(f"{ev.fp64:,.1f} FP64 TFLOPS, {ecc}")
         parts_zh.append(f"FP64 {ev.fp64:,.1f} TFLOPS，{'有' if gpu.ecc else '无'} ECC")
+    if ev.fp32 is not None:
+        parts.append(f"{ev.fp32:,.1f} FP32 TFLOPS")
+        parts_zh.append(f"FP32 {ev.fp32:,.1f} TFLOPS")
     if total_usd is not None:
         host = f" incl. ~${host_usd:,.0f} host" if host_usd else ""
         parts.append(f"${total_usd:,.0f}{host}" + (f" → {ppp:,.2f} per $1k" if ppp is not None else ""))

@@ -17,6 +17,7 @@ from advisor.nlu import vocab
 from advisor.numbers import NUMBER_RE, parse_number
 from knowledge import AmbiguousNameError
 from knowledge.catalog import Catalog
+from knowledge.codes import find_code
 
 _I = re.IGNORECASE
 N = NUMBER_RE
@@ -300,6 +301,34 @@ def rental_rate(ctx: Context) -> tuple[float, str] | None:
     return (value, currency) if value and 0 < value < 1000 else None
 
 
+_RAM_AFTER = re.compile(rf"({N})\s*(?:gb|g|gib|t|tb)(?![a-z0-9])\s*(?:of\s+)?(?:system\s+|ddr[45]\s+|ecc\s+)*"
+                        r"(?:ram|memory(?!\s*(?:bandwidth|bus))|内存|系统内存|ddr[45])(?!\s*带宽)", _I)
+_RAM_BEFORE = re.compile(rf"(?:系统内存|内存条?|\bram\b|system memory)\s*(?:是|有|才|只有|就|共|总共|:|：|of|is|=)?\s*"
+                         rf"({N})\s*(?:gb|g|gib|t|tb)?(?![a-z0-9])", _I)
+
+
+def system_ram_gb(ctx: Context) -> float | None:
+    """'64 GB RAM', '128G 内存', '内存只有 32G', '1TB DDR5' → the host's system RAM in GB. A size equal to a named
+    card's memory is read as that card's VRAM ('A100 80G内存' is a layman's word for VRAM)."""
+    vram = {round(ctx.catalog.gpu(gid).memory_gb) for _, _, gid in ctx.gpu_spans}
+    for pattern in (_RAM_AFTER, _RAM_BEFORE):
+        for m in pattern.finditer(ctx.masked):
+            value = parse_number(m.group(1))
+            if value is None:
+                continue
+            if re.search(r"\d\s*(t|tb)\b", m.group(0), _I):
+                value *= 1024
+            if 4 <= value <= 16_384 and round(value) not in vram:
+                return value
+    return None
+
+
+def scientific_code(ctx: Context) -> str | None:
+    """'GROMACS', 'AlphaFold 3', '冷冻电镜' → the code's id, whose GPU build fixes whether FP64 is needed."""
+    code = find_code(ctx.text)
+    return code.id if code else None
+
+
 def engine_hint(ctx: Context) -> str | None:
     """'ollama', 'llama.cpp', 'GGUF', 'LM Studio': the user runs llama.cpp-style quantised files."""
     return "llamacpp" if re.search(r"ollama|llama\.?cpp|\bgguf\b|lm ?studio|koboldcpp", ctx.text, _I) else None
@@ -314,6 +343,8 @@ EXTRACTORS: dict[str, Extractor] = {
     "kwh_price": kwh_price,
     "rental_rate": rental_rate,
     "psu_w": psu_watts,
+    "system_ram_gb": system_ram_gb,
+    "sci_code": scientific_code,
     "cpu": cpu_platform,
     "cpu_name": cpu_name,
     "nodes": nodes,

@@ -87,6 +87,8 @@ class Parsed(BaseModel):
     form_factor: FormFactorPref | None = None
     power_limit_w: float | None = None
     psu_w: float | None = Field(None, description="PSU rating, W")
+    system_ram_gb: float | None = Field(None, description="system RAM of the host, GB")
+    sci_code: str | None = Field(None, description="a scientific code named (knowledge/data/codes): 'gromacs'")
     cpu: str | None = Field(None, description="catalog CPU platform id")
     cpu_name: str | None = Field(None, description="a CPU named that the platform catalog does not know")
     nodes: int | None = Field(None, description="machines ('two servers', '2 nodes')")
@@ -101,6 +103,7 @@ class Parsed(BaseModel):
     about_memory_gb: float | None = Field(None, description="a memory size asked about ('cards with 48 GB')")
     catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
     wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
+    asks_ram: bool = Field(False, description="asks whether the system RAM is enough ('64G 内存够吗')")
     asks_count: bool = Field(False, description="asks how many GPUs are needed ('要几张', 'how many H100s')")
     unusable: dict[str, float] = Field(default_factory=dict, description="values given but out of range, by slot")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
@@ -701,6 +704,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         if size:
             out.about_memory_gb = float(size.group(1) or size.group(2))
     out.wants_detail = bool(_DETAIL.search(text))
+    out.asks_ram = bool(vocab.matches("slot", "ram_question", text))
     out.asks_count = bool(_HOW_MANY.search(text))
     many = _MANY_CARDS.search(text)
     if many:
@@ -718,7 +722,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         models=1 if out.model else 0, sized=bool(out.model or out.params_b), budget=out.budget is not None,
         slots=slots, training_words=bool(out.finetune or out.method or out.use_case == "training"),
         compare_words=out.has(Intent.compare), catalog_filter=catalog_filter,
-        hardware=bool(out.psu_w or out.cpu or out.cpu_name or out.power_limit_w or out.mains
+        hardware=bool(out.psu_w or out.asks_ram or out.cpu or out.cpu_name or out.power_limit_w or out.mains
                       or out.gpu_power_limit_w),
         short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24),
         attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,

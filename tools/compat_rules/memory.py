@@ -243,7 +243,14 @@ def _system_ram(ctx: BuildContext) -> list[Finding]:
             f"{ram:,.0f} GB 内存满足最低要求，但低于 Puget 建议的显存 2 倍（{rec:,.0f} GB）。",
             fix, fix_zh, nums, sources=["S-PUGET-ML-QUOTE"],
         )]
-    return []
+    return [finding(
+        "system-ram", "memory", "info",
+        f"{ram:,.0f} GB of RAM is enough: it meets Puget's 2 × VRAM ({rec:,.0f} GB).",
+        f"{ram:,.0f} GB 内存够用：达到 Puget 建议的显存 2 倍（{rec:,.0f} GB）。",
+        "Nothing to add; populate " + (f"all {ch} memory channels" if ch else "every memory channel")
+        + " for full bandwidth.", f"无需加内存；插满{chans_zh}内存通道以获得全部带宽。", nums,
+        sources=["S-PUGET-ML-QUOTE"],
+    )]
 
 
 def _ecc(ctx: BuildContext) -> list[Finding]:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from knowledge.schema import GPU, Platform
 from tools.errors import ToolError
+from tools.inference_memory import MAX_CONTEXT_SEARCH
 
 Category = Literal[
     "power", "pcie", "physical", "cooling", "display", "interconnect", "precision", "software",
@@ -140,7 +141,8 @@ class BuildInput(BaseModel):
                                                    "libs)")
     os: Literal["linux", "windows", "macos"] | None = None
     model: str | None = Field(None, description="catalog model, for the memory fit")
-    context: int = Field(8192, ge=1, description="tokens per sequence for the inference memory fit")
+    context: int = Field(8192, ge=1, le=MAX_CONTEXT_SEARCH,
+                         description="tokens per sequence for the inference memory fit")
     concurrency: int = Field(1, ge=1, description="concurrent sequences for the inference memory fit")
     method: Literal["full", "lora", "qlora"] = Field("full", description="training method for the memory fit")
     problem_bytes: int | None = Field(None, gt=0, description="scientific: working-set bytes of the problem")

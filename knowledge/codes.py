@@ -1,0 +1,48 @@
+"""Scientific codes and the precision their GPU builds compute in (``data/codes/scientific.toml``)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+from importlib import resources
+
+from pydantic import BaseModel, Field
+
+
+class ScientificCode(BaseModel):
+    id: str
+    name: str
+    names: list[str] = Field(min_length=1, description="how users write it, zh and en")
+    fp64: bool = Field(description="whether the GPU build computes in double precision")
+    cuda_only: bool = Field(description="whether the GPU build runs on NVIDIA GPUs only")
+    note: str
+    source: str
+    as_of: str
+
+
+@cache
+def scientific_codes() -> tuple[ScientificCode, ...]:
+    """Every code in the table, validated once."""
+    text = resources.files("knowledge.data").joinpath("codes/scientific.toml").read_text(encoding="utf-8")
+    return tuple(ScientificCode.model_validate(row) for row in tomllib.loads(text)["code"])
+
+
+@cache
+def _pattern() -> re.Pattern[str]:
+    names = sorted({n for c in scientific_codes() for n in c.names}, key=len, reverse=True)
+    return re.compile("|".join(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])" for n in names), re.IGNORECASE)
+
+
+def scientific_code(code_id: str) -> ScientificCode:
+    """The code with this id (ids come from :func:`find_code`)."""
+    return next(c for c in scientific_codes() if c.id == code_id)
+
+
+def find_code(text: str) -> ScientificCode | None:
+    """The first code named in ``text`` ('跑 GROMACS', 'AlphaFold 3'), or None."""
+    m = _pattern().search(text)
+    if not m:
+        return None
+    said = m.group(0).lower()
+    return next(c for c in scientific_codes() if said in (n.lower() for n in c.names))
