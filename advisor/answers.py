@@ -156,7 +156,8 @@ def _filter_lines(r: dict[str, Any], lang: str) -> list[str]:
 
 # ----------------------------------------------------------------------------- concepts
 
-_SENTENCE = re.compile(r"[^。！？.!?\n]+[。！？.!?]?")
+# a sentence ends at 。！？ or at . ! ? not inside a number ('85.9 GB', 'compute capability 8.9')
+_SENTENCE = re.compile(r"(?:[^。！？.!?\n]|(?<=\d)\.(?=\d)|\.(?=[a-z0-9_]))+[。！？.!?]?")
 _WORD = re.compile(r"[a-z0-9][a-z0-9.+\-]*|[\u3400-\u9fff]", re.IGNORECASE)
 
 

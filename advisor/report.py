@@ -141,6 +141,7 @@ def export_markdown(session: Session, lang: str = "en") -> str:
                 price = money(o.get("total_price_cny") if cur == "CNY" else o.get("total_price_usd"), cur)
                 perf_txt = (tps(o["decode_tokens_per_s"]) if o.get("decode_tokens_per_s") is not None else
                             f"{num(o['fp64_tflops'])} FP64 TFLOPS" if o.get("fp64_tflops") is not None else
+                            f"{num(o['fp32_tflops'])} FP32 TFLOPS" if o.get("fp32_tflops") is not None else
                             f"{num(o['training_hours'])} h" if o.get("training_hours") is not None else "—")
                 out.append(f"| {o['rank']} | {o['count']}× {o['gpu']} | {price} | {perf_txt} | "
                            f"{num(o['power_w'])} W | {o['platform']} |")

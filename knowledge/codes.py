@@ -31,7 +31,8 @@ def scientific_codes() -> tuple[ScientificCode, ...]:
 @cache
 def _pattern() -> re.Pattern[str]:
     names = sorted({n for c in scientific_codes() for n in c.names}, key=len, reverse=True)
-    return re.compile("|".join(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])" for n in names), re.IGNORECASE)
+    # 'AlphaFold2', 'alphafold3': a version number may follow the name
+    return re.compile("|".join(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z])" for n in names), re.IGNORECASE)
 
 
 def scientific_code(code_id: str) -> ScientificCode:

@@ -376,3 +376,10 @@ def test_a_named_scientific_code_decides_fp64_and_cuda(adv: Advisor, text: str, 
     assert speeds and all(s for s in speeds)
     if cuda:
         assert {o["vendor"] for o in rec.result["options"]} == {"NVIDIA"}
+
+
+def test_a_concept_quote_never_cuts_a_number() -> None:
+    from advisor.answers import quote
+
+    text = "The KV cache takes about 85.9 GB here. Ampere has compute capability 8.0 and later. Unrelated."
+    assert "85.9 GB" in quote(text, "kv cache", 60) and "8.0 and later" in quote(text, "compute capability", 60)

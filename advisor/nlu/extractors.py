@@ -112,8 +112,8 @@ def cpu_name(ctx: Context) -> str | None:
     return None
 
 
-_NODES = re.compile(rf"({N}|two|three|four|eight|sixteen)\s*(?:个|台)?\s*(?:nodes?|节点|台(?:服务器|机器|主机|整机)?|"
-                    rf"servers|machines|boxes)(?![a-z])", _I)
+_NODES = re.compile(rf"({N}|two|three|four|eight|sixteen)[\s-]*(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?(?:nodes?|节点|"
+                    rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)
 
 
 _AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*卡|[一二两四八]\s*卡)")
@@ -122,7 +122,7 @@ _AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*卡
 def nodes(ctx: Context) -> int | None:
     """'两台服务器', '2 nodes', '4 个节点' → machines; a '台' right before a GPU name is a card count, not this."""
     for m in _NODES.finditer(ctx.masked):
-        after = ctx.masked[m.end():m.end() + 3]
+        after = ctx.masked[m.end():m.end() + 6]
         if m.group(0).endswith("台") and not _AFTER_MACHINE.match(after):
             continue
         value = parse_number(m.group(1))
@@ -168,12 +168,14 @@ def budget_scope(ctx: Context) -> str | None:
 
 _VENDORS = {
     "nvidia": r"nvidia|英伟达|n卡|老黄|cuda卡",
-    "amd": r"\bamd\b|a卡|radeon|instinct",
+    "amd": r"\bamd\b|(?<![a-z])a\s*卡|radeon|instinct",
     "intel": r"\bintel\b|英特尔|gaudi",
     "huawei": r"huawei|华为|昇腾|ascend",
 }
 _EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能用|避开|排除|除了|非|no|not|without|avoid|exclude|"
                              r"anything but|except|other than|never)\W{0,3}(\w+\W{0,2}){0,1}$", _I)
+_EXCLUDE_AFTER = re.compile(r"^\W{0,3}(is|are|\'s)?\s*(out|excluded|ruled out|off the table|not an option)\b|"
+                            r"^\s*(不行|不考虑|排除)", _I)
 
 
 def excluded_vendors(ctx: Context) -> list[str] | None:
@@ -181,7 +183,8 @@ def excluded_vendors(ctx: Context) -> list[str] | None:
     out = []
     for vendor, pattern in _VENDORS.items():
         for m in re.finditer(pattern, ctx.text, _I):
-            if _EXCLUDE_BEFORE.search(ctx.text[max(0, m.start() - 14):m.start()]):
+            if _EXCLUDE_BEFORE.search(ctx.text[max(0, m.start() - 14):m.start()]) \
+                    or _EXCLUDE_AFTER.search(ctx.text[m.end():m.end() + 20]):
                 out.append(vendor)
                 break
     return out or None
@@ -204,16 +207,17 @@ _ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("pcie", r"pcie|接口|x16|x8\b|gen\s*[345]|通道|lanes?"),
     ("link", r"nvlink|互联|卡间|infinity fabric|hccs|interconnect"),
     ("ecc", r"\becc\b|纠错"),
-    ("price", r"价格|多少钱|售价|报价|贵|价钱|什么价|价位|price|cost|how much (is|does|are)|go(es)? for|\$"),
+    ("price", r"价格|多少钱|售价|报价|贵|价钱|什么价|啥价|价位|有货|二手价|price|cost|fetch(es)?\b|ebay|"
+              r"how much (is|does|are)|go(es)? for|\$"),
     ("cooling", r"散热|被动|风扇|涡轮|cooled|cooling|fans?\b|blower"),
     ("cores", r"cuda\s*核心|核心数|cuda cores|\bcores\b|\bsm\b"),
-    ("bandwidth", r"带宽|bandwidth"),
-    ("power", r"功耗|功率|tdp|瓦|power|watts?"),
+    ("bandwidth", r"带宽|频宽|bandwidth"),
+    ("power", r"功耗|功率|tdp|瓦|power|watts?|(几个|多少)\s*w(?![a-z])"),
     ("compute", r"算力|tflops|flops|性能|performance|fp64|fp32|bf16|fp16|fp8|int8"),
     ("layers", r"层数|多少层|layers"),
     ("context", r"上下文|context"),
-    ("params", r"参数|params|parameters"),
-    ("memory", r"显存|内存|vram|memory|多大|\d\s*gb\b|\bgb\b"),
+    ("params", r"参数|激活|params|parameters"),
+    ("memory", r"显存|现存|内存|vram|memory|多大|\d\s*gb?(?![a-z0-9])|\bgb\b"),
     ("specs", r"\bspecs?\b|规格|参数表|datasheet|详细参数"),
 )
 

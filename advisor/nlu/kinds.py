@@ -70,11 +70,14 @@ class Features:
 
 _MODEL_ATTRIBUTE = re.compile(
     r"参数量|多少参数|几个参数|层数|多少层|上下文长度|最大上下文|最长上下文|上下文(最长|最大)|支持多长|架构|是\s*moe|专家|激活参数|"
+    r"总参数|激活多少|(注意力|attention).{0,6}(结构|机制)|最长.{0,8}上下文|"
     r"\b(how many (params|parameters|layers|experts)|parameter count|context (length|window)|max(imum)? context|"
     r"architecture|is it (a )?moe|active param\w*|param count|total params?)\b", re.IGNORECASE)
 _ALTERNATIVES = re.compile(r"\bor\b|还是|或者|或是", re.IGNORECASE)
 _WHAT_IS = re.compile(r"什么是|是什么|什么叫|是啥|啥是|\bwhat(\x27s| is| are| does)\b|\bexplain\b|\bhow does\b",
                       re.IGNORECASE)
+_RENT_OUT = re.compile(r"租给|出租|rent(ing)? (it |them )?out|lease (it |them )?out", re.IGNORECASE)
+_WHICH_ONE = re.compile(r"哪个|哪一?款|哪张|\bwhich\b", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"分别|各自|respectively|each of", re.IGNORECASE)
 _SHORT_WORDS = 14
 _SHORT_CHARS = 30
@@ -91,7 +94,7 @@ def _hit(name: str, text: str) -> bool:
 
 def by_rules(text: str, f: Features) -> Kind | None:
     """The kind the cues and slots decide; None when no rule claims the message."""
-    if f.short_answer:
+    if f.short_answer or (_hit("inform", text) and not f.question):
         return Kind.inform
     for kind in (Kind.reset, Kind.chitchat):
         if _hit(kind, text):
@@ -102,7 +105,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.correct
     if _hit("why", text) and not (f.sized and f.gpus):
         return Kind.why
-    if _hit("rent_vs_buy", text):
+    if _hit("rent_vs_buy", text) and not (f.gpus >= 2 and _WHICH_ONE.search(text) and _RENT_OUT.search(text)):
         return Kind.rent_vs_buy
     recommend = _hit("recommend", text)
     if _hit("whatif", text) and _short(text) and not recommend and f.context:
@@ -111,6 +114,9 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.spec
     if f.gpus and not f.sized and (_hit("build", text) or f.hardware) and f.question:
         return Kind.build
+    if f.sized and f.question and _hit("fit", text) and not (_hit("which_to_buy", text) or f.budget or f.deadline
+                                                            or f.hardware):
+        return Kind.size_training if f.training_words else Kind.size_inference  # 'can it run', named model
     if recommend:
         return Kind.compare if f.gpus >= 2 and not f.budget else Kind.recommend
     if f.catalog_filter:
@@ -138,7 +144,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.compare
     if f.budget and f.need and not f.gpus:
         return Kind.recommend
-    if not f.question and f.slots:
+    if not f.question and (f.slots or _hit("inform", text)):
         return Kind.inform
     if f.budget and not f.gpus:
         return Kind.recommend
@@ -146,7 +152,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.size_training
     if f.sized or (f.gpus and _hit("size_inference", text)):
         return Kind.size_inference
-    if _hit("spec", text) and (f.models or f.gpus):
+    if (f.models or f.gpus) and (_hit("spec", text) or (f.question and f.attribute and not f.requirements)):
         return Kind.spec
     if f.slots:
         return Kind.inform
@@ -155,18 +161,28 @@ def by_rules(text: str, f: Features) -> Kind | None:
 
 _QUESTION = re.compile(
     r"[?？]|吗|呢|么|吧\s*$|多少|几|怎么|如何|哪|是否|能否|能不能|可不可以|行不行|够不够|够吗|够用|会不会|有没有|"
-    r"是不是|什么|啥|不\S{0,2}\s*$|靠谱|值不值|划算|推荐|建议|给个|帮我|求|多大|多久|多长|多快|估|算一下|算算|选|差多少|"
-    r"跑得|跑的|吃得消|起来|能跑|行吗|可以吗|够|给我|想问|请问|"
+    r"是不是|什么|啥|不\S{0,2}\s*$|靠谱|值不值|划算|推荐|建议|给个|帮我|(?<![要需追请])求|多大|多久|多长|多快|估|算一下|算算|选|差多少|"
+    r"跑得|跑的|吃得消|起来|能跑|行吗|可以吗|够|给我|想问|请问|嘛|来着|有人知道|有货|能行|顶得住|塞下|咋|测算|请说明|请给出|"
+    r"请评估|请核算|"
     r"^\s*(what|how|which|can|could|will|would|should|is|are|does|do|any|where|why|who|when)\b|"
     r"\bcan (it|i|we|they|this|my|you)\b|\bany idea\b|"
     r"\b(enough|recommend|suggest|need|needed|help|compare|vs|fit|run|or|ballpark|options|what|whats|how|which|"
-    r"wattage|estimate|memory for|vram for|total vram|wondering|whether|ok\??\s*$)\b|\bgo\s*$|\bpls\b|\bplease\b",
+    r"wattage|estimate|memory for|vram for|total vram|wondering|whether|ok\??\s*$|rough idea|shortlist|advise|"
+    r"tl;?dr)\b|\bgo\s*$|\bpls\b|\bplease\b",
     re.IGNORECASE)
+_TRAILING_SYMBOLS = re.compile(r"[^\w?？]+$")
+_TERSE = re.compile(r"^[\w .+\-/]+$")
+_LOOKUP_NOUNS = re.compile(r"(?<![a-z])(vram|gb|tflops|bandwidth|tdp|price|specs?|fp64|fp32|fp16|bf16|fp8|int8|airflow|"
+                           r"psu|power|tokens?/s|tok/s|context)\b|显存|带宽|价格|功耗|算力|规格", re.IGNORECASE)
 
 
 def is_question(text: str) -> bool:
-    """Whether the message asks something (or asks for something), rather than only states requirements."""
-    return bool(_QUESTION.search(text))
+    """Whether the message asks something (or asks for something), rather than only states requirements. A
+    search-engine style query ('mi250x fp64 tflops', '70b q4 vram 2x3090') counts as one."""
+    bare = _TRAILING_SYMBOLS.sub("", text)  # '能塞下不 🙏' ends in 不 once the emoji is gone
+    if _QUESTION.search(bare):
+        return True
+    return len(bare.split()) <= 6 and bool(_TERSE.match(bare)) and bool(_LOOKUP_NOUNS.search(bare))
 
 
 # ----------------------------------------------------------------------------- nearest examples

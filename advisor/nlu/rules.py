@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from enum import StrEnum
-from typing import Literal
+from functools import cache
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -126,11 +127,29 @@ _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LATIN = re.compile(r"[A-Za-z]")
 
 
+_DIGIT_CHARS = str.maketrans("零〇一二三四五六七八九", "00123456789")
+_SPOKEN_DIGITS = re.compile(r"[零〇一二三四五六七八九]{4}(?![\u3400-\u9fff])|"
+                            r"[零〇一二三四五六七八九]{4}(?=和|跟|与|跑|的|还是|或|d)")
+_GLUED_COUNT = re.compile(r"\b(\d{1,2})x(\d{3,4})\b", re.IGNORECASE)
+
+
 def clean(text: str) -> str:
-    """NFKC-fold (full-width → ASCII), drop control and bidi characters, collapse runs of spaces."""
+    """NFKC-fold (full-width → ASCII), traditional Chinese to simplified (顯存 → 显存, so one vocabulary reads
+    both), drop control and bidi characters, collapse runs of spaces."""
     text = unicodedata.normalize("NFKC", text or "")
+    if _CJK.search(text):
+        text = _to_simplified().convert(text)
+        text = _SPOKEN_DIGITS.sub(lambda m: m.group(0).translate(_DIGIT_CHARS), text)  # 三零九零 is 3090
+    text = _GLUED_COUNT.sub(r"\1x \2", text)  # 3x3090 is three 3090s
     text = _CONTROL.sub(" ", text.replace("\r\n", "\n"))
     return re.sub(r"[ \t]+", " ", text).strip()
+
+
+@cache
+def _to_simplified() -> Any:
+    from opencc import OpenCC  # opencc-python-reimplemented: OpenCC's dictionaries in pure Python
+
+    return OpenCC("t2s")
 
 
 _ENGLISH_WORDS = re.compile(
@@ -208,17 +227,21 @@ _PARAMS = re.compile(rf"(?<![A-Za-z0-9.])({N})\s*(b|B|billion|bn)(?![A-Za-z])(?!
                      rf"|({N})\s*亿\s*(参数|参|的?模型)", _I)
 _CONTEXT_AFTER = re.compile(
     rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|"
-    rf"窗口|prompts?|-token prompt|token prompt|输入)", _I)
+    rf"窗口|prompts?|-token prompt|token prompt|输入|seq(uence)?[ _]?len(gth)?|序列)", _I)
 _CONTEXT_BEFORE = re.compile(
-    rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[_ ]model[_ ]len|窗口)[^\d{CN_NUMERAL_CHARS}]{{0,12}}"
+    rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[_ ]model[_ ]len|窗口|单次对话|每次对话|单轮对话)"
+    rf"[^\d{CN_NUMERAL_CHARS}]{{0,12}}"
     rf"({N})\s*(k|K|m|M|万)?(?![A-Za-z])", _I)
 _CONCURRENCY_AFTER = re.compile(
     rf"({N})\s*(个|路|位|名)?\s*(并发|同时在线|同时|用户|人同时|concurrent|simultaneous|parallel|users?|"
     rf"requests? at once|sessions|streams|seats)", _I)
 _CONCURRENCY_BEFORE = re.compile(
     rf"(并发(数|量)?|concurrency( of)?|batch( size)?|同时服务)[^\d{CN_NUMERAL_CHARS}]{{0,8}}({N})\s*(k|K)?", _I)
-_PEOPLE = re.compile(rf"({N})\s*(?:个|位|名)?\s*(?:人|同事|员工|用户)\s*(?:用|使用|在用|同时|访问|一起用|共用)|"
-                     rf"(?:team|group|office|staff) of ({N}|\w+)\b|给\s*({N})\s*(?:个|位|名)?\s*人", _I)
+_PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名)?\s*(?:人|同事|员工|用户)\s*"
+                     rf"(?:用|使用|在用|同时|访问|一起用|共用|问|左右|在线)|"
+                     rf"(?:team|group|office|staff) of ({N}|\w+)\b|给\s*({N})\s*(?:个|位|名)?\s*(?:人|员工|同事)|"
+                     rf"同时在线\s*({N})|for (?:approx\.?|approximately|about|around|roughly|~)?\s*({N})\s*"
+                     rf"(?:staff|employees|people|colleagues|users|students|researchers)\b", _I)
 _SINGLE_USER = vocab.required("slot", "single_user")
 _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
@@ -253,7 +276,8 @@ _FP64_NO = vocab.required("slot", "fp64_no")
 _COUNT_WORDS = "|".join(sorted(EN_WORDS, key=len, reverse=True))
 _COUNT_BEFORE = re.compile(
     rf"(?:(\d+)\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs)?|([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|"
-    rf"\b({_COUNT_WORDS})\b(?:\s+(?:of|x))?)\s*(?:[的]|of\s+)?\s*$", _I)
+    rf"\b({_COUNT_WORDS})\b(?:\s+(?:of|x))?)(?:\s*(?:used|new|refurb\w*|second[- ]hand|二手|全新|gpus?|cards?)\b)?"
+    rf"\s*(?:[的]|of\s+)?\s*$", _I)
 _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|"
                           r"^\s*(?:s\b)?\s*(\d+|[两一二三四五六七八九十]+)\s*(张|块|卡|片|颗)", _I)
 _CARDS_ONLY = re.compile(
@@ -514,6 +538,9 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         out.method = "pretrain"
     if out.use_case == "scientific" and (out.finetune or out.method) and not _FP64_NEED.search(text):
         out.use_case = "training"
+    elif out.use_case == "scientific" and out.model and not _FP64_NEED.search(text) \
+            and _USE_CASE_PATTERNS[2][1].search(masked):
+        out.use_case = "inference"  # 'serve a model on our HPC cluster': the cluster is where, not what
 
     # precision (QLoRA's NF4 base is implied by the method, not stated)
     kv = _KV_FP8.search(masked)
@@ -566,7 +593,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         out.concurrency = 1
     people = _PEOPLE.search(scan)
     if people:
-        value = parse_number(people.group(1) or people.group(2) or people.group(3))
+        value = parse_number(next(g for g in people.groups() if g))
         if value and 1 <= value <= 1_000_000:
             out.concurrency = int(value)
     training = bool(out.finetune or out.method or out.use_case == "training")
@@ -716,6 +743,8 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
         out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
         out.gpu_count, *(v for k, v in found.items() if k != "asked_attribute"))) + len(out.gpus)
+    # 'mi250x fp64 tflops' looks FP64 up; 'CFD in double precision, 20 GB per job' needs it
+    lookup = out.asked_attribute == "compute" and not (out.problem_size_gb or out.model or out.budget)
     features = Features(
         gpus=len({g.gpu for g in out.gpus}) + len(out.existing or []) + (1 if out.gpu_count else 0)
         + len(out.unknown_gpus),
@@ -727,11 +756,14 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24),
         attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,
         counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text),
-        requirements=sum(v is not None for v in (out.use_case, out.fp64, out.problem_size_gb, out.budget,
+        requirements=sum(v is not None for v in (None if lookup else out.use_case, None if lookup else out.fp64,
+                                                 out.problem_size_gb, out.budget,
                                                  out.concurrency, out.context_tokens, out.method)),
         platform_only=bool(out.cpu or out.cpu_name) and not (out.gpus or out.gpu_count or out.existing),
         need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context)
     out.kind, out.kind_by = classify(shown, features)
+    if out.kind in (Kind.spec, Kind.concept):
+        out.fp64 = None  # 'V100 的双精度算力' asks about FP64; it states no need for it
     if out.kind == Kind.spec:  # a lookup chooses nothing: "T4 有没有 bf16" asks about BF16
         out.about_precision = out.about_precision or out.precision
         out.precision = out.power_limit_w = out.use_case = None

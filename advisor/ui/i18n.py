@@ -105,6 +105,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "col_price": ("价格 (USD)", "Price (USD)"),
     "col_ppp": ("每千美元 tokens/s", "tokens/s per $1k"),
     "col_ppp_fp64": ("每千美元 FP64 TFLOPS", "FP64 TFLOPS per $1k"),
+    "col_fp32": ("FP32 TFLOPS", "FP32 TFLOPS"),
+    "col_ppp_fp32": ("每千美元 FP32 TFLOPS", "FP32 TFLOPS per $1k"),
     "rejected": ("已排除", "Ruled out"),
     "yes": ("是", "yes"),
     "no": ("否", "no"),

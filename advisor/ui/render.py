@@ -405,7 +405,9 @@ def comparison_frame(recommendation: Mapping[str, Any] | None, lang: str, limit:
         o.get("fp64_tflops") is not None and o.get("decode_tokens_per_s") is None for o in opts
     )
     training = (recommendation or {}).get("workload") == "training"
-    perf_col = t("col_fp64", lang) if scientific else (t("col_train_tps", lang) if training else t("col_tps", lang))
+    fp32 = scientific and any(o.get("fp32_tflops") is not None for o in opts)  # a single-precision code
+    flops = "fp32" if fp32 else "fp64"
+    perf_col = t(f"col_{flops}", lang) if scientific else (t("col_train_tps", lang) if training else t("col_tps", lang))
     cols = [
         t("col_config", lang),
         t("col_fit", lang),
@@ -413,13 +415,13 @@ def comparison_frame(recommendation: Mapping[str, Any] | None, lang: str, limit:
         perf_col,
         t("col_power", lang),
         t("col_price", lang),
-        t("col_ppp_fp64", lang) if scientific else t("col_ppp", lang),
+        t(f"col_ppp_{flops}", lang) if scientific else t("col_ppp", lang),
     ]
     rows = []
     for o in opts:
         fit = "✅" if o.get("fits") else "❌"
         if scientific:
-            perf = o.get("fp64_tflops")
+            perf = o.get(f"{flops}_tflops")
         elif training:
             perf = o.get("training_tokens_per_s")
         else:
