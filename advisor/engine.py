@@ -34,6 +34,7 @@ from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
 from advisor.toolspec import TOOLS, error_text, run_tool
 from knowledge import load_catalog
+from knowledge.codes import scientific_code
 
 log = logging.getLogger(__name__)
 
@@ -175,8 +176,8 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         value = getattr(parsed, slot)
         if value is not None:
             put(slot, value)
-    if parsed.fp64 is not None:
-        put("fp64_from_code", False)  # said outright: a code named later no longer overrides it
+    if parsed.sci_code and parsed.fp64 is None:
+        put("fp64", scientific_code(parsed.sci_code).fp64)  # the code's GPU build decides; the reply says so
     if parsed.budget is not None:
         put("budget_unlimited", False)
     if parsed.budget_unlimited:

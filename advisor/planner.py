@@ -240,11 +240,6 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         p.use_case = implied  # computed on a stated assumption, said in the reply; one word changes it
     if p.use_case is None:
         return Plan(mode="opening", question_slots=["use_case"])
-    code_fp64 = None
-    if p.use_case == "scientific" and p.sci_code and (p.fp64 is None or p.fp64_from_code):
-        code = scientific_code(p.sci_code)
-        p.fp64 = code_fp64 = code.fp64  # the code's GPU build decides; said in the reply
-        p.fp64_from_code = True
     if not ready(session, parsed):
         return Plan(mode="ask", question_slots=next_question_slots(session))
     plan = Plan(mode="answer")
@@ -259,15 +254,16 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
     plan.calls = builders[p.use_case](p, parsed, plan)
     plan.calls += _search(p, "answer", lang, search_k)
     plan.question_slots = next_question_slots(session)
-    if p.use_case == "scientific" and p.sci_code and scientific_code(p.sci_code).cuda_only:
+    code = scientific_code(p.sci_code) if p.use_case == "scientific" and p.sci_code else None
+    if code and code.cuda_only:
         plan.question_slots = [s for s in plan.question_slots if s != "cuda_required"]  # the code answers it
     for slot in CORE[p.use_case]:
         if not p.known(slot):
             plan.assumed[slot] = True
     if implied:
         plan.assumed["use_case"] = implied
-    if code_fp64 is not None:
-        plan.assumed["sci_code"] = p.sci_code
+    if code and p.fp64 == code.fp64:
+        plan.assumed["sci_code"] = code.id  # FP64 (and CUDA) as the code's GPU build needs; said in the reply
     return plan
 
 

@@ -66,7 +66,6 @@ class Profile(BaseModel):
     psu_w: float | None = Field(None, gt=0, description="PSU rating of the user's machine, W")
     system_ram_gb: float | None = Field(None, gt=0, le=65_536, description="system RAM of the user's machine, GB")
     sci_code: str | None = Field(None, description="the scientific code the user runs (knowledge/data/codes)")
-    fp64_from_code: bool = Field(False, description="fp64 was read from the code's GPU build, not said")
     cpu: str | None = Field(None, description="catalog CPU platform id")
     cpu_name: str | None = Field(None, max_length=60, description="a CPU the platform catalog does not know")
     nodes: int | None = Field(None, ge=1, le=4096)

@@ -345,6 +345,14 @@ def test_a_quoted_rental_rate_is_used(adv: Advisor, text: str) -> None:
     assert rent.result["cheaper"] == "rent"
 
 
+def test_a_rent_what_if_changes_the_project_length(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "8 H100s, rent or buy for a 3 month project?")
+    r = turn(adv, s, "what if it's 12 months")
+    assert one(r, "rent_vs_buy").arguments["months"] == 12
+    assert first_line(r.text).startswith("**Renting is cheaper for 12 months")
+
+
 @pytest.mark.parametrize(("text", "ram", "rec"), [
     # 2 × 24 GB = 48 GB of VRAM: Puget's 2 × VRAM is 96 GB; 64 GB covers the largest card (Dettmers' minimum)
     ("两张3090，内存64G够不够", 64, "96 GB"),

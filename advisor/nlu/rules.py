@@ -193,6 +193,7 @@ def _negated(text: str, start: int, end: int) -> bool:
 
 _USE_CASE_PATTERNS: list[tuple[UseCase, re.Pattern[str]]] = [
     (uc, vocab.required("slot", f"use_case_{uc}")) for uc in ("scientific", "training", "inference")]
+_INFERENCE_WORDS = dict(_USE_CASE_PATTERNS)["inference"]
 _FINETUNE = vocab.required("slot", "finetune")
 _PRETRAIN = vocab.required("slot", "pretrain")
 _METHODS: list[tuple[Method, re.Pattern[str]]] = [
@@ -539,7 +540,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
     if out.use_case == "scientific" and (out.finetune or out.method) and not _FP64_NEED.search(text):
         out.use_case = "training"
     elif out.use_case == "scientific" and out.model and not _FP64_NEED.search(text) \
-            and _USE_CASE_PATTERNS[2][1].search(masked):
+            and _INFERENCE_WORDS.search(masked):
         out.use_case = "inference"  # 'serve a model on our HPC cluster': the cluster is where, not what
 
     # precision (QLoRA's NF4 base is implied by the method, not stated)

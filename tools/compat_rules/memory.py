@@ -215,9 +215,8 @@ def _system_ram(ctx: BuildContext) -> list[Finding]:
             "min_ram_gb": lo}
     plat = ctx.platform
     ch = plat.memory_channels * plat.sockets if plat else None
-    fix = (f"Fit ≥ {rec:,.0f} GB of RAM (2 × VRAM), one DIMM in each of the "
-           + (f"{ch} memory channels" if ch else "memory channels") + " for full bandwidth.")
-    chans_zh = f"全部 {ch} 个" if ch else "所有"
+    chans, chans_zh = (f"the {ch} memory channels", f"全部 {ch} 个") if ch else ("the memory channels", "所有")
+    fix = f"Fit ≥ {rec:,.0f} GB of RAM (2 × VRAM), one DIMM in each of {chans} for full bandwidth."
     fix_zh = f"配置 ≥ {rec:,.0f} GB 内存（显存的 2 倍），并插满{chans_zh}内存通道以获得全部带宽。"
     if ram is None:
         return [finding(
@@ -247,8 +246,8 @@ def _system_ram(ctx: BuildContext) -> list[Finding]:
         "system-ram", "memory", "info",
         f"{ram:,.0f} GB of RAM is enough: it meets Puget's 2 × VRAM ({rec:,.0f} GB).",
         f"{ram:,.0f} GB 内存够用：达到 Puget 建议的显存 2 倍（{rec:,.0f} GB）。",
-        "Nothing to add; populate " + (f"all {ch} memory channels" if ch else "every memory channel")
-        + " for full bandwidth.", f"无需加内存；插满{chans_zh}内存通道以获得全部带宽。", nums,
+        f"Nothing to add; keep one DIMM in each of {chans} for full bandwidth.",
+        f"无需加内存；插满{chans_zh}内存通道以获得全部带宽。", nums,
         sources=["S-PUGET-ML-QUOTE"],
     )]
 
