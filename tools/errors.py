@@ -10,3 +10,8 @@ class ToolError(ValueError):
         self.suggestions = suggestions or []
         hint = f" — try: {'; '.join(self.suggestions)}" if self.suggestions else ""
         super().__init__(message + hint)
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """User input quoted in an error message, cut to ``limit`` characters (a pasted essay is not echoed back)."""
+    return repr(text if len(text) <= limit else text[:limit - 1] + "…")

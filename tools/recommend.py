@@ -52,7 +52,7 @@ from tools.pricing import (
 )
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
-from tools.training_time import TrainingTimeInput, estimate_training_time
+from tools.training_time import MAX_TOKENS, TrainingTimeInput, estimate_training_time
 from tools.units import GB
 
 RejectFn = Callable[..., None]
@@ -96,7 +96,7 @@ class RecommendInput(BaseModel):
     concurrency: int = Field(1, ge=1, description="concurrent sequences")
     target_tokens_per_s: float | None = Field(None, gt=0, description="aggregate decode tokens/s wanted")
     method: Literal["full", "lora", "qlora"] | None = Field(None, description="training; default lora")
-    dataset_tokens: float | None = Field(None, gt=0, description="training tokens (all epochs)")
+    dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS, description="training tokens (all epochs)")
     deadline_hours: float | None = Field(None, gt=0)
     fp64_required: bool = True
     problem_bytes: int | None = Field(None, gt=0, le=8 * 10**15, description="scientific working set, bytes")

@@ -38,13 +38,16 @@ def parse_count(text: str | float | int) -> float:
     return value
 
 
+MAX_TOKENS = 1e17  # far beyond any training run (frontier runs are ~1e13–1e14 tokens)
+
+
 class TrainingTimeInput(BaseModel):
     """A training run: model size, tokens, hardware, efficiency."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     params: float = Field(ge=1e3, le=1e15, description="N: (active) parameters (a model has at least thousands)")
-    tokens: float = Field(gt=0, le=1e17, description="D: training tokens")
+    tokens: float = Field(gt=0, le=MAX_TOKENS, description="D: training tokens")
     gpu: GPU
     count: int = Field(1, ge=1, le=1_000_000)
     mfu: float = Field(TRAINING_MFU, ge=0.001, le=1)

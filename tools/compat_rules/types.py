@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from knowledge.schema import GPU, Platform
-from tools.errors import ToolError
+from tools.errors import ToolError, shown
 from tools.inference_memory import MAX_CONTEXT_SEARCH
 
 Category = Literal[
@@ -108,12 +108,12 @@ def parse_mains(text: str) -> Mains:
     m = _MAINS_RE.match(text.replace("伏", "v").replace("安", "a"))
     if not m:
         raise ToolError(
-            f"cannot read the wall circuit {text!r}",
+            f"cannot read the wall circuit {shown(text)}",
             suggestions=["120v-15a", "120v-20a", "220v-10a", "230v-16a"],
         )
     volts, amps = float(m.group(1)), float(m.group(2))
     if not (90 <= volts <= 480) or not (1 <= amps <= 100):
-        raise ToolError(f"implausible wall circuit {text!r} ({volts:g} V, {amps:g} A)",
+        raise ToolError(f"implausible wall circuit {shown(text)} ({volts:g} V, {amps:g} A)",
                         suggestions=["120v-15a", "230v-16a"])
     return Mains(volts=volts, amps=amps)
 
