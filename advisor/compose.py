@@ -87,6 +87,10 @@ def duration(hours: float | None, lang: str) -> str:
     return t(lang, f"{num(hours / 24)} 天", f"{num(hours / 24)} days")
 
 
+def card_by_memory(memory_gb: float, lang: str) -> str:
+    return msg(lang, "label.card_by_memory", memory=num(memory_gb))
+
+
 def gpu_name(gid: str | None) -> str:
     if not gid:
         return "?"
@@ -105,8 +109,9 @@ def model_name(mid: str | None, params_b: float | None = None) -> str:
     return f"{num(params_b or 0)}B" if params_b else "?"
 
 
-def config_label(gid: str | None, count: int, lang: str) -> str:
-    name = gpu_name(gid)
+def config_label(gid: str | None, count: int, lang: str, memory_gb: float | None = None) -> str:
+    """'one RTX 4090', '2× H100'; without a catalog GPU, a card known by its memory ('one 32 GB card')."""
+    name = gpu_name(gid) if gid or memory_gb is None else card_by_memory(memory_gb, lang)
     if count == 1:
         return t(lang, f"一张 {name}", f"one {name}")
     return t(lang, f"{count} 张 {name}", f"{count}× {name}")
@@ -401,14 +406,13 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
              f"{model} ({r['precision']}, {num(r['context'])}-token context, {num(r['batch'])} concurrent)")
     gpu = args.get("gpu")
     count = r["gpus"]
+    where = config_label(gpu, count, lang, p.card_memory_gb)
     if combined:
         pass
     elif r.get("fits") is True:
-        out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 放得下 {what}。**",
-                     f"**Answer: {what} fits on {config_label(gpu, count, lang)}.**"))
+        out.append(t(lang, f"**结论：{where} 放得下 {what}。**", f"**Answer: {what} fits on {where}.**"))
     elif r.get("fits") is False:
-        out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 放不下 {what}。**",
-                     f"**Answer: {what} does not fit on {config_label(gpu, count, lang)}.**"))
+        out.append(t(lang, f"**结论：{where} 放不下 {what}。**", f"**Answer: {what} does not fit on {where}.**"))
     elif count == 1:
         rec = _by_name(calls, "recommend")
         none = rec is not None and not rec.result.get("options")
@@ -427,8 +431,9 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                      + (f" (split over {count} GPUs)" if count > 1 else "") + ".**"))
     if r.get("gpu_memory_bytes") and not combined:  # the combined verdict already gives these figures
         usable = r.get("reserved_bytes") or r["gpu_memory_bytes"]
-        line = t(lang, f"每卡需要 {gb(r['per_gpu_bytes'])}，{r['gpu']} 上引擎可用 {gb(usable)}",
-                 f"Per GPU it needs {gb(r['per_gpu_bytes'])}; the engine can use {gb(usable)} of each {r['gpu']}")
+        card = r["gpu"] or (card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else "GPU")
+        line = t(lang, f"每卡需要 {gb(r['per_gpu_bytes'])}，{card} 上引擎可用 {gb(usable)}",
+                 f"Per GPU it needs {gb(r['per_gpu_bytes'])}; the engine can use {gb(usable)} of each {card}")
         if r.get("headroom_bytes") is not None:
             h = r["headroom_bytes"]
             line += (t(lang, f"，余量 {gb(h)}。", f", leaving {gb(h)} spare.") if h >= 0 else
@@ -558,7 +563,9 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
     recs = {a: c for a, c in alts if c.ok and c.name == "recommend"}
     gguf = next((c for a, c in sized if a == "gguf"), None)
     gpu = size.arguments.get("gpu")
-    if gguf is not None and gpu and is_generic_4bit(size.arguments.get("precision")):
+    target = gpu or size.arguments.get("gpu_memory_bytes")  # a catalog card, or one known by its memory
+    where = config_label(gpu, r["gpus"], lang, p.card_memory_gb)
+    if gguf is not None and target and is_generic_4bit(size.arguments.get("precision")):
         g = gguf.result
         ctx = num(r["context"])
         vllm_v = t(lang, "放得下" if r.get("fits") else "放不下", "fits" if r.get("fits") else "does not fit")
@@ -573,13 +580,13 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         gg_ctx = (t(lang, f"，最长上下文 {num(g['max_context_tokens'])} tokens",
                     f"; longest context {num(g['max_context_tokens'])} tokens")
                   if g.get("fits") and g.get("max_context_tokens") else "")
-        out.append(t(lang, f"**结论：{config_label(gpu, r['gpus'], lang)} 跑 {r['model']} 4-bit（上下文 {ctx} tokens，"
+        out.append(t(lang, f"**结论：{where} 跑 {r['model']} 4-bit（上下文 {ctx} tokens，"
                            f"{num(r['batch'])} 个并发）——用 vLLM + AWQ/GPTQ（{r['precision']}）：{vllm_v}（每卡需要 "
                            f"{gb_short(r['per_gpu_bytes'])}，可用 {gb_short(_usable(r))}{short}）{vllm_ctx}；"
                            f"用 llama.cpp / Ollama 的 GGUF Q4_K_M：{gg_v}（每卡需要 {gb_short(g['per_gpu_bytes'])}，"
                            f"可用 {gb_short(_usable(g))}）{gg_ctx}。**",
                      f"**Answer: {r['model']} at 4-bit ({ctx}-token context, {num(r['batch'])} concurrent) on "
-                     f"{config_label(gpu, r['gpus'], lang)} — with vLLM + AWQ/GPTQ ({r['precision']}): it "
+                     f"{where} — with vLLM + AWQ/GPTQ ({r['precision']}): it "
                      f"{vllm_v} ({gb_short(r['per_gpu_bytes'])} needed per GPU, {gb_short(_usable(r))} usable"
                      f"{short})"
                      f"{vllm_ctx}; with llama.cpp / Ollama GGUF Q4_K_M: it {gg_v} ({gb_short(g['per_gpu_bytes'])} "
@@ -587,7 +594,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         if g.get("offload_layers"):
             out.append(t(lang, f"llama.cpp：{fit_verdict(g, lang)[2:]}。", f"llama.cpp: {fit_verdict(g, lang)[2:]}."))
         sized = [(a, c) for a, c in sized if a != "gguf"]
-    if sized and gpu:
+    if sized and target:
         out += ["", t(lang, "**其他做法**（同样的上下文和并发，工具逐项计算）：",
                       "**Other ways to run it** (same context and concurrency, each computed by the tools):"),
                 t(lang, "| 方案 | 每卡需要 | 每卡可用 | 结论 |",
@@ -973,7 +980,12 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     if len(infos) < 2:
         return t(lang, "要比较，至少需要两款目录里的 GPU，例如“比较一下 L40S 和 4090”。",
                  "To compare I need at least two catalog GPUs, e.g. “compare L40S and RTX 4090”.")
-    names = [c.result["name"] for c in infos]
+    sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
+    perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
+    ids = [c.arguments["name"] for c in infos]
+    counts = {i: sizes[i].arguments.get("gpus", 1) if i in sizes else p.compare_counts.get(i, 1) for i in ids}
+    names = [c.result["name"] if counts[i] == 1 else config_label(i, counts[i], lang)
+             for i, c in zip(ids, infos, strict=True)]
     head = t(lang, f"**{' 与 '.join(names)} 对比**", f"**{' vs '.join(names)}**")
     rows = [t(lang, "| 指标 | " + " | ".join(names) + " |", "| Metric | " + " | ".join(names) + " |"),
             "|---" * (len(names) + 1) + "|"]
@@ -997,9 +1009,6 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     row("ECC", ["✓" if g.get("ecc") else "✗" for g in gs])
     row(t(lang, "互联", "Interconnect"), [g["interconnect"]["kind"] for g in gs])
     row(t(lang, "参考价", "Approx. price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
-    sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
-    perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
-    ids = [c.arguments["name"] for c in infos]
     if sizes:
         model = next(iter(sizes.values())).result["model"]
         row(t(lang, f"{model} 每卡需要", f"{model} per GPU"), [gb_short(sizes[i].result["per_gpu_bytes"])
@@ -1009,7 +1018,8 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     if perfs:
         row(t(lang, "生成速度", "Decode speed"), [tps(perfs[i].result["tokens_per_s"]) if i in perfs else "—"
                                               for i in ids])
-    out = [head, "", *rows, ""]
+    verdict = _compare_verdict(ids, dict(zip(ids, names, strict=True)), sizes, perfs, lang)
+    out = [*([verdict, ""] if verdict else []), head, "", *rows, ""]
     out.append(msg(lang, "compare.points", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
                    bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster")))
     if p.model is None and p.params_b is None:
@@ -1018,6 +1028,40 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     if citations:
         out += ["", *citations_block(citations, lang)]
     return "\n".join(out)
+
+
+def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | None, ToolCall],
+                     perfs: dict[str | None, ToolCall], lang: str) -> str | None:
+    """Which compared configuration holds the model (and the faster one when all do), from the sizings."""
+    if not ids or any(i not in sizes for i in ids):
+        return None
+    r0 = sizes[ids[0]].result
+    if r0.get("kind") == "training":
+        method = t(lang, "全参数", "full") if r0["method"] == "full" else METHOD_LABELS.get(r0["method"], r0["method"])
+    else:
+        method = str(r0.get("precision", "")).upper()
+    what = t(lang, f"{r0['model']}（{method}）", f"{r0['model']} ({method})")
+    fit = [i for i in ids if sizes[i].result.get("fits")]
+    unfit = [i for i in ids if i not in fit]
+
+    def detail(i: str) -> str:
+        r = sizes[i].result
+        return msg(lang, "compare.detail", label=labels[i], need=gb_short(r["per_gpu_bytes"]),
+                   have=gb_short(r["gpu_memory_bytes"]))
+
+    sep = "、" if lang == "zh" else ", "
+    if not fit:
+        return msg(lang, "compare.verdict_none_fit", what=what, details=("；" if lang == "zh" else "; ").join(
+            detail(i) for i in ids))
+    if unfit:
+        return msg(lang, "compare.verdict_some_fit", what=what, fit=sep.join(labels[i] for i in fit),
+                   unfit=sep.join(detail(i) for i in unfit))
+    speeds = {i: perfs[i].result["tokens_per_s"] for i in ids if i in perfs}
+    if len(speeds) == len(ids):
+        winner = max(speeds, key=lambda i: speeds[i])
+        return msg(lang, "compare.verdict_all_fit_faster", what=what, winner=labels[winner],
+                   speed=tps(speeds[winner]))
+    return msg(lang, "compare.verdict_all_fit", what=what, labels=sep.join(labels[i] for i in ids))
 
 
 _FORMULA_OF_KIND = {"rent_vs_buy": "rent_vs_buy", "build": "check_build"}
@@ -1034,8 +1078,10 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
         if citations:
             out += ["", *citations_block(citations, lang)]
         return "\n".join(out).strip()
+    compared = session.last_kind == "compare"  # explain the first compared option's sizing
     for name in ("size_inference", "size_training", "perf_decode", "training_time", "scientific_fp64"):
-        call = session.last_results.get(name)
+        call = (next((c for k, c in session.last_results.items() if k.startswith(f"compare/{name}/")), None)
+                if compared else session.last_results.get(name))
         if not call or not call.ok:
             continue
         r = call.result

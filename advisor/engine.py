@@ -195,8 +195,14 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
         put("gpu_count", None)
     gpu_ids = list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    if parsed.card_memory_gb is not None:
+        put("card_memory_gb", parsed.card_memory_gb)
+        put("gpu", None)  # 'what about a 16 GB card?': the size replaces the card under discussion
+    elif gpu_ids:
+        put("card_memory_gb", None)
     if len(gpu_ids) >= 2:
         put("compare", gpu_ids)
+        put("compare_counts", {g.gpu: g.count for g in parsed.gpus if g.stated})
     elif gpu_ids:
         g = next((m for m in parsed.gpus if m.stated), parsed.gpus[0])
         put("gpu", g.gpu)

@@ -17,6 +17,7 @@ from advisor.nlu import CANONICAL, SPECIALISED, Intent, Kind, Parsed
 from advisor.session import Profile, Session
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
+from tools.gpu_memory import card_visible_bytes
 from tools.pricing import to_usd
 
 DEFAULT_CONTEXT = 8192
@@ -273,7 +274,7 @@ _TRAINING_KINDS = (Kind.size_training,)
 _INFERENCE_KINDS = (Kind.size_inference, Kind.speed, Kind.recommend, Kind.whatif, Kind.correct, Kind.compare)
 
 
-_CONTINUED = (Kind.build, Kind.rent_vs_buy, Kind.spec)
+_CONTINUED = (Kind.build, Kind.rent_vs_buy, Kind.spec, Kind.compare)
 
 
 def continued_kind(session: Session, parsed: Parsed) -> Kind | None:
@@ -471,7 +472,7 @@ def _model_args(p: Profile, plan: Plan) -> dict[str, Any]:
     return {"params_b": p.params_b}
 
 
-def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | None) -> bool:
+def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | int | None) -> bool:
     # "how much memory does X need?" asks for a figure, not a shopping list; a turn that only states the
     # model (answering the advisor's question) still gets configurations to consider
     sizing_only = parsed.kind in (Kind.size_inference, Kind.size_training, Kind.speed) and bool(parsed.asked_attribute)
@@ -525,8 +526,11 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
         size["precision"] = p.precision
     if p.kv_dtype:
         size["kv_dtype"] = p.kv_dtype
+    card_bytes = card_visible_bytes(p.card_memory_gb) if p.card_memory_gb and not gpu else None
     if gpu:
         size["gpu"] = gpu
+    elif card_bytes:
+        size["gpu_memory_bytes"] = card_bytes  # a card known only by its memory: sized against that
     calls = [PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gpu)]
     if gpu:
         perf = {**model, "gpu": gpu, "count": count, "context": context, "batch": batch}
@@ -552,8 +556,8 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
         if p.precision:
             rec["precision"] = p.precision
         calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
-                                 only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
-        calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec)
+                                 only_if_no_fit=not _wants_recommendation(p, parsed, gpu or card_bytes)))
+        calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec, card_bytes)
         if gpu and parsed.asks_count:
             calls += _count_calls("size_inference", size, count)
     return calls
@@ -600,14 +604,15 @@ def _parallel_for(model: str, count: int) -> str | None:
 
 
 def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int, context: int, batch: int,
-                            rec: dict[str, Any]) -> list[PlannedCall]:
+                            rec: dict[str, Any], card_bytes: int | None = None) -> list[PlannedCall]:
     """Nearby configurations the tools also size, so a 'no' comes with what would work instead.
 
     With a GPU: lower precisions on the same machine (vLLM FP8 where the card has it, INT4/AWQ), the
     llama.cpp GGUF Q4_K_M budget (with partial CPU offload when VRAM is short) and one more GPU — all
     only when the requested configuration does not fit, except that a generic "4-bit" always gets the
-    llama.cpp figure beside it. Without a GPU: the common deployment precisions through sizing and the
-    recommender, when the requested (or native) precision finds no configuration.
+    llama.cpp figure beside it. A card known only by its memory (``card_bytes``) gets INT4 and GGUF. Without
+    a GPU: the common deployment precisions through sizing and the recommender, when the requested (or
+    native) precision finds no configuration.
     """
     bits, family = _precision_bits(p.precision)
     base: dict[str, Any] = {"model": model, "context": context, "batch": batch}
@@ -615,10 +620,10 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
         base["kv_dtype"] = p.kv_dtype
     out: list[PlannedCall] = []
     lower = [(q, b) for q, b in ALT_PRECISIONS if family != "gguf" and bits > b]
-    if gpu:
-        cfg = {**base, "gpus": count, "gpu": gpu}
+    if gpu or card_bytes:
+        cfg = {**base, "gpus": count, **({"gpu": gpu} if gpu else {"gpu_memory_bytes": card_bytes})}
         for q, _ in lower:
-            if q == "fp8" and not _gpu_supports(gpu, "fp8"):
+            if q == "fp8" and not (gpu and _gpu_supports(gpu, "fp8")):
                 continue
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt=q, when="no_fit",
                                    arguments={**cfg, "precision": q, "engine": "vllm"}))
@@ -626,7 +631,7 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf",
                                    when="always" if is_generic_4bit(p.precision) else "no_fit",
                                    arguments={**cfg, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
-        if count < MAX_ALT_GPUS:
+        if gpu and count < MAX_ALT_GPUS:
             more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p.precision)}
             if p.precision:
                 more["precision"] = p.precision
@@ -742,8 +747,8 @@ def _compare_calls(p: Profile) -> list[PlannedCall]:
         rep = representative_model(p.params_b)
         if rep:
             model = {"model": rep}
-    count = p.gpu_count or 1
     for gid in p.compare[:4]:
+        count = p.compare_counts.get(gid) or p.gpu_count or 1
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
         if model and p.use_case in (None, "inference"):
             context = p.context_tokens or DEFAULT_CONTEXT

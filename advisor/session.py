@@ -63,9 +63,13 @@ class Profile(BaseModel):
     gpu: str | None = Field(None, description="catalog GPU id of the configuration under discussion")
     gpu_count: int | None = Field(None, ge=1, le=1024)
     compare: list[str] = Field(default_factory=list, description="GPU ids the user asked to compare")
+    compare_counts: dict[str, int] = Field(default_factory=dict, description="cards per compared GPU when said "
+                                                                            "('双卡 4090 和单卡 6000 Ada')")
     psu_w: float | None = Field(None, gt=0, description="PSU rating of the user's machine, W")
     system_ram_gb: float | None = Field(None, gt=0, le=65_536, description="system RAM of the user's machine, GB")
     sci_code: str | None = Field(None, description="the scientific code the user runs (knowledge/data/codes)")
+    card_memory_gb: float | None = Field(None, gt=0, le=1024, description="a card known only by its memory "
+                                                                           "('a 32 GB GPU'), vendor GB")
     cpu: str | None = Field(None, description="catalog CPU platform id")
     cpu_name: str | None = Field(None, max_length=60, description="a CPU the platform catalog does not know")
     nodes: int | None = Field(None, ge=1, le=4096)

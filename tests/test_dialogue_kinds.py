@@ -391,3 +391,33 @@ def test_a_concept_quote_never_cuts_a_number() -> None:
 
     text = "The KV cache takes about 85.9 GB here. Ampere has compute capability 8.0 and later. Unrelated."
     assert "85.9 GB" in quote(text, "kv cache", 60) and "8.0 and later" in quote(text, "compute capability", 60)
+
+
+def test_a_card_named_by_its_memory_is_sized_against_that_memory(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "我有一张 16G 的卡，能跑 qwen2.5 14b 吗")
+    size = one(r, "size_inference")
+    # a '16 GB' card holds 16 GiB; the engine sees it less the 0.5 GiB driver reserve
+    assert size.arguments["gpu_memory_bytes"] == 16 * 2**30 - 2**29
+    # Qwen2.5-14B in BF16: 14.77e9 parameters × 2 B ≈ 29.5 GB of weights alone, more than 16 GB
+    assert size.result["fits"] is False and "16 GB" in first_line(r.text) and "放不下" in first_line(r.text)
+    # at 4-bit (≈ 4.9 bits a weight) the weights are ≈ 9 GB: the GGUF alternative fits on the same card
+    gguf = [c for c in r.tool_calls if c.call_id.startswith("alt_") and c.arguments.get("engine") == "llamacpp"]
+    assert gguf and gguf[0].result["fits"] and gguf[0].arguments["gpu_memory_bytes"] == 16 * 2**30 - 2**29
+    r = turn(adv, s, "那 4090 呢")  # a catalog card replaces the size-only one
+    assert one(r, "size_inference").arguments["gpu"] == "rtx-4090" and s.profile.card_memory_gb is None
+
+
+def test_a_comparison_keeps_each_options_card_count_and_leads_with_the_verdict(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "双卡 4090 和单卡 RTX 6000 Ada 哪个更适合微调 14B？")
+    sizes = {c.arguments["gpu"]: c for c in calls(r, "size_training")}
+    assert sizes["rtx-4090"].arguments["gpus"] == 2 and sizes["rtx-6000-ada"].arguments["gpus"] == 1
+    head = first_line(r.text)
+    assert head.startswith("**") and "2 张 GeForce RTX 4090" in head and "RTX 6000 Ada" in head
+    # QLoRA keeps the 14B base in 4-bit (≈ 14.77e9 × 0.5 B ≈ 7.4 GB plus NF4 scales): both fit now
+    r = turn(adv, s, "用 QLoRA 呢")
+    assert r.mode == "compare" and all(c.arguments["method"] == "qlora" for c in calls(r, "size_training"))
+    assert all(c.result["fits"] for c in calls(r, "size_training")) and "都放得下" in first_line(r.text)
+    r = turn(adv, s, "为什么")
+    assert r.mode == "why" and "LoRA" in r.text and "还没有计算结果" not in r.text

@@ -23,6 +23,12 @@ def inline_ecc_on(gpu: GPU) -> bool:
     return bool(gpu.ecc) and gpu.memory_type.upper().startswith("GDDR") and gpu.tier == Tier.datacenter
 
 
+def card_visible_bytes(memory_gb: float) -> int:
+    """Bytes an engine sees on a card sold as ``memory_gb`` GB ('a 32 GB GPU'): vendors' GB of GDDR/HBM are GiB,
+    minus the driver reserve. No in-line ECC assumed (consumer and most workstation cards run without it)."""
+    return int(memory_gb * GiB - DRIVER_RESERVED_BYTES)
+
+
 def engine_visible_bytes(gpu: GPU) -> tuple[int, str]:
     """(bytes an engine reports as total, one-line explanation)."""
     physical = gpu.memory_gb * GiB

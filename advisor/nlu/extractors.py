@@ -327,6 +327,20 @@ def system_ram_gb(ctx: Context) -> float | None:
     return None
 
 
+_CARD_MEMORY = re.compile(rf"({N})\s*(?:gb|g|gib)(?![a-z0-9])\s*(?:的)?\s*(?:显存的?|vram)?\s*(?:卡|显卡|加速卡|gpus?|"
+                          rf"graphics cards?|cards?)(?![a-z])|"
+                          rf"(?:单卡|一张卡|显卡显存|显存只有|vram of)\s*({N})\s*(?:gb|g)(?![a-z0-9])", _I)
+
+
+def card_memory_gb(ctx: Context) -> float | None:
+    """'a 32 GB GPU', '16G 的卡', '24gb card', '单卡 48G' → the memory of a card named only by its size."""
+    if ctx.gpu_spans:
+        return None
+    m = _CARD_MEMORY.search(ctx.masked)
+    value = parse_number(m.group(1) or m.group(2)) if m else None
+    return value if value and 2 <= value <= 1024 else None
+
+
 def scientific_code(ctx: Context) -> str | None:
     """'GROMACS', 'AlphaFold 3', '冷冻电镜' → the code's id, whose GPU build fixes whether FP64 is needed."""
     code = find_code(ctx.text)
@@ -349,6 +363,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "psu_w": psu_watts,
     "system_ram_gb": system_ram_gb,
     "sci_code": scientific_code,
+    "card_memory_gb": card_memory_gb,
     "cpu": cpu_platform,
     "cpu_name": cpu_name,
     "nodes": nodes,

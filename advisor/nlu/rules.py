@@ -90,6 +90,7 @@ class Parsed(BaseModel):
     psu_w: float | None = Field(None, description="PSU rating, W")
     system_ram_gb: float | None = Field(None, description="system RAM of the host, GB")
     sci_code: str | None = Field(None, description="a scientific code named (knowledge/data/codes): 'gromacs'")
+    card_memory_gb: float | None = Field(None, description="a card named only by its memory ('a 32 GB GPU'), GB")
     cpu: str | None = Field(None, description="catalog CPU platform id")
     cpu_name: str | None = Field(None, description="a CPU named that the platform catalog does not know")
     nodes: int | None = Field(None, description="machines ('two servers', '2 nodes')")
