@@ -205,22 +205,55 @@ def compose_concept(citations: list[Citation], query: str, lang: str) -> str:
 # ----------------------------------------------------------------------------- builds
 
 
+# The findings of check_build (tools/compat_rules) that answer each build topic the user can ask about.
+BUILD_TOPIC_FINDINGS: dict[str, tuple[str, ...]] = {
+    "ram": ("system-ram",),
+    "slots": ("slots-width-count", "slots-risers", "fit-gpu-length", "form-sxm-oam-baseboard"),
+    "lanes": ("pcie-lanes", "pcie-generation", "pcie-m2-lane-sharing"),
+    "wall": ("power-wall-circuit",),
+    "psu": ("power-psu-headroom", "power-multi-psu", "power-vendor-minimum", "power-connector-12v-2x6",
+            "power-transient-spikes"),
+    "cooling": ("cooling-open-air-stacking", "cooling-passive-in-tower"),
+    "link": ("nvlink-bridge", "p2p-geforce", "interconnect-pcie-only", "interconnect-fabric",
+             "nvlink-china-variants"),
+}
+_SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
+
+
 def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | None, lang: str,
-                  assumed_card: str | None = None, lead: str | None = None) -> str:
-    """Verdict, the blocking findings with their fixes, the warnings, then the totals. ``lead`` names a finding
-    the user asked about (the system RAM): it comes right after the verdict whatever its severity."""
+                  assumed_card: str | None = None, topic: str | None = None) -> str:
+    """Verdict, the blocking findings with their fixes, the warnings, then the totals. A ``topic`` the user
+    asked about (system RAM, slots, lanes, wall circuit, PSU, cooling, links) leads: its findings, or a line that
+    it is fine, then the rest of the check."""
     checks = _ok(calls, "check_build")
     if not checks:
         return msg(lang, "build.need_gpus")
     r = checks[0].result
     zh = lang == "zh"
-    asked = [f for f in r["findings"] if lead and f["id"] == lead]
+    wanted = BUILD_TOPIC_FINDINGS.get(topic or "", ())
+    asked = sorted((f for f in r["findings"] if f["id"] in wanted), key=lambda f: _SEVERITY_ORDER[f["severity"]])
     errors = [f for f in r["findings"] if f["severity"] == "error" and f not in asked]
     warnings = [f for f in r["findings"] if f["severity"] == "warning" and f not in asked]
-    if asked:  # the asked finding is the verdict; the rest of the check follows it
-        out = [f"**{asked[0]['message_zh'] if zh else asked[0]['message_en']}**",
-               msg(lang, "build.rest_ok", gpus=gpus_label) if not errors else
+    tot = r["totals"]
+    if topic in BUILD_TOPIC_FINDINGS:  # the asked topic is the verdict; the rest of the check follows it
+        if asked and (asked[0]["severity"] != "info" or topic == "ram"):  # RAM's notes are its verdict
+            head = [msg(lang, f"build.topic_verdict.{asked[0]['severity']}",
+                        text=asked[0]["message_zh"] if zh else asked[0]["message_en"]),
+                    *[f"- {f['message_zh'] if zh else f['message_en']}" for f in asked[1:3]]]
+            fix = asked[0].get("fix_zh") if zh else asked[0].get("fix")
+            if fix and asked[0]["severity"] != "info":
+                head.append(msg(lang, "build.fix", fix=fix))
+        else:
+            have = checks[0].arguments.get("psu_w")
+            key = ("wall_known" if topic == "wall" and tot.get("continuous_limit_w") else
+                   "psu_known" if topic == "psu" and have else topic)
+            head = [msg(lang, f"build.topic_ok.{key}", gpus=gpus_label, count=tot["gpu_count"], have=num(have or 0),
+                        slots=num(tot["slots_needed"] or 0), lanes=tot["lanes_needed"], wall=num(tot["wall_draw_w"]),
+                        limit=num(tot.get("continuous_limit_w") or 0), psu=num(tot["recommended_psu_w"])),
+                    *[f"- {f['message_zh'] if zh else f['message_en']}" for f in asked[:1]]]
+        out = [*head, msg(lang, "build.rest_ok", gpus=gpus_label) if not errors else
                msg(lang, "build.rest_problems", gpus=gpus_label, count=len(errors))]
+        warnings = []  # what was not asked stays to the blocking problems and the totals
     else:
         out = [msg(lang, "build.ok", gpus=gpus_label) if not errors else
                msg(lang, "build.problems", gpus=gpus_label, count=len(errors))]
@@ -232,7 +265,6 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
     if warnings:
         out += ["", msg(lang, "build.warnings"), *[f"- {f['message_zh'] if zh else f['message_en']}"
                                                    for f in warnings[:3]]]
-    tot = r["totals"]
     out += ["", msg(lang, "build.totals", gpus=num(tot["gpu_power_w"]), system=num(tot["system_power_w"]),
                     wall=num(tot["wall_draw_w"]),
                     psu=num(tot["recommended_psu_w"]), lanes=tot["lanes_needed"], slots=num(tot["slots_needed"]))]

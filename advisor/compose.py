@@ -12,7 +12,7 @@ from typing import Any
 
 from advisor.messages import has as has_message
 from advisor.messages import msg
-from advisor.nlu import Parsed
+from advisor.nlu import Kind, Parsed
 from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan
 from advisor.session import Citation, Profile, Session, ToolCall
 from knowledge import load_catalog
@@ -387,7 +387,10 @@ def repeated(previous: dict[str, ToolCall], call: ToolCall | None) -> bool:
 
 def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                        previous: dict[str, ToolCall], alts: list[tuple[str, ToolCall]] | None = None,
-                       citations: list[Citation] | None = None, detailed: bool = True) -> list[str]:
+                       citations: list[Citation] | None = None, detailed: bool = True,
+                       speed_first: bool = False) -> list[str]:
+    """The sizing verdict and figures, then the speed; a speed question (``speed_first``) opens with the speed
+    and keeps the fit as the line under it."""
     size = _by_name(calls, "size_inference")
     out: list[str] = []
     if size is None:
@@ -466,7 +469,15 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out += term_lines(r, lang, explain=detailed)
         out.append(t(lang, f"- 合计：{gb(r['per_gpu_bytes'])}", f"- Total: {gb(r['per_gpu_bytes'])}"))
     perf = _by_name(calls, "perf_decode")
-    if perf is not None:
+    if perf is not None and speed_first:
+        d = perf.result
+        lo, hi = d["tokens_per_s_range"]
+        bound = msg(lang, "speed.bound_memory" if d["bound"] == "memory" else "speed.bound_compute")
+        lead = msg(lang, "speed.verdict", speed=tps(d["tokens_per_s"]), where=where, lo=num(lo), hi=num(hi),
+                   per_request=tps(d["per_sequence_tokens_per_s"]), bound=bound)
+        fit = out[0].replace("**", "").removeprefix("结论：").removeprefix("Answer: ") if out else ""
+        out = [lead, *([fit] if fit else []), *out[1:]]
+    elif perf is not None:
         d = perf.result
         lo, hi = d["tokens_per_s_range"]
         bound = t(lang, "显存带宽" if d["bound"] == "memory" else "算力",
@@ -911,7 +922,8 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     calls = [c for c in calls if c.call_id not in plan.alt_calls]  # the requested configuration's own calls
     out += count_verdict(calls, counts, lang)
     if p.use_case == "inference":
-        out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed)
+        out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed,
+                                  speed_first=parsed.kind == Kind.speed)
     elif p.use_case == "training":
         out += _training_section(calls, p, plan, lang, previous, detailed=detailed)
     else:

@@ -435,7 +435,7 @@ class Advisor:
             card = plan.assumed.get("gpu")
             body = A.compose_build(calls, label, session.profile.cpu_name, out_lang,
                                    assumed_card=C.gpu_name(card) if card else None,
-                                   lead="system-ram" if parsed.asks_ram or parsed.system_ram_gb else None)
+                                   topic="ram" if parsed.asks_ram or parsed.system_ram_gb else parsed.build_topic)
         elif mode == "afford":
             budget = session.profile.budget
             body = A.compose_afford(calls, (budget.amount, budget.currency) if budget else (0.0, "USD"), out_lang,

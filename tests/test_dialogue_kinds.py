@@ -166,7 +166,8 @@ def test_psu_question_gets_the_power_finding(adv: Advisor) -> None:
     _, r = ask(adv, "我的 1000W 电源带得动两张 4090 吗？")
     check = one(r, "check_build")
     assert check.arguments["psu_w"] == 1000 and check.arguments["gpus"] == [{"gpu": "rtx-4090", "count": 2}]
-    assert r.mode == "build" and first_line(r.text).startswith("**按现在的方案不行")
+    # the asked topic (the PSU) leads: 2 × 450 W + CPU + platform = 1,300 W sustained, more than 1,000 W
+    assert r.mode == "build" and first_line(r.text).startswith("**有问题——1,000 W")
     assert "900 W" in r.text and r.question is None
 
 
@@ -174,7 +175,8 @@ def test_english_build_question_with_a_desktop_cpu(adv: Advisor) -> None:
     _, r = ask(adv, "Is a 1600W PSU enough for one RTX 4090 with a 7950X?")
     check = one(r, "check_build")
     assert check.arguments["platform"] == "ryzen-9-7950x" and check.arguments["psu_w"] == 1600
-    assert first_line(r.text).startswith("**Yes") and "450 W" in r.text
+    # the asked topic leads: 450 W GPU + CPU + platform, × 1.25 headroom, is under the 1,600 W PSU
+    assert first_line(r.text).startswith("**OK — your 1,600 W PSU") and "450 W" in r.text
 
 
 def test_build_with_only_a_count_states_the_card_it_assumed(adv: Advisor) -> None:
@@ -421,3 +423,17 @@ def test_a_comparison_keeps_each_options_card_count_and_leads_with_the_verdict(a
     assert all(c.result["fits"] for c in calls(r, "size_training")) and "都放得下" in first_line(r.text)
     r = turn(adv, s, "为什么")
     assert r.mode == "why" and "LoRA" in r.text and "还没有计算结果" not in r.text
+
+
+@pytest.mark.parametrize("text", ["how fast is llama 3.1 70b q4 on 2x 3090?",
+                                  "两张3090跑llama 3.1 70b q4 每秒多少token"])
+def test_a_speed_question_opens_with_the_speed(adv: Advisor, text: str) -> None:
+    _, r = ask(adv, text)
+    head = first_line(r.text)
+    speed = numbers_with(head, "tokens/s")[0]
+    # the layers are split over the two cards, so each token still reads all ≈ 43 GB of Q4_K_M weights once at
+    # 936 GB/s: a bandwidth ceiling of ≈ 21.7 tokens/s; a realistic estimate sits below it
+    assert 0.4 * 21.7 <= speed <= 21.7
+    assert speed == pytest.approx(one(r, "perf_decode").result["tokens_per_s"], rel=0.01)
+    second = r.text.strip().splitlines()[1]
+    assert "**" not in second and ("fits" in second or "放得下" in second)

@@ -347,6 +347,13 @@ def scientific_code(ctx: Context) -> str | None:
     return code.id if code else None
 
 
+def build_topic(ctx: Context) -> str | None:
+    """What a build question asks about first ('主板要几个 x16 槽' → slots, 'will it trip the breaker' → wall)."""
+    found = [(m.start(), name) for name in vocab.names("build_topic")
+             if (m := vocab.matches("build_topic", name, ctx.masked))]
+    return min(found)[1] if found else None
+
+
 def engine_hint(ctx: Context) -> str | None:
     """'ollama', 'llama.cpp', 'GGUF', 'LM Studio': the user runs llama.cpp-style quantised files."""
     return "llamacpp" if re.search(r"ollama|llama\.?cpp|\bgguf\b|lm ?studio|koboldcpp", ctx.text, _I) else None
@@ -364,6 +371,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "system_ram_gb": system_ram_gb,
     "sci_code": scientific_code,
     "card_memory_gb": card_memory_gb,
+    "build_topic": build_topic,
     "cpu": cpu_platform,
     "cpu_name": cpu_name,
     "nodes": nodes,

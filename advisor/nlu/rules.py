@@ -91,6 +91,8 @@ class Parsed(BaseModel):
     system_ram_gb: float | None = Field(None, description="system RAM of the host, GB")
     sci_code: str | None = Field(None, description="a scientific code named (knowledge/data/codes): 'gromacs'")
     card_memory_gb: float | None = Field(None, description="a card named only by its memory ('a 32 GB GPU'), GB")
+    build_topic: str | None = Field(None, description="what a build question asks about: ram, slots, lanes, wall, "
+                                                      "psu, cooling, link")
     cpu: str | None = Field(None, description="catalog CPU platform id")
     cpu_name: str | None = Field(None, description="a CPU named that the platform catalog does not know")
     nodes: int | None = Field(None, description="machines ('two servers', '2 nodes')")
@@ -744,7 +746,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
         out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
         out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
-        out.gpu_count, *(v for k, v in found.items() if k != "asked_attribute"))) + len(out.gpus)
+        out.gpu_count, *(v for k, v in found.items() if k not in ("asked_attribute", "build_topic")))) + len(out.gpus)
     # 'mi250x fp64 tflops' looks FP64 up; 'CFD in double precision, 20 GB per job' needs it
     lookup = out.asked_attribute == "compute" and not (out.problem_size_gb or out.model or out.budget)
     features = Features(
