@@ -65,6 +65,18 @@ from advisor.nlu import Kind, parse
     # a scientific code named
     ("AlphaFold2 跑预测要多大显存", "sci_code", "alphafold"),
     ("VASP 用什么卡", "sci_code", "vasp"),
+    # R1 distills by size: Qwen bases except the 8B and 70B (Llama); DeepSeek's model cards
+    ("deepseek r1 蒸馏的那个三十二b 推里要多少现存", "model", "deepseek-r1-distill-qwen-32b"),
+    ("qlora 训 deepseek-r1 蒸馏 70b 那个 24g 够呗", "model", "deepseek-r1-distill-llama-70b"),
+    ("满血 R1 要几张 H20", "model", "deepseek-r1"),
+    # a context or prompt length is not money; a count needs no FP64 in front of it
+    ("大概二三十个人同时用，上下文 32k 左右", "budget", None),
+    ("serving only. peak is ~120 simultaneous users, prompts stay under 4k", "context_tokens", 4096),
+    ("Kindly share the FP64 number of A100 80GB", "gpus", [("a100-sxm-80gb", 1)]),
+    ("9950X 配俩 5090，1500W 电源够用不", "gpus", [("rtx-5090", 2)]),
+    ("昇腾 910B 一台八卡，部署 qwen3-235b-a22b", "gpus", [("ascend-910b", 8)]),
+    ("need to serve qwen 2.5 72b at fp8 for around 25 analysts", "concurrency", 25),
+    ("a 12gb card for sdxl", "card_memory_gb", 12),
 ])
 def test_slot(text: str, slot: str, value: object) -> None:
     got = getattr(parse(text), slot)

@@ -112,11 +112,11 @@ def cpu_name(ctx: Context) -> str | None:
     return None
 
 
-_NODES = re.compile(rf"({N}|two|three|four|eight|sixteen)[\s-]*(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?(?:nodes?|节点|"
+_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?(?:nodes?|节点|"
                     rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)
 
 
-_AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*卡|[一二两四八]\s*卡)")
+_AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*(卡|张)|[一二两四八]\s*(卡|张))")
 
 
 def nodes(ctx: Context) -> int | None:

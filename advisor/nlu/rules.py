@@ -231,9 +231,11 @@ _PARAMS = re.compile(rf"(?<![A-Za-z0-9.])({N})\s*(b|B|billion|bn)(?![A-Za-z])(?!
                      rf"|({N})\s*亿\s*(参数|参|的?模型)", _I)
 _CONTEXT_AFTER = re.compile(
     rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|"
-    rf"窗口|prompts?|-token prompt|token prompt|输入|seq(uence)?[ _]?len(gth)?|序列)", _I)
+    rf"窗口|prompts?|-token prompt|token prompt|输入|seq(uence)?[ _]?len(gth)?|序列|window|"
+    rf"tokens? (each|per (sample|request|chat|prompt)))", _I)
 _CONTEXT_BEFORE = re.compile(
-    rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[_ ]model[_ ]len|窗口|单次对话|每次对话|单轮对话)"
+    rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|单次对话|每次对话|单轮对话|"
+    rf"prompts? (?:stay |are |kept )?(?:under|below|up to))"
     rf"[^\d{CN_NUMERAL_CHARS}]{{0,12}}"
     rf"({N})\s*(k|K|m|M|万)?(?![A-Za-z])", _I)
 _CONCURRENCY_AFTER = re.compile(
@@ -244,8 +246,10 @@ _CONCURRENCY_BEFORE = re.compile(
 _PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名)?\s*(?:人|同事|员工|用户)\s*"
                      rf"(?:用|使用|在用|同时|访问|一起用|共用|问|左右|在线)|"
                      rf"(?:team|group|office|staff) of ({N}|\w+)\b|给\s*({N})\s*(?:个|位|名)?\s*(?:人|员工|同事)|"
-                     rf"同时在线\s*({N})|for (?:approx\.?|approximately|about|around|roughly|~)?\s*({N})\s*"
-                     rf"(?:staff|employees|people|colleagues|users|students|researchers)\b", _I)
+                     rf"同时在线\s*({N})|(?:for|to|like) (?:approx\.?|approximately|about|around|roughly|~)?\s*"
+                     rf"({N})\s*(?:\w+\s+)?(?:staff|employees|people|colleagues|users|students|researchers|analysts|"
+                     rf"artists|agents|engineers|developers|devs)\b|"
+                     rf"({N})\s+(?:\w+\s+)?(?:artists|analysts|agents|people|users) hitting", _I)
 _SINGLE_USER = vocab.required("slot", "single_user")
 _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
@@ -279,11 +283,14 @@ _FP64_NO = vocab.required("slot", "fp64_no")
 # GPU counts next to a GPU name
 _COUNT_WORDS = "|".join(sorted(EN_WORDS, key=len, reverse=True))
 _COUNT_BEFORE = re.compile(
-    rf"(?:(\d+)\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs)?|([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|"
-    rf"\b({_COUNT_WORDS})\b(?:\s+(?:of|x))?)(?:\s*(?:used|new|refurb\w*|second[- ]hand|二手|全新|gpus?|cards?)\b)?"
+    rf"(?:(?<![a-z0-9.])(\d+)\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs|numbers? of|of(?: the)?)?|"
+    rf"([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|(俩)|"
+    rf"\b({_COUNT_WORDS})\b(?:\s+(?:of|x))?)"
+    rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|[\u4e00-\u9fff]{{1,6}}的)?"
     rf"\s*(?:[的]|of\s+)?\s*$", _I)
 _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|"
-                          r"^\s*(?:s\b)?\s*(\d+|[两一二三四五六七八九十]+)\s*(张|块|卡|片|颗)", _I)
+                          r"^\s*(?:s\b)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
+                          r"(张|块|卡|片|颗)", _I)
 _CARDS_ONLY = re.compile(
     rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)\s*(?:x\s*)?"
     rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡)(?![A-Za-z])", _I)
@@ -416,8 +423,8 @@ def _count_near(text: str, start: int, end: int) -> int | None:
     """A card count written next to a GPU name: '两张4090', '2x 4090', 'four A100s', '4090 x2'."""
     before = _COUNT_BEFORE.search(text[max(0, start - 16):start])
     if before:
-        raw = before.group(1) or before.group(2) or before.group(3)
-        value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
+        raw = before.group(1) or before.group(2) or before.group(3) or before.group(4)
+        value = {"双": 2.0, "单": 1.0, "俩": 2.0}.get(raw) or parse_number(raw)
         if value and 0 < value <= 1024:
             return int(value)
     after = _COUNT_AFTER.search(text[end:end + 12])
@@ -426,6 +433,16 @@ def _count_near(text: str, start: int, end: int) -> int | None:
         if value and 0 < value <= 1024:
             return int(value)
     return None
+
+
+_DISTILL = re.compile(r"distill|蒸馏", _I)
+
+
+def _r1_distill(text: str, params_b: float, catalog: Catalog) -> str | None:
+    """The DeepSeek-R1 distill of the size named: Llama bases for 8B and 70B (or when Llama is said), Qwen else."""
+    family = "llama" if re.search(r"llama|拉玛", text, _I) or params_b in (8, 70) else "qwen"
+    wanted = f"deepseek-r1-distill-{family}-{params_b:g}b"
+    return next((m.id for m in catalog.models if m.id == wanted), None)
 
 
 def _pick(catalog: Catalog, ids: list[str]) -> str:
@@ -574,6 +591,8 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         guess = _guess_model(scan, out.params_b, cat)
         if guess:
             out.model, out.model_guess = guess, True
+    elif out.model == "deepseek-r1" and out.params_b and _DISTILL.search(text):
+        out.model = _r1_distill(text, out.params_b, cat) or out.model  # 'r1 蒸馏 32b' is the Qwen-32B distill
     if out.model:
         out.params_b = cat.model(out.model).params_b
 
@@ -642,11 +661,11 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         out.fp64 = False
     elif _FP64_NEED.search(text):
         out.fp64 = True
-    for m in _GB.finditer(scan):
+    for m in _GB.finditer("" if _CATALOG_FILTER.search(text) else scan):  # 'cards with 80 GB' is a card's size
         window = scan[max(0, m.start() - 16):m.end() + 10]
         just_before = scan[max(0, m.start() - 4):m.start()]
         vram = re.search(r"显存\s*$|vram\s*$|gpu memory\s*$", just_before, _I) or re.match(
-            r"\s*(的)?\s*(显存|vram|gpu|card|卡)", scan[m.end():m.end() + 8], _I)
+            r"\s*\+?\s*(的)?\s*(显存|vram|gpu|card|卡)", scan[m.end():m.end() + 8], _I)
         if vram or not (_PROBLEM_CTX.search(window) or out.use_case == "scientific"):
             continue
         value = parse_number(m.group(1))
@@ -748,7 +767,8 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
         out.gpu_count, *(v for k, v in found.items() if k not in ("asked_attribute", "build_topic")))) + len(out.gpus)
     # 'mi250x fp64 tflops' looks FP64 up; 'CFD in double precision, 20 GB per job' needs it
-    lookup = out.asked_attribute == "compute" and not (out.problem_size_gb or out.model or out.budget)
+    lookup = out.asked_attribute is not None and bool(out.gpus) and not (out.problem_size_gb or out.model
+                                                                           or out.budget)
     features = Features(
         gpus=len({g.gpu for g in out.gpus}) + len(out.existing or []) + (1 if out.gpu_count else 0)
         + len(out.unknown_gpus),
@@ -782,6 +802,7 @@ _MONEY_CUE = re.compile(r"预算|budget|经费|资金|花|spend|afford|以内|�
                         r"块|元|for (a|the|one) (gpu|card)|for gpus?|出头|来万|pay|price", _I)
 _NOT_MONEY_AFTER = re.compile(r"^\s*(个|条|字|次|人|行|样本|词|张|块卡|卡|tokens?|token|词元|小时|天|参数|context|"
                               r"上下文|users?|people|requests?|steps?|samples?|rows?|w\b|瓦)", _I)
+_NOT_MONEY_BEFORE = re.compile(r"(上下文|窗口|序列|context|ctx|prompts?|window|seq(uence)? len\w*)[^\d]{0,12}$", _I)
 _WATTS_LIKE = re.compile(r"^\s*\d{3,}(\.\d+)?\s*[wW]\s*$")
 _DOLLAR_WORDS = ("美元", "美金", "刀", "dollar", "dollars", "usd", "bucks", "$")
 
@@ -800,7 +821,8 @@ def _find_budget(text: str, lang: Lang | None) -> Money | None:
             continue
         around = text[max(0, a.start - 10):a.end + 8]
         after = text[a.end:a.end + 8]
-        if _NOT_MONEY_AFTER.match(after) or a.value < 100:
+        if _NOT_MONEY_AFTER.match(after) or _NOT_MONEY_BEFORE.search(text[max(0, a.start - 14):a.start]) \
+                or a.value < 100:
             continue
         chinese_wan = bool(re.search(r"[万w]", a.text, _I)) and a.value >= 1000
         if _MONEY_CUE.search(around) or chinese_wan:
