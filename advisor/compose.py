@@ -924,6 +924,8 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     if p.use_case == "inference":
         out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed,
                                   speed_first=parsed.kind == Kind.speed)
+        if parsed.kind == Kind.speed and not _by_name(calls, "perf_decode") and p.card_memory_gb and not p.gpu:
+            out.append(msg(lang, "speed.need_card"))  # speed follows from bandwidth, which a size alone does not give
     elif p.use_case == "training":
         out += _training_section(calls, p, plan, lang, previous, detailed=detailed)
     else:

@@ -437,3 +437,22 @@ def test_a_speed_question_opens_with_the_speed(adv: Advisor, text: str) -> None:
     assert speed == pytest.approx(one(r, "perf_decode").result["tokens_per_s"], rel=0.01)
     second = r.text.strip().splitlines()[1]
     assert "**" not in second and ("fits" in second or "放得下" in second)
+
+
+def test_a_build_question_leads_with_the_topic_it_asks_about(adv: Advisor) -> None:
+    # three cards at x16 need 48 lanes; an LGA1700 desktop gives 16 to the slots (Intel ARK), so the lanes lead
+    _, r = ask(adv, "三张 3090 主板通道够吗，CPU 是 13900K")
+    head = first_line(r.text)
+    assert head.startswith("**基本可以，但要注意——") and "16 条" in head and "48 条" in head
+    # the slots (9 positions for three 3-slot cards) still show as the blocking problem of the rest
+    assert "9 个槽位" in r.text
+    s = adv.new_session()
+    turn(adv, s, "双路4090整机，1000w电源够吗？")
+    r = turn(adv, s, "家里是普通插座 10A")
+    # 1,300 W sustained / 0.9 PSU efficiency ≈ 1,444 W at the wall, under 220 V × 10 A × 0.8 = 1,760 W
+    assert first_line(r.text).startswith("**没问题——墙端约 1,444 W") and "1,760 W" in first_line(r.text)
+
+
+def test_a_speed_question_on_a_card_known_by_size_asks_for_the_model_of_card(adv: Advisor) -> None:
+    _, r = ask(adv, "my 12gb card, how fast would llama 3.1 8b q4 run")
+    assert not calls(r, "perf_decode") and "name the card" in r.text

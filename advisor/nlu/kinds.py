@@ -117,7 +117,8 @@ def by_rules(text: str, f: Features) -> Kind | None:
     if f.gpus and not f.sized and (_hit("build", text) or f.hardware) and f.question:
         return Kind.build
     if f.sized and f.question and _hit("fit", text) and not (_hit("which_to_buy", text) or f.budget or f.deadline
-                                                            or (f.hardware and not _VRAM_WORD.search(text))):
+                                                            or (f.hardware and not _VRAM_WORD.search(text))
+                                                            or _hit("speed", text)):
         return Kind.size_training if f.training_words else Kind.size_inference  # 'can it run', named model
     if recommend:
         return Kind.compare if f.gpus >= 2 and not f.budget else Kind.recommend
