@@ -203,6 +203,10 @@ def opening_text(lang: str | None) -> str:
 # ----------------------------------------------------------------------------- pieces
 
 METHOD_LABELS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full", "pretrain": "pre-training"}
+
+
+def method_label(method: str, lang: str) -> str:
+    return t(lang, "全参数", "full") if method == "full" else METHOD_LABELS.get(method, method)
 ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "Transformers"}
 _TERM_LABELS = {
     "weights": ("权重", "Weights"), "kv_cache": ("KV 缓存", "KV cache"), "activations": ("激活", "Activations"),
@@ -672,7 +676,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     r = size.result
     gpu = size.arguments.get("gpu")
     count = r["gpus"]
-    method = t(lang, "全参数", "full") if r["method"] == "full" else METHOD_LABELS.get(r["method"], r["method"])
+    method = method_label(r["method"], lang)
     what = f"{r['model']} ({method})"
     if r.get("fits") is True:
         out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 可以训练 {what}，"
@@ -1050,10 +1054,8 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
     if not ids or any(i not in sizes for i in ids):
         return None
     r0 = sizes[ids[0]].result
-    if r0.get("kind") == "training":
-        method = t(lang, "全参数", "full") if r0["method"] == "full" else METHOD_LABELS.get(r0["method"], r0["method"])
-    else:
-        method = str(r0.get("precision", "")).upper()
+    training = r0.get("kind") == "training"
+    method = method_label(r0["method"], lang) if training else str(r0.get("precision", "")).upper()
     what = t(lang, f"{r0['model']}（{method}）", f"{r0['model']} ({method})")
     fit = [i for i in ids if sizes[i].result.get("fits")]
     unfit = [i for i in ids if i not in fit]
