@@ -456,3 +456,15 @@ def test_a_build_question_leads_with_the_topic_it_asks_about(adv: Advisor) -> No
 def test_a_speed_question_on_a_card_known_by_size_asks_for_the_model_of_card(adv: Advisor) -> None:
     _, r = ask(adv, "my 12gb card, how fast would llama 3.1 8b q4 run")
     assert not calls(r, "perf_decode") and "name the card" in r.text
+
+
+def test_a_short_and_follow_up_changes_precision_and_card_and_keeps_the_model(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "how much vram for qwen2.5 32b inference?")
+    r = turn(adv, s, "and fp8 on an H100?")
+    size = one(r, "size_inference")
+    assert size.arguments["model"] == "qwen2.5-32b" and size.arguments["precision"] == "fp8"
+    assert size.arguments["gpu"] == "h100-sxm"
+    # Qwen2.5-32B at FP8: ≈ 34.3 GB of weights (module docstring), well inside an 80 GB card
+    assert size.result["weights_total_bytes"] == pytest.approx(34.3e9, rel=0.03)
+    assert first_line(r.text).startswith("**Answer:") and "fits on one H100" in first_line(r.text)
