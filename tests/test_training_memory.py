@@ -393,6 +393,16 @@ def test_full_finetune_8b_does_not_fit_one_h100_but_qlora_does() -> None:
     assert q.breakdown.kv_cache == 0 and q.total_bytes == q.per_gpu_bytes
 
 
+def test_lora_defaults_to_full_checkpointing_like_the_common_recipes() -> None:
+    """LLaMA-Factory, Unsloth and the PEFT examples turn gradient checkpointing on for LoRA: with it, an 8B LoRA
+    at 2,048 tokens keeps one layer's activations instead of 32, so it drops below a 24 GB card."""
+    default = estimate_training_memory(TrainingMemoryInput(model=L3_8B, method="lora", seq=2048))
+    without = estimate_training_memory(TrainingMemoryInput(model=L3_8B, method="lora", seq=2048, recompute="none"))
+    assert default.recompute == "full" and without.recompute == "none"
+    assert default.per_gpu_bytes < 24 * 2**30 < without.per_gpu_bytes
+    assert any("gradient checkpointing" in a for a in default.assumptions)
+
+
 def test_terms_carry_formulas_and_both_languages() -> None:
     r = estimate_training_memory(TrainingMemoryInput(model=L3_8B, method="lora"))
     names = {t.name for t in r.terms}

@@ -110,7 +110,7 @@ class TrainingMemoryInput(BaseModel):
     sequence_parallel: bool = False
     seq: int = Field(2048, ge=1, le=10_000_000)
     micro_batch: int = Field(1, ge=1, le=100_000)
-    recompute: Recompute | None = Field(None, description="None: 'full' for QLoRA, else 'none'")
+    recompute: Recompute | None = Field(None, description="None: 'full' for LoRA and QLoRA, else 'none'")
     flash_attention: bool = True
     fused_loss: bool = Field(False, description="chunked/fused cross-entropy that never holds all logits")
     gpu: GPU | None = None
@@ -250,7 +250,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
     gpn = inp.gpus_per_node or min(gpus, 8)
     nodes = math.ceil(gpus / gpn)
     sharded3 = inp.zero_stage == 3 or inp.fsdp
-    recompute: Recompute = inp.recompute or ("full" if inp.method == "qlora" else "none")
+    recompute: Recompute = inp.recompute or ("full" if inp.method in ("lora", "qlora") else "none")
     paged = inp.paged_optimizer if inp.paged_optimizer is not None else inp.method == "qlora"
     st = _states(inp)
     assumptions: list[str] = list(spec.notes)
@@ -524,8 +524,9 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
         assumptions.append(
             f"recompute {recompute}: default for {inp.method} "
             + (
-                "(QLoRA recipes enable gradient checkpointing)"
-                if inp.method == "qlora"
+                "(LoRA and QLoRA recipes such as LLaMA-Factory, Unsloth and the PEFT examples enable gradient "
+                "checkpointing)"
+                if inp.method in ("lora", "qlora")
                 else "(no gradient checkpointing unless asked)"
             )
         )
