@@ -140,6 +140,9 @@ def test_llamacpp_offloads_layers_when_vram_is_short() -> None:
     whole = r.weights_total_bytes
     assert r.cpu_bytes > whole * r.offload_layers / 80 * 0.9  # the offloaded layers live in host RAM
     assert any("-ngl" in w for w in r.warnings)
+    # the need with every layer on the card stays reported: ≥ the 70B's Q4_K_M weights (≈ 42.5 GB) alone
+    assert r.all_layers_bytes is not None and r.all_layers_bytes > 40e9 > r.gpu_memory_bytes
+    assert r.gpu_memory_bytes - r.all_layers_bytes == r.headroom_bytes
 
 
 # --- weights -----------------------------------------------------------------------------------

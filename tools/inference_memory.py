@@ -139,6 +139,9 @@ class InferenceMemoryResult(BaseModel):
     max_context_tokens: int | None = Field(None, description="longest context that fits at `batch` sequences")
     gpu_layers: int | None = None
     offload_layers: int | None = None
+    all_layers_bytes: int | None = Field(None, description="llama.cpp when VRAM is short: the per-GPU need with "
+                                                           "every layer on the GPU (per_gpu_bytes and the "
+                                                           "breakdown then describe the offloaded split)")
 
 
 # --- weights ---------------------------------------------------------------------------------
@@ -713,6 +716,7 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
     if visible is not None:
         budget = _budget(cfg, inp, visible, need, assumptions, warnings, limits, plan.kv_bytes_per_token)
         if "need" in budget:
+            budget["all_layers_bytes"] = need.breakdown.total
             need = budget.pop("need")  # type: ignore[assignment]
     nb = need.breakdown
     total = nb.total

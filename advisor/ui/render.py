@@ -640,7 +640,7 @@ def memory_summary_markdown(result: Mapping[str, Any] | None, lang: str) -> str:
     if not result:
         return ""
     zh = lang == "zh"
-    need = result.get("per_gpu_bytes")
+    need = result.get("all_layers_bytes") or result.get("per_gpu_bytes")  # llama.cpp offload: all layers on GPU
     lines = [f"**{t('need', lang)}**: {gb(need, 2)} ({gib(need, 2)}) / GPU"]
     if result.get("gpus", 1) and int(result.get("gpus") or 1) > 1 and result.get("total_bytes"):
         lines.append(("全部 GPU 合计" if zh else "All GPUs together") + f": {gb(result['total_bytes'])}")
