@@ -14,7 +14,7 @@ from advisor.compose import citations_block, gpu_price_text, money, num
 from advisor.messages import msg
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
-from tools.pricing import CNY_PER_USD, FX_AS_OF
+from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
 
 LIST_LIMIT = 12
 QUOTE_CHARS = {"zh": 240, "en": 480}  # about the same reading time: Chinese packs ~2× the meaning per character
@@ -314,21 +314,23 @@ def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str, 
     """What the budget buys, most memory first, with the model sizes each option holds."""
     found = _ok(calls, "affordable")
     amount, currency = budget
-    shown = money(amount, currency) if currency in ("CNY", "USD") else f"€{amount:,.0f}"
+    shown = money(amount, currency)
     if not found or not found[0].result["options"]:
         return msg(lang, "afford.none", budget=shown)
     r = found[0].result
     host = any(o["host_usd"] for o in r["options"])
     out = [msg(lang, "afford.head_host" if host else "afford.head", budget=shown), "",
            msg(lang, "afford.table_head"), "|---|---|---|---|---|"]
-    cur = "CNY" if currency == "CNY" else "USD"
+    cur = r["currency"]
     for o in r["options"]:
-        price = o["price_cny"] if cur == "CNY" else o["price_usd"]
         out.append(f"| {o['count']}× {o['name']} | {num(o['memory_gb'])} GB | {num(o['bandwidth_gbs'])} GB/s | "
-                   f"{money(price, cur)} | ~{num(o['max_params_b_4bit'])}B / ~{num(o['max_params_b_16bit'])}B |")
+                   f"{money(o['price'], cur)} | ~{num(o['max_params_b_4bit'])}B / ~{num(o['max_params_b_16bit'])}B |")
     out += ["", msg(lang, "afford.note", share=f"{r['weight_share']:.0%}")]
     if card_only:
         out.append(msg(lang, "afford.card_only"))
-    if currency == "CNY":
+    if cur == "CNY":
         out.append(msg(lang, "afford.fx", rate=f"{CNY_PER_USD:g}", as_of=str(FX_AS_OF)))
+    elif cur in USD_PER_FOREIGN:
+        out.append(msg(lang, "afford.fx_foreign", rate=f"{USD_PER_FOREIGN[cur]:g}",
+                       currency=msg(lang, f"afford.currency_name.{cur}"), as_of=str(FX_AS_OF)))
     return "\n".join(out)

@@ -13,7 +13,7 @@ from typing import Any
 from advisor.messages import has as has_message
 from advisor.messages import msg
 from advisor.nlu import Kind, Parsed
-from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan
+from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan, user_currency
 from advisor.session import Citation, Profile, Session, ToolCall
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
@@ -59,7 +59,7 @@ def tps(x: float | None) -> str:
 def money(amount: float | None, currency: str) -> str:
     if amount is None:
         return "—"
-    return f"¥{amount:,.0f}" if currency == "CNY" else f"${amount:,.0f}"
+    return {"CNY": "¥", "EUR": "€", "GBP": "£"}.get(currency, "$") + f"{amount:,.0f}"
 
 
 def gpu_price_text(g: dict[str, Any], lang: str) -> tuple[str, str] | None:
@@ -258,7 +258,14 @@ def terms_inline(result: dict[str, Any], lang: str) -> str:
             continue
         label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
         parts.append(f"{label} {gb_short(term['value'])}")
-    return t(lang, "每卡构成：", "Per GPU: ") + " + ".join(parts) if parts else ""
+    if not parts:
+        return ""
+    if result.get("all_layers_bytes") and result.get("offload_layers"):
+        on, off = result["gpu_layers"], result["offload_layers"]
+        head = t(lang, f"{on} 层放 GPU、{off} 层放内存时每卡：",
+                 f"With {on} layers on the GPU and {off} in RAM, per GPU: ")
+        return head + " + ".join(parts)
+    return t(lang, "每卡构成：", "Per GPU: ") + " + ".join(parts)
 
 
 def _findings(check: dict[str, Any], lang: str, limit: int = 4) -> list[str]:
@@ -439,8 +446,9 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     if r.get("gpu_memory_bytes") and not combined:  # the combined verdict already gives these figures
         usable = r.get("reserved_bytes") or r["gpu_memory_bytes"]
         card = r["gpu"] or (card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else "GPU")
-        line = t(lang, f"每卡需要 {gb(r['per_gpu_bytes'])}，{card} 上引擎可用 {gb(usable)}",
-                 f"Per GPU it needs {gb(r['per_gpu_bytes'])}; the engine can use {gb(usable)} of each {card}")
+        need = r.get("all_layers_bytes") or r["per_gpu_bytes"]  # llama.cpp offload: the need with every layer on
+        line = t(lang, f"每卡需要 {gb(need)}，{card} 上引擎可用 {gb(usable)}",
+                 f"Per GPU it needs {gb(need)}; the engine can use {gb(usable)} of each {card}")
         if r.get("headroom_bytes") is not None:
             h = r["headroom_bytes"]
             line += (t(lang, f"，余量 {gb(h)}。", f", leaving {gb(h)} spare.") if h >= 0 else
@@ -785,13 +793,6 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     return out
 
 
-def user_currency(p: Profile, lang: str) -> str:
-    """The currency money is shown in: the budget's, else the language's (CNY for Chinese)."""
-    if p.budget is not None and p.budget.currency in ("USD", "CNY"):
-        return p.budget.currency
-    return "CNY" if lang == "zh" else "USD"
-
-
 def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = False,
                        detailed: bool = True, currency: str | None = None) -> list[str]:
     rec = _by_name(calls, "recommend")
@@ -941,7 +942,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     fits_here = any(c.ok and c.result.get("fits") and c.arguments.get("gpu") for _, c in alts)
     if detailed or not fits_here:  # the short reply keeps to the user's own cards when an option fits them
         out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
-                                  currency=user_currency(p, lang))
+                                  currency=user_currency(p, lang, ("USD", "CNY")))
     errs = _errors(calls, lang)
     if errs:
         out += ["", t(lang, "**未能完成的计算**", "**What could not be computed**"), *errs]
@@ -992,7 +993,54 @@ def _leader(gs: list[dict[str, Any]], key: str, lang: str, message: str) -> str:
     return msg(lang, message, name=max(gs, key=lambda g: g[key])["name"])
 
 
-def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str) -> str:
+_VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "memory_gb": "GB", "tokens_per_s": "tokens/s",
+                "bandwidth_gbs": "GB/s"}
+
+
+def _per_money(metric: str, x: float) -> str:
+    return f"{num(x)} {_VALUE_UNITS[metric]}"
+
+
+def _value_metric(session: Session, value: dict[str, Any]) -> str:
+    """The figure that decides value here: FP64 for science, decode speed once a model is sized, else BF16."""
+    p = session.profile
+    if p.use_case == "scientific" or p.fp64:
+        return "fp64_tflops"
+    if value["options"] and all("tokens_per_s" in o["per_unit"] for o in value["options"]):
+        return "tokens_per_s"
+    return "bf16_tflops"
+
+
+def _value_lines(session: Session, value: dict[str, Any], labels: dict[str, str], lang: str) -> list[str]:
+    """The value-for-money verdict (most of the deciding figure per unit of money), and the memory leader
+    when another card gives more memory for the money."""
+    unpriced = [labels.get(g, g) for g in value["unpriced"]]
+    if unpriced:
+        return [msg(lang, "compare.value_unpriced", names="、".join(unpriced) if lang == "zh" else ", ".join(unpriced))]
+    metric = _value_metric(session, value)
+    winner = value["leaders"].get(metric)
+    if winner is None:
+        return []
+    unit = msg(lang, f"compare.value_unit.{value['currency']}")
+    by_id = {o["gpu"]: o for o in value["options"]}
+    others = [msg(lang, "compare.value_other", label=labels.get(o["gpu"], o["name"]),
+                  value=_per_money(metric, o["per_unit"][metric]))
+              for o in value["options"] if o["gpu"] != winner and o["fits"] is not False]
+    verdict_key = "compare.value_verdict_pair" if len(others) == 1 else "compare.value_verdict"
+    lines = [msg(lang, verdict_key, winner=labels.get(winner, winner), unit=unit,
+                 metric=msg(lang, f"compare.value_metric.{metric}"),
+                 value=_per_money(metric, by_id[winner]["per_unit"][metric]),
+                 others=("；" if lang == "zh" else "; ").join(others))]
+    memory_leader = value["leaders"].get("memory_gb")
+    if memory_leader and memory_leader != winner:
+        lines.append(msg(lang, "compare.value_memory", name=labels.get(memory_leader, memory_leader), unit=unit,
+                         value=_per_money("memory_gb", by_id[memory_leader]["per_unit"]["memory_gb"])))
+    return lines
+
+
+def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
+                    value_first: bool = False) -> str:
+    """Side-by-side specs (and fit, speed and value per price when known); the value verdict leads when asked."""
     p = session.profile
     infos = [c for c in calls if c.name == "gpu_info" and c.ok]
     if len(infos) < 2:
@@ -1036,10 +1084,31 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     if perfs:
         row(t(lang, "生成速度", "Decode speed"), [tps(perfs[i].result["tokens_per_s"]) if i in perfs else "—"
                                               for i in ids])
-    verdict = _compare_verdict(ids, dict(zip(ids, names, strict=True)), sizes, perfs, lang)
-    out = [*([verdict, ""] if verdict else []), head, "", *rows, ""]
-    out.append(msg(lang, "compare.points", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
-                   bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster")))
+    labels = dict(zip(ids, names, strict=True))
+    value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
+    value_lines: list[str] = []
+    if value_call is not None:
+        value = value_call.result
+        unit = msg(lang, f"compare.value_unit.{value['currency']}")
+        per = {o["gpu"]: o["per_unit"] for o in value["options"]}
+        metric = _value_metric(session, value)
+        for key in dict.fromkeys((metric, "memory_gb")):
+            row(msg(lang, f"compare.value_row.{key}", unit=unit),
+                [_per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in ids])
+        value_lines = _value_lines(session, value, labels, lang)
+    verdict = _compare_verdict(ids, labels, sizes, perfs, lang)
+    lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])
+    out = [*lead, *([""] if lead else []), head, "", *rows, ""]
+    if p.use_case == "training":
+        half = [{"name": g["name"], "bf16": g["throughput"].get("bf16") or g["throughput"].get("fp16") or 0}
+                for g in gs]
+        out.append(msg(lang, "compare.points_training", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
+                       compute=_leader(half, "bf16", lang, "compare.more_compute")))
+    else:
+        out.append(msg(lang, "compare.points", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
+                       bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster")))
+    if value_lines and not value_first:
+        out.append(value_lines[0].replace("**", ""))
     if p.model is None and p.params_b is None:
         out.append(t(lang, "告诉我要跑的模型和精度，我可以直接算出每张卡放不放得下、速度多少。",
                      "Tell me the model and precision and I will compute the fit and speed on each card."))
@@ -1075,9 +1144,11 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
     speeds = {i: perfs[i].result["tokens_per_s"] for i in ids if i in perfs}
     if len(speeds) == len(ids):
         winner = max(speeds, key=lambda i: speeds[i])
-        return msg(lang, "compare.verdict_all_fit_faster", what=what, winner=labels[winner],
+        pair = "_pair" if len(ids) == 2 else ""
+        return msg(lang, f"compare.verdict_all_fit_faster{pair}", what=what, winner=labels[winner],
                    speed=tps(speeds[winner]))
-    return msg(lang, "compare.verdict_all_fit", what=what, labels=sep.join(labels[i] for i in ids))
+    return msg(lang, "compare.verdict_all_fit" + ("_pair" if len(ids) == 2 else ""), what=what,
+               labels=sep.join(labels[i] for i in ids))
 
 
 _FORMULA_OF_KIND = {"rent_vs_buy": "rent_vs_buy", "build": "check_build"}

@@ -421,7 +421,7 @@ class Advisor:
         elif mode == "ask":
             body = C.compose_ask(session, out_lang)
         elif mode == "compare":
-            body = C.compose_compare(session, calls, citations, out_lang)
+            body = C.compose_compare(session, calls, citations, out_lang, value_first=parsed.asks_value)
         elif mode == "why":
             body = C.compose_why(session, citations, out_lang)
         elif mode == "spec":
@@ -517,7 +517,8 @@ class Advisor:
                 continue
             if pc.only_if_no_fit and fit is not False:
                 continue
-            call = yield from self._run_one(pc.name, pc.arguments, "planner", lang)
+            arguments = _with_sizing(pc.arguments, calls) if pc.takes_sizing else pc.arguments
+            call = yield from self._run_one(pc.name, arguments, "planner", lang)
             calls.append(call)
             if call.ok and pc.purpose == "size" and isinstance(call.result, dict):
                 value = call.result.get("fits")
@@ -772,6 +773,22 @@ def _remember_kind(session: Session, mode: str, parsed: Parsed, calls: list[Tool
             session.focus = named
         if parsed.asked_attribute:
             session.focus_attribute = parsed.asked_attribute
+
+
+def _with_sizing(arguments: dict[str, Any], calls: list[ToolCall]) -> dict[str, Any]:
+    """A value call's options with what this turn's sizing and decode estimates found for each configuration."""
+    def key(c: ToolCall) -> tuple[Any, Any]:
+        return c.arguments.get("gpu"), c.arguments.get("count", c.arguments.get("gpus", 1))
+
+    done = [c for c in calls if c.ok and isinstance(c.result, dict)]
+    speeds = {key(c): c.result["tokens_per_s"] for c in done if c.name == "perf_decode"}
+    fits = {key(c): c.result.get("fits") for c in done if c.name in ("size_inference", "size_training")}
+    options = []
+    for o in arguments["options"]:
+        k = (o["gpu"], o.get("count", 1))
+        options.append({**o, **({"tokens_per_s": speeds[k]} if k in speeds else {}),
+                        **({"fits": fits[k]} if fits.get(k) is not None else {})})
+    return {**arguments, "options": options}
 
 
 def _final(events: Iterator[Event]) -> Reply:

@@ -509,7 +509,7 @@ def parse_amount(text: str) -> float | None:
 
 # ----------------------------------------------------------------------------- money
 
-Currency = Literal["CNY", "USD", "EUR"]
+Currency = Literal["CNY", "USD", "EUR", "GBP"]
 
 
 @dataclass(frozen=True)
@@ -525,17 +525,19 @@ class MoneyMention:
 
 
 _SYMBOLS: dict[str, Currency] = {"us$": "USD", "$": "USD", "usd": "USD", "¥": "CNY", "￥": "CNY", "rmb": "CNY",
-                                 "cny": "CNY", "人民币": "CNY", "€": "EUR", "eur": "EUR"}
-_SYMBOL_BEFORE = re.compile(r"(?:(?<![a-z])(?:us\$|usd|rmb|cny|eur)|(?<![a-z])\$|[¥￥€]|人民币)\s{0,3}$",
+                                 "cny": "CNY", "人民币": "CNY", "€": "EUR", "eur": "EUR",
+                                 "£": "GBP", "gbp": "GBP"}
+_SYMBOL_BEFORE = re.compile(r"(?:(?<![a-z])(?:us\$|usd|rmb|cny|eur|gbp)|(?<![a-z])\$|[¥￥€£]|人民币)\s{0,3}$",
                             re.IGNORECASE)
 _WORDS_AFTER: dict[str, Currency] = {
     "块钱": "CNY", "块": "CNY", "元": "CNY", "人民币": "CNY", "美元": "USD", "美金": "USD", "刀": "USD",
     "欧元": "EUR", "欧": "EUR", "dollars": "USD", "dollar": "USD", "bucks": "USD", "buck": "USD", "usd": "USD",
     "euros": "EUR", "euro": "EUR", "eur": "EUR", "rmb": "CNY", "cny": "CNY",
+    "英镑": "GBP", "pounds": "GBP", "pound": "GBP", "quid": "GBP", "gbp": "GBP",
 }
 _WORD_AFTER = re.compile(
-    r"\s{0,3}(块钱|块(?!\s{0,3}[a-z0-9卡显])|元|人民币|美元|美金|刀|欧元|欧(?!洲)|"
-    r"(?:dollars?|bucks?|euros?|usd|eur|rmb|cny)\b)", re.IGNORECASE)
+    r"\s{0,3}(块钱|块(?!\s{0,3}[a-z0-9卡显])|元|人民币|美元|美金|刀|欧元|欧(?!洲)|英镑|"
+    r"(?:dollars?|bucks?|euros?|usd|eur|rmb|cny|pounds?|quid|gbp)\b)", re.IGNORECASE)
 # '块' alone is also the measure word for cards ('两块4090'); below this it is not read as yuan.
 MIN_KUAI_AMOUNT = 100
 _PRE_CUE = re.compile(

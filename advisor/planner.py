@@ -49,9 +49,11 @@ _VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Thr
 class PlannedCall(BaseModel):
     name: str
     arguments: dict[str, Any]
-    purpose: Literal["size", "perf", "time", "check", "recommend", "info", "search"]
+    purpose: Literal["size", "perf", "time", "check", "recommend", "info", "search", "value"]
     needs_fit: bool = Field(False, description="skip when this turn's sizing says it does not fit")
     only_if_no_fit: bool = Field(False, description="run only when this turn's sizing says it does not fit")
+    takes_sizing: bool = Field(False, description="fill each option's fit and decode speed from this turn's "
+                                                   "sizings and estimates (value for money)")
     gpu: str | None = None
     alt: str | None = Field(None, description="label of an alternative to the requested configuration "
                                               "('int4', 'fp8', 'gguf', 'more_gpus'); never changes the verdict")
@@ -133,8 +135,8 @@ def representative_model(params_b: float) -> str | None:
 def _budget_args(p: Profile) -> dict[str, Any]:
     if p.budget is None:
         return {}
-    if p.budget.currency == "EUR":
-        return {"budget_usd": round(to_usd(p.budget.amount, "EUR"), 2)}
+    if p.budget.currency in ("EUR", "GBP"):
+        return {"budget_usd": round(to_usd(p.budget.amount, p.budget.currency), 2)}
     return {"budget_cny": p.budget.amount} if p.budget.currency == "CNY" else {"budget_usd": p.budget.amount}
 
 
@@ -221,7 +223,7 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         if other:
             p.compare = [other, named[0]]
     if (len(p.compare) >= 2 and (parsed.has(Intent.compare) or kind == Kind.compare)) or len(named) >= 2:
-        plan = Plan(mode="compare", calls=_compare_calls(p))
+        plan = Plan(mode="compare", calls=_compare_calls(p, lang))
         plan.calls += _search(p, "compare", lang, search_k)
         plan.question_slots = next_question_slots(session)
         return plan
@@ -420,7 +422,8 @@ def _afford_plan(session: Session) -> Plan:
     if _card_only(p):
         plan.assumed["card_only"] = True
     host = not (p.has_host or p.budget_scope == "gpu_only" or _card_only(p))
-    args: dict[str, Any] = {"budget_usd": round(_budget_usd(p) or 0.0, 2), "include_host": host}
+    args: dict[str, Any] = {"budget_usd": round(_budget_usd(p) or 0.0, 2), "include_host": host,
+                            "currency": p.budget.currency if p.budget else "USD"}
     if p.domestic:
         args["domestic_only"] = True
     if p.excluded_vendors:
@@ -437,8 +440,7 @@ def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
     gpus = _gpus_under_discussion(session, parsed)
     if not gpus:  # no configuration yet: the guidance on renting vs buying, and which cards to price
         return Plan(mode="rent", calls=_search_text(parsed.text, lang, 3), question_slots=[])
-    currency = p.budget.currency if p.budget and p.budget.currency in ("USD", "CNY") else (
-        "CNY" if lang == "zh" else "USD")
+    currency = user_currency(p, lang, ("USD", "CNY"))
     args: dict[str, Any] = {"gpu": gpus[0]["gpu"], "count": gpus[0]["count"], "currency": currency,
                             "hours_per_day": p.hours_per_day or DEFAULT_RENT_HOURS, "include_host": not p.has_host}
     if p.kwh_price and (p.budget is None or p.budget.currency == currency):
@@ -740,8 +742,16 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
     return calls
 
 
-def _compare_calls(p: Profile) -> list[PlannedCall]:
+def user_currency(p: Profile, lang: str, allowed: tuple[str, ...] = ("USD", "CNY", "EUR", "GBP")) -> str:
+    """The currency of the user's budget when they gave one we can price in, else their language's."""
+    if p.budget and p.budget.currency in allowed:
+        return p.budget.currency
+    return "CNY" if lang == "zh" else "USD"
+
+
+def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
     calls: list[PlannedCall] = []
+    options: list[dict[str, Any]] = []
     model = {"model": p.model} if p.model else ({"params_b": p.params_b} if p.params_b else {})
     if not p.model and p.params_b:
         rep = representative_model(p.params_b)
@@ -749,6 +759,7 @@ def _compare_calls(p: Profile) -> list[PlannedCall]:
             model = {"model": rep}
     for gid in p.compare[:4]:
         count = p.compare_counts.get(gid) or p.gpu_count or 1
+        options.append({"gpu": gid, "count": count})
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
         if model and p.use_case in (None, "inference"):
             context = p.context_tokens or DEFAULT_CONTEXT
@@ -764,4 +775,6 @@ def _compare_calls(p: Profile) -> list[PlannedCall]:
             size = {**model, "method": _method(p), "gpus": count, "gpu": gid,
                     "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}
             calls.append(PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gid))
+    calls.append(PlannedCall(name="value_for_money", purpose="value", takes_sizing=True,
+                             arguments={"options": options, "currency": user_currency(p, lang)}))
     return calls

@@ -40,6 +40,7 @@ from tools.rent import RentVsBuyInput, rent_vs_buy
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import TrainingTimeInput, estimate_training_time
+from tools.value import ValueInput, ValueOption, value_for_money
 
 
 class UnknownToolError(LookupError):
@@ -113,6 +114,19 @@ class SearchArgs(BaseModel):
     query: str = Field(min_length=1, max_length=1000)
     k: int = Field(3, ge=1, le=10)
     lang: Literal["zh", "en"] | None = None
+
+
+class ValueOptionArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str = _GPU_NAME[1]
+    count: int = Field(1, ge=1, le=4096)
+    tokens_per_s: float | None = Field(None, ge=0, description="decode speed from perf_decode, if sized")
+    fits: bool | None = Field(None, description="whether it holds the workload, from a sizing")
+
+
+ValueArgs = facade("ValueArgs", ValueInput, replace={
+    "options": (list[ValueOptionArgs], Field(min_length=1, max_length=8, description="configurations to price"))})
 
 
 class NameArgs(BaseModel):
@@ -203,6 +217,13 @@ def _gpu_info(a: BaseModel) -> Any:
     return {**gpu.model_dump(mode="json"), "price_both": gpu_price(gpu).model_dump()}
 
 
+def _value(a: BaseModel) -> Any:
+    catalog = load_catalog()
+    options = [ValueOption(gpu=catalog.gpu(o.gpu), count=o.count, tokens_per_s=o.tokens_per_s, fits=o.fits)
+               for o in a.options]  # type: ignore[attr-defined]
+    return value_for_money(ValueInput(options=options, **_rest(a, "options")))
+
+
 def _model_info(a: BaseModel) -> Any:
     return load_catalog().model(a.name)  # type: ignore[attr-defined]
 
@@ -249,6 +270,9 @@ _SPECS = [
     ToolSpec("affordable", "What a budget (USD) buys: the GPU configurations that fit it, most total memory first, "
              "with the largest model each holds at 4-bit and 16-bit.", AffordableInput, affordable, "Budget options",
              "预算能买什么"),
+    ToolSpec("value_for_money", "Per-price value of GPU configurations: dense BF16 and FP64 TFLOPS, memory, "
+             "bandwidth and (given) decode tokens/s per 10,000 CNY or 1,000 USD/EUR of catalog price.", ValueArgs,
+             _value, "Value for money", "性价比"),
     ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
              "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy, "Buy vs rent", "买还是租"),
 ]

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from knowledge.schema import GPU, Precision
 from tools.precision import resolve_precision
-from tools.pricing import CNY_PER_USD, HOST_COST_USD, gpu_price
+from tools.pricing import CNY_PER_USD, FX_AS_OF, HOST_COST_USD, USD_PER_FOREIGN, gpu_price
 from tools.recommend import host_for
 
 Feature = Literal["nvlink", "ecc", "fp64", "mig", "display"]
@@ -121,6 +121,7 @@ class AffordableInput(BaseModel):
     domestic_only: bool = False
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
     limit: int = Field(5, ge=1, le=20)
+    currency: Literal["USD", "CNY", "EUR", "GBP"] = Field("USD", description="currency of the `price` column")
 
 
 class AffordableOption(BaseModel):
@@ -132,6 +133,7 @@ class AffordableOption(BaseModel):
     bandwidth_gbs: float = Field(description="per card, GB/s")
     price_usd: float = Field(description="cards (+ host when included), USD")
     price_cny: float = Field(description="the same at the catalog's dated CNY/USD rate")
+    price: float = Field(description="the same in the requested currency (dated rates)")
     host_usd: float
     max_params_b_4bit: float = Field(description="largest dense model whose 4-bit weights fit, billions")
     max_params_b_16bit: float
@@ -141,6 +143,7 @@ class AffordableOption(BaseModel):
 class AffordableResult(BaseModel):
     options: list[AffordableOption]
     budget_usd: float
+    currency: str
     weight_share: float = Field(description="share of the memory the weights may take in the model-size columns")
     unpriced: list[str] = Field(description="cards the catalog has no price for (not ranked)")
     formula: list[str]
@@ -176,15 +179,22 @@ def affordable(inp: AffordableInput) -> AffordableResult:
         options.append(AffordableOption(
             gpu=g.id, name=g.name, count=n, tier=str(g.tier), memory_gb=g.memory_gb * n,
             bandwidth_gbs=g.bandwidth_gbs, price_usd=round(total, 2), price_cny=round(total * CNY_PER_USD, 2),
+            price=round(total * CNY_PER_USD if inp.currency == "CNY"
+                        else total / USD_PER_FOREIGN.get(inp.currency, 1.0), 2),
             host_usd=host, max_params_b_4bit=round(memory_bytes / low_bytes / 1e9, 1),
             max_params_b_16bit=round(memory_bytes / high_bytes / 1e9, 1),
             price_as_of=str(g.price.as_of) if g.price else ""))
     options.sort(key=lambda o: (-o.memory_gb, o.price_usd, -o.bandwidth_gbs))
     return AffordableResult(
-        options=options[:inp.limit], budget_usd=inp.budget_usd, weight_share=WEIGHT_SHARE, unpriced=unpriced,
+        options=options[:inp.limit], budget_usd=inp.budget_usd, currency=inp.currency, weight_share=WEIGHT_SHARE,
+        unpriced=unpriced,
         formula=[f"largest model = memory × {WEIGHT_SHARE} / bytes per parameter "
                  f"({low_bytes:.3g} B at {LOW_BIT}, {high_bytes:g} B at {HIGH_BIT})",
                  "price = card price × count + host"],
         assumptions=[f"weights may use {WEIGHT_SHARE:.0%} of the memory; the rest holds KV cache and buffers",
                      "catalog street prices (dated per card); counts a chassis of that class holds",
-                     "host included" if inp.include_host else "no host bought (already owned)"])
+                     "host included" if inp.include_host else "no host bought (already owned)",
+                     f"prices in {inp.currency}" + ("" if inp.currency == "USD" else
+                                                    f" at {CNY_PER_USD:g} CNY/USD" if inp.currency == "CNY" else
+                                                    f" at {USD_PER_FOREIGN[inp.currency]:g} USD/{inp.currency}")
+                     + f" (rates as of {FX_AS_OF})"])

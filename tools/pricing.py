@@ -30,6 +30,8 @@ Currency = Literal["USD", "CNY"]
 CNY_PER_USD = 7.2
 FX_AS_OF = dt.date(2026, 6, 1)
 USD_PER_EUR = 1.15  # engineering default: the euro traded at about 1.05–1.18 USD through 2025–26; budgets only
+USD_PER_GBP = 1.33  # engineering default: the pound traded at about 1.25–1.37 USD through 2025–26; budgets only
+USD_PER_FOREIGN: dict[str, float] = {"EUR": USD_PER_EUR, "GBP": USD_PER_GBP}  # rates as of FX_AS_OF
 KWH_PRICE: dict[str, float] = {"CNY": 0.8, "USD": 0.15}
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = 730.0
@@ -43,9 +45,9 @@ HOST_COST_USD: dict[str, float] = {
 }
 
 
-def to_usd(amount: float, currency: Currency | Literal["EUR"], cny_per_usd: float = CNY_PER_USD) -> float:
-    if currency == "EUR":  # a user's euro budget; catalog prices are never in EUR
-        return amount * USD_PER_EUR
+def to_usd(amount: float, currency: Currency | Literal["EUR", "GBP"], cny_per_usd: float = CNY_PER_USD) -> float:
+    if currency in USD_PER_FOREIGN:  # a user's euro or pound budget; catalog prices are never in these
+        return amount * USD_PER_FOREIGN[currency]
     return amount if currency == "USD" else amount / cny_per_usd
 
 

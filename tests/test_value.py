@@ -1,0 +1,113 @@
+"""Value for money (tools.value) and the comparison that leads with it when asked.
+
+Hand derivations from the catalog's dated street prices (2026-06-01) and datasheet dense figures:
+* RTX 4090: $2,000, 165.2 dense BF16 TFLOPS (FP32 accumulate), 24 GB → 82.6 TFLOPS and 12 GB per $1,000.
+* RTX 5090: $2,500, 209.5 TFLOPS, 32 GB → 83.8 TFLOPS and 12.8 GB per $1,000.
+* H100 SXM: ¥220,000 (China street), 989.4 TFLOPS → 45.0 TFLOPS per ¥10,000;
+  A100 SXM 80GB: $12,000 × 7.2 = ¥86,400, 312 TFLOPS, 80 GB → 36.1 TFLOPS and 9.26 GB per ¥10,000.
+* Two RTX 4090s in CNY: 2 × $2,000 × 7.2 = ¥28,800 for 48 GB → 16.7 GB per ¥10,000.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor import Advisor
+from knowledge import load_catalog
+from tools.pricing import USD_PER_EUR
+from tools.value import ValueInput, ValueOption, value_for_money
+
+try:
+    from fakes.script import calls, turn
+except ImportError:  # tests/ collected as a package
+    from tests.fakes.script import calls, turn
+
+
+def gpu(name: str):
+    return load_catalog().gpu(name)
+
+
+def test_per_thousand_dollars_from_street_price_and_dense_throughput() -> None:
+    r = value_for_money(ValueInput(options=[ValueOption(gpu=gpu("rtx-4090")), ValueOption(gpu=gpu("rtx-5090"))]))
+    by = {o.gpu: o for o in r.options}
+    assert by["rtx-4090"].per_unit["bf16_tflops"] == pytest.approx(82.6, abs=0.05)
+    assert by["rtx-4090"].per_unit["memory_gb"] == pytest.approx(12.0)
+    assert by["rtx-5090"].per_unit["bf16_tflops"] == pytest.approx(83.8, abs=0.05)
+    assert by["rtx-5090"].per_unit["memory_gb"] == pytest.approx(12.8)
+    assert r.leaders["bf16_tflops"] == "rtx-5090" and r.unit == 1000 and r.currency == "USD"
+
+
+def test_sparse_marketing_figures_are_never_priced() -> None:
+    h100 = gpu("h100-sxm")
+    assert h100.sparse_throughput is not None and h100.sparse_throughput.bf16 == pytest.approx(2 * 989.4, rel=0.01)
+    r = value_for_money(ValueInput(options=[ValueOption(gpu=h100)], currency="CNY"))
+    assert r.options[0].totals["bf16_tflops"] == pytest.approx(989.4)
+    assert r.options[0].per_unit["bf16_tflops"] == pytest.approx(45.0, abs=0.05)
+
+
+def test_counts_multiply_price_and_capacity_and_cny_uses_the_stated_rate() -> None:
+    r = value_for_money(ValueInput(options=[ValueOption(gpu=gpu("rtx-4090"), count=2)], currency="CNY"))
+    o = r.options[0]
+    assert o.price == pytest.approx(28_800) and o.totals["memory_gb"] == 48
+    assert o.per_unit["memory_gb"] == pytest.approx(16.67, abs=0.01) and r.unit == 10_000
+    assert "7.2 CNY/USD" in o.price_note
+
+
+def test_euro_prices_convert_from_dollars() -> None:
+    r = value_for_money(ValueInput(options=[ValueOption(gpu=gpu("rtx-4090"))], currency="EUR"))
+    assert r.options[0].price == pytest.approx(2000 / USD_PER_EUR)
+
+
+def test_a_configuration_that_does_not_hold_the_workload_never_leads() -> None:
+    cheap = ValueOption(gpu=gpu("rtx-4090"), fits=False, tokens_per_s=100)
+    dear = ValueOption(gpu=gpu("h100-sxm"), fits=True, tokens_per_s=50)
+    other = ValueOption(gpu=gpu("a100-sxm-80gb"), fits=True, tokens_per_s=30)
+    r = value_for_money(ValueInput(options=[cheap, dear, other]))
+    # per $1k: 4090 50 tok/s (but does not fit); H100 2.0; A100 2.5
+    assert r.leaders["tokens_per_s"] == "a100-sxm-80gb" and "rtx-4090" not in r.leaders.values()
+
+
+def test_cards_without_a_price_are_listed_not_ranked() -> None:
+    r = value_for_money(ValueInput(options=[ValueOption(gpu=gpu("ascend-910b")), ValueOption(gpu=gpu("h100-sxm"))]))
+    assert r.unpriced == ["ascend-910b"] and r.leaders == {}
+
+
+# ----------------------------------------------------------------------------- in the conversation
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def test_a_value_question_leads_with_the_value_verdict_in_yuan(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "H100 和 A100 哪个性价比高？")
+    head = r.text.strip().splitlines()[0]
+    assert r.mode == "compare" and "H100" in head and "性价比" in head and "45.0 TFLOPS" in head
+    assert "36.1 TFLOPS" in head and "每万元" in head
+    assert "9.3 GB" in r.text  # the A100 gives more memory per yuan
+
+
+def test_value_follows_the_sized_model_and_ignores_a_card_that_cannot_hold_it(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "Compare the RTX 4090 and the H100 for serving Llama 3.1 70B in FP16 - which is better value?")
+    fits = {c.arguments["gpu"]: c.result["fits"] for c in calls(r, "size_inference")}
+    assert fits == {"rtx-4090": False, "h100-sxm": False}  # 141 GB of FP16 weights fit on neither single card
+    value = calls(r, "value_for_money")[0].result
+    assert value["leaders"] == {} and "for the money" not in r.text
+    r = turn(adv, s, "and at int4?")  # ≈ 40 GB: fits the H100 only; value needs two that hold it
+    fits = {c.arguments["gpu"]: c.result["fits"] for c in calls(r, "size_inference")}
+    assert fits == {"rtx-4090": False, "h100-sxm": True}
+    assert r.text.strip().splitlines()[0].startswith("**H100")
+
+
+def test_lora_on_an_8b_fits_a_24_gb_card_with_the_recipes_checkpointing(adv: Advisor) -> None:
+    """LLaMA-Factory lists ~16 GB for LoRA on a 7B in 16-bit; with gradient checkpointing (on in LoRA recipes)
+    an 8B at 2,048 tokens stays under a 4090's 24 GB, so both cards hold it and the value line decides."""
+    s = adv.new_session()
+    r = turn(adv, s, "fine-tune llama 3 8b with lora: 4090 or 5090, which is better bang for the buck?")
+    sizes = calls(r, "size_training")
+    assert all(c.result["fits"] and c.result["recompute"] == "full" for c in sizes)
+    head = r.text.strip().splitlines()[0]
+    assert "RTX 5090" in head and "83.8 TFLOPS" in head and "82.6 TFLOPS" in head

@@ -1,0 +1,133 @@
+"""Value for money: what each configuration delivers per unit of its catalog price.
+
+    price            = catalog unit price × count (converted to the buyer's currency at a stated rate)
+    X per unit       = X × count / price × unit        (unit = 10,000 CNY, or 1,000 USD / EUR / GBP)
+    leader(X)        = the configuration with the most X per unit, among those that hold the workload
+    X ∈ {dense BF16 TFLOPS (FP16 where BF16 is absent), FP64 TFLOPS, memory GB (vendor label),
+         bandwidth GB/s, decode tokens/s of a sized model (when given)}
+
+Dense throughput only: sparse marketing figures are never used. A configuration without a catalog
+price is listed under ``unpriced`` instead of being ranked.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.schema import GPU
+from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN, gpu_price
+
+ValueCurrency = Literal["USD", "CNY", "EUR", "GBP"]
+UNIT: dict[str, float] = {"CNY": 10_000.0, "USD": 1_000.0, "EUR": 1_000.0, "GBP": 1_000.0}
+METRICS = ("bf16_tflops", "fp64_tflops", "memory_gb", "bandwidth_gbs", "tokens_per_s")
+
+
+class ValueOption(BaseModel):
+    """One configuration to price: a catalog GPU, how many, and optionally a measured-by-tool speed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: GPU
+    count: int = Field(1, ge=1, le=4096)
+    tokens_per_s: float | None = Field(None, ge=0, description="decode speed of the sized model on this "
+                                                               "configuration (from perf_decode)")
+    fits: bool | None = Field(None, description="whether the configuration holds the workload (from a sizing); "
+                                                "one that does not is priced but never leads")
+
+
+class ValueInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    options: list[ValueOption] = Field(min_length=1, max_length=8)
+    currency: ValueCurrency = "USD"
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
+
+
+class OptionValue(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str
+    name: str
+    count: int
+    price: float = Field(description="configuration price in `currency`")
+    price_note: str
+    fits: bool | None
+    totals: dict[str, float] = Field(description="metric → configuration total (TFLOPS, GB, GB/s, tokens/s)")
+    per_unit: dict[str, float] = Field(description="metric → amount per `unit` of currency")
+
+
+class ValueResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    currency: ValueCurrency
+    unit: float = Field(description="the money amount the per-unit figures refer to, in `currency`")
+    options: list[OptionValue]
+    leaders: dict[str, str] = Field(description="metric → GPU id giving the most per unit, among the priced "
+                                                "configurations that hold the workload (only with ≥ 2 of them)")
+    unpriced: list[str] = Field(description="GPU ids without a catalog price")
+    formula: list[str]
+    assumptions: list[str]
+
+
+def _price_in(gpu: GPU, currency: ValueCurrency, cny_per_usd: float) -> tuple[float, str] | None:
+    p = gpu_price(gpu, cny_per_usd)
+    if p.usd is None or p.cny is None:
+        return None
+    if currency == "CNY":
+        return p.cny, p.note
+    if currency in USD_PER_FOREIGN:
+        rate = USD_PER_FOREIGN[currency]
+        return p.usd / rate, f"{p.note}; {currency} at {rate:g} USD/{currency} (as of {FX_AS_OF})"
+    return p.usd, p.note
+
+
+def _totals(o: ValueOption) -> dict[str, float]:
+    t = o.gpu.throughput
+    out: dict[str, float] = {"memory_gb": o.gpu.memory_gb * o.count, "bandwidth_gbs": o.gpu.bandwidth_gbs * o.count}
+    half = t.bf16 if t.bf16 is not None else t.fp16
+    if half is not None:
+        out["bf16_tflops"] = half * o.count
+    if t.fp64 is not None:
+        out["fp64_tflops"] = t.fp64 * o.count
+    if o.tokens_per_s is not None:
+        out["tokens_per_s"] = o.tokens_per_s
+    return out
+
+
+def value_for_money(inp: ValueInput) -> ValueResult:
+    """Per-price throughput, memory, bandwidth and (when given) decode speed of each configuration."""
+    unit = UNIT[inp.currency]
+    options: list[OptionValue] = []
+    unpriced: list[str] = []
+    for o in inp.options:
+        priced = _price_in(o.gpu, inp.currency, inp.cny_per_usd)
+        if priced is None:
+            unpriced.append(o.gpu.id)
+            continue
+        unit_price, note = priced
+        price = unit_price * o.count
+        totals = _totals(o)
+        per_unit = {k: v / price * unit for k, v in totals.items()}
+        options.append(OptionValue(gpu=o.gpu.id, name=o.gpu.name, count=o.count, price=price, price_note=note,
+                                   fits=o.fits, totals=totals, per_unit=per_unit))
+    leaders: dict[str, str] = {}
+    able = [o for o in options if o.fits is not False]
+    if len(able) >= 2:
+        for metric in METRICS:
+            have = [o for o in able if metric in o.per_unit]
+            if len(have) == len(able):
+                leaders[metric] = max(have, key=lambda o: o.per_unit[metric]).gpu
+    return ValueResult(
+        currency=inp.currency, unit=unit, options=options, leaders=leaders, unpriced=unpriced,
+        formula=["price = catalog unit price × count",
+                 f"X per {unit:,.0f} {inp.currency} = X × count / price × {unit:,.0f}"],
+        assumptions=["catalog street prices (as-of date per entry); real quotes vary with volume and market",
+                     "dense throughput only (no 2:4 sparsity); BF16, or FP16 where BF16 is absent",
+                     "GPU price only: host, power and networking are not included",
+                     "a configuration that does not hold the workload never leads",
+                     f"currency conversion at {inp.cny_per_usd:g} CNY/USD"
+                     + (f" and {USD_PER_FOREIGN[inp.currency]:g} USD/{inp.currency}"
+                        if inp.currency in USD_PER_FOREIGN else "")],
+    )
