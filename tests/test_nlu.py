@@ -245,3 +245,64 @@ def test_hostile_and_huge_input_is_handled() -> None:
     assert r.model is None and r.gpus == []
     assert p("").lang is None and p("   ").intents == []
     assert p("🙂🙂 4090 🚀").gpus[0].gpu == "rtx-4090"
+
+
+# ----------------------------------------------------------------------------- sixth dev batch's lessons
+
+
+@pytest.mark.parametrize(("text", "amount", "currency"), [
+    ("best card under £1,500?", 1500, "GBP"), ("budget is 2,000 pounds", 2000, "GBP"), ("预算 3 万英镑", 30000, "GBP"),
+    ("correction: budget is £3,500 not £35,000", 3500, "GBP"),
+])
+def test_pound_budgets(text: str, amount: float, currency: str) -> None:
+    b = p(text).budget
+    assert b is not None and b.amount == amount and b.currency == currency
+
+
+def test_ascend_survives_the_traditional_to_simplified_fold() -> None:
+    # OpenCC maps 昇 to 升; the count before '昇腾 910B' must still attach to the card
+    for text in ("打算用 8 张昇腾 910B 部署", "昇騰 910B 八張"):
+        assert [(g.gpu, g.count) for g in p(text).gpus] == [("ascend-910b", 8)]
+
+
+@pytest.mark.parametrize(("text", "use_case", "method"), [
+    ("training. full fine-tune, not LoRA.", "training", "full"),
+    ("就推理用，不训练", "inference", None),
+    ("no fine-tuning, just inference for 20 users", "inference", None),
+    ("要不要微调", "training", None),  # 要不要 asks; it rules nothing out
+])
+def test_ruled_out_methods_and_uses_are_not_read_as_chosen(text: str, use_case: str, method: str | None) -> None:
+    r = p(text)
+    assert (r.use_case, r.method) == (use_case, method)
+
+
+@pytest.mark.parametrize(("text", "count", "nodes"), [
+    ("full ft 32b, 16x H200 across 2 nodes, zero3 — mem ok?", 8, 2),
+    ("For a 4-node H200 cluster, 8 GPUs each, do we need InfiniBand?", 8, 4),
+    ("两台 8 卡 H800", 8, 2),
+])
+def test_multi_node_counts_are_per_node(text: str, count: int, nodes: int) -> None:
+    r = p(text)
+    assert [g.count for g in r.gpus] == [count] and r.nodes == nodes
+
+
+@pytest.mark.parametrize(("text", "owned"), [
+    ("I have a gaming PC with a 4080 Super and 64GB RAM. Can it run gemma 3 27b?", "rtx-4080-super"),
+    ("我打游戏那台电脑是 5080，想本地跑 qwen3-30b-a3b", "rtx-5080"),
+    ("我用自己的 3090 跑 qwen2.5-14b", "rtx-3090"),
+])
+def test_a_card_in_the_users_own_pc_is_owned(text: str, owned: str) -> None:
+    r = p(text)
+    assert [g.gpu for g in r.existing or []] == [owned] and not r.gpus
+
+
+def test_small_slot_readings() -> None:
+    assert p("What PSU do I need for 2x 5090 + 9950X? Is a 1600W unit enough?").psu_w == 1600
+    assert p("No AMD or Intel please, and it must be a tower").excluded_vendors == ["amd", "intel"]
+    assert p("办公室墙插只有 10A，放一台 2 张 5090 的工作站会不会跳闸").allowed_gpus is None
+    assert p("realtime factor for an hour of audio on a T4?").deadline_days is None
+    assert p("We have 200k instruction samples to LoRA-tune on").dataset_samples == 200_000
+    assert p("what about with 4 of them instead of 2?").gpu_count == 4
+    assert p("给大概三四十个医生用").concurrency == 40
+    assert p("IT admin at a 40-seat law office").concurrency == 40
+    assert p("train a 1B model from scratch").kind != "reset" and p("let's start over from scratch").method is None

@@ -50,6 +50,11 @@ def psu_watts(ctx: Context) -> float | None:
             value *= 1000
         if 200 <= value <= 20_000:
             return value
+    if psu.search(ctx.masked):  # 'What PSU do I need …? Is a 1600W unit enough?'
+        m = re.search(rf"({N})\s*(?:w|watts?)\s+(?:unit|one|model|supply)\b", ctx.masked, _I)
+        value = parse_number(m.group(1)) if m else None
+        if value and 200 <= value <= 20_000:
+            return value
     m = re.search(rf"(psu|power supply|电源)\D{{0,8}}({N})\s*(w|watts?|瓦)?(?![a-z0-9])", ctx.masked, _I)
     if m:
         value = parse_number(m.group(2))
@@ -173,7 +178,8 @@ _VENDORS = {
     "huawei": r"huawei|华为|昇腾|ascend",
 }
 _EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能用|避开|排除|除了|非|no|not|without|avoid|exclude|"
-                             r"anything but|except|other than|never)\W{0,3}(\w+\W{0,2}){0,1}$", _I)
+                             r"anything but|except|other than|never)\W{0,3}(\w+\W{0,2}){0,1}"
+                             r"((or|nor|and|和|或|、)\W{0,2})?$", _I)
 _EXCLUDE_AFTER = re.compile(r"^\W{0,3}(is|are|\'s)?\s*(out|excluded|ruled out|off the table|not an option)\b|"
                             r"^\s*(不行|不考虑|排除)", _I)
 
@@ -195,7 +201,8 @@ def allowed_gpus(ctx: Context) -> list[str] | None:
     only = vocab.matches("slot", "only", ctx.text)
     if not only:
         return None
-    ids = [gid for start, _, gid in ctx.gpu_spans if start >= only.start() and start - only.end() <= 40]
+    ids = [gid for start, _, gid in ctx.gpu_spans if start >= only.start() and start - only.end() <= 40
+           and not re.search(r"[，,。;；!?！？]", ctx.text[only.end():start])]  # '只有 10A，放 2 张 5090': none
     return list(dict.fromkeys(ids)) or None
 
 

@@ -69,12 +69,12 @@ class Features:
 
 
 _MODEL_ATTRIBUTE = re.compile(
-    r"参数量|多少参数|几个参数|层数|多少层|上下文长度|最大上下文|最长上下文|上下文(最长|最大)|支持多长|架构|是\s*moe|专家|激活参数|"
+    r"参数量|多少参数|几个参数|层数|多少层|几层|(压缩|隐|latent|kv).{0,4}维度|kv_lora_rank|上下文长度|最大上下文|最长上下文|上下文(最长|最大)|支持多长|架构|是\s*moe|专家|激活参数|"
     r"总参数|激活多少|激活几个|多少个\s*expert|(注意力|attention).{0,6}(结构|机制)|最长.{0,8}上下文|多模态|"
     r"\b(head_dim|kv heads|number of (kv )?heads|how many experts|multimodal|context limit)\b|"
     r"\b(how many (params|parameters|layers|experts)|parameter count|context (length|window)|max(imum)? context|"
     r"architecture|is it (a )?moe|active param\w*|param count|total params?)\b", re.IGNORECASE)
-_ALTERNATIVES = re.compile(r"\bor\b|还是|或者|或是", re.IGNORECASE)
+_ALTERNATIVES = re.compile(r"\bor\b|还是|或者|或是|\b(better|worse|faster|slower|cheaper) than\b", re.IGNORECASE)
 _WHAT_IS = re.compile(r"什么是|是什么|什么叫|是啥|啥是|\bwhat(\x27s| is| are| does)\b|\bexplain\b|\bhow does\b",
                       re.IGNORECASE)
 _VRAM_WORD = re.compile(r"显存|vram|gpu memory", re.IGNORECASE)
@@ -112,13 +112,15 @@ def by_rules(text: str, f: Features) -> Kind | None:
     recommend = _hit("recommend", text)
     if _hit("whatif", text) and _short(text) and not recommend and f.context:
         return Kind.whatif
-    if f.platform_only and f.attribute and f.question:
+    if f.platform_only and f.attribute and f.question and not (recommend or f.budget):
         return Kind.spec
     if f.gpus and not f.sized and (_hit("build", text) or f.hardware) and f.question:
         return Kind.build
     if f.sized and f.question and _hit("fit", text) and not (_hit("which_to_buy", text) or f.budget or f.deadline
                                                             or (f.hardware and not _VRAM_WORD.search(text))
-                                                            or _hit("speed", text)):
+                                                            or _hit("speed", text)
+                                                            or (f.gpus >= 2 and (f.compare_words
+                                                                                 or _ALTERNATIVES.search(text)))):
         return Kind.size_training if f.training_words else Kind.size_inference  # 'can it run', named model
     if recommend:
         return Kind.compare if f.gpus >= 2 and not f.budget else Kind.recommend
@@ -131,7 +133,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
     concept = _hit("concept", text)
     if concept and not f.sized and not f.attribute and f.gpus <= 2 and _WHAT_IS.search(text):
         return Kind.concept
-    if f.gpus >= 2 and not f.sized and not _RESPECTIVELY.search(text) and not f.hardware:
+    if f.gpus >= 2 and not f.sized and not _RESPECTIVELY.search(text) and not f.hardware and f.question:
         return Kind.compare
     if f.gpus and f.attribute and not (f.sized or f.counted or f.hardware or f.requirements):
         return Kind.spec
@@ -164,7 +166,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
 
 _QUESTION = re.compile(
     r"[?？]|吗|呢|么|吧\s*$|多少|几|怎么|如何|哪|是否|能否|能不能|可不可以|行不行|够不够|够吗|够用|会不会|有没有|"
-    r"是不是|什么|啥|不\S{0,2}\s*$|靠谱|值不值|划算|推荐|建议|给个|帮我|(?<![要需追请])求|多大|多久|多长|多快|估|算一下|算算|选|差多少|"
+    r"是不是|什么|啥|谁|不\S{0,2}\s*$|靠谱|值不值|划算|推荐|建议|给个|帮我|(?<![要需追请])求|多大|多久|多长|多快|估|算一下|算算|选|差多少|"
     r"跑得|跑的|吃得消|起来|能跑|行吗|可以吗|够|给我|想问|请问|嘛|来着|有人知道|有货|能行|顶得住|塞下|咋|测算|请说明|请给出|"
     r"请评估|请核算|请简述|请阐述|请列出|简述|阐述|试试|看看|再算|咋回事|点解|有咩|会怎样|还是|(\S)不\1|"
     r"^\s*(what|how|which|can|could|will|would|should|is|are|does|do|any|where|why|who|when)\b|"
@@ -172,7 +174,10 @@ _QUESTION = re.compile(
     r"\b(enough|recommend|suggest|need|needed|help|compare|vs|fit|run|or|ballpark|options|what|whats|how|which|"
     r"wattage|estimate|memory for|vram for|total vram|wondering|whether|ok\??\s*$|rough idea|shortlist|advise|"
     r"tl;?dr|kindly|shall (specify|state|support|provide)|must state|state the|list (every|all)|am i cooked|"
-    r"is it (actually|really) true|run the numbers)\b|\bgo\s*$|\bpls\b|\bplease\b",
+    r"is it (actually|really) true|run the numbers)\b|\bgo\s*$|\bpls\b|"
+    r"\bplease (advise|recommend|suggest|help|tell|list|estimate|check|confirm|compare|explain|calculate|size|quote|"
+    r"send|share|give|provide|spec)\b|\b(advise|recommend|suggest|help|tell me|list|estimate|check|confirm|compare|"
+    r"explain|calculate),? please\b|^\s*please\b",
     re.IGNORECASE)
 _TRAILING_SYMBOLS = re.compile(r"[^\w?？]+$")
 _TERSE = re.compile(r"^[\w .+\-/]+$")

@@ -45,7 +45,7 @@ class Intent(StrEnum):
 
 class Money(BaseModel):
     amount: float = Field(gt=0)
-    currency: Literal["CNY", "USD", "EUR"]
+    currency: Literal["CNY", "USD", "EUR", "GBP"]
 
 
 class GpuCount(BaseModel):
@@ -107,6 +107,8 @@ class Parsed(BaseModel):
     about_memory_gb: float | None = Field(None, description="a memory size asked about ('cards with 48 GB')")
     catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
     wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
+    asks_value: bool = Field(False, description="asks about value for money ('哪个性价比高', 'better value per "
+                                                "dollar')")
     asks_ram: bool = Field(False, description="asks whether the system RAM is enough ('64G 内存够吗')")
     asks_count: bool = Field(False, description="asks how many GPUs are needed ('要几张', 'how many H100s')")
     unusable: dict[str, float] = Field(default_factory=dict, description="values given but out of range, by slot")
@@ -141,7 +143,7 @@ def clean(text: str) -> str:
     both), drop control and bidi characters, collapse runs of spaces."""
     text = unicodedata.normalize("NFKC", text or "")
     if _CJK.search(text):
-        text = _to_simplified().convert(text)
+        text = _to_simplified().convert(text).replace("升腾", "昇腾")  # OpenCC folds 昇 into 升; Ascend keeps 昇
         text = _SPOKEN_DIGITS.sub(lambda m: m.group(0).translate(_DIGIT_CHARS), text)  # 三零九零 is 3090
     text = _GLUED_COUNT.sub(r"\1x \2", text)  # 3x3090 is three 3090s
     text = _CONTROL.sub(" ", text.replace("\r\n", "\n"))
@@ -236,25 +238,28 @@ _CONTEXT_AFTER = re.compile(
 _CONTEXT_BEFORE = re.compile(
     rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|单次对话|每次对话|单轮对话|"
     rf"prompts? (?:stay |are |kept )?(?:under|below|up to))"
-    rf"[^\d{CN_NUMERAL_CHARS}]{{0,12}}"
+    rf"(?:一点|一些|[^\d{CN_NUMERAL_CHARS}]){{0,16}}"
     rf"({N})\s*(k|K|m|M|万)?(?![A-Za-z])", _I)
 _CONCURRENCY_AFTER = re.compile(
     rf"({N})\s*(个|路|位|名)?\s*(并发|同时在线|同时|用户|人同时|concurrent|simultaneous|parallel|users?|"
     rf"requests? at once|sessions|streams|seats)", _I)
 _CONCURRENCY_BEFORE = re.compile(
     rf"(并发(数|量)?|concurrency( of)?|batch( size)?|同时服务)[^\d{CN_NUMERAL_CHARS}]{{0,8}}({N})\s*(k|K)?", _I)
-_PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名)?\s*(?:人|同事|员工|用户)\s*"
+_STAFF_ZH = r"(?:人|同事|员工|用户|开发者|开发|程序员|工程师|学生|医生|研究员|客服|坐席|律师|老师|分析师)"
+_PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名|号)?\s*(?:人|同事|员工|用户)\s*"
                      rf"(?:用|使用|在用|同时|访问|一起用|共用|问|左右|在线)|"
-                     rf"(?:team|group|office|staff) of ({N}|\w+)\b|给\s*({N})\s*(?:个|位|名)?\s*(?:人|员工|同事)|"
+                     rf"(?:team|group|office|staff) of ({N}|\w+)\b|给\s*(?:大概|大约|约|差不多|将近|至少)?\s*({N})\s*(?:来)?\s*(?:个|位|名)?\s*{_STAFF_ZH}|"
                      rf"同时在线\s*({N})|(?:for|to|like) (?:approx\.?|approximately|about|around|roughly|~)?\s*"
                      rf"({N})\s*(?:\w+\s+)?(?:staff|employees|people|colleagues|users|students|researchers|analysts|"
-                     rf"artists|agents|engineers|developers|devs)\b|"
+                     rf"artists|agents|engineers|developers|devs|clinicians|doctors|nurses|lawyers|attorneys|"
+                     rf"accountants|teammates|programmers|coders|scientists|members|seats)\b|({N})[- ]seat\b|"
                      rf"({N})\s+(?:\w+\s+)?(?:artists|analysts|agents|people|users) hitting", _I)
 _SINGLE_USER = vocab.required("slot", "single_user")
 _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
                              rf"(tokens?|词元|token)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))", _I)
-_DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(条|个样本|样本|samples|examples|"
+_DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:(?:instruction|training|chat|labeled|"
+                              rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?(条|个样本|样本|samples|examples|"
                               rf"instructions|conversations|对话|rows|records)", _I)
 _EPOCHS = re.compile(rf"({N})\s*(个)?\s*(epochs?|轮|遍)", _I)
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
@@ -284,16 +289,18 @@ _FP64_NO = vocab.required("slot", "fp64_no")
 _COUNT_WORDS = "|".join(sorted(EN_WORDS, key=len, reverse=True))
 _COUNT_BEFORE = re.compile(
     rf"(?:(?<![a-z0-9.])(\d+)\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs|numbers? of|of(?: the)?)?|"
-    rf"([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|(俩)|"
+    rf"([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|(俩|双)|"
     rf"\b({_COUNT_WORDS})\b(?:\s+(?:of|x))?)"
-    rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|[\u4e00-\u9fff]{{1,6}}的)?"
+    rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|[\u4e00-\u9fff]{{1,6}}的|"
+    rf"\s*(?:昇腾|华为|英伟达|寒武纪|海光|摩尔线程|沐曦|天数|nvidia|amd|intel|radeon|geforce|rtx))?"
     rf"\s*(?:[的]|of\s+)?\s*$", _I)
 _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|"
                           r"^\s*(?:s\b)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
                           r"(张|块|卡|片|颗)", _I)
 _CARDS_ONLY = re.compile(
     rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)\s*(?:x\s*)?"
-    rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡)(?![A-Za-z])", _I)
+    rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡|of them|of those)"
+    rf"(?![A-Za-z])", _I)
 _GPU_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:(?:rtx|gtx|rx|arc|tesla|quadro)\s*[a-z]?\d{3,4}\s*(?:ti|xt|xtx|super|d)?|"
                        r"(?:a|h|b|l|t|v|mi|gb)\d{2,3}[a-z]?|昇腾\s*\d{3}[a-z]?|[pmk](?:4|10|100|40|80)\b|"
                        r"(?:20[6-8]0|30[5-8]0|40[6-8]0|50[6-7]0)(?:\s*ti)?)(?![A-Za-z0-9])", re.IGNORECASE)
@@ -352,6 +359,33 @@ def _find_precision(text: str) -> str | None:
     return None
 
 
+_PER_NODE_COUNT = re.compile(
+    rf"({N})\s*(?:x\s*)?(?:gpus?|cards?|张卡?|块卡?|卡)?\s*(?:each|apiece|per (?:node|server|box|machine))\b|"
+    rf"(?:每台|每个节点|每节点|单台)\s*({N})\s*(?:张|块|卡)", _I)
+_ACROSS_NODES = re.compile(r"\b(?:across|over|spread (?:over|across)|split (?:over|across)|between)\s+\S+\s*"
+                           r"(?:nodes|servers|machines|boxes)\b|"
+                           r"(?:分布在|分到|分摊到|分在)\s*\S{1,3}\s*(?:台|个节点|节点)", _I)
+
+
+def _per_node(text: str, gpu: GpuCount, nodes: int) -> GpuCount:
+    """The labels' multi-node convention, GPUs per node: '8 GPUs each' fills the count; '16x H200 across 2
+    nodes' is 8 per node."""
+    m = _PER_NODE_COUNT.search(text)
+    if not gpu.stated and m:
+        value = parse_number(m.group(1) or m.group(2))
+        if value and 1 <= value <= MAX_CARDS:
+            return GpuCount(gpu=gpu.gpu, count=int(value), stated=True)
+    if gpu.stated and gpu.count > nodes and gpu.count % nodes == 0 and _ACROSS_NODES.search(text):
+        return GpuCount(gpu=gpu.gpu, count=gpu.count // nodes, stated=True)
+    return gpu
+
+
+_MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
+_NEGATED = re.compile(
+    r"(?:\bnot\b|\bno\b|\bwithout\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|无需|不再)\s*(?:an?\s+|the\s+)?"
+    r"(qlora|lora|训练|微调|推理|全参|全量|(?:full[- ])?(?:training|fine[- ]?tun\w*|inference))", re.IGNORECASE)
+
+
 def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     chars = list(text)
     for a, b in spans:
@@ -397,8 +431,9 @@ def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Ment
             first = window[0][2]
             if _CJK.match(first) and len(first) > 2:  # '我想用昇腾' + '910B': try the CJK tail
                 candidates += [(window[0][1] - k, text[window[0][1] - k:end]) for k in (4, 3, 2) if k < len(first)]
-            if re.search(r"\d[sS]$", phrase):  # plural: 'A100s', '4090s'
-                candidates.append((start, phrase[:-1]))
+            plural = re.search(r"\d([sS])[.,;:!?]*$", phrase)
+            if plural:  # plural: 'A100s', '4090s', 'two L4s.'
+                candidates.append((start, phrase[:plural.start(1)]))
             for cstart, cand in candidates:
                 try:
                     hit = resolver.find(cand)
@@ -545,14 +580,16 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
     if model_mentions:
         out.model = model_mentions[-1].ids[0]
 
-    # use case
+    # use case and method, with the ones the user rules out ('不训练', 'not LoRA') blanked first
+    negated = [(m.start(), m.end()) for m in _NEGATED.finditer(text)]
+    masked, said = _mask(masked, negated), _mask(text, negated)
     for use_case, pat in _USE_CASE_PATTERNS:
         if pat.search(masked):
             out.use_case = use_case
             break
-    out.finetune = bool(_FINETUNE.search(text))
+    out.finetune = bool(_FINETUNE.search(said))
     for method, pat in _METHODS:
-        if pat.search(text):
+        if pat.search(said):
             out.method = method
             break
     if out.method is None and _PRETRAIN.search(text):
@@ -644,8 +681,8 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         out.epochs = parse_number(m.group(1))
     for m in _DEADLINE.finditer(scan):
         window = scan[max(0, m.start() - 14):m.end() + 8]
-        if not _DEADLINE_CTX.search(window):
-            continue
+        if not _DEADLINE_CTX.search(window) or _MEDIA_LENGTH.match(scan[m.end():]):
+            continue  # 'an hour of audio' is the input's length, not a deadline
         raw = m.group(1).lower()
         value = 0.5 if raw == "半" else 1.0 if raw in ("a", "an", "one") else parse_number(raw)
         if not value:
@@ -742,6 +779,8 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         verb_count = _VERB_COUNT.search(masked)
         if verb_count and 1 < int(verb_count.group(1)) <= MAX_CARDS:
             out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(verb_count.group(1)), stated=True)]
+    if out.nodes and len(out.gpus) == 1:
+        out.gpus = [_per_node(masked, out.gpus[0], out.nodes)]
     if out.allowed_gpus:  # "only L40S or H100": a restriction, not two cards to compare
         out.gpus = [g for g in out.gpus if g.gpu not in out.allowed_gpus or g.stated]
     catalog_filter = bool(_CATALOG_FILTER.search(text)) and not out.model
@@ -755,6 +794,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
             out.about_memory_gb = float(size.group(1) or size.group(2))
     out.wants_detail = bool(_DETAIL.search(text))
     out.asks_ram = bool(vocab.matches("slot", "ram_question", text))
+    out.asks_value = bool(vocab.matches("slot", "value_question", text))
     out.asks_count = bool(_HOW_MANY.search(text))
     many = _MANY_CARDS.search(text)
     if many:
@@ -830,8 +870,10 @@ def _find_budget(text: str, lang: Lang | None) -> Money | None:
     return None
 
 
-def _default_currency(text: str, lang: Lang | None) -> Literal["CNY", "USD", "EUR"]:
+def _default_currency(text: str, lang: Lang | None) -> Literal["CNY", "USD", "EUR", "GBP"]:
     low = text.lower()
+    if "£" in text or "gbp" in low or "英镑" in text or re.search(r"\b(pounds?|quid)\b", low):
+        return "GBP"
     if "€" in text or "eur" in low or "欧" in text:
         return "EUR"
     if any(w in low for w in _DOLLAR_WORDS):
