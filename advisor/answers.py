@@ -237,7 +237,10 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
     tot = r["totals"]
     if topic in BUILD_TOPIC_FINDINGS:  # the asked topic is the verdict; the rest of the check follows it
         if asked and (asked[0]["severity"] != "info" or topic == "ram"):  # RAM's notes are its verdict
-            head = [msg(lang, f"build.topic_verdict.{asked[0]['severity']}",
+            severity = asked[0]["severity"]
+            if severity == "warning" and errors:  # not 'workable' while another part of the build blocks it
+                severity = "warning_elsewhere_blocked"
+            head = [msg(lang, f"build.topic_verdict.{severity}",
                         text=asked[0]["message_zh"] if zh else asked[0]["message_en"]),
                     *[f"- {f['message_zh'] if zh else f['message_en']}" for f in asked[1:3]]]
             fix = asked[0].get("fix_zh") if zh else asked[0].get("fix")

@@ -452,3 +452,16 @@ def test_gpu_argument_syntax() -> None:
     assert parse_gpu_arg("H100", 4).count == 4
     with pytest.raises(UnknownNameError):
         parse_gpu_arg("RTX 9999x2")
+
+
+def test_one_atx_psu_limit_follows_the_mains_voltage_and_names_no_internal_ids() -> None:
+    # Two RTX 5090 + a 9950X: (2 × 575 + 230 + 150) × 1.25 = 1,912.5 W recommended. Above the 1,600 W that
+    # common (115 V) ATX units reach, but within the 2,000 W class that 200–240 V mains allow.
+    need = (2 * RTX5090_W + RYZEN_9950X_PPT_W + PLATFORM_W) * HEADROOM
+    unknown = build(gpus=["2x RTX 5090"], platform="Ryzen 9 9950X")
+    assert unknown.totals.recommended_psu_w == pytest.approx(need)
+    assert "power-multi-psu" in ids(unknown)
+    assert "power-multi-psu" not in ids(build(gpus=["2x RTX 5090"], platform="Ryzen 9 9950X", mains="230V 16A"))
+    assert "power-multi-psu" in ids(build(gpus=["2x RTX 5090"], platform="Ryzen 9 9950X", mains="120V 20A"))
+    texts = [x for f in unknown.findings for x in (f.message_en, f.message_zh, f.fix, f.fix_zh or "")]
+    assert not any("power-multi-psu" in x or "--mains" in x or "115 V" in x for x in texts)

@@ -443,8 +443,8 @@ def test_a_build_question_leads_with_the_topic_it_asks_about(adv: Advisor) -> No
     # three cards at x16 need 48 lanes; an LGA1700 desktop gives 16 to the slots (Intel ARK), so the lanes lead
     _, r = ask(adv, "三张 3090 主板通道够吗，CPU 是 13900K")
     head = first_line(r.text)
-    assert head.startswith("**基本可以，但要注意——") and "16 条" in head and "48 条" in head
-    # the slots (9 positions for three 3-slot cards) still show as the blocking problem of the rest
+    # the slots (9 positions for three 3-slot cards) block the rest, so the lanes are not called 'workable'
+    assert head.startswith("**这一项要注意——") and "16 条" in head and "48 条" in head
     assert "9 个槽位" in r.text
     s = adv.new_session()
     turn(adv, s, "双路4090整机，1000w电源够吗？")
@@ -468,3 +468,15 @@ def test_a_short_and_follow_up_changes_precision_and_card_and_keeps_the_model(ad
     # Qwen2.5-32B at FP8: ≈ 34.3 GB of weights (module docstring), well inside an 80 GB card
     assert size.result["weights_total_bytes"] == pytest.approx(34.3e9, rel=0.03)
     assert first_line(r.text).startswith("**Answer:") and "fits on one H100" in first_line(r.text)
+
+
+@pytest.mark.parametrize(("text", "lang", "reassurance"), [
+    ("4 张 4090 装一台机器，电源怎么配", "zh", "基本可以"),
+    ("4x RTX 4090 in one box - what PSU do I need?", "en", "Workable"),
+])
+def test_a_power_warning_is_not_called_workable_when_the_slots_block_the_build(adv: Advisor, text: str, lang: str,
+                                                                               reassurance: str) -> None:
+    # 4 × 3-slot cards need 12 slot widths; an ATX board has 7: the build is blocked whatever the PSU
+    _, r = ask(adv, text)
+    assert r.mode == "build" and reassurance not in first_line(r.text)
+    assert "power-multi-psu" not in r.text and "--mains" not in r.text

@@ -7,7 +7,8 @@ import re
 from tools.compat_rules.totals import PSU_HEADROOM, vendor_min_psu_w
 from tools.compat_rules.types import BuildContext, Finding, finding, w
 
-SINGLE_ATX_PSU_MAX_W = 1600  # largest common ATX PSU on 115 V mains (2,000 W+ units need 230 V)
+SINGLE_ATX_PSU_MAX_W = 1600  # largest common ATX PSU on 115 V mains
+SINGLE_ATX_PSU_MAX_W_230V = 2000  # 2,000 W-class ATX units (e.g. Super Flower Leadex 2000 W) run on 200–240 V only
 
 _COUNT_RE = re.compile(r"^\s*(\d+)\s*[x×]\s*", re.IGNORECASE)
 
@@ -50,9 +51,11 @@ def check_power(ctx: BuildContext) -> list[Finding]:
                   f" × {PSU_HEADROOM} = {w(t.system_power_w * PSU_HEADROOM)}")
     formula_zh = (f"(显卡 {w(t.gpu_power_w)} + CPU {w(t.cpu_power_w)} + 平台 {w(t.platform_overhead_w)})"
                   f" × {PSU_HEADROOM} = {w(t.system_power_w * PSU_HEADROOM)}")
-    big = t.recommended_psu_w > SINGLE_ATX_PSU_MAX_W and ctx.inp.chassis != "rack"
-    multi_fix = " (see power-multi-psu)" if big else ""
-    multi_fix_zh = "（参见 power-multi-psu）" if big else ""
+    high_voltage = ctx.mains is not None and ctx.mains.volts >= 200
+    single_max = SINGLE_ATX_PSU_MAX_W_230V if high_voltage else SINGLE_ATX_PSU_MAX_W
+    big = t.recommended_psu_w > single_max and ctx.inp.chassis != "rack"
+    multi_fix = ", which means two PSUs or a server chassis" if big else ""
+    multi_fix_zh = "，即双电源或服务器机箱" if big else ""
     psu = ctx.inp.psu_w
     if psu is None:
         out.append(finding(
@@ -115,15 +118,17 @@ def check_power(ctx: BuildContext) -> list[Finding]:
     if big:
         out.append(finding(
             "power-multi-psu", "power", "warning",
-            f"The build needs ~{w(t.recommended_psu_w)} of PSU capacity, more than one ATX PSU "
-            f"(≤ {w(SINGLE_ATX_PSU_MAX_W)} on 115 V mains) delivers.",
-            f"整机需要约 {w(t.recommended_psu_w)} 的电源容量，超过单个 ATX 电源（115 V 下最大 "
-            f"{w(SINGLE_ATX_PSU_MAX_W)}）的能力。",
+            f"The build needs ~{w(t.recommended_psu_w)} of PSU capacity, more than one ATX PSU delivers "
+            + ("(2,000 W-class units on 200–240 V mains)." if high_voltage else
+               f"(common units top out at {w(SINGLE_ATX_PSU_MAX_W)}; 2,000 W-class ones need 200–240 V mains)."),
+            f"整机需要约 {w(t.recommended_psu_w)} 的电源容量，超过单个 ATX 电源的能力"
+            + ("（220–240 V 下最大约 2,000 W 级）。" if high_voltage else
+               f"（常见型号最大 {w(SINGLE_ATX_PSU_MAX_W)}，2,000 W 级需要 220–240 V 供电）。"),
             "Use two PSUs (one per group of GPUs, synchronised power-on, common ground) ideally on separate "
             "circuits, or a server chassis with redundant 2 kW+ supplies; or power-limit the GPUs.",
             "使用双电源（每组显卡一个，同步开机、共地），最好接在不同回路上；或选用带 2 kW 以上冗余电源的服务"
             "器机箱；或限制显卡功耗。",
-            {"required_w": t.recommended_psu_w, "single_psu_max_w": SINGLE_ATX_PSU_MAX_W},
+            {"required_w": t.recommended_psu_w, "single_psu_max_w": single_max},
             sources=["S-WOPR-POWER", "S-LAMBDA-30XX"],
         ))
     out += _wall(ctx)
@@ -162,8 +167,8 @@ def _wall(ctx: BuildContext) -> list[Finding]:
                 "120 V / 15 A outlet allows 1,440 W continuous, 120 V / 20 A 1,920 W, 220 V / 10 A ~1,760 W.",
                 f"整机墙插功耗约 {w(t.wall_draw_w)}（{w(t.system_power_w)} / {eff:g}）；120 V/15 A 插座持续"
                 "上限 1,440 W，120 V/20 A 为 1,920 W，220 V/10 A 约 1,760 W。",
-                "Check the circuit (--mains) before buying. " + fix,
-                "购买前确认供电回路（--mains）。" + fix_zh,
+                "Check the outlet's volts and amps (e.g. 120 V 15 A) before buying. " + fix,
+                "购买前确认插座的电压和电流（如 220 V 10 A）。" + fix_zh,
                 nums, sources=["S-OCC-CIRCUIT", "S-REEF-80PCT"],
             )]
         return []
