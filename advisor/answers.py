@@ -57,7 +57,8 @@ def _gpu_verdict(g: dict[str, Any], attribute: str | None, precision: str | None
     if attribute == "link":
         link = g["interconnect"]
         if link["kind"] in ("pcie", "none", "ethernet"):
-            return msg(lang, "spec.link_no", name=name, note=link.get("note") or "PCIe")
+            p2p = {True: "spec.p2p_yes", False: "spec.p2p_no"}.get(link.get("p2p"), "spec.p2p_unknown")
+            return msg(lang, "spec.link_no", name=name, p2p=msg(lang, p2p))
         label = {"nvlink": "NVLink", "nvlink-bridge": "NVLink bridge"}.get(link["kind"], link["kind"])
         return msg(lang, "spec.link_yes", name=name, link=label, link_bw=num(link["bandwidth_gbs"]),
                    max_gpus=link["max_gpus"])

@@ -149,7 +149,7 @@ _QUESTIONS: dict[str, tuple[str, str]] = {
                "What is the budget (CNY or USD, e.g. “$8k” or “10万”)?"),
     "cuda_required": ("代码是否依赖 CUDA（自定义算子、只支持 CUDA 的库）？",
                       "Does your code depend on CUDA (custom kernels, CUDA-only libraries)?"),
-    "domestic": ("有没有信创 / 国产化要求？", "Is there a domestic (信创, Chinese-made hardware) requirement?"),
+    "domestic": ("有没有信创 / 国产化要求？", "Must the hardware be Chinese-made (a domestic-only requirement)?"),
     "existing": ("手上已经有可以利用的 GPU 或服务器吗？", "Do you already own GPUs or servers that should be reused?"),
     "form_factor": ("打算用工作站（塔式机箱）还是机架服务器？", "Workstation (tower) or rack server?"),
     "power_limit_w": ("供电有限制吗（例如家用插座、1600 W 电源）？",
@@ -1002,12 +1002,15 @@ def _per_money(metric: str, x: float) -> str:
 
 
 def _value_metric(session: Session, value: dict[str, Any]) -> str:
-    """The figure that decides value here: FP64 for science, decode speed once a model is sized, else BF16."""
+    """The figure that decides value here: FP64 for science, decode speed once a model is sized, bandwidth for
+    inference without a model, else dense BF16."""
     p = session.profile
     if p.use_case == "scientific" or p.fp64:
         return "fp64_tflops"
     if value["options"] and all("tokens_per_s" in o["per_unit"] for o in value["options"]):
         return "tokens_per_s"
+    if p.use_case == "inference":  # no model yet: generation is bandwidth-bound
+        return "bandwidth_gbs"
     return "bf16_tflops"
 
 

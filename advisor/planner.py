@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from advisor.nlu import CANONICAL, SPECIALISED, Intent, Kind, Parsed
+from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed
 from advisor.session import Profile, Session
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
@@ -88,6 +88,8 @@ def next_question_slots(session: Session) -> list[str]:
                 continue
             if slot == "power_limit_w" and p.form_factor == "server":
                 continue
+            if slot == "domestic" and session.lang == "en":
+                continue  # a Chinese-procurement (信创) rule: English speakers who have it say so
             out.append(slot)
         if out:  # one group at a time: its slots belong together in one question
             break
@@ -449,7 +451,7 @@ def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
         rate, cur = p.rental_rate
         args["rental_usd_per_gpu_hour"] = round(to_usd(rate, cur), 4)
     if p.deadline_days:
-        args["months"] = round(min(120.0, max(p.deadline_days / 30, 0.1)), 2)
+        args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info")])
 
 

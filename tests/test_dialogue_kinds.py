@@ -480,3 +480,36 @@ def test_a_power_warning_is_not_called_workable_when_the_slots_block_the_build(a
     _, r = ask(adv, text)
     assert r.mode == "build" and reassurance not in first_line(r.text)
     assert "power-multi-psu" not in r.text and "--mains" not in r.text
+
+
+def test_buy_or_rent_reads_years_and_hours_a_day_and_prices_one_sxm_gpu_as_its_node_share(adv: Advisor) -> None:
+    _, r = ask(adv, "H100买还是租划算？我们大概每天用8小时，用两年")
+    args = one(r, "rent_vs_buy").arguments
+    assert args["months"] == pytest.approx(24, abs=0.05) and args["hours_per_day"] == 8
+    # an HGX node's host (~$60,000) is shared by its 8 GPUs: one H100 carries 1/8 of it (¥54,000 at 7.2)
+    assert one(r, "rent_vs_buy").result["host"] == pytest.approx(60_000 / 8 * 7.2)
+    assert first_line(r.text).startswith("**用 24 个月")
+
+
+def test_a_correction_that_names_only_the_people_changes_the_concurrency(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "部署 qwen2.5-72b，100 人同时用，4 张 H100 够吗")
+    r = turn(adv, s, "不对，是50人")
+    assert s.profile.concurrency == 50 and s.profile.model == "qwen2.5-72b" and "50 个并发" in first_line(r.text)
+
+
+@pytest.mark.parametrize(("text", "lead"), [("do 4090s support nvlink?", "**No"),
+                                            ("4090 支持nvlink吗", "**没有")])
+def test_a_feature_support_question_answers_yes_or_no(adv: Advisor, text: str, lead: str) -> None:
+    _, r = ask(adv, text)
+    assert r.mode == "spec" and first_line(r.text).startswith(lead) and "NVLink" in first_line(r.text)
+    assert "P2P" in first_line(r.text) or "peer-to-peer" in first_line(r.text)  # RTX 40: no P2P either
+    assert lead == "**No" or not re.search(r"[A-Za-z]{4,}", first_line(r.text).replace("NVLink", "").replace(
+        "GeForce", "").replace("PCIe", ""))  # no English sentence in the Chinese answer
+
+
+def test_english_sessions_are_not_asked_about_chinese_domestic_hardware(adv: Advisor) -> None:
+    s = adv.new_session()
+    said = ("I want to run llama 3.1 8b at home", "budget $2k", "just me", "no CUDA need")
+    texts = [turn(adv, s, m).text for m in said]
+    assert not any("信创" in x or "Chinese-made" in x for x in texts)

@@ -111,3 +111,10 @@ def test_lora_on_an_8b_fits_a_24_gb_card_with_the_recipes_checkpointing(adv: Adv
     assert all(c.result["fits"] and c.result["recompute"] == "full" for c in sizes)
     head = r.text.strip().splitlines()[0]
     assert "RTX 5090" in head and "83.8 TFLOPS" in head and "82.6 TFLOPS" in head
+
+
+def test_for_inference_without_a_model_value_follows_bandwidth(adv: Advisor) -> None:
+    # 1,792 GB/s for $2,500 = 717 GB/s per $1k; 1,008 GB/s for $2,000 = 504 (datasheets; catalog prices)
+    r = turn(adv, adv.new_session(), "is the 5090 worth it over 4090 for inference")
+    head = r.text.strip().splitlines()[0]
+    assert "RTX 5090" in head and "717 GB/s" in head and "504 GB/s" in head

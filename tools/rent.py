@@ -53,14 +53,25 @@ class RentVsBuyResult(BaseModel):
     assumptions: list[str]
 
 
+NODE_GPUS = 8  # SXM and OAM modules are sold on 8-GPU baseboards (HGX, OAM UBB)
+
+
 def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     """Months after which owning ``count`` GPUs beats renting them, and the cost of a project of ``months``."""
     gpu = load_catalog().gpu(inp.gpu)
     price = gpu_price(gpu, inp.cny_per_usd)
     platform, _, host_kind = host_for(gpu, inp.count)
     host_usd = HOST_COST_USD[host_kind] if inp.include_host else 0.0
+    node_share = 1.0
+    if host_kind == "baseboard" and inp.count < NODE_GPUS:  # SXM/OAM come as 8-GPU nodes: this many GPUs' share
+        node_share = inp.count / NODE_GPUS
+        host_usd *= node_share
     host_power = platform.typical_cpu_power_w * platform.sockets + PLATFORM_OVERHEAD_W if inp.include_host else 0.0
-    purchase_usd = price.usd * inp.count + host_usd if price.usd is not None else None
+    host_power *= node_share
+    # a Chinese buyer pays the China street price where the catalog has one (export-control premium included)
+    card_usd = (gpu.price.cny / inp.cny_per_usd if inp.currency == "CNY" and gpu.price and gpu.price.cny
+                else price.usd)
+    purchase_usd = card_usd * inp.count + host_usd if card_usd is not None else None
     per_gpu_hour = inp.rental_usd_per_gpu_hour or price.rental_usd_per_hour
     rental = per_gpu_hour * inp.count if per_gpu_hour else None
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=gpu.tdp_w * inp.count + host_power,
@@ -82,8 +93,9 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     elif cost.break_even_months is not None:
         cheaper = "buy" if cost.break_even_months <= 36 else "rent"
     assumptions = [*cost.assumptions,
-                   f"host {host_kind} ({platform.name}): ${host_usd:,.0f}" if inp.include_host
-                   else "no host bought (already owned)",
+                   f"host {host_kind} ({platform.name}): ${host_usd:,.0f}"
+                   + (f" ({inp.count} of {NODE_GPUS} GPUs' share of an HGX/OAM node)" if node_share < 1 else "")
+                   if inp.include_host else "no host bought (already owned)",
                    "no resale value counted; rental at "
                    + (f"the quoted ${inp.rental_usd_per_gpu_hour:g} per GPU-hour" if inp.rental_usd_per_gpu_hour
                       else "the catalog's typical on-demand rate per GPU-hour")]

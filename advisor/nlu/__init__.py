@@ -8,6 +8,7 @@ cues are exact, the shipped sentence encoder's nearest labelled examples where t
 
 from advisor.nlu.rules import (
     CANONICAL,
+    DAYS_PER_MONTH,
     SPECIALISED,
     FormFactorPref,
     GpuCount,
@@ -25,6 +26,7 @@ from advisor.nlu.rules import (
 )
 
 __all__ = [
-    "CANONICAL", "SPECIALISED", "FormFactorPref", "GpuCount", "Intent", "Kind", "Lang", "Method", "Money",
+    "CANONICAL", "DAYS_PER_MONTH", "SPECIALISED", "FormFactorPref", "GpuCount", "Intent", "Kind", "Lang", "Method",
+    "Money",
     "Parsed", "UseCase", "clean", "detect_lang", "has_english_words", "parse",
 ]

@@ -229,10 +229,18 @@ _ATTRIBUTES: tuple[tuple[str, str], ...] = (
 )
 
 
+_FEATURES = ("link", "ecc", "pcie", "cooling", "architecture")
+
+
 def asked_attribute(ctx: Context) -> str | None:
     """Which fact a spec question asks for ('L40S 显存多大' → memory, 'does the 3090 have NVLink' → link)."""
     found = [(m.start(), name) for name, pattern in _ATTRIBUTES if (m := re.search(pattern, ctx.masked, _I))]
-    return min(found)[1] if found else None  # the fact asked first ('显存多大？带宽和功耗呢' → memory)
+    named = [name for _, name in sorted(found)]
+    if named[:1] == ["support"]:  # 'does the 4090 support NVLink' asks about the link, not a precision
+        feature = next((n for n in named if n in _FEATURES), None)
+        if feature:
+            return feature
+    return named[0] if named else None  # the fact asked first ('显存多大？带宽和功耗呢' → memory)
 
 
 _AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)\b(?:\s*/\s*(\d{3})\s*v)?|(\d{3})\s*v\s*/?\s*(\d{1,3})\s*a\b", _I)

@@ -135,7 +135,7 @@ _LATIN = re.compile(r"[A-Za-z]")
 _DIGIT_CHARS = str.maketrans("零〇一二三四五六七八九", "00123456789")
 _SPOKEN_DIGITS = re.compile(r"[零〇一二三四五六七八九]{4}(?![\u3400-\u9fff])|"
                             r"[零〇一二三四五六七八九]{4}(?=和|跟|与|跑|的|还是|或|d)")
-_GLUED_COUNT = re.compile(r"\b(\d{1,2})x(\d{3,4})\b", re.IGNORECASE)
+_GLUED_COUNT = re.compile(r"\b(\d{1,2})x([a-z]{0,3}\d{2,4}[a-z]{0,2})\b", re.IGNORECASE)  # 3x3090, 8xH100
 
 
 def clean(text: str) -> str:
@@ -249,6 +249,8 @@ _STAFF_ZH = r"(?:人|同事|员工|用户|开发者|开发|程序员|工程师|�
 _PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名|号)?\s*(?:人|同事|员工|用户)\s*"
                      rf"(?:用|使用|在用|同时|访问|一起用|共用|问|左右|在线)|"
                      rf"(?:team|group|office|staff) of ({N}|\w+)\b|"
+                     rf"(?:是|改成|改为|换成|变成|到)\s*({N})\s*(?:来)?\s*(?:个|位|名)?\s*人(?![民工])|"
+                     rf"^\W*({N})\s*(?:来)?\s*(?:个|位|名)?\s*人\s*[。.!！]?\s*$|"
                      rf"给\s*(?:大概|大约|约|差不多|将近|至少)?\s*({N})\s*(?:来)?\s*(?:个|位|名)?\s*{_STAFF_ZH}|"
                      rf"同时在线\s*({N})|(?:for|to|like) (?:approx\.?|approximately|about|around|roughly|~)?\s*"
                      rf"({N})\s*(?:\w+\s+)?(?:staff|employees|people|colleagues|users|students|researchers|analysts|"
@@ -264,7 +266,10 @@ _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(
                               rf"instructions|conversations|对话|rows|records)", _I)
 _EPOCHS = re.compile(rf"({N})\s*(个)?\s*(epochs?|轮|遍)", _I)
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
-                       rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?)", _I)
+                       rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?|年|years?)", _I)
+DAYS_PER_MONTH = 365 / 12
+_PER_DAY_BEFORE = re.compile(r"(每天|每日|一天|天天|日均)\s*(用|跑|开|开机|工作|运行)?\s*(大概|大约|约|差不多)?\s*$")
+_PER_DAY_AFTER = re.compile(r"\s*(a|per|each|every|/)\s*day\b|\s*/\s*(天|日)|\s*每天", _I)
 _DEADLINE_CTX = vocab.required("slot", "deadline_context")
 _GB = re.compile(rf"({N})\s*(GB|G|GiB|TB|TiB|T)(?![A-Za-z])", _I)
 _PROBLEM_CTX = vocab.required("slot", "problem_context")
@@ -682,15 +687,20 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         out.epochs = parse_number(m.group(1))
     for m in _DEADLINE.finditer(scan):
         window = scan[max(0, m.start() - 14):m.end() + 8]
-        if not _DEADLINE_CTX.search(window) or _MEDIA_LENGTH.match(scan[m.end():]):
-            continue  # 'an hour of audio' is the input's length, not a deadline
+        if not _DEADLINE_CTX.search(window) or _MEDIA_LENGTH.match(scan[m.end():]) \
+                or _PER_DAY_BEFORE.search(scan[max(0, m.start() - 8):m.start()]) \
+                or _PER_DAY_AFTER.match(scan[m.end():]) \
+                or re.search(r"(hours?|hrs?|h|小时)\s*$", scan[max(0, m.start() - 8):m.start()], _I):
+            continue  # 'an hour of audio' is the input's length, '每天 8 小时' a duty cycle: neither is a deadline
         raw = m.group(1).lower()
         value = 0.5 if raw == "半" else 1.0 if raw in ("a", "an", "one") else parse_number(raw)
         if not value:
             continue
         unit = m.group(3).lower()
         factor = (1 / 24 if unit.startswith(("小时", "hour", "hr")) else 7 if unit.startswith(("周", "星期", "week"))
-                  else 30 if unit.startswith(("月", "个月", "month")) else 1)
+                  else DAYS_PER_MONTH if unit.startswith(("月", "个月", "month"))
+                  else 12 * DAYS_PER_MONTH if unit.startswith(("年", "year"))
+                  else 1)
         out.deadline_days = value * factor
         break
 
