@@ -155,7 +155,8 @@ def test_dataset_tokens_are_not_parameters() -> None:
 
 
 @pytest.mark.parametrize(("text", "days"), [
-    ("两周内训完", 14), ("within 3 days", 3), ("一个月内完成", 30), ("in 10 days", 10), ("48 小时内跑完", 2),
+    ("两周内训完", 14), ("within 3 days", 3), ("一个月内完成", 365 / 12), ("in 10 days", 10), ("48 小时内跑完", 2),
+    ("用两年", 730), ("每天用8小时，用两年", 730),  # a month is a twelfth of a year; '每天 8 小时' is a duty cycle
 ])
 def test_deadline(text: str, days: float) -> None:
     assert p(text).deadline_days == pytest.approx(days)

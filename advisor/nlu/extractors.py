@@ -181,7 +181,7 @@ _EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能用|避�
                              r"anything but|except|other than|never)\W{0,3}(\w+\W{0,2}){0,1}"
                              r"((or|nor|and|和|或|、)\W{0,2})?$", _I)
 _EXCLUDE_AFTER = re.compile(r"^\W{0,3}(is|are|\'s)?\s*(out|excluded|ruled out|off the table|not an option)\b|"
-                            r"^\s*(不行|不考虑|排除)", _I)
+                            r"^\s*(也|都)?\s*(不行|不考虑|排除|不要|不用)", _I)
 
 
 def excluded_vendors(ctx: Context) -> list[str] | None:
@@ -209,13 +209,13 @@ def allowed_gpus(ctx: Context) -> list[str] | None:
 _ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("support", r"支持|support"),
     ("china", r"买得到|买不到|能买|还能买|禁运|出口管制|停产|中国|国内|china|export[- ]control|banned|discontinued|"
-              r"still (buy|get|available)"),
+              r"still (buy|get|available)|end[- ]of[- ]life|\beol\b|still sold|sold new"),
     ("architecture", r"架构|ampere|ada\b|hopper|blackwell|lovelace|architecture|generation|哪一代"),
     ("pcie", r"pcie|接口|x16|x8\b|gen\s*[345]|通道|lanes?"),
     ("link", r"nvlink|互联|卡间|infinity fabric|hccs|interconnect"),
     ("ecc", r"\becc\b|纠错"),
     ("price", r"价格|多少钱|售价|报价|贵|价钱|什么价|啥价|价位|有货|二手价|price|cost|fetch(es)?\b|ebay|"
-              r"how much (is|does|are)|go(es)? for|\$"),
+              r"how much (is|does|are)|go(es)? for|\$|trading at|grey market|gray market|行情|什么价位"),
     ("cooling", r"散热|被动|风扇|涡轮|cooled|cooling|fans?\b|blower"),
     ("cores", r"cuda\s*核心|核心数|cuda cores|\bcores\b|\bsm\b"),
     ("bandwidth", r"带宽|频宽|bandwidth"),

@@ -225,7 +225,7 @@ _PREC_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("nf4", re.compile(r"\bbnb\b|bitsandbytes", _I)),
 ]
 _KV_FP8 = re.compile(r"(fp8|int8|q8_0|q4_0)\s*(的)?\s*kv|"
-                     r"kv[\s-]*(cache|缓存)?\s*(也|都|再)?\s*(用|=|:|in|dtype|换成|改成|改用|换用|设为|at)?\s*"
+                     r"kv[\s-]*(cache|缓存)?\s*(也|都|再)?\s*(用|=|:|in|dtype|换成|改成|改用|换用|设为|设成|压成|压到|量化成|量化到|at)?\s*"
                      r"(fp8|int8|q8_0|q4_0)", _I)
 
 # sizes and quantities
@@ -251,6 +251,9 @@ _PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名|号)?\s*(?:人|同事|
                      rf"(?:team|group|office|staff) of ({N}|\w+)\b|"
                      rf"(?:是|改成|改为|换成|变成|到)\s*({N})\s*(?:来)?\s*(?:个|位|名)?\s*人(?![民工])|"
                      rf"^\W*({N})\s*(?:来)?\s*(?:个|位|名)?\s*人\s*[。.!！]?\s*$|"
+                     rf"\b({N})\s+(?:\w+\s+)?(?:staff|people|users|students|employees|colleagues|clinicians|doctors|"
+                     rf"engineers|developers|devs|agents|analysts|lawyers|of us)\b(?=.{{0,30}}\b(?:at once|at the same "
+                     rf"time|simultaneously|concurrently|using it|will hit|hitting|might use)\b)|"
                      rf"给\s*(?:大概|大约|约|差不多|将近|至少)?\s*({N})\s*(?:来)?\s*(?:个|位|名)?\s*{_STAFF_ZH}|"
                      rf"同时在线\s*({N})|(?:for|to|like) (?:approx\.?|approximately|about|around|roughly|~)?\s*"
                      rf"({N})\s*(?:\w+\s+)?(?:staff|employees|people|colleagues|users|students|researchers|analysts|"
@@ -262,9 +265,11 @@ _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
                              rf"(tokens?|词元|token)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))", _I)
 _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:(?:instruction|training|chat|labeled|"
-                              rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?(条|个样本|样本|samples|examples|"
+                              rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?"
+                              rf"(条|个样本|样本|samples|examples|"
                               rf"instructions|conversations|对话|rows|records)", _I)
-_EPOCHS = re.compile(rf"({N})\s*(个)?\s*(epochs?|轮|遍)", _I)
+_EPOCHS = re.compile(rf"(?<![算跑再过])({N})\s*(个)?\s*(epochs?|轮|遍)|"
+                     rf"epochs?\s*(?:should (?:read|be)|=|:|is|are|to)\s*({N})", _I)
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
                        rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?|年|years?)", _I)
 DAYS_PER_MONTH = 365 / 12
@@ -300,7 +305,7 @@ _COUNT_BEFORE = re.compile(
     rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|[\u4e00-\u9fff]{{1,6}}的|"
     rf"\s*(?:昇腾|华为|英伟达|寒武纪|海光|摩尔线程|沐曦|天数|nvidia|amd|intel|radeon|geforce|rtx))?"
     rf"\s*(?:[的]|of\s+)?\s*$", _I)
-_COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|"
+_COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
                           r"^\s*(?:s\b)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
                           r"(张|块|卡|片|颗)", _I)
 _CARDS_ONLY = re.compile(
@@ -368,7 +373,7 @@ def _find_precision(text: str) -> str | None:
 _PER_NODE_COUNT = re.compile(
     rf"({N})\s*(?:x\s*)?(?:gpus?|cards?|张卡?|块卡?|卡)?\s*(?:each|apiece|per (?:node|server|box|machine))\b|"
     rf"(?:每台|每个节点|每节点|单台)\s*({N})\s*(?:张|块|卡)", _I)
-_ACROSS_NODES = re.compile(r"\b(?:across|over|spread (?:over|across)|split (?:over|across)|between)\s+\S+\s*"
+_ACROSS_NODES = re.compile(r"\b(?:across|over|spread (?:over|across)|split (?:over|across))\s+\S+\s*"
                            r"(?:nodes|servers|machines|boxes)\b|"
                            r"(?:分布在|分到|分摊到|分在)\s*\S{1,3}\s*(?:台|个节点|节点)", _I)
 
@@ -470,7 +475,7 @@ def _count_near(text: str, start: int, end: int) -> int | None:
             return int(value)
     after = _COUNT_AFTER.search(text[end:end + 12])
     if after:
-        value = parse_number(after.group(1) or after.group(2))
+        value = 2.0 if after.group(2) else parse_number(after.group(1) or after.group(3))
         if value and 0 < value <= 1024:
             return int(value)
     return None
@@ -608,7 +613,8 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
 
     # precision (QLoRA's NF4 base is implied by the method, not stated)
     kv = _KV_FP8.search(masked)
-    out.precision = _find_precision(_mask(masked, [kv.span()]) if kv else masked)
+    out.precision = _find_precision(_mask(masked, [kv.span()]) if kv else masked) or _find_precision(
+        " ".join(text[m.start:m.end] for m in model_mentions))  # 'Qwen2.5-72B-Instruct-AWQ' is 4-bit
     if kv:
         out.kv_dtype = (kv.group(1) or kv.group(6)).lower()
 
@@ -684,7 +690,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         out.dataset_samples = scaled(m.group(1), m.group(2))
     m = _EPOCHS.search(scan)
     if m:
-        out.epochs = parse_number(m.group(1))
+        out.epochs = parse_number(m.group(1) or m.group(4))
     for m in _DEADLINE.finditer(scan):
         window = scan[max(0, m.start() - 14):m.end() + 8]
         if not _DEADLINE_CTX.search(window) or _MEDIA_LENGTH.match(scan[m.end():]) \
@@ -763,8 +769,8 @@ _CATALOG_FILTER = vocab.required("slot", "catalog_filter")
 
 
 MAX_CARDS = 1024
-_VERB_COUNT = re.compile(r"\b(?:rent(?:ing)?|buy(?:ing)?|get(?:ting)?|lease|need)\s+(\d{1,4})\b(?!\s*(?:months?|hours?|"
-                         r"days?|weeks?|years?|gb|k\b|tokens?))", _I)
+_VERB_COUNT = re.compile(r"(?:\b(?:rent(?:ing)?|buy(?:ing)?|get(?:ting)?|lease|need|qty|quantity)|数量|卡数)[\s:：]*"
+                         r"(\d{1,4})\b(?!\s*(?:months?|hours?|days?|weeks?|years?|gb|k\b|tokens?))", _I)
 _MANY_CARDS = re.compile(r"(\d{1,3}(?:,\d{3})+|\d{4,})\s*(?:张|块|片|卡|x\b|×|gpus?\b|cards?\b)", _I)
 _HOW_MANY = vocab.required("slot", "how_many")
 _DETAIL = vocab.required("slot", "detail")
@@ -852,7 +858,8 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
 _MONEY_CUE = re.compile(r"预算|budget|经费|资金|花|spend|afford|以内|左右|不超过|up to|under|搞定|能买|买得起|"
                         r"块|元|for (a|the|one) (gpu|card)|for gpus?|出头|来万|pay|price", _I)
 _NOT_MONEY_AFTER = re.compile(r"^\s*(个|条|字|次|人|行|样本|词|张|块卡|卡|tokens?|token|词元|小时|天|参数|context|"
-                              r"上下文|users?|people|requests?|steps?|samples?|rows?|w\b|瓦)", _I)
+                              r"上下文|users?|people|requests?|steps?|samples?|rows?|w\b|瓦|ms\b|毫秒|秒|seconds?\b|"
+                              r"b\b|billion\b)", _I)
 _NOT_MONEY_BEFORE = re.compile(r"(上下文|窗口|序列|context|ctx|prompts?|window|seq(uence)? len\w*)[^\d]{0,12}$", _I)
 _WATTS_LIKE = re.compile(r"^\s*\d{3,}(\.\d+)?\s*[wW]\s*$")
 _DOLLAR_WORDS = ("美元", "美金", "刀", "dollar", "dollars", "usd", "bucks", "$")
