@@ -616,6 +616,9 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                      f"needed per GPU, {gb_short(_usable(g))} usable){gg_ctx}.**"))
         if g.get("offload_layers"):
             out.append(t(lang, f"llama.cpp：{fit_verdict(g, lang)[2:]}。", f"llama.cpp: {fit_verdict(g, lang)[2:]}."))
+        speed = next((c for a, c in alts if a == "gguf_speed" and c.ok), None)
+        if speed is not None and g.get("fits"):
+            out.append(msg(lang, "answer.gguf_speed", speed=tps(speed.result["tokens_per_s"])))
         sized = [(a, c) for a, c in sized if a != "gguf"]
     if sized and target:
         out += ["", t(lang, "**其他做法**（同样的上下文和并发，工具逐项计算）：",

@@ -632,9 +632,12 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt=q, when="no_fit",
                                    arguments={**cfg, "precision": q, "engine": "vllm"}))
         if family != "gguf":
-            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf",
-                                   when="always" if is_generic_4bit(p.precision) else "no_fit",
+            when = "always" if is_generic_4bit(p.precision) else "no_fit"
+            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf", when=when,
                                    arguments={**cfg, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
+            if gpu:  # its speed, shown only when the GGUF sizing fits
+                out.append(PlannedCall(name="perf_decode", purpose="perf", gpu=gpu, alt="gguf_speed", when=when,
+                                       arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT}))
         if gpu and count < MAX_ALT_GPUS:
             more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p.precision)}
             if p.precision:

@@ -513,3 +513,17 @@ def test_english_sessions_are_not_asked_about_chinese_domestic_hardware(adv: Adv
     said = ("I want to run llama 3.1 8b at home", "budget $2k", "just me", "no CUDA need")
     texts = [turn(adv, s, m).text for m in said]
     assert not any("信创" in x or "Chinese-made" in x for x in texts)
+
+
+def test_a_4bit_speed_question_gets_the_llamacpp_speed_when_only_gguf_fits(adv: Advisor) -> None:
+    # Q4_K_M Qwen2.5-72B ≈ 41.5 GB of weights, split over two cards but read once per token at 1,008 GB/s:
+    # a ceiling of ≈ 24 tokens/s; the estimate sits below it
+    _, r = ask(adv, "qwen2.5-72b int4 在两张 4090 上每秒能出多少 token")
+    speed = numbers_with(r.text, "tokens/s")
+    assert speed and 0.4 * 24.3 <= speed[0] <= 24.3 and "llama.cpp Q4_K_M" in r.text
+
+
+def test_renting_for_three_months_is_read_as_the_project_length(adv: Advisor) -> None:
+    _, r = ask(adv, "租 4 张 A100 三个月和直接买哪个划算")
+    assert one(r, "rent_vs_buy").arguments["months"] == pytest.approx(3, abs=0.05)
+    assert first_line(r.text).startswith("**用 3 个月")
