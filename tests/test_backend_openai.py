@@ -80,10 +80,12 @@ def test_model_calls_an_extra_tool_and_quotes_it(server: FakeChatServer) -> None
     args = {"model": "llama-3.1-8b", "gpu": "RTX 4090", "precision": "int4", "context": 8192, "batch": 1}
 
     def script(body: dict[str, Any]) -> FakeReply:
-        results = _tool_results(body)
-        if "perf_decode" not in results:
-            return FakeReply(tool_calls=[("perf_decode", json.dumps(args))])
-        tps = results["perf_decode"]["tokens_per_s"]
+        own = [c for m in body["messages"] if m.get("role") == "assistant" for c in m.get("tool_calls") or []
+               if json.loads(c["function"]["arguments"]) == args]
+        if not own:
+            return FakeReply(tool_calls=[("perf_decode", json.dumps(args))])  # its own call, asked once
+        mine = [m for m in body["messages"] if m.get("role") == "tool" and m["name"] == "perf_decode"][-1]
+        tps = json.loads(mine["content"])["tokens_per_s"]
         return FakeReply(content=f"[fake-llm] In FP16 it does not fit. With int4 instead it would generate about "
                                  f"{tps:.1f} tokens/s.")
 
