@@ -10,7 +10,7 @@ import itertools
 import re
 from typing import Any
 
-from advisor.compose import citations_block, gpu_price_text, money, num
+from advisor.compose import citations_block, gpu_price_text, money, money_exact, num
 from advisor.messages import msg
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
@@ -282,8 +282,10 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
 # ----------------------------------------------------------------------------- buy vs rent
 
 
-def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang: str) -> str:
-    """Which is cheaper for the project (or when buying pays off), with the monthly figures."""
+def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang: str,
+                 hourly_first: bool = False) -> str:
+    """Which is cheaper for the project (or when buying pays off), with the monthly figures; the hourly rent leads
+    when that is what was asked ('租一小时多少钱')."""
     found = _ok(calls, "rent_vs_buy")
     if not found:
         return msg(lang, "rent.need_gpu")
@@ -293,6 +295,8 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     if r["purchase"] is None or r["rent_per_month"] is None:
         return msg(lang, "rent.unknown", name=r["gpu"])
     out: list[str] = []
+    if hourly_first and r.get("rent_per_hour"):
+        out.append(msg(lang, "rent.hourly_verdict", hourly=money_exact(r["rent_per_hour"], cur), what=what))
     if months is not None and r["cheaper"] is not None:
         key = "rent.verdict_rent" if r["cheaper"] == "rent" else "rent.verdict_buy"
         out.append(msg(lang, key, months=num(months), rent=money(r["project_rent"], cur),
@@ -304,6 +308,8 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.verdict_never", hours=num(hours), what=what))
     out.append(msg(lang, "rent.figures", buy=money(r["purchase"], cur), rent=money(r["rent_per_month"], cur),
                    energy=money(r["energy_per_month"], cur), hours=num(hours)))
+    if r.get("rent_per_hour") and not hourly_first:
+        out.append(msg(lang, "rent.hourly", hourly=money_exact(r["rent_per_hour"], cur), what=what))
     if months is not None and r["break_even_months"] is not None:
         out.append(msg(lang, "rent.break_even", months=num(r["break_even_months"])))
     if r.get("host"):

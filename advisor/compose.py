@@ -62,6 +62,13 @@ def money(amount: float | None, currency: str) -> str:
     return {"CNY": "¥", "EUR": "€", "GBP": "£"}.get(currency, "$") + f"{amount:,.0f}"
 
 
+def money_exact(amount: float, currency: str) -> str:
+    """Small amounts keep their cents ('$0.90', '¥6.48'); larger ones are rounded like ``money``."""
+    if amount >= 100:
+        return money(amount, currency)
+    return {"CNY": "¥", "EUR": "€", "GBP": "£"}.get(currency, "$") + f"{amount:,.2f}"
+
+
 def gpu_price_text(g: dict[str, Any], lang: str) -> tuple[str, str] | None:
     """(price in the user's currency, as-of date) of a catalog GPU; a converted price shows its rate."""
     p = g.get("price") or {}
@@ -434,6 +441,12 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         where = t(lang, f"预算 {budget} 内", f"within {budget}") if p.budget else t(lang, "在这些条件下",
                                                                                     "under these constraints")
         tail = t(lang, f"；{where}没有能跑它的配置", f"; no configuration {where} can run it") if none else ""
+        quantised = next(((a, c) for a, c in (alts or []) if c.ok and c.name == "recommend"
+                          and c.result.get("options")), None) if none else None
+        if quantised is not None:  # say at once which lower precision does run, and on what
+            a, c = quantised
+            tail += msg(lang, "answer.but_quantised", precision=_IF_QUANT[a][0 if lang == "zh" else 1],
+                        option=_option_brief(c.result["options"][0], c.result.get("currency", "USD"), lang))
         out.append(t(lang, f"**结论：{what} 需要约 {gb(r['per_gpu_bytes'])} 显存"
                            f"（其中权重 {gb(r['weights_total_bytes'])}）{tail}。**",
                      f"**Answer: {what} needs about {gb(r['per_gpu_bytes'])} of GPU memory "
@@ -510,7 +523,8 @@ _ALT_LABELS = {
     "gguf": ("llama.cpp / Ollama + GGUF Q4_K_M", "llama.cpp / Ollama with GGUF Q4_K_M"),
 }
 _IF_QUANT = {"int4": ("INT4（AWQ/GPTQ，vLLM）", "INT4 (AWQ/GPTQ, vLLM)"),
-             "fp8": ("FP8（vLLM，只列支持 FP8 的卡）", "FP8 (vLLM; cards with FP8 only)")}
+             "fp8": ("FP8（vLLM，只列支持 FP8 的卡）", "FP8 (vLLM; cards with FP8 only)"),
+             "gguf": ("GGUF Q4_K_M（llama.cpp / Ollama，单用户）", "GGUF Q4_K_M (llama.cpp / Ollama, one user)")}
 _SOURCE_4BIT = ("35 GB", "35GB")  # the source guide's '70B at 4-bit ≈ 35 GB' (weights alone)
 
 
@@ -644,7 +658,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         out += ["", t(lang, "**如果量化**（同样的上下文和并发，工具按对应精度重新计算并推荐）：",
                       "**If you quantise** (same context and concurrency, sized and recommended by the tools at "
                       "that precision):")]
-        for a in ("int4", "fp8"):
+        for a in ("int4", "fp8", "gguf"):
             sz = next((c for b, c in sized if b == a), None)
             rec = recs.get(a)
             if sz is None and rec is None:

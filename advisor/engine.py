@@ -445,7 +445,8 @@ class Advisor:
         elif mode == "rent":
             rent = next((c for c in calls if c.name == "rent_vs_buy"), None)
             months = rent.arguments.get("months") if rent else None
-            body = A.compose_rent(calls, months, rent.arguments["hours_per_day"] if rent else 24.0, out_lang)
+            body = A.compose_rent(calls, months, rent.arguments["hours_per_day"] if rent else 24.0, out_lang,
+                                  hourly_first=parsed.asks_hourly)
         else:
             body = C.compose_answer(plan, session, calls, citations, out_lang, parsed, previous,
                                     detailed=self.settings.detailed or parsed.wants_detail)

@@ -569,6 +569,7 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
 
 ALT_PRECISIONS = (("fp8", 8.0), ("int4", 4.5))  # common deployment precisions, with the bits they save below
 GGUF_DEFAULT = "Q4_K_M"
+GGUF_MAX_USERS = 4  # llama.cpp serves one or a few users; beyond that the GGUF route is not offered
 MAX_ALT_GPUS = 8
 
 
@@ -652,6 +653,11 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
                                arguments={**base, "gpus": 1, "precision": q, "engine": "vllm"}))
         out.append(PlannedCall(name="recommend", purpose="recommend", alt=q, when="native_failed",
                                arguments={**rec, "precision": q}))
+    if family != "gguf" and batch <= GGUF_MAX_USERS:  # llama.cpp: the home route, for one or a few users
+        out.append(PlannedCall(name="size_inference", purpose="size", alt="gguf", when="native_failed",
+                               arguments={**base, "gpus": 1, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
+        out.append(PlannedCall(name="recommend", purpose="recommend", alt="gguf", when="native_failed",
+                               arguments={**rec, "precision": GGUF_DEFAULT}))
     return out
 
 

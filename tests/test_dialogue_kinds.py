@@ -527,3 +527,38 @@ def test_renting_for_three_months_is_read_as_the_project_length(adv: Advisor) ->
     _, r = ask(adv, "租 4 张 A100 三个月和直接买哪个划算")
     assert one(r, "rent_vs_buy").arguments["months"] == pytest.approx(3, abs=0.05)
     assert first_line(r.text).startswith("**用 3 个月")
+
+
+@pytest.mark.parametrize(("text", "budget_usd"), [
+    ("what's the cheapest way to run llama 3.3 70b at home, budget $5,000", 5000),
+    ("预算三万，在家跑 qwen2.5 72b 自己用，买什么卡", 30000 / 7.2),
+])
+def test_a_home_budget_for_a_70b_gets_the_llamacpp_route_in_the_verdict(adv: Advisor, text: str,
+                                                                       budget_usd: float) -> None:
+    # Q4_K_M 70B ≈ 40–44 GB of weights: two 24 GB cards (2 × RTX 3090 at $800 + a $2,500 desktop = $4,100) hold it
+    _, r = ask(adv, text)
+    head = first_line(r.text)
+    assert "Q4_K_M" in head and "3090" in head
+    gguf = [c for c in calls(r, "recommend") if c.arguments.get("precision") == "Q4_K_M"]
+    assert gguf and all(o["total_price_usd"] <= budget_usd for o in gguf[0].result["options"])
+
+
+@pytest.mark.parametrize(("text", "lead"), [("租一张 4090 一小时多少钱", "**租 1× GeForce RTX 4090 每小时约"),
+                                            ("how much does an H100 cost per hour to rent?", "**Renting 1× H100")])
+def test_an_hourly_rent_question_leads_with_the_hourly_rate(adv: Advisor, text: str, lead: str) -> None:
+    _, r = ask(adv, text)
+    rent = one(r, "rent_vs_buy")
+    # the catalog's on-demand rate × GPUs: $0.45 / h for a 4090 (¥3.24 at 7.2), $2.90 / h for an H100 SXM
+    rate = {"rtx-4090": 0.45 * 7.2, "h100-sxm": 2.90}[rent.arguments["gpu"]]
+    assert rent.result["rent_per_hour"] == pytest.approx(rate) and first_line(r.text).startswith(lead)
+    assert "0.1 个月" not in r.text and "0.1 month" not in r.text  # 'an hour' is a price unit, not a deadline
+
+
+def test_a_part_question_checks_the_machine_and_an_idea_question_is_explained(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "两张 4090 跑 qwen2.5 32b 够吗")
+    r = turn(adv, s, "主板推荐啥，要pcie4.0 x16的")
+    assert r.mode == "build" and one(r, "check_build").arguments["gpus"] == [{"gpu": "rtx-4090", "count": 2}]
+    r = turn(adv, s, "那量化KV cache有用吗")
+    kept = (s.profile.gpu, s.profile.gpu_count, s.profile.model)
+    assert r.mode == "concept" and kept == ("rtx-4090", 2, "qwen2.5-32b")

@@ -43,6 +43,7 @@ class RentVsBuyResult(BaseModel):
     purchase: float | None = Field(description="GPUs (+ host when included), in `currency`")
     host: float | None = Field(description="the host's share of `purchase`, in `currency`")
     rent_per_month: float | None = Field(description="rental at the stated hours a day, in `currency`")
+    rent_per_hour: float | None = Field(None, description="renting all the GPUs for one hour, in `currency`")
     energy_per_month: float = Field(description="electricity of owning, in `currency`")
     break_even_months: float | None
     project_rent: float | None = Field(description="renting for `months`, in `currency`")
@@ -84,6 +85,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
 
     energy_month = cost.yearly_energy_cost / 12
     rent_month = cur(cost.rent_usd_per_month)
+    rent_hour = cur(rental)
     project_rent = project_buy = None
     cheaper: Literal["rent", "buy"] | None = None
     if inp.months is not None and rent_month is not None and purchase_usd is not None:
@@ -105,7 +107,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
         assumptions.append(f"{gpu.name}: no rental rate in the catalog")
     return RentVsBuyResult(
         gpu=gpu.name, count=inp.count, currency=inp.currency, purchase=cur(purchase_usd),
-        host=cur(host_usd) if inp.include_host else None, rent_per_month=rent_month,
+        host=cur(host_usd) if inp.include_host else None, rent_per_month=rent_month, rent_per_hour=rent_hour,
         energy_per_month=round(energy_month, 2), break_even_months=cost.break_even_months,
         project_rent=project_rent, project_buy=project_buy, cheaper=cheaper,
         price_as_of=str(gpu.price.as_of) if gpu.price else None,

@@ -80,6 +80,8 @@ _WHAT_IS = re.compile(r"什么是|是什么|什么叫|是啥|啥是|\bwhat(\x27s
 _VRAM_WORD = re.compile(r"显存|vram|gpu memory", re.IGNORECASE)
 _RENT_OUT = re.compile(r"租给|出租|rent(ing)? (it |them )?out|lease (it |them )?out", re.IGNORECASE)
 _WHICH_ONE = re.compile(r"哪个|哪一?款|哪张|\bwhich\b", re.IGNORECASE)
+_BUILD_PART = re.compile(r"主板|电源|机箱|散热器|风扇|内存条|处理器|\bcpu\b|motherboard|\bmobo\b|\bpsu\b|"
+                         r"power supply|\bchassis\b|\bcase\b|cooler|\bram\b", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"分别|各自|respectively|each of", re.IGNORECASE)
 _SHORT_WORDS = 14
 _SHORT_CHARS = 30
@@ -110,6 +112,10 @@ def by_rules(text: str, f: Features) -> Kind | None:
     if _hit("rent_vs_buy", text) and not (f.gpus >= 2 and _WHICH_ONE.search(text) and _RENT_OUT.search(text)):
         return Kind.rent_vs_buy
     recommend = _hit("recommend", text)
+    if _hit("concept", text) and not f.slots and not f.gpus and not f.sized and f.question:
+        return Kind.concept  # '那量化 KV cache 有用吗' asks about an idea, it changes nothing
+    if recommend and _BUILD_PART.search(text) and not (f.sized or f.budget):
+        return Kind.build  # '主板推荐啥' picks a part for the machine under discussion
     if _hit("whatif", text) and _short(text) and not recommend and f.context:
         return Kind.whatif
     if f.platform_only and f.attribute and f.question and not (recommend or f.budget):

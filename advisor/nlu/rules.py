@@ -107,6 +107,7 @@ class Parsed(BaseModel):
     about_memory_gb: float | None = Field(None, description="a memory size asked about ('cards with 48 GB')")
     catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
     wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
+    asks_hourly: bool = Field(False, description="asks what renting costs per hour ('租一小时多少钱')")
     asks_value: bool = Field(False, description="asks about value for money ('哪个性价比高', 'better value per "
                                                 "dollar')")
     asks_ram: bool = Field(False, description="asks whether the system RAM is enough ('64G 内存够吗')")
@@ -273,6 +274,7 @@ _EPOCHS = re.compile(rf"(?<![算跑再过])({N})\s*(个)?\s*(epochs?|轮|遍)|"
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
                        rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?|年|years?)", _I)
 DAYS_PER_MONTH = 365 / 12
+_PRICE_PER_TIME = re.compile(r"\s*(的话)?\s*(大概|大约|要|得)?\s*(多少钱|几块|多少|什么价|啥价|how much|costs?)", _I)
 _PER_DAY_BEFORE = re.compile(r"(每天|每日|一天|天天|日均)\s*(用|跑|开|开机|工作|运行)?\s*(大概|大约|约|差不多)?\s*$")
 _PER_DAY_AFTER = re.compile(r"\s*(a|per|each|every|/)\s*day\b|\s*/\s*(天|日)|\s*每天", _I)
 _DEADLINE_CTX = vocab.required("slot", "deadline_context")
@@ -696,7 +698,8 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         if not _DEADLINE_CTX.search(window) or _MEDIA_LENGTH.match(scan[m.end():]) \
                 or _PER_DAY_BEFORE.search(scan[max(0, m.start() - 8):m.start()]) \
                 or _PER_DAY_AFTER.match(scan[m.end():]) \
-                or re.search(r"(hours?|hrs?|h|小时)\s*$", scan[max(0, m.start() - 8):m.start()], _I):
+                or re.search(r"(hours?|hrs?|h|小时)\s*$", scan[max(0, m.start() - 8):m.start()], _I) \
+                or _PRICE_PER_TIME.match(scan[m.end():]):
             continue  # 'an hour of audio' is the input's length, '每天 8 小时' a duty cycle: neither is a deadline
         raw = m.group(1).lower()
         value = 0.5 if raw == "半" else 1.0 if raw in ("a", "an", "one") else parse_number(raw)
@@ -812,6 +815,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     out.wants_detail = bool(_DETAIL.search(text))
     out.asks_ram = bool(vocab.matches("slot", "ram_question", text))
     out.asks_value = bool(vocab.matches("slot", "value_question", text))
+    out.asks_hourly = bool(vocab.matches("slot", "hourly_question", text))
     out.asks_count = bool(_HOW_MANY.search(text))
     many = _MANY_CARDS.search(text)
     if many:
