@@ -1011,10 +1011,12 @@ def _leader(gs: list[dict[str, Any]], key: str, lang: str, message: str) -> str:
 
 
 _VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "memory_gb": "GB", "tokens_per_s": "tokens/s",
-                "bandwidth_gbs": "GB/s"}
+                "bandwidth_gbs": "GB/s", "concurrent_requests": "×"}
 
 
 def _per_money(metric: str, x: float) -> str:
+    if metric == "concurrent_requests":
+        return f"{num(x)}"
     return f"{num(x)} {_VALUE_UNITS[metric]}"
 
 
@@ -1029,6 +1031,9 @@ def _value_metric(session: Session, value: dict[str, Any]) -> str:
     if p.use_case == "inference":  # no model yet: generation is bandwidth-bound
         return "bandwidth_gbs"
     return "bf16_tflops"
+
+
+VALUE_TIE = 0.05  # per-price figures this close are a tie: catalog prices are not that precise
 
 
 def _value_lines(session: Session, value: dict[str, Any], labels: dict[str, str], lang: str) -> list[str]:
@@ -1047,12 +1052,26 @@ def _value_lines(session: Session, value: dict[str, Any], labels: dict[str, str]
                   value=_per_money(metric, o["per_unit"][metric]))
               for o in value["options"] if o["gpu"] != winner and o["fits"] is not False]
     verdict_key = "compare.value_verdict_pair" if len(others) == 1 else "compare.value_verdict"
+    able = sorted((o["per_unit"][metric] for o in value["options"] if o["fits"] is not False), reverse=True)
+    if len(able) >= 2 and able[0] <= able[1] * (1 + VALUE_TIE):  # within a few per cent: no winner on this
+        verdict_key = "compare.value_tie"
     lines = [msg(lang, verdict_key, winner=labels.get(winner, winner), unit=unit,
                  metric=msg(lang, f"compare.value_metric.{metric}"),
                  value=_per_money(metric, by_id[winner]["per_unit"][metric]),
                  others=("；" if lang == "zh" else "; ").join(others))]
+    serving_leader = value["leaders"].get("concurrent_requests")
+    tie = verdict_key == "compare.value_tie"
+    if metric == "tokens_per_s" and serving_leader and (serving_leader != winner or tie):  # many users: KV room
+        held = ("、" if lang == "zh" else ", ").join(
+            msg(lang, "compare.value_other", label=labels.get(o["gpu"], o["name"]),
+                value=num(o["totals"]["concurrent_requests"])) for o in value["options"]
+            if o["gpu"] != serving_leader and "concurrent_requests" in o["totals"])
+        lines.append(msg(lang, "compare.value_serving", name=labels.get(serving_leader, serving_leader), unit=unit,
+                         value=num(by_id[serving_leader]["per_unit"]["concurrent_requests"]),
+                         total=num(by_id[serving_leader]["totals"]["concurrent_requests"]), others=held))
+        return lines
     memory_leader = value["leaders"].get("memory_gb")
-    if memory_leader and memory_leader != winner:
+    if memory_leader and (memory_leader != winner or tie):
         lines.append(msg(lang, "compare.value_memory", name=labels.get(memory_leader, memory_leader), unit=unit,
                          value=_per_money("memory_gb", by_id[memory_leader]["per_unit"]["memory_gb"])))
     return lines
@@ -1112,7 +1131,9 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
         unit = msg(lang, f"compare.value_unit.{value['currency']}")
         per = {o["gpu"]: o["per_unit"] for o in value["options"]}
         metric = _value_metric(session, value)
-        for key in dict.fromkeys((metric, "memory_gb")):
+        serving = ("concurrent_requests",) if metric == "tokens_per_s" and all(
+            "concurrent_requests" in per.get(i, {}) for i in ids) else ()
+        for key in dict.fromkeys((metric, *serving, "memory_gb")):
             row(msg(lang, f"compare.value_row.{key}", unit=unit),
                 [_per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in ids])
         value_lines = _value_lines(session, value, labels, lang)

@@ -784,11 +784,14 @@ def _with_sizing(arguments: dict[str, Any], calls: list[ToolCall]) -> dict[str, 
     done = [c for c in calls if c.ok and isinstance(c.result, dict)]
     speeds = {key(c): c.result["tokens_per_s"] for c in done if c.name == "perf_decode"}
     fits = {key(c): c.result.get("fits") for c in done if c.name in ("size_inference", "size_training")}
+    room = {key(c): c.result["max_concurrency"] for c in done
+            if c.name == "size_inference" and c.result.get("fits") and c.result.get("max_concurrency") is not None}
     options = []
     for o in arguments["options"]:
         k = (o["gpu"], o.get("count", 1))
         options.append({**o, **({"tokens_per_s": speeds[k]} if k in speeds else {}),
-                        **({"fits": fits[k]} if fits.get(k) is not None else {})})
+                        **({"fits": fits[k]} if fits.get(k) is not None else {}),
+                        **({"concurrent_requests": room[k]} if k in room else {})})
     return {**arguments, "options": options}
 
 

@@ -123,6 +123,7 @@ class ValueOptionArgs(BaseModel):
     count: int = Field(1, ge=1, le=4096)
     tokens_per_s: float | None = Field(None, ge=0, description="decode speed from perf_decode, if sized")
     fits: bool | None = Field(None, description="whether it holds the workload, from a sizing")
+    concurrent_requests: float | None = Field(None, ge=0, description="requests that fit at once, from a sizing")
 
 
 ValueArgs = facade("ValueArgs", ValueInput, replace={
@@ -219,7 +220,8 @@ def _gpu_info(a: BaseModel) -> Any:
 
 def _value(a: BaseModel) -> Any:
     catalog = load_catalog()
-    options = [ValueOption(gpu=catalog.gpu(o.gpu), count=o.count, tokens_per_s=o.tokens_per_s, fits=o.fits)
+    options = [ValueOption(gpu=catalog.gpu(o.gpu), count=o.count, tokens_per_s=o.tokens_per_s, fits=o.fits,
+                           concurrent_requests=o.concurrent_requests)
                for o in a.options]  # type: ignore[attr-defined]
     return value_for_money(ValueInput(options=options, **_rest(a, "options")))
 

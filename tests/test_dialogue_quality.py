@@ -53,8 +53,9 @@ def test_72b_on_a_budget_without_precision_shows_what_quantising_buys(adv: Advis
     # the common deployment precisions, through sizing and the recommender
     sized = {c.arguments["precision"]: c for c in alternatives(r, "size_inference")}
     recs = {c.arguments["precision"]: c for c in alternatives(r, "recommend")}
-    assert set(sized) == set(recs) == {"int4", "fp8"}
-    assert all(c.arguments["engine"] == "vllm" for c in sized.values())
+    assert set(sized) == set(recs) == {"int4", "fp8", "Q4_K_M"}  # vLLM's two, and llama.cpp's for one user
+    assert {p: c.arguments["engine"] for p, c in sized.items()} == {"int4": "vllm", "fp8": "vllm",
+                                                                      "Q4_K_M": "llamacpp"}
     for prec in ("int4", "fp8"):
         need = direct("size_inference", model="qwen2.5-72b", precision=prec, engine="vllm", context=8192, batch=1,
                       gpus=1)
@@ -75,7 +76,7 @@ def test_english_budget_question_labels_the_quantised_options(adv: Advisor) -> N
     r = turn(adv, s, "We want to run Qwen2.5-72B locally for inference, budget ¥100k — which GPUs?")
     assert r.lang == "en"
     assert "**If you quantise**" in r.text and "INT4 (AWQ/GPTQ, vLLM)" in r.text
-    assert {c.arguments["precision"] for c in alternatives(r, "recommend")} == {"int4", "fp8"}
+    assert {c.arguments["precision"] for c in alternatives(r, "recommend")} == {"int4", "fp8", "Q4_K_M"}
     assert "Which precision should the plan use?" in r.question
     assert_grounded(r, s)
 

@@ -307,3 +307,11 @@ def test_small_slot_readings() -> None:
     assert p("给大概三四十个医生用").concurrency == 40
     assert p("IT admin at a 40-seat law office").concurrency == 40
     assert p("train a 1B model from scratch").kind != "reset" and p("let's start over from scratch").method is None
+
+
+@pytest.mark.parametrize(("text", "model"), [
+    ("671b满血版要多少卡", "deepseek-r1"), ("满血版部署要几张H20", "deepseek-r1"), ("满血 v3 要多少卡", "deepseek-v3"),
+    ("deepseek 671b", "deepseek-v3"),
+])
+def test_full_deepseek_is_r1_unless_v3_is_named(text: str, model: str) -> None:
+    assert p(text).model == model

@@ -118,3 +118,15 @@ def test_for_inference_without_a_model_value_follows_bandwidth(adv: Advisor) -> 
     r = turn(adv, adv.new_session(), "is the 5090 worth it over 4090 for inference")
     head = r.text.strip().splitlines()[0]
     assert "RTX 5090" in head and "717 GB/s" in head and "504 GB/s" in head
+
+
+def test_serving_value_counts_the_requests_each_card_holds(adv: Advisor) -> None:
+    """Llama-3.1-70B at FP8: ≈ 72.7 GB of weights. Its KV cache is 2 × 80 layers × 8 KV heads × 128 × 2 B =
+    327,680 B per token, 2.68 GB per 8,192-token request. An H200 (141 GB) keeps ≈ 60 GB for it, ≈ 22 requests;
+    an H100 (80 GB) about one. Decode speed per dollar is a near tie ($32k vs $25k for 4,800 vs 3,350 GB/s)."""
+    r = turn(adv, adv.new_session(), "H100 vs H200 which is better value for serving llama 3.1 70b in fp8")
+    value = calls(r, "value_for_money")[0].result
+    held = {o["gpu"]: o["totals"]["concurrent_requests"] for o in value["options"]}
+    assert 15 <= held["h200-sxm"] <= 30 and held["h100-sxm"] < 3
+    lines = r.text.strip().splitlines()
+    assert "about the same" in lines[0] and lines[1].startswith("To serve many users, H200")

@@ -4,7 +4,8 @@
     X per unit       = X × count / price × unit        (unit = 10,000 CNY, or 1,000 USD / EUR / GBP)
     leader(X)        = the configuration with the most X per unit, among those that hold the workload
     X ∈ {dense BF16 TFLOPS (FP16 where BF16 is absent), FP64 TFLOPS, memory GB (vendor label),
-         bandwidth GB/s, decode tokens/s of a sized model (when given)}
+         bandwidth GB/s, decode tokens/s of a sized model and the requests of its context that fit at once
+         (when given)}
 
 Dense throughput only: sparse marketing figures are never used. A configuration without a catalog
 price is listed under ``unpriced`` instead of being ranked.
@@ -21,7 +22,7 @@ from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN, gpu_price
 
 ValueCurrency = Literal["USD", "CNY", "EUR", "GBP"]
 UNIT: dict[str, float] = {"CNY": 10_000.0, "USD": 1_000.0, "EUR": 1_000.0, "GBP": 1_000.0}
-METRICS = ("bf16_tflops", "fp64_tflops", "memory_gb", "bandwidth_gbs", "tokens_per_s")
+METRICS = ("bf16_tflops", "fp64_tflops", "memory_gb", "bandwidth_gbs", "tokens_per_s", "concurrent_requests")
 
 
 class ValueOption(BaseModel):
@@ -33,6 +34,8 @@ class ValueOption(BaseModel):
     count: int = Field(1, ge=1, le=4096)
     tokens_per_s: float | None = Field(None, ge=0, description="decode speed of the sized model on this "
                                                                "configuration (from perf_decode)")
+    concurrent_requests: float | None = Field(None, ge=0, description="requests of the sized context that fit "
+                                                                      "at once (from the inference sizing)")
     fits: bool | None = Field(None, description="whether the configuration holds the workload (from a sizing); "
                                                 "one that does not is priced but never leads")
 
@@ -93,6 +96,8 @@ def _totals(o: ValueOption) -> dict[str, float]:
         out["fp64_tflops"] = t.fp64 * o.count
     if o.tokens_per_s is not None:
         out["tokens_per_s"] = o.tokens_per_s
+    if o.concurrent_requests is not None:
+        out["concurrent_requests"] = o.concurrent_requests
     return out
 
 

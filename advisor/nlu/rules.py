@@ -644,6 +644,11 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
             out.model, out.model_guess = guess, True
     elif out.model == "deepseek-r1" and out.params_b and _DISTILL.search(text):
         out.model = _r1_distill(text, out.params_b, cat) or out.model  # 'r1 蒸馏 32b' is the Qwen-32B distill
+    if "满血" in text and not re.search(r"v3", text, _I) and (out.model == "deepseek-v3" or (
+            out.model is None and out.params_b in (None, 671))):
+        out.model = "deepseek-r1"  # '671b 满血版' is how people name the full DeepSeek-R1
+    elif "满血" in text and out.model is None and re.search(r"\bv3\b", text, _I):
+        out.model = "deepseek-v3"
     if out.model:
         out.params_b = cat.model(out.model).params_b
 
