@@ -62,6 +62,15 @@ def money(amount: float | None, currency: str) -> str:
     return {"CNY": "¥", "EUR": "€", "GBP": "£"}.get(currency, "$") + f"{amount:,.0f}"
 
 
+def option_total(o: dict[str, Any], currency: str) -> str:
+    """A recommended option's total in the currency shown (yuan, dollars, or the euro / pound budget's)."""
+    if currency == "CNY":
+        return money(o.get("total_price_cny"), currency)
+    if currency in ("EUR", "GBP") and o.get("total_price_local") is not None:
+        return money(o["total_price_local"], currency)
+    return money(o.get("total_price_usd"), "USD")
+
+
 def money_exact(amount: float, currency: str) -> str:
     """Small amounts keep their cents ('$0.90', '¥6.48'); larger ones are rounded like ``money``."""
     if amount >= 100:
@@ -294,13 +303,13 @@ def _options(rec: dict[str, Any], lang: str, limit: int = 3, detailed: bool = Tr
     opts = rec.get("options", [])[:limit]
     if not opts:
         return []
-    cur = currency or rec.get("currency", "USD")
+    cur = rec.get("price_currency") or currency or rec.get("currency", "USD")
     with_host = any(o.get("host_price_usd") for o in opts)
     head = t(lang, f"| # | 配置 | {'总价（含主机）' if with_host else '总价（仅显卡）'} | 速度 | 功耗 |",
              f"| # | Configuration | {'Total (incl. host)' if with_host else 'Total (cards only)'} | Speed | Power |")
     rows = [head, "|---|---|---|---|---|"]
     for o in opts:
-        price = money(o.get("total_price_cny") if cur == "CNY" else o.get("total_price_usd"), cur)
+        price = option_total(o, cur)
         if o.get("decode_tokens_per_s") is not None:
             speed = tps(o["decode_tokens_per_s"])
         elif o.get("training_hours") is not None:
@@ -446,7 +455,8 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         if quantised is not None:  # say at once which lower precision does run, and on what
             a, c = quantised
             tail += msg(lang, "answer.but_quantised", precision=_IF_QUANT[a][0 if lang == "zh" else 1],
-                        option=_option_brief(c.result["options"][0], c.result.get("currency", "USD"), lang))
+                        option=_option_brief(c.result["options"][0],
+                                             c.result.get("price_currency") or c.result.get("currency", "USD"), lang))
         out.append(t(lang, f"**结论：{what} 需要约 {gb(r['per_gpu_bytes'])} 显存"
                            f"（其中权重 {gb(r['weights_total_bytes'])}）{tail}。**",
                      f"**Answer: {what} needs about {gb(r['per_gpu_bytes'])} of GPU memory "
@@ -582,7 +592,7 @@ def _fp8_capable(option: dict[str, Any]) -> bool:
 
 
 def _option_brief(o: dict[str, Any], currency: str, lang: str) -> str:
-    price = money(o.get("total_price_cny") if currency == "CNY" else o.get("total_price_usd"), currency)
+    price = option_total(o, currency)
     speed = tps(o["decode_tokens_per_s"]) if o.get("decode_tokens_per_s") is not None else None
     return t(lang, f"{o['count']}× {o['gpu']}（{price}" + (f"，约 {speed}" if speed else "") + "）",
              f"{o['count']}× {o['gpu']} ({price}" + (f", about {speed}" if speed else "") + ")")
@@ -670,7 +680,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                       f"{gb(sz.result['weights_total_bytes'])} weights)") if sz is not None else "")
             opts = [o for o in (rec.result.get("options", []) if rec else [])
                     if a != "fp8" or _fp8_capable(o)][:3]
-            cur = rec.result.get("currency", "USD") if rec else "USD"
+            cur = (rec.result.get("price_currency") or rec.result.get("currency", "USD")) if rec else "USD"
             if opts:
                 where = (t(lang, "预算内按性价比", "best value within budget") if p.budget else
                          t(lang, "按性价比", "best value"))
@@ -1301,8 +1311,8 @@ def key_facts(calls: list[ToolCall], lang: str, limit: int = 14) -> str:
         elif c.name == "scientific_fp64":
             lines.append(f"FP64 problem: {gb(r['per_gpu_bytes'])} per GPU, {'fits' if r['fits'] else 'does NOT fit'}")
         elif c.name == "recommend":
-            cur = r.get("currency", "USD")
+            cur = r.get("price_currency") or r.get("currency", "USD")
             for o in r.get("options", [])[:2]:
-                price = money(o.get("total_price_cny") if cur == "CNY" else o.get("total_price_usd"), cur)
+                price = option_total(o, cur)
                 lines.append(f"option {o['rank']}: {o['count']}× {o['gpu']}, {price}")
     return "\n".join(lines[:limit])

@@ -42,7 +42,9 @@ CORE: dict[str, tuple[str, ...]] = {
 Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", "empty", "spec", "concept", "build",
                "rent", "afford"]
 DEFAULT_RENT_HOURS = 24.0
-CARD_ONLY_BELOW_USD = 3000.0  # below this a budget cannot buy a desktop host and a useful card together
+# Below this a budget cannot buy a desktop host ($2,500) and a useful pair of 24 GB cards ($1,600) together, so
+# an unqualified budget is read as money for the cards (the reply says so and how to change it).
+CARD_ONLY_BELOW_USD = 4500.0
 _VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar", "MetaX")
 
 
@@ -138,7 +140,7 @@ def _budget_args(p: Profile) -> dict[str, Any]:
     if p.budget is None:
         return {}
     if p.budget.currency in ("EUR", "GBP"):
-        return {"budget_usd": round(to_usd(p.budget.amount, p.budget.currency), 2)}
+        return {"budget_usd": round(to_usd(p.budget.amount, p.budget.currency), 2), "price_currency": p.budget.currency}
     return {"budget_cny": p.budget.amount} if p.budget.currency == "CNY" else {"budget_usd": p.budget.amount}
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from advisor.compose import _TERM_LABELS, gb, gpu_name, model_name, money, num, t, tps
+from advisor.compose import _TERM_LABELS, gb, gpu_name, model_name, money, num, option_total, t, tps
 from advisor.session import Session
 
 # absolute local paths (/home/x/…, C:\\Users\\…), not URLs or 'org/repo' references
@@ -132,13 +132,13 @@ def export_markdown(session: Session, lang: str = "en") -> str:
     rec = results.get("recommend")
     if rec and rec.ok:
         r = rec.result
-        cur = r.get("currency", "USD")
+        cur = r.get("price_currency") or r.get("currency", "USD")
         out += ["", t(lang, "## 推荐配置", "## Recommended configurations")]
         if r.get("options"):
             out += [t(lang, "| # | 配置 | 总价 | 性能 | 功耗 | 平台 |",
                       "| # | Configuration | Total | Performance | Power | Platform |"), "|---|---|---|---|---|---|"]
             for o in r["options"][:8]:
-                price = money(o.get("total_price_cny") if cur == "CNY" else o.get("total_price_usd"), cur)
+                price = option_total(o, cur)
                 perf_txt = (tps(o["decode_tokens_per_s"]) if o.get("decode_tokens_per_s") is not None else
                             f"{num(o['fp64_tflops'])} FP64 TFLOPS" if o.get("fp64_tflops") is not None else
                             f"{num(o['fp32_tflops'])} FP32 TFLOPS" if o.get("fp32_tflops") is not None else

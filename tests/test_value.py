@@ -130,3 +130,10 @@ def test_serving_value_counts_the_requests_each_card_holds(adv: Advisor) -> None
     assert 15 <= held["h200-sxm"] <= 30 and held["h100-sxm"] < 3
     lines = r.text.strip().splitlines()
     assert "about the same" in lines[0] and lines[1].startswith("To serve many users, H200")
+
+
+def test_a_pound_budget_gets_its_recommendations_priced_in_pounds(adv: Advisor) -> None:
+    # 2 × RTX 3090 at $800 = $1,600 = £1,203 at 1.33 USD/GBP (cards only: £1,500 buys no computer as well)
+    r = turn(adv, adv.new_session(), "budget £1500 for mixtral 8x7b")
+    head = r.text.strip().splitlines()[0]
+    assert "£1,203" in head and "$" not in head

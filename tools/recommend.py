@@ -45,6 +45,7 @@ from tools.pricing import (
     FX_AS_OF,
     HOST_COST_USD,
     KWH_PRICE,
+    USD_PER_FOREIGN,
     CostInput,
     Currency,
     cost_of_ownership,
@@ -94,6 +95,8 @@ class RecommendInput(BaseModel):
     precision: str | None = Field(None, description="weights (inference) or compute precision (training)")
     context: int = Field(8192, ge=1, description="tokens per sequence")
     concurrency: int = Field(1, ge=1, description="concurrent sequences")
+    price_currency: Literal["EUR", "GBP"] | None = Field(None, description="also price each option in this "
+                                                                           "currency (a euro or pound budget)")
     target_tokens_per_s: float | None = Field(None, gt=0, description="aggregate decode tokens/s wanted")
     method: Literal["full", "lora", "qlora"] | None = Field(None, description="training; default lora")
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS, description="training tokens (all epochs)")
@@ -156,6 +159,7 @@ class Option(BaseModel):
     host_price_usd: float
     total_price_usd: float | None
     total_price_cny: float | None
+    total_price_local: float | None = Field(None, description="the total in `price_currency`, when asked")
     decode_tokens_per_s: float | None = None
     decode_tokens_per_s_range: tuple[float, float] | None = None
     training_tokens_per_s: float | None = None
@@ -201,6 +205,7 @@ class Recommendation(BaseModel):
 
     workload: str
     currency: Currency
+    price_currency: str | None = Field(None, description="currency of each option's total_price_local")
     options: list[Option]
     rejected: list[Rejected]
     pitfalls: dict[str, tuple[str, str]] = Field(description="text of each pitfall flagged in the options")
@@ -442,7 +447,8 @@ def recommend(inp: RecommendInput) -> Recommendation:
         o.rank = i
     flagged = sorted({p for o in options for p in o.pitfalls})
     return Recommendation(
-        workload=inp.workload, currency=currency, options=options, rejected=rejected,
+        workload=inp.workload, currency=currency, price_currency=inp.price_currency, options=options,
+        rejected=rejected,
         pitfalls={p: PITFALL_TEXT[p] for p in flagged}, assumptions=_assumptions(inp, engine, currency),
     )
 
@@ -560,7 +566,10 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         rank=0, gpu=gpu.name, gpu_id=gpu.id, count=count, vendor=gpu.vendor, tier=gpu.tier.value, fits=True,
         per_gpu_bytes=ev.per_gpu_bytes, gpu_memory_bytes=ev.usable_bytes, headroom_bytes=headroom,
         price_usd=gpus_usd, price_cny=gpus_cny, host_price_usd=host_usd, total_price_usd=total_usd,
-        total_price_cny=total_cny, decode_tokens_per_s=ev.decode, decode_tokens_per_s_range=ev.decode_range,
+        total_price_cny=total_cny,
+        total_price_local=(round(total_usd / USD_PER_FOREIGN[inp.price_currency], 2)
+                           if inp.price_currency and total_usd is not None else None),
+        decode_tokens_per_s=ev.decode, decode_tokens_per_s_range=ev.decode_range,
         training_tokens_per_s=ev.train_tps, training_hours=ev.train_hours, fp64_tflops=ev.fp64,
         fp32_tflops=ev.fp32,
         perf_metric=ev.metric_label, perf_per_price=round(ppp, 4) if ppp is not None else None,
