@@ -701,6 +701,19 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
     return out
 
 
+def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
+    """When the requested training does not fit the card: what LoRA / QLoRA would need on it."""
+    lines = []
+    for alt, c in alts:
+        if alt in ("lora", "qlora") and c.ok and c.name == "size_training":
+            r = c.result
+            key = "answer.lighter_fits" if r.get("fits") else "answer.lighter_short"
+            lines.append(msg(lang, key, method=method_label(alt, lang), need=gb(r["per_gpu_bytes"]),
+                             card=config_label(c.arguments.get("gpu"), r["gpus"], lang),
+                             have=gb(r.get("gpu_memory_bytes") or 0)))
+    return lines
+
+
 def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                       previous: dict[str, ToolCall], detailed: bool = True) -> list[str]:
     size = _by_name(calls, "size_training")
@@ -883,8 +896,8 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     if "concurrency" in a:
         out.append(t(lang, f"并发按 {num(DEFAULT_CONCURRENCY)} 个请求计",
                      f"{num(DEFAULT_CONCURRENCY)} request at a time"))
-    if "method" in a:
-        method = str(a["method"]).upper()
+    if isinstance(a.get("method"), str):
+        method = method_label(a["method"], lang)
         out.append(t(lang, f"训练方式未指定，按 {method} 计", f"method not given: {method}"))
     if p.dataset_samples and not p.dataset_tokens:
         out.append(t(lang, f"每条样本按 {TOKENS_PER_SAMPLE} tokens 计", f"{TOKENS_PER_SAMPLE} tokens per sample"))
@@ -960,6 +973,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
             out.append(msg(lang, "speed.need_card"))  # speed follows from bandwidth, which a size alone does not give
     elif p.use_case == "training":
         out += _training_section(calls, p, plan, lang, previous, detailed=detailed)
+        out += _lighter_methods(alts, lang)
     else:
         out += _scientific_section(calls, p, plan, lang)
     size_call = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
@@ -1122,7 +1136,9 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     row(t(lang, "形态 / 散热", "Form / cooling"),
         [f"{msg(lang, 'spec.form.' + g['form_factor'])} / {msg(lang, 'spec.cooling.' + g['cooling'])}" for g in gs])
     row("ECC", ["✓" if g.get("ecc") else "✗" for g in gs])
-    row(t(lang, "互联", "Interconnect"), [g["interconnect"]["kind"] for g in gs])
+    row(t(lang, "互联", "Interconnect"), [msg(lang, f"spec.link_kind.{g['interconnect']['kind']}")
+                                        if has_message(lang, f"spec.link_kind.{g['interconnect']['kind']}")
+                                        else g["interconnect"]["kind"] for g in gs])
     row(t(lang, "参考价", "Approx. price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
     if sizes:
         model = next(iter(sizes.values())).result["model"]
@@ -1183,7 +1199,7 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
     def detail(i: str) -> str:
         r = sizes[i].result
         return msg(lang, "compare.detail", label=labels[i], need=gb_short(r["per_gpu_bytes"]),
-                   have=gb_short(r["gpu_memory_bytes"]))
+                   have=gb_short(_usable(r)))  # vLLM's reservation where it applies, as the verdict uses
 
     sep = "、" if lang == "zh" else ", "
     if not fit:

@@ -266,7 +266,7 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         plan.question_slots = [s for s in plan.question_slots if s != "cuda_required"]  # the code answers it
     for slot in CORE[p.use_case]:
         if not p.known(slot):
-            plan.assumed[slot] = True
+            plan.assumed.setdefault(slot, True)  # keeps a default already named ('method': 'lora')
     if implied:
         plan.assumed["use_case"] = implied
     if code and p.fp64 == code.fp64:
@@ -699,6 +699,10 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     if p.grad_checkpointing is not None:
         size["recompute"] = "full" if p.grad_checkpointing else "none"
     calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
+    if gpu and p.method in (None, "lora", "full") and method != "qlora":  # the lighter methods, if this one fails
+        for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]:
+            calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
+                                     arguments={**size, "method": lighter}))
     if gpu and parsed.asks_count:
         sharded = {**size, "zero_stage": 3} if method == "full" and not p.sharding else size
         calls += _count_calls("size_training", sharded, count)  # full fine-tuning over several GPUs shards

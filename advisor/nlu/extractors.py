@@ -230,13 +230,14 @@ _ATTRIBUTES: tuple[tuple[str, str], ...] = (
 
 
 _FEATURES = ("link", "ecc", "pcie", "cooling", "architecture")
+_PRECISION_WORD = re.compile(r"\b(fp8|fp4|fp16|bf16|fp32|fp64|tf32|int8|int4|nvfp4|mxfp4)\b", re.IGNORECASE)
 
 
 def asked_attribute(ctx: Context) -> str | None:
     """Which fact a spec question asks for ('L40S 显存多大' → memory, 'does the 3090 have NVLink' → link)."""
     found = [(m.start(), name) for name, pattern in _ATTRIBUTES if (m := re.search(pattern, ctx.masked, _I))]
     named = [name for _, name in sorted(found)]
-    if named[:1] == ["support"]:  # 'does the 4090 support NVLink' asks about the link, not a precision
+    if named[:1] == ["support"] and not _PRECISION_WORD.search(ctx.masked):  # 'support NVLink' asks about the link
         feature = next((n for n in named if n in _FEATURES), None)
         if feature:
             return feature

@@ -80,6 +80,8 @@ _WHAT_IS = re.compile(r"什么是|是什么|什么叫|是啥|啥是|\bwhat(\x27s
 _VRAM_WORD = re.compile(r"显存|vram|gpu memory", re.IGNORECASE)
 _RENT_OUT = re.compile(r"租给|出租|rent(ing)? (it |them )?out|lease (it |them )?out", re.IGNORECASE)
 _WHICH_ONE = re.compile(r"哪个|哪一?款|哪张|\bwhich\b", re.IGNORECASE)
+_CONCEPT_OPENING = re.compile(r"^\W*(explain|eli5|what(\x27s| is| are) (a |an |the )?[a-z][\w -]{1,30}\?|什么是|啥是|"
+                              r"\S{1,16}?(是啥|是什么|啥意思|什么意思)[，,?？\s])", re.IGNORECASE)
 _BUILD_PART = re.compile(r"主板|电源|机箱|散热器|风扇|内存条|处理器|\bcpu\b|motherboard|\bmobo\b|\bpsu\b|"
                          r"power supply|\bchassis\b|\bcase\b|cooler|\bram\b", re.IGNORECASE)
 _RESPECTIVELY = re.compile(r"分别|各自|respectively|each of", re.IGNORECASE)
@@ -112,6 +114,9 @@ def by_rules(text: str, f: Features) -> Kind | None:
     if _hit("rent_vs_buy", text) and not (f.gpus >= 2 and _WHICH_ONE.search(text) and _RENT_OUT.search(text)):
         return Kind.rent_vs_buy
     recommend = _hit("recommend", text)
+    if _CONCEPT_OPENING.search(text) and _hit("concept", text) and not (
+            f.budget or recommend or (f.gpus and (f.attribute or _hit("fit", text)))):
+        return Kind.concept  # 'MoE是啥，为什么 671b 跑得比 70b 快', 'explain ZeRO … for 2x 3090': the idea comes first
     if _hit("concept", text) and not f.slots and not f.gpus and not f.sized and f.question:
         return Kind.concept  # '那量化 KV cache 有用吗' asks about an idea, it changes nothing
     if recommend and _BUILD_PART.search(text) and not (f.sized or f.budget):
