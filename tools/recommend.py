@@ -94,7 +94,7 @@ class RecommendInput(BaseModel):
     model: str | None = Field(None, description="catalog model (inference and training)")
     precision: str | None = Field(None, description="weights (inference) or compute precision (training)")
     context: int = Field(8192, ge=1, description="tokens per sequence")
-    concurrency: int = Field(1, ge=1, description="concurrent sequences")
+    concurrency: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences (the sizing's own limit)")
     price_currency: Literal["EUR", "GBP"] | None = Field(None, description="also price each option in this "
                                                                            "currency (a euro or pound budget)")
     target_tokens_per_s: float | None = Field(None, gt=0, description="aggregate decode tokens/s wanted")
