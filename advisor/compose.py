@@ -56,10 +56,13 @@ def tps(x: float | None) -> str:
     return f"{x:,.1f} tokens/s" if x < 100 else f"{x:,.0f} tokens/s"
 
 
+_SYMBOLS = {"CNY": "¥", "EUR": "€", "GBP": "£", "USD": "$"}
+
+
 def money(amount: float | None, currency: str) -> str:
     if amount is None:
         return "—"
-    return {"CNY": "¥", "EUR": "€", "GBP": "£"}.get(currency, "$") + f"{amount:,.0f}"
+    return _SYMBOLS.get(currency, "$") + f"{amount:,.0f}"
 
 
 def option_total(o: dict[str, Any], currency: str) -> str:
@@ -75,7 +78,7 @@ def money_exact(amount: float, currency: str) -> str:
     """Small amounts keep their cents ('$0.90', '¥6.48'); larger ones are rounded like ``money``."""
     if amount >= 100:
         return money(amount, currency)
-    return {"CNY": "¥", "EUR": "€", "GBP": "£"}.get(currency, "$") + f"{amount:,.2f}"
+    return _SYMBOLS.get(currency, "$") + f"{amount:,.2f}"
 
 
 def gpu_price_text(g: dict[str, Any], lang: str) -> tuple[str, str] | None:
@@ -1035,13 +1038,12 @@ def _leader(gs: list[dict[str, Any]], key: str, lang: str, message: str) -> str:
 
 
 _VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "memory_gb": "GB", "tokens_per_s": "tokens/s",
-                "bandwidth_gbs": "GB/s", "concurrent_requests": "×"}
+                "bandwidth_gbs": "GB/s"}  # concurrent requests are a plain count
 
 
 def _per_money(metric: str, x: float) -> str:
-    if metric == "concurrent_requests":
-        return f"{num(x)}"
-    return f"{num(x)} {_VALUE_UNITS[metric]}"
+    unit = _VALUE_UNITS.get(metric)
+    return f"{num(x)} {unit}" if unit else num(x)
 
 
 def _value_metric(session: Session, value: dict[str, Any]) -> str:
@@ -1061,8 +1063,8 @@ VALUE_TIE = 0.05  # per-price figures this close are a tie: catalog prices are n
 
 
 def _value_lines(session: Session, value: dict[str, Any], labels: dict[str, str], lang: str) -> list[str]:
-    """The value-for-money verdict (most of the deciding figure per unit of money), and the memory leader
-    when another card gives more memory for the money."""
+    """The value-for-money verdict (most of the deciding figure per unit of money, or a tie), then the card whose
+    KV cache holds more users (for a sized model) or that gives more memory for the money, when that differs."""
     unpriced = [labels.get(g, g) for g in value["unpriced"]]
     if unpriced:
         return [msg(lang, "compare.value_unpriced", names="、".join(unpriced) if lang == "zh" else ", ".join(unpriced))]
