@@ -104,8 +104,10 @@ def _source(entry: dict[str, Any], lang: str) -> str:
                as_of=entry.get("as_of", "?"), confidence=entry.get("confidence", "?"))
 
 
-def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str) -> str:
-    """Verdict first: the fact asked for, per GPU or model; then one compact card line and the source."""
+def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
+                 more: list[str] | None = None) -> str:
+    """Verdict first: the fact asked for, per GPU or model (and each further fact asked of one GPU); then one
+    compact card line and the source."""
     out: list[str] = []
     for call in _ok(calls, "find_gpus"):
         out += _filter_lines(call.result, lang)
@@ -113,6 +115,9 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
     models = [c.result for c in _ok(calls, "model_info")]
     for g in gpus:
         out.append(_gpu_verdict(g, attribute, precision, lang))
+    if len(gpus) == 1:
+        said = {attribute, "bandwidth"} if attribute == "memory" else {attribute}  # the memory line has bandwidth
+        out += [_gpu_verdict(gpus[0], extra, None, lang) for extra in more or [] if extra not in said]
     if len(gpus) == 1:
         out += ["", *_gpu_card(gpus[0], lang), _source(gpus[0], lang)]
     elif gpus:

@@ -426,7 +426,8 @@ class Advisor:
             body = C.compose_why(session, citations, out_lang)
         elif mode == "spec":
             attribute = parsed.asked_attribute or session.focus_attribute
-            body = A.compose_spec(calls, attribute, parsed.about_precision or parsed.precision, out_lang)
+            body = A.compose_spec(calls, attribute, parsed.about_precision or parsed.precision, out_lang,
+                                  more=parsed.more_attributes or [])
         elif mode == "concept":
             body = A.compose_concept(citations, parsed.text, out_lang)
         elif mode == "build":

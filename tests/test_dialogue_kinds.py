@@ -595,3 +595,14 @@ def test_an_idea_asked_first_is_explained_first(adv: Advisor, text: str, kind: s
     assert r.mode == kind
     if "fp8" in text:
         assert "FP8" in first_line(r.text)  # the precision asked first, not the ECC asked after it
+
+
+@pytest.mark.parametrize(("text", "wanted"), [
+    ("does the rtx 4090 support fp8? what about ECC", ["**Yes — GeForce RTX 4090 supports FP8", "no ECC"]),
+    ("4090 显存多大？带宽和功耗呢", ["24 GB GDDR6X", "1,008 GB/s", "450 W"]),
+    ("L40S 的价格和功耗", ["¥57,600", "350 W"]),  # $8,000 at 7.2; datasheet 350 W
+])
+def test_each_fact_asked_of_one_card_gets_its_line(adv: Advisor, text: str, wanted: list[str]) -> None:
+    _, r = ask(adv, text)
+    lead = r.text.split("\n\n")[0]
+    assert r.mode == "spec" and all(w in lead for w in wanted)

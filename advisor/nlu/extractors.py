@@ -244,6 +244,17 @@ def asked_attribute(ctx: Context) -> str | None:
     return named[0] if named else None  # the fact asked first ('显存多大？带宽和功耗呢' → memory)
 
 
+_FOLLOW_ON = ("ecc", "link", "price", "power", "bandwidth", "cooling", "pcie", "architecture", "china")
+
+
+def more_attributes(ctx: Context) -> list[str] | None:
+    """Facts asked after the first ('supports FP8? what about ECC' → ['ecc']): each gets its own line."""
+    first = asked_attribute(ctx)
+    found = sorted((m.start(), name) for name, pattern in _ATTRIBUTES
+                   if name in _FOLLOW_ON and name != first and (m := re.search(pattern, ctx.masked, _I)))
+    return [name for _, name in found][:2] or None
+
+
 _AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)\b(?:\s*/\s*(\d{3})\s*v)?|(\d{3})\s*v\s*/?\s*(\d{1,3})\s*a\b", _I)
 _OUTLET = re.compile(r"插座|墙插|电路|回路|跳闸|空开|outlet|circuit|breaker|wall|socket|mains", _I)
 
@@ -388,6 +399,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "sci_code": scientific_code,
     "card_memory_gb": card_memory_gb,
     "build_topic": build_topic,
+    "more_attributes": more_attributes,
     "cpu": cpu_platform,
     "cpu_name": cpu_name,
     "nodes": nodes,

@@ -103,6 +103,7 @@ class Parsed(BaseModel):
     excluded_vendors: list[str] | None = None
     allowed_gpus: list[str] | None = None
     asked_attribute: str | None = Field(None, description="the fact a spec question asks for (memory, price …)")
+    more_attributes: list[str] | None = Field(None, description="further facts asked in the same message")
     about_precision: str | None = Field(None, description="a precision asked about, not chosen ('supports FP8?')")
     about_memory_gb: float | None = Field(None, description="a memory size asked about ('cards with 48 GB')")
     catalog_filter: bool = Field(False, description="asks which catalog GPUs have a property")
@@ -393,6 +394,7 @@ def _per_node(text: str, gpu: GpuCount, nodes: int) -> GpuCount:
     return gpu
 
 
+_NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes")  # what a question asks, not states
 _MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
 _NEGATED = re.compile(
     r"(?:\bnot\b|\bno\b|\bwithout\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|无需|不再)\s*(?:an?\s+|the\s+)?"
@@ -831,7 +833,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
         out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
         out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
-        out.gpu_count, *(v for k, v in found.items() if k not in ("asked_attribute", "build_topic")))) + len(out.gpus)
+        out.gpu_count, *(v for k, v in found.items() if k not in _NOT_REQUIREMENTS))) + len(out.gpus)
     # 'mi250x fp64 tflops' looks FP64 up; 'CFD in double precision, 20 GB per job' needs it
     lookup = out.asked_attribute is not None and bool(out.gpus) and not (out.problem_size_gb or out.model
                                                                            or out.budget)
