@@ -10,7 +10,7 @@ import itertools
 import re
 from typing import Any
 
-from advisor.compose import citations_block, gpu_price_text, money, money_exact, num
+from advisor.compose import citations_block, gpu_price_text, money, money_exact, num, per_money
 from advisor.messages import msg
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
@@ -319,6 +319,34 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.break_even", months=num(r["break_even_months"])))
     if r.get("host"):
         out.append(msg(lang, "rent.host", host=money(r["host"], cur)))
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- best value without a model
+
+
+def compose_best_value(calls: list[ToolCall], lang: str) -> str:
+    """The cards that give the most for the money, ranked, with memory and bandwidth per price side by side."""
+    found = _ok(calls, "best_value")
+    if not found or not found[0].result["ranked"]:
+        return msg(lang, "value.none")
+    r = found[0].result
+    cur, metric = r["currency"], r["metric"]
+    unit = msg(lang, f"compare.value_unit.{cur}")
+    first = r["ranked"][0]
+    out = [msg(lang, "value.head", metric=msg(lang, f"compare.value_metric.{metric}"), unit=unit,
+               name=first["name"], price=money(first["price"], cur),
+               value=per_money(metric, first["per_unit"][metric])),
+           "", msg(lang, "value.table_head", per_metric=msg(lang, f"compare.value_row.{metric}", unit=unit),
+                   per_memory=msg(lang, "compare.value_row.memory_gb", unit=unit)),
+           "|---|---|---|---|---|---|"]
+    for i, o in enumerate(r["ranked"], 1):
+        per = o["per_unit"]
+        out.append(f"| {i} | {o['name']} | {num(o['totals']['memory_gb'])} GB | {money(o['price'], cur)} | "
+                   f"{per_money(metric, per[metric])} | {per_money('memory_gb', per['memory_gb'])} |")
+    out += ["", msg(lang, "value.note_training" if metric == "bf16_tflops" else "value.note")]
+    if found[0].arguments.get("vendors") == ["NVIDIA"] and metric == "bf16_tflops":
+        out.append(msg(lang, "value.training_note"))
     return "\n".join(out)
 
 

@@ -1041,7 +1041,8 @@ _VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "memory_gb": "
                 "bandwidth_gbs": "GB/s"}  # concurrent requests are a plain count
 
 
-def _per_money(metric: str, x: float) -> str:
+def per_money(metric: str, x: float) -> str:
+    """A per-price figure with its unit ('1,170 GB/s', '45.0 TFLOPS'); request counts are plain."""
     unit = _VALUE_UNITS.get(metric)
     return f"{num(x)} {unit}" if unit else num(x)
 
@@ -1075,7 +1076,7 @@ def _value_lines(session: Session, value: dict[str, Any], labels: dict[str, str]
     unit = msg(lang, f"compare.value_unit.{value['currency']}")
     by_id = {o["gpu"]: o for o in value["options"]}
     others = [msg(lang, "compare.value_other", label=labels.get(o["gpu"], o["name"]),
-                  value=_per_money(metric, o["per_unit"][metric]))
+                  value=per_money(metric, o["per_unit"][metric]))
               for o in value["options"] if o["gpu"] != winner and o["fits"] is not False]
     verdict_key = "compare.value_verdict_pair" if len(others) == 1 else "compare.value_verdict"
     able = sorted((o["per_unit"][metric] for o in value["options"] if o["fits"] is not False), reverse=True)
@@ -1083,7 +1084,7 @@ def _value_lines(session: Session, value: dict[str, Any], labels: dict[str, str]
         verdict_key = "compare.value_tie"
     lines = [msg(lang, verdict_key, winner=labels.get(winner, winner), unit=unit,
                  metric=msg(lang, f"compare.value_metric.{metric}"),
-                 value=_per_money(metric, by_id[winner]["per_unit"][metric]),
+                 value=per_money(metric, by_id[winner]["per_unit"][metric]),
                  others=("；" if lang == "zh" else "; ").join(others))]
     serving_leader = value["leaders"].get("concurrent_requests")
     tie = verdict_key == "compare.value_tie"
@@ -1099,7 +1100,7 @@ def _value_lines(session: Session, value: dict[str, Any], labels: dict[str, str]
     memory_leader = value["leaders"].get("memory_gb")
     if memory_leader and (memory_leader != winner or tie):
         lines.append(msg(lang, "compare.value_memory", name=labels.get(memory_leader, memory_leader), unit=unit,
-                         value=_per_money("memory_gb", by_id[memory_leader]["per_unit"]["memory_gb"])))
+                         value=per_money("memory_gb", by_id[memory_leader]["per_unit"]["memory_gb"])))
     return lines
 
 
@@ -1163,7 +1164,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
             "concurrent_requests" in per.get(i, {}) for i in ids) else ()
         for key in dict.fromkeys((metric, *serving, "memory_gb")):
             row(msg(lang, f"compare.value_row.{key}", unit=unit),
-                [_per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in ids])
+                [per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in ids])
         value_lines = _value_lines(session, value, labels, lang)
     verdict = _compare_verdict(ids, labels, sizes, perfs, lang)
     lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])

@@ -437,6 +437,8 @@ class Advisor:
             body = A.compose_build(calls, label, session.profile.cpu_name, out_lang,
                                    assumed_card=C.gpu_name(card) if card else None,
                                    topic="ram" if parsed.asks_ram or parsed.system_ram_gb else parsed.build_topic)
+        elif mode == "value":
+            body = A.compose_best_value(calls, out_lang)
         elif mode == "afford":
             budget = session.profile.budget
             body = A.compose_afford(calls, (budget.amount, budget.currency) if budget else (0.0, "USD"), out_lang,
@@ -762,7 +764,8 @@ def _unusable_notices(parsed: Parsed, session: Session, lang: Lang) -> list[str]
 
 
 _KIND_OF_MODE = {"spec": Kind.spec, "build": Kind.build, "rent": Kind.rent_vs_buy, "afford": Kind.recommend,
-                 "answer": Kind.size_inference, "compare": Kind.compare, "concept": Kind.concept}
+                 "value": Kind.recommend, "answer": Kind.size_inference, "compare": Kind.compare,
+                 "concept": Kind.concept}
 
 
 def _remember_kind(session: Session, mode: str, parsed: Parsed, calls: list[ToolCall]) -> None:

@@ -40,7 +40,7 @@ CORE: dict[str, tuple[str, ...]] = {
     "scientific": ("fp64", "problem_size_gb"),
 }
 Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", "empty", "spec", "concept", "build",
-               "rent", "afford"]
+               "rent", "afford", "value"]
 DEFAULT_RENT_HOURS = 24.0
 # Below this a budget cannot buy a desktop host ($2,500) and a useful pair of 24 GB cards ($1,600) together, so
 # an unqualified budget is read as money for the cards (the reply says so and how to change it).
@@ -240,6 +240,9 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
                                          and session.last_kind == Kind.recommend)
     if buying and p.budget and not p.known("model") and p.use_case != "scientific":
         return _afford_plan(session)
+    if kind == Kind.recommend and not (p.budget or p.known("model") or p.gpu) and (
+            parsed.asks_value or parsed.asks_best):
+        return _best_value_plan(p, lang)
     if kind == Kind.recommend and not p.known("model") and (p.domestic or p.excluded_vendors) and not p.budget:
         return _filter_plan(session)
     implied = None if p.use_case else implied_use_case(p, parsed)
@@ -417,6 +420,18 @@ def _filter_plan(session: Session) -> Plan:
     args: dict[str, Any] = {"domestic": True} if p.domestic else {"exclude_vendors": list(p.excluded_vendors)}
     return Plan(mode="spec", calls=[PlannedCall(name="find_gpus", arguments=args, purpose="info")],
                 question_slots=["use_case"] if p.use_case is None else ["model"])
+
+
+def _best_value_plan(p: Profile, lang: str) -> Plan:
+    """'Best bang for the buck GPU?' with no model or budget yet: the cards giving the most per price, ranked."""
+    metric = {"training": "bf16_tflops", "scientific": "fp64_tflops"}.get(p.use_case or "", "bandwidth_gbs")
+    tiers = ["consumer", "workstation", "datacenter"] if p.use_case == "scientific" or p.form_factor == "server" \
+        else ["consumer", "workstation"]
+    args: dict[str, Any] = {"metric": metric, "tiers": tiers, "currency": user_currency(p, lang), "min_memory_gb": 16}
+    if p.use_case == "training" and not p.excluded_vendors:
+        args["vendors"] = ["NVIDIA"]  # training stacks (PEFT, DeepSpeed, Unsloth) assume CUDA; said in the reply
+    return Plan(mode="value", calls=[PlannedCall(name="best_value", arguments=args, purpose="info")],
+                question_slots=["model"] if p.use_case in (None, "inference", "training") else [])
 
 
 def _afford_plan(session: Session) -> Plan:

@@ -40,7 +40,7 @@ from tools.rent import RentVsBuyInput, rent_vs_buy
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import TrainingTimeInput, estimate_training_time
-from tools.value import ValueInput, ValueOption, value_for_money
+from tools.value import BestValueInput, ValueInput, ValueOption, best_value, value_for_money
 
 
 class UnknownToolError(LookupError):
@@ -275,6 +275,9 @@ _SPECS = [
     ToolSpec("value_for_money", "Per-price value of GPU configurations: dense BF16 and FP64 TFLOPS, memory, "
              "bandwidth and (given) decode tokens/s per 10,000 CNY or 1,000 USD/EUR of catalog price.", ValueArgs,
              _value, "Value for money", "性价比"),
+    ToolSpec("best_value", "Catalog cards (by tier, at least some memory) ranked by bandwidth, memory or dense "
+             "TFLOPS per price, when no model or budget is named yet.", BestValueInput, best_value, "Best value",
+             "性价比排行"),
     ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
              "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy, "Buy vs rent", "买还是租"),
 ]

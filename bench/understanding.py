@@ -30,7 +30,7 @@ from advisor.nlu import Parsed, parse  # noqa: E402
 TARGETS = {"intent accuracy": 0.95, "slot F1": 0.95, "answered first": 0.95}
 ANSWERABLE = {"spec", "concept", "size_inference", "size_training", "speed", "build", "compare", "recommend",
               "rent_vs_buy"}
-ANSWER_MODES = {"answer", "spec", "concept", "build", "rent", "compare", "why", "export", "afford"}
+ANSWER_MODES = {"answer", "spec", "concept", "build", "rent", "compare", "why", "export", "afford", "value"}
 NO_RESULT = ("还没有计算结果可以解释", "There is no result to explain")
 SCALAR_SLOTS = ("use_case", "model", "params_b", "precision", "kv_dtype", "gpu_count", "context_tokens",
                 "concurrency", "method", "sharding", "grad_checkpointing", "epochs", "dataset_tokens",

@@ -137,3 +137,28 @@ def test_a_pound_budget_gets_its_recommendations_priced_in_pounds(adv: Advisor) 
     r = turn(adv, adv.new_session(), "budget £1500 for mixtral 8x7b")
     head = r.text.strip().splitlines()[0]
     assert "£1,203" in head and "$" not in head
+
+
+@pytest.mark.parametrize(("text", "top", "shown"), [
+    # 936 GB/s for $800 = 1,170 GB/s per $1k, the most of any consumer or workstation card with ≥ 16 GB
+    ("best bang for buck gpu for local llms rn?", "GeForce RTX 3090", "1,170 GB/s"),
+    ("跑本地大模型性价比最高的显卡是哪张", "GeForce RTX 3090", "1,625 GB/s"),  # ¥5,760 at 7.2 CNY/USD
+])
+def test_best_value_without_a_model_ranks_cards_instead_of_asking(adv: Advisor, text: str, top: str,
+                                                                  shown: str) -> None:
+    r = turn(adv, adv.new_session(), text)
+    head = r.text.strip().splitlines()[0]
+    assert r.mode == "value" and top in head and shown in head
+
+
+def test_best_value_for_training_ranks_cuda_cards_by_dense_bf16() -> None:
+    from tools.value import BestValueInput, best_value
+
+    r = best_value(BestValueInput(metric="bf16_tflops", vendors=["NVIDIA"]))
+    assert r.ranked and all(load_catalog().gpu(o.gpu).vendor == "NVIDIA" for o in r.ranked)
+    per = [o.per_unit["bf16_tflops"] for o in r.ranked]
+    assert per == sorted(per, reverse=True)
+    # RTX 5060 Ti 16GB: 47.4 dense BF16 TFLOPS (catalog, FP32 accumulate) for $430 → ≈ 110 per $1k
+    top = r.ranked[0]
+    assert top.gpu == "rtx-5060-ti-16gb" and top.per_unit["bf16_tflops"] == pytest.approx(
+        load_catalog().gpu("rtx-5060-ti-16gb").throughput.bf16 / 430 * 1000)

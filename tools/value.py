@@ -17,6 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from knowledge import load_catalog
 from knowledge.schema import GPU
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN, gpu_price
 
@@ -101,22 +102,29 @@ def _totals(o: ValueOption) -> dict[str, float]:
     return out
 
 
+def _valued(o: ValueOption, currency: ValueCurrency, cny_per_usd: float) -> OptionValue | None:
+    """One configuration's price and per-price figures; None without a catalog price."""
+    priced = _price_in(o.gpu, currency, cny_per_usd)
+    if priced is None:
+        return None
+    unit_price, note = priced
+    price = unit_price * o.count
+    totals = _totals(o)
+    return OptionValue(gpu=o.gpu.id, name=o.gpu.name, count=o.count, price=price, price_note=note, fits=o.fits,
+                       totals=totals, per_unit={k: v / price * UNIT[currency] for k, v in totals.items()})
+
+
 def value_for_money(inp: ValueInput) -> ValueResult:
     """Per-price throughput, memory, bandwidth and (when given) decode speed of each configuration."""
     unit = UNIT[inp.currency]
     options: list[OptionValue] = []
     unpriced: list[str] = []
     for o in inp.options:
-        priced = _price_in(o.gpu, inp.currency, inp.cny_per_usd)
-        if priced is None:
+        valued = _valued(o, inp.currency, inp.cny_per_usd)
+        if valued is None:
             unpriced.append(o.gpu.id)
-            continue
-        unit_price, note = priced
-        price = unit_price * o.count
-        totals = _totals(o)
-        per_unit = {k: v / price * unit for k, v in totals.items()}
-        options.append(OptionValue(gpu=o.gpu.id, name=o.gpu.name, count=o.count, price=price, price_note=note,
-                                   fits=o.fits, totals=totals, per_unit=per_unit))
+        else:
+            options.append(valued)
     leaders: dict[str, str] = {}
     able = [o for o in options if o.fits is not False]
     if len(able) >= 2:
@@ -135,4 +143,49 @@ def value_for_money(inp: ValueInput) -> ValueResult:
                      f"currency conversion at {inp.cny_per_usd:g} CNY/USD"
                      + (f" and {USD_PER_FOREIGN[inp.currency]:g} USD/{inp.currency}"
                         if inp.currency in USD_PER_FOREIGN else "")],
+    )
+
+
+class BestValueInput(BaseModel):
+    """Which single cards give the most for the money, with no model or budget named yet."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tiers: list[Literal["consumer", "workstation", "datacenter"]] = Field(
+        default_factory=lambda: ["consumer", "workstation"], min_length=1)
+    min_memory_gb: float = Field(16, ge=0, le=1024, description="vendor-labelled memory per card")
+    metric: Literal["bandwidth_gbs", "memory_gb", "bf16_tflops", "fp64_tflops"] = "bandwidth_gbs"
+    vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
+    currency: ValueCurrency = "USD"
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
+    limit: int = Field(5, ge=1, le=10)
+
+
+class BestValueResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    currency: ValueCurrency
+    unit: float
+    ranked: list[OptionValue] = Field(description="most of `metric` per unit of money first")
+    formula: list[str]
+    assumptions: list[str]
+
+
+def best_value(inp: BestValueInput) -> BestValueResult:
+    """Catalog cards of the given tiers with at least ``min_memory_gb``, ranked by ``metric`` per price."""
+    allowed = {v.lower() for v in inp.vendors}
+    candidates = [g for g in load_catalog().gpus if g.tier.value in inp.tiers and g.memory_gb >= inp.min_memory_gb
+                  and (not allowed or g.vendor.lower() in allowed)]
+    valued = [v for g in candidates if (v := _valued(ValueOption(gpu=g), inp.currency, inp.cny_per_usd)) is not None
+              and inp.metric in v.per_unit]
+    valued.sort(key=lambda v: -v.per_unit[inp.metric])
+    unit = UNIT[inp.currency]
+    return BestValueResult(
+        metric=inp.metric, currency=inp.currency, unit=unit, ranked=valued[:inp.limit],
+        formula=[f"{inp.metric} per {unit:,.0f} {inp.currency} = {inp.metric} / card price × {unit:,.0f}"],
+        assumptions=[f"one card each; tiers {', '.join(inp.tiers)}; at least {inp.min_memory_gb:g} GB"
+                     + (f"; vendors {', '.join(inp.vendors)}" if inp.vendors else ""),
+                     "catalog street prices (as-of date per entry); used and discounted cards are cheaper",
+                     "dense throughput only; GPU price only (no host)"],
     )
