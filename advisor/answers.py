@@ -334,16 +334,17 @@ def compose_best_value(calls: list[ToolCall], lang: str) -> str:
     cur, metric = r["currency"], r["metric"]
     unit = msg(lang, f"compare.value_unit.{cur}")
     first = r["ranked"][0]
+    second = "bandwidth_gbs" if metric == "memory_gb" else "memory_gb"  # the other figure people weigh
     out = [msg(lang, "value.head", metric=msg(lang, f"compare.value_metric.{metric}"), unit=unit,
                name=first["name"], price=money(first["price"], cur),
                value=per_money(metric, first["per_unit"][metric])),
            "", msg(lang, "value.table_head", per_metric=msg(lang, f"compare.value_row.{metric}", unit=unit),
-                   per_memory=msg(lang, "compare.value_row.memory_gb", unit=unit)),
+                   per_memory=msg(lang, f"compare.value_row.{second}", unit=unit)),
            "|---|---|---|---|---|---|"]
     for i, o in enumerate(r["ranked"], 1):
         per = o["per_unit"]
         out.append(f"| {i} | {o['name']} | {num(o['totals']['memory_gb'])} GB | {money(o['price'], cur)} | "
-                   f"{per_money(metric, per[metric])} | {per_money('memory_gb', per['memory_gb'])} |")
+                   f"{per_money(metric, per[metric])} | {per_money(second, per[second])} |")
     out += ["", msg(lang, "value.note_training" if metric == "bf16_tflops" else "value.note")]
     if found[0].arguments.get("vendors") == ["NVIDIA"] and metric == "bf16_tflops":
         out.append(msg(lang, "value.training_note"))

@@ -236,13 +236,16 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         calls = (_search_text(query[0 if lang == "zh" else 1], lang, search_k) if query
                  else _search(p, "why", lang, search_k))
         return Plan(mode="why", calls=calls)
+    if kind == Kind.why and not session.last_results:  # 'why is the 3090 the value king?': nothing of ours to explain
+        if parsed.asks_value and not (p.budget or p.known("model")):
+            return _best_value_plan(p, lang, parsed)
+        return Plan(mode="concept", calls=_search_text(parsed.text, lang, search_k))
     buying = kind == Kind.recommend or (kind in (Kind.inform, Kind.whatif, Kind.correct)
                                          and session.last_kind == Kind.recommend)
     if buying and p.budget and not p.known("model") and p.use_case != "scientific":
         return _afford_plan(session)
-    if kind == Kind.recommend and not (p.budget or p.known("model") or p.gpu) and (
-            parsed.asks_value or parsed.asks_best):
-        return _best_value_plan(p, lang)
+    if kind == Kind.recommend and not (p.budget or p.known("model")) and (parsed.asks_value or parsed.asks_best):
+        return _best_value_plan(p, lang, parsed)
     if kind == Kind.recommend and not p.known("model") and (p.domestic or p.excluded_vendors) and not p.budget:
         return _filter_plan(session)
     implied = None if p.use_case else implied_use_case(p, parsed)
@@ -422,9 +425,12 @@ def _filter_plan(session: Session) -> Plan:
                 question_slots=["use_case"] if p.use_case is None else ["model"])
 
 
-def _best_value_plan(p: Profile, lang: str) -> Plan:
-    """'Best bang for the buck GPU?' with no model or budget yet: the cards giving the most per price, ranked."""
+def _best_value_plan(p: Profile, lang: str, parsed: Parsed) -> Plan:
+    """'Best bang for the buck GPU?' with no model or budget yet: the cards giving the most per price, ranked
+    (by memory when the question is per GB)."""
     metric = {"training": "bf16_tflops", "scientific": "fp64_tflops"}.get(p.use_case or "", "bandwidth_gbs")
+    if parsed.asks_per_memory:
+        metric = "memory_gb"
     tiers = ["consumer", "workstation", "datacenter"] if p.use_case == "scientific" or p.form_factor == "server" \
         else ["consumer", "workstation"]
     args: dict[str, Any] = {"metric": metric, "tiers": tiers, "currency": user_currency(p, lang), "min_memory_gb": 16}

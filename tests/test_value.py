@@ -162,3 +162,13 @@ def test_best_value_for_training_ranks_cuda_cards_by_dense_bf16() -> None:
     top = r.ranked[0]
     assert top.gpu == "rtx-5060-ti-16gb" and top.per_unit["bf16_tflops"] == pytest.approx(
         load_catalog().gpu("rtx-5060-ti-16gb").throughput.bf16 / 430 * 1000)
+
+
+@pytest.mark.parametrize(("text", "top", "shown"), [
+    ("which gpu is cheapest per GB of VRAM?", "Arc Pro B60 24GB", "48 GB"),  # 24 GB for $500
+    ("为什么大家都说 3090 是性价比之王", "GeForce RTX 3090", "1,625 GB/s"),  # a why with nothing of ours to explain
+])
+def test_value_rankings_follow_the_question(adv: Advisor, text: str, top: str, shown: str) -> None:
+    r = turn(adv, adv.new_session(), text)
+    head = r.text.strip().splitlines()[0]
+    assert r.mode == "value" and top in head and shown in head
