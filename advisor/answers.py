@@ -288,7 +288,7 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
 
 
 def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang: str,
-                 hourly_first: bool = False) -> str:
+                 hourly_first: bool = False, daily_first: bool = False) -> str:
     """Which is cheaper for the project (or when buying pays off), with the monthly figures; the hourly rent leads
     when that is what was asked ('租一小时多少钱')."""
     found = _ok(calls, "rent_vs_buy")
@@ -300,7 +300,10 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     if r["purchase"] is None or r["rent_per_month"] is None:
         return msg(lang, "rent.unknown", name=r["gpu"])
     out: list[str] = []
-    if hourly_first and r.get("rent_per_hour"):
+    if daily_first and r.get("rent_per_day"):
+        out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r["rent_per_day"], cur), what=what,
+                       hourly=money_exact(r["rent_per_hour"], cur)))
+    elif hourly_first and r.get("rent_per_hour"):
         out.append(msg(lang, "rent.hourly_verdict", hourly=money_exact(r["rent_per_hour"], cur), what=what))
     if months is not None and r["cheaper"] is not None:
         key = "rent.verdict_rent" if r["cheaper"] == "rent" else "rent.verdict_buy"
@@ -313,7 +316,7 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.verdict_never", hours=num(hours), what=what))
     out.append(msg(lang, "rent.figures", buy=money(r["purchase"], cur), rent=money(r["rent_per_month"], cur),
                    energy=money(r["energy_per_month"], cur), hours=num(hours)))
-    if r.get("rent_per_hour") and not hourly_first:
+    if r.get("rent_per_hour") and not (hourly_first or daily_first):
         out.append(msg(lang, "rent.hourly", hourly=money_exact(r["rent_per_hour"], cur), what=what))
     if months is not None and r["break_even_months"] is not None:
         out.append(msg(lang, "rent.break_even", months=num(r["break_even_months"])))

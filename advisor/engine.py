@@ -449,7 +449,7 @@ class Advisor:
             rent = next((c for c in calls if c.name == "rent_vs_buy"), None)
             months = rent.arguments.get("months") if rent else None
             body = A.compose_rent(calls, months, rent.arguments["hours_per_day"] if rent else 24.0, out_lang,
-                                  hourly_first=parsed.asks_hourly)
+                                  hourly_first=parsed.asks_hourly, daily_first=parsed.asks_daily)
         else:
             body = C.compose_answer(plan, session, calls, citations, out_lang, parsed, previous,
                                     detailed=self.settings.detailed or parsed.wants_detail)

@@ -606,3 +606,14 @@ def test_each_fact_asked_of_one_card_gets_its_line(adv: Advisor, text: str, want
     _, r = ask(adv, text)
     lead = r.text.split("\n\n")[0]
     assert r.mode == "spec" and all(w in lead for w in wanted)
+
+
+@pytest.mark.parametrize(("text", "lead", "daily"), [
+    ("租一张 A100 一天大概多少钱", "**租 1× A100 SXM 80GB 一天（24 小时）约 ¥225", 1.30 * 24 * 7.2),
+    ("how much does it cost per day to rent 8 H100s?", "**Renting 8× H100 SXM 80GB around the clock", 2.90 * 24 * 8),
+])
+def test_a_daily_rent_question_leads_with_the_daily_cost(adv: Advisor, text: str, lead: str, daily: float) -> None:
+    # the catalog's on-demand rates: A100 $1.30 / GPU-hour (¥9.36 at 7.2), H100 SXM $2.90
+    _, r = ask(adv, text)
+    assert one(r, "rent_vs_buy").result["rent_per_day"] == pytest.approx(daily, rel=0.01)
+    assert first_line(r.text).startswith(lead)

@@ -44,6 +44,7 @@ class RentVsBuyResult(BaseModel):
     host: float | None = Field(description="the host's share of `purchase`, in `currency`")
     rent_per_month: float | None = Field(description="rental at the stated hours a day, in `currency`")
     rent_per_hour: float | None = Field(None, description="renting all the GPUs for one hour, in `currency`")
+    rent_per_day: float | None = Field(None, description="renting all the GPUs around the clock for a day")
     energy_per_month: float = Field(description="electricity of owning, in `currency`")
     break_even_months: float | None
     project_rent: float | None = Field(description="renting for `months`, in `currency`")
@@ -86,6 +87,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     energy_month = cost.yearly_energy_cost / 12
     rent_month = cur(cost.rent_usd_per_month)
     rent_hour = cur(rental)
+    rent_day = cur(rental * 24) if rental else None
     project_rent = project_buy = None
     cheaper: Literal["rent", "buy"] | None = None
     if inp.months is not None and rent_month is not None and purchase_usd is not None:
@@ -108,6 +110,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     return RentVsBuyResult(
         gpu=gpu.name, count=inp.count, currency=inp.currency, purchase=cur(purchase_usd),
         host=cur(host_usd) if inp.include_host else None, rent_per_month=rent_month, rent_per_hour=rent_hour,
+        rent_per_day=rent_day,
         energy_per_month=round(energy_month, 2), break_even_months=cost.break_even_months,
         project_rent=project_rent, project_buy=project_buy, cheaper=cheaper,
         price_as_of=str(gpu.price.as_of) if gpu.price else None,
