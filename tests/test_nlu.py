@@ -315,3 +315,11 @@ def test_small_slot_readings() -> None:
 ])
 def test_full_deepseek_is_r1_unless_v3_is_named(text: str, model: str) -> None:
     assert p(text).model == model
+
+
+@pytest.mark.parametrize(("text", "gb"), [
+    ("我有两张 3060 12g，能跑 qwen2.5 14b q4 吗", 12), ("魔改 2080ti 22g 两张", 22),
+    ("4070 ti 12gb enough for llama 8b?", 12),
+])
+def test_a_card_outside_the_catalog_is_known_by_the_memory_written_after_it(text: str, gb: float) -> None:
+    assert p(text).card_memory_gb == gb
