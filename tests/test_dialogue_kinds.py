@@ -589,6 +589,7 @@ def test_a_compared_cards_usable_memory_agrees_with_its_verdict(adv: Advisor) ->
     ("explain ZeRO stage 1 2 3 like im 5, do i need it for 2x 3090", "concept"),
     ("what is the vram of an H100?", "spec"),
     ("does the rtx 4090 support fp8? what about ECC", "spec"),
+    ("explain why H200 is better than H100 for inference", "compare"),  # two cards: the side-by-side answers it
 ])
 def test_an_idea_asked_first_is_explained_first(adv: Advisor, text: str, kind: str) -> None:
     _, r = ask(adv, text)

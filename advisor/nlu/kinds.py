@@ -115,7 +115,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.rent_vs_buy
     recommend = _hit("recommend", text)
     if _CONCEPT_OPENING.search(text) and _hit("concept", text) and not (
-            f.budget or recommend or (f.gpus and (f.attribute or _hit("fit", text)))):
+            f.budget or recommend or f.gpus >= 2 or (f.gpus and (f.attribute or _hit("fit", text)))):
         return Kind.concept  # 'MoE是啥，为什么 671b 跑得比 70b 快', 'explain ZeRO … for 2x 3090': the idea comes first
     if _hit("concept", text) and not f.slots and not f.gpus and not f.sized and f.question:
         return Kind.concept  # '那量化 KV cache 有用吗' asks about an idea, it changes nothing
