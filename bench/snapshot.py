@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("GPU_ADVISOR_DATA", tempfile.mkdtemp(prefix="gpu-advisor-snapshot-"))
 os.environ["ADVISOR_LLM"] = "none"
 
-DIALOGUE_TESTS = sorted(str(p) for p in (ROOT / "tests").glob("test_dialogue_*.py")) + [
-    str(ROOT / "tests" / "test_value.py"), str(ROOT / "tests" / "test_hostile_chat.py")]
+DIALOGUE_TESTS = [*sorted(str(p) for p in (ROOT / "tests").glob("test_dialogue_*.py")),
+                  str(ROOT / "tests" / "test_value.py"), str(ROOT / "tests" / "test_hostile_chat.py")]
 DEV_FILES = sorted((ROOT / "tests" / "data" / "understanding").glob("utterances_dev*.jsonl"))
 CLI_COMMANDS = [
     ["size", "--model", "llama-3.1-8b", "--gpu", "4090"],
