@@ -67,13 +67,14 @@ def _record_dialogue_tests(out: list[dict]) -> None:
 
     def recording_reply(self, text, session, lang=None):  # type: ignore[no-untyped-def]
         result = reply(self, text, session, lang)
-        out.append({"key": f"{rec.test}#{rec.turn}", "in": text[:300], "out": result.text})
+        out.append({"key": f"{rec.test}#{rec.turn}", "lang": result.lang, "in": text[:300], "out": result.text})
         rec.turn += 1
         return result
 
     def recording_update(self, session, changes, lang=None):  # type: ignore[no-untyped-def]
         result = update(self, session, changes, lang)
-        out.append({"key": f"{rec.test}#{rec.turn}", "in": json.dumps(changes, default=str), "out": result.text})
+        out.append({"key": f"{rec.test}#{rec.turn}", "lang": result.lang,
+                    "in": json.dumps(changes, default=str), "out": result.text})
         rec.turn += 1
         return result
 
@@ -94,7 +95,8 @@ def _record_utterances(out: list[dict]) -> None:
             if not line.strip():
                 continue
             text = json.loads(line)["text"]
-            out.append({"key": f"{path.name}:{i}", "in": text, "out": advisor.reply(text, Session()).text})
+            reply = advisor.reply(text, Session())
+            out.append({"key": f"{path.name}:{i}", "lang": reply.lang, "in": text, "out": reply.text})
 
 
 def _record_cli(out: list[dict]) -> None:
@@ -108,7 +110,7 @@ def _record_cli(out: list[dict]) -> None:
                     code = main([*argv, "--lang", lang])
                 except SystemExit as exc:
                     code = exc.code
-            out.append({"key": " ".join([*argv, "--lang", lang]), "in": "", "out": f"[exit {code}]\n{buf.getvalue()}"})
+            out.append({"key": " ".join([*argv, "--lang", lang]), "lang": lang, "in": "", "out": f"[exit {code}]\n{buf.getvalue()}"})
 
 
 def write(directory: Path) -> None:
