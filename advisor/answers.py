@@ -1,7 +1,7 @@
 """Replies for the answer kinds beyond sizing: spec lookups, concepts, build checks, buy vs rent.
 
 Each composer takes this turn's tool results and returns the reply body, verdict first. All prose
-comes from the message files (:mod:`advisor.messages`); every figure from a tool result or the catalog.
+comes from the message files (:mod:`knowledge.messages`); every figure from a tool result or the catalog.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import re
 from typing import Any
 
 from advisor.compose import citations_block, gpu_price_text, money, money_exact, num, per_money
-from advisor.messages import msg
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
+from knowledge.messages import msg
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
 
 LIST_LIMIT = 12

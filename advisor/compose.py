@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.messages import has as has_message
-from advisor.messages import msg
 from advisor.nlu import Kind, Parsed
 from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan, user_currency
 from advisor.session import Citation, Profile, Session, ToolCall
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
+from knowledge.messages import has as has_message
+from knowledge.messages import msg, render
 from tools.units import GB, GiB
 
 # ----------------------------------------------------------------------------- formatting
@@ -911,20 +911,23 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     return out
 
 
-def _tool_assumptions(calls: list[ToolCall], limit: int = 3) -> list[str]:
+def _tool_assumptions(calls: list[ToolCall], lang: str, limit: int = 3) -> list[str]:
     out: list[str] = []
     for c in calls:
         if c.ok and isinstance(c.result, dict) and c.name in ("size_inference", "size_training", "training_time"):
-            out += c.result.get("assumptions", [])[:2]
+            out += [render(a, lang) for a in c.result.get("assumptions", [])[:2]]
     return out[:limit]
 
 
-def _tool_warnings(calls: list[ToolCall], limit: int = 3) -> list[str]:
+def _tool_warnings(calls: list[ToolCall], lang: str, limit: int = 3) -> list[str]:
     """Tool warnings not already said in the reply (the fit verdict is)."""
     out: list[str] = []
     for c in calls:
         if c.ok and isinstance(c.result, dict) and c.name != "recommend":
-            out += [w for w in c.result.get("warnings", []) if w not in out and not w.startswith("does not fit")]
+            for w in c.result.get("warnings", []):
+                text = render(w, lang)
+                if text not in out and not render(w, "en").startswith("does not fit"):
+                    out.append(text)
     return out[:limit]
 
 
@@ -998,7 +1001,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         out += ["", _PLAIN_TRAIN[lang]]
     assumptions = _assumption_lines(plan, calls, p, lang)
     if lang == "en" and detailed:
-        assumptions += _tool_assumptions(calls)
+        assumptions += _tool_assumptions(calls, lang)
     if brief:  # only what was not said last turn
         said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
         assumptions = [a for a in assumptions if a not in said]
@@ -1017,7 +1020,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         out.append(msg(lang, "assume.ollama", precision=plan.assumed["precision_gguf"]))
     if plan.assumed.get("card_only") and _by_name(calls, "recommend"):
         out.append(msg(lang, "afford.card_only"))
-    warnings = _tool_warnings(calls) if p.use_case != "scientific" and not brief else []
+    warnings = _tool_warnings(calls, lang) if p.use_case != "scientific" and not brief else []
     if warnings and lang == "en":
         out += ["", "**Warnings**", *[f"- {w}" for w in warnings]]
     elif lang == "zh" and detailed:  # English-only tool text, grouped and labelled, in the full derivation

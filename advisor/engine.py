@@ -25,7 +25,6 @@ from advisor import answers as A
 from advisor import compose as C
 from advisor import grounding
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
-from advisor.messages import msg
 from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, parse
 from advisor.nlu.rules import MAX_CARDS
 from advisor.planner import Plan, plan_turn
@@ -35,6 +34,7 @@ from advisor.settings import Settings
 from advisor.toolspec import TOOLS, error_text, run_tool
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
+from knowledge.messages import msg
 
 log = logging.getLogger(__name__)
 

@@ -12,6 +12,7 @@ import re
 
 from advisor.compose import _TERM_LABELS, gb, gpu_name, model_name, money, num, option_total, t, tps
 from advisor.session import Session
+from knowledge.messages import render
 
 # absolute local paths (/home/x/…, C:\\Users\\…), not URLs or 'org/repo' references
 _PATHLIKE = re.compile(r"(?<![\w:/.~-])(?:/[\w.\-]+){2,}/?|\b[A-Za-z]:\\[^\s|]+|~/[^\s|]+")
@@ -101,9 +102,9 @@ def export_markdown(session: Session, lang: str = "en") -> str:
                          f"Verdict: {verdict} ({gb(r['per_gpu_bytes'])} per GPU)"))
         out += ["", *_terms_table(r, lang)]
         if r.get("assumptions"):
-            out += ["", t(lang, "假设：", "Assumptions:"), *[f"- {_scrub(a)}" for a in r["assumptions"]]]
+            out += ["", t(lang, "假设：", "Assumptions:"), *[f"- {_scrub(render(a, lang))}" for a in r["assumptions"]]]
         if r.get("warnings"):
-            out += ["", t(lang, "警告：", "Warnings:"), *[f"- {_scrub(w)}" for w in r["warnings"]]]
+            out += ["", t(lang, "警告：", "Warnings:"), *[f"- {_scrub(render(w, lang))}" for w in r["warnings"]]]
     perf = results.get("perf_decode")
     if perf and perf.ok:
         r = perf.result
@@ -153,7 +154,7 @@ def export_markdown(session: Session, lang: str = "en") -> str:
                     *[f"- {pair[1] if lang == 'zh' else pair[0]}" for pair in r["pitfalls"].values()]]
         if r.get("assumptions"):
             out += ["", t(lang, "推荐的假设：", "Recommendation assumptions:"),
-                    *[f"- {_scrub(a)}" for a in r["assumptions"]]]
+                    *[f"- {_scrub(render(a, lang))}" for a in r["assumptions"]]]
     if session.citations:
         out += ["", t(lang, "## 参考资料", "## Sources")]
         out += [f"- [{c.id}] {c.title} — {_scrub(c.source)}" for c in session.citations.values()]

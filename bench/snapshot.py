@@ -110,7 +110,8 @@ def _record_cli(out: list[dict]) -> None:
                     code = main([*argv, "--lang", lang])
                 except SystemExit as exc:
                     code = exc.code
-            out.append({"key": " ".join([*argv, "--lang", lang]), "lang": lang, "in": "", "out": f"[exit {code}]\n{buf.getvalue()}"})
+            out.append({"key": " ".join([*argv, "--lang", lang]), "lang": lang, "in": "",
+                        "out": f"[exit {code}]\n{buf.getvalue()}"})
 
 
 def write(directory: Path) -> None:

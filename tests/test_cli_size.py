@@ -48,7 +48,8 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     }
     assert data["breakdown"]["kv_cache"] == 2 * 8192 * 131_072  # 2 sequences × 8192 tokens, GQA
     assert data["breakdown"]["gradients"] == 0 and data["gpus"] == 1
-    assert isinstance(data["assumptions"], list) and all(isinstance(a, str) for a in data["assumptions"])
+    assert isinstance(data["assumptions"], list)  # notes: a message id, its parameters and the English text
+    assert all(isinstance(a, str) or (a["id"] and a["text"]) for a in data["assumptions"])
 
 
 def test_json_with_gpu_has_budget_fields(capsys: pytest.CaptureFixture[str]) -> None:

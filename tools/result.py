@@ -1,8 +1,37 @@
-"""Pieces shared by tool results: explained terms, memory breakdowns."""
+"""Pieces shared by tool results: notes as message ids, explained terms, memory breakdowns."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.messages import msg
+
+NoteParam = str | int | float | bool | None | dict[str, Any]
+
+
+class Note(BaseModel):
+    """A sentence a tool says about its result (an assumption, a warning, a reason), as a message id.
+
+    ``params`` fill the message's placeholders; a parameter may itself be a note (``{"id", "params"}``).
+    ``text`` is the English rendering, kept so JSON read by scripts or an LLM stays readable; readers
+    show ``knowledge.messages.render(note, lang)`` in the user's language instead."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    params: dict[str, NoteParam] = Field(default_factory=dict)
+    text: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def note(message_id: str, **params: NoteParam | Note) -> Note:
+    """A note for message ``message_id`` (which must exist in ``knowledge/messages/en.toml``)."""
+    plain = {k: v.model_dump() if isinstance(v, Note) else v for k, v in params.items()}
+    return Note(id=message_id, params=plain, text=msg("en", message_id, **plain))
 
 
 class Term(BaseModel):

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from knowledge.messages import render
 from tools.compat import BuildInput, BuildReport, Finding, GPUCount, SlotLayout, check_build, parse_gpu_arg
 from tools.units import GB
 
@@ -144,7 +145,7 @@ def report_text(report: BuildReport, lang: str) -> str:
     if report.assumptions:
         lines.append("")
         lines.append("假设：" if zh else "Assumptions:")
-        lines += [f"  - {a}" for a in report.assumptions]
+        lines += [f"  - {render(a, lang)}" for a in report.assumptions]
     return "\n".join(lines)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
 from knowledge import load_catalog
+from knowledge.messages import render
 from tools.efficiency import PREFILL_MFU, TRAINING_MFU
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, load_model_spec
@@ -18,7 +19,7 @@ from tools.perf import (
     estimate_prefill,
     estimate_serving,
 )
-from tools.result import Term
+from tools.result import Note, Term, note
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_time import TrainingTimeInput, estimate_training_time, parse_count
 
@@ -104,14 +105,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -> int:
-    notes: list[str] = []
+    notes: list[Note] = []
     precision = args.precision or spec.weight_precision or spec.native_dtype
     if not args.precision:
-        notes.append(f"precision not given: {precision} assumed (--precision)")
+        notes.append(note("cli.precision_not_given", precision=precision))
     context = args.context
     if context is None:
         context = DEFAULT_CONTEXT
-        notes.append(f"context not given: {DEFAULT_CONTEXT:,} tokens assumed (--context N)")
+        notes.append(note("cli.context_not_given", tokens=DEFAULT_CONTEXT))
     prompt = args.prompt or context
     mfu = args.mfu if args.mfu is not None else PREFILL_MFU
     kv = args.kv_dtype or "fp16"
@@ -304,8 +305,10 @@ def _fmt(value: float, unit: str) -> str:
     return f"{value:,.2f} {unit}"
 
 
-def _tail(assumptions: list[str], warnings: list[str], zh: bool) -> list[str]:
-    out = ["假设：" if zh else "Assumptions:"] + [f"  - {a}" for a in assumptions]
+def _tail(assumptions: list[Any], warnings: list[Any], zh: bool) -> list[str]:
+    """Assumption and warning notes, in the output language."""
+    lang = "zh" if zh else "en"
+    out = ["假设：" if zh else "Assumptions:"] + [f"  - {render(a, lang)}" for a in assumptions]
     if warnings:
-        out += ["警告：" if zh else "Warnings:"] + [f"  ! {w}" for w in warnings]
+        out += ["警告：" if zh else "Warnings:"] + [f"  ! {render(w, lang)}" for w in warnings]
     return out

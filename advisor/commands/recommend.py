@@ -7,6 +7,7 @@ from typing import Any
 
 from advisor.commands.check import finding_lines
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from knowledge.messages import render
 from tools.compat import parse_gpu_arg
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.training_time import parse_count
@@ -137,7 +138,7 @@ def recommendation_text(rec: Recommendation, lang: str, limit: int = TEXT_OPTION
             lines.append(f"  - {zh_text if zh else en}")
     lines.append("")
     lines.append("假设：" if zh else "Assumptions:")
-    lines += [f"  - {a}" for a in rec.assumptions]
+    lines += [f"  - {render(a, lang)}" for a in rec.assumptions]
     return "\n".join(lines)
 
 

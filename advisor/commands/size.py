@@ -17,7 +17,9 @@ import unicodedata
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, fail, lang_of, print_json
+from knowledge.messages import render
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
+from tools.result import Note, note
 from tools.units import GB, GiB
 
 DEFAULT_CONTEXT = 4096
@@ -127,14 +129,14 @@ def _engine(args: argparse.Namespace) -> str:
 def run_inference(args: argparse.Namespace) -> int:
     if (args.model is None) == (args.params is None):
         return fail("give --model NAME|PATH or --params SIZE (e.g. --params 70B)")
-    notes: list[str] = []
+    notes: list[Note] = []
     context = args.context
     if context is None:
         context = DEFAULT_CONTEXT
-        notes.append(f"context not given: {DEFAULT_CONTEXT:,} tokens assumed (pass --context N)")
+        notes.append(note("cli.context_not_given", tokens=DEFAULT_CONTEXT))
     engine = _engine(args)
     if not args.engine:
-        notes.append(f"engine not given: {engine} assumed (--engine vllm|llamacpp|transformers)")
+        notes.append(note("cli.engine_not_given", engine=engine))
     inp = InferenceMemoryInput(
         model=args.model,
         params_b=args.params,
@@ -269,8 +271,8 @@ def render_inference(r: InferenceMemoryResult, lang: str = "en") -> list[str]:
         label = t(*_LABELS[term.name]) if term.name in _LABELS else term.name
         lines.append(f"  - {label}: {term.explain_zh if zh else term.explain_en}")
     lines.append(t("假设：", "Assumptions:"))
-    lines += [f"  - {a}" for a in r.assumptions]
+    lines += [f"  - {render(a, lang)}" for a in r.assumptions]
     if r.warnings:
         lines.append(t("警告：", "Warnings:"))
-        lines += [f"  ! {w}" for w in r.warnings]
+        lines += [f"  ! {render(w, lang)}" for w in r.warnings]
     return lines

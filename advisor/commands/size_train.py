@@ -11,8 +11,10 @@ import argparse
 
 from advisor.commands.common import lang_of, print_json
 from knowledge import load_catalog
+from knowledge.messages import render
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, load_model_spec
+from tools.result import Note, note
 from tools.training_memory import (
     TrainingMemoryInput,
     TrainingMemoryResult,
@@ -106,11 +108,11 @@ def run(args: argparse.Namespace) -> int:
     spec = _spec(args)
     optimizer, paged = resolve_optimizer(args.optimizer)
     regime, base = _precisions(args)
-    notes: list[str] = []
+    notes: list[Note] = []
     seq = args.seq or getattr(args, "context", None)
     if seq is None:
         seq = DEFAULT_SEQ
-        notes.append(f"sequence length not given: {DEFAULT_SEQ:,} assumed (--seq N)")
+        notes.append(note("cli.seq_not_given", tokens=DEFAULT_SEQ))
     gpu = load_catalog().gpu(args.gpu) if args.gpu else None
     inp = TrainingMemoryInput(
         model=spec,
@@ -189,8 +191,8 @@ def render_training(r: TrainingMemoryResult, lang: str = "en") -> list[str]:
         lines.append(f"  - {term.name} = {term.value / GB:,.3f} GB: {term.formula}")
         lines.append(f"      {term.explain_zh if zh else term.explain_en}")
     lines.append(t("假设：", "Assumptions:"))
-    lines += [f"  - {a}" for a in r.assumptions]
+    lines += [f"  - {render(a, lang)}" for a in r.assumptions]
     if r.warnings:
         lines.append(t("警告：", "Warnings:"))
-        lines += [f"  ! {w}" for w in r.warnings]
+        lines += [f"  ! {render(w, lang)}" for w in r.warnings]
     return lines

@@ -17,6 +17,7 @@ import pandas as pd
 from gradio import ChatMessage
 
 from advisor.ui.i18n import METHODS, USE_CASES, pick, t, tool_label
+from knowledge.messages import render
 from tools.units import GB, GiB
 
 MAX_DETAIL_CHARS = 6000
@@ -630,8 +631,8 @@ _TERM_EXTRA = {
 }
 
 
-def _bullets(title: str, items: Iterable[Any]) -> str:
-    lines = [f"- {safe_markdown(i)}" for i in items if i]
+def _bullets(title: str, items: Iterable[Any], lang: str) -> str:
+    lines = [f"- {safe_markdown(render(i, lang))}" for i in items if i]
     return f"**{title}**\n" + "\n".join(lines) if lines else ""
 
 
@@ -664,8 +665,8 @@ def memory_summary_markdown(result: Mapping[str, Any] | None, lang: str) -> str:
     parts = [
         "  \n".join(lines),
         terms_markdown(result, lang),
-        _bullets("假设" if zh else "Assumptions", result.get("assumptions") or []),
-        _bullets("警告" if zh else "Warnings", result.get("warnings") or []),
+        _bullets("假设" if zh else "Assumptions", result.get("assumptions") or [], lang),
+        _bullets("警告" if zh else "Warnings", result.get("warnings") or [], lang),
     ]
     return "\n\n".join(p for p in parts if p)
 
@@ -714,8 +715,8 @@ def perf_summary_markdown(
             f"| {'峰值吞吐' if zh else 'Peak throughput'} | {_num(_get(peak, 'tokens_per_s'))} tokens/s | "
             f"batch {_get(peak, 'batch', '—')} |"
         )
-    warnings: list[str] = []
-    assumptions: list[str] = []
+    warnings: list[Any] = []
+    assumptions: list[Any] = []
     for r in (decode, prefill, serving):
         for w in (r or {}).get("warnings") or []:
             if w not in warnings:
@@ -726,8 +727,8 @@ def perf_summary_markdown(
     parts = [
         "\n".join(rows),
         terms_markdown(decode, lang),
-        _bullets("假设" if zh else "Assumptions", assumptions),
-        _bullets("警告" if zh else "Warnings", warnings),
+        _bullets("假设" if zh else "Assumptions", assumptions, lang),
+        _bullets("警告" if zh else "Warnings", warnings, lang),
     ]
     return "\n\n".join(p for p in parts if p)
 
