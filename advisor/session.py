@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
 
@@ -114,10 +114,18 @@ class ToolCall(BaseModel):
     by: Literal["planner", "llm"] = "planner"
     call_id: str = Field(default_factory=lambda: "call_" + uuid.uuid4().hex[:12])
     duration_ms: float = 0.0
+    _typed: BaseModel | None = PrivateAttr(None)
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def typed_result(self) -> BaseModel | None:
+        """The result as its tool's output model, once ``advisor.toolspec.typed`` has validated it."""
+        return self._typed
+
+    def keep_typed(self, value: BaseModel) -> None:
+        self._typed = value
 
 
 class Citation(BaseModel):
