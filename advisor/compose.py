@@ -102,8 +102,8 @@ def duration(hours: float | None, lang: str) -> str:
     if hours is None:
         return "—"
     if hours < 48:
-        return t(lang, f"{num(hours)} 小时", f"{num(hours)} hours")
-    return t(lang, f"{num(hours / 24)} 天", f"{num(hours / 24)} days")
+        return msg(lang, "compose.duration.hours", hours=num(hours))
+    return msg(lang, "compose.duration.days", hours=num(hours / 24))
 
 
 def card_by_memory(memory_gb: float, lang: str) -> str:
@@ -132,8 +132,8 @@ def config_label(gid: str | None, count: int, lang: str, memory_gb: float | None
     """'one RTX 4090', '2× H100'; without a catalog GPU, a card known by its memory ('one 32 GB card')."""
     name = gpu_name(gid) if gid or memory_gb is None else card_by_memory(memory_gb, lang)
     if count == 1:
-        return t(lang, f"一张 {name}", f"one {name}")
-    return t(lang, f"{count} 张 {name}", f"{count}× {name}")
+        return msg(lang, "compose.config_label.one", name=name)
+    return msg(lang, "compose.config_label.text", count=count, name=name)
 
 
 # ----------------------------------------------------------------------------- questions
@@ -225,7 +225,7 @@ METHOD_LABELS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full", "pretrain": "
 
 
 def method_label(method: str, lang: str) -> str:
-    return t(lang, "全参数", "full") if method == "full" else METHOD_LABELS.get(method, method)
+    return msg(lang, "compose.method_label.full") if method == "full" else METHOD_LABELS.get(method, method)
 ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "Transformers"}
 _TERM_LABELS = {
     "weights": ("权重", "Weights"), "kv_cache": ("KV 缓存", "KV cache"), "activations": ("激活", "Activations"),
@@ -281,10 +281,9 @@ def terms_inline(result: dict[str, Any], lang: str) -> str:
         return ""
     if result.get("all_layers_bytes") and result.get("offload_layers"):
         on, off = result["gpu_layers"], result["offload_layers"]
-        head = t(lang, f"{on} 层放 GPU、{off} 层放内存时每卡：",
-                 f"With {on} layers on the GPU and {off} in RAM, per GPU: ")
+        head = msg(lang, "compose.terms_inline.with_layers_gpu_ram", on=on, off=off)
         return head + " + ".join(parts)
-    return t(lang, "每卡构成：", "Per GPU: ") + " + ".join(parts)
+    return msg(lang, "compose.terms_inline.per_gpu") + " + ".join(parts)
 
 
 def _findings(check: dict[str, Any], lang: str, limit: int = 4) -> list[str]:
@@ -355,7 +354,7 @@ def _rejections(rec: dict[str, Any], lang: str, limit: int = 3) -> list[str]:
 def citations_block(citations: list[Citation], lang: str) -> list[str]:
     if not citations:
         return []
-    return [t(lang, "**参考资料**", "**Sources**")] + [f"- [{c.id}] {c.title}" for c in citations]
+    return [msg(lang, "compose.citations_block.sources")] + [f"- [{c.id}] {c.title}" for c in citations]
 
 
 def _known_summary(p: Profile, lang: str) -> str:
@@ -371,21 +370,21 @@ def _known_summary(p: Profile, lang: str) -> str:
     if p.method:
         bits.append(METHOD_LABELS.get(p.method, p.method))
     if p.context_tokens:
-        bits.append(t(lang, f"上下文 {num(p.context_tokens)} tokens", f"{num(p.context_tokens)}-token context"))
+        bits.append(msg(lang, "compose.known_summary.token_context", context_tokens=num(p.context_tokens)))
     if p.concurrency:
-        bits.append(t(lang, f"{num(p.concurrency)} 个并发", f"{num(p.concurrency)} concurrent"))
+        bits.append(msg(lang, "compose.known_summary.concurrent", concurrency=num(p.concurrency)))
     if p.gpu:
         bits.append(config_label(p.gpu, p.gpu_count or 1, lang))
     if p.budget:
-        bits.append(t(lang, "预算 ", "budget ") + money(p.budget.amount, p.budget.currency))
+        bits.append(msg(lang, "compose.known_summary.budget") + money(p.budget.amount, p.budget.currency))
     if p.fp64 is not None:
-        bits.append("FP64" if p.fp64 else t(lang, "不需要 FP64", "no FP64"))
+        bits.append("FP64" if p.fp64 else msg(lang, "compose.known_summary.no_fp"))
     if p.problem_size_gb:
-        bits.append(t(lang, f"问题规模 {num(p.problem_size_gb)} GB", f"problem size {num(p.problem_size_gb)} GB"))
+        bits.append(msg(lang, "compose.known_summary.problem_size_gb", problem_size_gb=num(p.problem_size_gb)))
     if p.domestic:
-        bits.append(t(lang, "信创/国产", "domestic only"))
+        bits.append(msg(lang, "compose.known_summary.domestic_only"))
     if p.cuda_required:
-        bits.append(t(lang, "依赖 CUDA", "needs CUDA"))
+        bits.append(msg(lang, "compose.known_summary.needs_cuda"))
     return ("，" if lang == "zh" else ", ").join(bits)
 
 
@@ -405,8 +404,7 @@ def _diff(prev: ToolCall | None, r: dict[str, Any], lang: str) -> list[str]:
     if not (prev and prev.ok and prev.result.get("per_gpu_bytes") != r["per_gpu_bytes"]):
         return []
     before, after = gb(prev.result["per_gpu_bytes"]), gb(r["per_gpu_bytes"])
-    return [t(lang, f"与上一个方案相比：每卡需求从 {before} 变为 {after}。",
-              f"Compared with the previous setup: per-GPU need went from {before} to {after}.")]
+    return [msg(lang, "compose.diff.compared_with_previous_setup", before=before, after=after)]
 
 
 def repeated(previous: dict[str, ToolCall], call: ToolCall | None) -> bool:
@@ -435,24 +433,24 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         combined = False
     model = r["model"]
     args = size.arguments
-    what = t(lang, f"{model}（{r['precision']}，上下文 {num(r['context'])} tokens，{num(r['batch'])} 个并发）",
-             f"{model} ({r['precision']}, {num(r['context'])}-token context, {num(r['batch'])} concurrent)")
+    what = msg(lang, "compose.inference_section.token_context_concurrent",
+               model=model, precision=r['precision'], context=num(r['context']), batch=num(r['batch']))
     gpu = args.get("gpu")
     count = r["gpus"]
     where = config_label(gpu, count, lang, p.card_memory_gb)
     if combined:
         pass
     elif r.get("fits") is True:
-        out.append(t(lang, f"**结论：{where} 放得下 {what}。**", f"**Answer: {what} fits on {where}.**"))
+        out.append(msg(lang, "compose.inference_section.answer_fits", where=where, what=what))
     elif r.get("fits") is False:
-        out.append(t(lang, f"**结论：{where} 放不下 {what}。**", f"**Answer: {what} does not fit on {where}.**"))
+        out.append(msg(lang, "compose.inference_section.answer_does_not_fit", where=where, what=what))
     elif count == 1:
         rec = _by_name(calls, "recommend")
         none = rec is not None and not rec.result.get("options")
         budget = money(p.budget.amount, p.budget.currency) if p.budget else ""
-        where = t(lang, f"预算 {budget} 内", f"within {budget}") if p.budget else t(lang, "在这些条件下",
-                                                                                    "under these constraints")
-        tail = t(lang, f"；{where}没有能跑它的配置", f"; no configuration {where} can run it") if none else ""
+        where = msg(lang, "compose.inference_section.within",
+                    budget=budget) if p.budget else msg(lang, "compose.inference_section.under_these_constraints")
+        tail = msg(lang, "compose.inference_section.no_configuration_can_run", where=where) if none else ""
         quantised = next(((a, c) for a, c in (alts or []) if c.ok and c.name == "recommend"
                           and c.result.get("options")), None) if none else None
         if quantised is not None:  # say at once which lower precision does run, and on what
@@ -460,10 +458,9 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
             tail += msg(lang, "answer.but_quantised", precision=_IF_QUANT[a][0 if lang == "zh" else 1],
                         option=_option_brief(c.result["options"][0],
                                              c.result.get("price_currency") or c.result.get("currency", "USD"), lang))
-        out.append(t(lang, f"**结论：{what} 需要约 {gb(r['per_gpu_bytes'])} 显存"
-                           f"（其中权重 {gb(r['weights_total_bytes'])}）{tail}。**",
-                     f"**Answer: {what} needs about {gb(r['per_gpu_bytes'])} of GPU memory "
-                     f"({gb(r['weights_total_bytes'])} of it weights){tail}.**"))
+        out.append(msg(lang, "compose.inference_section.answer_needs_about_gpu",
+                       what=what, per_gpu_bytes=gb(r['per_gpu_bytes']),
+                       weights_total_bytes=gb(r['weights_total_bytes']), tail=tail))
     else:
         out.append(t(lang, f"**结论：{what} 每张 GPU 需要约 {gb(r['per_gpu_bytes'])} 显存"
                            + (f"（按 {count} 卡切分）" if count > 1 else "") + "。**",
@@ -473,39 +470,33 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         usable = r.get("reserved_bytes") or r["gpu_memory_bytes"]
         card = r["gpu"] or (card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else "GPU")
         need = r.get("all_layers_bytes") or r["per_gpu_bytes"]  # llama.cpp offload: the need with every layer on
-        line = t(lang, f"每卡需要 {gb(need)}，{card} 上引擎可用 {gb(usable)}",
-                 f"Per GPU it needs {gb(need)}; the engine can use {gb(usable)} of each {card}")
+        line = msg(lang, "compose.inference_section.per_gpu_needs_engine", need=gb(need), card=card, usable=gb(usable))
         if r.get("headroom_bytes") is not None:
             h = r["headroom_bytes"]
-            line += (t(lang, f"，余量 {gb(h)}。", f", leaving {gb(h)} spare.") if h >= 0 else
-                     t(lang, f"，还差 {gb(-h)}。", f", short by {gb(-h)}."))
+            line += (msg(lang, "compose.inference_section.leaving_spare", h=gb(h)) if h >= 0 else
+                     msg(lang, "compose.inference_section.short", h=gb(-h)))
         else:
             line += "。" if lang == "zh" else "."
         out.append(line)
         if r.get("fits") is False and r.get("max_context_tokens"):
-            out.append(t(lang, f"在 {num(r['batch'])} 个并发下，最长只能放 "
-                               f"{num(r['max_context_tokens'])} tokens 的上下文。",
-                         f"At {num(r['batch'])} concurrent request(s) the longest context that fits is "
-                         f"{num(r['max_context_tokens'])} tokens."))
+            out.append(msg(lang, "compose.inference_section.concurrent_request_s_longest",
+                           batch=num(r['batch']), max_context_tokens=num(r['max_context_tokens'])))
         elif r.get("fits") and r.get("max_concurrency"):
-            out.append(t(lang, f"按 {num(r['context'])} tokens 上下文计，KV 缓存最多可同时容纳约 "
-                               f"{num(r['max_concurrency'])} 个请求。",
-                         f"At {num(r['context'])} tokens per request the KV cache holds about "
-                         f"{num(r['max_concurrency'])} requests at once."))
+            out.append(msg(lang, "compose.inference_section.tokens_per_request_kv",
+                           context=num(r['context']), max_concurrency=num(r['max_concurrency'])))
     if count > 1 and gpu:
         total = load_catalog().gpu(gpu).memory_gb * count
-        out.append(t(lang, f"{count} 张合计 {num(total)} GB 显存；模型权重共 {gb_short(r['weights_total_bytes'])}。",
-                     f"{count} cards hold {num(total)} GB in all; the weights total "
-                     f"{gb_short(r['weights_total_bytes'])}."))
+        out.append(msg(lang, "compose.inference_section.cards_hold_gb_all",
+                       count=count, total=num(total), weights_total_bytes=gb_short(r['weights_total_bytes'])))
     out += _diff(previous.get("size_inference"), r, lang)
     out += alt_lines
     if not brief and not detailed:
         out.append(terms_inline(r, lang))
     elif not brief:
         out.append("")
-        out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
+        out.append(msg(lang, "compose.inference_section.memory_breakdown_per_gpu"))
         out += term_lines(r, lang, explain=detailed)
-        out.append(t(lang, f"- 合计：{gb(r['per_gpu_bytes'])}", f"- Total: {gb(r['per_gpu_bytes'])}"))
+        out.append(msg(lang, "compose.inference_section.total", per_gpu_bytes=gb(r['per_gpu_bytes'])))
     perf = _by_name(calls, "perf_decode")
     if perf is not None and speed_first:
         d = perf.result
@@ -521,10 +512,9 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         bound = t(lang, "显存带宽" if d["bound"] == "memory" else "算力",
                   "memory bandwidth" if d["bound"] == "memory" else "compute")
         out.append("")
-        out.append(t(lang, f"**速度**：预计生成速度约 {tps(d['tokens_per_s'])}（区间 {num(lo)}–{num(hi)}），"
-                           f"每个请求约 {tps(d['per_sequence_tokens_per_s'])}，瓶颈在{bound}。",
-                     f"**Speed**: about {tps(d['tokens_per_s'])} of generation (range {num(lo)}–{num(hi)}), "
-                     f"{tps(d['per_sequence_tokens_per_s'])} per request, limited by {bound}."))
+        out.append(msg(lang, "compose.inference_section.speed_about_generation_range",
+                       tokens_per_s=tps(d['tokens_per_s']), lo=num(lo), hi=num(hi),
+                       per_sequence_tokens_per_s=tps(d['per_sequence_tokens_per_s']), bound=bound))
     return out
 
 
@@ -544,10 +534,10 @@ _SOURCE_4BIT = ("35 GB", "35GB")  # the source guide's '70B at 4-bit ≈ 35 GB' 
 def _alt_label(alt: str, r: dict[str, Any], lang: str) -> str:
     if alt in _ALT_LABELS:
         return _ALT_LABELS[alt][0 if lang == "zh" else 1]
-    how = t(lang, "，流水线切分", ", pipeline split") if r.get("parallel") == "pp" else ""
+    how = msg(lang, "compose.alt_label.pipeline_split") if r.get("parallel") == "pp" else ""
     engine = ENGINE_NAMES.get(r["engine"], r["engine"])
-    return t(lang, f"{r['gpus']} 张 {r.get('gpu') or '?'}（{engine} {r['precision']}{how}）",
-             f"{r['gpus']}× {r.get('gpu') or '?'} ({engine} {r['precision']}{how})")
+    return msg(lang, "compose.alt_label.text",
+               gpus=r['gpus'], x=r.get('gpu') or '?', engine=engine, precision=r['precision'], how=how)
 
 
 def _usable(r: dict[str, Any]) -> int | None:
@@ -561,10 +551,9 @@ def fit_verdict(r: dict[str, Any], lang: str) -> str:
         return t(lang, "✓ 放得下" + (f"，最长上下文 {num(ctx)} tokens" if ctx else ""),
                  "✓ fits" + (f"; longest context {num(ctx)} tokens" if ctx else ""))
     if r.get("offload_layers"):
-        return t(lang, f"⚠️ 显存装不下全部层：{num(r['gpu_layers'])} 层留在 GPU、{num(r['offload_layers'])} 层放到"
-                       f"内存（CPU 卸载，主机内存 {gb_short(r.get('cpu_bytes'))}），能跑但明显变慢",
-                 f"⚠️ not all layers fit: {num(r['gpu_layers'])} stay on the GPU and {num(r['offload_layers'])} run "
-                 f"from system RAM (CPU offload, {gb_short(r.get('cpu_bytes'))} host memory) — it runs, much slower")
+        return msg(lang, "compose.fit_verdict.not_all_layers_fit",
+                   gpu_layers=num(r['gpu_layers']), offload_layers=num(r['offload_layers']),
+                   cpu_bytes=gb_short(r.get('cpu_bytes')))
     return t(lang, "✗ 放不下" + (f"（最长上下文 {num(ctx)} tokens）" if ctx else ""),
              "✗ does not fit" + (f" (longest context {num(ctx)} tokens)" if ctx else ""))
 
@@ -579,12 +568,9 @@ def _guide_note(size: ToolCall, p: Profile, lang: str, citations: list[Citation]
         iter(with_figure), None)
     if cite is None:
         return []
-    return ["", t(lang, f"注：资料里“70B 模型 4-bit 约 35 GB”只算了理想 4 bit 的权重 [{cite.id}]；量化文件带缩放系数，"
-                        f"部署还要 KV 缓存和开销，所以这里权重 {gb_short(r['weights_total_bytes'])}、每卡合计 "
-                        f"{gb_short(r['per_gpu_bytes'])}。",
-                  f"Note: the guide's “70B at 4-bit is about 35 GB” counts ideal 4-bit weights alone [{cite.id}]; "
-                  f"quantised files carry scales and serving adds the KV cache and overhead, hence "
-                  f"{gb_short(r['weights_total_bytes'])} of weights and {gb_short(r['per_gpu_bytes'])} per GPU here.")]
+    return ["", msg(lang, "compose.guide_note.note_guide_s_b",
+                    id=cite.id, weights_total_bytes=gb_short(r['weights_total_bytes']),
+                    per_gpu_bytes=gb_short(r['per_gpu_bytes']))]
 
 
 def _fp8_capable(option: dict[str, Any]) -> bool:
@@ -620,38 +606,30 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         ctx = num(r["context"])
         vllm_v = t(lang, "放得下" if r.get("fits") else "放不下", "fits" if r.get("fits") else "does not fit")
         h = r.get("headroom_bytes")
-        short = (t(lang, f"，差 {gb_short(-h)}", f", short by {gb_short(-h)}") if h is not None and h < 0 else "")
-        vllm_ctx = (t(lang, f"，上下文最长只能放约 {num(r['max_context_tokens'])} tokens",
-                      f"; it holds at most about {num(r['max_context_tokens'])} tokens of context")
+        short = (msg(lang, "compose.alternatives_lines.short", h=gb_short(-h)) if h is not None and h < 0 else "")
+        vllm_ctx = (msg(lang, "compose.alternatives_lines.holds_most_about_tokens",
+                        max_context_tokens=num(r['max_context_tokens']))
                     if not r.get("fits") and r.get("max_context_tokens") else "")
         gg_v = t(lang, "放得下" if g.get("fits") else ("要部分卸载到内存" if g.get("offload_layers") else "放不下"),
                  "fits" if g.get("fits") else ("needs partial CPU offload" if g.get("offload_layers")
                                                else "does not fit"))
-        gg_ctx = (t(lang, f"，最长上下文 {num(g['max_context_tokens'])} tokens",
-                    f"; longest context {num(g['max_context_tokens'])} tokens")
+        gg_ctx = (msg(lang, "compose.alternatives_lines.longest_context_tokens",
+                      max_context_tokens=num(g['max_context_tokens']))
                   if g.get("fits") and g.get("max_context_tokens") else "")
-        out.append(t(lang, f"**结论：{where} 跑 {r['model']} 4-bit（上下文 {ctx} tokens，"
-                           f"{num(r['batch'])} 个并发）——用 vLLM + AWQ/GPTQ（{r['precision']}）：{vllm_v}（每卡需要 "
-                           f"{gb_short(r['per_gpu_bytes'])}，可用 {gb_short(_usable(r))}{short}）{vllm_ctx}；"
-                           f"用 llama.cpp / Ollama 的 GGUF Q4_K_M：{gg_v}（每卡需要 {gb_short(g['per_gpu_bytes'])}，"
-                           f"可用 {gb_short(_usable(g))}）{gg_ctx}。**",
-                     f"**Answer: {r['model']} at 4-bit ({ctx}-token context, {num(r['batch'])} concurrent) on "
-                     f"{where} — with vLLM + AWQ/GPTQ ({r['precision']}): it "
-                     f"{vllm_v} ({gb_short(r['per_gpu_bytes'])} needed per GPU, {gb_short(_usable(r))} usable"
-                     f"{short})"
-                     f"{vllm_ctx}; with llama.cpp / Ollama GGUF Q4_K_M: it {gg_v} ({gb_short(g['per_gpu_bytes'])} "
-                     f"needed per GPU, {gb_short(_usable(g))} usable){gg_ctx}.**"))
+        out.append(msg(lang, "compose.alternatives_lines.answer_bit_token_context",
+                       where=where, model=r['model'], ctx=ctx, batch=num(r['batch']), precision=r['precision'],
+                       vllm_v=vllm_v, per_gpu_bytes=gb_short(r['per_gpu_bytes']), usable=gb_short(_usable(r)),
+                       short=short, vllm_ctx=vllm_ctx, gg_v=gg_v, per_gpu_bytes2=gb_short(g['per_gpu_bytes']),
+                       usable2=gb_short(_usable(g)), gg_ctx=gg_ctx))
         if g.get("offload_layers"):
-            out.append(t(lang, f"llama.cpp：{fit_verdict(g, lang)[2:]}。", f"llama.cpp: {fit_verdict(g, lang)[2:]}."))
+            out.append(msg(lang, "compose.alternatives_lines.llama_cpp", fit_verdict=fit_verdict(g, lang)[2:]))
         speed = next((c for a, c in alts if a == "gguf_speed" and c.ok), None)
         if speed is not None and g.get("fits"):
             out.append(msg(lang, "answer.gguf_speed", speed=tps(speed.result["tokens_per_s"])))
         sized = [(a, c) for a, c in sized if a != "gguf"]
     if sized and target:
-        out += ["", t(lang, "**其他做法**（同样的上下文和并发，工具逐项计算）：",
-                      "**Other ways to run it** (same context and concurrency, each computed by the tools):"),
-                t(lang, "| 方案 | 每卡需要 | 每卡可用 | 结论 |",
-                  "| Option | Needed per GPU | Usable per GPU | Verdict |"),
+        out += ["", msg(lang, "compose.alternatives_lines.other_ways_run_same"),
+                msg(lang, "compose.alternatives_lines.option_needed_per_gpu"),
                 "|---|---|---|---|"]
         ordered = sorted(sized, key=lambda ac: (not ac[1].result.get("fits"),
                                                 not ac[1].result.get("offload_layers")))
@@ -663,42 +641,33 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
             out.append(f"| {_alt_label(a, x, lang)} | {gb_short(x['per_gpu_bytes'])} | {gb_short(_usable(x))} | "
                        f"{fit_verdict(x, lang)} |")
         if any(a in ("int4", "gguf") for a, _ in sized):
-            out.append(t(lang, "4-bit 量化会让模型质量略有下降；GGUF 适合 llama.cpp / Ollama 单用户使用，"
-                               "高并发服务更适合 vLLM。",
-                         "4-bit quantisation costs a little model quality; GGUF suits llama.cpp / Ollama for one "
-                         "user, while vLLM is the better server for many concurrent users."))
+            out.append(msg(lang, "compose.alternatives_lines.bit_quantisation_costs_little"))
     elif sized or recs:
-        out += ["", t(lang, "**如果量化**（同样的上下文和并发，工具按对应精度重新计算并推荐）：",
-                      "**If you quantise** (same context and concurrency, sized and recommended by the tools at "
-                      "that precision):")]
+        out += ["", msg(lang, "compose.alternatives_lines.if_you_quantise_same")]
         for a in ("int4", "fp8", "gguf"):
             sz = next((c for b, c in sized if b == a), None)
             rec = recs.get(a)
             if sz is None and rec is None:
                 continue
             head = _IF_QUANT[a][0 if lang == "zh" else 1]
-            need = (t(lang, f"需要约 {gb(sz.result['per_gpu_bytes'])} 显存（权重 "
-                            f"{gb(sz.result['weights_total_bytes'])}）",
-                      f"about {gb(sz.result['per_gpu_bytes'])} of GPU memory ("
-                      f"{gb(sz.result['weights_total_bytes'])} weights)") if sz is not None else "")
+            need = (msg(lang, "compose.alternatives_lines.about_gpu_memory_weights",
+                        per_gpu_bytes=gb(sz.result['per_gpu_bytes']),
+                        weights_total_bytes=gb(sz.result['weights_total_bytes'])) if sz is not None else "")
             opts = [o for o in (rec.result.get("options", []) if rec else [])
                     if a != "fp8" or _fp8_capable(o)][:3]
             cur = (rec.result.get("price_currency") or rec.result.get("currency", "USD")) if rec else "USD"
             if opts:
-                where = (t(lang, "预算内按性价比", "best value within budget") if p.budget else
-                         t(lang, "按性价比", "best value"))
-                buy = t(lang, f"{where}：", f"{where}: ") + ("；" if lang == "zh" else "; ").join(
+                where = (msg(lang, "compose.alternatives_lines.best_value_within_budget") if p.budget else
+                         msg(lang, "compose.alternatives_lines.best_value"))
+                buy = msg(lang, "compose.alternatives_lines.text", where=where) + ("；" if lang == "zh" else "; ").join(
                     _option_brief(o, cur, lang) for o in opts)
             elif rec is not None:
-                buy = t(lang, "仍然没有满足条件的配置", "still no configuration passes")
+                buy = msg(lang, "compose.alternatives_lines.still_no_configuration_passes")
             else:
                 buy = ""
             body = ("；" if lang == "zh" else "; ").join(x for x in (need, buy) if x)
             out.append(f"- **{head}**：{body}。" if lang == "zh" else f"- **{head}**: {body}.")
-        out.append(t(lang, "FP8 几乎不损失质量（需要 Ada/Hopper/Blackwell 等支持 FP8 的卡）；4-bit 更省显存，"
-                           "质量略有下降。",
-                     "FP8 loses almost no quality (it needs a card with FP8, e.g. Ada, Hopper, Blackwell); 4-bit "
-                     "saves more memory at a small quality cost."))
+        out.append(msg(lang, "compose.alternatives_lines.fp_loses_almost_no"))
     if is_generic_4bit(size.arguments.get("precision")):
         out += _guide_note(size, p, lang, citations)
     return out
@@ -730,15 +699,11 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     method = method_label(r["method"], lang)
     what = f"{r['model']} ({method})"
     if r.get("fits") is True:
-        out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 可以训练 {what}，"
-                           f"每卡需要 {gb(r['per_gpu_bytes'])}。**",
-                     f"**Answer: {what} training fits on {config_label(gpu, count, lang)}: "
-                     f"{gb(r['per_gpu_bytes'])} per GPU.**"))
+        out.append(msg(lang, "compose.training_section.answer_training_fits_per",
+                       config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r['per_gpu_bytes'])))
     elif r.get("fits") is False:
-        out.append(t(lang, f"**结论：{config_label(gpu, count, lang)} 放不下 {what} 的训练，"
-                           f"每卡需要 {gb(r['per_gpu_bytes'])}。**",
-                     f"**Answer: {what} training does not fit on {config_label(gpu, count, lang)}: it needs "
-                     f"{gb(r['per_gpu_bytes'])} per GPU.**"))
+        out.append(msg(lang, "compose.training_section.answer_training_does_not",
+                       config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r['per_gpu_bytes'])))
     else:
         out.append(t(lang, f"**结论：训练 {what} 每张 GPU 需要约 {gb(r['per_gpu_bytes'])} 显存"
                            + (f"（{count} 卡）" if count > 1 else "") + "。**",
@@ -750,33 +715,29 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                      (f"余量 {gb(h)}。" if h >= 0 else f"还差 {gb(-h)}。"),
                      f"{r['gpu']} offers {gb(r['gpu_memory_bytes'])}, " +
                      (f"leaving {gb(h)} spare." if h >= 0 else f"short by {gb(-h)}.")))
-    out.append(t(lang, f"可训练参数 {num(r['trainable_params'] / 1e6)}M / 总参数 {num(r['params'] / 1e9, 2)}B；"
-                       f"序列长度 {num(r['seq'])}，micro-batch {num(r['micro_batch'])}。",
-                 f"Trainable parameters {num(r['trainable_params'] / 1e6)}M of {num(r['params'] / 1e9, 2)}B; "
-                 f"sequence length {num(r['seq'])}, micro-batch {num(r['micro_batch'])}."))
+    out.append(msg(lang, "compose.training_section.trainable_parameters_m_b",
+                   trainable_params=num(r['trainable_params'] / 1000000.0), params=num(r['params'] / 1000000000.0, 2),
+                   seq=num(r['seq']), micro_batch=num(r['micro_batch'])))
     out += _diff(previous.get("size_training"), r, lang)
     if not brief and not detailed:
         out.append(terms_inline(r, lang))
         if r.get("cpu_bytes"):
-            out.append(t(lang, f"另需主机内存 {gb_short(r['cpu_bytes'])}。", f"Host RAM also needed: "
-                                                                       f"{gb_short(r['cpu_bytes'])}."))
+            out.append(msg(lang, "compose.training_section.host_ram_also_needed", cpu_bytes=gb_short(r['cpu_bytes'])))
     elif not brief:
         out.append("")
-        out.append(t(lang, "**显存构成（每卡）**", "**Memory breakdown (per GPU)**"))
+        out.append(msg(lang, "compose.training_section.memory_breakdown_per_gpu"))
         out += [line for line in term_lines(r, lang, explain=detailed)
                 if not line.startswith(("- 每节点内存", "- Host RAM"))]
         if r.get("cpu_bytes"):
-            out.append(t(lang, f"- 另需主机内存：{gb(r['cpu_bytes'])}",
-                         f"- Host RAM also needed: {gb(r['cpu_bytes'])}"))
+            out.append(msg(lang, "compose.training_section.host_ram_also_needed_2", cpu_bytes=gb(r['cpu_bytes'])))
     tt = _by_name(calls, "training_time")
     if tt is not None:
         d = tt.result
         cost = f"${d['cost_usd']:,.0f}" if d.get("cost_usd") else "—"
         out.append("")
-        out.append(t(lang, f"**时间**：{d['count']} 张 {d['gpu']} 约需 {duration(d['hours'], lang)}"
-                           f"（{num(d['gpu_hours'])} GPU·小时，按 MFU {num(d['mfu'])}；租用成本约 {cost}）。",
-                     f"**Time**: about {duration(d['hours'], lang)} on {d['count']}× {d['gpu']} "
-                     f"({num(d['gpu_hours'])} GPU-hours at MFU {num(d['mfu'])}; rental cost about {cost})."))
+        out.append(msg(lang, "compose.training_section.time_about_gpu_hours",
+                       count=d['count'], gpu=d['gpu'], hours=duration(d['hours'], lang), gpu_hours=num(d['gpu_hours']),
+                       mfu=num(d['mfu']), cost=cost))
         if p.deadline_days:
             ok = d["hours"] <= p.deadline_days * 24
             out.append(t(lang, f"截止时间 {num(p.deadline_days)} 天：" + (
@@ -793,8 +754,8 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     rec = _by_name(calls, "recommend")
     need = t(lang, "需要 FP64 双精度" if p.fp64 is not False else "不需要 FP64",
              "FP64 needed" if p.fp64 is not False else "no FP64 needed")
-    size = t(lang, f"问题规模 {num(p.problem_size_gb)} GB", f"a {num(p.problem_size_gb)} GB problem") \
-        if p.problem_size_gb else t(lang, "问题规模未知", "problem size unknown")
+    size = msg(lang, "compose.scientific_section.gb_problem", problem_size_gb=num(p.problem_size_gb)) \
+        if p.problem_size_gb else msg(lang, "compose.scientific_section.problem_size_unknown")
     if info is not None and sci is not None:
         g, sres = info.result, sci.result
         weak = g["throughput"].get("fp64") is not None and g["throughput"].get("fp32") and \
@@ -803,8 +764,8 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
         tail = t(lang, "，但它的双精度很弱" if weak and p.fp64 is not False else "",
                  ", but its double precision is weak" if weak and p.fp64 is not False else "")
         where = config_label(info.arguments["name"], sres["gpus"], lang)
-        out.append(t(lang, f"**结论（{need}，{size}）：{where} {fits}{tail}。**",
-                     f"**Answer ({need}, {size}): it {fits} on {where}{tail}.**"))
+        out.append(msg(lang, "compose.scientific_section.answer",
+                       need=need, size=size, where=where, fits=fits, tail=tail))
     elif rec is not None:
         n = len(rec.result.get("options", []))
         metric = "FP64" if p.fp64 is not False else "FP32"
@@ -824,15 +785,12 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
                      f"FP32 {num(fp32) if fp32 is not None else 'unknown'} TFLOPS, {num(g['memory_gb'])} GB memory, "
                      f"{num(g['bandwidth_gbs'])} GB/s, ECC: {'yes' if g.get('ecc') else 'no'}."))
         if p.fp64 is not False and fp64 is not None and fp32 and fp64 < fp32 / 8:
-            out.append(t(lang, "注意：这张卡的 FP64 只有 FP32 的一小部分，双精度计算会很慢，"
-                               "科学计算应选数据中心卡（如 A100/H100/MI300 系列）。",
-                         "Note: this card's FP64 is a small fraction of its FP32, so double-precision codes run "
-                         "slowly; scientific computing wants datacenter parts (A100/H100/MI300 class)."))
+            out.append(msg(lang, "compose.scientific_section.note_this_card_s"))
     if sci is not None:
         s = sci.result
         verdict = t(lang, "放得下" if s["fits"] else "放不下", "fits" if s["fits"] else "does not fit")
-        out.append(t(lang, f"问题数据共 {gb(s['memory_bytes'])}，每卡 {gb(s['per_gpu_bytes'])}：{verdict}。",
-                     f"The problem holds {gb(s['memory_bytes'])}, {gb(s['per_gpu_bytes'])} per GPU: it {verdict}."))
+        out.append(msg(lang, "compose.scientific_section.problem_holds_per_gpu",
+                       memory_bytes=gb(s['memory_bytes']), per_gpu_bytes=gb(s['per_gpu_bytes']), verdict=verdict))
     return out
 
 
@@ -844,7 +802,7 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
     r = rec.result
     out = [""]
     if r.get("options"):
-        out.append(t(lang, "**推荐配置**（按性价比排序）", "**Recommended configurations** (by performance per price)"))
+        out.append(msg(lang, "compose.recommend_section.recommended_configurations_performance_per"))
         out += _options(r, lang, detailed=detailed, currency=currency)
     elif alternatives:  # the alternatives above already say what would work
         prec = rec.arguments.get("precision")
@@ -852,12 +810,9 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
                      f"**Why nothing passes at {prec if prec else 'the native precision'}:**"))
         out += _rejections(r, lang)
     else:
-        out.append(t(lang, "**在这些条件下没有找到合适的配置。** 主要原因：",
-                     "**No configuration passes these constraints.** Main reasons:"))
+        out.append(msg(lang, "compose.recommend_section.no_configuration_passes_these"))
         out += _rejections(r, lang)
-        out.append(t(lang, "可以考虑：降低精度（如 4-bit）、缩短上下文或减少并发、提高预算，或放宽约束。",
-                     "Consider: a lower precision (e.g. 4-bit), a shorter context or fewer concurrent requests, a "
-                     "larger budget, or looser constraints."))
+        out.append(msg(lang, "compose.recommend_section.consider_lower_precision_e"))
     return out
 
 
@@ -871,15 +826,12 @@ def _check_section(calls: list[ToolCall], lang: str, brief: bool = False, detail
         warns = sum(1 for f in findings if f["severity"] == "warning")
         lines = _findings({"findings": blocking}, lang) if not brief else []
         if warns:
-            lines.append(t(lang, f"整机检查另有 {warns} 条提醒（供电、互联等），说“详细”可以展开。",
-                           f"The build check has {warns} more note(s) (power, interconnect…); say “details” to see "
-                           "them."))
+            lines.append(msg(lang, "compose.check_section.build_check_has_more", warns=warns))
         return ["", *lines] if lines else []
     lines = [] if brief else _findings(chk.result, lang)
     errors = sum(1 for f in chk.result.get("findings", []) if f["severity"] == "error")
     warns = sum(1 for f in chk.result.get("findings", []) if f["severity"] == "warning")
-    head = t(lang, f"**整机兼容性检查**：{errors} 个错误，{warns} 个警告。",
-             f"**Build check**: {errors} error(s), {warns} warning(s).")
+    head = msg(lang, "compose.check_section.build_check_error_s", errors=errors, warns=warns)
     return ["", head, *lines]
 
 
@@ -887,27 +839,23 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     out: list[str] = []
     a = plan.assumed
     if plan.model_assumed:
-        out.append(t(lang, f"只知道参数规模 {num(p.params_b or 0)}B，按同规模的 "
-                           f"{model_name(plan.model_assumed)} 结构计算",
-                     f"only the size ({num(p.params_b or 0)}B) is known, so {model_name(plan.model_assumed)}'s "
-                     "architecture is used"))
+        out.append(msg(lang, "compose.assumption_lines.only_size_b_known",
+                       x=num(p.params_b or 0), model_name=model_name(plan.model_assumed)))
     if "precision" in a and p.use_case == "inference":
-        out.append(t(lang, "精度按模型原生（通常 BF16）", "no precision given: the model's native one "
-                                                                   "(usually BF16)"))
+        out.append(msg(lang, "compose.assumption_lines.no_precision_given_model"))
     if "context_tokens" in a:
-        out.append(t(lang, f"上下文按 {num(DEFAULT_CONTEXT)} tokens 计", f"context of {num(DEFAULT_CONTEXT)} tokens"))
+        out.append(msg(lang, "compose.assumption_lines.context_tokens", DEFAULT_CONTEXT=num(DEFAULT_CONTEXT)))
     if "concurrency" in a:
-        out.append(t(lang, f"并发按 {num(DEFAULT_CONCURRENCY)} 个请求计",
-                     f"{num(DEFAULT_CONCURRENCY)} request at a time"))
+        out.append(msg(lang, "compose.assumption_lines.request_time", DEFAULT_CONCURRENCY=num(DEFAULT_CONCURRENCY)))
     if isinstance(a.get("method"), str):
         method = method_label(a["method"], lang)
-        out.append(t(lang, f"训练方式未指定，按 {method} 计", f"method not given: {method}"))
+        out.append(msg(lang, "compose.assumption_lines.method_not_given", method=method))
     if p.dataset_samples and not p.dataset_tokens:
-        out.append(t(lang, f"每条样本按 {TOKENS_PER_SAMPLE} tokens 计", f"{TOKENS_PER_SAMPLE} tokens per sample"))
+        out.append(msg(lang, "compose.assumption_lines.tokens_per_sample", TOKENS_PER_SAMPLE=TOKENS_PER_SAMPLE))
     size = _by_name(calls, "size_inference")
     if size is not None:
         engine = ENGINE_NAMES.get(size.result["engine"], size.result["engine"])
-        out.append(t(lang, f"按 {engine} 的显存分配", f"memory follows {engine}'s accounting"))
+        out.append(msg(lang, "compose.assumption_lines.memory_follows_s_accounting", engine=engine))
     return out
 
 
@@ -992,7 +940,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
                                   currency=user_currency(p, lang, ("USD", "CNY")))
     errs = _errors(calls, lang)
     if errs:
-        out += ["", t(lang, "**未能完成的计算**", "**What could not be computed**"), *errs]
+        out += ["", msg(lang, "compose.compose_answer.what_could_not_computed"), *errs]
     if not detailed:
         pass
     elif p.use_case == "inference" and _by_name(calls, "size_inference") and not brief:
@@ -1006,7 +954,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
         assumptions = [a for a in assumptions if a not in said]
     if assumptions:
-        out += ["", t(lang, "**假设**：", "**Assumptions**: ") + ("；" if lang == "zh" else "; ").join(assumptions)
+        out += ["", msg(lang, "compose.compose_answer.assumptions") + ("；" if lang == "zh" else "; ").join(assumptions)
                 + ("。" if lang == "zh" else ".")]
     if "use_case" in plan.assumed:
         key = "assume.use_case_training" if plan.assumed["use_case"] == "training" else "assume.use_case"
@@ -1113,8 +1061,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     p = session.profile
     infos = [c for c in calls if c.name == "gpu_info" and c.ok]
     if len(infos) < 2:
-        return t(lang, "要比较，至少需要两款目录里的 GPU，例如“比较一下 L40S 和 4090”。",
-                 "To compare I need at least two catalog GPUs, e.g. “compare L40S and RTX 4090”.")
+        return msg(lang, "compose.compose_compare.compare_i_need_least")
     sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
     perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
     ids = [c.arguments["name"] for c in infos]
@@ -1133,28 +1080,28 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
         return "—" if v is None else num(v)
 
     gs = [c.result for c in infos]
-    row(t(lang, "显存", "Memory"), [f"{num(g['memory_gb'])} GB {g['memory_type']}" for g in gs])
-    row(t(lang, "带宽", "Bandwidth"), [f"{num(g['bandwidth_gbs'])} GB/s" for g in gs])
+    row(msg(lang, "compose.compose_compare.memory"), [f"{num(g['memory_gb'])} GB {g['memory_type']}" for g in gs])
+    row(msg(lang, "compose.compose_compare.bandwidth"), [f"{num(g['bandwidth_gbs'])} GB/s" for g in gs])
     row("BF16/FP16 TFLOPS", [tp(g, "bf16") if g["throughput"].get("bf16") is not None else tp(g, "fp16") for g in gs])
     row("FP8 TFLOPS", [tp(g, "fp8") for g in gs])
     row("FP64 TFLOPS", [tp(g, "fp64") for g in gs])
-    row(t(lang, "功耗", "Power"), [f"{num(g['tdp_w'])} W" for g in gs])
-    row(t(lang, "形态 / 散热", "Form / cooling"),
+    row(msg(lang, "compose.compose_compare.power"), [f"{num(g['tdp_w'])} W" for g in gs])
+    row(msg(lang, "compose.compose_compare.form_cooling"),
         [f"{msg(lang, 'spec.form.' + g['form_factor'])} / {msg(lang, 'spec.cooling.' + g['cooling'])}" for g in gs])
     row("ECC", ["✓" if g.get("ecc") else "✗" for g in gs])
-    row(t(lang, "互联", "Interconnect"), [msg(lang, f"spec.link_kind.{g['interconnect']['kind']}")
+    row(msg(lang, "compose.compose_compare.interconnect"), [msg(lang, f"spec.link_kind.{g['interconnect']['kind']}")
                                         if has_message(lang, f"spec.link_kind.{g['interconnect']['kind']}")
                                         else g["interconnect"]["kind"] for g in gs])
-    row(t(lang, "参考价", "Approx. price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
+    row(msg(lang, "compose.compose_compare.approx_price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
     if sizes:
         model = next(iter(sizes.values())).result["model"]
-        row(t(lang, f"{model} 每卡需要", f"{model} per GPU"), [gb_short(sizes[i].result["per_gpu_bytes"])
-                                                             if i in sizes else "—" for i in ids])
-        row(t(lang, "放得下？", "Fits?"), [("✓" if sizes[i].result.get("fits") else "✗") if i in sizes else "—"
-                                        for i in ids])
+        row(msg(lang, "compose.compose_compare.per_gpu", model=model),
+            [gb_short(sizes[i].result["per_gpu_bytes"]) if i in sizes else "—" for i in ids])
+        row(msg(lang, "compose.compose_compare.fits"),
+            [("✓" if sizes[i].result.get("fits") else "✗") if i in sizes else "—" for i in ids])
     if perfs:
-        row(t(lang, "生成速度", "Decode speed"), [tps(perfs[i].result["tokens_per_s"]) if i in perfs else "—"
-                                              for i in ids])
+        row(msg(lang, "compose.compose_compare.decode_speed"),
+            [tps(perfs[i].result["tokens_per_s"]) if i in perfs else "—" for i in ids])
     labels = dict(zip(ids, names, strict=True))
     value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
     value_lines: list[str] = []
@@ -1183,8 +1130,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     if value_lines and not value_first:
         out.append(value_lines[0].replace("**", ""))
     if p.model is None and p.params_b is None:
-        out.append(t(lang, "告诉我要跑的模型和精度，我可以直接算出每张卡放不放得下、速度多少。",
-                     "Tell me the model and precision and I will compute the fit and speed on each card."))
+        out.append(msg(lang, "compose.compose_compare.tell_me_model_precision"))
     if citations:
         out += ["", *citations_block(citations, lang)]
     return "\n".join(out)
@@ -1198,7 +1144,7 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
     r0 = sizes[ids[0]].result
     training = r0.get("kind") == "training"
     method = method_label(r0["method"], lang) if training else str(r0.get("precision", "")).upper()
-    what = t(lang, f"{r0['model']}（{method}）", f"{r0['model']} ({method})")
+    what = msg(lang, "compose.compare_verdict.text", model=r0['model'], method=method)
     fit = [i for i in ids if sizes[i].result.get("fits")]
     unfit = [i for i in ids if i not in fit]
 
@@ -1228,13 +1174,13 @@ _FORMULA_OF_KIND = {"rent_vs_buy": "rent_vs_buy", "build": "check_build"}
 
 
 def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
-    out = [t(lang, "**这些数字是这样算出来的：**", "**Here is how the numbers were computed:**")]
+    out = [msg(lang, "compose.compose_why.here_how_numbers_were")]
     shown = False
     formula_tool = _FORMULA_OF_KIND.get(session.last_kind or "")
     call = session.last_results.get(formula_tool) if formula_tool else None
     if call is not None and call.ok and isinstance(call.result, dict) and call.result.get("formula"):
         formulas = call.result["formula"]
-        out += [f"- `{f}`" for f in ([formulas] if isinstance(formulas, str) else formulas)[:6]]
+        out += [f"- `{render(f, lang)}`" for f in ([formulas] if isinstance(formulas, str) else formulas)[:6]]
         if citations:
             out += ["", *citations_block(citations, lang)]
         return "\n".join(out).strip()
@@ -1255,9 +1201,7 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
         if name.startswith("size"):
             out += ["", _PLAIN_TRAIN[lang] if name == "size_training" else _PLAIN[lang], ""]
     if not shown:
-        out = [t(lang, "还没有计算结果可以解释。先告诉我用途和模型，我算出来再逐项说明。",
-                 "There is no result to explain yet. Tell me the use and the model, and I will compute and "
-                 "then explain each term.")]
+        out = [msg(lang, "compose.compose_why.there_no_result_explain")]
     if citations:
         out += ["", *citations_block(citations, lang)]
     return "\n".join(out).strip()
@@ -1266,16 +1210,12 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
 def compose_ask(session: Session, lang: str) -> str:
     known = _known_summary(session.profile, lang)
     if known:
-        return t(lang, f"好的，已记下：{known}。为了把显存和配置算准，还需要确认几件事。",
-                 f"Got it: {known}. To size this properly I need a few more details.")
-    return t(lang, "好的。为了给出具体建议，还需要确认几件事。",
-             "Sure. A few details first, so the advice can be concrete.")
+        return msg(lang, "compose.compose_ask.got_size_this_properly", known=known)
+    return msg(lang, "compose.compose_ask.sure_few_details_first")
 
 
 def injection_notice(lang: str) -> str:
-    return t(lang, "说明：我不会改变计算规则，也不会给出与计算结果相反的结论；下面的数字全部来自计算工具。",
-             "Note: I can't change the calculation rules or state a conclusion the tools contradict; every number "
-             "below comes from the calculators.")
+    return msg(lang, "compose.injection_notice.note_i_can_t")
 
 
 _QUIET_REASONS = ("empty query", "the query has no words", "no passage matches")
@@ -1300,13 +1240,9 @@ def search_notice(calls: list[ToolCall], lang: str) -> str | None:
             degraded = True
     if problem:
         detail = problem.removeprefix("knowledge index unavailable: ")[:160]
-        return t(lang, f"知识库暂不可用，本次回答没有引用资料（计算结果不受影响）：{detail}",
-                 f"The knowledge base is unavailable, so this answer has no citations (the calculations are "
-                 f"unaffected): {detail}")
+        return msg(lang, "compose.search_notice.knowledge_base_unavailable_so", detail=detail)
     if degraded:
-        return t(lang, "向量检索不可用，引用资料仅来自知识库的关键词检索，可能不够全面。",
-                 "Vector search of the knowledge base is unavailable; citations come from keyword (lexical) "
-                 "search only and may be less complete.")
+        return msg(lang, "compose.search_notice.vector_search_knowledge_base")
     return None
 
 
