@@ -15,6 +15,7 @@ import re
 import pytest
 
 from knowledge import UnknownNameError, load_catalog
+from knowledge.messages import render
 from tools.compat import (
     BuildInput,
     BuildReport,
@@ -26,6 +27,7 @@ from tools.compat import (
     parse_mains,
 )
 from tools.errors import ToolError
+from tools.result import Note
 from tools.units import GB
 
 CAT = load_catalog()
@@ -168,7 +170,7 @@ def test_rtx_5090_on_an_850w_psu() -> None:
     desktop_cpu = 250  # assumed when no CPU is named (Core i9 PL2 253 W / Ryzen 9 PPT 230 W)
     assert head.severity == "error"
     assert head.numbers["system_power_w"] == RTX5090_W + desktop_cpu + PLATFORM_W  # 975 W > 850 W
-    assert any("250 W" in a for a in r.assumptions)
+    assert any(a.id == "compat.assume.cpu_desktop" and a.params["cpu_w"] == desktop_cpu for a in r.assumptions)
     ok = build(gpus=["RTX 5090"], psu_w=1300)
     assert not {"power-vendor-minimum", "power-psu-headroom"} & ids(ok, "error")
 
@@ -465,3 +467,57 @@ def test_one_atx_psu_limit_follows_the_mains_voltage_and_names_no_internal_ids()
     assert "power-multi-psu" in ids(build(gpus=["2x RTX 5090"], platform="Ryzen 9 9950X", mains="120V 20A"))
     texts = [x for f in unknown.findings for x in (f.message_en, f.message_zh, f.fix, f.fix_zh or "")]
     assert not any("power-multi-psu" in x or "--mains" in x or "115 V" in x for x in texts)
+
+
+# ------------------------------------------------------------------ notes: message ids, English kept, Chinese shown
+
+# three or more English words in a row (a word starts with a letter; digits, '/', '.', '-' inside it)
+ENGLISH_RUN = re.compile(r"[A-Za-z][\w'./-]*(?:[ ,;:]+[A-Za-z][\w'./-]*){2,}")
+NOTE_BUILDS: list[dict[str, object]] = [
+    {"gpus": ["RTX 4090"]},
+    {"gpus": [GPUCount(gpu="RTX 4090", count=3, power_limit_w=350)], "model": "llama-3.1-70b", "precision": "int4"},
+    {"gpus": ["8x H100 SXM"], "workload": "training", "model": "llama-3.1-8b", "method": "full"},
+    {"gpus": ["2x RTX 3090"], "model": "llama-3.1-8b", "precision": "Q4_K_M", "psu_efficiency": 0.92},
+    {"gpus": ["6x RTX 4090"], "model": "qwen2.5-7b", "framework": "PyTorch"},
+]
+
+
+@pytest.fixture(scope="module")
+def noted() -> list[BuildReport]:
+    return [build(**dict(kw)) for kw in NOTE_BUILDS]
+
+
+def test_assumptions_and_formulas_are_compat_notes_rendered_in_chinese(noted: list[BuildReport]) -> None:
+    for r in noted:
+        for a in [*r.assumptions, *r.formula]:
+            assert isinstance(a, Note) and a.id.startswith("compat.") and a.text
+            zh = render(a, "zh")
+            for name in (a.params.get("gpu"), a.params.get("model")):  # names are the same in every language
+                zh = zh.replace(str(name), "") if name else zh
+            assert zh != a.text and CJK.search(zh), a.id
+            assert not ENGLISH_RUN.search(zh), (a.id, zh)
+
+
+def test_assumption_english_text_is_unchanged(noted: list[BuildReport]) -> None:
+    """Copied from the output before the notes became message ids."""
+    texts = [[a.text for a in r.assumptions] for r in noted]
+    assert texts[0] == [
+        "PSU efficiency 0.9 at load (80 Plus Gold/Platinum); platform overhead 150 W.",
+        "Chassis not given: cooling and slot rules assume a tower unless noted.",
+        "No CPU given: assumed a high-end desktop CPU at 250 W (PL2/PPT).",
+    ]
+    assert "GeForce RTX 4090 power-limited to 350 W (board power 450 W)." in texts[1]
+    assert ("Tensor parallel over 3 GPUs is not possible (tensor parallel 3 does not divide the 64 attention heads "
+            "of Llama-3.1-70B — try: use tp=2, 4, 8, 16; or split layers across GPUs (pipeline parallel)); sized "
+            "as a layer split instead.") in texts[1]
+    assert "Memory fit from the sizing engine (vLLM-style accounting), on the card with the least memory." in texts[1]
+    assert texts[2][2:] == [
+        "Multi-GPU work assumed to be data parallel (training default).",
+        "Full fine-tuning on 8 GPUs sized with ZeRO-3 sharding of the model states.",
+        "Memory fit from the sizing engine (training accounting), on the card with the least memory.",
+        "No CPU given: assumed a dual-socket server, 700 W of CPU power.",
+    ]
+    assert noted[0].formula[0].text == ("system_power_w = Σ GPU board power (or set power limit) + CPU package power "
+                                        "+ 150 W platform")
+    split = next(a for a in noted[1].assumptions if a.id == "compat.assume.tp_layer_split")
+    assert split.params["gpus"] == 3 and split.params["reason"]["id"] == "compat.tp_reason.heads"  # type: ignore[index]

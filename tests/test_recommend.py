@@ -12,12 +12,16 @@ Reasoning used below (not the code's output):
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from knowledge import load_catalog
+from knowledge.messages import render
 from tools.compat import GPUCount
 from tools.pricing import CostInput, cost_of_ownership, gpu_price, to_cny, to_usd
 from tools.recommend import Recommendation, RecommendInput, recommend
+from tools.result import Note
 
 CAT = load_catalog()
 DATACENTER_FP64_CLASS = {"mi300x", "mi325x", "mi355x", "mi250x", "mi210", "h100-sxm", "h100-pcie", "h100-nvl",
@@ -248,3 +252,56 @@ def test_remembered_build_checks_change_no_answer() -> None:
     rec_module._BUILDS.clear()
     cold = recommend(RecommendInput(**ask, context=6144)).model_dump()
     assert warm == cold and warm["options"]
+
+
+# ------------------------------------------------------------------ notes: message ids, English kept, Chinese shown
+
+# three or more English words in a row (a word starts with a letter; digits, '/', '.', '-' inside it)
+ENGLISH_RUN = re.compile(r"[A-Za-z][\w'./-]*(?:[ ,;:]+[A-Za-z][\w'./-]*){2,}")
+NOTE_CASES = [
+    {"workload": "inference", "model": "llama-3.1-70b"},
+    {"workload": "inference", "model": "llama-3.1-8b", "precision": "Q4_K_M", "include_host_cost": False,
+     "budget_cny": 30000},
+    {"workload": "training", "model": "llama-3.1-8b", "deadline_hours": 10},
+    {"workload": "training", "model": "llama-3.1-8b", "method": "full"},
+    {"workload": "scientific", "kwh_price": 0.3, "duty_cycle": 0.5, "cny_per_usd": 7.1},
+]
+
+
+@pytest.fixture(scope="module")
+def noted() -> list[Recommendation]:
+    return [recommend(RecommendInput(**kw)) for kw in NOTE_CASES]  # type: ignore[arg-type]
+
+
+def test_assumptions_are_recommend_notes_rendered_in_chinese(noted: list[Recommendation]) -> None:
+    for rec in noted:
+        for a in rec.assumptions:
+            assert isinstance(a, Note) and a.id.startswith("recommend.") and a.text
+            zh = render(a, "zh")
+            assert zh != a.text and re.search(r"[\u4e00-\u9fff]", zh), a.id
+            assert not ENGLISH_RUN.search(zh), (a.id, zh)
+
+
+def test_assumption_english_text_is_unchanged(noted: list[Recommendation]) -> None:
+    """Copied from the output before the notes became message ids."""
+    texts = [[a.text for a in rec.assumptions] for rec in noted]
+    assert "Host cost (approximate, USD): desktop 2,500, workstation 7,000, server 15,000, baseboard 60,000" \
+        in texts[0]
+    assert ("Memory fit from the sizing engine (vLLM accounting), 8,192 tokens × 1 sequence(s); tensor parallel "
+            "across the GPUs.") in texts[0]
+    assert ("Host cost (approximate, USD): desktop 2,500, workstation 7,000, server 15,000, baseboard 60,000 — "
+            "excluded on request") in texts[1]
+    assert "Electricity 0.8 CNY/kWh, duty cycle 1; break-even compares with the catalog rental price of the same " \
+        "GPUs." in texts[1]
+    assert texts[2][-3:] == [
+        "Training method lora (default); full fine-tuning on several GPUs sized with ZeRO-3.",
+        "Score: training tokens/s (6·N·D at the default MFU, × multi-GPU scaling fabric 1, pcie-p2p 0.9, no-p2p 0.8) "
+        "per $1,000.",
+        "A deadline without dataset tokens cannot be checked; it was ignored.",
+    ]
+    assert "Training method full; full fine-tuning on several GPUs sized with ZeRO-3." in texts[3]
+    assert "Prices are the catalog's approximate street prices; CNY↔USD at 7.1 (as of 2026-06-01)." in texts[4]
+    assert texts[4][-1] == ("Score: FP64 TFLOPS (tensor FP64 where it exists) per $1,000, × 0.5 without ECC; "
+                            "FP16/BF16 figures are ignored.")
+    prices = next(a for a in noted[4].assumptions if a.id == "recommend.assume.prices")
+    assert prices.params == {"rate": 7.1, "as_of": "2026-06-01"}

@@ -17,7 +17,7 @@ from tools.compat_rules import RULES
 from tools.compat_rules.memory import size_memory
 from tools.compat_rules.precision import hardware_precision
 from tools.compat_rules.software import resolve_framework
-from tools.compat_rules.totals import FORMULAS, compute_totals
+from tools.compat_rules.totals import FORMULAS, PLATFORM_OVERHEAD_W, compute_totals
 from tools.compat_rules.types import (
     PITFALL_TEXT,
     SEVERITY_ORDER,
@@ -33,6 +33,7 @@ from tools.compat_rules.types import (
     parse_mains,
 )
 from tools.errors import ToolError
+from tools.result import note
 
 __all__ = [
     "PITFALL_TEXT", "BuildInput", "BuildReport", "Finding", "GPUCount", "Mains", "SlotLayout", "Totals",
@@ -105,15 +106,14 @@ def build_context(inp: BuildInput) -> BuildContext:
                        framework=framework)
     for card in cards:
         if card.power_w != card.gpu.tdp_w:
-            ctx.assume(f"{card.gpu.name} power-limited to {card.power_w:g} W (board power {card.gpu.tdp_w:g} "
-                       "W).")
-    ctx.assume(f"PSU efficiency {inp.psu_efficiency:g} at load (80 Plus Gold/Platinum); platform overhead "
-               "150 W.")
+            ctx.assume(note("compat.assume.power_limited", gpu=card.gpu.name, limit_w=card.power_w,
+                            tdp_w=card.gpu.tdp_w))
+    ctx.assume(note("compat.assume.psu_efficiency", efficiency=inp.psu_efficiency, overhead_w=PLATFORM_OVERHEAD_W))
     if inp.chassis is None:
-        ctx.assume("Chassis not given: cooling and slot rules assume a tower unless noted.")
+        ctx.assume(note("compat.assume.chassis_not_given"))
     if ctx.parallelism and inp.parallelism is None:
-        ctx.assume(f"Multi-GPU work assumed to be {ctx.parallelism} parallel "
-                   f"({'inference default' if ctx.parallelism == 'tensor' else 'training default'}).")
+        # without an explicit choice the default is tensor (inference) or data (training) parallel
+        ctx.assume(note(f"compat.assume.parallel_{ctx.parallelism}"))
     return ctx
 
 
@@ -128,7 +128,7 @@ def check_build(inp: BuildInput) -> BuildReport:
         inp = inp.model_copy(update={"workload": "inference"})
     ctx = build_context(inp)
     if defaulted:
-        ctx.assume("A model was given without a workload: sized for inference.")
+        ctx.assume(note("compat.assume.workload_defaulted"))
     size_memory(ctx)
     totals = compute_totals(ctx)
     findings: list[Finding] = []
@@ -137,5 +137,5 @@ def check_build(inp: BuildInput) -> BuildReport:
     findings.sort(key=_sort_key)  # stable: rule order kept within a severity and category
     return BuildReport(
         ok=not any(f.severity == "error" for f in findings), findings=findings, totals=totals,
-        assumptions=ctx.assumptions, formula=FORMULAS,
+        assumptions=ctx.assumptions, formula=list(FORMULAS),
     )

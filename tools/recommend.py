@@ -51,10 +51,11 @@ from tools.pricing import (
     cost_of_ownership,
     gpu_price,
 )
+from tools.result import Note, note
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import MAX_TOKENS, TrainingTimeInput, estimate_training_time
-from tools.units import GB
+from tools.units import CNY, GB, TFLOPS, USD, Bytes, Hours, TokensPerS, Watts
 
 RejectFn = Callable[..., None]
 Stage = Literal["constraint", "memory", "interconnect", "target", "compat", "power", "budget", "data"]
@@ -151,29 +152,29 @@ class Option(BaseModel):
     vendor: str
     tier: str
     fits: bool
-    per_gpu_bytes: int | None
-    gpu_memory_bytes: int = Field(description="per GPU, as the engine sees it")
-    headroom_bytes: int | None
-    price_usd: float | None = Field(description="the GPUs to buy")
-    price_cny: float | None
-    host_price_usd: float
-    total_price_usd: float | None
-    total_price_cny: float | None
+    per_gpu_bytes: Bytes | None
+    gpu_memory_bytes: Bytes = Field(description="per GPU, as the engine sees it")
+    headroom_bytes: Bytes | None
+    price_usd: USD | None = Field(description="the GPUs to buy")
+    price_cny: CNY | None
+    host_price_usd: USD
+    total_price_usd: USD | None
+    total_price_cny: CNY | None
     total_price_local: float | None = Field(None, description="the total in `price_currency`, when asked")
-    decode_tokens_per_s: float | None = None
-    decode_tokens_per_s_range: tuple[float, float] | None = None
-    training_tokens_per_s: float | None = None
-    training_hours: float | None = None
-    fp64_tflops: float | None = None
-    fp32_tflops: float | None = Field(None, description="scientific without FP64: FP32 TFLOPS of the configuration")
+    decode_tokens_per_s: TokensPerS | None = None
+    decode_tokens_per_s_range: tuple[TokensPerS, TokensPerS] | None = None
+    training_tokens_per_s: TokensPerS | None = None
+    training_hours: Hours | None = None
+    fp64_tflops: TFLOPS | None = None
+    fp32_tflops: TFLOPS | None = Field(None, description="scientific without FP64: FP32 TFLOPS of the configuration")
     perf_metric: str
     perf_per_price: float | None = Field(description="perf_metric per 1,000 USD of total price")
-    power_w: float = Field(description="sustained system power (DC)")
-    wall_draw_w: float
+    power_w: Watts = Field(description="sustained system power (DC)")
+    wall_draw_w: Watts
     yearly_energy_kwh: float
     yearly_energy_cost: float
     energy_currency: Currency
-    yearly_energy_cost_usd: float
+    yearly_energy_cost_usd: USD
     rental_usd_per_hour: float | None = Field(description="all GPUs together")
     break_even_months: float | None
     score: float = Field(description="perf per $1k × ecosystem factor; performance only when unpriced")
@@ -181,7 +182,7 @@ class Option(BaseModel):
     ecosystem_factor: float = Field(description="software readiness weight of the GPU's stack (1.0 = CUDA)")
     platform: str
     chassis: str
-    recommended_psu_w: float
+    recommended_psu_w: Watts
     software_stack: str
     why_en: str
     why_zh: str
@@ -209,7 +210,7 @@ class Recommendation(BaseModel):
     options: list[Option]
     rejected: list[Rejected]
     pitfalls: dict[str, tuple[str, str]] = Field(description="text of each pitfall flagged in the options")
-    assumptions: list[str]
+    assumptions: list[Note]
 
 
 # ---------------------------------------------------------------------------------------- helpers
@@ -412,7 +413,7 @@ def recommend(inp: RecommendInput) -> Recommendation:
     if framework == "llama.cpp":
         engine = "llamacpp"
     currency = inp.currency
-    owned = {}
+    owned: dict[str, int] = {}
     for item in inp.existing_gpus:
         g = catalog.gpu(item.gpu)
         owned[g.id] = owned.get(g.id, 0) + item.count
@@ -437,7 +438,7 @@ def recommend(inp: RecommendInput) -> Recommendation:
             if count < owned.get(gpu.id, 0):
                 continue
             opt = _evaluate(gpu, count, inp, spec, engine, framework, owned.get(gpu.id, 0), reject)
-            if opt == "next":
+            if isinstance(opt, str):  # 'next': try a larger count
                 continue
             if opt is not None:
                 options.append(opt)
@@ -590,7 +591,7 @@ def _host(host_usd: float, inp: RecommendInput) -> float:
 
 
 def _pitfalls(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildReport) -> list[Pitfall]:
-    out: set[str] = {f.pitfall for f in report.findings if f.pitfall and f.severity != "info"}
+    out: set[Pitfall] = {f.pitfall for f in report.findings if f.pitfall and f.severity != "info"}
     if ev.per_gpu_bytes is not None and ev.usable_bytes - ev.per_gpu_bytes < HEADROOM_PITFALL * ev.usable_bytes:
         out.add("ignoring-memory")
     if count > 1 and gpu.interconnect.kind in ("pcie", "none"):
@@ -600,7 +601,7 @@ def _pitfalls(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: Buil
         out.add("chasing-peak-tflops")
     if ecosystem_factor(gpu, inp.workload) <= 0.75:
         out.add("chasing-peak-tflops")
-    return sorted(out)  # type: ignore[return-value]
+    return sorted(out)
 
 
 def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, total_usd: float | None, host_usd: float,
@@ -644,40 +645,34 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, total_usd: float
     return f"{head}: " + "; ".join(parts) + ".", f"{head_zh}：" + "；".join(parts_zh) + "。"
 
 
-def _assumptions(inp: RecommendInput, engine: str, currency: Currency) -> list[str]:
+def _assumptions(inp: RecommendInput, engine: str, currency: Currency) -> list[Note]:
     kwh = inp.kwh_price if inp.kwh_price is not None else KWH_PRICE[currency]
     out = [
-        "For each GPU the smallest count that fits (and meets any speed target) is kept; larger counts of "
-        "the same card are not listed separately.",
-        "One node (at most 8 GPUs); multi-node clusters are not planned here. Counts tried: 1/2/4 for desktop and "
-        "workstation cards, 1/2/4/8 for datacenter PCIe cards, 4/8 for "
-        "SXM/OAM/module parts (baseboards only).",
-        f"Prices are the catalog's approximate street prices; CNY↔USD at {inp.cny_per_usd:g} (as of "
-        f"{FX_AS_OF}).",
-        "Host cost (approximate, USD): " + ", ".join(f"{k} {v:,.0f}" for k, v in HOST_COST_USD.items())
-        + ("" if inp.include_host_cost else " — excluded on request"),
-        f"Electricity {kwh:g} {currency}/kWh, duty cycle {inp.duty_cycle:g}; break-even compares with the "
-        "catalog rental price of the same GPUs.",
-        "Scores are multiplied by a software-ecosystem factor "
-        "(" + ", ".join(f"{k} {v:g}" for k, v in ECOSYSTEM.items())
-        + "; training: " + ", ".join(f"{k} {v:g}" for k, v in ECOSYSTEM_TRAINING.items())
-        + "): ecosystem readiness matters more than peak numbers (source guide, pitfall 2).",
-        "Options without a catalog price are ranked after the priced ones, by performance only.",
+        note("recommend.assume.smallest_count"),
+        note("recommend.assume.one_node"),
+        note("recommend.assume.prices", rate=inp.cny_per_usd, as_of=FX_AS_OF.isoformat()),
+        note("recommend.assume.host_cost" if inp.include_host_cost else "recommend.assume.host_cost_excluded",
+             **HOST_COST_USD),
+        note("recommend.assume.electricity", kwh=kwh, currency=currency, duty=inp.duty_cycle),
+        note("recommend.assume.ecosystem", inference=_factors(ECOSYSTEM), training=_factors(ECOSYSTEM_TRAINING)),
+        note("recommend.assume.unpriced_last"),
     ]
     if inp.workload == "inference":
-        out.append(f"Memory fit from the sizing engine ({'vLLM' if engine == 'vllm' else 'llama.cpp'} "
-                   f"accounting), {inp.context:,} tokens × {inp.concurrency} sequence(s); tensor parallel "
-                   "across the GPUs.")
-        out.append("Score: decode tokens/s per $1,000 of total price (memory fit is a gate, so it comes "
-                   "first).")
+        out.append(note("recommend.assume.inference_memory", engine="vLLM" if engine == "vllm" else "llama.cpp",
+                        context=inp.context, concurrency=inp.concurrency))
+        out.append(note("recommend.assume.inference_score"))
     elif inp.workload == "training":
-        out.append(f"Training method {inp.method or 'lora'}" + ("" if inp.method else " (default)")
-                   + "; full fine-tuning on several GPUs sized with ZeRO-3.")
-        out.append("Score: training tokens/s (6·N·D at the default MFU, × multi-GPU scaling "
-                   + ", ".join(f"{k} {v:g}" for k, v in SCALING.items()) + ") per $1,000.")
+        key = "training_method" if inp.method else "training_method_default"
+        out.append(note(f"recommend.assume.{key}", method=inp.method or "lora"))
+        out.append(note("recommend.assume.training_score", fabric=SCALING["fabric"], pcie_p2p=SCALING["pcie-p2p"],
+                        no_p2p=SCALING["no-p2p"]))
         if inp.deadline_hours and not inp.dataset_tokens:
-            out.append("A deadline without dataset tokens cannot be checked; it was ignored.")
+            out.append(note("recommend.assume.deadline_ignored"))
     else:
-        out.append(f"Score: FP64 TFLOPS (tensor FP64 where it exists) per $1,000, × {NO_ECC_FACTOR:g} "
-                   "without ECC; FP16/BF16 figures are ignored.")
+        out.append(note("recommend.assume.scientific_score", no_ecc=NO_ECC_FACTOR))
     return out
+
+
+def _factors(table: dict[str, float]) -> str:
+    """'cuda 1, rocm-cdna 0.9, …': software-stack ids with their weights (language-neutral)."""
+    return ", ".join(f"{k} {v:g}" for k, v in table.items())

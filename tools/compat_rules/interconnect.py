@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tools.compat_rules.pcie import link_gbs
 from tools.compat_rules.totals import is_board_module
-from tools.compat_rules.types import BuildContext, Card, Finding, finding
+from tools.compat_rules.types import BuildContext, Card, Finding, Severity, finding
 
 _LINK_NAMES = {
     "nvlink": "NVLink (switch "
@@ -110,7 +110,7 @@ def _one_model(ctx: BuildContext, card: Card, par: str | None) -> list[Finding]:
             nums, pitfall="underrating-interconnect",
         )]
     if link.p2p is False:
-        sev = "warning" if (tp or n >= 4) else "info"
+        sev: Severity = "warning" if (tp or n >= 4) else "info"
         cost_en = ("Tensor-parallel inference all-reduces activations every layer, so each token waits on "
                    "the host-memory round trip; prefer fewer, larger-memory GPUs or pipeline/layer split."
                    if tp else

@@ -5,8 +5,9 @@ from __future__ import annotations
 from tools.compat_rules.types import BuildContext, Card, Finding, finding
 from tools.errors import ToolError
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
-from tools.modelspec import load_model_spec
+from tools.modelspec import load_model_spec, valid_tp_sizes
 from tools.precision import resolve_precision
+from tools.result import Note, note
 from tools.training_memory import TrainingMemoryInput, TrainingMemoryResult, estimate_training_memory
 from tools.units import GB
 
@@ -16,7 +17,6 @@ _ENGINE_BY_FRAMEWORK = {
     "vllm": "vllm", "sglang": "vllm", "tensorrt-llm": "vllm", "mindie": "vllm", "llama.cpp": "llamacpp",
     "pytorch": "transformers", "deepspeed": "transformers", "megatron": "transformers", "jax": "transformers",
 }
-ENGINE_LABEL = {"vllm": "vLLM-style", "llamacpp": "llama.cpp", "transformers": "transformers/generic"}
 
 
 def binding_card(ctx: BuildContext) -> Card:
@@ -52,9 +52,25 @@ def size_inference(ctx: BuildContext) -> InferenceMemoryResult:
     except ToolError as exc:
         if parallel != "tp":
             raise
-        ctx.assume(f"Tensor parallel over {gpus} GPUs is not possible ({exc}); sized as a layer split "
-                   "instead.")
+        ctx.assume(note("compat.assume.tp_layer_split", gpus=gpus, reason=_tp_reason(inp.model or "", gpus, exc)))
         return estimate_inference_memory(InferenceMemoryInput(**base, gpus=gpus, parallel="pp"))
+
+
+def _tp_reason(model: str, tp: int, exc: ToolError) -> Note:
+    """Why ``tp``-way tensor parallel cannot split ``model``, as a note (the sizing engine's message as is
+    when it is not one of the head-count reasons)."""
+    detail = str(exc)
+    try:
+        spec = load_model_spec(model)
+    except (ToolError, LookupError):
+        return note("compat.tp_reason.other", detail=detail)
+    sizes = ", ".join(str(t) for t in valid_tp_sizes(spec, limit=max(tp, 16)) if 1 < t <= 16) or "1"
+    for reason in (note("compat.tp_reason.heads", tp=tp, heads=spec.num_heads, model=spec.name, sizes=sizes),
+                   note("compat.tp_reason.kv_heads", tp=tp, kv_heads=spec.num_kv_heads, model=spec.name,
+                        sizes=sizes)):
+        if reason.text == detail:
+            return reason
+    return note("compat.tp_reason.other", detail=detail)
 
 
 def _weight_precision(ctx: BuildContext) -> str | None:
@@ -71,7 +87,7 @@ def size_training(ctx: BuildContext) -> TrainingMemoryResult:
     spec = load_model_spec(inp.model or "")
     zero = 3 if (inp.method == "full" and n > 1) else 0
     if zero:
-        ctx.assume(f"Full fine-tuning on {n} GPUs sized with ZeRO-3 sharding of the model states.")
+        ctx.assume(note("compat.assume.zero3", gpus=n))
     tin = TrainingMemoryInput(model=spec, method=inp.method, gpus=n, zero_stage=zero, gpu=card.gpu)
     return estimate_training_memory(tin)
 
@@ -84,8 +100,10 @@ def size_memory(ctx: BuildContext) -> None:
     res = size_training(ctx) if ctx.inp.workload == "training" else size_inference(ctx)
     ctx.memory_result = res
     ctx.per_gpu_bytes = res.per_gpu_bytes
-    kind = "training" if isinstance(res, TrainingMemoryResult) else ENGINE_LABEL[res.engine]
-    ctx.assume(f"Memory fit from the sizing engine ({kind} accounting), on the card with the least memory.")
+    if isinstance(res, TrainingMemoryResult):
+        ctx.assume(note("compat.assume.memory_fit_training"))
+    else:
+        ctx.assume(note("compat.assume.memory_fit", engine=note(f"compat.engine.{res.engine}")))
 
 
 def _gb(n: float) -> str:

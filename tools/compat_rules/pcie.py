@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from knowledge.schema import Tier
 from tools.compat_rules.totals import NVME_LANES, is_board_module
-from tools.compat_rules.types import BuildContext, Finding, finding
+from tools.compat_rules.types import BuildContext, Finding, Severity, finding
 
 GEN3_GBS_PER_LANE = 0.985  # GB/s per lane per direction after 128b/130b encoding
 
@@ -69,7 +69,7 @@ def check_pcie(ctx: BuildContext) -> list[Finding]:
         min_w = min(widths)
         cost_en, cost_zh = _cost_text(ctx, min_w)
         datacenter_narrow = any(c.gpu.tier == Tier.datacenter for c in pcie_cards) and min_w < 16
-        severity = "warning" if (min_w <= 4 or t.chipset_attached or datacenter_narrow) else "info"
+        severity: Severity = "warning" if (min_w <= 4 or t.chipset_attached or datacenter_narrow) else "info"
         chip_en = (f" {t.chipset_attached} GPU(s) would sit on chipset lanes (x4, sharing the chipset uplink "
                    "with USB, SATA and network)." if t.chipset_attached else "")
         chip_zh = (f"其中 {t.chipset_attached} 张显卡只能接在芯片组通道上（x4，与 USB、SATA、网卡共享上行带"

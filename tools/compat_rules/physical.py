@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from knowledge.schema import Cooling, FormFactor, Tier
 from tools.compat_rules.totals import TOWER_SLOT_POSITIONS, is_board_module, slot_positions
-from tools.compat_rules.types import BuildContext, Card, Finding, finding
+from tools.compat_rules.types import BuildContext, Card, Finding, Severity, finding
 
 
 def _place(layout_count: int, spacing: int, widths: list[int]) -> int:
@@ -68,7 +68,7 @@ def _module(card: Card, chassis: str | None) -> list[Finding]:
             nums, pitfall="mixing-server-consumer", sources=["hardware_rules §5 A1"],
         )]
     out = []
-    sev = "info" if chassis == "rack" else "warning"
+    sev: Severity = "info" if chassis == "rack" else "warning"
     out.append(finding(
         "form-sxm-oam-baseboard", "physical", sev,
         f"{g.name} is {kind} module: it needs {board}; buy it as a complete server, not as loose cards.",
@@ -185,7 +185,7 @@ def check_cooling(ctx: BuildContext) -> list[Finding]:
                 nums,
             ))
             continue
-        sev = "error" if chassis == "tower" else "warning"
+        sev: Severity = "error" if chassis == "tower" else "warning"
         where = {"tower": "a desktop "
                           "tower", "open-frame": "an open frame", None: "a case without server airflow"}
         where_zh = {"tower": "塔式机箱", "open-frame": "开放式机架", None: "没有服务器风道的机箱"}
@@ -247,7 +247,7 @@ def check_display(ctx: BuildContext) -> list[Finding]:
             "Connect the display to a card with outputs.", "将显示器接到有视频输出的显卡。",
             {"cards_without_outputs": sum(c.count for c in headless)},
         )]
-    sev = "info" if ctx.inp.chassis == "rack" else "warning"
+    sev: Severity = "info" if ctx.inp.chassis == "rack" else "warning"
     return [finding(
         "display-no-outputs", "display", sev,
         f"{names} has no display outputs: you need the CPU's integrated graphics, a small display card, the "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tools.compat_rules.totals import PSU_HEADROOM, vendor_min_psu_w
-from tools.compat_rules.types import BuildContext, Finding, finding, w
+from tools.compat_rules.types import BuildContext, Finding, Severity, finding, w
 
 SINGLE_ATX_PSU_MAX_W = 1600  # largest common ATX PSU on 115 V mains
 SINGLE_ATX_PSU_MAX_W_230V = 2000  # 2,000 W-class ATX units (e.g. Super Flower Leadex 2000 W) run on 200–240 V only
@@ -236,7 +236,7 @@ def _connectors(ctx: BuildContext) -> list[Finding]:
             {"connectors_12v_2x6": hp}, sources=["S-SEASONIC-35MM", "S-MICROCENTER-4090"],
         ))
     if eps_cards:
-        sev = "info" if ctx.inp.chassis == "rack" else "warning"
+        sev: Severity = "info" if ctx.inp.chassis == "rack" else "warning"
         n = totals.get("eps-8pin", 0)
         out.append(finding(
             "power-connector-eps", "power", sev,

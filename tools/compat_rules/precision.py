@@ -4,7 +4,7 @@ FP64 for scientific work (never judged by FP16 marketing numbers)."""
 from __future__ import annotations
 
 from knowledge.schema import GPU, Precision
-from tools.compat_rules.types import BuildContext, Finding, finding
+from tools.compat_rules.types import BuildContext, Finding, Severity, finding
 from tools.precision import resolve_precision
 
 # Minimum NVIDIA compute capability for a tensor path, used when the catalog has no mark either way.
@@ -78,7 +78,7 @@ def _unsupported(ctx: BuildContext, gpu: GPU, p: Precision, pname: str) -> Findi
                    else "NVIDIA Blackwell 或 AMD MI355X（CDNA4）")
         ascend = gpu.vendor == "Huawei"
         fallback = vllm_inference and nvidia_ampere_plus
-        sev = "warning" if fallback else "error"
+        sev: Severity = "warning" if fallback else "error"
         if ascend:
             fix = (f"Dequantise {label} checkpoints to BF16/FP16 or re-quantise to INT8 (W8A8) or W4A16 for "
                    "MindIE / vllm-ascend; native FP8 arrives with Ascend 950.")
@@ -246,7 +246,7 @@ def _fp64(ctx: BuildContext) -> list[Finding]:
         t16 = f"{tensor16:g}" if tensor16 is not None else "?"
         nums = {"fp64_tflops": fp64, "fp16_tensor_tflops": tensor16, "fp32_tflops": t.fp32}
         if fp64 is None:
-            sev = "error" if Precision.fp64 in g.unsupported else "warning"
+            sev: Severity = "error" if Precision.fp64 in g.unsupported else "warning"
             out.append(finding(
                 "precision-fp64", "precision", sev,
                 f"{g.name} has {'no' if sev == 'error' else 'no published'} FP64 throughput — scientific "

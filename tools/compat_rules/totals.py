@@ -19,6 +19,7 @@ from functools import cache
 from knowledge import UnknownNameError, load_catalog
 from knowledge.schema import FormFactor
 from tools.compat_rules.types import BuildContext, Card, Totals
+from tools.result import Note, note
 
 PLATFORM_OVERHEAD_W = 150.0
 PSU_HEADROOM = 1.25
@@ -115,11 +116,10 @@ def compute_totals(ctx: BuildContext) -> Totals:
         cpu_power = plat.typical_cpu_power_w * plat.sockets
     elif ctx.inp.chassis == "rack" or any(is_board_module(c) for c in cards):
         cpu_power = DEFAULT_SERVER_CPU_W
-        ctx.assume(f"No CPU given: assumed a dual-socket server, {DEFAULT_SERVER_CPU_W:.0f} W of CPU power.")
+        ctx.assume(note("compat.assume.cpu_server", cpu_w=DEFAULT_SERVER_CPU_W))
     else:
         cpu_power = DEFAULT_DESKTOP_CPU_W
-        ctx.assume(f"No CPU given: assumed a high-end desktop CPU at {DEFAULT_DESKTOP_CPU_W:.0f} W "
-                   "(PL2/PPT).")
+        ctx.assume(note("compat.assume.cpu_desktop", cpu_w=DEFAULT_DESKTOP_CPU_W))
     system = gpu_power + cpu_power + PLATFORM_OVERHEAD_W
     vendor_min = max((vendor_min_psu_w(c.gpu.id) or 0) for c in cards)
     recommended = max(system * PSU_HEADROOM, vendor_min)
@@ -175,13 +175,13 @@ def compute_totals(ctx: BuildContext) -> Totals:
     return totals
 
 
-FORMULAS = [
-    "system_power_w = Σ GPU board power (or set power limit) + CPU package power + 150 W platform",
-    "recommended_psu_w = max(system_power_w × 1.25, vendor minimum PSU of the GPU)",
-    "wall_draw_w = system_power_w / PSU efficiency; continuous_limit_w = 0.8 × volts × amps",
-    "lanes_needed = Σ GPU PCIe lanes + 4 × NVMe drives; link width = largest power of two ≤ slot lanes / "
-    "GPUs",
-    "slots_needed = Σ ceil(card slot width); a tower case offers 8 slot positions",
-    "recommended_system_ram_gb = 2 × total VRAM (Puget); min_system_ram_gb = largest card's VRAM (Dettmers)",
-    "cpu_cores_needed = max(16, 4 × GPUs) (Puget)",
+# How the totals are computed, shown with a build report (BuildReport.formula).
+FORMULAS: list[Note] = [
+    note("compat.formula.system_power", overhead_w=PLATFORM_OVERHEAD_W),
+    note("compat.formula.psu", headroom=PSU_HEADROOM),
+    note("compat.formula.wall"),
+    note("compat.formula.lanes", nvme_lanes=NVME_LANES),
+    note("compat.formula.slots", tower_slots=TOWER_SLOT_POSITIONS),
+    note("compat.formula.ram"),
+    note("compat.formula.cores"),
 ]

@@ -9,6 +9,7 @@ category and read a resolved ``BuildContext``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -17,6 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from knowledge.schema import GPU, Platform
 from tools.errors import ToolError, shown
 from tools.inference_memory import MAX_CONTEXT_SEARCH
+from tools.result import Note
+from tools.units import Bytes, Watts
 
 Category = Literal[
     "power", "pcie", "physical", "cooling", "display", "interconnect", "precision", "software",
@@ -187,14 +190,14 @@ class Totals(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gpu_count: int
-    gpu_power_w: float = Field(description="Σ board power (or set power limit) of all GPUs")
-    cpu_power_w: float = Field(description="sustained CPU package power, all sockets")
-    platform_overhead_w: float = Field(description="board, RAM, drives, fans")
-    system_power_w: float = Field(description="gpu + cpu + overhead: sustained DC load")
-    recommended_psu_w: float = Field(description="max(system × 1.25, vendor minimum)")
-    transient_peak_w: float | None = Field(None, description="millisecond excursions, where measured")
-    wall_draw_w: float = Field(description="system power / PSU efficiency, drawn from the outlet")
-    continuous_limit_w: float | None = Field(None, description="80 % of the circuit's V × A")
+    gpu_power_w: Watts = Field(description="Σ board power (or set power limit) of all GPUs")
+    cpu_power_w: Watts = Field(description="sustained CPU package power, all sockets")
+    platform_overhead_w: Watts = Field(description="board, RAM, drives, fans")
+    system_power_w: Watts = Field(description="gpu + cpu + overhead: sustained DC load")
+    recommended_psu_w: Watts = Field(description="max(system × 1.25, vendor minimum)")
+    transient_peak_w: Watts | None = Field(None, description="millisecond excursions, where measured")
+    wall_draw_w: Watts = Field(description="system power / PSU efficiency, drawn from the outlet")
+    continuous_limit_w: Watts | None = Field(None, description="80 % of the circuit's V × A")
     lanes_needed: int
     lanes_available: int | None
     gpu_slot_lanes: int | None
@@ -202,10 +205,10 @@ class Totals(BaseModel):
     chipset_attached: int = Field(0, description="GPUs that would hang off the chipset (x4, shared uplink)")
     slots_needed: int | None = Field(None, description="slot positions the PCIe cards occupy")
     slots_available: int | None = None
-    total_vram_bytes: int = Field(description="physical bytes (vendors' GB of DRAM/HBM are GiB)")
+    total_vram_bytes: Bytes = Field(description="physical bytes (vendors' GB of DRAM/HBM are GiB)")
     total_vram_label_gb: float = Field(description="Σ of the vendors' memory labels in GB")
-    largest_vram_bytes: int
-    per_gpu_bytes: int | None = Field(None, description="from the sizing engine when a model is given")
+    largest_vram_bytes: Bytes
+    per_gpu_bytes: Bytes | None = Field(None, description="from the sizing engine when a model is given")
     recommended_system_ram_gb: float = Field(description="2 × total VRAM (Puget's rule)")
     min_system_ram_gb: float = Field(description="largest card's VRAM (Dettmers' minimum)")
     cpu_cores_needed: int = Field(description="max(16, 4 × GPUs) (Puget)")
@@ -219,8 +222,8 @@ class BuildReport(BaseModel):
     ok: bool
     findings: list[Finding]
     totals: Totals
-    assumptions: list[str]
-    formula: list[str] = Field(default_factory=list, description="how the totals were computed")
+    assumptions: list[Note]
+    formula: list[Note] = Field(default_factory=list, description="how the totals were computed")
 
     @property
     def errors(self) -> list[Finding]:
@@ -249,7 +252,7 @@ class BuildContext:
     mains: Mains | None
     precision_name: str | None
     framework: str | None  # canonical key, see software.FRAMEWORKS
-    assumptions: list[str] = field(default_factory=list)
+    assumptions: list[Note] = field(default_factory=list)
     totals: Totals | None = None
     per_gpu_bytes: int | None = None
     memory_result: object | None = None  # sizing-engine result, kept for the memory rule
@@ -270,9 +273,10 @@ class BuildContext:
             return None
         return "data" if self.inp.workload == "training" else "tensor"
 
-    def assume(self, text: str) -> None:
-        if text not in self.assumptions:
-            self.assumptions.append(text)
+    def assume(self, item: Note) -> None:
+        """Record an assumption once (a note equal in id and parameters is not repeated)."""
+        if item not in self.assumptions:
+            self.assumptions.append(item)
 
 
 def finding(
@@ -283,7 +287,7 @@ def finding(
     zh: str,
     fix: str,
     fix_zh: str,
-    numbers: dict[str, float | int | str | bool | None] | None = None,
+    numbers: Mapping[str, float | int | str | bool | None] | None = None,
     pitfall: Pitfall | None = None,
     sources: list[str] | None = None,
 ) -> Finding:
