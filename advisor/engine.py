@@ -299,7 +299,7 @@ class Advisor:
         except ValidationError as exc:  # a bad form value: say which, keep the profile as it was
             out = lang or session.lang or "en"
             problem = error_text(exc)
-            return Reply(text=C.t(out, f"这个修改无法使用：{problem}", f"That change cannot be used: {problem}"),
+            return Reply(text=msg(out, "engine.update_profile.that_change_cannot_used", problem=problem),
                          lang=out, notices=[problem], mode="error", backend=self.backend.name)
         return _final(self.stream("", session, lang=lang or session.lang, _recompute=True))
 
@@ -315,9 +315,7 @@ class Advisor:
         limit = self.settings.max_message_chars
         if len(raw) > limit:
             raw = raw[:limit]
-            notices.append(C.t(lang or session.lang or "en",
-                               f"消息太长，只读取了前 {limit:,} 个字符。",
-                               f"The message was long; only its first {limit:,} characters were read."))
+            notices.append(msg(lang or session.lang or "en", "engine.stream.message_was_long_only", limit=limit))
         try:
             parsed = parse(raw, context=bool(session.last_kind or session.last_results))
         except Exception:  # never let understanding crash a turn
@@ -339,25 +337,16 @@ class Advisor:
             log.exception("turn failed")
             lang_out = turn_lang or "en"
             reply = Reply(
-                text=C.t(lang_out, f"抱歉，处理这条消息时出错了（{type(exc).__name__}）。"
-                                   "会话已保留，可以换个说法继续。",
-                         f"Sorry, something went wrong with this message ({type(exc).__name__}). The session is "
-                         "kept; please rephrase and continue."),
+                text=msg(lang_out, "engine.stream.sorry_something_went_wrong", error=type(exc).__name__),
                 lang=lang_out, notices=[*notices, f"internal error: {type(exc).__name__}"], mode="error",
                 backend=self.backend.name)
         if self.backend_error and not any(t.role == "assistant" and t.notices for t in session.history):
-            reply.notices.insert(0, C.t(reply.lang or "en",
-                                        f"配置的语言模型不可用，已使用离线模式：{self.backend_error}",
-                                        f"The configured LLM is unavailable, running offline: {self.backend_error}"))
+            reply.notices.insert(0, msg(reply.lang or "en", "engine.stream.configured_llm_unavailable_running",
+                                        backend_error=self.backend_error))
         keep = self.settings.max_turns_kept
         if session.dropped_turns == 0 and len(session.history) + 1 > keep:
             # said once, the first time: later drops are the same behaviour, not news
-            reply.notices.append(C.t(reply.lang or "en",
-                                     f"对话较长：只保留最近 {keep} 条消息的历史，更早的轮次已移出"
-                                     "（需求和计算结果仍然保留）。",
-                                     f"This conversation is long: only the latest {keep} messages of history are "
-                                     "kept, so the earliest turns were dropped (your requirements and results "
-                                     "are kept)."))
+            reply.notices.append(msg(reply.lang or "en", "engine.stream.this_conversation_long_only", keep=keep))
         session.history.append(Turn(role="assistant", text=reply.text, lang=reply.lang, tool_calls=reply.tool_calls,
                                     citations=[c.id for c in reply.citations], question=reply.question,
                                     notices=reply.notices, backend=reply.backend))
@@ -378,14 +367,13 @@ class Advisor:
         for name, ids in parsed.ambiguous.items():
             picked = session.profile.gpu if session.profile.gpu in ids else ids[0]
             others = ", ".join(C.gpu_name(i) for i in ids if i != picked)
-            notices.append(C.t(out_lang, f"“{name}”有多个型号，按 {C.gpu_name(picked)} 计算（另有：{others}）。",
-                               f"“{name}” has several variants; using {C.gpu_name(picked)} (others: {others})."))
+            notices.append(msg(out_lang, "engine.turn.has_several_variants_using",
+                               name=name, gpu_name=C.gpu_name(picked), others=others))
         for name, sugg in parsed.unknown_gpus.items():
             safe = re.sub(r"[<>&\"']", "", name)[:40]
             names = ", ".join(sugg)
-            hint = C.t(out_lang, f"，你是不是指 {names}？", f" — did you mean {names}?") if sugg else ""
-            notices.append(C.t(out_lang, f"目录里没有“{safe}”这款 GPU{hint}",
-                               f"“{safe}” is not a GPU in the catalog{hint}"))
+            hint = msg(out_lang, "engine.turn.did_you_mean", names=names) if sugg else ""
+            notices.append(msg(out_lang, "engine.turn.not_gpu_catalog", safe=safe, hint=hint))
 
         notices += _unusable_notices(parsed, session, out_lang)
         if recompute:
@@ -406,18 +394,17 @@ class Advisor:
         mode = plan.mode
         report = None
         if mode == "reset":
-            body = C.t(out_lang, "好的，我们重新开始。", "Sure — starting over.") + "\n\n" + C.opening_text(lang)
+            body = msg(out_lang, "engine.turn.sure_starting_over") + "\n\n" + C.opening_text(lang)
         elif mode == "opening" and any(session.profile.known(s) for s in ("model", "budget", "precision")):
             body = C.compose_ask(session, out_lang) + "\n\n" + (C.question_text(["use_case"], lang) or "")
         elif mode == "opening":
             body = C.opening_text(lang)
         elif mode == "export":
             report = export_markdown(session, out_lang)
-            intro = C.t(out_lang, "这是当前方案的导出报告（Markdown）：",
-                        "Here is the current plan as a Markdown report:")
+            intro = msg(out_lang, "engine.turn.here_current_plan_markdown")
             body = intro + "\n\n" + report
         elif mode == "empty":
-            body = C.t(out_lang, "我没有收到内容。", "I didn't get any text.")
+            body = msg(out_lang, "engine.turn.i_didn_t_get")
         elif mode == "ask":
             body = C.compose_ask(session, out_lang)
         elif mode == "compare":
@@ -482,10 +469,7 @@ class Advisor:
             parts.append(question)
         elif question is None and mode == "answer" and "_tips" not in session.asked:
             session.asked.append("_tips")
-            parts.append(C.t(out_lang, "还可以接着问：“那 FP16 呢？”“换成 A100 呢”“为什么？”"
-                                       "“比较一下 L40S 和 4090”，或者说“导出方案”。",
-                             "You can follow up with “what about FP16?”, “what about two cards?”, “why?”, “compare "
-                             "L40S and RTX 4090”, or say “export”."))
+            parts.append(msg(out_lang, "engine.turn.you_can_follow_up"))
         reply.text = "\n\n".join(p for p in parts if p).strip()
         retrieval = C.search_notice(reply.tool_calls, out_lang)
         if retrieval and retrieval not in reply.notices:
@@ -579,25 +563,22 @@ class Advisor:
         try:
             text, system = yield from self._llm_generate(plan, session, parsed, calls, citations, lang)
             if _echoes(text, system):
-                raise LLMFailure(C.t(lang, "模型复述了提示词", "the model repeated its instructions"))
+                raise LLMFailure(msg(lang, "engine.llm_body.model_repeated_its_instructions"))
         except (LLMFailure, BackendError) as exc:
             reason = exc.reason if isinstance(exc, LLMFailure) else _reason(exc)
-            reply.notices.append(C.t(lang, f"语言模型这一轮没有给出可用的回答（{reason}），以下是确定性计算的结果。",
-                                     f"The language model gave no usable answer this turn ({reason}); showing the "
-                                     "computed answer instead."))
+            reply.notices.append(msg(lang, "engine.llm_body.language_model_gave_no", reason=reason))
             reply.replaced, reply.grounded = True, False
             return deterministic
         evidence = self._evidence(session, calls, citations, deterministic)
         fits = _verdict(calls) if plan.mode == "answer" else None
         text, dropped = _strip_unknown_citations(text, {c.id for c in citations} | set(session.citations))
         if dropped:
-            reply.notices.append(C.t(lang, f"已删除不存在的引用：{', '.join(dropped)}。",
-                                     f"Removed citations to passages that do not exist: {', '.join(dropped)}."))
+            reply.notices.append(msg(lang, "engine.llm_body.removed_citations_passages_that", join=', '.join(dropped)))
         report = grounding.check(text, evidence, fits)
         figures = [m for m in report.checked if m.dim != "plain" or m.value > 10]
         if report.ok and fits is not None and not figures:
             report.ok = False
-            report.verdict_conflict = C.t(lang, "没有给出任何计算结果", "it gave none of the computed figures")
+            report.verdict_conflict = msg(lang, "engine.llm_body.gave_none_computed_figures")
         if report.ok:
             reply.grounded = True
             return text
@@ -605,14 +586,10 @@ class Advisor:
         fixed = grounding.repair(text, report)
         bad = ", ".join(report.bad_numbers[:5])
         if fixed is not None:
-            reply.notices.append(C.t(lang, f"模型回复里有与计算结果不符的数字（{bad}），相关句子已删除。",
-                                     f"The model's reply had numbers that do not match the calculations ({bad}); "
-                                     "those sentences were removed."))
+            reply.notices.append(msg(lang, "engine.llm_body.model_s_reply_had", bad=bad))
             return fixed
         why = report.verdict_conflict or bad
-        reply.notices.append(C.t(lang, f"模型回复与计算结果不符（{why}），已改用确定性计算的回复。",
-                                 f"The model's reply did not match the calculations ({why}); showing the computed "
-                                 "answer instead."))
+        reply.notices.append(msg(lang, "engine.llm_body.model_s_reply_did", why=why))
         reply.replaced = True
         return deterministic
 
@@ -637,7 +614,7 @@ class Advisor:
             if not response.tool_calls:
                 content = (response.content or "").strip()
                 if not content:
-                    raise LLMFailure(C.t(lang, "回复为空", "empty reply"))
+                    raise LLMFailure(msg(lang, "engine.llm_generate.empty_reply"))
                 return content, system
             if step >= self.settings.max_tool_steps:
                 raise LLMFailure(C.t(lang, f"工具调用超过 {self.settings.max_tool_steps} 轮",
@@ -652,15 +629,14 @@ class Advisor:
                 try:
                     args = json.loads(tc.arguments or "{}")
                 except json.JSONDecodeError as exc:
-                    raise LLMFailure(C.t(lang, "工具参数不是合法 JSON", "malformed tool arguments")) from exc
+                    raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments_2")) from exc
                 if not isinstance(args, dict):
-                    raise LLMFailure(C.t(lang, "工具参数不是对象", "malformed tool arguments"))
+                    raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments"))
                 call = next((c for c in calls if c.name == tc.name and c.arguments == args), None)
                 if call is None:
                     call = yield from self._run_one(tc.name, args, "llm", lang)
                     if call.error_kind == "validation":
-                        raise LLMFailure(C.t(lang, f"工具参数无效：{call.error}",
-                                             f"invalid tool arguments: {call.error}"))
+                        raise LLMFailure(msg(lang, "engine.llm_generate.invalid_tool_arguments", error=call.error))
                     calls.append(call)
                     if call.ok:
                         session.last_results[call.name] = call

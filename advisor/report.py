@@ -12,7 +12,7 @@ import re
 
 from advisor.compose import _TERM_LABELS, gb, gpu_name, model_name, money, num, option_total, t, tps
 from advisor.session import Session
-from knowledge.messages import render
+from knowledge.messages import msg, render
 
 # absolute local paths (/home/x/…, C:\\Users\\…), not URLs or 'org/repo' references
 _PATHLIKE = re.compile(r"(?<![\w:/.~-])(?:/[\w.\-]+){2,}/?|\b[A-Za-z]:\\[^\s|]+|~/[^\s|]+")
@@ -37,7 +37,7 @@ def _profile_rows(session: Session, lang: str) -> list[str]:
         "power_limit_w": ("功率限制（W）", "Power limit (W)"), "gpu": ("讨论中的 GPU", "GPU under discussion"),
         "gpu_count": ("GPU 数量", "GPU count"),
     }
-    rows = [t(lang, "| 项目 | 值 |", "| Item | Value |"), "|---|---|"]
+    rows = [msg(lang, "report.profile_rows.item_value"), "|---|---|"]
     for key, (zh, en) in labels.items():
         value = getattr(p, key, None)
         if value is None or value == []:
@@ -45,9 +45,9 @@ def _profile_rows(session: Session, lang: str) -> list[str]:
         if key == "budget":
             text = money(value.amount, value.currency)
         elif key == "use_case":
-            text = {"inference": t(lang, "推理服务", "inference serving"),
-                    "training": t(lang, "训练 / 微调", "training"),
-                    "scientific": t(lang, "科学计算", "scientific computing")}[value]
+            text = {"inference": msg(lang, "report.profile_rows.inference_serving"),
+                    "training": msg(lang, "report.profile_rows.training"),
+                    "scientific": msg(lang, "report.profile_rows.scientific_computing")}[value]
         elif key == "gpu":
             text = gpu_name(value)
         elif key == "model":
@@ -55,7 +55,7 @@ def _profile_rows(session: Session, lang: str) -> list[str]:
         elif key == "existing":
             text = ", ".join(f"{e.count}× {gpu_name(e.gpu)}" for e in value)
         elif isinstance(value, bool):
-            text = t(lang, "是", "yes") if value else t(lang, "否", "no")
+            text = msg(lang, "report.profile_rows.yes") if value else msg(lang, "report.profile_rows.no")
         elif isinstance(value, float | int):
             text = num(value)
         else:
@@ -65,7 +65,7 @@ def _profile_rows(session: Session, lang: str) -> list[str]:
 
 
 def _terms_table(result: dict, lang: str) -> list[str]:
-    rows = [t(lang, "| 项 | 数值 | 公式 | 含义 |", "| Term | Value | Formula | Meaning |"), "|---|---|---|---|"]
+    rows = [msg(lang, "report.terms_table.term_value_formula_meaning"), "|---|---|---|---|"]
     for term in result.get("terms", []):
         label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
         value = gb(term["value"]) if term["unit"] == "bytes" else f"{num(term['value'])} {term['unit']}"
@@ -79,14 +79,12 @@ def export_markdown(session: Session, lang: str = "en") -> str:
     """The Markdown report of ``session`` in ``lang`` ('zh' or 'en')."""
     lang = "zh" if lang == "zh" else "en"
     today = dt.date.today().isoformat()
-    out = [t(lang, "# GPU 选型方案", "# GPU plan"), "",
-           t(lang, f"生成日期：{today}（GPU Advisor，离线计算）",
-             f"Generated {today} by GPU Advisor (offline calculators)"),
-           "", t(lang, "## 需求概况", "## Requirements"), *_profile_rows(session, lang)]
+    out = [msg(lang, "report.export_markdown.gpu_plan"), "",
+           msg(lang, "report.export_markdown.generated_gpu_advisor_offline", today=today),
+           "", msg(lang, "report.export_markdown.requirements"), *_profile_rows(session, lang)]
     results = session.last_results
     if not any(c.ok for c in results.values() if c.name != "search_knowledge"):
-        out += ["", t(lang, "还没有计算结果：先在对话里说明用途和模型。",
-                      "No results yet: describe the use case and the model in the chat first.")]
+        out += ["", msg(lang, "report.export_markdown.no_results_yet_describe")]
     for name, title in (("size_inference", ("推理显存", "Inference memory")),
                         ("size_training", ("训练显存", "Training memory")),
                         ("scientific_fp64", ("双精度计算", "FP64 workload"))):
@@ -98,46 +96,47 @@ def export_markdown(session: Session, lang: str = "en") -> str:
         fits = r.get("fits")
         if fits is not None:
             verdict = t(lang, "放得下" if fits else "放不下", "fits" if fits else "does NOT fit")
-            out.append(t(lang, f"结论：{verdict}（每卡需要 {gb(r['per_gpu_bytes'])}）",
-                         f"Verdict: {verdict} ({gb(r['per_gpu_bytes'])} per GPU)"))
+            out.append(msg(lang, "report.export_markdown.verdict_per_gpu",
+                           verdict=verdict, per_gpu_bytes=gb(r['per_gpu_bytes'])))
         out += ["", *_terms_table(r, lang)]
         if r.get("assumptions"):
-            out += ["", t(lang, "假设：", "Assumptions:"), *[f"- {_scrub(render(a, lang))}" for a in r["assumptions"]]]
+            out += ["", msg(lang, "report.export_markdown.assumptions"),
+                    *[f"- {_scrub(render(a, lang))}" for a in r["assumptions"]]]
         if r.get("warnings"):
-            out += ["", t(lang, "警告：", "Warnings:"), *[f"- {_scrub(render(w, lang))}" for w in r["warnings"]]]
+            out += ["", msg(lang, "report.export_markdown.warnings"),
+                    *[f"- {_scrub(render(w, lang))}" for w in r["warnings"]]]
     perf = results.get("perf_decode")
     if perf and perf.ok:
         r = perf.result
-        out += ["", t(lang, "## 速度", "## Speed"),
-                t(lang, f"生成速度约 {tps(r['tokens_per_s'])}（区间 {num(r['tokens_per_s_range'][0])}–"
-                        f"{num(r['tokens_per_s_range'][1])}），瓶颈：{r['bound']}",
-                  f"Decode about {tps(r['tokens_per_s'])} (range {num(r['tokens_per_s_range'][0])}–"
-                  f"{num(r['tokens_per_s_range'][1])}), bound by {r['bound']}"), "", *_terms_table(r, lang)]
+        out += ["", msg(lang, "report.export_markdown.speed"),
+                msg(lang, "report.export_markdown.decode_about_range_bound",
+                    tokens_per_s=tps(r['tokens_per_s']), tokens_per_s_range=num(r['tokens_per_s_range'][0]),
+                    tokens_per_s_range2=num(r['tokens_per_s_range'][1]), bound=r['bound']), "", *_terms_table(r, lang)]
     tt = results.get("training_time")
     if tt and tt.ok:
         r = tt.result
-        out += ["", t(lang, "## 训练时间", "## Training time"),
-                t(lang, f"{r['count']} 张 {r['gpu']}：约 {num(r['hours'])} 小时，{num(r['gpu_hours'])} GPU·小时",
-                  f"{r['count']}× {r['gpu']}: about {num(r['hours'])} hours, {num(r['gpu_hours'])} GPU-hours"),
+        out += ["", msg(lang, "report.export_markdown.training_time"),
+                msg(lang, "report.export_markdown.about_hours_gpu_hours",
+                    count=r['count'], gpu=r['gpu'], hours=num(r['hours']), gpu_hours=num(r['gpu_hours'])),
                 "", *_terms_table(r, lang)]
     chk = results.get("check_build")
     if chk and chk.ok:
-        out += ["", t(lang, "## 兼容性检查", "## Build check")]
+        out += ["", msg(lang, "report.export_markdown.build_check")]
         for f in chk.result.get("findings", []):
-            msg = f["message_zh"] if lang == "zh" else f["message_en"]
+            said = f["message_zh"] if lang == "zh" else f["message_en"]
             fix = f.get("fix_zh") if lang == "zh" else f.get("fix")
-            out.append(f"- **{f['severity']}** {_scrub(msg)}" + (f" — {_scrub(fix)}" if fix else ""))
+            out.append(f"- **{f['severity']}** {_scrub(said)}" + (f" — {_scrub(fix)}" if fix else ""))
         if chk.result.get("formula"):
-            out += ["", t(lang, "计算方法：", "How the totals were computed:"),
-                    *[f"- `{_scrub(x)}`" for x in chk.result["formula"]]]
+            out += ["", msg(lang, "report.export_markdown.how_totals_were_computed"),
+                    *[f"- `{_scrub(render(x, lang))}`" for x in chk.result["formula"]]]
     rec = results.get("recommend")
     if rec and rec.ok:
         r = rec.result
         cur = r.get("price_currency") or r.get("currency", "USD")
-        out += ["", t(lang, "## 推荐配置", "## Recommended configurations")]
+        out += ["", msg(lang, "report.export_markdown.recommended_configurations")]
         if r.get("options"):
-            out += [t(lang, "| # | 配置 | 总价 | 性能 | 功耗 | 平台 |",
-                      "| # | Configuration | Total | Performance | Power | Platform |"), "|---|---|---|---|---|---|"]
+            out += [msg(lang, "report.export_markdown.configuration_total_performance_power"),
+                    "|---|---|---|---|---|---|"]
             for o in r["options"][:8]:
                 price = option_total(o, cur)
                 perf_txt = (tps(o["decode_tokens_per_s"]) if o.get("decode_tokens_per_s") is not None else
@@ -148,14 +147,14 @@ def export_markdown(session: Session, lang: str = "en") -> str:
                            f"{num(o['power_w'])} W | {o['platform']} |")
             out += [""] + [f"{o['rank']}. {o['why_zh'] if lang == 'zh' else o['why_en']}" for o in r["options"][:8]]
         else:
-            out.append(t(lang, "没有满足条件的配置。", "No configuration satisfies the constraints."))
+            out.append(msg(lang, "report.export_markdown.no_configuration_satisfies_constraints"))
         if r.get("pitfalls"):
-            out += ["", t(lang, "需要注意的陷阱：", "Pitfalls flagged:"),
+            out += ["", msg(lang, "report.export_markdown.pitfalls_flagged"),
                     *[f"- {pair[1] if lang == 'zh' else pair[0]}" for pair in r["pitfalls"].values()]]
         if r.get("assumptions"):
-            out += ["", t(lang, "推荐的假设：", "Recommendation assumptions:"),
+            out += ["", msg(lang, "report.export_markdown.recommendation_assumptions"),
                     *[f"- {_scrub(render(a, lang))}" for a in r["assumptions"]]]
     if session.citations:
-        out += ["", t(lang, "## 参考资料", "## Sources")]
+        out += ["", msg(lang, "report.export_markdown.sources")]
         out += [f"- [{c.id}] {c.title} — {_scrub(c.source)}" for c in session.citations.values()]
     return "\n".join(out).strip() + "\n"
