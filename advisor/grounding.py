@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from knowledge import load_catalog
+from knowledge.schema import GPU, Model
 from tools.units import GB, TB, GiB, MiB
 
 KiB = 2**10
@@ -125,7 +126,8 @@ def _name_mask() -> re.Pattern[str] | None:
     except Exception:  # a broken catalog must not break grounding
         return None
     names: set[str] = set()
-    for e in (*cat.gpus, *cat.models):
+    entries: list[GPU | Model] = [*cat.gpus, *cat.models]
+    for e in entries:
         for n in (e.name, *e.aliases, e.id):
             if re.search(r"\d", n) and len(n) >= 2:
                 names.add(n)

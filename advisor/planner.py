@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed
+from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase
 from advisor.session import Profile, Session
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
@@ -293,7 +293,8 @@ def continued_kind(session: Session, parsed: Parsed) -> Kind | None:
     """A follow-up that only changes a value ('那换成 1300W 的电源呢', 'what about two cards?', '它带宽呢')
     continues the last answer's kind; anything else keeps its own."""
     kind = parsed.kind
-    last = Kind(session.last_kind) if session.last_kind in Kind.__members__ else None
+    last_kind = session.last_kind
+    last = Kind(last_kind) if last_kind is not None and last_kind in Kind.__members__ else None
     if kind in (Kind.whatif, Kind.correct, Kind.inform) and last in _CONTINUED:
         if last == Kind.spec and not (parsed.asked_attribute or parsed.gpus):
             return kind
@@ -301,7 +302,7 @@ def continued_kind(session: Session, parsed: Parsed) -> Kind | None:
     return kind
 
 
-def implied_use_case(p: Profile, parsed: Parsed) -> str | None:
+def implied_use_case(p: Profile, parsed: Parsed) -> UseCase | None:
     """The use case a question implies when the user has not said it: a model with a sizing, speed or
     buying question is inference unless training words appear; FP64 or a problem size is scientific."""
     if parsed.kind in _TRAINING_KINDS or p.method:

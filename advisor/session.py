@@ -13,14 +13,14 @@ import os
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
 
 SESSION_VERSION = 1
-SESSION_KIND = "gpu-advisor-session"
+SESSION_KIND: Final = "gpu-advisor-session"
 
 # Profile slots, in the order the planner considers them.
 SLOTS = (

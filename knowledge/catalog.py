@@ -8,7 +8,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from knowledge.resolve import Resolver
 from knowledge.schema import GPU, Model, Platform
@@ -16,7 +16,7 @@ from knowledge.schema import GPU, Model, Platform
 DATA_PACKAGE = "knowledge.data"
 
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", GPU, Model, Platform)  # each catalog entry type has an ``id``
 
 
 class CatalogError(ValueError):

@@ -182,7 +182,8 @@ def save_backend(enc: Any) -> None:
     try:
         tmp.mkdir(parents=True, exist_ok=True)
         np.save(tmp / f"{_TABLE}.npy", backend.table, allow_pickle=False)
-        np.savez(tmp / "arrays.npz", **arrays)
+        # allow_pickle: numpy's default, named so that **arrays cannot be taken for it
+        np.savez(tmp / "arrays.npz", allow_pickle=True, **arrays)
         np.save(tmp / "probe.npy", np.asarray(enc.encode(PROBE_TEXTS), dtype=np.float32), allow_pickle=False)
         manifest = {"attributes": kinds, "scalars": scalars, "lengths": lengths}
         (tmp / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")  # written last: marks complete

@@ -210,7 +210,7 @@ class KnowledgeIndex:
     def _load_passages(self) -> None:
         passages = self._given if self._given is not None else load_corpus_cached(self.index_dir)
         self.passages = {p.id: p for p in passages}
-        self.translations: dict[str, dict[str, str]] = {}  # doc key -> {lang: passage id}
+        self.translations = {}  # doc key -> {lang: passage id}
         for p in passages:
             if p.doc:
                 self.translations.setdefault(p.doc, {})[p.lang] = p.id

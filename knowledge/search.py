@@ -287,6 +287,7 @@ def search(query: str, k: int = 5, lang: str | None = None, *, index: KnowledgeI
     if not any(unicodedata.category(ch)[0] in "LN" for ch in text):
         return SearchResults(reason="the query has no words or numbers to search for", notices=notices, query=text)
     mode: Channels = "fused"
+    idx: KnowledgeIndex
     try:
         if index is None and _quick_channels_apply():
             idx, mode = _keyword_index(), "keyword"

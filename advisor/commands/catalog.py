@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
@@ -114,7 +115,8 @@ def _show_platform(p: Platform, zh: bool) -> list[str]:
     return lines
 
 
-_VIEWS = {
+# noun -> (Catalog attribute listing the entries, Catalog lookup method, one-line row, detail view)
+_VIEWS: dict[str, tuple[str, str, Callable[[Any], str], Callable[[Any, bool], list[str]]]] = {
     "gpus": ("gpus", "gpu", _gpu_row, _show_gpu),
     "models": ("models", "model", _model_row, _show_model),
     "platforms": ("platforms", "platform", _platform_row, _show_platform),

@@ -41,6 +41,7 @@ def psu_watts(ctx: Context) -> float | None:
     psu = vocab.cue("slot", "psu")
     if psu is None:
         return None
+    m: re.Match[str] | None
     for m in _WATTS.finditer(ctx.masked):
         window = ctx.masked[max(0, m.start() - 14):m.end() + 16]
         value = parse_number(m.group(1))

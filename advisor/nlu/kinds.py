@@ -91,7 +91,7 @@ _SHORT_CHARS = 30
 
 def _short(text: str) -> bool:
     cjk = len(re.findall(r"[\u3400-\u9fff]", text))
-    return (len(text.split()) <= _SHORT_WORDS and cjk == 0) or (cjk and len(text) <= _SHORT_CHARS)
+    return (len(text.split()) <= _SHORT_WORDS and cjk == 0) or (cjk > 0 and len(text) <= _SHORT_CHARS)
 
 
 def _hit(name: str, text: str) -> bool:

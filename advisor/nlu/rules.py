@@ -557,6 +557,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
     model_mentions = [m for m in _scan_names(text, cat.model_resolver, cat.models)
                       if not any(g.start <= m.start < g.end for g in gpu_mentions)]
     masked = _mask(text, [(m.start, m.end) for m in gpu_mentions + model_mentions])
+    m: re.Match[str] | None
     for m in _GPU_LIKE.finditer(masked):
         name = m.group(0).strip()
         if len(out.unknown_gpus) < 3:
@@ -681,12 +682,14 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         if value and 1 <= value <= 1_000_000:
             out.concurrency = int(value)
     training = bool(out.finetune or out.method or out.use_case == "training")
-    for pat, g_num, g_mult in ((_CONCURRENCY_AFTER, 1, None), (_CONCURRENCY_BEFORE, 5, 6)):
+    concurrency_patterns: tuple[tuple[re.Pattern[str], int, int | None], ...] = (
+        (_CONCURRENCY_AFTER, 1, None), (_CONCURRENCY_BEFORE, 5, 6))
+    for pat, g_num, g_opt_mult in concurrency_patterns:
         m = pat.search(scan)
         if m and pat is _CONCURRENCY_BEFORE and training and "batch" in m.group(0).lower():
             continue  # a training batch is a micro-batch, not users
         if m:
-            value = _first_number(m, g_num, g_mult)
+            value = _first_number(m, g_num, g_opt_mult)
             if value and 1 <= value <= 1_000_000 and not (pat is _CONCURRENCY_AFTER and m.group(3).lower()
                                                          in ("users", "user") and value > 100_000):
                 out.concurrency = int(value)

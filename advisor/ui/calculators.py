@@ -200,19 +200,20 @@ def check_calc(
         args.setdefault("workload", "inference")
         args["context"] = _i(context, 8192)
     call = run_tool("check_build", args)
-    if not call.ok:
+    report = call.result
+    if not call.ok or report is None:  # a successful call always carries its result
         return _error(call.error or "error"), {"arguments": args}
-    verdict = "✅" if call.result.get("ok") else "❌"
+    verdict = "✅" if report.get("ok") else "❌"
     md = "\n\n".join(
         p
         for p in (
             f"### {verdict} {t('checklist', lang)}",
-            render.checklist_markdown(call.result, lang),
-            render.totals_markdown(call.result, lang),
+            render.checklist_markdown(report, lang),
+            render.totals_markdown(report, lang),
         )
         if p
     )
-    return md, call.result
+    return md, report
 
 
 # ------------------------------------------------------------------------------ layout

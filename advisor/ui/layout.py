@@ -66,7 +66,7 @@ PRECISION_CHOICES = list(calculators.PRECISIONS)
 
 def launch_options() -> dict[str, Any]:
     """Theme and CSS for ``Blocks.launch`` (local fonts only, with CJK fallbacks; no network assets)."""
-    font = [
+    font: list[gr.themes.Font | str] = [
         gr.themes.LocalFont("Source Sans Pro", weights=(400, 600)),
         "Noto Sans CJK SC",
         "Noto Sans SC",
