@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, MutableMapping, MutableSequence, Sequence
+from collections.abc import Set as AbstractSet
 from functools import cache
-from typing import Any
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field
 
 from knowledge import load_catalog
 from knowledge.schema import GPU, Model
-from tools.units import GB, TB, GiB, MiB
+from tools.units import GB, TB, GiB, MiB, Unit
 
 KiB = 2**10
 TiB = 2**40
@@ -262,34 +264,157 @@ def _key_dim(key: str, parent: str) -> tuple[str, float]:
     return "plain", 1
 
 
-def _walk(obj: Any, ev: Evidence, key: str = "", parent: str = "", texts: list[str] | None = None) -> None:
+# -- the unit a result schema declares -----------------------------------------------------------
+#
+# A typed walk carries, next to each JSON value, the annotation that describes it in the tool's output model
+# (``None`` once the schema says nothing more). A number read under a ``tools.units.Unit`` marker takes that
+# unit; any other number falls back to the field-name guess of ``_key_dim``.
+
+_SEQUENCES = (list, tuple, set, frozenset, Sequence, MutableSequence, AbstractSet)
+_MAPPINGS = (dict, Mapping, MutableMapping)
+
+
+def _units_in(metadata: Iterable[Any]) -> Unit | None:
+    return next((m for m in metadata if isinstance(m, Unit)), None)
+
+
+def _bare(ann: Any) -> Any:
+    """``ann`` without its ``Annotated`` layers."""
+    while get_origin(ann) is Annotated:
+        ann = get_args(ann)[0]
+    return ann
+
+
+def _model_class(ann: Any) -> type[BaseModel] | None:
+    return ann if isinstance(ann, type) and issubclass(ann, BaseModel) else None
+
+
+def _arm_score(arm: Any, obj: Any) -> int:
+    """How well one arm of a union describes the JSON value ``obj`` (0: not at all)."""
+    base = _bare(arm)
+    origin = get_origin(base)
+    model = _model_class(base)
     if isinstance(obj, dict):
-        unit = obj.get("unit") if isinstance(obj.get("unit"), str) else None
+        if model is not None:
+            fields = {*model.model_fields, *model.model_computed_fields}
+            return 2 + len(fields & set(obj))
+        return 1 if origin in _MAPPINGS or base in (dict, Any) else 0
+    if isinstance(obj, list | tuple):
+        return 1 if origin in _SEQUENCES or base in (list, tuple, Any) else 0
+    if isinstance(obj, bool) or obj is None:
+        return 0
+    if isinstance(obj, int | float):
+        return 2 if base in (int, float) else 1 if base is Any else 0
+    return 0
+
+
+def _unwrap(ann: Any, obj: Any) -> tuple[Any, Unit | None]:
+    """The annotation's arm that describes ``obj`` (``Annotated`` and ``X | None`` layers removed) and the
+    ``Unit`` declared on the way; ``(None, None)`` when the schema does not describe ``obj``."""
+    unit: Unit | None = None
+    while ann is not None:
+        origin = get_origin(ann)
+        if origin is Annotated:
+            args = get_args(ann)
+            unit = unit or _units_in(args[1:])
+            ann = args[0]
+        elif origin in (Union, UnionType):
+            arms = [a for a in get_args(ann) if a is not type(None)]
+            scored = [(score, i) for i, a in enumerate(arms) if (score := _arm_score(a, obj)) > 0]
+            ann = arms[max(scored, key=lambda si: (si[0], -si[1]))[1]] if scored else None
+        else:
+            break
+    return ann, unit
+
+
+def _field_annotation(model: type[BaseModel], key: str) -> tuple[Any, Unit | None]:
+    """The annotation of ``model``'s field (or computed field) ``key`` and the ``Unit`` in its ``Field``
+    metadata (pydantic moves a field's outer ``Annotated`` markers there)."""
+    info = model.model_fields.get(key)
+    if info is None:
+        info = next((f for f in model.model_fields.values() if f.alias == key), None)
+    if info is not None:
+        return info.annotation, _units_in(info.metadata)
+    computed = model.model_computed_fields.get(key)
+    return (computed.return_type, None) if computed is not None else (None, None)
+
+
+def _item_annotations(ann: Any, n: int) -> list[Any]:
+    """The annotation of each of ``n`` items of a sequence annotated ``ann``."""
+    args = get_args(ann)
+    if not args:
+        return [None] * n
+    if get_origin(ann) is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        return list(args) if len(args) == n else [None] * n  # tuple[X, Y]: by position
+    return [args[0]] * n
+
+
+def _walk(obj: Any, ev: Evidence, key: str = "", parent: str = "", texts: list[str] | None = None,
+          ann: Any = None, unit: Unit | None = None) -> None:
+    """Quantities in the JSON value ``obj`` (under field ``key`` of ``parent``), with their units from the
+    annotation ``ann`` where the schema declares one (``unit``: one declared further up, on a list)."""
+    ann, declared = _unwrap(ann, obj)
+    unit = declared or unit
+    if isinstance(obj, dict):
+        model = _model_class(ann)
+        values = get_args(ann)[1] if model is None and get_origin(ann) in _MAPPINGS and get_args(ann) else None
+        text_unit = obj.get("unit") if isinstance(obj.get("unit"), str) else None
         for k, v in obj.items():
-            if k == "value" and unit and isinstance(v, int | float):
-                dim, factor = _UNITS.get(unit.lower(), ("plain", 1.0))
+            # a model's field declares its own unit; a mapping's values share the mapping's
+            child, child_unit = _field_annotation(model, str(k)) if model is not None else (values, unit)
+            if k == "value" and text_unit and isinstance(v, int | float) \
+                    and (child_unit or _unwrap(child, v)[1]) is None:
+                dim, factor = _UNITS.get(text_unit.lower(), ("plain", 1.0))
                 ev.add(dim, v * factor)
                 continue
-            _walk(v, ev, str(k), key or parent, texts)
+            _walk(v, ev, str(k), key or parent, texts, child, child_unit)
     elif isinstance(obj, list | tuple):
-        for v in obj:
-            _walk(v, ev, key, parent, texts)
+        items = _item_annotations(ann, len(obj)) if get_origin(ann) in _SEQUENCES else [None] * len(obj)
+        for v, item in zip(obj, items, strict=True):
+            _walk(v, ev, key, parent, texts, item, unit)
     elif isinstance(obj, bool) or obj is None:
         return
     elif isinstance(obj, int | float):
-        dim, factor = _key_dim(key, parent)
+        dim, factor = (unit.dim, unit.factor) if unit is not None else _key_dim(key, parent)
         ev.add(dim, obj * factor)
         ev.add("plain", obj)
     elif isinstance(obj, str) and texts is not None and re.search(r"\d", obj):
         texts.append(obj)
 
 
+def _schema(item: Any) -> tuple[Any, type[BaseModel] | None] | None:
+    """``(json, output model)`` for an item that names its schema, else None (an untyped JSON item)."""
+    if isinstance(item, BaseModel):
+        return item.model_dump(mode="json"), type(item)
+    if not (isinstance(item, tuple) and len(item) == 2):
+        return None
+    source, result = item
+    if _model_class(source) is not None:
+        return result, source
+    if isinstance(source, str):
+        from advisor.toolspec import UnknownToolError, output_model  # not at import time: it loads every tool
+
+        try:
+            return result, output_model(source)
+        except UnknownToolError:
+            return None  # not a tool's name: an ordinary pair of JSON values
+    return None
+
+
 def evidence_from(results: Iterable[Any] = (), texts: Iterable[str] = ()) -> Evidence:
-    """Evidence from tool results (JSON-like) and from free texts (passages, formulas, the user's words)."""
+    """Evidence from tool results and from free texts (passages, formulas, the user's words).
+
+    Each item of ``results`` is JSON (units guessed from the field names), a ``(tool name, JSON result)``
+    or ``(output model, JSON)`` pair, or a pydantic model instance: those three read each field's unit from
+    the schema's ``tools.units.Unit`` markers, falling back to the name guess for fields without one."""
     ev = Evidence()
     strings: list[str] = []
     for r in results:
-        _walk(r, ev, texts=strings)
+        typed = _schema(r)
+        if typed is None:
+            _walk(r, ev, texts=strings)
+        else:
+            _walk(typed[0], ev, texts=strings, ann=typed[1])
     for t in dict.fromkeys([*strings, *texts]):  # each distinct text once
         for m in extract(t):
             ev.add(m.dim, m.value)

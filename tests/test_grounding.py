@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
+from pydantic import BaseModel
 
 from advisor.grounding import check, evidence_from, extract, mask_identifiers, repair, verdict_conflict
 from advisor.toolspec import run_tool
+from tools.units import Unit
 
 GB, GiB, MB, MiB = 1e9, 2**30, 1e6, 2**20
 
@@ -129,3 +133,66 @@ def test_repair_drops_only_the_bad_sentences(results, evidence) -> None:
     assert check(fixed, evidence).ok
     mostly_bad = "It needs 3 TB. Speed 999 tokens/s. Costs $1."
     assert repair(mostly_bad, check(mostly_bad, evidence)) is None
+
+
+# ----------------------------------------------------------------------------- units from the result schema
+
+Footprint = Annotated[int, Unit("B", "bytes")]
+Secs = Annotated[float, Unit("s", "s")]
+Hrs = Annotated[float, Unit("h", "s", 3600)]
+Kilowatts = Annotated[float, Unit("kW", "W", 1e3)]
+
+
+class _Part(BaseModel):
+    footprint: Footprint
+    latency_ms: Secs  # the name says milliseconds; the schema says seconds
+    spare_bytes: int  # no marker: the name's guess stands
+
+
+class _Result(BaseModel):
+    part: _Part | None = None
+    parts: list[_Part] = []
+    draw: list[Kilowatts] = []
+    window: tuple[Secs, Hrs] | None = None
+    by_gpu: dict[str, Footprint] = {}
+
+
+def test_a_field_whose_name_says_nothing_is_read_with_its_declared_unit() -> None:
+    data = {"part": {"footprint": 16_060_000_000, "latency_ms": 2.5, "spare_bytes": 3_000_000_000}}
+    claim = "It needs 16.1 GB."
+    assert not check(claim, evidence_from([data])).ok  # 'footprint' names no unit: a bare number
+    typed = evidence_from([(_Result, data)])
+    assert check(claim, typed).ok
+    assert check("It needs 14.96 GiB.", typed).ok
+    assert check(claim, evidence_from([_Result.model_validate(data)])).ok  # a model instance reads the same
+    assert check("3.0 GB spare", typed).ok  # an unmarked field keeps the name guess
+
+
+def test_a_declared_unit_wins_over_the_name_guess() -> None:
+    data = {"part": {"footprint": 1, "latency_ms": 2.5, "spare_bytes": 0}}
+    assert check("a 2.5 ms step", evidence_from([data])).ok
+    assert not check("a 2.5 s step", evidence_from([data])).ok
+    typed = evidence_from([(_Result, data)])
+    assert check("a 2.5 s step", typed).ok and check("2,500 ms", typed).ok
+    assert not check("a 2.5 ms step", typed).ok
+
+
+def test_units_are_found_in_lists_tuples_optionals_and_mappings() -> None:
+    data = {"parts": [{"footprint": 8_000_000_000, "latency_ms": 0.5, "spare_bytes": 0},
+                      {"footprint": 24_000_000_000, "latency_ms": 1.5, "spare_bytes": 0}],
+            "draw": [1.6, 2.4], "window": [90.0, 2.0], "by_gpu": {"h100": 80_000_000_000}, "part": None}
+    ev = evidence_from([(_Result, data)])
+    for claim in ("8 GB", "24 GB", "1.5 s", "500 ms", "1,600 W", "2.4 kW", "90 seconds", "2 hours", "120 minutes",
+                  "80 GB"):
+        assert check(f"about {claim}", ev).ok, claim
+    assert not check("about 2.0 seconds", ev).ok  # the tuple's second item is in hours
+    assert not check("about 1,600 kW", ev).ok
+
+
+def test_tool_results_by_name_read_their_output_schema(results) -> None:
+    r = results["perf_decode"].result
+    b = r["bytes_per_step_per_gpu"]  # 'per_step' once looked like a rate ('per_s') to the name guess
+    assert check(f"Each step reads {b / GB:.2f} GB per GPU.", evidence_from([("perf_decode", r)])).ok
+    assert check(f"about {r['tokens_per_s']:.0f} tokens/s", evidence_from([("perf_decode", r)])).ok
+    # a pair that names no tool is ordinary JSON, walked as before
+    assert check("2.5 GB", evidence_from([("not a tool", {"x_gb": 2.5})])).ok
