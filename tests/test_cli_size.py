@@ -49,7 +49,7 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["breakdown"]["kv_cache"] == 2 * 8192 * 131_072  # 2 sequences × 8192 tokens, GQA
     assert data["breakdown"]["gradients"] == 0 and data["gpus"] == 1
     assert isinstance(data["assumptions"], list)  # notes: a message id, its parameters and the English text
-    assert all(isinstance(a, str) or (a["id"] and a["text"]) for a in data["assumptions"])
+    assert all(a["id"] and a["text"] for a in data["assumptions"])
 
 
 def test_json_with_gpu_has_budget_fields(capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,7 +79,9 @@ def test_context_default_is_stated(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run_cli(capsys, "--model", "llama-3.1-8b", "--json")
     data = json.loads(out)
     assert rc == 0 and data["context"] == 4096
-    assert any("4,096" in a and "context" in a for a in data["assumptions"])
+    stated = data["assumptions"][0]  # the CLI's own note comes first
+    assert stated["id"] == "cli.context_not_given" and stated["params"] == {"tokens": 4096}
+    assert "4,096" in stated["text"] and "context" in stated["text"]
 
 
 def test_custom_params(capsys: pytest.CaptureFixture[str]) -> None:
@@ -201,7 +203,8 @@ def test_local_gguf_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert rc == 0
     assert data["engine"] == "llamacpp" and data["precision"] == "Q8_0"
     assert data["weights_total_bytes"] == 4 * 256 * 256 // 32 * 34
-    assert any("context 4,096 exceeds" in w for w in data["warnings"])  # header says 2048
+    over = [w for w in data["warnings"] if w["id"] == "inference.warn.context_over_limit"]  # header says 2048
+    assert len(over) == 1 and over[0]["params"]["limit"] == 2048 and "context 4,096 exceeds" in over[0]["text"]
 
 
 def test_parse_params() -> None:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import math
+import re
+import string
 
 import pytest
 from pydantic import ValidationError
 
+from knowledge.messages import catalog, msg, render
 from tools.errors import ToolError
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.modelspec import ModelSpec
+from tools.precision import all_precisions
+from tools.result import Note
 
 GB, GiB, MiB = 10**9, 2**30, 2**20
 
@@ -86,13 +91,16 @@ def test_vllm_context_that_fits_when_too_long() -> None:
     assert r.max_context_tokens <= r.kv_budget_bytes / (4 * per_token)
     assert r.max_context_tokens >= r.kv_budget_bytes / (4 * per_token) - 32
     assert r.max_concurrency < 4
-    assert any("does not fit" in w for w in r.warnings)
+    short = [w for w in r.warnings if w.id == "inference.warn.short_both"]
+    assert len(short) == 1 and short[0].text.startswith("does not fit")
+    assert short[0].params["max_context"] == r.max_context_tokens and short[0].params["batch"] == 4
 
 
 def test_vllm_reservation_is_explained() -> None:
     r = run(model="llama-3.1-8b", precision="bf16", context=4096, gpu="H100")
-    text = " ".join(r.assumptions)
-    assert "gpu_memory_utilization" in text and "nvidia-smi" in text
+    reservation = next(a for a in r.assumptions if a.id == "inference.assume.vllm_reservation")
+    assert reservation.params == {"util": 0.92, "rest": pytest.approx(0.08)}
+    assert "gpu_memory_utilization" in reservation.text and "nvidia-smi" in reservation.text
     assert r.reserved_bytes == math.floor(r.gpu_memory_bytes * 0.92)
 
 
@@ -139,7 +147,9 @@ def test_llamacpp_offloads_layers_when_vram_is_short() -> None:
     assert r.per_gpu_bytes <= r.gpu_memory_bytes
     whole = r.weights_total_bytes
     assert r.cpu_bytes > whole * r.offload_layers / 80 * 0.9  # the offloaded layers live in host RAM
-    assert any("-ngl" in w for w in r.warnings)
+    offload = next(w for w in r.warnings if w.id == "inference.warn.offload")
+    assert offload.params["gpu_layers"] == r.gpu_layers and offload.params["cpu_layers"] == r.offload_layers
+    assert f"(-ngl {r.gpu_layers})" in offload.text
     # the need with every layer on the card stays reported: ≥ the 70B's Q4_K_M weights (≈ 42.5 GB) alone
     assert r.all_layers_bytes is not None and r.all_layers_bytes > 40e9 > r.gpu_memory_bytes
     assert r.gpu_memory_bytes - r.all_layers_bytes == r.headroom_bytes
@@ -167,7 +177,8 @@ def test_moe_keeps_every_expert_resident() -> None:
     r = run(model="mixtral-8x7b", precision="bf16", context=4096)
     assert r.weights_total_bytes == pytest.approx(46.7e9 * 2, rel=1e-3)  # all 46.7 B, not 12.9 B active
     assert r.active_params == pytest.approx(12.9e9, rel=1e-3)
-    assert any("experts stay resident" in a for a in r.assumptions)
+    moe = next(a for a in r.assumptions if a.id == "inference.assume.moe_resident")
+    assert moe.params["experts"] == 8 and "experts stay resident" in moe.text
 
 
 # --- multi-GPU ---------------------------------------------------------------------------------
@@ -189,7 +200,8 @@ def test_tp_kv_per_gpu_uses_per_rank_heads() -> None:
     r16 = run(model="llama-3.1-8b", precision="bf16", context=4096, gpus=16)
     assert r8.breakdown.kv_cache == 4096 * 2 * 32 * 1 * 128 * 2
     assert r16.breakdown.kv_cache == r8.breakdown.kv_cache  # 1 head per rank, replicated
-    assert any("replicated" in a for a in r16.assumptions)
+    replicated = next(a for a in r16.assumptions if a.id == "inference.assume.kv_heads_replicated")
+    assert replicated.params == {"gpus": 16, "kv_heads": 8, "replicas": 2}
 
 
 def test_tp_must_divide_heads() -> None:
@@ -216,7 +228,8 @@ def test_mla_latent_replicated_under_tp() -> None:
 
 def test_context_beyond_model_limit_warns() -> None:
     r = run(model="llama-3.1-8b", precision="bf16", context=200_000)
-    assert any("131,072" in w for w in r.warnings)
+    over = next(w for w in r.warnings if w.id == "inference.warn.context_over_limit")
+    assert over.params["limit"] == 131_072 and "131,072" in over.text
 
 
 def test_default_kv_dtype_follows_bf16_model_on_vllm() -> None:
@@ -306,7 +319,7 @@ def test_reported_limits_are_the_boundaries(model: str, engine: str, gpu: str, g
 
     ctx, most = r.max_context_tokens, int(r.max_concurrency)
     assert need(ctx, batch) <= visible
-    capped = any("capped at the model's limit" in a for a in r.assumptions)
+    capped = any(a.id == "inference.assume.context_capped" for a in r.assumptions)
     if not capped:
         assert need(ctx + 1, batch) > visible
     assert need(4096, most) <= visible < need(4096, most + 1)
@@ -321,3 +334,112 @@ def test_vllm_sliding_window_longest_context_is_a_block_boundary() -> None:
     assert ctx and ctx % 16 == 0
     assert run(**base, context=ctx).breakdown.kv_cache <= r.kv_budget_bytes
     assert run(**base, context=ctx + 16).breakdown.kv_cache > r.kv_budget_bytes
+
+
+# --- notes: message ids with parameters, English text as before, Chinese without English sentences ------------
+
+
+def test_english_note_text_is_unchanged() -> None:
+    """The English ``text`` of the notes is the sentence the tool wrote before notes became message ids."""
+    tiny = run(params_b=0.05, context=4096, gpu="RTX 4090")
+    assert [a.text for a in tiny.assumptions] == [
+        "custom model: hidden=384, heads=6, kv_heads=6, head_dim=64, layers=1, vocab=32512 assumed from the nearest "
+        "Llama-style shape (Llama-3.2-1B narrowed to hidden 384, vocab 32512, layers scaled to 0.05B when >10 % "
+        "apart); pass the real numbers for an exact KV cache",
+        "precision not given: bf16 assumed (the model's native dtype; pass --precision)",
+        "weights: bf16 at 16 bits/weight",
+        "vLLM reserves gpu_memory_utilization = 0.92 of each GPU up front and fills everything not used by "
+        "weights/activations with KV blocks, so nvidia-smi shows the reservation, not the need; CUDA graphs and "
+        "the CUDA context come out of the remaining 8%",
+        "vLLM activation peak profiled at max_num_batched_tokens 8192 and max_num_seqs 256 (logits for the sampled "
+        "sequences only, as current vLLM profiles)",
+        "KV cache sized for 1 sequence(s) × 4,096 tokens (the requested context, as given)",
+        "GeForce RTX 4090: '24 GB' = 24 GiB physical, minus ~0.5 GiB driver reserve = 23.50 GiB seen by the engine",
+    ]
+    big = run(model="llama-3.1-70b", engine="llamacpp", gpu="RTX 4090", context=8192)
+    assert [a.text for a in big.assumptions[1:]] == [
+        "precision not given: Q4_K_M assumed (the usual llama.cpp choice; pass --precision)",
+        "weights: Q4_K_M at 4.899 bits/weight — Q4_K mix: half of attn_v/ffn_down and output.weight in Q6_K; "
+        "measured 4.84 bpw on Llama-2-7B (3.80 GiB) and 4.89–4.90 on Llama-3.1-8B (4.58 GiB)",
+        "Q4_K_M is weight-only: matrix multiplies run in fp16",
+        "KV cache sized for 1 sequence(s) × 8,192 tokens (the requested context, not the model's maximum 131,072)",
+        "llama.cpp: n_ctx = 8192 × 1 slot(s) shared ring, n_ubatch 512, flash attention on",
+        "GeForce RTX 4090: '24 GB' = 24 GiB physical, minus ~0.5 GiB driver reserve = 23.50 GiB seen by the engine",
+    ]
+    assert [w.text for w in big.warnings] == [
+        "VRAM short: llama.cpp would keep 44 of 80 layers on the GPU (-ngl 44) and run 36 from system RAM "
+        "(19.98 GiB host memory); decode slows sharply"
+    ]
+    assert [(w.id, w.params) for w in big.warnings] == [
+        ("inference.warn.offload", {"gpu_layers": 44, "layers": 80, "cpu_layers": 36,
+                                    "host_gib": pytest.approx(19.98, abs=0.005)})
+    ]
+
+
+def test_precision_notes_match_the_precision_table() -> None:
+    """The message for each format's description is the English text of tools/precision.py."""
+    for prec in all_precisions():
+        if prec.note:
+            assert msg("en", f"inference.precision_note.{prec.name}") == prec.note, prec.name
+
+
+# Three English words in a row (capitalised or lower case; acronyms such as GPU, KV, CUDA are not words here).
+_ENGLISH_RUN = re.compile(r"[A-Za-z][a-z]+(?:[ -]+[A-Za-z][a-z]+){2,}")
+_CLI_FLAG = re.compile(r"--[a-z][a-z-]*(?: [a-z]+(?:/[a-z]+)+)?")  # --enforce-eager, --split-mode row/tensor
+
+
+def _names(params: dict) -> list[str]:
+    """The string parameters of a note and its nested notes: names (models, GPUs, files, sources)."""
+    out: list[str] = []
+    for value in params.values():
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, dict):
+            out += _names(value.get("params") or {})
+    return out
+
+
+def assert_chinese(notes: list[Note]) -> None:
+    for n in notes:
+        text = render(n, "zh")
+        assert text != n.text, n.id
+        for name in sorted(_names(n.params), key=len, reverse=True):
+            text = text.replace(name, "")
+        assert not _ENGLISH_RUN.search(_CLI_FLAG.sub("", text)), (n.id, render(n, "zh"))
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"model": "llama-3.1-70b", "engine": "llamacpp", "gpu": "RTX 4090", "context": 8192},
+        {"params_b": 0.05, "context": 4096, "gpu": "RTX 4090"},
+        {"spec": ModelSpec.custom(20, kv_lora_rank=512), "gpus": 2, "gpu": "H100", "context": 8192},
+        {"spec": ModelSpec.custom(20, sliding_window=4096), "engine": "llamacpp", "gpus": 2, "parallel": "tp",
+         "gpu": "L40S", "context": 8192, "flash_attention": False},
+        {"model": "mixtral-8x7b", "precision": "fp8", "kv_dtype": "fp8", "gpu": "V100", "gpus": 16,
+         "context": 200_000, "batch": 300},
+        {"model": "llama-3.1-8b", "engine": "transformers", "precision": "Q4_K_M", "gpus": 4, "parallel": "pp",
+         "gpu": "L40S", "context": 8192},
+        {"model": "llama-3.1-8b", "precision": "nf4", "gpu_memory_bytes": 8 * GiB, "context": 32768,
+         "gpu_memory_utilization": 0.99, "profile_logits_all_tokens": True},
+        {"model": "llama-3.1-8b", "precision": "Q4_K_M", "gpu": "V100", "context": 4096},
+    ],
+)
+def test_notes_are_message_ids_and_read_in_chinese(kwargs: dict) -> None:
+    r = run(**kwargs)
+    notes = r.assumptions + r.warnings
+    assert notes and all(n.id.startswith(("inference.", "cli.")) and n.text == msg("en", n.id, **n.params)
+                         for n in notes)
+    assert any(_ENGLISH_RUN.search(n.text) for n in notes)  # the check does catch English sentences
+    assert_chinese(notes)
+
+
+def test_every_inference_message_reads_in_chinese() -> None:
+    """Each inference message, rendered in Chinese with numbers for its placeholders, has no English sentence."""
+    zh = {k: v for k, v in catalog("zh").items() if k.startswith("inference.")}
+    assert len(zh) > 50
+    for key, template in zh.items():
+        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        text = _CLI_FLAG.sub("", template.format(**dict.fromkeys(fields, 1)))
+        assert not _ENGLISH_RUN.search(text), (key, text)
+        assert text != msg("en", key, **dict.fromkeys(fields, 1)), key

@@ -14,6 +14,7 @@ import gguf
 import numpy as np
 import pytest
 
+from knowledge.messages import render
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
@@ -102,6 +103,14 @@ def test_gguf_exact_sizes_and_hparams(tmp_path: Path) -> None:
     assert spec.attention == AttentionKind.gqa
     # KV per token from the header: 2 · 4 layers · 2 KV heads · 64 · 2 B.
     assert kv_bytes_per_token(spec, "fp16") == 2 * 4 * 2 * 64 * 2
+    # notes are message ids; their English text is the sentence the reader always wrote
+    bpw = exp["total"] * 8 / exp["params"]
+    assert [n.text for n in spec.notes] == [
+        "sizes read from the GGUF header of tiny.gguf",
+        f"{exp['params'] / 1e9:.3f} B parameters, {exp['total']:,} B of tensors = {bpw:.2f} bits/weight",
+    ]
+    assert spec.notes[1].params == {"params_b": exp["params"] / 1e9, "bytes": exp["total"], "bpw": bpw}
+    assert render(spec.notes[0], "zh") == "尺寸读自 tiny.gguf 的 GGUF 文件头"
 
 
 def test_gguf_drives_inference_with_exact_bytes(tmp_path: Path) -> None:
@@ -112,7 +121,9 @@ def test_gguf_drives_inference_with_exact_bytes(tmp_path: Path) -> None:
     assert r.precision == "Q4_K_M"
     assert r.cpu_bytes == exp["emb"]  # llama.cpp keeps token_embd in host RAM
     assert r.breakdown.weights == exp["total"] - exp["emb"]
-    assert any("exact tensor bytes" in a for a in r.assumptions)
+    exact = next(a for a in r.assumptions if a.id == "inference.assume.weights_exact")
+    assert exact.params == {"bytes": exp["total"]} and "exact tensor bytes" in exact.text
+    assert [n.id for n in load_model_spec(str(f)).notes] == ["inference.files.gguf_header", "inference.files.gguf_bits"]
 
 
 def test_gguf_sliding_pattern_of_gemma3(tmp_path: Path) -> None:
@@ -253,6 +264,14 @@ def test_hf_index_without_shards_uses_total_size(tmp_path: Path) -> None:
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     spec = spec_from_path(tmp_path / "config.json")
     assert spec.weight_bytes == 123_456_789
+    assert [n.id for n in spec.notes] == [
+        "inference.files.hf_config",
+        "inference.files.hf_index_total",
+        "inference.files.hf_shards_missing",
+        "inference.files.hf_params_estimated",
+    ]
+    assert spec.notes[1].text == "weight bytes 123,456,789 from model.safetensors.index.json metadata.total_size"
+    assert render(spec.notes[2], "zh") == "safetensors 分片只有 0 个（共 1 个）：参数量为估算值"
     # Parameters estimated from the config: attention 512·64·(2·8 + 2·2) + MLP 3·512·1024 per layer
     # plus untied embeddings 2·1000·512.
     assert spec.params == 2 * (512 * 64 * 20 + 3 * 512 * 1024) + 2 * 1000 * 512

@@ -26,9 +26,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import load_catalog
+from knowledge.messages import has
 from knowledge.schema import GPU
 from tools.errors import ToolError
-from tools.gpu_memory import engine_visible_bytes
+from tools.gpu_memory import engine_visible_bytes, inline_ecc_on
 from tools.kv_cache import (
     LLAMACPP_CTX_PAD,
     VLLM_BLOCK_SIZE,
@@ -42,8 +43,8 @@ from tools.kv_cache import (
 )
 from tools.modelspec import ModelSpec, PerSpecCache, check_tensor_parallel, load_model_spec
 from tools.precision import PrecisionSpec, resolve_kv_dtype, resolve_precision
-from tools.result import MemoryBreakdown, Term
-from tools.units import GiB, MiB
+from tools.result import MemoryBreakdown, Note, Term, note
+from tools.units import Bytes, GiB, MiB, Tokens
 
 EngineName = Literal["vllm", "llamacpp", "transformers"]
 
@@ -109,39 +110,39 @@ class InferenceMemoryResult(BaseModel):
     engine: EngineName
     precision: str
     kv_dtype: str
-    context: int
+    context: Tokens = Field(description="tokens per sequence")
     batch: int
     gpus: int
     parallel: Literal["tp", "pp"]
     params: int
     active_params: int
-    weights_total_bytes: int = Field(description="the whole model's weights (all GPUs together)")
-    kv_bytes_per_token: int = Field(description="per GPU, all attention layers")
-    total_bytes: int = Field(description="sum of the per-GPU figures (replicated overhead counted per GPU)")
-    per_gpu_bytes: int = Field(description="largest GPU's need")
+    weights_total_bytes: Bytes = Field(description="the whole model's weights (all GPUs together)")
+    kv_bytes_per_token: Bytes = Field(description="per GPU, all attention layers")
+    total_bytes: Bytes = Field(description="sum of the per-GPU figures (replicated overhead counted per GPU)")
+    per_gpu_bytes: Bytes = Field(description="largest GPU's need")
     breakdown: MemoryBreakdown = Field(description="largest GPU")
-    cpu_bytes: int = Field(0, description="host RAM for tensors kept off the GPU (llama.cpp)")
+    cpu_bytes: Bytes = Field(0, description="host RAM for tensors kept off the GPU (llama.cpp)")
     terms: list[Term]
-    assumptions: list[str]
-    warnings: list[str]
+    assumptions: list[Note]
+    warnings: list[Note]
     gpu: str | None = None
-    gpu_memory_bytes: int | None = Field(None, description="per GPU, as the engine sees it")
+    gpu_memory_bytes: Bytes | None = Field(None, description="per GPU, as the engine sees it")
     fits: bool | None = None
-    headroom_bytes: int | None = Field(None, description="per GPU; negative when short")
-    reserved_bytes: int | None = Field(None, description="vLLM: total × gpu_memory_utilization per GPU")
-    kv_budget_bytes: int | None = Field(
+    headroom_bytes: Bytes | None = Field(None, description="per GPU; negative when short")
+    reserved_bytes: Bytes | None = Field(None, description="vLLM: total × gpu_memory_utilization per GPU")
+    kv_budget_bytes: Bytes | None = Field(
         None,
         description="per GPU bytes left for KV cache; negative when weights and activations alone do not fit",
     )
-    kv_capacity_tokens: int | None = None
+    kv_capacity_tokens: Tokens | None = None
     kv_blocks: int | None = None
     max_concurrency: float | None = Field(None, description="sequences of `context` tokens that fit")
-    max_context_tokens: int | None = Field(None, description="longest context that fits at `batch` sequences")
+    max_context_tokens: Tokens | None = Field(None, description="longest context that fits at `batch` sequences")
     gpu_layers: int | None = None
     offload_layers: int | None = None
-    all_layers_bytes: int | None = Field(None, description="llama.cpp when VRAM is short: the per-GPU need with "
-                                                           "every layer on the GPU (per_gpu_bytes and the "
-                                                           "breakdown then describe the offloaded split)")
+    all_layers_bytes: Bytes | None = Field(None, description="llama.cpp when VRAM is short: the per-GPU need with "
+                                                             "every layer on the GPU (per_gpu_bytes and the "
+                                                             "breakdown then describe the offloaded split)")
 
 
 # --- weights ---------------------------------------------------------------------------------
@@ -600,8 +601,8 @@ class _Plan:
     """Everything about a request that does not depend on its context, batch or GPU (cached per setting)."""
 
     cfg: _Config
-    assumptions: tuple[str, ...]
-    warnings: tuple[str, ...]
+    assumptions: tuple[Note, ...]
+    warnings: tuple[Note, ...]
     kv_bytes_per_token: int
     attention: str  # the model's attention kind, as named in the KV term
     terms: dict[str, Term] = field(default_factory=dict)  # terms fixed by the plan, made on first use
@@ -640,14 +641,12 @@ def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
     if engine not in kv_spec.engines:
         offered = [k.name for k in _kv_for(engine)]
         raise ToolError(f"{engine} has no {kv_name} KV cache", suggestions=[f"use --kv-dtype {'/'.join(offered)}"])
-    warnings: list[str] = []
+    warnings: list[Note] = []
     parallel = inp.parallel or ("tp" if engine == "vllm" else "pp")
     if inp.gpus == 1:
         parallel = "tp" if engine == "vllm" else "pp"
     elif engine == "llamacpp" and parallel == "tp":
-        warnings.append(
-            "llama.cpp tensor split (--split-mode row/tensor) is experimental; memory shown for the default layer split"
-        )
+        warnings.append(note("inference.warn.llamacpp_tensor_split"))
         parallel = "pp"
     if parallel == "tp" and inp.gpus > 1:
         check_tensor_parallel(spec, inp.gpus)
@@ -666,16 +665,10 @@ def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
         act_bytes=act_bytes,
         vllm_activations=vllm_activation_peak(spec, inp, act_bytes) if engine == "vllm" else None,
     )
-    assumptions: list[str] = list(spec.notes)
+    assumptions: list[Note] = list(spec.notes)
     if inp.precision is None:
-        why = (
-            "the files' own"
-            if spec.weight_precision
-            else "the usual llama.cpp choice"
-            if engine == "llamacpp"
-            else "the model's native dtype"
-        )
-        assumptions.append(f"precision not given: {prec.name} assumed ({why}; pass --precision)")
+        why = "files" if spec.weight_precision else "llamacpp" if engine == "llamacpp" else "native"
+        assumptions.append(note(f"inference.assume.precision_{why}", precision=prec.name))
     _explain_settings(inp, cfg, assumptions, warnings)
     per_token = kv_bytes_per_token(spec, kv_name, inp.gpus if parallel == "tp" else 1)
     return _Plan(
@@ -703,13 +696,13 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
     gpu: GPU | None = None
     visible = inp.gpu_memory_bytes
     if inp.gpu:
-        gpu, (seen, note) = _catalog_gpu(inp.gpu)
+        gpu, (seen, visible_note) = _catalog_gpu(inp.gpu)
         if visible is None:
             visible = seen
-            assumptions.append(note)
+            assumptions.append(visible_note)
         _gpu_warnings(gpu, cfg.prec, cfg.kv_dtype, warnings)
     elif visible is not None:
-        assumptions.append(f"GPU memory given as {visible / GiB:.2f} GiB per GPU (as the engine sees it)")
+        assumptions.append(note("inference.assume.gpu_memory_given", gib=visible / GiB))
 
     need = _need(cfg, inp, inp.context, inp.batch, inp.n_gpu_layers if inp.engine == "llamacpp" else None)
     budget: dict[str, object] = {}
@@ -754,11 +747,12 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
     return InferenceMemoryResult.model_validate(budget)
 
 
-_GPUS: dict[str, tuple[object, GPU, tuple[int, str]]] = {}
+_GPUS: dict[str, tuple[object, GPU, tuple[int, Note]]] = {}
 
 
-def _catalog_gpu(name: str) -> tuple[GPU, tuple[int, str]]:
-    """Catalog GPU by name or alias and its engine-visible bytes, remembered per name (and catalog object)."""
+def _catalog_gpu(name: str) -> tuple[GPU, tuple[int, Note]]:
+    """Catalog GPU by name or alias, its engine-visible bytes and the note explaining them, remembered per
+    name (and catalog object)."""
     catalog = load_catalog()
     hit = _GPUS.get(name)
     if hit is not None and hit[0] is catalog:
@@ -766,8 +760,17 @@ def _catalog_gpu(name: str) -> tuple[GPU, tuple[int, str]]:
     gpu = catalog.gpu(name)
     if len(_GPUS) >= 512:
         _GPUS.clear()
-    _GPUS[name] = (catalog, gpu, engine_visible_bytes(gpu))
+    _GPUS[name] = (catalog, gpu, _visible(gpu))
     return gpu, _GPUS[name][2]
+
+
+def _visible(gpu: GPU) -> tuple[int, Note]:
+    """``engine_visible_bytes`` with its explanation as a note (built here while tools.gpu_memory returns text)."""
+    seen, explained = engine_visible_bytes(gpu)
+    if isinstance(explained, Note):
+        return seen, explained
+    key = "gpu_visible_ecc" if inline_ecc_on(gpu) else "gpu_visible"
+    return seen, note(f"inference.assume.{key}", gpu=gpu.name, memory_gb=gpu.memory_gb, visible_gib=seen / GiB)
 
 
 def _kv_for(engine: str) -> list:
@@ -776,105 +779,109 @@ def _kv_for(engine: str) -> list:
     return [k for k in all_kv_dtypes() if engine in k.engines]
 
 
-def _explain_settings(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[str], warnings: list[str]) -> None:
+def _explain_settings(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[Note], warnings: list[Note]) -> None:
     """Notes that follow from the model, precision, engine and GPU count alone (cached in the plan)."""
     spec, prec = cfg.spec, cfg.prec
     if spec.attention.value == "none":
-        warnings.append(
-            f"{spec.name} is not an autoregressive transformer: no KV cache, and the activation term is an "
-            "LLM formula that does not describe it (diffusion/encoder memory depends on resolution and batch)"
-        )
+        warnings.append(note("inference.warn.not_autoregressive", model=spec.name))
     if spec.weight_bytes is not None and cfg.weights.total == spec.weight_bytes:
-        assumptions.append(f"weights: exact tensor bytes from the files ({spec.weight_bytes:,} B)")
+        assumptions.append(note("inference.assume.weights_exact", bytes=spec.weight_bytes))
     else:
-        extra = "" if prec.quantizes_embeddings else "; embeddings/lm_head kept 16-bit as such checkpoints do"
-        assumptions.append(
-            f"weights: {prec.name} at {prec.bits_per_weight:g} bits/weight{extra}"
-            + (f" — {prec.note}" if prec.note else "")
-        )
+        key = "inference.assume.weights_at" + ("" if prec.quantizes_embeddings else "_16bit")
+        if prec.note:
+            # the format's own description: a message of its own where one is written, else the text as is
+            detail_id = f"inference.precision_note.{prec.name}"
+            detail: str | Note = note(detail_id) if has("en", detail_id) else prec.note
+            assumptions.append(note(key + "_note", precision=prec.name, bits=prec.bits_per_weight, detail=detail))
+        else:
+            assumptions.append(note(key, precision=prec.name, bits=prec.bits_per_weight))
     if spec.is_moe:
         assumptions.append(
-            f"MoE: all {spec.num_experts} experts stay resident ({spec.params / 1e9:.1f} B params in memory);"
-            " "
-            f"{spec.active_params / 1e9:.1f} B active per token drive speed, not memory"
+            note(
+                "inference.assume.moe_resident",
+                experts=spec.num_experts,
+                params_b=spec.params / 1e9,
+                active_b=spec.active_params / 1e9,
+            )
         )
     if prec.weight_only:
-        assumptions.append(f"{prec.name} is weight-only: matrix multiplies run in {prec.compute_precision}")
+        assumptions.append(note("inference.assume.weight_only", precision=prec.name, compute=prec.compute_precision))
     if inp.engine == "vllm":
         assumptions.extend(
             _vllm_notes(inp.gpu_memory_utilization, inp.max_num_batched_tokens, inp.max_num_seqs,
                         inp.profile_logits_all_tokens)
         )
         if prec.family == "gguf":
-            warnings.append("vLLM's GGUF loader is experimental and slow; prefer AWQ/GPTQ/FP8 checkpoints on vLLM")
+            warnings.append(note("inference.warn.vllm_gguf"))
     if inp.engine == "transformers" and prec.family == "gguf":
-        warnings.append("transformers dequantises GGUF files to fp16/fp32 on load; memory follows that dtype")
+        warnings.append(note("inference.warn.transformers_gguf"))
     if inp.gpus > 1:
-        how = (
-            f"tensor parallel {inp.gpus}: weights and KV heads split, each GPU keeps its own overhead"
-            if cfg.parallel == "tp"
-            else f"layer split over {inp.gpus} GPUs: the largest stage is reported; no decode speed-up"
-        )
-        assumptions.append(how + " — figures are per GPU, not a pooled sum")
+        how = "tensor_parallel" if cfg.parallel == "tp" else "layer_split"
+        assumptions.append(note(f"inference.assume.{how}", gpus=inp.gpus))
         if cfg.parallel == "tp" and spec.attention.value != "mla" and inp.gpus > spec.num_kv_heads:
             assumptions.append(
-                f"tp {inp.gpus} > {spec.num_kv_heads} KV heads: each GPU keeps 1 KV head, replicated "
-                f"{inp.gpus // spec.num_kv_heads}× — the KV cache per GPU stops shrinking"
+                note(
+                    "inference.assume.kv_heads_replicated",
+                    gpus=inp.gpus,
+                    kv_heads=spec.num_kv_heads,
+                    replicas=inp.gpus // spec.num_kv_heads,
+                )
             )
         if cfg.parallel == "tp" and spec.attention.value == "mla":
-            assumptions.append("MLA latent cache is not split by tensor parallel: every GPU holds all of it")
+            assumptions.append(note("inference.assume.mla_not_split"))
 
 
-def _explain_request(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[str], warnings: list[str]) -> None:
+def _explain_request(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[Note], warnings: list[Note]) -> None:
     """Notes that depend on the requested context and batch."""
     spec = cfg.spec
     if inp.engine == "vllm" and inp.batch > inp.max_num_seqs:
-        warnings.append(f"batch {inp.batch} exceeds vLLM's max_num_seqs {inp.max_num_seqs}: the rest would queue")
+        warnings.append(note("inference.warn.batch_over_max_seqs", batch=inp.batch, max_num_seqs=inp.max_num_seqs))
     if spec.max_context and inp.context > spec.max_context:
         warnings.append(
-            f"context {inp.context:,} exceeds {spec.name}'s trained limit of {spec.max_context:,} tokens: "
-            "engines refuse or warn (vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN) and quality degrades past it"
+            note("inference.warn.context_over_limit", context=inp.context, model=spec.name, limit=spec.max_context)
         )
-    assumptions.append(
-        f"KV cache sized for {inp.batch} sequence(s) × {inp.context:,} tokens (the requested context, "
-        + (f"not the model's maximum {spec.max_context:,})" if spec.max_context else "as given)")
+    assumptions.extend(
+        _request_notes(inp.batch, inp.context, spec.max_context, inp.engine == "llamacpp", inp.n_ubatch,
+                       inp.flash_attention)
     )
-    if inp.engine == "llamacpp":
-        assumptions.append(
-            f"llama.cpp: n_ctx = {inp.context} × {inp.batch} slot(s) shared ring, n_ubatch {inp.n_ubatch}, "
-            f"flash attention {'on' if inp.flash_attention else 'off'}"
-        )
+
+
+@lru_cache(maxsize=1024)
+def _request_notes(
+    batch: int, context: int, max_context: int | None, llamacpp: bool, n_ubatch: int, flash_attention: bool
+) -> tuple[Note, ...]:
+    """The request's KV-cache assumptions, remembered per request (the recommender asks again and again)."""
+    sized = (
+        note("inference.assume.kv_sized", batch=batch, context=context, max_context=max_context)
+        if max_context
+        else note("inference.assume.kv_sized_given", batch=batch, context=context)
+    )
+    if not llamacpp:
+        return (sized,)
+    fa = "fa" if flash_attention else "no_fa"
+    return sized, note(f"inference.assume.llamacpp_ctx_{fa}", context=context, batch=batch, n_ubatch=n_ubatch)
 
 
 @lru_cache(maxsize=256)
-def _vllm_notes(util: float, batched_tokens: int, max_seqs: int, all_tokens: bool) -> tuple[str, str]:
-    """The two vLLM accounting assumptions (pure text, remembered per setting)."""
+def _vllm_notes(util: float, batched_tokens: int, max_seqs: int, all_tokens: bool) -> tuple[Note, Note]:
+    """The two vLLM accounting assumptions (remembered per setting)."""
+    profile = "vllm_profile_all_tokens" if all_tokens else "vllm_profile_sampled"
     return (
-        f"vLLM reserves gpu_memory_utilization = {util:g} of each GPU up front and "
-        "fills everything not used by weights/activations with KV blocks, so nvidia-smi shows the "
-        "reservation, not the need; CUDA graphs and the CUDA context come out of the remaining "
-        f"{1 - util:.0%}",
-        f"vLLM activation peak profiled at max_num_batched_tokens {batched_tokens} and "
-        f"max_num_seqs {max_seqs}"
-        + (
-            " with the LM head over every profiled token (vLLM 0.7-era V1)"
-            if all_tokens
-            else " (logits for the sampled sequences only, as current vLLM profiles)"
-        ),
+        note("inference.assume.vllm_reservation", util=util, rest=1 - util),
+        note(f"inference.assume.{profile}", batched_tokens=batched_tokens, max_num_seqs=max_seqs),
     )
 
 
-def _gpu_warnings(gpu: GPU, prec: PrecisionSpec, kv_name: str, warnings: list[str]) -> None:
+def _gpu_warnings(gpu: GPU, prec: PrecisionSpec, kv_name: str, warnings: list[Note]) -> None:
     cc = float(gpu.compute_capability) if gpu.compute_capability else None
     if prec.compute_precision == "bf16" and cc is not None and cc < 8.0:
-        warnings.append(f"{gpu.name} (compute capability {gpu.compute_capability}) has no bf16: run in fp16")
+        warnings.append(note("inference.warn.no_bf16", gpu=gpu.name, cc=gpu.compute_capability))
     if prec.compute_precision in ("fp8", "fp4") and gpu.supports(prec.compute_precision) is False:
         warnings.append(
-            f"{gpu.name} has no {prec.compute_precision} tensor path: {prec.name} runs weight-only "
-            "(slower) or not at all"
+            note("inference.warn.no_tensor_path", gpu=gpu.name, compute=prec.compute_precision, precision=prec.name)
         )
     if kv_name == "fp8" and gpu.supports("fp8") is False:
-        warnings.append(f"{gpu.name} lacks fp8 hardware; vLLM fp8 KV is still stored in 1 byte but converted")
+        warnings.append(note("inference.warn.no_fp8_kv", gpu=gpu.name))
 
 
 def _budget(
@@ -882,8 +889,8 @@ def _budget(
     inp: InferenceMemoryInput,
     visible: int,
     need: _Need,
-    assumptions: list[str],
-    warnings: list[str],
+    assumptions: list[Note],
+    warnings: list[Note],
     limits: bool,
     per_token: int,
 ) -> dict[str, object]:
@@ -913,12 +920,9 @@ def _budget(
         if no_kv:
             # Nothing is cached: the fit is weights + activation peak + overhead inside the reservation.
             fits = kv_budget >= 0
-            assumptions.append(
-                f"{spec.name} keeps no KV cache: the fit is weights + activations + overhead within the "
-                "vLLM reservation; context and concurrency limits do not apply"
-            )
+            assumptions.append(note("inference.assume.no_kv_cache", model=spec.name))
             if not fits:
-                warnings.append("weights + activation peak exceed the vLLM reservation")
+                warnings.append(note("inference.warn.reservation_exceeded"))
         else:
             per_tok = per_token
             if cfg.parallel == "pp":
@@ -937,7 +941,7 @@ def _budget(
             out["max_concurrency"] = round(kv_budget / one, 2) if kv_budget > 0 else 0.0
             fits = kv_budget >= kv_need and blocks * 16 >= inp.context
             if kv_budget <= 0:
-                warnings.append("weights + activation peak exceed the vLLM reservation: no room for any KV cache")
+                warnings.append(note("inference.warn.no_kv_room"))
             if limits:
                 cap = spec.max_context or MAX_CONTEXT_SEARCH
                 best = _vllm_longest_context(cfg, inp, need, kv_budget, cap)
@@ -950,10 +954,7 @@ def _budget(
                     search = (kv_at, kv_budget, kv_need)
 
         if (1 - inp.gpu_memory_utilization) * visible < 0.75 * GiB:
-            warnings.append(
-                "less than 0.75 GiB left outside gpu_memory_utilization for CUDA graphs/context: "
-                "lower it or use --enforce-eager"
-            )
+            warnings.append(note("inference.warn.little_outside_util"))
     else:
         total = nb.total
         fits = total <= visible
@@ -996,7 +997,7 @@ def _budget(
         if engine == "vllm" and best > 0:
             out["max_context_tokens"] = best // 16 * 16 or best
         if spec.max_context and best >= spec.max_context:
-            assumptions.append(f"max_context_tokens capped at the model's limit {spec.max_context:,}")
+            assumptions.append(note("inference.assume.context_capped", limit=spec.max_context))
     if engine == "llamacpp" and not fits and inp.n_gpu_layers is None:
         out.update(_offload(cfg, inp, visible, warnings))
         fits = False  # it runs, but only with layers in system RAM
@@ -1067,7 +1068,7 @@ def _vllm_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Need, 
     return min(cap, 16 * k)
 
 
-def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: list[str]) -> dict[str, object]:
+def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: list[Note]) -> dict[str, object]:
     """llama.cpp: how many layers stay on the GPU(s) when VRAM is short (the rest run from RAM)."""
     n = cfg.spec.layers
 
@@ -1076,25 +1077,34 @@ def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: li
 
     k = _largest_within(total_with_layers, visible, 0, n)
     if k < 0:
-        warnings.append("even with every layer in system RAM the compute buffer and context do not fit")
+        warnings.append(note("inference.warn.offload_none_fits"))
         k = 0
     need = _need(cfg, inp, inp.context, inp.batch, gpu_layers=k)
     warnings.append(
-        f"VRAM short: llama.cpp would keep {k} of {n} layers on the GPU (-ngl {k}) and run {n - k} from "
-        f"system RAM ({need.cpu_bytes / GiB:.2f} GiB host memory); decode slows sharply"
+        note("inference.warn.offload", gpu_layers=k, layers=n, cpu_layers=n - k, host_gib=need.cpu_bytes / GiB)
     )
     return {"gpu_layers": k, "offload_layers": n - k, "need": need}
 
 
-def _short_message(out: dict[str, object], inp: InferenceMemoryInput) -> str:
+def _short_message(out: dict[str, object], inp: InferenceMemoryInput) -> Note:
+    """'does not fit', with the longest context and the number of sequences that do fit where known."""
     ctx = out.get("max_context_tokens")
     conc = out.get("max_concurrency")
-    parts = []
+    batch, context = inp.batch, inp.context
+    if ctx is not None and conc is not None:
+        return note("inference.warn.short_both", batch=batch, max_context=_num(ctx), context=context,
+                    concurrency=_num(conc))
     if ctx is not None:
-        parts.append(f"at {inp.batch} sequence(s) the longest context that fits is {ctx:,} tokens")
+        return note("inference.warn.short_context", batch=batch, max_context=_num(ctx))
     if conc is not None:
-        parts.append(f"at {inp.context:,} tokens about {conc:g} sequence(s) fit")
-    return "does not fit: " + ("; ".join(parts) if parts else f"{inp.batch} × {inp.context:,} tokens")
+        return note("inference.warn.short_concurrency", context=context, concurrency=_num(conc))
+    return note("inference.warn.short_request", batch=batch, context=context)
+
+
+def _num(value: object) -> int | float:
+    """A figure of the budget dict (ints and floats only), typed for a note's parameters."""
+    assert isinstance(value, int | float)
+    return value
 
 
 _ENGINE_LABEL = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}

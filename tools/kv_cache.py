@@ -27,6 +27,7 @@ from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, PerSpecCache
 from tools.precision import kv_bytes_per_element, resolve_kv_dtype
+from tools.units import Bytes, BytesF, Tokens
 
 Engine = Literal["vllm", "llamacpp", "transformers", "generic"]
 VLLM_BLOCK_SIZE = 16  # vllm/config/cache.py DEFAULT_BLOCK_SIZE
@@ -39,15 +40,15 @@ class KVLayout(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     kv_dtype: str
-    bytes_per_element: float
+    bytes_per_element: BytesF
     full_layers: int = Field(description="layers storing every token of the context")
     sliding_layers: int = Field(description="layers storing at most `sliding_window` tokens")
     linear_layers: int = Field(description="layers with a constant recurrent state per sequence")
-    sliding_window: int | None
+    sliding_window: Tokens | None
     kv_heads_per_rank: int = Field(description="KV heads one rank stores (1 for MLA's latent)")
     replicas: int = Field(description="ranks holding a copy of each KV head (1 = no replication)")
-    bytes_per_token_layer: float = Field(description="cache bytes per token per attention layer, one rank")
-    state_bytes_per_seq: int = Field(description="linear/SSM state per sequence, all such layers")
+    bytes_per_token_layer: BytesF = Field(description="cache bytes per token per attention layer, one rank")
+    state_bytes_per_seq: Bytes = Field(description="linear/SSM state per sequence, all such layers")
     formula: str
 
     @property
@@ -138,10 +139,10 @@ class KVCacheSize(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    bytes: int = Field(ge=0)
-    full_tokens: int = Field(description="tokens held by each full-attention layer (all sequences)")
-    sliding_tokens: int = Field(description="tokens held by each sliding-window layer (all sequences)")
-    state_bytes: int = Field(ge=0)
+    bytes: Bytes = Field(ge=0)
+    full_tokens: Tokens = Field(description="tokens held by each full-attention layer (all sequences)")
+    sliding_tokens: Tokens = Field(description="tokens held by each sliding-window layer (all sequences)")
+    state_bytes: Bytes = Field(ge=0)
     layout: KVLayout
     formula: str
 

@@ -22,6 +22,7 @@ from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, estimate_params
 from tools.precision import gguf_type_precision
+from tools.result import Note, note
 
 # Architectures whose GGUF files do not store the sliding-window layer pattern; llama.cpp
 # hard-codes it (src/llama-model.cpp): one global layer every N.
@@ -216,14 +217,14 @@ def spec_from_gguf(path: Path) -> ModelSpec:
         raise ToolError(f"{path.name}: cannot read ({exc})") from exc
     meta = header.kv
     arch = str(meta.get("general.architecture") or "llama")
-    notes: list[str] = [f"sizes read from the GGUF header of {path.name}"]
+    notes: list[Note] = [note("inference.files.gguf_header", file=path.name)]
     headers = [header]
     siblings = _split_siblings(path)
     if len(siblings) > 1:
         present = [p for p in siblings if p.exists() and p != path]
         headers += [_GGUFHeader(p) for p in present]
         if len(present) + 1 < len(siblings):
-            notes.append(f"only {len(present) + 1} of {len(siblings)} split files found: weight bytes are partial")
+            notes.append(note("inference.files.gguf_split_partial", found=len(present) + 1, total=len(siblings)))
 
     def hp(key: str) -> Any:
         return meta.get(f"{arch}.{key}")
@@ -284,17 +285,14 @@ def spec_from_gguf(path: Path) -> ModelSpec:
     elif isinstance(kv_raw, list) and any(v == 0 for v in kv_raw):
         kind = AttentionKind.hybrid  # layers with no KV heads are recurrent / SSM layers
         full_layers = sum(1 for v in kv_raw if v)
-        notes.append(
-            f"{layers - full_layers} of {layers} layers have no KV cache (recurrent/SSM); "
-            "their constant state is not in the GGUF header and is not counted"
-        )
+        notes.append(note("inference.files.gguf_recurrent", recurrent=layers - full_layers, layers=layers))
     elif window:
         pattern = hp("attention.sliding_window_pattern")
         if isinstance(pattern, list) and pattern:
             full_layers = sum(1 for v in pattern if not v)
         elif arch in _SWA_PERIOD:
             full_layers = layers // _SWA_PERIOD[arch]
-            notes.append(f"{arch}: one full-attention layer in {_SWA_PERIOD[arch]} (llama.cpp's fixed pattern)")
+            notes.append(note("inference.files.gguf_swa_pattern", arch=arch, period=_SWA_PERIOD[arch]))
         else:
             full_layers = 0
         kind = AttentionKind.sliding
@@ -318,7 +316,7 @@ def spec_from_gguf(path: Path) -> ModelSpec:
         active = total_params - round(expert_params * (1 - int(k_exp) / int(n_exp)))
     name = meta.get("general.name") or path.stem
     bpw = total_bytes * 8 / total_params
-    notes.append(f"{total_params / 1e9:.3f} B parameters, {total_bytes:,} B of tensors = {bpw:.2f} bits/weight")
+    notes.append(note("inference.files.gguf_bits", params_b=total_params / 1e9, bytes=total_bytes, bpw=bpw))
     return ModelSpec(
         name=str(name),
         source="gguf",
@@ -403,7 +401,7 @@ def _precision_of(cfg: dict[str, Any], dtype_bytes: Counter[str]) -> str:
     return {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}.get(dtype, "bf16")
 
 
-def _hf_attention(cfg: dict[str, Any], layers: int, notes: list[str]) -> dict[str, Any]:
+def _hf_attention(cfg: dict[str, Any], layers: int, notes: list[Note]) -> dict[str, Any]:
     """Attention kind and its extra numbers from config.json keys."""
     model_type = str(cfg.get("model_type", ""))
     if cfg.get("kv_lora_rank"):
@@ -421,7 +419,7 @@ def _hf_attention(cfg: dict[str, Any], layers: int, notes: list[str]) -> dict[st
         if linear > 0:
             state = _linear_state_bytes(cfg, linear)
             if state is None:
-                notes.append(f"{linear} linear/SSM layers: their constant state is not counted")
+                notes.append(note("inference.files.hf_linear_state", linear=linear))
             return {
                 "attention": AttentionKind.hybrid,
                 "full_attention_layers": full,
@@ -475,7 +473,7 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
     if cfg is not full_cfg:
         for k in ("quantization_config", "torch_dtype", "tie_word_embeddings"):
             cfg.setdefault(k, full_cfg.get(k))
-    notes: list[str] = [f"architecture from {config_path.name}"]
+    notes: list[Note] = [note("inference.files.hf_config", file=config_path.name)]
     layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
     hidden = _first(cfg, "hidden_size", "n_embd", "d_model", "dim")
     heads = _first(cfg, "num_attention_heads", "n_head", "n_heads", "num_heads")
@@ -512,7 +510,7 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
         total = (index.get("metadata") or {}).get("total_size")
         if total:
             weight_bytes = int(total)
-            notes.append(f"weight bytes {weight_bytes:,} from {index_path.name} metadata.total_size")
+            notes.append(note("inference.files.hf_index_total", bytes=weight_bytes, file=index_path.name))
         shard_names = sorted(set((index.get("weight_map") or {}).values()))
     elif (root / "model.safetensors").exists():
         shard_names = ["model.safetensors"]
@@ -540,9 +538,9 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
                     out_bytes = int(end) - int(start)
         weight_bytes = header_bytes
         params = numel_total
-        notes.append(f"exact tensor bytes {header_bytes:,} from {len(shards)} safetensors header(s)")
+        notes.append(note("inference.files.hf_headers", bytes=header_bytes, shards=len(shards)))
     elif shard_names:
-        notes.append(f"{len(shards)} of {len(shard_names)} safetensors shards present: parameters estimated")
+        notes.append(note("inference.files.hf_shards_missing", found=len(shards), total=len(shard_names)))
 
     precision = _precision_of(cfg, dtype_bytes)
     quantised = precision in ("int4", "nf4", "mxfp4") or bool(cfg.get("quantization_config"))
@@ -563,7 +561,7 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
     if params is None or quantised:
         # Packed int4 tensors count 8 weights per int32 element: the header numel undercounts.
         params = est_total
-        notes.append(f"parameter count {est_total / 1e9:.2f} B estimated from the config (Llama-style layout)")
+        notes.append(note("inference.files.hf_params_estimated", params_b=est_total / 1e9))
     active = params
     if n_exp and k_exp:
         if expert_params and not quantised:

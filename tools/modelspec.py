@@ -21,6 +21,7 @@ from knowledge.paths import expand_user
 from knowledge.schema import AttentionKind, Model
 from tools.errors import ToolError
 from tools.precision import resolve_precision
+from tools.result import Note, note
 
 Source = Literal["catalog", "custom", "gguf", "hf"]
 _CATALOG_SPECS_MAX = 512
@@ -63,7 +64,7 @@ class ModelSpec(BaseModel):
     output_bytes: int | None = Field(None, ge=0, description="exact bytes of the output (lm_head) tensor")
     layer_bytes: tuple[int, ...] | None = Field(None, description="exact bytes per transformer block")
     tensor_types: dict[str, int] = Field(default_factory=dict, description="tensor count per storage type")
-    notes: tuple[str, ...] = Field((), description="how figures were obtained (assumptions)")
+    notes: tuple[Note, ...] = Field((), description="how figures were obtained (assumptions)")
 
     @model_validator(mode="after")
     def _check(self) -> ModelSpec:
@@ -158,7 +159,7 @@ class ModelSpec(BaseModel):
             experts_per_token=m.moe.experts_per_token if m.moe else None,
             tie_word_embeddings=m.tie_word_embeddings,
             native_dtype=m.native_dtype,
-            notes=(f"architecture from the catalog entry {m.id} ({', '.join(m.sources)})",),
+            notes=(note("inference.spec.catalog", id=m.id, sources=", ".join(m.sources)),),
         )
 
     @classmethod
@@ -207,8 +208,9 @@ class ModelSpec(BaseModel):
         sliding_window = _arch_number("sliding_window", sliding_window)
         full_attention_layers = _arch_number("full_attention_layers", full_attention_layers, 0)
         params = round(params_b * 1e9)
-        ref = _fit_embedding(_nearest_shape(params_b), params, hidden_size, vocab_size)
-        notes: list[str] = []
+        base = _nearest_shape(params_b)
+        ref = _fit_embedding(base, params, hidden_size, vocab_size)
+        notes: list[Note] = []
         used: list[str] = []
 
         def pick(value: int | None, key: str, default: int) -> int:
@@ -231,22 +233,25 @@ class ModelSpec(BaseModel):
         vocab = pick(vocab_size, "vocab", ref.vocab)
         inter = intermediate_size if intermediate_size is not None else ref.intermediate
         if used:
+            shape: str | Note = (
+                base.label
+                if ref is base
+                else note("inference.spec.shape_narrowed", label=base.label, hidden=ref.hidden, vocab=ref.vocab)
+            )
             notes.append(
-                f"custom model: {', '.join(used)} assumed from the nearest Llama-style shape "
-                f"({ref.label}, layers scaled to {params_b:g}B when >10 % apart); "
-                "pass the real numbers for an exact KV cache"
+                note("inference.spec.custom_defaults", defaults=", ".join(used), shape=shape, params_b=params_b)
             )
         kind = AttentionKind.mha if kv == heads else (AttentionKind.mqa if kv == 1 else AttentionKind.gqa)
         if kv_lora_rank:
             kind = AttentionKind.mla
             if not qk_rope_head_dim:
                 qk_rope_head_dim = 64
-                notes.append("MLA rope width assumed 64 (DeepSeek-V2/V3)")
+                notes.append(note("inference.spec.mla_rope"))
         elif sliding_window:
             kind = AttentionKind.sliding
             if full_attention_layers is None:
                 full_attention_layers = n_layers // 6
-                notes.append("sliding window: 1 global layer in 6 assumed (Gemma 3 pattern)")
+                notes.append(note("inference.spec.sliding_pattern"))
         active = round(active_params_b * 1e9) if active_params_b else params
         return cls(
             name=name or f"custom {params_b:g}B",
@@ -405,7 +410,7 @@ def _nearest_shape(params_b: float) -> ReferenceShape:
     return min(REFERENCE_SHAPES, key=lambda s: abs(math.log(params_b / s.params_b)))
 
 
-def _arch_number(key: str, value: int | None, minimum: int = 1) -> int | None:
+def _arch_number(key: str, value: float | None, minimum: int = 1) -> int | None:
     """A user-given architecture number as an int ≥ ``minimum`` (None stays None); ToolError otherwise."""
     if value is None:
         return None
