@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 
 import pytest
 
+from knowledge.messages import render
 from knowledge.schema import GPU
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec
@@ -23,6 +25,7 @@ from tools.perf import (
     estimate_prefill,
     estimate_serving,
 )
+from tools.result import Note
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_time import TrainingTimeInput, estimate_training_time, implied_mfu, parse_count
 
@@ -218,7 +221,9 @@ def test_tensor_parallel_divides_bytes_and_pays_the_link() -> None:
         DecodeInput(model=L3_70B, gpu=pcie, precision="bf16", context=1024, count=2, parallel="tensor")
     )
     assert tp2_pcie.tokens_per_s < tp2.tokens_per_s
-    assert any("PCIe" in w for w in tp2_pcie.warnings)
+    assert [w.id for w in tp2_pcie.warnings] == ["perf.decode.tp_pcie"]
+    assert any(getattr(a, "id", "") == "perf.decode.tp" and a.params["link"]["id"] == "perf.link.host"
+               for a in tp2_pcie.assumptions)
 
 
 def test_tensor_parallel_must_divide_heads() -> None:
@@ -269,7 +274,8 @@ def test_prefill_precision_column() -> None:
     assert compute_rate(H100, "fp8").flops_per_s == 1978.9e12  # dense, not the 3957.8 sparse figure
     assert compute_rate(H100, "bf16").flops_per_s == 989.4e12
     a100_fp8 = compute_rate(A100, "fp8")
-    assert a100_fp8.precision == "bf16" and a100_fp8.warnings and "fp8" in a100_fp8.warnings[0]
+    assert a100_fp8.precision == "bf16" and a100_fp8.warnings[0].id == "perf.rate.fallback_none"
+    assert a100_fp8.warnings[0].params == {"gpu": "a100-sxm-80gb", "wanted": "fp8", "precision": "fp8", "used": "bf16"}
 
 
 def test_serving_batches_up_to_kv_capacity() -> None:
@@ -288,11 +294,13 @@ def test_serving_batches_up_to_kv_capacity() -> None:
 def test_serving_reports_when_nothing_fits() -> None:
     r = estimate_serving(ServingInput(model=L3_70B, gpu=RTX4090, precision="bf16", context=4096))
     assert r.max_batch == 0 and r.points == [] and r.warnings
+    assert any(getattr(w, "id", "") == "perf.serving.nothing_fits" for w in r.warnings)
 
 
 def test_decode_warnings_and_errors() -> None:
     r = estimate_decode(DecodeInput(model=L3_8B, gpu=H100, precision="bf16", context=100_000))
-    assert any("exceeds" in w for w in r.warnings)
+    assert [w.id for w in r.warnings] == ["perf.decode.context_over"]
+    assert r.warnings[0].params == {"context": 100_000, "model": "Llama-3-8B", "limit": 8192}
     with pytest.raises(ToolError, match="unknown precision"):
         estimate_decode(DecodeInput(model=L3_8B, gpu=H100, precision="q9"))
 
@@ -344,7 +352,7 @@ def test_full_recompute_costs_8nd() -> None:
     )
     assert base.hours == pytest.approx(6 * 7e9 * 1e12 / (8 * 989.4e12 * 0.4) / 3600)
     assert full.hours == pytest.approx(base.hours * 8 / 6)
-    assert base.cost_usd is None and base.warnings  # no price known
+    assert base.cost_usd is None and [w.id for w in base.warnings] == ["perf.train_time.no_price"]
 
 
 @pytest.mark.parametrize(
@@ -376,7 +384,7 @@ def test_consumer_fp64_is_flagged() -> None:
     r = estimate_fp64(ScientificInput(gpu=RTX4090, problem="dense-gemm", n=20_000))
     assert r.memory_bytes == 3 * 8 * 20_000**2
     assert r.seconds == pytest.approx(2 * 20_000**3 / (1.29e12 * 0.85))
-    assert any("weak FP64" in w for w in r.warnings) and any("ECC" in w for w in r.warnings)
+    assert {w.id for w in r.warnings} == {"perf.fp64.weak_ratio", "perf.fp64.no_ecc"}
 
 
 def test_grid_is_bandwidth_bound_and_splits_over_gpus() -> None:
@@ -401,7 +409,85 @@ def test_grid_is_bandwidth_bound_and_splits_over_gpus() -> None:
 def test_missing_fp64_figure_is_reported() -> None:
     no64 = RTX4090.model_copy(update={"throughput": RTX4090.throughput.model_copy(update={"fp64": None})})
     r = estimate_fp64(ScientificInput(gpu=no64, problem="dense-lu", n=1000))
-    assert r.seconds is None and any("no FP64" in w for w in r.warnings)
+    assert r.seconds is None and any(w.id == "perf.fp64.no_figure" for w in r.warnings)
     too_big = estimate_fp64(ScientificInput(gpu=RTX4090, problem="dense-lu", n=100_000))
-    assert not too_big.fits and any("GiB" in w for w in too_big.warnings)
+    assert not too_big.fits and any(w.id == "perf.fp64.too_big" for w in too_big.warnings)
     assert math.isclose(too_big.memory_bytes, 8e10)
+
+
+# ---- notes: message ids, English kept byte-identical, Chinese without English sentences --------------
+
+_ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){2,}")
+_NAMES = ("Llama-3-8B", "Llama-3-70B", "RTX 3090/4090", "CUDA graphs", "A100, H100, MI300")
+
+
+def _english_runs(text: str) -> list[str]:
+    """Runs of 3+ English words left after removing the names a Chinese note may quote."""
+    for name in _NAMES:
+        text = text.replace(name, "")
+    return _ENGLISH_RUN.findall(text)
+
+
+def _notes_of(*results: object) -> list[Note]:
+    out: list[Note] = []
+    for r in results:
+        for field in ("assumptions", "warnings"):
+            out += [n for n in getattr(r, field, []) if isinstance(n, Note)]
+        if isinstance(getattr(r, "price_source", None), Note):
+            out.append(r.price_source)  # type: ignore[attr-defined]
+    return out
+
+
+def _representative_results() -> list[object]:
+    pcie = RTX4090.model_copy(update={"memory_gb": 80, "bandwidth_gbs": 2039})
+    return [
+        estimate_decode(DecodeInput(model=L3_70B, gpu=pcie, precision="bf16", context=100_000, count=2,
+                                    parallel="tensor")),
+        estimate_decode(DecodeInput(model=L3_8B, gpu=RTX3090, precision="Q4_K_M", count=4)),
+        estimate_decode(DecodeInput(model=L3_8B, gpu=A100, precision="fp8", count=2, parallel="tensor")),
+        estimate_prefill(PrefillInput(model=L3_8B, gpu=RTX3090, precision="Q4_K_M", count=2,
+                                      prompt_tokens=10_000)),
+        estimate_prefill(PrefillInput(model=L3_70B, gpu=H100, precision="fp8", count=4, mfu=0.4)),
+        estimate_serving(ServingInput(model=L3_8B, gpu=H100, precision="bf16", context=2048)),
+        estimate_training_time(TrainingTimeInput(params=7e9, tokens=1e12, gpu=A100, count=8)),
+        estimate_training_time(TrainingTimeInput(params=7e9, tokens=1e12, gpu=H100, count=8, mfu=0.5,
+                                                 price_per_gpu_hour=2.0)),
+        estimate_training_time(TrainingTimeInput(params=7e9, tokens=1e12, gpu=RTX4090)),
+        estimate_fp64(ScientificInput(gpu=RTX3090, problem="dense-lu", n=100_000, count=2)),
+        estimate_fp64(ScientificInput(gpu=H100, problem="grid", cells=1e9)),
+    ]
+
+
+def test_notes_render_in_chinese_without_english_sentences() -> None:
+    notes = _notes_of(*_representative_results())
+    ours = [n for n in notes if n.id.startswith("perf.")]
+    assert len({n.id for n in ours}) >= 25
+    for n in ours:
+        zh = render(n, "zh")
+        assert zh != n.text and _english_runs(zh) == [], (n.id, zh)
+
+
+def test_english_note_text_is_unchanged() -> None:
+    """Copied from the output before the notes became message ids."""
+    pcie = RTX4090.model_copy(update={"memory_gb": 80, "bandwidth_gbs": 2039})
+    d = estimate_decode(DecodeInput(model=L3_70B, gpu=pcie, precision="bf16", context=512, count=2,
+                                    parallel="tensor"))
+    assert [a.text for a in d.assumptions if isinstance(a, Note)][-1] == (
+        "tensor parallel 2: bytes per GPU ÷ 2; PCIe without P2P: collectives bounce through host memory "
+        "(assumed 50 µs per small all-reduce, half the bandwidth)")
+    assert [w.text for w in d.warnings] == [
+        "tensor parallel over PCIe pays an all-reduce per layer; NVLink pairs or fewer, larger GPUs decode faster "
+        "per GPU"]
+    f = estimate_fp64(ScientificInput(gpu=RTX3090, problem="dense-lu", n=100_000))
+    assert [w.text for w in f.warnings] == [
+        "rtx-3090 has weak FP64 (1:64 of FP32): consumer/graphics GPUs are a poor fit for double-precision codes; "
+        "datacenter parts (A100, H100, MI300) run FP64 at full rate",
+        "rtx-3090 has no ECC memory: long FP64 runs risk silent bit flips",
+        "needs 74.5 GiB per GPU but rtx-3090 offers 23.5 GiB; use more GPUs or out-of-core methods"]
+    t = estimate_training_time(TrainingTimeInput(params=7e9, tokens=1e12, gpu=A100, count=8))
+    assert [a.text for a in t.assumptions] == [
+        "MFU 0.4 (default, conservative: the tuned LLaMA runs on 2048 A100 imply 0.43–0.51)",
+        "6·N·D counts the matmuls of the parameters only; attention FLOPs are not included",
+        "N = 7e+09 parameters (active parameters for MoE)"]
+    assert t.price_source is not None and t.price_source.text == "catalog rental price as of 2024-05-01"
+    assert t.assumptions[2].params == {"params": 7e9}

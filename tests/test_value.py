@@ -10,12 +10,17 @@ Hand derivations from the catalog's dated street prices (2026-06-01) and datashe
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from advisor import Advisor
 from knowledge import load_catalog
+from knowledge.messages import render
+from tools.catalog_query import AffordableInput, FindGPUsInput, affordable, find_gpus
 from tools.pricing import USD_PER_EUR
-from tools.value import ValueInput, ValueOption, value_for_money
+from tools.rent import RentVsBuyInput, rent_vs_buy
+from tools.value import BestValueInput, ValueInput, ValueOption, best_value, value_for_money
 
 try:
     from fakes.script import calls, turn
@@ -50,7 +55,7 @@ def test_counts_multiply_price_and_capacity_and_cny_uses_the_stated_rate() -> No
     o = r.options[0]
     assert o.price == pytest.approx(28_800) and o.totals["memory_gb"] == 48
     assert o.per_unit["memory_gb"] == pytest.approx(16.67, abs=0.01) and r.unit == 10_000
-    assert "7.2 CNY/USD" in o.price_note
+    assert "7.2 CNY/USD" in o.price_note.text and o.price_note.params["rate"] == 7.2
 
 
 def test_euro_prices_convert_from_dollars() -> None:
@@ -172,3 +177,60 @@ def test_value_rankings_follow_the_question(adv: Advisor, text: str, top: str, s
     r = turn(adv, adv.new_session(), text)
     head = r.text.strip().splitlines()[0]
     assert r.mode == "value" and top in head and shown in head
+
+
+# ---- notes: message ids, English kept byte-identical, Chinese without English sentences --------------
+
+def _english_runs(text: str, names: tuple[str, ...]) -> list[str]:
+    """Runs of 3+ English words left after removing GPU and platform names a Chinese note may quote."""
+    for name in sorted(names, key=len, reverse=True):
+        text = text.replace(name, "")
+    return re.findall(r"[A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){2,}", text)
+
+
+def test_price_and_value_notes_render_in_chinese_without_english_sentences() -> None:
+    cat = load_catalog()
+    names = tuple(g.name for g in cat.gpus) + tuple(p.name for p in cat.platforms)
+    results = [
+        value_for_money(ValueInput(options=[ValueOption(gpu=gpu("rtx-4090")), ValueOption(gpu=gpu("rtx-5090"))],
+                                   currency="EUR")),
+        value_for_money(ValueInput(options=[ValueOption(gpu=gpu("a100-sxm-80gb"))], currency="CNY")),
+        best_value(BestValueInput(tiers=["datacenter", "workstation", "consumer"], vendors=["NVIDIA"])),
+        rent_vs_buy(RentVsBuyInput(gpu="h100-sxm", count=2, months=6, hours_per_day=8)),
+        rent_vs_buy(RentVsBuyInput(gpu="rtx-4090", currency="CNY", include_host=False,
+                                   rental_usd_per_gpu_hour=0.01)),
+        affordable(AffordableInput(budget_usd=20_000, currency="GBP")),
+        affordable(AffordableInput(budget_usd=20_000, currency="CNY", include_host=False)),
+        find_gpus(FindGPUsInput(supports="fp8")),
+    ]
+    notes = [n for r in results for n in r.assumptions]
+    notes += [o.price_note for r in results for o in getattr(r, "options", []) + getattr(r, "ranked", [])
+              if hasattr(o, "price_note")]
+    ids = {n.id for n in notes}
+    assert {"perf.value.price_fx", "perf.value.one_card_vendors", "perf.rent.host_share", "perf.cost.no_break_even",
+            "perf.afford.prices_foreign", "perf.find.dense"} <= ids
+    for n in notes:
+        assert n.id.startswith("perf."), n.id
+        zh = render(n, "zh")
+        assert zh != n.text and _english_runs(zh, names) == [], (n.id, zh)
+
+
+def test_price_and_value_notes_keep_their_english_text() -> None:
+    """Copied from the output before the notes became message ids."""
+    r = rent_vs_buy(RentVsBuyInput(gpu="h100-sxm", count=2, months=6, hours_per_day=8, kwh_price=0.5,
+                                   rental_usd_per_gpu_hour=3.5))
+    assert [a.text for a in r.assumptions] == [
+        "electricity 0.5 USD/kWh (given)",
+        "duty cycle 0.333333 (8 h/day at full load)",
+        "7.2 CNY per USD (as of 2026-06-01)",
+        "host baseboard (Intel Xeon 6900P Granite Rapids-AP (LGA7529, 2 sockets)): $15,000 (2 of 8 GPUs' share of an "
+        "HGX/OAM node)",
+        "no resale value counted; rental at the quoted $3.5 per GPU-hour"]
+    b = best_value(BestValueInput(tiers=["datacenter", "workstation"], vendors=["NVIDIA", "AMD"], min_memory_gb=24.5,
+                                  currency="EUR"))
+    assert [a.text for a in b.assumptions] == [
+        "one card each; tiers datacenter, workstation; at least 24.5 GB; vendors NVIDIA, AMD",
+        "catalog street prices (as-of date per entry); used and discounted cards are cheaper",
+        "dense throughput only; GPU price only (no host)"]
+    assert render(b.assumptions[0], "zh") == ("每种卡各一张；档次：数据中心级、工作站级；显存至少 24.5 GB；"
+                                              "厂商：NVIDIA, AMD")

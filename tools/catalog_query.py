@@ -17,6 +17,8 @@ from knowledge.schema import GPU, Precision
 from tools.precision import resolve_precision
 from tools.pricing import CNY_PER_USD, FX_AS_OF, HOST_COST_USD, USD_PER_FOREIGN, gpu_price
 from tools.recommend import host_for
+from tools.result import Note, note
+from tools.units import CNY, TFLOPS, USD, GBps
 
 Feature = Literal["nvlink", "ecc", "fp64", "mig", "display"]
 _LINKS = ("nvlink", "nvlink-bridge", "infinity-fabric", "hccs", "mlu-link", "mtlink", "metaxlink", "blink")
@@ -40,7 +42,7 @@ class GPUEntry(BaseModel):
     vendor: str
     tier: str
     memory_gb: float
-    tflops: float | None = Field(None, description="dense TFLOPS of the precision asked about")
+    tflops: TFLOPS | None = Field(None, description="dense TFLOPS of the precision asked about")
     as_of: str
     confidence: str
 
@@ -51,7 +53,7 @@ class FindGPUsResult(BaseModel):
     total: int = Field(description="catalog GPUs considered")
     criteria: dict[str, str | float | bool]
     formula: str
-    assumptions: list[str]
+    assumptions: list[Note]
 
 
 def _feature(g: GPU, feature: Feature) -> bool | None:
@@ -101,7 +103,7 @@ def find_gpus(inp: FindGPUsInput) -> FindGPUsResult:
     return FindGPUsResult(
         matches=matches[:MAX_LISTED], unknown=unknown, total=len(gpus), criteria=criteria,
         formula="supports(p) = the catalog has a dense figure for p and p is not marked unsupported",
-        assumptions=["dense (non-sparse) throughput", "support as recorded in the catalog on its as-of dates"],
+        assumptions=[note("perf.find.dense"), note("perf.find.as_recorded")],
     )
 
 
@@ -130,11 +132,11 @@ class AffordableOption(BaseModel):
     count: int
     tier: str
     memory_gb: float = Field(description="all cards together, vendor GB")
-    bandwidth_gbs: float = Field(description="per card, GB/s")
-    price_usd: float = Field(description="cards (+ host when included), USD")
-    price_cny: float = Field(description="the same at the catalog's dated CNY/USD rate")
+    bandwidth_gbs: GBps = Field(description="per card, GB/s")
+    price_usd: USD = Field(description="cards (+ host when included), USD")
+    price_cny: CNY = Field(description="the same at the catalog's dated CNY/USD rate")
     price: float = Field(description="the same in the requested currency (dated rates)")
-    host_usd: float
+    host_usd: USD
     max_params_b_4bit: float = Field(description="largest dense model whose 4-bit weights fit, billions")
     max_params_b_16bit: float
     price_as_of: str
@@ -142,12 +144,12 @@ class AffordableOption(BaseModel):
 
 class AffordableResult(BaseModel):
     options: list[AffordableOption]
-    budget_usd: float
+    budget_usd: USD
     currency: str
     weight_share: float = Field(description="share of the memory the weights may take in the model-size columns")
     unpriced: list[str] = Field(description="cards the catalog has no price for (not ranked)")
     formula: list[str]
-    assumptions: list[str]
+    assumptions: list[Note]
 
 
 def affordable(inp: AffordableInput) -> AffordableResult:
@@ -191,10 +193,15 @@ def affordable(inp: AffordableInput) -> AffordableResult:
         formula=[f"largest model = memory × {WEIGHT_SHARE} / bytes per parameter "
                  f"({low_bytes:.3g} B at {LOW_BIT}, {high_bytes:g} B at {HIGH_BIT})",
                  "price = card price × count + host"],
-        assumptions=[f"weights may use {WEIGHT_SHARE:.0%} of the memory; the rest holds KV cache and buffers",
-                     "catalog street prices (dated per card); counts a chassis of that class holds",
-                     "host included" if inp.include_host else "no host bought (already owned)",
-                     f"prices in {inp.currency}" + ("" if inp.currency == "USD" else
-                                                    f" at {CNY_PER_USD:g} CNY/USD" if inp.currency == "CNY" else
-                                                    f" at {USD_PER_FOREIGN[inp.currency]:g} USD/{inp.currency}")
-                     + f" (rates as of {FX_AS_OF})"])
+        assumptions=[note("perf.afford.share", share=WEIGHT_SHARE), note("perf.afford.street"),
+                     note("perf.afford.host" if inp.include_host else "perf.afford.no_host"), _prices(inp.currency)])
+
+
+def _prices(currency: str) -> Note:
+    """The currency the prices are in, and the dated rate used."""
+    as_of = str(FX_AS_OF)
+    if currency == "USD":
+        return note("perf.afford.prices", currency=currency, as_of=as_of)
+    if currency == "CNY":
+        return note("perf.afford.prices_cny", currency=currency, rate=CNY_PER_USD, as_of=as_of)
+    return note("perf.afford.prices_foreign", currency=currency, rate=USD_PER_FOREIGN[currency], as_of=as_of)

@@ -31,6 +31,8 @@ from pydantic import BaseModel, ConfigDict
 from knowledge.schema import GPU
 from tools.modelspec import ModelSpec
 from tools.precision import resolve_precision
+from tools.result import Note, note
+from tools.units import GBps, Seconds, TokensPerS
 
 # Llama-3-8B (Meta-Llama-3-8B config.json): 32 layers, hidden 4096, 8 KV heads × 128, vocab 128256.
 _L3_8B = ModelSpec(
@@ -58,9 +60,9 @@ class DecodeCalibrationPoint(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     gpu: str
-    bandwidth_gbs: float  # datasheet GB/s
+    bandwidth_gbs: GBps  # datasheet GB/s
     precision: str
-    measured_tokens_per_s: float
+    measured_tokens_per_s: TokensPerS
     gen_tokens: int  # tokens generated in the benchmark (tg1024 from an empty cache)
     source: str
 
@@ -119,8 +121,8 @@ class DecodeFit(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     eta_stream: float
-    tau_layer_s: float
-    tau_hop_s: float
+    tau_layer_s: Seconds
+    tau_hop_s: Seconds
     residuals: tuple[float, ...]  # predicted / measured − 1, per DECODE_CALIBRATION row
 
 
@@ -186,9 +188,9 @@ class LinkModel(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: str
-    latency_s: float  # one small all-reduce
+    latency_s: Seconds  # one small all-reduce
     bandwidth_bytes_s: float  # one direction, per GPU
-    note: str
+    note: Note
 
 
 _FABRICS = {"nvlink", "infinity-fabric", "hccs", "mlu-link", "mtlink", "metaxlink", "blink"}
@@ -208,28 +210,27 @@ def link_model(gpu: GPU, count: int) -> LinkModel:
             kind=link.kind,
             latency_s=10e-6,
             bandwidth_bytes_s=link.bandwidth_gbs * 1e9 / 2,
-            note=f"{link.kind} {link.bandwidth_gbs:g} GB/s (assumed 10 µs per small all-reduce)",
+            note=note("perf.link.fabric", kind=link.kind, gbs=link.bandwidth_gbs),
         )
     if link.kind == "nvlink-bridge" and count <= link.max_gpus and link.bandwidth_gbs:
         return LinkModel(
             kind="nvlink-bridge",
             latency_s=10e-6,
             bandwidth_bytes_s=link.bandwidth_gbs * 1e9 / 2,
-            note=f"NVLink bridge {link.bandwidth_gbs:g} GB/s (assumed 10 µs per small all-reduce)",
+            note=note("perf.link.bridge", gbs=link.bandwidth_gbs),
         )
     if link.p2p:
         return LinkModel(
             kind="pcie-p2p",
             latency_s=25e-6,
             bandwidth_bytes_s=pcie,
-            note="PCIe peer-to-peer (assumed 25 µs per small all-reduce)",
+            note=note("perf.link.p2p"),
         )
     return LinkModel(
         kind="pcie-host",
         latency_s=50e-6,
         bandwidth_bytes_s=pcie / 2,
-        note="PCIe without P2P: collectives bounce through host memory "
-        "(assumed 50 µs per small all-reduce, half the bandwidth)",
+        note=note("perf.link.host"),
     )
 
 

@@ -34,7 +34,8 @@ from tools.inference_memory import InferenceMemoryInput, estimate_inference_memo
 from tools.kv_cache import kv_cache_bytes
 from tools.modelspec import ModelSpec, check_tensor_parallel
 from tools.precision import resolve_kv_dtype, resolve_precision
-from tools.result import Term
+from tools.result import Note, Term, note
+from tools.units import BytesF, Seconds, Tokens, TokensPerS
 
 Parallel = Literal["layer", "tensor"]
 _FALLBACK = {
@@ -55,7 +56,7 @@ class ComputeRate(BaseModel):
 
     precision: str = Field(description="catalog throughput column used")
     flops_per_s: float = Field(description="dense peak, FLOP/s (TOPS for int8)")
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[Note] = Field(default_factory=list)
 
 
 def compute_rate(gpu: GPU, weight_precision: str) -> ComputeRate:
@@ -67,17 +68,15 @@ def compute_rate(gpu: GPU, weight_precision: str) -> ComputeRate:
     """
     spec = resolve_precision(weight_precision)
     wanted = spec.compute_precision
-    warnings: list[str] = []
+    warnings: list[Note] = []
     for cand in [wanted, *_FALLBACK.get(wanted, [])]:
         value = gpu.throughput.get(Precision(cand))
         if value:
             if cand != wanted:
-                why = "has no" if gpu.supports(Precision(wanted)) is False else "lists no"
-                warnings.append(
-                    f"{gpu.name} {why} {wanted} tensor throughput; {spec.name} runs its matmuls at {cand} instead"
-                )
+                why = "fallback_none" if gpu.supports(Precision(wanted)) is False else "fallback_unlisted"
+                warnings.append(note(f"perf.rate.{why}", gpu=gpu.name, wanted=wanted, precision=spec.name, used=cand))
             if cand == "fp32":
-                warnings.append("only an FP32 figure is known for this GPU; LLM speed estimates are rough")
+                warnings.append(note("perf.rate.fp32_only"))
             return ComputeRate(precision=cand, flops_per_s=value * 1e12, warnings=warnings)
     raise ToolError(
         f"the catalog has no dense tensor throughput for {gpu.name} at {wanted} or a fallback",
@@ -146,19 +145,19 @@ class DecodeInput(BaseModel):
 class DecodeResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tokens_per_s: float = Field(description="all sequences together")
-    tokens_per_s_range: tuple[float, float]
-    per_sequence_tokens_per_s: float
-    step_time_s: float
-    bytes_per_step_per_gpu: float
+    tokens_per_s: TokensPerS = Field(description="all sequences together")
+    tokens_per_s_range: tuple[TokensPerS, TokensPerS]
+    per_sequence_tokens_per_s: TokensPerS
+    step_time_s: Seconds
+    bytes_per_step_per_gpu: BytesF
     bandwidth_efficiency: float = Field(description="bytes / (bandwidth · step time), one GPU")
     bound: Literal["memory", "compute"]
     parallel: str
     tp: int
     compute_precision: str
     terms: list[Term]
-    assumptions: list[str]
-    warnings: list[str]
+    assumptions: list[Note | str] = Field(description="model notes (may be plain text), then this tool's notes")
+    warnings: list[Note]
 
 
 def _term(name: str, value: float, unit: str, formula: str, en: str, zh: str) -> Term:
@@ -171,9 +170,9 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
     resolve_kv_dtype(inp.kv_dtype)
     fit = decode_fit()
     mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel)
-    warnings: list[str] = []
+    warnings: list[Note] = []
     if spec.max_context and inp.context > spec.max_context:
-        warnings.append(f"context {inp.context} exceeds {spec.name}'s limit of {spec.max_context}")
+        warnings.append(note("perf.decode.context_over", context=inp.context, model=spec.name, limit=spec.max_context))
     weights, weights_how = _moe_weight_bytes(spec, inp.precision, b)
     kv_seq = kv_cache_bytes(spec, inp.context, 1, inp.kv_dtype, tp)  # one sequence, one rank
     bw = gpu.bandwidth_gbs * 1e9
@@ -254,7 +253,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
                 "tensor-parallel all-reduce",
                 comm,
                 "s",
-                f"2 × {spec.layers} layers × ({link.note})",
+                f"2 × {spec.layers} layers × ({link.note.text})",
                 "Two all-reduces per layer across the TP group",
                 "每层两次跨 GPU 的全规约通信",
             )
@@ -269,29 +268,25 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
             "每秒生成的 token 数（所有序列合计）",
         )
     )
-    assumptions = [
+    assumptions: list[Note | str] = [
         *spec.notes,
-        f"η_stream {fit.eta_stream:.3f} and τ_layer {fit.tau_layer_s * 1e6:.0f} µs fitted to llama.cpp "
-        "Llama-3-8B decode on RTX 3090/4090 (measurements.md row 14, May 2024 builds); in-sample error "
-        f"≤ {max(abs(r) for r in fit.residuals):.0%}",
-        f"range ×{DECODE_RANGE[0]:g}–×{DECODE_RANGE[1]:g}: engines and builds differ (newer llama.cpp, vLLM "
-        "with CUDA graphs run faster; busy hosts slower)",
-        f"KV cache read at {inp.context} tokens per sequence",
+        note(
+            "perf.decode.fit",
+            eta=fit.eta_stream,
+            tau_us=fit.tau_layer_s * 1e6,
+            error=max(abs(r) for r in fit.residuals),
+        ),
+        note("perf.decode.range", lo=DECODE_RANGE[0], hi=DECODE_RANGE[1]),
+        note("perf.decode.kv", context=inp.context),
     ]
     if mode == "layer":
-        assumptions.append(
-            f"layer split over {inp.count} GPUs: they run one after another, so no decode "
-            f"speed-up; hand-off τ_hop {fit.tau_hop_s * 1e3:.2f} ms × log2(n) fitted to row 16"
-        )
+        assumptions.append(note("perf.decode.layer_split", count=inp.count, hop_ms=fit.tau_hop_s * 1e3))
     if mode == "tensor" and link is not None:
-        assumptions.append(f"tensor parallel {tp}: bytes per GPU ÷ {tp}; {link.note}")
+        assumptions.append(note("perf.decode.tp", tp=tp, link=link.note))
         if link.kind.startswith("pcie"):
-            warnings.append(
-                "tensor parallel over PCIe pays an all-reduce per layer; NVLink pairs or fewer, "
-                "larger GPUs decode faster per GPU"
-            )
+            warnings.append(note("perf.decode.tp_pcie"))
     if spec.is_moe:
-        assumptions.append("MoE: speed from the experts a step touches; memory still holds all experts")
+        assumptions.append(note("perf.decode.moe"))
     return DecodeResult(
         tokens_per_s=tps,
         tokens_per_s_range=(tps * DECODE_RANGE[0], tps * DECODE_RANGE[1]),
@@ -327,20 +322,20 @@ class PrefillInput(BaseModel):
 class PrefillResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tokens_per_s: float
-    tokens_per_s_range: tuple[float, float]
-    ttft_s: float
-    ttft_s_range: tuple[float, float]
+    tokens_per_s: TokensPerS
+    tokens_per_s_range: tuple[TokensPerS, TokensPerS]
+    ttft_s: Seconds
+    ttft_s_range: tuple[Seconds, Seconds]
     flops: float
     compute_precision: str
-    peak_flops_per_s: float
+    peak_flops_per_s: float = Field(description="dense peak, FLOP/s")
     mfu: float
     bound: Literal["memory", "compute"]
     parallel: str
     tp: int
     terms: list[Term]
-    assumptions: list[str]
-    warnings: list[str]
+    assumptions: list[Note | str] = Field(description="model notes (may be plain text), then this tool's notes")
+    warnings: list[Note]
 
 
 def estimate_prefill(inp: PrefillInput) -> PrefillResult:
@@ -348,9 +343,11 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     spec, gpu = inp.model, inp.gpu
     fit = decode_fit()
     mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel)
-    warnings: list[str] = []
+    warnings: list[Note] = []
     if spec.max_context and inp.prompt_tokens > spec.max_context:
-        warnings.append(f"prompt of {inp.prompt_tokens} tokens exceeds {spec.name}'s limit of {spec.max_context}")
+        warnings.append(
+            note("perf.prefill.prompt_over", tokens=inp.prompt_tokens, model=spec.name, limit=spec.max_context)
+        )
     rate = compute_rate(gpu, inp.precision)
     warnings += rate.warnings
     s, b = inp.prompt_tokens, inp.batch
@@ -404,7 +401,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
                 "tensor-parallel all-reduce",
                 comm,
                 "s",
-                f"2 × {spec.layers} × all-reduce of {s * b}·h·2 B ({link.note if link else ''})",
+                f"2 × {spec.layers} × all-reduce of {s * b}·h·2 B ({link.note.text if link else ''})",
                 "Activations all-reduced twice per layer",
                 "每层两次激活全规约",
             )
@@ -419,16 +416,16 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             "生成第一个 token 前的等待时间",
         )
     )
-    assumptions = [
+    mfu_key = "perf.prefill.mfu_default" if inp.mfu == PREFILL_MFU else "perf.prefill.mfu"
+    assumptions: list[Note | str] = [
         *spec.notes,
-        f"MFU {inp.mfu:g} of the dense {rate.precision} tensor peak "
-        f"({'default; ' if inp.mfu == PREFILL_MFU else ''}range ×{lo:g}–×{hi:g} on the speed)",
-        "weight-only quantised formats compute in fp16/bf16 after dequantisation",
+        note(mfu_key, mfu=inp.mfu, precision=rate.precision, lo=lo, hi=hi),
+        note("perf.prefill.dequant"),
     ]
     if mode == "layer":
-        assumptions.append("layer split: GPUs process the prompt one after another (no speed-up for one request)")
+        assumptions.append(note("perf.prefill.layer_split"))
     if tp > 1 and link is not None:
-        assumptions.append(f"tensor parallel {tp}: compute ÷ {tp}; {link.note}")
+        assumptions.append(note("perf.prefill.tp", tp=tp, link=link.note))
     return PrefillResult(
         tokens_per_s=tps,
         tokens_per_s_range=(tps * lo, tps * hi),
@@ -467,24 +464,24 @@ class ServingPoint(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     batch: int
-    step_time_s: float
-    tokens_per_s: float
-    per_sequence_tokens_per_s: float
+    step_time_s: Seconds
+    tokens_per_s: TokensPerS
+    per_sequence_tokens_per_s: TokensPerS
     bound: Literal["memory", "compute"]
 
 
 class ServingResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kv_capacity_tokens: int
+    kv_capacity_tokens: Tokens
     max_concurrency: float = Field(description="sequences of `context` tokens the KV budget holds")
     max_batch: int = Field(description="min(floor(max_concurrency), max_num_seqs)")
     peak: ServingPoint | None
     knee_batch: int | None = Field(description="smallest batch at which a step turns compute-bound")
     points: list[ServingPoint]
     terms: list[Term]
-    assumptions: list[str]
-    warnings: list[str]
+    assumptions: list[Note]
+    warnings: list[Note | str] = Field(description="the memory estimate's warnings (may be text), then this tool's")
 
 
 def estimate_serving(inp: ServingInput) -> ServingResult:
@@ -512,7 +509,7 @@ def estimate_serving(inp: ServingInput) -> ServingResult:
     capacity = mem.kv_capacity_tokens or 0
     conc = float(mem.max_concurrency or 0.0)
     max_batch = min(int(conc), inp.max_num_seqs)
-    warnings = list(mem.warnings)
+    warnings: list[Note | str] = list(mem.warnings)
     points: list[ServingPoint] = []
     batches = sorted({b for b in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if b <= max_batch} | {max_batch})
     for b in (x for x in batches if x >= 1):
@@ -539,10 +536,7 @@ def estimate_serving(inp: ServingInput) -> ServingResult:
             )
         )
     if max_batch < 1:
-        warnings.append(
-            f"no sequence of {inp.context:,} tokens fits in the KV budget on {inp.count} × "
-            f"{inp.gpu.name}; use more GPUs, a smaller precision or a shorter context"
-        )
+        warnings.append(note("perf.serving.nothing_fits", context=inp.context, count=inp.count, gpu=inp.gpu.name))
     peak = points[-1] if points else None
     knee = next((p.batch for p in points if p.bound == "compute"), None)
     terms = [
@@ -575,12 +569,10 @@ def estimate_serving(inp: ServingInput) -> ServingResult:
             )
         )
     assumptions = [
-        f"every running sequence holds {inp.context:,} tokens of KV (worst case; the mean over a request "
-        "is about half)",
-        f"KV capacity from vLLM's budget (gpu_memory_utilization {inp.gpu_memory_utilization:g}, "
-        f"max_num_seqs {inp.max_num_seqs})",
-        f"compute-bound steps at MFU {inp.mfu:g}; memory-bound steps at the fitted streaming efficiency",
-        "prefill of new requests interleaved with decode is not modelled (it lowers decode throughput)",
+        note("perf.serving.worst_case", context=inp.context),
+        note("perf.serving.budget", utilization=inp.gpu_memory_utilization, max_num_seqs=inp.max_num_seqs),
+        note("perf.serving.mfu", mfu=inp.mfu),
+        note("perf.serving.no_prefill"),
     ]
     return ServingResult(
         kv_capacity_tokens=capacity,

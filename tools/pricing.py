@@ -24,6 +24,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.schema import GPU
+from tools.result import Note, note
+from tools.units import CNY, USD
 
 Currency = Literal["USD", "CNY"]
 
@@ -60,10 +62,10 @@ class GPUPrice(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    usd: float | None
-    cny: float | None
-    rental_usd_per_hour: float | None
-    note: str
+    usd: USD | None
+    cny: CNY | None
+    rental_usd_per_hour: float | None = Field(description="USD per GPU-hour")
+    note: Note
 
 
 def gpu_price(gpu: GPU, cny_per_usd: float = CNY_PER_USD) -> GPUPrice:
@@ -71,12 +73,13 @@ def gpu_price(gpu: GPU, cny_per_usd: float = CNY_PER_USD) -> GPUPrice:
     p = gpu.price
     if p is None or (p.usd is None and p.cny is None):
         return GPUPrice(usd=None, cny=None, rental_usd_per_hour=p.rental_usd_per_hour if p else None,
-                        note=f"{gpu.name}: no purchase price in the catalog")
+                        note=note("perf.price.none", gpu=gpu.name))
     usd = p.usd if p.usd is not None else to_usd(p.cny or 0, "CNY", cny_per_usd)
     cny = p.cny if p.cny is not None else to_cny(p.usd or 0, "USD", cny_per_usd)
-    conv = "" if (p.usd and p.cny) else f", {'CNY' if p.usd else 'USD'} converted at {cny_per_usd:g} CNY/USD"
-    return GPUPrice(usd=usd, cny=cny, rental_usd_per_hour=p.rental_usd_per_hour,
-                    note=f"{gpu.name}: catalog price as of {p.as_of}{conv}")
+    said = (note("perf.price.catalog", gpu=gpu.name, as_of=str(p.as_of)) if (p.usd and p.cny) else
+            note("perf.price.catalog_converted", gpu=gpu.name, as_of=str(p.as_of), currency="CNY" if p.usd else "USD",
+                 rate=cny_per_usd))
+    return GPUPrice(usd=usd, cny=cny, rental_usd_per_hour=p.rental_usd_per_hour, note=said)
 
 
 class CostInput(BaseModel):
@@ -100,13 +103,13 @@ class CostResult(BaseModel):
     kwh_price: float
     currency: Currency
     yearly_energy_cost: float = Field(description="in `currency`")
-    yearly_energy_cost_usd: float
-    yearly_energy_cost_cny: float
+    yearly_energy_cost_usd: USD
+    yearly_energy_cost_cny: CNY
     rent_usd_per_month: float | None
     break_even_months: float | None = Field(description="None when unknown or when renting is cheaper than "
                                                         "power")
     formula: list[str]
-    assumptions: list[str]
+    assumptions: list[Note]
 
 
 def cost_of_ownership(inp: CostInput) -> CostResult:
@@ -122,13 +125,13 @@ def cost_of_ownership(inp: CostInput) -> CostResult:
         saving = rent_month - cost_usd / 12
         be = inp.purchase_usd / saving if saving > 0 else None
     assumptions = [
-        f"electricity {kwh_price:g} {inp.currency}/kWh"
-        + (" (default; configurable)" if inp.kwh_price is None else " (given)"),
-        f"duty cycle {inp.duty_cycle:g} ({inp.duty_cycle * 24:g} h/day at full load)",
-        f"{inp.cny_per_usd:g} CNY per USD (as of {FX_AS_OF})",
+        note("perf.cost.kwh_default" if inp.kwh_price is None else "perf.cost.kwh_given", price=kwh_price,
+             currency=inp.currency),
+        note("perf.cost.duty", duty=inp.duty_cycle, hours=inp.duty_cycle * 24),
+        note("perf.cost.fx", rate=inp.cny_per_usd, as_of=str(FX_AS_OF)),
     ]
     if be is None and rent_month is not None:
-        assumptions.append("renting costs less per month than the electricity of owning: no break-even")
+        assumptions.append(note("perf.cost.no_break_even"))
     return CostResult(
         yearly_energy_kwh=round(kwh, 1), kwh_price=kwh_price, currency=inp.currency,
         yearly_energy_cost=round(cost, 2), yearly_energy_cost_usd=round(cost_usd, 2),

@@ -15,6 +15,7 @@ from knowledge import load_catalog
 from tools.compat_rules.totals import PLATFORM_OVERHEAD_W
 from tools.pricing import CNY_PER_USD, HOST_COST_USD, CostInput, Currency, cost_of_ownership, gpu_price
 from tools.recommend import host_for
+from tools.result import Note, note
 
 
 class RentVsBuyInput(BaseModel):
@@ -52,7 +53,7 @@ class RentVsBuyResult(BaseModel):
     cheaper: Literal["rent", "buy"] | None
     price_as_of: str | None
     formula: list[str]
-    assumptions: list[str]
+    assumptions: list[Note]
 
 
 NODE_GPUS = 8  # SXM and OAM modules are sold on 8-GPU baseboards (HGX, OAM UBB)
@@ -96,17 +97,18 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
         cheaper = "rent" if project_rent <= project_buy else "buy"
     elif cost.break_even_months is not None:
         cheaper = "buy" if cost.break_even_months <= 36 else "rent"
-    assumptions = [*cost.assumptions,
-                   f"host {host_kind} ({platform.name}): ${host_usd:,.0f}"
-                   + (f" ({inp.count} of {NODE_GPUS} GPUs' share of an HGX/OAM node)" if node_share < 1 else "")
-                   if inp.include_host else "no host bought (already owned)",
-                   "no resale value counted; rental at "
-                   + (f"the quoted ${inp.rental_usd_per_gpu_hour:g} per GPU-hour" if inp.rental_usd_per_gpu_hour
-                      else "the catalog's typical on-demand rate per GPU-hour")]
+    kind = note(f"perf.host_kind.{host_kind}")
+    host_note = (note("perf.rent.no_host") if not inp.include_host else
+                 note("perf.rent.host", kind=kind, platform=platform.name, usd=host_usd) if node_share == 1 else
+                 note("perf.rent.host_share", kind=kind, platform=platform.name, usd=host_usd, count=inp.count,
+                      node=NODE_GPUS))
+    rate_note = (note("perf.rent.rate_quoted", rate=inp.rental_usd_per_gpu_hour) if inp.rental_usd_per_gpu_hour
+                 else note("perf.rent.rate_catalog"))
+    assumptions = [*cost.assumptions, host_note, rate_note]
     if price.usd is None:
-        assumptions.append(f"{gpu.name}: no purchase price in the catalog — ask a vendor")
+        assumptions.append(note("perf.rent.no_price", gpu=gpu.name))
     if rental is None:
-        assumptions.append(f"{gpu.name}: no rental rate in the catalog")
+        assumptions.append(note("perf.rent.no_rental", gpu=gpu.name))
     return RentVsBuyResult(
         gpu=gpu.name, count=inp.count, currency=inp.currency, purchase=cur(purchase_usd),
         host=cur(host_usd) if inp.include_host else None, rent_per_month=rent_month, rent_per_hour=rent_hour,

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from knowledge.schema import GPU
 from tools.efficiency import FP64_EFFICIENCY
 from tools.gpu_memory import engine_visible_bytes
-from tools.result import Term
+from tools.result import Note, Term, note
+from tools.units import TFLOPS, Bytes, Seconds
 
 Problem = Literal["dense-lu", "dense-gemm", "grid"]
 
@@ -52,26 +53,28 @@ class ScientificResult(BaseModel):
 
     kind: Literal["fp64"] = "fp64"
     problem: Problem
-    memory_bytes: int
-    per_gpu_bytes: int
+    memory_bytes: Bytes
+    per_gpu_bytes: Bytes
     gpus: int
     fits: bool
     flops: float
-    seconds: float | None
-    fp64_tflops: float | None
+    seconds: Seconds | None
+    fp64_tflops: TFLOPS | None
     efficiency: float
     bound: Literal["compute", "memory", "unknown"]
     ecc: bool | None
     terms: list[Term]
-    assumptions: list[str]
-    warnings: list[str]
+    assumptions: list[Note | str] = Field(description="this tool's notes and the engine-visible memory note")
+    warnings: list[Note]
 
 
 def estimate_fp64(inp: ScientificInput) -> ScientificResult:
     """Memory, FLOPs and time of an FP64 problem on ``count`` GPUs."""
     gpu, c = inp.gpu, inp.count
-    warnings: list[str] = []
+    warnings: list[Note] = []
     eff = inp.efficiency or FP64_EFFICIENCY[inp.problem]
+    mem: float  # bytes (an int for the dense problems)
+    flops: float
     if inp.problem == "dense-lu":
         n = inp.n or 0
         mem, flops = 8 * n**2, 2 / 3 * n**3
@@ -153,38 +156,28 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
         )
     if not fp64:
         warnings.append(
-            f"the catalog has no FP64 figure for {gpu.name}; time not estimated"
-            if inp.problem != "grid"
-            else f"no FP64 figure for {gpu.name}; FLOP-bound part not estimated"
+            note("perf.fp64.no_figure" if inp.problem != "grid" else "perf.fp64.no_figure_grid", gpu=gpu.name)
         )
     else:
         fp32 = gpu.throughput.fp32
         if (fp32 and fp64 <= fp32 / 16) or (not fp32 and fp64 < 2):
-            ratio = f" (1:{fp32 / fp64:.0f} of FP32)" if fp32 else ""
             warnings.append(
-                f"{gpu.name} has weak FP64{ratio}: consumer/graphics GPUs are a poor fit for "
-                "double-precision codes; datacenter parts (A100, H100, MI300) run FP64 at full rate"
+                note("perf.fp64.weak_ratio", gpu=gpu.name, ratio=fp32 / fp64)
+                if fp32
+                else note("perf.fp64.weak", gpu=gpu.name)
             )
     if gpu.ecc is False:
-        warnings.append(f"{gpu.name} has no ECC memory: long FP64 runs risk silent bit flips")
+        warnings.append(note("perf.fp64.no_ecc", gpu=gpu.name))
     if not fits:
-        warnings.append(
-            f"needs {per_gpu / 2**30:.1f} GiB per GPU but {gpu.name} offers {visible / 2**30:.1f} GiB; "
-            "use more GPUs or out-of-core methods"
-        )
-    assumptions = [
-        f"efficiency {eff:g} "
-        + (
-            "of FP64 peak (assumed: HPL ≈ 0.7, DGEMM ≈ 0.85)"
-            if inp.problem != "grid"
-            else "of memory bandwidth (assumed stream-like)"
-        ),
-        "FP64 peak = best catalog figure (tensor-core FP64 where present)",
+        warnings.append(note("perf.fp64.too_big", need_gib=per_gpu / 2**30, gpu=gpu.name, offer_gib=visible / 2**30))
+    assumptions: list[Note | str] = [
+        note(f"perf.fp64.efficiency_{'bandwidth' if inp.problem == 'grid' else 'peak'}", efficiency=eff),
+        note("perf.fp64.peak"),
         visible_note,
-        f"ECC: {'yes' if gpu.ecc else 'no' if gpu.ecc is False else 'unknown'}",
+        note("perf.fp64.ecc_yes" if gpu.ecc else "perf.fp64.ecc_no" if gpu.ecc is False else "perf.fp64.ecc_unknown"),
     ]
     if c > 1:
-        assumptions.append("data split evenly over the GPUs; inter-GPU communication not modelled")
+        assumptions.append(note("perf.fp64.split"))
     return ScientificResult(
         problem=inp.problem,
         memory_bytes=round(mem),

@@ -19,7 +19,8 @@ from knowledge.schema import GPU
 from tools.efficiency import TRAINING_MFU
 from tools.errors import ToolError
 from tools.perf import compute_rate
-from tools.result import Term
+from tools.result import Note, Term, note
+from tools.units import USD, Days, Hours, TokensPerS
 
 _SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
 
@@ -71,22 +72,22 @@ class TrainingTimeResult(BaseModel):
     kind: Literal["training-time"] = "training-time"
     flops: float
     flops_factor: int = Field(description="6, or 8 with full recomputation")
-    hours: float
-    days: float
-    gpu_hours: float
-    tokens_per_s_per_gpu: float
-    achieved_flops_per_s: float = Field(description="whole cluster")
-    peak_flops_per_s_per_gpu: float
+    hours: Hours
+    days: Days
+    gpu_hours: float = Field(description="GPU-hours (hours × GPUs)")
+    tokens_per_s_per_gpu: TokensPerS
+    achieved_flops_per_s: float = Field(description="whole cluster, FLOP/s")
+    peak_flops_per_s_per_gpu: float = Field(description="dense peak, FLOP/s")
     compute_precision: str
     mfu: float
     count: int
     gpu: str
-    price_per_gpu_hour: float | None
-    price_source: str | None
-    cost_usd: float | None
+    price_per_gpu_hour: float | None = Field(description="USD per GPU-hour")
+    price_source: Note | None
+    cost_usd: USD | None
     terms: list[Term]
-    assumptions: list[str]
-    warnings: list[str]
+    assumptions: list[Note]
+    warnings: list[Note]
 
 
 def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
@@ -98,10 +99,11 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
     seconds = flops / achieved
     hours = seconds / 3600
     gpu_hours = hours * inp.count
-    price, source = inp.price_per_gpu_hour, "given" if inp.price_per_gpu_hour else None
+    price = inp.price_per_gpu_hour
+    source = note("perf.train_time.price_given") if inp.price_per_gpu_hour else None
     if price is None and inp.gpu.price and inp.gpu.price.rental_usd_per_hour:
         price = inp.gpu.price.rental_usd_per_hour
-        source = f"catalog rental price as of {inp.gpu.price.as_of}"
+        source = note("perf.train_time.price_catalog", as_of=str(inp.gpu.price.as_of))
     cost = gpu_hours * price if price else None
     tokens_per_gpu = inp.tokens / seconds / inp.count
     terms = [
@@ -145,24 +147,19 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
                 name="cost",
                 value=cost,
                 unit="USD",
-                formula=f"GPU-hours × ${price:g}/h ({source})",
+                formula=f"GPU-hours × ${price:g}/h ({source.text if source else None})",
                 explain_en="Rental cost at the stated hourly price",
                 explain_zh="按给定时租价格计算的费用",
             )
         )
     assumptions = [
-        f"MFU {inp.mfu:g}"
-        + (
-            " (default, conservative: the tuned LLaMA runs on 2048 A100 imply 0.43–0.51)"
-            if inp.mfu == TRAINING_MFU
-            else " (given)"
-        ),
-        "6·N·D counts the matmuls of the parameters only; attention FLOPs are not included",
-        f"N = {inp.params:.4g} parameters (active parameters for MoE)",
+        note("perf.train_time.mfu_default" if inp.mfu == TRAINING_MFU else "perf.train_time.mfu_given", mfu=inp.mfu),
+        note("perf.train_time.six_nd"),
+        note("perf.train_time.params", params=inp.params),
     ]
     warnings = list(rate.warnings)
     if cost is None:
-        warnings.append("no price known for this GPU; pass a price per GPU-hour for the cost")
+        warnings.append(note("perf.train_time.no_price"))
     return TrainingTimeResult(
         flops=flops,
         flops_factor=k,

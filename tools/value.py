@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from knowledge.schema import GPU
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN, gpu_price
+from tools.result import Note, note
 
 ValueCurrency = Literal["USD", "CNY", "EUR", "GBP"]
 UNIT: dict[str, float] = {"CNY": 10_000.0, "USD": 1_000.0, "EUR": 1_000.0, "GBP": 1_000.0}
@@ -56,7 +57,7 @@ class OptionValue(BaseModel):
     name: str
     count: int
     price: float = Field(description="configuration price in `currency`")
-    price_note: str
+    price_note: Note
     fits: bool | None
     totals: dict[str, float] = Field(description="metric → configuration total (TFLOPS, GB, GB/s, tokens/s)")
     per_unit: dict[str, float] = Field(description="metric → amount per `unit` of currency")
@@ -72,10 +73,10 @@ class ValueResult(BaseModel):
                                                 "configurations that hold the workload (only with ≥ 2 of them)")
     unpriced: list[str] = Field(description="GPU ids without a catalog price")
     formula: list[str]
-    assumptions: list[str]
+    assumptions: list[Note]
 
 
-def _price_in(gpu: GPU, currency: ValueCurrency, cny_per_usd: float) -> tuple[float, str] | None:
+def _price_in(gpu: GPU, currency: ValueCurrency, cny_per_usd: float) -> tuple[float, Note] | None:
     p = gpu_price(gpu, cny_per_usd)
     if p.usd is None or p.cny is None:
         return None
@@ -83,7 +84,8 @@ def _price_in(gpu: GPU, currency: ValueCurrency, cny_per_usd: float) -> tuple[fl
         return p.cny, p.note
     if currency in USD_PER_FOREIGN:
         rate = USD_PER_FOREIGN[currency]
-        return p.usd / rate, f"{p.note}; {currency} at {rate:g} USD/{currency} (as of {FX_AS_OF})"
+        fx = note("perf.value.price_fx", price=p.note, currency=currency, rate=rate, as_of=str(FX_AS_OF))
+        return p.usd / rate, fx
     return p.usd, p.note
 
 
@@ -136,14 +138,16 @@ def value_for_money(inp: ValueInput) -> ValueResult:
         currency=inp.currency, unit=unit, options=options, leaders=leaders, unpriced=unpriced,
         formula=["price = catalog unit price × count",
                  f"X per {unit:,.0f} {inp.currency} = X × count / price × {unit:,.0f}"],
-        assumptions=["catalog street prices (as-of date per entry); real quotes vary with volume and market",
-                     "dense throughput only (no 2:4 sparsity); BF16, or FP16 where BF16 is absent",
-                     "GPU price only: host, power and networking are not included",
-                     "a configuration that does not hold the workload never leads",
-                     f"currency conversion at {inp.cny_per_usd:g} CNY/USD"
-                     + (f" and {USD_PER_FOREIGN[inp.currency]:g} USD/{inp.currency}"
-                        if inp.currency in USD_PER_FOREIGN else "")],
+        assumptions=[note("perf.value.street"), note("perf.value.dense"), note("perf.value.gpu_only"),
+                     note("perf.value.never_leads"),
+                     note("perf.value.fx_foreign", cny_per_usd=inp.cny_per_usd, rate=USD_PER_FOREIGN[inp.currency],
+                          currency=inp.currency) if inp.currency in USD_PER_FOREIGN
+                     else note("perf.value.fx", cny_per_usd=inp.cny_per_usd)],
     )
+
+
+TierName = Literal["consumer", "workstation", "datacenter"]
+_DEFAULT_TIERS: list[TierName] = ["consumer", "workstation"]
 
 
 class BestValueInput(BaseModel):
@@ -151,8 +155,8 @@ class BestValueInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    tiers: list[Literal["consumer", "workstation", "datacenter"]] = Field(
-        default_factory=lambda: ["consumer", "workstation"], min_length=1)
+    tiers: list[TierName] = Field(
+        default_factory=lambda: _DEFAULT_TIERS.copy(), min_length=1)
     min_memory_gb: float = Field(16, ge=0, le=1024, description="vendor-labelled memory per card")
     metric: Literal["bandwidth_gbs", "memory_gb", "bf16_tflops", "fp64_tflops"] = "bandwidth_gbs"
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
@@ -169,7 +173,12 @@ class BestValueResult(BaseModel):
     unit: float
     ranked: list[OptionValue] = Field(description="most of `metric` per unit of money first")
     formula: list[str]
-    assumptions: list[str]
+    assumptions: list[Note]
+
+
+def _listed(items: list[Note]) -> Note:
+    """Items joined as 'a, b, c' (Chinese 'a、b、c'): nested two-item list notes."""
+    return items[0] if len(items) == 1 else note("perf.value.list", a=items[0], b=_listed(items[1:]))
 
 
 def best_value(inp: BestValueInput) -> BestValueResult:
@@ -181,11 +190,12 @@ def best_value(inp: BestValueInput) -> BestValueResult:
               and inp.metric in v.per_unit]
     valued.sort(key=lambda v: -v.per_unit[inp.metric])
     unit = UNIT[inp.currency]
+    tiers = _listed([note(f"perf.tier.{t}") for t in inp.tiers])
     return BestValueResult(
         metric=inp.metric, currency=inp.currency, unit=unit, ranked=valued[:inp.limit],
         formula=[f"{inp.metric} per {unit:,.0f} {inp.currency} = {inp.metric} / card price × {unit:,.0f}"],
-        assumptions=[f"one card each; tiers {', '.join(inp.tiers)}; at least {inp.min_memory_gb:g} GB"
-                     + (f"; vendors {', '.join(inp.vendors)}" if inp.vendors else ""),
-                     "catalog street prices (as-of date per entry); used and discounted cards are cheaper",
-                     "dense throughput only; GPU price only (no host)"],
+        assumptions=[note("perf.value.one_card_vendors", tiers=tiers, memory_gb=inp.min_memory_gb,
+                          vendors=", ".join(inp.vendors)) if inp.vendors
+                     else note("perf.value.one_card", tiers=tiers, memory_gb=inp.min_memory_gb),
+                     note("perf.value.street_used"), note("perf.value.dense_gpu_only")],
     )

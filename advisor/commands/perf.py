@@ -174,7 +174,8 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
         "prefill": prefill,
         "serving": serving,
         "assumptions": notes + decode.assumptions + [a for a in prefill.assumptions if a not in decode.assumptions],
-        "warnings": list(dict.fromkeys(decode.warnings + prefill.warnings + (serving.warnings if serving else []))),
+        "warnings": list({str(w): w for w in  # one of each, in order (notes are not hashable)
+                          decode.warnings + prefill.warnings + (serving.warnings if serving else [])}.values()),
     }
     if args.json:
         print_json(out)
@@ -244,7 +245,7 @@ def _train(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -> in
     if res.cost_usd is not None:
         lines.append(
             f"  {t('费用', 'cost'):<12}{res.cost_usd:>14,.0f} USD  (${res.price_per_gpu_hour:g}/GPU·h, "
-            f"{res.price_source})"
+            f"{render(res.price_source, lang)})"
         )
     lines += _terms_block(res.terms, zh)
     lines += _tail(list(spec.notes) + res.assumptions, res.warnings, zh)
