@@ -13,6 +13,7 @@ from typing import Any
 from advisor.nlu import Kind, Parsed
 from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan, user_currency
 from advisor.session import Citation, Profile, Session, ToolCall
+from advisor.toolspec import get_tool
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from knowledge.messages import has as has_message
@@ -22,8 +23,9 @@ from tools.units import GB, GiB
 # ----------------------------------------------------------------------------- formatting
 
 
-def t(lang: str, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
+def word(lang: str, key: str) -> str:
+    """A single word or short label from the catalog's ``[word]`` table."""
+    return msg(lang, f"word.{key}")
 
 
 def num(x: float, digits: int = 1) -> str:
@@ -138,57 +140,10 @@ def config_label(gid: str | None, count: int, lang: str, memory_gb: float | None
 
 # ----------------------------------------------------------------------------- questions
 
-_QUESTIONS: dict[str, tuple[str, str]] = {
-    "use_case": (
-        "在算力 GPU 的选择上，你目前更倾向于哪一个具体的场景？是进行大模型的预训练或微调，部署高并发的推理服务，"
-        "还是用于科学计算？告诉我实际用途，我可以为你提供更具体的选型建议。",
-        "Which scenario are you choosing compute GPUs for: large-model pre-training or fine-tuning, "
-        "high-concurrency inference serving, or scientific computing? Tell me the real use and I can give "
-        "you concrete advice.",
-    ),
-    "model": ("打算跑哪个模型（名称或参数规模，例如 Llama-3.1-70B、Qwen2.5-7B，或者直接说“70B”）？",
-              "Which model — a name or just a size (e.g. Llama-3.1-70B, Qwen2.5-7B, or “70B”)?"),
-    "precision": ("用什么精度或量化（BF16/FP16、FP8、INT8、4-bit AWQ/GPTQ，或 GGUF 的 Q4_K_M）？",
-                  "Which precision or quantisation (BF16/FP16, FP8, INT8, 4-bit AWQ/GPTQ, or GGUF Q4_K_M)?"),
-    "context_tokens": ("每个请求的上下文长度大概多少（例如 8k、32k、128k）？",
-                       "How long is the context per request (e.g. 8k, 32k, 128k tokens)?"),
-    "concurrency": ("需要同时服务多少个并发请求？", "How many requests must be served concurrently?"),
-    "method": ("训练方式是从头预训练、全参数微调、LoRA 还是 QLoRA？",
-               "Is it pre-training from scratch, full fine-tuning, LoRA or QLoRA?"),
-    "dataset_tokens": ("如果想估算训练要多久：数据量有多大（token 数，或样本条数）？",
-                       "To estimate how long training takes: how much data — in tokens, or in number of samples?"),
-    "deadline_days": ("希望多长时间内训练完成（用来判断这套配置来不来得及）？",
-                      "By when must the training be done (hours, days, weeks), so I can check the setup is fast "
-                      "enough?"),
-    "fp64": ("计算是否需要 FP64 双精度（CFD、分子动力学、有限元通常需要）？",
-             "Does the code need FP64 double precision (CFD, molecular dynamics and FEM usually do)?"),
-    "problem_size_gb": ("单个计算任务大约需要多少内存（GB），或者矩阵 / 网格规模多大？",
-                        "Roughly how much memory does one job need (GB), or how large is the matrix / grid?"),
-    "budget": ("预算大概多少（人民币或美元都可以，例如“10 万”或“$8k”）？",
-               "What is the budget (CNY or USD, e.g. “$8k” or “10万”)?"),
-    "cuda_required": ("代码是否依赖 CUDA（自定义算子、只支持 CUDA 的库）？",
-                      "Does your code depend on CUDA (custom kernels, CUDA-only libraries)?"),
-    "domestic": ("有没有信创 / 国产化要求？", "Must the hardware be Chinese-made (a domestic-only requirement)?"),
-    "existing": ("手上已经有可以利用的 GPU 或服务器吗？", "Do you already own GPUs or servers that should be reused?"),
-    "form_factor": ("打算用工作站（塔式机箱）还是机架服务器？", "Workstation (tower) or rack server?"),
-    "power_limit_w": ("供电有限制吗（例如家用插座、1600 W 电源）？",
-                      "Any power limit (a home outlet, a 1600 W PSU, a rack power budget)?"),
-}
 
 
-_CONFIRM: dict[str, tuple[str, str]] = {
-    "precision": ("要按哪种精度来规划？上面已经按常见的部署精度算好了；确认后我按它细算（BF16、FP8、INT4 AWQ/GPTQ，"
-                  "或 GGUF Q4_K_M）。",
-                  "Which precision should the plan use? The common deployment precisions are computed above; "
-                  "confirm one (BF16, FP8, INT4 AWQ/GPTQ, or GGUF Q4_K_M) and I will size it in detail."),
-}
 
 
-_AFTER_YES: dict[str, tuple[str, str]] = {
-    "budget": ("这套配置已经够用；如果还没买卡、想比较一下别的选择，预算大概多少（人民币或美元都可以）？",
-               "That setup is enough; if you have not bought the cards yet and want to compare other options, "
-               "what is the budget (CNY or USD)?"),
-}
 
 
 def question_text(slots: list[str], lang: str | None, confirm: bool = False,
@@ -201,22 +156,25 @@ def question_text(slots: list[str], lang: str | None, confirm: bool = False,
     if lang is None:
         return "\n".join(q for q in (question_text(slots, "zh", confirm, after_yes),
                                       question_text(slots, "en", confirm, after_yes)) if q)
-    table = {**_QUESTIONS, **(_CONFIRM if confirm else {}), **(_AFTER_YES if after_yes else {})}
     pair = "question.pair." + "+".join(slots)
     if len(slots) == 2 and not (confirm and "precision" in slots) and has_message(lang, pair):
         return msg(lang, pair)
-    parts = [table[s][0 if lang == "zh" else 1] for s in slots if s in table]
+    parts = [msg(lang, key) for key in (_question_id(s, confirm, after_yes) for s in slots) if key]
     return " ".join(parts) or None
 
 
+def _question_id(slot: str, confirm: bool, after_yes: bool) -> str | None:
+    """The catalog id asking for ``slot``: the confirm or after-yes variant when there is one."""
+    for table, on in (("confirm", confirm), ("after_yes", after_yes), ("question", True)):
+        if on and has_message("en", f"{table}.{slot}"):
+            return f"{table}.{slot}"
+    return None
+
+
 def opening_text(lang: str | None) -> str:
-    zh = ("你好！我是算力 GPU 选购顾问，可以帮你估算显存、速度，检查整机兼容性并推荐配置。\n\n"
-          + _QUESTIONS["use_case"][0])
-    en = ("Hello! I'm the compute-GPU advisor: I size memory and speed, check builds for compatibility and "
-          "recommend configurations.\n\n" + _QUESTIONS["use_case"][1])
     if lang is None:
-        return zh + "\n\n" + en
-    return zh if lang == "zh" else en
+        return opening_text("zh") + "\n\n" + opening_text("en")
+    return msg(lang, "opening") + "\n\n" + msg(lang, "question.use_case")
 
 
 # ----------------------------------------------------------------------------- pieces
@@ -227,30 +185,11 @@ METHOD_LABELS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full", "pretrain": "
 def method_label(method: str, lang: str) -> str:
     return msg(lang, "compose.method_label.full") if method == "full" else METHOD_LABELS.get(method, method)
 ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "Transformers"}
-_TERM_LABELS = {
-    "weights": ("权重", "Weights"), "kv_cache": ("KV 缓存", "KV cache"), "activations": ("激活", "Activations"),
-    "overhead": ("开销", "Overhead"), "vllm_reservation": ("vLLM 预留", "vLLM reservation"),
-    "kv_capacity": ("KV 容量", "KV capacity"), "frozen base": ("冻结的基座权重", "Frozen base weights"),
-    "adapters": ("LoRA 适配器", "LoRA adapters"), "gradients": ("梯度", "Gradients"),
-    "optimizer": ("优化器状态", "Optimizer states"), "logits": ("输出 logits", "Output logits"),
-    "host RAM per node": ("每节点内存", "Host RAM per node"), "memory": ("内存", "Memory"),
-    "per GPU": ("每卡", "Per GPU"),
-}
-_PLAIN = {
-    "zh": ("通俗地说：**权重**是模型参数本身，参数量 × 每个参数的字节数；**KV 缓存**是推理时为每个 token 保存的"
-           "注意力键值，随上下文长度和并发数线性增长；**开销**是 CUDA 上下文、通信缓冲和显存碎片等运行时占用。"),
-    "en": ("In plain words: **weights** are the model's parameters — parameter count × bytes per parameter; the "
-           "**KV cache** stores the attention keys and values of every token held, so it grows with context "
-           "length × concurrent requests; **overhead** is the runtime's own memory (CUDA context, communication "
-           "buffers, fragmentation)."),
-}
-_PLAIN_TRAIN = {
-    "zh": ("通俗地说：训练时除了**权重**，还要存**梯度**和**优化器状态**（AdamW 为每个可训练参数保存多份 FP32 副本），"
-           "以及反向传播要用的**激活**；LoRA/QLoRA 冻结基座、只训练很小的适配器，所以省掉了大部分梯度和优化器显存。"),
-    "en": ("In plain words: training holds the **weights** plus **gradients** and **optimizer states** (AdamW keeps "
-           "several FP32 copies per trainable parameter) and the **activations** the backward pass needs; LoRA/QLoRA "
-           "freeze the base and train small adapters, which removes most gradient and optimizer memory."),
-}
+
+
+def term_label(name: str, lang: str) -> str:
+    """The label of a result term ('kv_cache' → 'KV cache' / 'KV 缓存'); the name itself when unlabelled."""
+    return msg(lang, f"term.{name}") if has_message("en", f"term.{name}") else name
 
 
 def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True, explain: bool = True) -> list[str]:
@@ -259,7 +198,7 @@ def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True, expla
     for term in result.get("terms", []):
         if bytes_only and term.get("unit") != "bytes":
             continue
-        label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
+        label = term_label(term["name"], lang)
         value = gb(term["value"]) if term.get("unit") == "bytes" else f"{num(term['value'])} {term.get('unit', '')}"
         text = term.get("explain_zh" if lang == "zh" else "explain_en", "") if explain else ""
         lines.append(f"- {label}: {value}" + (f" — {text}" if text else ""))
@@ -275,7 +214,7 @@ def terms_inline(result: dict[str, Any], lang: str) -> str:
     for term in result.get("terms", []):
         if term.get("unit") != "bytes" or term["name"] in _RESERVATIONS:
             continue
-        label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
+        label = term_label(term["name"], lang)
         parts.append(f"{label} {gb_short(term['value'])}")
     if not parts:
         return ""
@@ -294,7 +233,7 @@ def _findings(check: dict[str, Any], lang: str, limit: int = 4) -> list[str]:
         mark = "❌" if f["severity"] == "error" else "⚠️"
         msg = f["message_zh"] if lang == "zh" else f["message_en"]
         fix = f.get("fix_zh") if lang == "zh" else f.get("fix")
-        out.append(f"- {mark} {msg}" + (f" {t(lang, '建议：', 'Fix: ')}{fix}" if fix else ""))
+        out.append(f"- {mark} {msg}" + (f" {word(lang, 'fix')}{fix}" if fix else ""))
         if len(out) >= limit:
             break
     return out
@@ -307,8 +246,7 @@ def _options(rec: dict[str, Any], lang: str, limit: int = 3, detailed: bool = Tr
         return []
     cur = rec.get("price_currency") or currency or rec.get("currency", "USD")
     with_host = any(o.get("host_price_usd") for o in opts)
-    head = t(lang, f"| # | 配置 | {'总价（含主机）' if with_host else '总价（仅显卡）'} | 速度 | 功耗 |",
-             f"| # | Configuration | {'Total (incl. host)' if with_host else 'Total (cards only)'} | Speed | Power |")
+    head = msg(lang, "table.options_head", total=word(lang, "total_with_host" if with_host else "total_cards_only"))
     rows = [head, "|---|---|---|---|---|"]
     for o in opts:
         price = option_total(o, cur)
@@ -455,17 +393,15 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                           and c.result.get("options")), None) if none else None
         if quantised is not None:  # say at once which lower precision does run, and on what
             a, c = quantised
-            tail += msg(lang, "answer.but_quantised", precision=_IF_QUANT[a][0 if lang == "zh" else 1],
+            tail += msg(lang, "answer.but_quantised", precision=msg(lang, f"if_quant.{a}"),
                         option=_option_brief(c.result["options"][0],
                                              c.result.get("price_currency") or c.result.get("currency", "USD"), lang))
         out.append(msg(lang, "compose.inference_section.answer_needs_about_gpu",
                        what=what, per_gpu_bytes=gb(r['per_gpu_bytes']),
                        weights_total_bytes=gb(r['weights_total_bytes']), tail=tail))
     else:
-        out.append(t(lang, f"**结论：{what} 每张 GPU 需要约 {gb(r['per_gpu_bytes'])} 显存"
-                           + (f"（按 {count} 卡切分）" if count > 1 else "") + "。**",
-                     f"**Answer: {what} needs about {gb(r['per_gpu_bytes'])} per GPU"
-                     + (f" (split over {count} GPUs)" if count > 1 else "") + ".**"))
+        key = "verdict.inference_need_split" if count > 1 else "verdict.inference_need"
+        out.append(msg(lang, key, what=what, need=gb(r["per_gpu_bytes"]), count=count))
     if r.get("gpu_memory_bytes") and not combined:  # the combined verdict already gives these figures
         usable = r.get("reserved_bytes") or r["gpu_memory_bytes"]
         card = r["gpu"] or (card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else "GPU")
@@ -509,8 +445,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     elif perf is not None:
         d = perf.result
         lo, hi = d["tokens_per_s_range"]
-        bound = t(lang, "显存带宽" if d["bound"] == "memory" else "算力",
-                  "memory bandwidth" if d["bound"] == "memory" else "compute")
+        bound = word(lang, "memory_bandwidth" if d["bound"] == "memory" else "compute")
         out.append("")
         out.append(msg(lang, "compose.inference_section.speed_about_generation_range",
                        tokens_per_s=tps(d['tokens_per_s']), lo=num(lo), hi=num(hi),
@@ -520,20 +455,12 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
 
 # ----------------------------------------------------------------------------- alternatives
 
-_ALT_LABELS = {
-    "int4": ("vLLM + INT4（AWQ/GPTQ）", "vLLM with INT4 (AWQ/GPTQ)"),
-    "fp8": ("vLLM + FP8", "vLLM with FP8"),
-    "gguf": ("llama.cpp / Ollama + GGUF Q4_K_M", "llama.cpp / Ollama with GGUF Q4_K_M"),
-}
-_IF_QUANT = {"int4": ("INT4（AWQ/GPTQ，vLLM）", "INT4 (AWQ/GPTQ, vLLM)"),
-             "fp8": ("FP8（vLLM，只列支持 FP8 的卡）", "FP8 (vLLM; cards with FP8 only)"),
-             "gguf": ("GGUF Q4_K_M（llama.cpp / Ollama，单用户）", "GGUF Q4_K_M (llama.cpp / Ollama, one user)")}
 _SOURCE_4BIT = ("35 GB", "35GB")  # the source guide's '70B at 4-bit ≈ 35 GB' (weights alone)
 
 
 def _alt_label(alt: str, r: dict[str, Any], lang: str) -> str:
-    if alt in _ALT_LABELS:
-        return _ALT_LABELS[alt][0 if lang == "zh" else 1]
+    if has_message("en", f"alt.{alt}"):
+        return msg(lang, f"alt.{alt}")
     how = msg(lang, "compose.alt_label.pipeline_split") if r.get("parallel") == "pp" else ""
     engine = ENGINE_NAMES.get(r["engine"], r["engine"])
     return msg(lang, "compose.alt_label.text",
@@ -548,14 +475,12 @@ def fit_verdict(r: dict[str, Any], lang: str) -> str:
     """The tool's own verdict in words: fits / runs with CPU offload / does not fit (+ longest context)."""
     ctx = r.get("max_context_tokens") or 0
     if r.get("fits"):
-        return t(lang, "✓ 放得下" + (f"，最长上下文 {num(ctx)} tokens" if ctx else ""),
-                 "✓ fits" + (f"; longest context {num(ctx)} tokens" if ctx else ""))
+        return msg(lang, "verdict.fits_ctx", ctx=num(ctx)) if ctx else msg(lang, "verdict.fits_mark")
     if r.get("offload_layers"):
         return msg(lang, "compose.fit_verdict.not_all_layers_fit",
                    gpu_layers=num(r['gpu_layers']), offload_layers=num(r['offload_layers']),
                    cpu_bytes=gb_short(r.get('cpu_bytes')))
-    return t(lang, "✗ 放不下" + (f"（最长上下文 {num(ctx)} tokens）" if ctx else ""),
-             "✗ does not fit" + (f" (longest context {num(ctx)} tokens)" if ctx else ""))
+    return msg(lang, "verdict.no_fit_ctx", ctx=num(ctx)) if ctx else msg(lang, "verdict.no_fit_mark")
 
 
 def _guide_note(size: ToolCall, p: Profile, lang: str, citations: list[Citation]) -> list[str]:
@@ -583,8 +508,8 @@ def _fp8_capable(option: dict[str, Any]) -> bool:
 def _option_brief(o: dict[str, Any], currency: str, lang: str) -> str:
     price = option_total(o, currency)
     speed = tps(o["decode_tokens_per_s"]) if o.get("decode_tokens_per_s") is not None else None
-    return t(lang, f"{o['count']}× {o['gpu']}（{price}" + (f"，约 {speed}" if speed else "") + "）",
-             f"{o['count']}× {o['gpu']} ({price}" + (f", about {speed}" if speed else "") + ")")
+    key = "table.option_short_speed" if speed else "table.option_short"
+    return msg(lang, key, count=o["count"], gpu=o["gpu"], price=price, speed=speed)
 
 
 def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[str, ToolCall]], p: Profile,
@@ -604,15 +529,14 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
     if gguf is not None and target and is_generic_4bit(size.arguments.get("precision")):
         g = gguf.result
         ctx = num(r["context"])
-        vllm_v = t(lang, "放得下" if r.get("fits") else "放不下", "fits" if r.get("fits") else "does not fit")
+        vllm_v = word(lang, "fits" if r.get("fits") else "does_not_fit")
         h = r.get("headroom_bytes")
         short = (msg(lang, "compose.alternatives_lines.short", h=gb_short(-h)) if h is not None and h < 0 else "")
         vllm_ctx = (msg(lang, "compose.alternatives_lines.holds_most_about_tokens",
                         max_context_tokens=num(r['max_context_tokens']))
                     if not r.get("fits") and r.get("max_context_tokens") else "")
-        gg_v = t(lang, "放得下" if g.get("fits") else ("要部分卸载到内存" if g.get("offload_layers") else "放不下"),
-                 "fits" if g.get("fits") else ("needs partial CPU offload" if g.get("offload_layers")
-                                               else "does not fit"))
+        gg_v = word(lang, "fits" if g.get("fits") else ("partial_offload" if g.get("offload_layers")
+                                                         else "does_not_fit"))
         gg_ctx = (msg(lang, "compose.alternatives_lines.longest_context_tokens",
                       max_context_tokens=num(g['max_context_tokens']))
                   if g.get("fits") and g.get("max_context_tokens") else "")
@@ -649,7 +573,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
             rec = recs.get(a)
             if sz is None and rec is None:
                 continue
-            head = _IF_QUANT[a][0 if lang == "zh" else 1]
+            head = msg(lang, f"if_quant.{a}")
             need = (msg(lang, "compose.alternatives_lines.about_gpu_memory_weights",
                         per_gpu_bytes=gb(sz.result['per_gpu_bytes']),
                         weights_total_bytes=gb(sz.result['weights_total_bytes'])) if sz is not None else "")
@@ -705,16 +629,12 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append(msg(lang, "compose.training_section.answer_training_does_not",
                        config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r['per_gpu_bytes'])))
     else:
-        out.append(t(lang, f"**结论：训练 {what} 每张 GPU 需要约 {gb(r['per_gpu_bytes'])} 显存"
-                           + (f"（{count} 卡）" if count > 1 else "") + "。**",
-                     f"**Answer: training {what} needs about {gb(r['per_gpu_bytes'])} per GPU"
-                     + (f" ({count} GPUs)" if count > 1 else "") + ".**"))
+        key = "verdict.training_need_gpus" if count > 1 else "verdict.training_need"
+        out.append(msg(lang, key, what=what, need=gb(r["per_gpu_bytes"]), count=count))
     if r.get("gpu_memory_bytes") and r.get("headroom_bytes") is not None:
         h = r["headroom_bytes"]
-        out.append(t(lang, f"{r['gpu']} 可用 {gb(r['gpu_memory_bytes'])}，" +
-                     (f"余量 {gb(h)}。" if h >= 0 else f"还差 {gb(-h)}。"),
-                     f"{r['gpu']} offers {gb(r['gpu_memory_bytes'])}, " +
-                     (f"leaving {gb(h)} spare." if h >= 0 else f"short by {gb(-h)}.")))
+        out.append(msg(lang, "verdict.offers_spare" if h >= 0 else "verdict.offers_short", gpu=r["gpu"],
+                       usable=gb(r["gpu_memory_bytes"]), spare=gb(abs(h))))
     out.append(msg(lang, "compose.training_section.trainable_parameters_m_b",
                    trainable_params=num(r['trainable_params'] / 1000000.0), params=num(r['params'] / 1000000000.0, 2),
                    seq=num(r['seq']), micro_batch=num(r['micro_batch'])))
@@ -740,10 +660,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                        mfu=num(d['mfu']), cost=cost))
         if p.deadline_days:
             ok = d["hours"] <= p.deadline_days * 24
-            out.append(t(lang, f"截止时间 {num(p.deadline_days)} 天：" + (
-                "来得及。" if ok else "来不及，需要更多或更快的 GPU。"),
-                         f"Deadline {num(p.deadline_days)} days: " + ("on time." if ok else
-                                                                     "too slow — more or faster GPUs needed.")))
+            out.append(msg(lang, "verdict.deadline_ok" if ok else "verdict.deadline_missed",
+                           days=num(p.deadline_days)))
     return out
 
 
@@ -752,43 +670,36 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     info = _by_name(calls, "gpu_info")
     sci = _by_name(calls, "scientific_fp64")
     rec = _by_name(calls, "recommend")
-    need = t(lang, "需要 FP64 双精度" if p.fp64 is not False else "不需要 FP64",
-             "FP64 needed" if p.fp64 is not False else "no FP64 needed")
+    need = word(lang, "fp64_needed" if p.fp64 is not False else "fp64_not_needed")
     size = msg(lang, "compose.scientific_section.gb_problem", problem_size_gb=num(p.problem_size_gb)) \
         if p.problem_size_gb else msg(lang, "compose.scientific_section.problem_size_unknown")
     if info is not None and sci is not None:
         g, sres = info.result, sci.result
         weak = g["throughput"].get("fp64") is not None and g["throughput"].get("fp32") and \
             g["throughput"]["fp64"] < g["throughput"]["fp32"] / 8
-        fits = t(lang, "放得下" if sres["fits"] else "放不下", "fits" if sres["fits"] else "does not fit")
-        tail = t(lang, "，但它的双精度很弱" if weak and p.fp64 is not False else "",
-                 ", but its double precision is weak" if weak and p.fp64 is not False else "")
+        fits = word(lang, "fits" if sres["fits"] else "does_not_fit")
+        tail = word(lang, "fp64_weak_tail") if weak and p.fp64 is not False else ""
         where = config_label(info.arguments["name"], sres["gpus"], lang)
         out.append(msg(lang, "compose.scientific_section.answer",
                        need=need, size=size, where=where, fits=fits, tail=tail))
     elif rec is not None:
         n = len(rec.result.get("options", []))
         metric = "FP64" if p.fp64 is not False else "FP32"
-        out.append(t(lang, f"**结论（{need}，{size}）：" + (f"有 {n} 种配置满足要求，下面按 {metric} 性价比"
-                                                         "列出前几名。**"
-                                                         if n else "目前的条件下没有配置满足要求。**"),
-                     f"**Answer ({need}, {size}): " + (f"{n} configurations qualify; the best by {metric} per price "
-                                                      "are below.**" if n else "no configuration qualifies.**")))
+        out.append(msg(lang, "verdict.sci_options" if n else "verdict.sci_none", need=need, size=size, n=n,
+                       metric=metric))
     if info is not None:
         g = info.result
         fp64 = g["throughput"].get("fp64")
         fp32 = g["throughput"].get("fp32")
-        out.append(t(lang, f"**{g['name']}**：FP64 {num(fp64) if fp64 is not None else '未知'} TFLOPS，"
-                           f"FP32 {num(fp32) if fp32 is not None else '未知'} TFLOPS，显存 {num(g['memory_gb'])} GB，"
-                           f"带宽 {num(g['bandwidth_gbs'])} GB/s，ECC：{'有' if g.get('ecc') else '无'}。",
-                     f"**{g['name']}**: FP64 {num(fp64) if fp64 is not None else 'unknown'} TFLOPS, "
-                     f"FP32 {num(fp32) if fp32 is not None else 'unknown'} TFLOPS, {num(g['memory_gb'])} GB memory, "
-                     f"{num(g['bandwidth_gbs'])} GB/s, ECC: {'yes' if g.get('ecc') else 'no'}."))
+        unknown = word(lang, "unknown")
+        out.append(msg(lang, "verdict.sci_card", name=g["name"], fp64=num(fp64) if fp64 is not None else unknown,
+                       fp32=num(fp32) if fp32 is not None else unknown, memory=num(g["memory_gb"]),
+                       bandwidth=num(g["bandwidth_gbs"]), ecc=word(lang, "yes" if g.get("ecc") else "no")))
         if p.fp64 is not False and fp64 is not None and fp32 and fp64 < fp32 / 8:
             out.append(msg(lang, "compose.scientific_section.note_this_card_s"))
     if sci is not None:
         s = sci.result
-        verdict = t(lang, "放得下" if s["fits"] else "放不下", "fits" if s["fits"] else "does not fit")
+        verdict = word(lang, "fits" if s["fits"] else "does_not_fit")
         out.append(msg(lang, "compose.scientific_section.problem_holds_per_gpu",
                        memory_bytes=gb(s['memory_bytes']), per_gpu_bytes=gb(s['per_gpu_bytes']), verdict=verdict))
     return out
@@ -806,8 +717,8 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
         out += _options(r, lang, detailed=detailed, currency=currency)
     elif alternatives:  # the alternatives above already say what would work
         prec = rec.arguments.get("precision")
-        out.append(t(lang, f"**按{'原生精度' if not prec else ' ' + prec + ' '}没有可行配置的主要原因：**",
-                     f"**Why nothing passes at {prec if prec else 'the native precision'}:**"))
+        out.append(msg(lang, "verdict.why_none_at", precision=prec) if prec
+                   else msg(lang, "verdict.why_none_native"))
         out += _rejections(r, lang)
     else:
         out.append(msg(lang, "compose.recommend_section.no_configuration_passes_these"))
@@ -879,15 +790,10 @@ def _tool_warnings(calls: list[ToolCall], lang: str, limit: int = 3) -> list[str
     return out[:limit]
 
 
-_TOOL_ZH = {"size_inference": "推理显存估算", "size_training": "训练显存估算", "perf_decode": "生成速度估算",
-            "training_time": "训练时长估算", "scientific_fp64": "双精度计算估算", "check_build": "兼容性检查",
-            "recommend": "选型推荐", "gpu_info": "GPU 参数查询", "model_info": "模型参数查询"}
-
 
 def _errors(calls: list[ToolCall], lang: str) -> list[str]:
-    """Failed tools. In Chinese the (English) tool message goes to the 工具说明（英文） block instead."""
-    return [t(lang, f"- {_TOOL_ZH.get(c.name, c.name)}（{c.name}）无法计算，原因见下方“工具说明（英文）”。",
-              f"- {c.name} could not be computed: {c.error}")
+    """Failed tools, each with the tool's own (English) message, labelled as such in Chinese."""
+    return [msg(lang, "answer.tool_failed", tool=get_tool(c.name).title(lang), error=c.error)
             for c in calls if not c.ok and c.name != "search_knowledge"]
 
 
@@ -944,9 +850,9 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     if not detailed:
         pass
     elif p.use_case == "inference" and _by_name(calls, "size_inference") and not brief:
-        out += ["", _PLAIN[lang]]
+        out += ["", msg(lang, "plain.inference")]
     elif p.use_case == "training" and _by_name(calls, "size_training") and not brief:
-        out += ["", _PLAIN_TRAIN[lang]]
+        out += ["", msg(lang, "plain.training")]
     assumptions = _assumption_lines(plan, calls, p, lang)
     if lang == "en" and detailed:
         assumptions += _tool_assumptions(calls, lang)
@@ -969,12 +875,8 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     if plan.assumed.get("card_only") and _by_name(calls, "recommend"):
         out.append(msg(lang, "afford.card_only"))
     warnings = _tool_warnings(calls, lang) if p.use_case != "scientific" and not brief else []
-    if warnings and lang == "en":
-        out += ["", "**Warnings**", *[f"- {w}" for w in warnings]]
-    elif lang == "zh" and detailed:  # English-only tool text, grouped and labelled, in the full derivation
-        failed = [f"- {c.name}: {c.error}" for c in calls if not c.ok and c.name != "search_knowledge"]
-        if warnings or failed:
-            out += ["", "**工具说明（英文）**（计算工具的原文提示，未翻译）", *[f"- {w}" for w in warnings], *failed]
+    if warnings:
+        out += ["", msg(lang, "answer.warnings_head"), *[f"- {w}" for w in warnings]]
     if citations:
         out += ["", *citations_block(citations, lang)]
     return "\n".join(out).strip()
@@ -1068,8 +970,8 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     counts = {i: sizes[i].arguments.get("gpus", 1) if i in sizes else p.compare_counts.get(i, 1) for i in ids}
     names = [c.result["name"] if counts[i] == 1 else config_label(i, counts[i], lang)
              for i, c in zip(ids, infos, strict=True)]
-    head = t(lang, f"**{' 与 '.join(names)} 对比**", f"**{' vs '.join(names)}**")
-    rows = [t(lang, "| 指标 | " + " | ".join(names) + " |", "| Metric | " + " | ".join(names) + " |"),
+    head = msg(lang, "compare.head", names=msg(lang, "compare.joiner").join(names))
+    rows = [f"| {msg(lang, 'compare.metric')} | " + " | ".join(names) + " |",
             "|---" * (len(names) + 1) + "|"]
 
     def row(label: str, values: list[str]) -> None:
@@ -1192,14 +1094,14 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
             continue
         r = call.result
         for term in r.get("terms", [])[:8]:
-            label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
+            label = term_label(term["name"], lang)
             value = gb(term["value"]) if term["unit"] == "bytes" else f"{num(term['value'])} {term['unit']}"
             explain = term["explain_zh"] if lang == "zh" else term["explain_en"]
             out.append(f"- {label} = {value}：`{term['formula']}` — {explain}" if lang == "zh" else
                        f"- {label} = {value}: `{term['formula']}` — {explain}")
             shown = True
         if name.startswith("size"):
-            out += ["", _PLAIN_TRAIN[lang] if name == "size_training" else _PLAIN[lang], ""]
+            out += ["", msg(lang, "plain.training" if name == "size_training" else "plain.inference"), ""]
     if not shown:
         out = [msg(lang, "compose.compose_why.there_no_result_explain")]
     if citations:

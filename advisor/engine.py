@@ -617,15 +617,13 @@ class Advisor:
                     raise LLMFailure(msg(lang, "engine.llm_generate.empty_reply"))
                 return content, system
             if step >= self.settings.max_tool_steps:
-                raise LLMFailure(C.t(lang, f"工具调用超过 {self.settings.max_tool_steps} 轮",
-                                     "too many tool-call rounds"))
+                raise LLMFailure(msg(lang, "engine.llm.too_many_rounds", rounds=self.settings.max_tool_steps))
             messages.append({"role": "assistant", "content": response.content or None, "tool_calls": [
                 {"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments}}
                 for tc in response.tool_calls]})
             for tc in response.tool_calls:
                 if tc.name not in TOOLS or tc.name not in allowed:
-                    raise LLMFailure(C.t(lang, f"调用了不存在的工具 {tc.name[:40]!r}",
-                                         f"unknown tool {tc.name[:40]!r}"))
+                    raise LLMFailure(msg(lang, "engine.llm.unknown_tool", name=repr(tc.name[:40])))
                 try:
                     args = json.loads(tc.arguments or "{}")
                 except json.JSONDecodeError as exc:
@@ -711,7 +709,7 @@ class Advisor:
             seen.add(c.call_id)
             cached = self._evidence_cache.get(c.call_id)
             if cached is None:
-                cached = grounding.evidence_from([_compact(c.name, c.result), c.arguments])
+                cached = grounding.evidence_from([(c.name, _compact(c.name, c.result)), c.arguments])
                 if len(self._evidence_cache) > 512:
                     self._evidence_cache.clear()
                 self._evidence_cache[c.call_id] = cached

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from advisor.compose import _TERM_LABELS, gb, gpu_name, model_name, money, num, option_total, t, tps
+from advisor.compose import gb, gpu_name, model_name, money, num, option_total, term_label, tps
 from advisor.session import Session
 from knowledge.messages import msg, render
 
@@ -67,7 +67,7 @@ def _profile_rows(session: Session, lang: str) -> list[str]:
 def _terms_table(result: dict, lang: str) -> list[str]:
     rows = [msg(lang, "report.terms_table.term_value_formula_meaning"), "|---|---|---|---|"]
     for term in result.get("terms", []):
-        label = _TERM_LABELS.get(term["name"], (term["name"], term["name"]))[0 if lang == "zh" else 1]
+        label = term_label(term["name"], lang)
         value = gb(term["value"]) if term["unit"] == "bytes" else f"{num(term['value'])} {term['unit']}"
         formula = str(term.get("formula", "")).replace("|", "\\|")
         meaning = term.get("explain_zh" if lang == "zh" else "explain_en", "")
@@ -85,17 +85,15 @@ def export_markdown(session: Session, lang: str = "en") -> str:
     results = session.last_results
     if not any(c.ok for c in results.values() if c.name != "search_knowledge"):
         out += ["", msg(lang, "report.export_markdown.no_results_yet_describe")]
-    for name, title in (("size_inference", ("推理显存", "Inference memory")),
-                        ("size_training", ("训练显存", "Training memory")),
-                        ("scientific_fp64", ("双精度计算", "FP64 workload"))):
+    for name in ("size_inference", "size_training", "scientific_fp64"):
         call = results.get(name)
         if not call or not call.ok:
             continue
         r = call.result
-        out += ["", f"## {title[0] if lang == 'zh' else title[1]}"]
+        out += ["", f"## {msg(lang, f'report.section.{name}')}"]
         fits = r.get("fits")
         if fits is not None:
-            verdict = t(lang, "放得下" if fits else "放不下", "fits" if fits else "does NOT fit")
+            verdict = msg(lang, "word.fits" if fits else "report.does_not_fit")
             out.append(msg(lang, "report.export_markdown.verdict_per_gpu",
                            verdict=verdict, per_gpu_bytes=gb(r['per_gpu_bytes'])))
         out += ["", *_terms_table(r, lang)]

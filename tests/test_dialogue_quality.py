@@ -4,11 +4,14 @@ figures equal to a direct run of the same tool, and its verdict worded as the to
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from advisor import Advisor
 from advisor.compose import gb_short, num
 from advisor.toolspec import run_tool
+from knowledge.messages import render
 
 try:
     from fakes.script import alternatives, assert_grounded, calls, gb, one, turn
@@ -205,17 +208,16 @@ def test_qlora_yes_asks_only_for_the_data_and_says_why(adv: Advisor) -> None:
 # ----------------------------------------------------------------------------- 5. languages, 6. term text
 
 
-def test_chinese_reply_groups_english_tool_text_in_a_labelled_block(adv: Advisor) -> None:
-    short = turn(adv, adv.new_session(), "llama 3.1 8b fp16 推理，200k 上下文，一张 H100")
-    warnings = one(short, "size_inference").result["warnings"]
-    assert warnings and not any(w in short.text for w in warnings)  # the short reply carries no English tool text
-    detailed = Advisor(detailed=True)
-    s = detailed.new_session()
-    r = turn(detailed, s, "llama 3.1 8b fp16 推理，200k 上下文，一张 H100")
-    head, block = r.text.split("**工具说明（英文）**")
-    for w in warnings:
-        if not w.startswith("does not fit"):
-            assert w in block and w not in head
+def test_chinese_reply_gives_tool_warnings_in_chinese(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "llama 3.1 8b fp16 推理，200k 上下文，一张 H100")
+    warnings = one(r, "size_inference").result["warnings"]
+    shown = [w for w in warnings if not w["text"].startswith("does not fit")]  # the verdict says that one
+    assert shown and "工具说明" not in r.text
+    _, block = r.text.split("**提醒**")
+    for w in shown:
+        assert render(w, "zh") in block and w["text"] not in r.text
+    assert not re.search(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+ [A-Za-z]+", block.replace("KV cache", ""))
     assert_grounded(r, s)
 
 

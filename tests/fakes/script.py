@@ -50,7 +50,7 @@ def assert_grounded(reply: Reply, session: Session) -> None:
     earlier = [c for t in session.history for c in t.tool_calls]
     for c in [*reply.tool_calls, *session.last_results.values(), *earlier]:
         if c.ok:
-            items += [c.result, c.arguments]
+            items += [(c.name, c.result), c.arguments]
     items.append(session.profile.model_dump(mode="json"))
     texts = [f"{c.title} {c.text}" for c in reply.citations] + [t.text for t in session.history if t.role == "user"]
     body = reply.text.replace(reply.question, "") if reply.question else reply.text  # examples in questions
