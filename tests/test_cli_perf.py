@@ -143,6 +143,10 @@ def test_size_train_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert set(d["breakdown"]) == {"weights", "kv_cache", "activations", "gradients", "optimizer", "overhead"}
     assert d["fits"] is True and d["breakdown"]["kv_cache"] == 0
     assert d["per_gpu_bytes"] == sum(d["breakdown"].values())
+    # notes are message ids with parameters, and their English text
+    host = next(a for a in d["assumptions"] if a["id"] == "training.assume.host_ram")
+    assert host["params"] == {"buffer_factor": 1.5, "gpus_per_node": 1, "nodes": 1}
+    assert host["text"] == "host RAM: DeepSpeed estimator accounting with buffer factor 1.5; 1 GPUs per node, 1 node(s)"
 
 
 def test_size_train_zero3_offload_host_ram(capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,6 +160,7 @@ def test_size_train_text_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["size", "--train", "--model", "llama-3.1-8b", "--method", "lora", "--lang", "zh"]) == 0
     out = capsys.readouterr().out
     assert "梯度" in out and "优化器状态" in out and "GiB" in out
+    assert "主机内存：按 DeepSpeed 估算器的口径" in out and "host RAM:" not in out and "not counted:" not in out
 
 
 def test_real_process_unknown_model_one_line() -> None:

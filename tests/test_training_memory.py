@@ -8,9 +8,11 @@ here from model configs (Hugging Face config.json numbers written out in each te
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 import pytest
 
+from knowledge.messages import catalog, render
 from knowledge.schema import GPU
 from tools.deepspeed_estimator import DeepSpeedEstimateInput, deepspeed_model_states
 from tools.errors import ToolError
@@ -205,7 +207,7 @@ def test_mixed_precision_default_is_18_bytes_and_zero_paper_16() -> None:
     # ZeRO paper (Rajbhandari et al. 2020): 2 + 2 + 12 = 16.
     assert _states(grad_accounting="half") == pytest.approx(16)
     r = estimate_training_memory(TrainingMemoryInput(model=L2_7B))
-    assert any("18 B/param" in a for a in r.assumptions)
+    assert any(a.id == "training.assume.mixed_fp32_grads" and "18 B/param" in a.text for a in r.assumptions)
 
 
 @pytest.mark.parametrize(
@@ -379,7 +381,8 @@ def test_full_finetune_8b_does_not_fit_one_h100_but_qlora_does() -> None:
     full = estimate_training_memory(TrainingMemoryInput(model=L3_8B, gpu=h100))
     # 18 B/param × 8.03 B = 144.5 GB of model states alone.
     assert full.fits is False and full.per_gpu_bytes > 18 * L3_8B.params
-    assert any("LoRA" in w for w in full.warnings)
+    advice = next(w for w in full.warnings if w.id == "training.warn.does_not_fit")
+    assert "LoRA" in advice.text and advice.params["gpu"] == "H100 SXM 80GB"
     q = estimate_training_memory(TrainingMemoryInput(model=L3_8B, method="qlora", gpu=h100))
     assert q.fits is True and q.headroom_bytes and q.headroom_bytes > 0
     assert set(q.breakdown.model_dump()) == {
@@ -400,7 +403,8 @@ def test_lora_defaults_to_full_checkpointing_like_the_common_recipes() -> None:
     without = estimate_training_memory(TrainingMemoryInput(model=L3_8B, method="lora", seq=2048, recompute="none"))
     assert default.recompute == "full" and without.recompute == "none"
     assert default.per_gpu_bytes < 24 * 2**30 < without.per_gpu_bytes
-    assert any("gradient checkpointing" in a for a in default.assumptions)
+    assert any(a.id == "training.assume.recompute_default_adapters" and "gradient checkpointing" in a.text
+               for a in default.assumptions)
 
 
 def test_terms_carry_formulas_and_both_languages() -> None:
@@ -434,7 +438,8 @@ def test_optimizer_names() -> None:
 
 def test_seq_beyond_context_warns() -> None:
     r = estimate_training_memory(TrainingMemoryInput(model=L3_8B, method="qlora", seq=200_000))
-    assert any("exceeds" in w for w in r.warnings)
+    assert any(w.id == "training.warn.seq_exceeds" and w.params == {"seq": 200_000, "context": 131072}
+               for w in r.warnings)
 
 
 def test_fsdp_full_shard_mixed_precision() -> None:
@@ -451,7 +456,7 @@ def test_fsdp_full_shard_mixed_precision() -> None:
 
 def test_pure_bf16_warns_about_lost_updates() -> None:
     r = estimate_training_memory(TrainingMemoryInput(model=L2_7B, regime="bf16"))
-    assert any("Kahan" in w for w in r.warnings)
+    assert any(w.id == "training.warn.pure_bf16" and "Kahan" in w.text for w in r.warnings)
 
 
 def test_largest_micro_batch_and_sequence_that_fit() -> None:
@@ -467,3 +472,63 @@ def test_largest_micro_batch_and_sequence_that_fit() -> None:
         TrainingMemoryInput(model=L3_8B, method="qlora", seq=2048, micro_batch=r.max_concurrency + 1)
     )
     assert at.per_gpu_bytes <= budget < over.per_gpu_bytes
+
+
+# ---- notes: message ids, English text as before, Chinese without English sentences ---------------------
+
+# English texts copied from the estimator's output before its notes became message ids.
+_BEFORE = {
+    "mixed": "mixed precision: 16-bit weights 2 + fp32 grads 4 + fp32 master 4 + adamw8bit states 2.00391 = "
+    "12.0039 B/param — default 18 B/param: bf16 training accumulates gradients in fp32 (Megatron-LM main_grad; "
+    "llm-analysis; DeepSpeed's ZeRO-3 estimator); the ZeRO paper's 16 keeps fp16 gradients (grad_accounting='half')",
+    "lora": "LoRA: r·(d_in + d_out) per targeted projection per layer → 41,943,040 trainable params; nf4 blocks "
+    "(4.127 bits) + 16-bit embeddings/lm_head = 5.7 GB",
+    "activations": "activations: Llama-style block re-derived from Korthikanti et al. (2022), bf16 tensors, seq 2048, "
+    "micro-batch 4, tp 2 + sequence parallel",
+    "advice": "needs 149.5 GiB per GPU but H100 has 79.5 GiB; try LoRA/QLoRA, ZeRO-1 with more GPUs, full gradient "
+    "checkpointing, smaller micro-batch or sequence",
+}
+
+
+def _representative() -> list:
+    h100 = gpu("H100", 80)
+    return [
+        estimate_training_memory(TrainingMemoryInput(model=L3_8B, gpu=h100), limits=False),
+        estimate_training_memory(TrainingMemoryInput(model=L3_8B, method="qlora", seq=200_000), limits=False),
+        estimate_training_memory(
+            TrainingMemoryInput(model=L2_7B, optimizer="adamw8bit", zero_stage=2, gpus=8, tp=2,
+                                sequence_parallel=True, micro_batch=4, recompute="selective")
+        ),
+        estimate_training_memory(TrainingMemoryInput(model=L2_7B, gpus=2, fsdp=True, paged_optimizer=True,
+                                                     grad_accounting="half", gpu=gpu("RTX 4090", 24, "GDDR6X"))),
+        estimate_training_memory(TrainingMemoryInput(model=L2_7B, regime="bf16", optimizer="sgd", tp=2, gpus=2)),
+        estimate_training_memory(TrainingMemoryInput(model=L2_7B, method="lora", fused_loss=True, gpus=4, zero_stage=3,
+                                                     offload_optimizer=True, offload_params=True)),
+        # nothing left to suggest; plain data parallel; a GDDR board with in-line ECC
+        estimate_training_memory(TrainingMemoryInput(model=L2_7B, method="lora", gpus=2, recompute="full", seq=1024,
+                                                     gpu=gpu("A2", 8, "GDDR6").model_copy(update={"ecc": True})),
+                                 limits=False),
+    ]
+
+
+def test_notes_keep_the_english_text_they_had() -> None:
+    full, qlora, sharded, *_ = _representative()
+    texts = [n.text for r in (full, qlora, sharded) for n in r.assumptions + r.warnings]
+    assert set(_BEFORE.values()) <= set(texts)
+    advice = next(w for w in full.warnings if w.id == "training.warn.does_not_fit")
+    assert str(advice) == _BEFORE["advice"] and render(advice, "en") == advice.text
+    assert advice.params["need_gib"] == pytest.approx(full.per_gpu_bytes / GiB)
+
+
+def test_chinese_notes_have_no_english_sentences() -> None:
+    """Every note renders in Chinese; what stays Latin are names (LoRA, ZeRO-3, FlashAttention, micro-batch…)."""
+    english_run = re.compile(r"[A-Za-z][\w'.-]*(?:[ ,]+[A-Za-z][\w'.-]*){2,}")
+    seen = set()
+    for r in _representative():
+        for n in r.assumptions + r.warnings:
+            assert n.id.startswith("training."), n.id  # the GPU's visible memory included
+            zh = render(n, "zh")
+            seen.add(n.id)
+            assert re.search(r"[\u4e00-\u9fff]", zh), zh
+            assert not english_run.search(zh), zh
+    assert seen == {k for k in catalog("en") if k.startswith(("training.assume.", "training.warn."))}  # all of them

@@ -25,6 +25,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.units import Bytes
+
 DEFAULT_BUFFER_FACTOR = 1.5
 
 
@@ -60,8 +62,8 @@ class DeepSpeedEstimate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    gpu_bytes: int
-    cpu_bytes: int
+    gpu_bytes: Bytes
+    cpu_bytes: Bytes
     gpu_formula: str
     cpu_formula: str
 
@@ -76,6 +78,8 @@ def deepspeed_model_states(inp: DeepSpeedEstimateInput) -> DeepSpeedEstimate:
         inp.buffer_factor,
     )
     n = gpn * nodes
+    gpu: float
+    cpu: float
     if inp.stage == 2:
         if inp.offload_optimizer:
             gpu, gf = 2 * p, "2·P"

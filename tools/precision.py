@@ -20,7 +20,8 @@ fp16/bf16 and compute there; W8A8 int8 and fp8 use their own tensor paths.
 from __future__ import annotations
 
 import difflib
-from typing import Literal
+from collections.abc import Mapping
+from typing import Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -287,10 +288,21 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("-", "_").replace(" ", "")
 
 
-def _index(entries: tuple[BaseModel, ...]) -> dict[str, BaseModel]:
-    out: dict[str, BaseModel] = {}
+class _Named(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def aliases(self) -> tuple[str, ...]: ...
+
+
+_Spec = TypeVar("_Spec", bound=_Named)
+
+
+def _index(entries: tuple[_Spec, ...]) -> dict[str, _Spec]:
+    out: dict[str, _Spec] = {}
     for e in entries:
-        for n in (e.name, *e.aliases):  # type: ignore[attr-defined]
+        for n in (e.name, *e.aliases):
             out.setdefault(_key(n), e)
     return out
 
@@ -299,9 +311,9 @@ _P_INDEX = _index(_PRECISIONS)
 _KV_INDEX = _index(_KV_DTYPES)
 
 
-def _unknown(kind: str, name: str, index: dict[str, BaseModel], canonical: list[str]) -> ToolError:
+def _unknown(kind: str, name: str, index: Mapping[str, _Named], canonical: list[str]) -> ToolError:
     close = difflib.get_close_matches(_key(name[:200]), list(index), n=4, cutoff=0.5)
-    names = list(dict.fromkeys(index[c].name for c in close))  # type: ignore[attr-defined]
+    names = list(dict.fromkeys(index[c].name for c in close))
     shown = name if len(name) <= 60 else name[:57] + "…"  # a 10 KB name is not echoed whole
     return ToolError(
         f"unknown {kind} {shown!r}; known: {', '.join(canonical)}",
@@ -314,7 +326,7 @@ def resolve_precision(name: str) -> PrecisionSpec:
     spec = _P_INDEX.get(_key(name))
     if spec is None:
         raise _unknown("precision", name, _P_INDEX, [p.name for p in _PRECISIONS])
-    return spec  # type: ignore[return-value]
+    return spec
 
 
 def bytes_per_param(precision: str) -> float:
@@ -327,7 +339,7 @@ def resolve_kv_dtype(name: str) -> KVDtypeSpec:
     spec = _KV_INDEX.get(_key(name))
     if spec is None:
         raise _unknown("KV-cache dtype", name, _KV_INDEX, [k.name for k in _KV_DTYPES])
-    return spec  # type: ignore[return-value]
+    return spec
 
 
 def kv_bytes_per_element(kv_dtype: str) -> float:
@@ -348,4 +360,4 @@ def gguf_type_precision(ftype_name: str) -> PrecisionSpec | None:
     """Our spec for a GGUF ``general.file_type`` name such as 'MOSTLY_Q4_K_M'; None if not tabled."""
     name = ftype_name.upper().removeprefix("MOSTLY_").removeprefix("ALL_")
     spec = _P_INDEX.get(_key(name))
-    return spec if spec is not None and spec.family == "gguf" else None  # type: ignore[return-value]
+    return spec if spec is not None and spec.family == "gguf" else None

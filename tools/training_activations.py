@@ -50,6 +50,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.units import Bytes
+
 Recompute = Literal["none", "selective", "full"]
 
 
@@ -87,11 +89,11 @@ class ActivationEstimate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    per_layer_bytes: int = Field(description="one layer, no recomputation")
-    layers_bytes: int = Field(description="all layers under the chosen recomputation")
-    head_bytes: int = Field(description="final norm input/output")
-    logits_bytes: int
-    total_bytes: int
+    per_layer_bytes: Bytes = Field(description="one layer, no recomputation")
+    layers_bytes: Bytes = Field(description="all layers under the chosen recomputation")
+    head_bytes: Bytes = Field(description="final norm input/output")
+    logits_bytes: Bytes
+    total_bytes: Bytes
     per_layer_formula: str
     layers_formula: str
     logits_formula: str
@@ -112,7 +114,7 @@ def _per_layer(a: ActivationInput) -> tuple[float, str]:
         passes = a.experts_per_token
         width = a.intermediate * passes + (a.shared_intermediate or a.intermediate) * a.shared_experts
         router = (4 / e) * a.num_experts  # fp32 router scores per token
-        dispatch = h * passes  # each routed copy of the token's hidden state
+        dispatch = float(h * passes)  # each routed copy of the token's hidden state
     else:
         width, router, dispatch = a.intermediate, 0.0, 0.0
     mlp_split = 4 * width / t + dispatch / t

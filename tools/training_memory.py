@@ -37,13 +37,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge.schema import GPU
 from tools.deepspeed_estimator import DEFAULT_BUFFER_FACTOR
 from tools.errors import ToolError
-from tools.gpu_memory import engine_visible_bytes
+from tools.gpu_memory import engine_visible_bytes, inline_ecc_on
 from tools.lora import largest_linear_params, lora_trainable_params, mlp_width, resolve_targets
 from tools.modelspec import ModelSpec, check_tensor_parallel
 from tools.precision import resolve_precision
-from tools.result import MemoryBreakdown, Term
+from tools.result import MemoryBreakdown, Note, Term, note
 from tools.training_activations import ActivationInput, Recompute, estimate_activations
-from tools.units import GiB, MiB, fmt_bytes
+from tools.units import GB, Bytes, GiB, MiB, Tokens, fmt_bytes
 
 Method = Literal["full", "lora", "qlora"]
 Regime = Literal["mixed", "bf16", "fp32"]
@@ -134,28 +134,28 @@ class TrainingMemoryResult(BaseModel):
     gpus: int
     tp: int
     data_parallel: int
-    total_bytes: int = Field(description="sum over all GPUs")
-    per_gpu_bytes: int
+    total_bytes: Bytes = Field(description="sum over all GPUs")
+    per_gpu_bytes: Bytes
     breakdown: MemoryBreakdown = Field(description="one GPU")
-    cpu_bytes: int = Field(description="host RAM per node (DeepSpeed accounting, ×buffer factor)")
+    cpu_bytes: Bytes = Field(description="host RAM per node (DeepSpeed accounting, ×buffer factor)")
     params: int
     trainable_params: int
     state_bytes_per_param: float = Field(description="unsharded model-state bytes per trainable parameter")
-    seq: int
+    seq: Tokens
     micro_batch: int
     recompute: Recompute
     terms: list[Term]
-    assumptions: list[str]
-    warnings: list[str]
+    assumptions: list[Note]
+    warnings: list[Note]
     gpu: str | None = None
-    gpu_memory_bytes: int | None = None
+    gpu_memory_bytes: Bytes | None = None
     fits: bool | None = None
-    headroom_bytes: int | None = None
-    kv_capacity_tokens: int | None = Field(None, description="inference only; always None for training")
+    headroom_bytes: Bytes | None = None
+    kv_capacity_tokens: Tokens | None = Field(None, description="inference only; always None for training")
     max_concurrency: int | None = Field(
         None, description="with a GPU: largest micro-batch of `seq` tokens that fits (sequences per GPU)"
     )
-    max_context_tokens: int | None = Field(
+    max_context_tokens: Tokens | None = Field(
         None, description="with a GPU: longest sequence that fits at this micro-batch (≤ the model's context)"
     )
 
@@ -167,7 +167,7 @@ class _States(BaseModel):
     g: float  # gradients kept until the step
     o: float  # optimizer: master weights + moments
     half_grads: float = 0.0  # DeepSpeed ZeRO-2's extra 16-bit gradient partition
-    explain: str
+    explain: Note  # the sum spelled out, term by term
 
 
 def _optimizer_state_bytes(opt: str, state_bytes: float) -> float:
@@ -184,7 +184,7 @@ def _states(inp: TrainingMemoryInput) -> _States:
     opt = inp.optimizer
     if inp.method != "full":  # fp32 adapters, fp32 grads, fp32 states
         o = _optimizer_state_bytes(opt, 4)
-        return _States(w=4, g=4, o=o, explain=f"fp32 adapters 4 + fp32 grads 4 + {opt} states {o:g}")
+        return _States(w=4, g=4, o=o, explain=note("training.states.adapters", optimizer=opt, state=o))
     if inp.regime == "mixed":
         g = 4.0 if inp.grad_accounting == "fp32" else 2.0
         o = 4 + _optimizer_state_bytes(opt, 4)
@@ -194,26 +194,25 @@ def _states(inp: TrainingMemoryInput) -> _States:
             g=g,
             o=o,
             half_grads=half,
-            explain=f"16-bit weights 2 + {'fp32' if g == 4 else '16-bit'} grads {g:g} + "
-            f"fp32 master 4 + {opt} states {o - 4:g}",
+            explain=note(f"training.states.mixed_{'fp32' if g == 4 else 'half'}", optimizer=opt, state=o - 4),
         )
     if inp.regime == "bf16":
         o = _optimizer_state_bytes(opt, 2)
-        return _States(w=2, g=2, o=o, explain=f"bf16 weights 2 + bf16 grads 2 + {opt} states {o:g} (no master)")
+        return _States(w=2, g=2, o=o, explain=note("training.states.bf16", optimizer=opt, state=o))
     o = _optimizer_state_bytes(opt, 4)
-    return _States(w=4, g=4, o=o, explain=f"fp32 weights 4 + fp32 grads 4 + {opt} states {o:g}")
+    return _States(w=4, g=4, o=o, explain=note("training.states.fp32", optimizer=opt, state=o))
 
 
-def _frozen_bytes(spec: ModelSpec, method: str, base_precision: str | None) -> tuple[int, float, str]:
-    """(frozen bytes, bytes per frozen param, label) of the LoRA/QLoRA base."""
+def _frozen_bytes(spec: ModelSpec, method: str, base_precision: str | None) -> tuple[int, float, Note | None]:
+    """(frozen bytes, bytes per frozen param, label) of the LoRA/QLoRA base; no label for full fine-tuning."""
     if method == "full":
-        return 0, 0.0, ""
+        return 0, 0.0, None
     prec = resolve_precision(base_precision or ("nf4" if method == "qlora" else "bf16"))
     nbytes = spec.weight_bytes_at(prec.name)
     if prec.bits_per_weight >= 16 or prec.quantizes_embeddings:
-        label = f"{prec.name} base"
+        label = note("training.frozen.base", precision=prec.name)
     else:
-        label = f"{prec.name} blocks ({prec.bits_per_weight:g} bits) + 16-bit embeddings/lm_head"
+        label = note("training.frozen.blocks", precision=prec.name, bits=prec.bits_per_weight)
     return nbytes, nbytes / spec.params, label
 
 
@@ -253,8 +252,8 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
     recompute: Recompute = inp.recompute or ("full" if inp.method in ("lora", "qlora") else "none")
     paged = inp.paged_optimizer if inp.paged_optimizer is not None else inp.method == "qlora"
     st = _states(inp)
-    assumptions: list[str] = list(spec.notes)
-    warnings: list[str] = []
+    assumptions: list[Note] = list(spec.notes)
+    warnings: list[Note] = []
     terms: list[Term] = []
 
     lora = inp.method != "full"
@@ -318,7 +317,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             _t(
                 "frozen base",
                 f_rank / w_dp if not inp.offload_params else 0.0,
-                f"{frozen_label}: {frozen_total:,} B"
+                f"{frozen_label.text if frozen_label else ''}: {frozen_total:,} B"
                 + (" / tp" if tp > 1 else "")
                 + (f" / N({dp})" if sharded3 else ""),
                 "Frozen pretrained weights, not trained",
@@ -469,92 +468,65 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
     # ---- assumptions and warnings ---------------------------------------------------
     if inp.method == "full" and inp.regime == "mixed":
         assumptions.append(
-            f"mixed precision: {st.explain} = {st.w + st.g + st.o:g} B/param"
-            + (
-                " — default 18 B/param: bf16 training accumulates gradients in fp32 (Megatron-LM main_grad; "
-                "llm-analysis; DeepSpeed's ZeRO-3 estimator); the ZeRO paper's 16 keeps fp16 gradients "
-                "(grad_accounting='half')"
-                if inp.grad_accounting == "fp32"
-                else " — ZeRO-paper accounting (fp16 gradients)"
+            note(
+                f"training.assume.mixed_{'fp32' if inp.grad_accounting == 'fp32' else 'half'}_grads",
+                states=st.explain,
+                total=st.w + st.g + st.o,
             )
         )
     else:
-        assumptions.append(f"model states: {st.explain} B per trainable parameter")
+        assumptions.append(note("training.assume.model_states", states=st.explain))
     if fsdp_master:
-        assumptions.append(
-            "FSDP mixed precision: the sharded parameter is the fp32 master (16 B/param "
-            "sharded); bf16 copies exist only for the gathered units"
-        )
+        assumptions.append(note("training.assume.fsdp_master"))
     if st.half_grads:
+        assumptions.append(note("training.assume.zero2_half_grads"))
+    if frozen_label is not None:
         assumptions.append(
-            "DeepSpeed ZeRO-2 keeps the 16-bit gradient partition next to the fp32 one until "
-            "the step: +2 B/param / N (DeepSpeed estimator 2·P + 18·P/N)"
-        )
-    if inp.method != "full":
-        assumptions.append(
-            f"LoRA: r·(d_in + d_out) per targeted projection per layer → {trainable:,} "
-            f"trainable params; {frozen_label} = {fmt_bytes(frozen_total)}"
+            note("training.assume.lora", trainable=trainable, frozen=frozen_label, frozen_gb=frozen_total / GB)
         )
         if inp.method == "qlora":
-            assumptions.append(
-                "QLoRA: NF4 with double-quantised constants (4.127 bits/weight); embeddings and "
-                "lm_head stay bf16; one layer is dequantised to bf16 at a time"
-            )
+            assumptions.append(note("training.assume.qlora"))
     if inp.optimizer == "adamw8bit":
-        assumptions.append("8-bit AdamW: two 8-bit moments + one fp32 scale per 2048 values (bitsandbytes)")
+        assumptions.append(note("training.assume.adamw8bit"))
     if paged:
-        assumptions.append(
-            "paged optimizer: states live in CUDA unified memory and are evicted to host RAM "
-            "under pressure; counted here on the GPU"
-        )
+        assumptions.append(note("training.assume.paged"))
+    act_key = "activations" if tp == 1 else ("activations_tp_sp" if inp.sequence_parallel else "activations_tp")
     assumptions.append(
-        f"activations: Llama-style block re-derived from Korthikanti et al. (2022), "
-        f"{'bf16' if elem == 2 else 'fp32'} tensors, seq {inp.seq}, micro-batch {inp.micro_batch}"
-        + (f", tp {tp}{' + sequence parallel' if inp.sequence_parallel else ''}" if tp > 1 else "")
-    )
-    assumptions.append(
-        "logits: "
-        + (
-            "fused/chunked loss, not materialised"
-            if inp.fused_loss
-            else "fp32 logits and their softmax/gradient both live at the loss peak"
+        note(
+            f"training.assume.{act_key}",
+            dtype="bf16" if elem == 2 else "fp32",
+            seq=inp.seq,
+            micro_batch=inp.micro_batch,
+            **({"tp": tp} if tp > 1 else {}),
         )
     )
+    assumptions.append(note("training.assume.logits_fused" if inp.fused_loss else "training.assume.logits_fp32"))
     if inp.recompute is None:
-        assumptions.append(
-            f"recompute {recompute}: default for {inp.method} "
-            + (
-                "(LoRA and QLoRA recipes such as LLaMA-Factory, Unsloth and the PEFT examples enable gradient "
-                "checkpointing)"
-                if inp.method in ("lora", "qlora")
-                else "(no gradient checkpointing unless asked)"
-            )
-        )
+        if inp.method in ("lora", "qlora"):
+            assumptions.append(note("training.assume.recompute_default_adapters", method=inp.method))
+        else:
+            assumptions.append(note("training.assume.recompute_default_full"))
     assumptions.append(
-        f"host RAM: DeepSpeed estimator accounting with buffer factor {inp.buffer_factor:g}; "
-        f"{gpn} GPUs per node, {nodes} node(s)"
+        note("training.assume.host_ram", buffer_factor=inp.buffer_factor, gpus_per_node=gpn, nodes=nodes)
     )
-    assumptions.append("not counted: communication buckets, pipeline-parallel in-flight micro-batches")
+    assumptions.append(note("training.assume.not_counted"))
     if inp.regime == "bf16" and inp.method == "full":
-        warnings.append(
-            "pure bf16 without fp32 master weights loses small updates; use Kahan summation or "
-            "stochastic rounding, or mixed precision"
-        )
+        warnings.append(note("training.warn.pure_bf16"))
     if recompute == "selective" and inp.flash_attention:
-        assumptions.append("selective recompute changes nothing with FlashAttention (it already recomputes s²)")
+        assumptions.append(note("training.assume.selective_flash"))
     if spec.max_context and inp.seq > spec.max_context:
-        warnings.append(f"seq {inp.seq} exceeds the model's context {spec.max_context}")
+        warnings.append(note("training.warn.seq_exceeds", seq=inp.seq, context=spec.max_context))
     if gpus > 1 and not (inp.zero_stage or inp.fsdp) and tp == 1:
-        warnings.append("plain data parallel replicates all model states on every GPU; ZeRO/FSDP shards them")
+        warnings.append(note("training.warn.plain_dp"))
 
     fits = headroom = gpu_mem = max_batch = max_seq = None
     if inp.gpu is not None:
-        gpu_mem, visible_note = engine_visible_bytes(inp.gpu)
+        gpu_mem, visible_note = _visible(inp.gpu)
         assumptions.append(visible_note)
         headroom = gpu_mem - per_gpu
         fits = headroom >= 0
         if not fits:
-            warnings.append(_advice(inp, per_gpu, gpu_mem))
+            warnings.append(_advice(inp, inp.gpu.name, per_gpu, gpu_mem))
         if limits:
             max_batch = _largest_fitting(inp, "micro_batch", gpu_mem)
             max_seq = _largest_fitting(inp, "seq", gpu_mem, limit=spec.max_context or 1 << 22)
@@ -611,19 +583,36 @@ def _largest_fitting(inp: TrainingMemoryInput, field: str, budget: int, limit: i
     return lo
 
 
-def _advice(inp: TrainingMemoryInput, need: int, have: int) -> str:
-    tips = []
+def _advice(inp: TrainingMemoryInput, gpu: str, need: int, have: int) -> Note:
+    tips: list[Note] = []
     if inp.method == "full":
-        tips.append("LoRA/QLoRA")
+        tips.append(note("training.tip.lora"))
         if inp.zero_stage < 3 and not inp.fsdp:
-            tips.append(f"ZeRO-{min(3, inp.zero_stage + 1)}" + (" with more GPUs" if inp.gpus == 1 else ""))
+            stage = min(3, inp.zero_stage + 1)
+            tips.append(note("training.tip.zero_more_gpus" if inp.gpus == 1 else "training.tip.zero", stage=stage))
     if not inp.offload_optimizer and (inp.zero_stage or inp.fsdp):
-        tips.append("CPU offload")
+        tips.append(note("training.tip.offload"))
     if inp.recompute != "full":
-        tips.append("full gradient checkpointing")
+        tips.append(note("training.tip.checkpointing"))
     if inp.micro_batch > 1 or inp.seq > 1024:
-        tips.append("smaller micro-batch or sequence")
-    return (
-        f"needs {need / GiB:.1f} GiB per GPU but {inp.gpu.name if inp.gpu else 'the GPU'} has "
-        f"{have / GiB:.1f} GiB; try " + ", ".join(tips)
-    )
+        tips.append(note("training.tip.smaller"))
+    if not tips:
+        return note("training.warn.does_not_fit_no_tips", need_gib=need / GiB, gpu=gpu, have_gib=have / GiB)
+    return note("training.warn.does_not_fit", need_gib=need / GiB, gpu=gpu, have_gib=have / GiB, tips=_joined(tips))
+
+
+def _joined(items: list[Note]) -> Note:
+    """One note listing ``items`` ('a, b, c' in English), nested pairwise through ``training.tip.join``."""
+    out = items[-1]
+    for item in reversed(items[:-1]):
+        out = note("training.tip.join", first=item, rest=out)
+    return out
+
+
+def _visible(gpu: GPU) -> tuple[int, Note]:
+    """``engine_visible_bytes`` with its explanation as a note (built here while tools.gpu_memory returns text)."""
+    seen, explained = engine_visible_bytes(gpu)
+    if isinstance(explained, Note):
+        return seen, explained
+    key = "gpu_visible_ecc" if inline_ecc_on(gpu) else "gpu_visible"
+    return seen, note(f"training.assume.{key}", gpu=gpu.name, memory_gb=gpu.memory_gb, visible_gib=seen / GiB)
