@@ -10,7 +10,8 @@ import itertools
 import re
 from typing import Any
 
-from advisor.compose import citations_block, gpu_price_text, money, money_exact, num, per_money
+from advisor.compose import citations_block, per_money
+from advisor.fmt import gpu_price_text, money, money_exact, num
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
 from knowledge.messages import msg

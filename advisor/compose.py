@@ -10,15 +10,52 @@ from __future__ import annotations
 
 from typing import Any
 
+from advisor.fmt import (
+    card_by_memory,
+    duration,
+    gb,
+    gb_short,
+    gpu_price_text,
+    money,
+    num,
+    option_total,
+    tps,
+)
 from advisor.nlu import Kind, Parsed
 from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan, user_currency
 from advisor.session import Citation, Profile, Session, ToolCall
-from advisor.toolspec import get_tool
+from advisor.toolspec import GPUInfo, get_tool, typed
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from knowledge.messages import has as has_message
 from knowledge.messages import msg, render
-from tools.units import GB, GiB
+from tools.compat_rules.types import BuildReport, Finding
+from tools.inference_memory import InferenceMemoryResult
+from tools.perf import DecodeResult
+from tools.recommend import Option, Recommendation
+from tools.scientific import ScientificResult
+from tools.training_memory import TrainingMemoryResult
+from tools.training_time import TrainingTimeResult
+from tools.value import ValueResult
+
+Sizing = InferenceMemoryResult | TrainingMemoryResult
+
+
+def sizing(call: ToolCall) -> Sizing:
+    """A memory sizing call's result (inference or training), typed."""
+    if call.name == "size_inference":
+        return typed(call, InferenceMemoryResult)
+    return typed(call, TrainingMemoryResult)
+
+
+def result_of(call: ToolCall) -> Any:
+    """Any successful call's result as its tool's output model (for fields several tools share)."""
+    return typed(call, get_tool(call.name).output_model)
+
+
+def rec_currency(rec: Recommendation) -> str:
+    """The currency a recommendation's prices are shown in."""
+    return rec.price_currency or rec.currency
 
 # ----------------------------------------------------------------------------- formatting
 
@@ -26,90 +63,6 @@ from tools.units import GB, GiB
 def word(lang: str, key: str) -> str:
     """A single word or short label from the catalog's ``[word]`` table."""
     return msg(lang, f"word.{key}")
-
-
-def num(x: float, digits: int = 1) -> str:
-    """1234.5 → '1,234.5'; integers without decimals; small values keep two significant digits."""
-    if x is None:
-        return "—"
-    if abs(x - round(x)) < 1e-9 and abs(x) >= 1:
-        return f"{round(x):,}"
-    if abs(x) >= 100:
-        return f"{x:,.0f}"
-    if abs(x) < 1:
-        return f"{x:.2g}"
-    return f"{x:,.{digits}f}"
-
-
-def gb(n_bytes: float | None) -> str:
-    """'39.6 GB (36.9 GiB)' — decimal first, binary beside it, both labelled."""
-    if n_bytes is None:
-        return "—"
-    return f"{n_bytes / GB:,.1f} GB ({n_bytes / GiB:,.1f} GiB)"
-
-
-def gb_short(n_bytes: float | None) -> str:
-    return "—" if n_bytes is None else f"{n_bytes / GB:,.1f} GB"
-
-
-def tps(x: float | None) -> str:
-    if x is None:
-        return "—"
-    return f"{x:,.1f} tokens/s" if x < 100 else f"{x:,.0f} tokens/s"
-
-
-_SYMBOLS = {"CNY": "¥", "EUR": "€", "GBP": "£", "USD": "$"}
-
-
-def money(amount: float | None, currency: str) -> str:
-    if amount is None:
-        return "—"
-    return _SYMBOLS.get(currency, "$") + f"{amount:,.0f}"
-
-
-def option_total(o: dict[str, Any], currency: str) -> str:
-    """A recommended option's total in the currency shown (yuan, dollars, or the euro / pound budget's)."""
-    if currency == "CNY":
-        return money(o.get("total_price_cny"), currency)
-    if currency in ("EUR", "GBP") and o.get("total_price_local") is not None:
-        return money(o["total_price_local"], currency)
-    return money(o.get("total_price_usd"), "USD")
-
-
-def money_exact(amount: float, currency: str) -> str:
-    """Small amounts keep their cents ('$0.90', '¥6.48'); larger ones are rounded like ``money``."""
-    if amount >= 100:
-        return money(amount, currency)
-    return _SYMBOLS.get(currency, "$") + f"{amount:,.2f}"
-
-
-def gpu_price_text(g: dict[str, Any], lang: str) -> tuple[str, str] | None:
-    """(price in the user's currency, as-of date) of a catalog GPU; a converted price shows its rate."""
-    p = g.get("price") or {}
-    both = g.get("price_both") or {}
-    usd, cny = p.get("usd"), p.get("cny")
-    if usd is None and cny is None:
-        return None
-    if lang == "zh":
-        text = money(cny, "CNY") if cny is not None else (
-            f"{money(both.get('cny'), 'CNY')}（按 {money(usd, 'USD')} 换算）" if both.get("cny") else money(usd, "USD"))
-    else:
-        text = money(usd, "USD") if usd is not None else (
-            f"{money(both.get('usd'), 'USD')} (converted from {money(cny, 'CNY')})" if both.get("usd")
-            else money(cny, "CNY"))
-    return text, str(p.get("as_of", ""))
-
-
-def duration(hours: float | None, lang: str) -> str:
-    if hours is None:
-        return "—"
-    if hours < 48:
-        return msg(lang, "compose.duration.hours", hours=num(hours))
-    return msg(lang, "compose.duration.days", hours=num(hours / 24))
-
-
-def card_by_memory(memory_gb: float, lang: str) -> str:
-    return msg(lang, "label.card_by_memory", memory=num(memory_gb))
 
 
 def gpu_name(gid: str | None) -> str:
@@ -192,15 +145,15 @@ def term_label(name: str, lang: str) -> str:
     return msg(lang, f"term.{name}") if has_message("en", f"term.{name}") else name
 
 
-def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True, explain: bool = True) -> list[str]:
+def term_lines(result: Sizing, lang: str, bytes_only: bool = True, explain: bool = True) -> list[str]:
     """One line per term: label, value and (``explain``) what the term is."""
     lines = []
-    for term in result.get("terms", []):
-        if bytes_only and term.get("unit") != "bytes":
+    for term in result.terms:
+        if bytes_only and term.unit != "bytes":
             continue
-        label = term_label(term["name"], lang)
-        value = gb(term["value"]) if term.get("unit") == "bytes" else f"{num(term['value'])} {term.get('unit', '')}"
-        text = term.get("explain_zh" if lang == "zh" else "explain_en", "") if explain else ""
+        label = term_label(term.name, lang)
+        value = gb(term.value) if term.unit == "bytes" else f"{num(term.value)} {term.unit}"
+        text = (term.explain_zh if lang == "zh" else term.explain_en) if explain else ""
         lines.append(f"- {label}: {value}" + (f" — {text}" if text else ""))
     return lines
 
@@ -208,65 +161,65 @@ def term_lines(result: dict[str, Any], lang: str, bytes_only: bool = True, expla
 _RESERVATIONS = ("vllm_reservation", "kv_capacity", "host RAM per node", "per GPU", "memory", "cpu_ram")
 
 
-def terms_inline(result: dict[str, Any], lang: str) -> str:
+def terms_inline(result: Sizing, lang: str) -> str:
     """The memory terms on one line ('权重 70.5 GB + KV 缓存 1.3 GB + …'), for the short reply."""
     parts = []
-    for term in result.get("terms", []):
-        if term.get("unit") != "bytes" or term["name"] in _RESERVATIONS:
+    for term in result.terms:
+        if term.unit != "bytes" or term.name in _RESERVATIONS:
             continue
-        label = term_label(term["name"], lang)
-        parts.append(f"{label} {gb_short(term['value'])}")
+        label = term_label(term.name, lang)
+        parts.append(f"{label} {gb_short(term.value)}")
     if not parts:
         return ""
-    if result.get("all_layers_bytes") and result.get("offload_layers"):
-        on, off = result["gpu_layers"], result["offload_layers"]
+    if isinstance(result, InferenceMemoryResult) and result.all_layers_bytes and result.offload_layers:
+        on, off = result.gpu_layers, result.offload_layers
         head = msg(lang, "compose.terms_inline.with_layers_gpu_ram", on=on, off=off)
         return head + " + ".join(parts)
     return msg(lang, "compose.terms_inline.per_gpu") + " + ".join(parts)
 
 
-def _findings(check: dict[str, Any], lang: str, limit: int = 4) -> list[str]:
+def _findings(findings: list[Finding], lang: str, limit: int = 4) -> list[str]:
     out = []
-    for f in check.get("findings", []):
-        if f.get("severity") == "info":
+    for f in findings:
+        if f.severity == "info":
             continue
-        mark = "❌" if f["severity"] == "error" else "⚠️"
-        msg = f["message_zh"] if lang == "zh" else f["message_en"]
-        fix = f.get("fix_zh") if lang == "zh" else f.get("fix")
+        mark = "❌" if f.severity == "error" else "⚠️"
+        msg = f.message_zh if lang == "zh" else f.message_en
+        fix = f.fix_zh if lang == "zh" else f.fix
         out.append(f"- {mark} {msg}" + (f" {word(lang, 'fix')}{fix}" if fix else ""))
         if len(out) >= limit:
             break
     return out
 
 
-def _options(rec: dict[str, Any], lang: str, limit: int = 3, detailed: bool = True,
+def _options(rec: Recommendation, lang: str, limit: int = 3, detailed: bool = True,
              currency: str | None = None) -> list[str]:
-    opts = rec.get("options", [])[:limit]
+    opts = rec.options[:limit]
     if not opts:
         return []
-    cur = rec.get("price_currency") or currency or rec.get("currency", "USD")
-    with_host = any(o.get("host_price_usd") for o in opts)
+    cur = rec.price_currency or currency or rec.currency
+    with_host = any(o.host_price_usd for o in opts)
     head = msg(lang, "table.options_head", total=word(lang, "total_with_host" if with_host else "total_cards_only"))
     rows = [head, "|---|---|---|---|---|"]
     for o in opts:
         price = option_total(o, cur)
-        if o.get("decode_tokens_per_s") is not None:
-            speed = tps(o["decode_tokens_per_s"])
-        elif o.get("training_hours") is not None:
-            speed = duration(o["training_hours"], lang)
-        elif o.get("training_tokens_per_s") is not None:
-            speed = tps(o["training_tokens_per_s"])
-        elif o.get("fp64_tflops") is not None:
-            speed = f"FP64 {num(o['fp64_tflops'])} TFLOPS"
-        elif o.get("fp32_tflops") is not None:
-            speed = f"FP32 {num(o['fp32_tflops'])} TFLOPS"
+        if o.decode_tokens_per_s is not None:
+            speed = tps(o.decode_tokens_per_s)
+        elif o.training_hours is not None:
+            speed = duration(o.training_hours, lang)
+        elif o.training_tokens_per_s is not None:
+            speed = tps(o.training_tokens_per_s)
+        elif o.fp64_tflops is not None:
+            speed = f"FP64 {num(o.fp64_tflops)} TFLOPS"
+        elif o.fp32_tflops is not None:
+            speed = f"FP32 {num(o.fp32_tflops)} TFLOPS"
         else:
             speed = "—"
-        label = f"{o['count']}× {o['gpu']}"
-        rows.append(f"| {o['rank']} | {label} | {price} | {speed} | {num(o['power_w'])} W |")
+        label = f"{o.count}× {o.gpu}"
+        rows.append(f"| {o.rank} | {label} | {price} | {speed} | {num(o.power_w)} W |")
     if detailed:
         rows.append("")
-        rows += [f"{o['rank']}. {o['why_zh'] if lang == 'zh' else o['why_en']}" for o in opts]
+        rows += [f"{o.rank}. {o.why_zh if lang == 'zh' else o.why_en}" for o in opts]
     return rows
 
 
@@ -274,16 +227,17 @@ _STAGE_ORDER = {"budget": 0, "power": 1, "target": 2, "compat": 3, "interconnect
                 "constraint": 7}
 
 
-def _rejections(rec: dict[str, Any], lang: str, limit: int = 3) -> list[str]:
+def _rejections(rec: Recommendation, lang: str, limit: int = 3) -> list[str]:
     """One reason per gate, the gates closest to passing first (budget before memory before constraints)."""
-    seen, out = set(), []
-    ranked = sorted(rec.get("rejected", []), key=lambda r: (_STAGE_ORDER.get(r["stage"], 9), -(r.get("count") or 0)))
+    seen: set[str] = set()
+    out: list[str] = []
+    ranked = sorted(rec.rejected, key=lambda r: (_STAGE_ORDER.get(r.stage, 9), -(r.count or 0)))
     for r in ranked:
-        reason = r["reason_zh"] if lang == "zh" else r["reason_en"]
-        if r["stage"] in seen:
+        reason = r.reason_zh if lang == "zh" else r.reason_en
+        if r.stage in seen:
             continue
-        seen.add(r["stage"])
-        out.append(f"- {r['gpu']}" + (f" ×{r['count']}" if r.get("count") else "") + f": {reason}")
+        seen.add(r.stage)
+        out.append(f"- {r.gpu}" + (f" ×{r.count}" if r.count else "") + f": {reason}")
         if len(out) >= limit:
             break
     return out
@@ -337,11 +291,11 @@ def _by_name(calls: list[ToolCall], name: str, gpu: str | None = None) -> ToolCa
     return None
 
 
-def _diff(prev: ToolCall | None, r: dict[str, Any], lang: str) -> list[str]:
+def _diff(prev: ToolCall | None, r: Sizing, lang: str) -> list[str]:
     """'Compared with the previous setup…' when a what-if changed the per-GPU need."""
-    if not (prev and prev.ok and prev.result.get("per_gpu_bytes") != r["per_gpu_bytes"]):
+    if not (prev and prev.ok and sizing(prev).per_gpu_bytes != r.per_gpu_bytes):
         return []
-    before, after = gb(prev.result["per_gpu_bytes"]), gb(r["per_gpu_bytes"])
+    before, after = gb(sizing(prev).per_gpu_bytes), gb(r.per_gpu_bytes)
     return [msg(lang, "compose.diff.compared_with_previous_setup", before=before, after=after)]
 
 
@@ -362,68 +316,67 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     if size is None:
         return out
     brief = repeated(previous, size)
-    r = size.result
+    r = typed(size, InferenceMemoryResult)
     alt_lines = alternatives_lines(size, calls, alts or [], p, lang, citations or [], detailed=detailed)
     if alt_lines and alt_lines[0].startswith("**"):  # a combined verdict replaces the single one
         out.append(alt_lines.pop(0))
         combined = True
     else:
         combined = False
-    model = r["model"]
+    model = r.model
     args = size.arguments
     what = msg(lang, "compose.inference_section.token_context_concurrent",
-               model=model, precision=r['precision'], context=num(r['context']), batch=num(r['batch']))
+               model=model, precision=r.precision, context=num(r.context), batch=num(r.batch))
     gpu = args.get("gpu")
-    count = r["gpus"]
+    count = r.gpus
     where = config_label(gpu, count, lang, p.card_memory_gb)
     if combined:
         pass
-    elif r.get("fits") is True:
+    elif r.fits is True:
         out.append(msg(lang, "compose.inference_section.answer_fits", where=where, what=what))
-    elif r.get("fits") is False:
+    elif r.fits is False:
         out.append(msg(lang, "compose.inference_section.answer_does_not_fit", where=where, what=what))
     elif count == 1:
         rec = _by_name(calls, "recommend")
-        none = rec is not None and not rec.result.get("options")
+        none = rec is not None and not typed(rec, Recommendation).options
         budget = money(p.budget.amount, p.budget.currency) if p.budget else ""
         where = msg(lang, "compose.inference_section.within",
                     budget=budget) if p.budget else msg(lang, "compose.inference_section.under_these_constraints")
         tail = msg(lang, "compose.inference_section.no_configuration_can_run", where=where) if none else ""
-        quantised = next(((a, c) for a, c in (alts or []) if c.ok and c.name == "recommend"
-                          and c.result.get("options")), None) if none else None
+        quantised = next(((a, typed(c, Recommendation)) for a, c in (alts or []) if c.ok and c.name == "recommend"
+                          and typed(c, Recommendation).options), None) if none else None
         if quantised is not None:  # say at once which lower precision does run, and on what
-            a, c = quantised
+            a, qrec = quantised
             tail += msg(lang, "answer.but_quantised", precision=msg(lang, f"if_quant.{a}"),
-                        option=_option_brief(c.result["options"][0],
-                                             c.result.get("price_currency") or c.result.get("currency", "USD"), lang))
+                        option=_option_brief(qrec.options[0], rec_currency(qrec), lang))
         out.append(msg(lang, "compose.inference_section.answer_needs_about_gpu",
-                       what=what, per_gpu_bytes=gb(r['per_gpu_bytes']),
-                       weights_total_bytes=gb(r['weights_total_bytes']), tail=tail))
+                       what=what, per_gpu_bytes=gb(r.per_gpu_bytes),
+                       weights_total_bytes=gb(r.weights_total_bytes), tail=tail))
     else:
         key = "verdict.inference_need_split" if count > 1 else "verdict.inference_need"
-        out.append(msg(lang, key, what=what, need=gb(r["per_gpu_bytes"]), count=count))
-    if r.get("gpu_memory_bytes") and not combined:  # the combined verdict already gives these figures
-        usable = r.get("reserved_bytes") or r["gpu_memory_bytes"]
-        card = r["gpu"] or (card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else "GPU")
-        need = r.get("all_layers_bytes") or r["per_gpu_bytes"]  # llama.cpp offload: the need with every layer on
+        out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count))
+    if r.gpu_memory_bytes and not combined:  # the combined verdict already gives these figures
+        usable = r.reserved_bytes or r.gpu_memory_bytes
+        card = r.gpu or (card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else "GPU")
+        need = r.all_layers_bytes or r.per_gpu_bytes  # llama.cpp offload: the need with every layer on
         line = msg(lang, "compose.inference_section.per_gpu_needs_engine", need=gb(need), card=card, usable=gb(usable))
-        if r.get("headroom_bytes") is not None:
-            h = r["headroom_bytes"]
+        if r.headroom_bytes is not None:
+            h = r.headroom_bytes
             line += (msg(lang, "compose.inference_section.leaving_spare", h=gb(h)) if h >= 0 else
                      msg(lang, "compose.inference_section.short", h=gb(-h)))
         else:
             line += "。" if lang == "zh" else "."
         out.append(line)
-        if r.get("fits") is False and r.get("max_context_tokens"):
+        if r.fits is False and r.max_context_tokens:
             out.append(msg(lang, "compose.inference_section.concurrent_request_s_longest",
-                           batch=num(r['batch']), max_context_tokens=num(r['max_context_tokens'])))
-        elif r.get("fits") and r.get("max_concurrency"):
+                           batch=num(r.batch), max_context_tokens=num(r.max_context_tokens)))
+        elif r.fits and r.max_concurrency:
             out.append(msg(lang, "compose.inference_section.tokens_per_request_kv",
-                           context=num(r['context']), max_concurrency=num(r['max_concurrency'])))
+                           context=num(r.context), max_concurrency=num(r.max_concurrency)))
     if count > 1 and gpu:
         total = load_catalog().gpu(gpu).memory_gb * count
         out.append(msg(lang, "compose.inference_section.cards_hold_gb_all",
-                       count=count, total=num(total), weights_total_bytes=gb_short(r['weights_total_bytes'])))
+                       count=count, total=num(total), weights_total_bytes=gb_short(r.weights_total_bytes)))
     out += _diff(previous.get("size_inference"), r, lang)
     out += alt_lines
     if not brief and not detailed:
@@ -432,24 +385,24 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append("")
         out.append(msg(lang, "compose.inference_section.memory_breakdown_per_gpu"))
         out += term_lines(r, lang, explain=detailed)
-        out.append(msg(lang, "compose.inference_section.total", per_gpu_bytes=gb(r['per_gpu_bytes'])))
+        out.append(msg(lang, "compose.inference_section.total", per_gpu_bytes=gb(r.per_gpu_bytes)))
     perf = _by_name(calls, "perf_decode")
     if perf is not None and speed_first:
-        d = perf.result
-        lo, hi = d["tokens_per_s_range"]
-        bound = msg(lang, "speed.bound_memory" if d["bound"] == "memory" else "speed.bound_compute")
-        lead = msg(lang, "speed.verdict", speed=tps(d["tokens_per_s"]), where=where, lo=num(lo), hi=num(hi),
-                   per_request=tps(d["per_sequence_tokens_per_s"]), bound=bound)
+        d = typed(perf, DecodeResult)
+        lo, hi = d.tokens_per_s_range
+        bound = msg(lang, "speed.bound_memory" if d.bound == "memory" else "speed.bound_compute")
+        lead = msg(lang, "speed.verdict", speed=tps(d.tokens_per_s), where=where, lo=num(lo), hi=num(hi),
+                   per_request=tps(d.per_sequence_tokens_per_s), bound=bound)
         fit = out[0].replace("**", "").removeprefix("结论：").removeprefix("Answer: ") if out else ""
         out = [lead, *([fit] if fit else []), *out[1:]]
     elif perf is not None:
-        d = perf.result
-        lo, hi = d["tokens_per_s_range"]
-        bound = word(lang, "memory_bandwidth" if d["bound"] == "memory" else "compute")
+        d = typed(perf, DecodeResult)
+        lo, hi = d.tokens_per_s_range
+        bound = word(lang, "memory_bandwidth" if d.bound == "memory" else "compute")
         out.append("")
         out.append(msg(lang, "compose.inference_section.speed_about_generation_range",
-                       tokens_per_s=tps(d['tokens_per_s']), lo=num(lo), hi=num(hi),
-                       per_sequence_tokens_per_s=tps(d['per_sequence_tokens_per_s']), bound=bound))
+                       tokens_per_s=tps(d.tokens_per_s), lo=num(lo), hi=num(hi),
+                       per_sequence_tokens_per_s=tps(d.per_sequence_tokens_per_s), bound=bound))
     return out
 
 
@@ -458,35 +411,37 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
 _SOURCE_4BIT = ("35 GB", "35GB")  # the source guide's '70B at 4-bit ≈ 35 GB' (weights alone)
 
 
-def _alt_label(alt: str, r: dict[str, Any], lang: str) -> str:
+def _alt_label(alt: str, r: InferenceMemoryResult, lang: str) -> str:
     if has_message("en", f"alt.{alt}"):
         return msg(lang, f"alt.{alt}")
-    how = msg(lang, "compose.alt_label.pipeline_split") if r.get("parallel") == "pp" else ""
-    engine = ENGINE_NAMES.get(r["engine"], r["engine"])
+    how = msg(lang, "compose.alt_label.pipeline_split") if r.parallel == "pp" else ""
+    engine = ENGINE_NAMES.get(r.engine, r.engine)
     return msg(lang, "compose.alt_label.text",
-               gpus=r['gpus'], x=r.get('gpu') or '?', engine=engine, precision=r['precision'], how=how)
+               gpus=r.gpus, x=r.gpu or '?', engine=engine, precision=r.precision, how=how)
 
 
-def _usable(r: dict[str, Any]) -> int | None:
-    return r.get("reserved_bytes") or r.get("gpu_memory_bytes")
+def _usable(r: Sizing) -> int | None:
+    """The memory the engine can use on each GPU: vLLM's reservation where it applies, else what the GPU offers."""
+    reserved = r.reserved_bytes if isinstance(r, InferenceMemoryResult) else None
+    return reserved or r.gpu_memory_bytes
 
 
-def fit_verdict(r: dict[str, Any], lang: str) -> str:
+def fit_verdict(r: InferenceMemoryResult, lang: str) -> str:
     """The tool's own verdict in words: fits / runs with CPU offload / does not fit (+ longest context)."""
-    ctx = r.get("max_context_tokens") or 0
-    if r.get("fits"):
+    ctx = r.max_context_tokens or 0
+    if r.fits:
         return msg(lang, "verdict.fits_ctx", ctx=num(ctx)) if ctx else msg(lang, "verdict.fits_mark")
-    if r.get("offload_layers"):
+    if r.offload_layers:
         return msg(lang, "compose.fit_verdict.not_all_layers_fit",
-                   gpu_layers=num(r['gpu_layers']), offload_layers=num(r['offload_layers']),
-                   cpu_bytes=gb_short(r.get('cpu_bytes')))
+                   gpu_layers=num(r.gpu_layers), offload_layers=num(r.offload_layers),
+                   cpu_bytes=gb_short(r.cpu_bytes))
     return msg(lang, "verdict.no_fit_ctx", ctx=num(ctx)) if ctx else msg(lang, "verdict.no_fit_mark")
 
 
 def _guide_note(size: ToolCall, p: Profile, lang: str, citations: list[Citation]) -> list[str]:
     """The source guide's '4-bit 70B ≈ 35 GB' counts the weights alone — say so when a cited passage has it."""
-    r = size.result
-    if not (60e9 <= r["params"] <= 80e9 and r.get("weights_total_bytes")):
+    r = typed(size, InferenceMemoryResult)
+    if not (60e9 <= r.params <= 80e9 and r.weights_total_bytes):
         return []
     with_figure = [c for c in citations if any(x in c.text for x in _SOURCE_4BIT)]
     cite = next((c for c in with_figure if c.id.startswith("vram/") and "weights" in c.id), None) or next(
@@ -494,22 +449,22 @@ def _guide_note(size: ToolCall, p: Profile, lang: str, citations: list[Citation]
     if cite is None:
         return []
     return ["", msg(lang, "compose.guide_note.note_guide_s_b",
-                    id=cite.id, weights_total_bytes=gb_short(r['weights_total_bytes']),
-                    per_gpu_bytes=gb_short(r['per_gpu_bytes']))]
+                    id=cite.id, weights_total_bytes=gb_short(r.weights_total_bytes),
+                    per_gpu_bytes=gb_short(r.per_gpu_bytes))]
 
 
-def _fp8_capable(option: dict[str, Any]) -> bool:
+def _fp8_capable(option: Option) -> bool:
     try:
-        return load_catalog().gpu(option.get("gpu_id") or option["gpu"]).supports("fp8") is not False
+        return load_catalog().gpu(option.gpu_id or option.gpu).supports("fp8") is not False
     except Exception:
         return True
 
 
-def _option_brief(o: dict[str, Any], currency: str, lang: str) -> str:
+def _option_brief(o: Option, currency: str, lang: str) -> str:
     price = option_total(o, currency)
-    speed = tps(o["decode_tokens_per_s"]) if o.get("decode_tokens_per_s") is not None else None
+    speed = tps(o.decode_tokens_per_s) if o.decode_tokens_per_s is not None else None
     key = "table.option_short_speed" if speed else "table.option_short"
-    return msg(lang, key, count=o["count"], gpu=o["gpu"], price=price, speed=speed)
+    return msg(lang, key, count=o.count, gpu=o.gpu, price=price, speed=speed)
 
 
 def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[str, ToolCall]], p: Profile,
@@ -518,51 +473,52 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
     verdict (vLLM 4-bit and llama.cpp Q4_K_M side by side) that replaces the single one."""
     from advisor.planner import is_generic_4bit
 
-    r = size.result
+    r = typed(size, InferenceMemoryResult)
     out: list[str] = []
     sized = [(a, c) for a, c in alts if c.ok and c.name == "size_inference"]
     recs = {a: c for a, c in alts if c.ok and c.name == "recommend"}
     gguf = next((c for a, c in sized if a == "gguf"), None)
     gpu = size.arguments.get("gpu")
     target = gpu or size.arguments.get("gpu_memory_bytes")  # a catalog card, or one known by its memory
-    where = config_label(gpu, r["gpus"], lang, p.card_memory_gb)
+    where = config_label(gpu, r.gpus, lang, p.card_memory_gb)
     if gguf is not None and target and is_generic_4bit(size.arguments.get("precision")):
-        g = gguf.result
-        ctx = num(r["context"])
-        vllm_v = word(lang, "fits" if r.get("fits") else "does_not_fit")
-        h = r.get("headroom_bytes")
+        g = typed(gguf, InferenceMemoryResult)
+        ctx = num(r.context)
+        vllm_v = word(lang, "fits" if r.fits else "does_not_fit")
+        h = r.headroom_bytes
         short = (msg(lang, "compose.alternatives_lines.short", h=gb_short(-h)) if h is not None and h < 0 else "")
         vllm_ctx = (msg(lang, "compose.alternatives_lines.holds_most_about_tokens",
-                        max_context_tokens=num(r['max_context_tokens']))
-                    if not r.get("fits") and r.get("max_context_tokens") else "")
-        gg_v = word(lang, "fits" if g.get("fits") else ("partial_offload" if g.get("offload_layers")
+                        max_context_tokens=num(r.max_context_tokens))
+                    if not r.fits and r.max_context_tokens else "")
+        gg_v = word(lang, "fits" if g.fits else ("partial_offload" if g.offload_layers
                                                          else "does_not_fit"))
         gg_ctx = (msg(lang, "compose.alternatives_lines.longest_context_tokens",
-                      max_context_tokens=num(g['max_context_tokens']))
-                  if g.get("fits") and g.get("max_context_tokens") else "")
+                      max_context_tokens=num(g.max_context_tokens))
+                  if g.fits and g.max_context_tokens else "")
         out.append(msg(lang, "compose.alternatives_lines.answer_bit_token_context",
-                       where=where, model=r['model'], ctx=ctx, batch=num(r['batch']), precision=r['precision'],
-                       vllm_v=vllm_v, per_gpu_bytes=gb_short(r['per_gpu_bytes']), usable=gb_short(_usable(r)),
-                       short=short, vllm_ctx=vllm_ctx, gg_v=gg_v, per_gpu_bytes2=gb_short(g['per_gpu_bytes']),
+                       where=where, model=r.model, ctx=ctx, batch=num(r.batch), precision=r.precision,
+                       vllm_v=vllm_v, per_gpu_bytes=gb_short(r.per_gpu_bytes), usable=gb_short(_usable(r)),
+                       short=short, vllm_ctx=vllm_ctx, gg_v=gg_v, per_gpu_bytes2=gb_short(g.per_gpu_bytes),
                        usable2=gb_short(_usable(g)), gg_ctx=gg_ctx))
-        if g.get("offload_layers"):
+        if g.offload_layers:
             out.append(msg(lang, "compose.alternatives_lines.llama_cpp", fit_verdict=fit_verdict(g, lang)[2:]))
         speed = next((c for a, c in alts if a == "gguf_speed" and c.ok), None)
-        if speed is not None and g.get("fits"):
-            out.append(msg(lang, "answer.gguf_speed", speed=tps(speed.result["tokens_per_s"])))
+        if speed is not None and g.fits:
+            out.append(msg(lang, "answer.gguf_speed", speed=tps(typed(speed, DecodeResult).tokens_per_s)))
         sized = [(a, c) for a, c in sized if a != "gguf"]
     if sized and target:
         out += ["", msg(lang, "compose.alternatives_lines.other_ways_run_same"),
                 msg(lang, "compose.alternatives_lines.option_needed_per_gpu"),
                 "|---|---|---|---|"]
-        ordered = sorted(sized, key=lambda ac: (not ac[1].result.get("fits"),
-                                                not ac[1].result.get("offload_layers")))
+        ordered = sorted(sized, key=lambda ac: (not typed(ac[1], InferenceMemoryResult).fits,
+                                                not typed(ac[1], InferenceMemoryResult).offload_layers))
         if not detailed:  # the short reply lists what works; when nothing does, the two closest
-            working = [ac for ac in ordered if ac[1].result.get("fits") or ac[1].result.get("offload_layers")]
-            ordered = working or sorted(ordered, key=lambda ac: ac[1].result["per_gpu_bytes"])[:2]
+            working = [ac for ac in ordered if typed(ac[1], InferenceMemoryResult).fits
+                       or typed(ac[1], InferenceMemoryResult).offload_layers]
+            ordered = working or sorted(ordered, key=lambda ac: typed(ac[1], InferenceMemoryResult).per_gpu_bytes)[:2]
         for a, c in ordered:
-            x = c.result
-            out.append(f"| {_alt_label(a, x, lang)} | {gb_short(x['per_gpu_bytes'])} | {gb_short(_usable(x))} | "
+            x = typed(c, InferenceMemoryResult)
+            out.append(f"| {_alt_label(a, x, lang)} | {gb_short(x.per_gpu_bytes)} | {gb_short(_usable(x))} | "
                        f"{fit_verdict(x, lang)} |")
         if any(a in ("int4", "gguf") for a, _ in sized):
             out.append(msg(lang, "compose.alternatives_lines.bit_quantisation_costs_little"))
@@ -575,11 +531,12 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                 continue
             head = msg(lang, f"if_quant.{a}")
             need = (msg(lang, "compose.alternatives_lines.about_gpu_memory_weights",
-                        per_gpu_bytes=gb(sz.result['per_gpu_bytes']),
-                        weights_total_bytes=gb(sz.result['weights_total_bytes'])) if sz is not None else "")
-            opts = [o for o in (rec.result.get("options", []) if rec else [])
-                    if a != "fp8" or _fp8_capable(o)][:3]
-            cur = (rec.result.get("price_currency") or rec.result.get("currency", "USD")) if rec else "USD"
+                        per_gpu_bytes=gb(typed(sz, InferenceMemoryResult).per_gpu_bytes),
+                        weights_total_bytes=gb(typed(sz, InferenceMemoryResult).weights_total_bytes))
+                    if sz is not None else "")
+            arec = typed(rec, Recommendation) if rec is not None else None
+            opts = [o for o in (arec.options if arec else []) if a != "fp8" or _fp8_capable(o)][:3]
+            cur = rec_currency(arec) if arec else "USD"
             if opts:
                 where = (msg(lang, "compose.alternatives_lines.best_value_within_budget") if p.budget else
                          msg(lang, "compose.alternatives_lines.best_value"))
@@ -602,11 +559,11 @@ def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
     lines = []
     for alt, c in alts:
         if alt in ("lora", "qlora") and c.ok and c.name == "size_training":
-            r = c.result
-            key = "answer.lighter_fits" if r.get("fits") else "answer.lighter_short"
-            lines.append(msg(lang, key, method=method_label(alt, lang), need=gb(r["per_gpu_bytes"]),
-                             card=config_label(c.arguments.get("gpu"), r["gpus"], lang),
-                             have=gb(r.get("gpu_memory_bytes") or 0)))
+            r = typed(c, TrainingMemoryResult)
+            key = "answer.lighter_fits" if r.fits else "answer.lighter_short"
+            lines.append(msg(lang, key, method=method_label(alt, lang), need=gb(r.per_gpu_bytes),
+                             card=config_label(c.arguments.get("gpu"), r.gpus, lang),
+                             have=gb(r.gpu_memory_bytes or 0)))
     return lines
 
 
@@ -617,49 +574,49 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     if size is None:
         return out
     brief = repeated(previous, size)
-    r = size.result
+    r = typed(size, TrainingMemoryResult)
     gpu = size.arguments.get("gpu")
-    count = r["gpus"]
-    method = method_label(r["method"], lang)
-    what = f"{r['model']} ({method})"
-    if r.get("fits") is True:
+    count = r.gpus
+    method = method_label(r.method, lang)
+    what = f"{r.model} ({method})"
+    if r.fits is True:
         out.append(msg(lang, "compose.training_section.answer_training_fits_per",
-                       config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r['per_gpu_bytes'])))
-    elif r.get("fits") is False:
+                       config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r.per_gpu_bytes)))
+    elif r.fits is False:
         out.append(msg(lang, "compose.training_section.answer_training_does_not",
-                       config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r['per_gpu_bytes'])))
+                       config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r.per_gpu_bytes)))
     else:
         key = "verdict.training_need_gpus" if count > 1 else "verdict.training_need"
-        out.append(msg(lang, key, what=what, need=gb(r["per_gpu_bytes"]), count=count))
-    if r.get("gpu_memory_bytes") and r.get("headroom_bytes") is not None:
-        h = r["headroom_bytes"]
-        out.append(msg(lang, "verdict.offers_spare" if h >= 0 else "verdict.offers_short", gpu=r["gpu"],
-                       usable=gb(r["gpu_memory_bytes"]), spare=gb(abs(h))))
+        out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count))
+    if r.gpu_memory_bytes and r.headroom_bytes is not None:
+        h = r.headroom_bytes
+        out.append(msg(lang, "verdict.offers_spare" if h >= 0 else "verdict.offers_short", gpu=r.gpu,
+                       usable=gb(r.gpu_memory_bytes), spare=gb(abs(h))))
     out.append(msg(lang, "compose.training_section.trainable_parameters_m_b",
-                   trainable_params=num(r['trainable_params'] / 1000000.0), params=num(r['params'] / 1000000000.0, 2),
-                   seq=num(r['seq']), micro_batch=num(r['micro_batch'])))
+                   trainable_params=num(r.trainable_params / 1000000.0), params=num(r.params / 1000000000.0, 2),
+                   seq=num(r.seq), micro_batch=num(r.micro_batch)))
     out += _diff(previous.get("size_training"), r, lang)
     if not brief and not detailed:
         out.append(terms_inline(r, lang))
-        if r.get("cpu_bytes"):
-            out.append(msg(lang, "compose.training_section.host_ram_also_needed", cpu_bytes=gb_short(r['cpu_bytes'])))
+        if r.cpu_bytes:
+            out.append(msg(lang, "compose.training_section.host_ram_also_needed", cpu_bytes=gb_short(r.cpu_bytes)))
     elif not brief:
         out.append("")
         out.append(msg(lang, "compose.training_section.memory_breakdown_per_gpu"))
         out += [line for line in term_lines(r, lang, explain=detailed)
                 if not line.startswith(("- 每节点内存", "- Host RAM"))]
-        if r.get("cpu_bytes"):
-            out.append(msg(lang, "compose.training_section.host_ram_also_needed_2", cpu_bytes=gb(r['cpu_bytes'])))
+        if r.cpu_bytes:
+            out.append(msg(lang, "compose.training_section.host_ram_also_needed_2", cpu_bytes=gb(r.cpu_bytes)))
     tt = _by_name(calls, "training_time")
     if tt is not None:
-        d = tt.result
-        cost = f"${d['cost_usd']:,.0f}" if d.get("cost_usd") else "—"
+        d = typed(tt, TrainingTimeResult)
+        cost = f"${d.cost_usd:,.0f}" if d.cost_usd else "—"
         out.append("")
         out.append(msg(lang, "compose.training_section.time_about_gpu_hours",
-                       count=d['count'], gpu=d['gpu'], hours=duration(d['hours'], lang), gpu_hours=num(d['gpu_hours']),
-                       mfu=num(d['mfu']), cost=cost))
+                       count=d.count, gpu=d.gpu, hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours),
+                       mfu=num(d.mfu), cost=cost))
         if p.deadline_days:
-            ok = d["hours"] <= p.deadline_days * 24
+            ok = d.hours <= p.deadline_days * 24
             out.append(msg(lang, "verdict.deadline_ok" if ok else "verdict.deadline_missed",
                            days=num(p.deadline_days)))
     return out
@@ -674,34 +631,34 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     size = msg(lang, "compose.scientific_section.gb_problem", problem_size_gb=num(p.problem_size_gb)) \
         if p.problem_size_gb else msg(lang, "compose.scientific_section.problem_size_unknown")
     if info is not None and sci is not None:
-        g, sres = info.result, sci.result
-        weak = g["throughput"].get("fp64") is not None and g["throughput"].get("fp32") and \
-            g["throughput"]["fp64"] < g["throughput"]["fp32"] / 8
-        fits = word(lang, "fits" if sres["fits"] else "does_not_fit")
+        g, sres = typed(info, GPUInfo), typed(sci, ScientificResult)
+        fp64_tf, fp32_tf = g.throughput.fp64, g.throughput.fp32
+        weak = fp64_tf is not None and bool(fp32_tf) and fp64_tf < (fp32_tf or 0) / 8
+        fits = word(lang, "fits" if sres.fits else "does_not_fit")
         tail = word(lang, "fp64_weak_tail") if weak and p.fp64 is not False else ""
-        where = config_label(info.arguments["name"], sres["gpus"], lang)
+        where = config_label(info.arguments["name"], sres.gpus, lang)
         out.append(msg(lang, "compose.scientific_section.answer",
                        need=need, size=size, where=where, fits=fits, tail=tail))
     elif rec is not None:
-        n = len(rec.result.get("options", []))
+        n = len(typed(rec, Recommendation).options)
         metric = "FP64" if p.fp64 is not False else "FP32"
         out.append(msg(lang, "verdict.sci_options" if n else "verdict.sci_none", need=need, size=size, n=n,
                        metric=metric))
     if info is not None:
-        g = info.result
-        fp64 = g["throughput"].get("fp64")
-        fp32 = g["throughput"].get("fp32")
+        g = typed(info, GPUInfo)
+        fp64 = g.throughput.get("fp64")
+        fp32 = g.throughput.get("fp32")
         unknown = word(lang, "unknown")
-        out.append(msg(lang, "verdict.sci_card", name=g["name"], fp64=num(fp64) if fp64 is not None else unknown,
-                       fp32=num(fp32) if fp32 is not None else unknown, memory=num(g["memory_gb"]),
-                       bandwidth=num(g["bandwidth_gbs"]), ecc=word(lang, "yes" if g.get("ecc") else "no")))
+        out.append(msg(lang, "verdict.sci_card", name=g.name, fp64=num(fp64) if fp64 is not None else unknown,
+                       fp32=num(fp32) if fp32 is not None else unknown, memory=num(g.memory_gb),
+                       bandwidth=num(g.bandwidth_gbs), ecc=word(lang, "yes" if g.ecc else "no")))
         if p.fp64 is not False and fp64 is not None and fp32 and fp64 < fp32 / 8:
             out.append(msg(lang, "compose.scientific_section.note_this_card_s"))
     if sci is not None:
-        s = sci.result
-        verdict = word(lang, "fits" if s["fits"] else "does_not_fit")
+        s = typed(sci, ScientificResult)
+        verdict = word(lang, "fits" if s.fits else "does_not_fit")
         out.append(msg(lang, "compose.scientific_section.problem_holds_per_gpu",
-                       memory_bytes=gb(s['memory_bytes']), per_gpu_bytes=gb(s['per_gpu_bytes']), verdict=verdict))
+                       memory_bytes=gb(s.memory_bytes), per_gpu_bytes=gb(s.per_gpu_bytes), verdict=verdict))
     return out
 
 
@@ -710,9 +667,9 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
     rec = _by_name(calls, "recommend")
     if rec is None:
         return []
-    r = rec.result
+    r = typed(rec, Recommendation)
     out = [""]
-    if r.get("options"):
+    if r.options:
         out.append(msg(lang, "compose.recommend_section.recommended_configurations_performance_per"))
         out += _options(r, lang, detailed=detailed, currency=currency)
     elif alternatives:  # the alternatives above already say what would work
@@ -732,16 +689,17 @@ def _check_section(calls: list[ToolCall], lang: str, brief: bool = False, detail
     if chk is None:
         return []
     if not detailed:  # the short reply: blocking problems other than the memory fit the verdict already gave
-        findings = chk.result.get("findings", [])
-        blocking = [f for f in findings if f["severity"] == "error" and f["category"] != "memory"]
-        warns = sum(1 for f in findings if f["severity"] == "warning")
-        lines = _findings({"findings": blocking}, lang) if not brief else []
+        findings = typed(chk, BuildReport).findings
+        blocking = [f for f in findings if f.severity == "error" and f.category != "memory"]
+        warns = sum(1 for f in findings if f.severity == "warning")
+        lines = _findings(blocking, lang) if not brief else []
         if warns:
             lines.append(msg(lang, "compose.check_section.build_check_has_more", warns=warns))
         return ["", *lines] if lines else []
-    lines = [] if brief else _findings(chk.result, lang)
-    errors = sum(1 for f in chk.result.get("findings", []) if f["severity"] == "error")
-    warns = sum(1 for f in chk.result.get("findings", []) if f["severity"] == "warning")
+    report = typed(chk, BuildReport)
+    lines = [] if brief else _findings(report.findings, lang)
+    errors = sum(1 for f in report.findings if f.severity == "error")
+    warns = sum(1 for f in report.findings if f.severity == "warning")
     head = msg(lang, "compose.check_section.build_check_error_s", errors=errors, warns=warns)
     return ["", head, *lines]
 
@@ -765,7 +723,8 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
         out.append(msg(lang, "compose.assumption_lines.tokens_per_sample", TOKENS_PER_SAMPLE=TOKENS_PER_SAMPLE))
     size = _by_name(calls, "size_inference")
     if size is not None:
-        engine = ENGINE_NAMES.get(size.result["engine"], size.result["engine"])
+        engine_id = typed(size, InferenceMemoryResult).engine
+        engine = ENGINE_NAMES.get(engine_id, engine_id)
         out.append(msg(lang, "compose.assumption_lines.memory_follows_s_accounting", engine=engine))
     return out
 
@@ -773,8 +732,8 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
 def _tool_assumptions(calls: list[ToolCall], lang: str, limit: int = 3) -> list[str]:
     out: list[str] = []
     for c in calls:
-        if c.ok and isinstance(c.result, dict) and c.name in ("size_inference", "size_training", "training_time"):
-            out += [render(a, lang) for a in c.result.get("assumptions", [])[:2]]
+        if c.ok and c.name in ("size_inference", "size_training", "training_time"):
+            out += [render(a, lang) for a in result_of(c).assumptions[:2]]
     return out[:limit]
 
 
@@ -782,8 +741,8 @@ def _tool_warnings(calls: list[ToolCall], lang: str, limit: int = 3) -> list[str
     """Tool warnings not already said in the reply (the fit verdict is)."""
     out: list[str] = []
     for c in calls:
-        if c.ok and isinstance(c.result, dict) and c.name != "recommend":
-            for w in c.result.get("warnings", []):
+        if c.ok and c.name != "recommend":
+            for w in getattr(result_of(c), "warnings", []):
                 text = render(w, lang)
                 if text not in out and not render(w, "en").startswith("does not fit"):
                     out.append(text)
@@ -805,14 +764,14 @@ def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str) -> l
     if not counts:
         return []
     size = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
-    tried = sorted([c for c in [size, *counts] if c is not None and c.ok], key=lambda c: c.result["gpus"])
+    tried = sorted([c for c in [size, *counts] if c is not None and c.ok], key=lambda c: sizing(c).gpus)
     if not tried:
         return []
-    enough = next((c for c in tried if c.result.get("fits")), None)
-    r = (enough or tried[-1]).result
+    enough = next((c for c in tried if sizing(c).fits), None)
+    r = sizing(enough or tried[-1])
     usable = _usable(r)
     key = "count.enough" if enough else "count.none"
-    return [msg(lang, key, n=r["gpus"], gpu=r.get("gpu") or "?", need=gb_short(r["per_gpu_bytes"]),
+    return [msg(lang, key, n=r.gpus, gpu=r.gpu or "?", need=gb_short(r.per_gpu_bytes),
                 usable=gb_short(usable)), ""]
 
 
@@ -840,7 +799,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     brief = repeated(previous, size_call)  # same configuration as last turn: only what is new in detail
     out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build")),
                           detailed=detailed)
-    fits_here = any(c.ok and c.result.get("fits") and c.arguments.get("gpu") for _, c in alts)
+    fits_here = any(c.ok and getattr(result_of(c), "fits", None) and c.arguments.get("gpu") for _, c in alts)
     if detailed or not fits_here:  # the short reply keeps to the user's own cards when an option fits them
         out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
                                   currency=user_currency(p, lang, ("USD", "CNY")))
@@ -882,12 +841,15 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     return "\n".join(out).strip()
 
 
-def _leader(gs: list[dict[str, Any]], key: str, lang: str, message: str) -> str:
-    """Which card leads on ``key`` — or that they are the same, when they are."""
-    values = {g[key] for g in gs}
-    if len(values) == 1:
+def _leader(gs: list[Any], key: str, lang: str, message: str) -> str:
+    """Which card leads on ``key`` — or that they are the same, when they are (catalog entries or plain rows)."""
+    def value(g: Any) -> float:
+        return float(g[key] if isinstance(g, dict) else getattr(g, key))
+
+    if len({value(g) for g in gs}) == 1:
         return msg(lang, "compare.same")
-    return msg(lang, message, name=max(gs, key=lambda g: g[key])["name"])
+    best = max(gs, key=value)
+    return msg(lang, message, name=best["name"] if isinstance(best, dict) else best.name)
 
 
 _VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "memory_gb": "GB", "tokens_per_s": "tokens/s",
@@ -900,13 +862,13 @@ def per_money(metric: str, x: float) -> str:
     return f"{num(x)} {unit}" if unit else num(x)
 
 
-def _value_metric(session: Session, value: dict[str, Any]) -> str:
+def _value_metric(session: Session, value: ValueResult) -> str:
     """The figure that decides value here: FP64 for science, decode speed once a model is sized, bandwidth for
     inference without a model, else dense BF16."""
     p = session.profile
     if p.use_case == "scientific" or p.fp64:
         return "fp64_tflops"
-    if value["options"] and all("tokens_per_s" in o["per_unit"] for o in value["options"]):
+    if value.options and all("tokens_per_s" in o.per_unit for o in value.options):
         return "tokens_per_s"
     if p.use_case == "inference":  # no model yet: generation is bandwidth-bound
         return "bandwidth_gbs"
@@ -916,44 +878,44 @@ def _value_metric(session: Session, value: dict[str, Any]) -> str:
 VALUE_TIE = 0.05  # per-price figures this close are a tie: catalog prices are not that precise
 
 
-def _value_lines(session: Session, value: dict[str, Any], labels: dict[str, str], lang: str) -> list[str]:
+def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], lang: str) -> list[str]:
     """The value-for-money verdict (most of the deciding figure per unit of money, or a tie), then the card whose
     KV cache holds more users (for a sized model) or that gives more memory for the money, when that differs."""
-    unpriced = [labels.get(g, g) for g in value["unpriced"]]
+    unpriced = [labels.get(g, g) for g in value.unpriced]
     if unpriced:
         return [msg(lang, "compare.value_unpriced", names="、".join(unpriced) if lang == "zh" else ", ".join(unpriced))]
     metric = _value_metric(session, value)
-    winner = value["leaders"].get(metric)
+    winner = value.leaders.get(metric)
     if winner is None:
         return []
-    unit = msg(lang, f"compare.value_unit.{value['currency']}")
-    by_id = {o["gpu"]: o for o in value["options"]}
-    others = [msg(lang, "compare.value_other", label=labels.get(o["gpu"], o["name"]),
-                  value=per_money(metric, o["per_unit"][metric]))
-              for o in value["options"] if o["gpu"] != winner and o["fits"] is not False]
+    unit = msg(lang, f"compare.value_unit.{value.currency}")
+    by_id = {o.gpu: o for o in value.options}
+    others = [msg(lang, "compare.value_other", label=labels.get(o.gpu, o.name),
+                  value=per_money(metric, o.per_unit[metric]))
+              for o in value.options if o.gpu != winner and o.fits is not False]
     verdict_key = "compare.value_verdict_pair" if len(others) == 1 else "compare.value_verdict"
-    able = sorted((o["per_unit"][metric] for o in value["options"] if o["fits"] is not False), reverse=True)
+    able = sorted((o.per_unit[metric] for o in value.options if o.fits is not False), reverse=True)
     if len(able) >= 2 and able[0] <= able[1] * (1 + VALUE_TIE):  # within a few per cent: no winner on this
         verdict_key = "compare.value_tie"
     lines = [msg(lang, verdict_key, winner=labels.get(winner, winner), unit=unit,
                  metric=msg(lang, f"compare.value_metric.{metric}"),
-                 value=per_money(metric, by_id[winner]["per_unit"][metric]),
+                 value=per_money(metric, by_id[winner].per_unit[metric]),
                  others=("；" if lang == "zh" else "; ").join(others))]
-    serving_leader = value["leaders"].get("concurrent_requests")
+    serving_leader = value.leaders.get("concurrent_requests")
     tie = verdict_key == "compare.value_tie"
     if metric == "tokens_per_s" and serving_leader and (serving_leader != winner or tie):  # many users: KV room
         held = ("、" if lang == "zh" else ", ").join(
-            msg(lang, "compare.value_other", label=labels.get(o["gpu"], o["name"]),
-                value=num(o["totals"]["concurrent_requests"])) for o in value["options"]
-            if o["gpu"] != serving_leader and "concurrent_requests" in o["totals"])
+            msg(lang, "compare.value_other", label=labels.get(o.gpu, o.name),
+                value=num(o.totals["concurrent_requests"])) for o in value.options
+            if o.gpu != serving_leader and "concurrent_requests" in o.totals)
         lines.append(msg(lang, "compare.value_serving", name=labels.get(serving_leader, serving_leader), unit=unit,
-                         value=num(by_id[serving_leader]["per_unit"]["concurrent_requests"]),
-                         total=num(by_id[serving_leader]["totals"]["concurrent_requests"]), others=held))
+                         value=num(by_id[serving_leader].per_unit["concurrent_requests"]),
+                         total=num(by_id[serving_leader].totals["concurrent_requests"]), others=held))
         return lines
-    memory_leader = value["leaders"].get("memory_gb")
+    memory_leader = value.leaders.get("memory_gb")
     if memory_leader and (memory_leader != winner or tie):
         lines.append(msg(lang, "compare.value_memory", name=labels.get(memory_leader, memory_leader), unit=unit,
-                         value=per_money("memory_gb", by_id[memory_leader]["per_unit"]["memory_gb"])))
+                         value=per_money("memory_gb", by_id[memory_leader].per_unit["memory_gb"])))
     return lines
 
 
@@ -968,7 +930,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
     ids = [c.arguments["name"] for c in infos]
     counts = {i: sizes[i].arguments.get("gpus", 1) if i in sizes else p.compare_counts.get(i, 1) for i in ids}
-    names = [c.result["name"] if counts[i] == 1 else config_label(i, counts[i], lang)
+    names = [typed(c, GPUInfo).name if counts[i] == 1 else config_label(i, counts[i], lang)
              for i, c in zip(ids, infos, strict=True)]
     head = msg(lang, "compare.head", names=msg(lang, "compare.joiner").join(names))
     rows = [f"| {msg(lang, 'compare.metric')} | " + " | ".join(names) + " |",
@@ -977,40 +939,40 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     def row(label: str, values: list[str]) -> None:
         rows.append(f"| {label} | " + " | ".join(values) + " |")
 
-    def tp(g: dict[str, Any], key: str) -> str:
-        v = g["throughput"].get(key)
+    def tp(g: GPUInfo, key: str) -> str:
+        v = getattr(g.throughput, key)
         return "—" if v is None else num(v)
 
-    gs = [c.result for c in infos]
-    row(msg(lang, "compose.compose_compare.memory"), [f"{num(g['memory_gb'])} GB {g['memory_type']}" for g in gs])
-    row(msg(lang, "compose.compose_compare.bandwidth"), [f"{num(g['bandwidth_gbs'])} GB/s" for g in gs])
-    row("BF16/FP16 TFLOPS", [tp(g, "bf16") if g["throughput"].get("bf16") is not None else tp(g, "fp16") for g in gs])
+    gs = [typed(c, GPUInfo) for c in infos]
+    row(msg(lang, "compose.compose_compare.memory"), [f"{num(g.memory_gb)} GB {g.memory_type}" for g in gs])
+    row(msg(lang, "compose.compose_compare.bandwidth"), [f"{num(g.bandwidth_gbs)} GB/s" for g in gs])
+    row("BF16/FP16 TFLOPS", [tp(g, "bf16") if g.throughput.bf16 is not None else tp(g, "fp16") for g in gs])
     row("FP8 TFLOPS", [tp(g, "fp8") for g in gs])
     row("FP64 TFLOPS", [tp(g, "fp64") for g in gs])
-    row(msg(lang, "compose.compose_compare.power"), [f"{num(g['tdp_w'])} W" for g in gs])
+    row(msg(lang, "compose.compose_compare.power"), [f"{num(g.tdp_w)} W" for g in gs])
     row(msg(lang, "compose.compose_compare.form_cooling"),
-        [f"{msg(lang, 'spec.form.' + g['form_factor'])} / {msg(lang, 'spec.cooling.' + g['cooling'])}" for g in gs])
-    row("ECC", ["✓" if g.get("ecc") else "✗" for g in gs])
-    row(msg(lang, "compose.compose_compare.interconnect"), [msg(lang, f"spec.link_kind.{g['interconnect']['kind']}")
-                                        if has_message(lang, f"spec.link_kind.{g['interconnect']['kind']}")
-                                        else g["interconnect"]["kind"] for g in gs])
+        [f"{msg(lang, 'spec.form.' + g.form_factor)} / {msg(lang, 'spec.cooling.' + g.cooling)}" for g in gs])
+    row("ECC", ["✓" if g.ecc else "✗" for g in gs])
+    row(msg(lang, "compose.compose_compare.interconnect"), [msg(lang, f"spec.link_kind.{g.interconnect.kind}")
+                                        if has_message(lang, f"spec.link_kind.{g.interconnect.kind}")
+                                        else g.interconnect.kind for g in gs])
     row(msg(lang, "compose.compose_compare.approx_price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
     if sizes:
-        model = next(iter(sizes.values())).result["model"]
+        model = sizing(next(iter(sizes.values()))).model
         row(msg(lang, "compose.compose_compare.per_gpu", model=model),
-            [gb_short(sizes[i].result["per_gpu_bytes"]) if i in sizes else "—" for i in ids])
+            [gb_short(sizing(sizes[i]).per_gpu_bytes) if i in sizes else "—" for i in ids])
         row(msg(lang, "compose.compose_compare.fits"),
-            [("✓" if sizes[i].result.get("fits") else "✗") if i in sizes else "—" for i in ids])
+            [("✓" if sizing(sizes[i]).fits else "✗") if i in sizes else "—" for i in ids])
     if perfs:
         row(msg(lang, "compose.compose_compare.decode_speed"),
-            [tps(perfs[i].result["tokens_per_s"]) if i in perfs else "—" for i in ids])
+            [tps(typed(perfs[i], DecodeResult).tokens_per_s) if i in perfs else "—" for i in ids])
     labels = dict(zip(ids, names, strict=True))
     value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
     value_lines: list[str] = []
     if value_call is not None:
-        value = value_call.result
-        unit = msg(lang, f"compare.value_unit.{value['currency']}")
-        per = {o["gpu"]: o["per_unit"] for o in value["options"]}
+        value = typed(value_call, ValueResult)
+        unit = msg(lang, f"compare.value_unit.{value.currency}")
+        per = {o.gpu: o.per_unit for o in value.options}
         metric = _value_metric(session, value)
         serving = ("concurrent_requests",) if metric == "tokens_per_s" and all(
             "concurrent_requests" in per.get(i, {}) for i in ids) else ()
@@ -1022,8 +984,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])
     out = [*lead, *([""] if lead else []), head, "", *rows, ""]
     if p.use_case == "training":
-        half = [{"name": g["name"], "bf16": g["throughput"].get("bf16") or g["throughput"].get("fp16") or 0}
-                for g in gs]
+        half = [{"name": g.name, "bf16": g.throughput.bf16 or g.throughput.fp16 or 0} for g in gs]
         out.append(msg(lang, "compare.points_training", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
                        compute=_leader(half, "bf16", lang, "compare.more_compute")))
     else:
@@ -1043,16 +1004,15 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
     """Which compared configuration holds the model (and the faster one when all do), from the sizings."""
     if not ids or any(i not in sizes for i in ids):
         return None
-    r0 = sizes[ids[0]].result
-    training = r0.get("kind") == "training"
-    method = method_label(r0["method"], lang) if training else str(r0.get("precision", "")).upper()
-    what = msg(lang, "compose.compare_verdict.text", model=r0['model'], method=method)
-    fit = [i for i in ids if sizes[i].result.get("fits")]
+    r0 = sizing(sizes[ids[0]])
+    method = method_label(r0.method, lang) if isinstance(r0, TrainingMemoryResult) else r0.precision.upper()
+    what = msg(lang, "compose.compare_verdict.text", model=r0.model, method=method)
+    fit = [i for i in ids if sizing(sizes[i]).fits]
     unfit = [i for i in ids if i not in fit]
 
     def detail(i: str) -> str:
-        r = sizes[i].result
-        return msg(lang, "compare.detail", label=labels[i], need=gb_short(r["per_gpu_bytes"]),
+        r = sizing(sizes[i])
+        return msg(lang, "compare.detail", label=labels[i], need=gb_short(r.per_gpu_bytes),
                    have=gb_short(_usable(r)))  # vLLM's reservation where it applies, as the verdict uses
 
     sep = "、" if lang == "zh" else ", "
@@ -1062,7 +1022,7 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
     if unfit:
         return msg(lang, "compare.verdict_some_fit", what=what, fit=sep.join(labels[i] for i in fit),
                    unfit=sep.join(detail(i) for i in unfit))
-    speeds = {i: perfs[i].result["tokens_per_s"] for i in ids if i in perfs}
+    speeds = {i: typed(perfs[i], DecodeResult).tokens_per_s for i in ids if i in perfs}
     if len(speeds) == len(ids):
         winner = max(speeds, key=lambda i: speeds[i])
         pair = "_pair" if len(ids) == 2 else ""
@@ -1080,8 +1040,8 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
     shown = False
     formula_tool = _FORMULA_OF_KIND.get(session.last_kind or "")
     call = session.last_results.get(formula_tool) if formula_tool else None
-    if call is not None and call.ok and isinstance(call.result, dict) and call.result.get("formula"):
-        formulas = call.result["formula"]
+    formulas = getattr(result_of(call), "formula", None) if call is not None and call.ok else None
+    if formulas:
         out += [f"- `{render(f, lang)}`" for f in ([formulas] if isinstance(formulas, str) else formulas)[:6]]
         if citations:
             out += ["", *citations_block(citations, lang)]
@@ -1092,13 +1052,12 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
                 if compared else session.last_results.get(name))
         if not call or not call.ok:
             continue
-        r = call.result
-        for term in r.get("terms", [])[:8]:
-            label = term_label(term["name"], lang)
-            value = gb(term["value"]) if term["unit"] == "bytes" else f"{num(term['value'])} {term['unit']}"
-            explain = term["explain_zh"] if lang == "zh" else term["explain_en"]
-            out.append(f"- {label} = {value}：`{term['formula']}` — {explain}" if lang == "zh" else
-                       f"- {label} = {value}: `{term['formula']}` — {explain}")
+        for term in result_of(call).terms[:8]:
+            label = term_label(term.name, lang)
+            value = gb(term.value) if term.unit == "bytes" else f"{num(term.value)} {term.unit}"
+            explain = term.explain_zh if lang == "zh" else term.explain_en
+            out.append(f"- {label} = {value}：`{term.formula}` — {explain}" if lang == "zh" else
+                       f"- {label} = {value}: `{term.formula}` — {explain}")
             shown = True
         if name.startswith("size"):
             out += ["", msg(lang, "plain.training" if name == "size_training" else "plain.inference"), ""]
@@ -1133,7 +1092,7 @@ def search_notice(calls: list[ToolCall], lang: str) -> str | None:
     for call in calls:
         if call.name != "search_knowledge":
             continue
-        result = call.result if isinstance(call.result, dict) else {}
+        result = call.result or {}  # the search module's own JSON (no pydantic model)
         if not call.ok:
             problem = problem or (call.error or "error")
         elif result.get("reason") and not str(result["reason"]).startswith(_QUIET_REASONS):
@@ -1152,27 +1111,27 @@ def key_facts(calls: list[ToolCall], lang: str, limit: int = 14) -> str:
     """A compact list of the headline figures, for an LLM to rewrite in its own words."""
     lines: list[str] = []
     for c in calls:
-        if not c.ok or not isinstance(c.result, dict):
+        if not c.ok or c.result is None:
             continue
-        r = c.result
         if c.name in ("size_inference", "size_training"):
-            fits = {True: "fits", False: "does NOT fit", None: "no GPU given"}[r.get("fits")]
-            lines.append(f"{r['model']} needs {gb(r['per_gpu_bytes'])} per GPU on {r.get('gpus', 1)}× "
-                         f"{r.get('gpu') or 'GPU'}: {fits}")
-            if r.get("gpu_memory_bytes"):
-                lines.append(f"usable per GPU: {gb(r.get('reserved_bytes') or r['gpu_memory_bytes'])}")
-            for term in r.get("terms", []):
-                if term["unit"] == "bytes" and term["name"] not in ("vllm_reservation", "host RAM per node"):
-                    lines.append(f"{term['name']}: {gb(term['value'])}")
+            r = sizing(c)
+            fits = {True: "fits", False: "does NOT fit", None: "no GPU given"}[r.fits]
+            lines.append(f"{r.model} needs {gb(r.per_gpu_bytes)} per GPU on {r.gpus}× {r.gpu or 'GPU'}: {fits}")
+            if r.gpu_memory_bytes:
+                lines.append(f"usable per GPU: {gb(_usable(r))}")
+            for term in r.terms:
+                if term.unit == "bytes" and term.name not in ("vllm_reservation", "host RAM per node"):
+                    lines.append(f"{term.name}: {gb(term.value)}")
         elif c.name == "perf_decode":
-            lines.append(f"decode speed: {tps(r['tokens_per_s'])}")
+            lines.append(f"decode speed: {tps(typed(c, DecodeResult).tokens_per_s)}")
         elif c.name == "training_time":
-            lines.append(f"training time: {duration(r['hours'], 'en')} on {r['count']}× {r['gpu']}")
+            t = typed(c, TrainingTimeResult)
+            lines.append(f"training time: {duration(t.hours, 'en')} on {t.count}× {t.gpu}")
         elif c.name == "scientific_fp64":
-            lines.append(f"FP64 problem: {gb(r['per_gpu_bytes'])} per GPU, {'fits' if r['fits'] else 'does NOT fit'}")
+            sci = typed(c, ScientificResult)
+            lines.append(f"FP64 problem: {gb(sci.per_gpu_bytes)} per GPU, {'fits' if sci.fits else 'does NOT fit'}")
         elif c.name == "recommend":
-            cur = r.get("price_currency") or r.get("currency", "USD")
-            for o in r.get("options", [])[:2]:
-                price = option_total(o, cur)
-                lines.append(f"option {o['rank']}: {o['count']}× {o['gpu']}, {price}")
+            rec = typed(c, Recommendation)
+            for o in rec.options[:2]:
+                lines.append(f"option {o.rank}: {o.count}× {o.gpu}, {option_total(o, rec_currency(rec))}")
     return "\n".join(lines[:limit])

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from advisor import Advisor
-from advisor.compose import gb_short, num
+from advisor.fmt import gb_short, num
 from advisor.toolspec import run_tool
 from knowledge.messages import render
 

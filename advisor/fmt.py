@@ -1,0 +1,173 @@
+"""Number, byte, speed, money and duration formatting: the one place every renderer takes them from.
+
+Bytes are shown in decimal GB with binary GiB beside them; money carries its currency symbol; a missing
+value is an em dash. Words come from the message catalogs, so each function takes the output language
+where its text has any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from knowledge.messages import msg
+from tools.units import GB, GiB
+
+SYMBOLS = {"CNY": "¥", "EUR": "€", "GBP": "£", "USD": "$"}
+
+
+def num(x: float | None, digits: int = 1) -> str:
+    """1234.5 → '1,234.5'; integers without decimals; small values keep two significant digits."""
+    if x is None:
+        return "—"
+    if abs(x - round(x)) < 1e-9 and abs(x) >= 1:
+        return f"{round(x):,}"
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    if abs(x) < 1:
+        return f"{x:.2g}"
+    return f"{x:,.{digits}f}"
+
+
+def gb(n_bytes: float | None) -> str:
+    """'39.6 GB (36.9 GiB)' — decimal first, binary beside it, both labelled."""
+    if n_bytes is None:
+        return "—"
+    return f"{n_bytes / GB:,.1f} GB ({n_bytes / GiB:,.1f} GiB)"
+
+
+def gb_short(n_bytes: float | None) -> str:
+    """'39.6 GB' — decimal only, for tables and short lines."""
+    return "—" if n_bytes is None else f"{n_bytes / GB:,.1f} GB"
+
+
+def tps(x: float | None) -> str:
+    """Tokens per second: one decimal below 100, none above."""
+    if x is None:
+        return "—"
+    return f"{x:,.1f} tokens/s" if x < 100 else f"{x:,.0f} tokens/s"
+
+
+
+
+def money(amount: float | None, currency: str) -> str:
+    """'¥79,200', '$2,750', '€435': whole units with the currency's symbol."""
+    if amount is None:
+        return "—"
+    return SYMBOLS.get(currency, "$") + f"{amount:,.0f}"
+
+
+def _field(obj: Any, name: str) -> Any:
+    """A field of a result given as a model or as its JSON mapping."""
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+def option_total(o: Any, currency: str) -> str:
+    """A recommended option's total in the currency shown (yuan, dollars, or the euro / pound budget's)."""
+    if currency == "CNY":
+        return money(_field(o, "total_price_cny"), currency)
+    if currency in ("EUR", "GBP") and _field(o, "total_price_local") is not None:
+        return money(_field(o, "total_price_local"), currency)
+    return money(_field(o, "total_price_usd"), "USD")
+
+
+def money_exact(amount: float, currency: str) -> str:
+    """Small amounts keep their cents ('$0.90', '¥6.48'); larger ones are rounded like ``money``."""
+    if amount >= 100:
+        return money(amount, currency)
+    return SYMBOLS.get(currency, "$") + f"{amount:,.2f}"
+
+
+def gpu_price_text(g: Any, lang: str) -> tuple[str, str] | None:
+    """(price in the user's currency, as-of date) of a catalog GPU (model or JSON); a converted price shows its
+    rate."""
+    price, price_both = _field(g, "price"), _field(g, "price_both")
+    p = price.model_dump() if hasattr(price, "model_dump") else (price or {})
+    both = price_both.model_dump() if hasattr(price_both, "model_dump") else (price_both or {})
+    if p.get("usd") is None and p.get("cny") is None:
+        return None
+    own, other = ("cny", "usd") if lang == "zh" else ("usd", "cny")
+    if p.get(own) is not None:
+        text = money(p[own], own.upper())
+    elif both.get(own):
+        text = msg(lang, "fmt.converted", price=money(both[own], own.upper()), original=money(p[other], other.upper()))
+    else:
+        text = money(p[other], other.upper())
+    return text, str(p.get("as_of", ""))
+
+
+def duration(hours: float | None, lang: str) -> str:
+    """Hours below two days, days above, in ``lang``."""
+    if hours is None:
+        return "—"
+    if hours < 48:
+        return msg(lang, "compose.duration.hours", hours=num(hours))
+    return msg(lang, "compose.duration.days", hours=num(hours / 24))
+
+
+def card_by_memory(memory_gb: float, lang: str) -> str:
+    """'a 32 GB card' for a GPU known only by its memory."""
+    return msg(lang, "label.card_by_memory", memory=num(memory_gb))
+
+
+def gib(n_bytes: float | None, digits: int = 1) -> str:
+    """'36.9 GiB' — binary only, for what an engine or driver reports."""
+    return "—" if n_bytes is None else f"{n_bytes / GiB:,.{digits}f} GiB"
+
+
+def gb_fixed(n_bytes: float | None, digits: int = 2) -> str:
+    """'39.62 GB' with a fixed number of decimals, for figures compared against a table column."""
+    return "—" if n_bytes is None else f"{n_bytes / GB:,.{digits}f} GB"
+
+
+def seconds(s: float | None) -> str:
+    """'312 ms' below a second, '6.11 s' above."""
+    if s is None:
+        return "—"
+    if s < 1:
+        return f"{s * 1e3:,.2f} ms" if s < 0.01 else f"{s * 1e3:,.1f} ms"
+    return f"{s:,.2f} s"
+
+
+def flops(x: float | None, unit: str = "FLOP") -> str:
+    """'6.18e+14 FLOP'; FLOP/s as TFLOPS when large."""
+    if x is None:
+        return "—"
+    if unit == "FLOP/s" and x >= 1e12:
+        return f"{num(x / 1e12)} TFLOPS"
+    return f"{x:.3g} {unit}"
+
+
+def unit_value(value: float | None, unit: str, lang: str = "en") -> str:
+    """A figure in its unit: bytes in GB, seconds in ms or s, FLOP in scientific notation, money with its symbol;
+    a unit word (sequences, tokens) from the message catalog where it has one."""
+    if value is None:
+        return "—"
+    if unit == "bytes":
+        return gb_fixed(value, 2 if abs(value) < 10 * GB else 1)
+    if unit == "s":
+        return seconds(value)
+    if unit in ("FLOP", "FLOP/s"):
+        return flops(value, unit)
+    if unit == "tokens/s":
+        return tps(value)
+    if unit in SYMBOLS:
+        return money_exact(value, unit)
+    if unit == "h":
+        return f"{num(value)} h"
+    from knowledge.messages import has  # the unit words are messages of advisor.present
+
+    key = f"present.unit.{unit}"
+    word = msg(lang, key) if has("en", key) else unit
+    return f"{num(value)} {word}".strip()
+
+
+def usable_bytes(result: Any) -> int | None:
+    """The memory a sizing result's fit verdict is measured against, per GPU: vLLM's reservation
+    (``gpu_memory_utilization`` × what the engine sees) where there is one, else the engine-visible bytes.
+
+    Sizing answers, the build check, the web UI's chart and the recommender all quote this one figure,
+    so "needs X, usable Y" always agrees with "fits / does not fit"."""
+    get = result.get if isinstance(result, dict) else (lambda k: getattr(result, k, None))
+    value = get("reserved_bytes") or get("gpu_memory_bytes")
+    return int(value) if isinstance(value, int | float) and value > 0 else None
