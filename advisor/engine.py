@@ -16,7 +16,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -31,10 +31,12 @@ from advisor.planner import Plan, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
-from advisor.toolspec import TOOLS, error_text, run_tool
+from advisor.toolspec import TOOLS, error_text, run_tool, typed
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from knowledge.messages import msg
+from tools.inference_memory import InferenceMemoryResult
+from tools.perf import DecodeResult
 
 log = logging.getLogger(__name__)
 
@@ -356,7 +358,7 @@ class Advisor:
         yield FinalReply(reply=reply)
 
     def _turn(self, parsed: Parsed, session: Session, lang: Lang | None, notices: list[str],
-              recompute: bool) -> Iterator[Event]:
+              recompute: bool) -> Generator[Event, None, Reply]:
         previous = dict(session.last_results)
         if not recompute:
             apply_parsed(session, parsed)
@@ -418,7 +420,7 @@ class Advisor:
         elif mode == "concept":
             body = A.compose_concept(citations, parsed.text, out_lang)
         elif mode == "build":
-            gpus = next((c.arguments["gpus"] for c in calls if c.name == "check_build"), [])
+            gpus: list[dict[str, Any]] = next((c.arguments["gpus"] for c in calls if c.name == "check_build"), [])
             label = ", ".join(C.config_label(g["gpu"], g["count"], out_lang) for g in gpus)
             card = plan.assumed.get("gpu")
             body = A.compose_build(calls, label, session.profile.cpu_name, out_lang,
@@ -486,7 +488,8 @@ class Advisor:
         return reply
 
     # ------------------------------------------------------------------ tools
-    def _run_plan(self, plan: Plan, session: Session, lang: Lang) -> Iterator[Event]:
+    def _run_plan(self, plan: Plan, session: Session,
+                  lang: Lang) -> Generator[Event, None, tuple[list[ToolCall], list[Citation]]]:
         calls: list[ToolCall] = []
         citations: list[Citation] = []
         fit: bool | None = None
@@ -508,11 +511,11 @@ class Advisor:
             arguments = _with_sizing(pc.arguments, calls) if pc.takes_sizing else pc.arguments
             call = yield from self._run_one(pc.name, arguments, "planner", lang)
             calls.append(call)
-            if call.ok and pc.purpose == "size" and isinstance(call.result, dict):
-                value = call.result.get("fits")
+            if call.ok and pc.purpose == "size":
+                value = getattr(C.result_of(call), "fits", None)
                 fit = value if fit is None else (fit and value is not False)
-            if call.ok and pc.purpose == "recommend" and isinstance(call.result, dict):
-                no_option = not call.result.get("options")
+            if call.ok and pc.purpose == "recommend":
+                no_option = not getattr(C.result_of(call), "options", None)  # recommend or affordable
             if pc.purpose == "search" and call.ok:
                 citations = self._citations(call.result)
         if plan.mode != "compare" and any(c.name != "search_knowledge" for c in calls):
@@ -533,7 +536,7 @@ class Advisor:
         return calls, citations
 
     def _run_one(self, name: str, arguments: dict[str, Any], by: Literal["planner", "llm"],
-                 lang: Lang, id_prefix: str | None = None) -> Iterator[Event]:
+                 lang: Lang, id_prefix: str | None = None) -> Generator[Event, None, ToolCall]:
         spec = TOOLS[name]
         started = ToolCall(name=name, arguments=arguments, by=by)
         if id_prefix:
@@ -558,7 +561,7 @@ class Advisor:
 
     # ------------------------------------------------------------------ LLM
     def _llm_body(self, deterministic: str, plan: Plan, session: Session, parsed: Parsed, calls: list[ToolCall],
-                  citations: list[Citation], lang: Lang, reply: Reply) -> Iterator[Event]:
+                  citations: list[Citation], lang: Lang, reply: Reply) -> Generator[Event, None, str]:
         """The LLM's text for this turn, grounded; falls back to ``deterministic`` on any failure."""
         try:
             text, system = yield from self._llm_generate(plan, session, parsed, calls, citations, lang)
@@ -594,7 +597,7 @@ class Advisor:
         return deterministic
 
     def _llm_generate(self, plan: Plan, session: Session, parsed: Parsed, calls: list[ToolCall],
-                      citations: list[Citation], lang: Lang) -> Iterator[Event]:
+                      citations: list[Citation], lang: Lang) -> Generator[Event, None, tuple[str, str]]:
         backend = self.backend
         deadline = time.monotonic() + self.settings.turn_timeout_s
         use_tools = backend.supports_tools
@@ -759,11 +762,12 @@ def _with_sizing(arguments: dict[str, Any], calls: list[ToolCall]) -> dict[str, 
     def key(c: ToolCall) -> tuple[Any, Any]:
         return c.arguments.get("gpu"), c.arguments.get("count", c.arguments.get("gpus", 1))
 
-    done = [c for c in calls if c.ok and isinstance(c.result, dict)]
-    speeds = {key(c): c.result["tokens_per_s"] for c in done if c.name == "perf_decode"}
-    fits = {key(c): c.result.get("fits") for c in done if c.name in ("size_inference", "size_training")}
-    room = {key(c): c.result["max_concurrency"] for c in done
-            if c.name == "size_inference" and c.result.get("fits") and c.result.get("max_concurrency") is not None}
+    done = [c for c in calls if c.ok and c.result is not None]
+    speeds = {key(c): typed(c, DecodeResult).tokens_per_s for c in done if c.name == "perf_decode"}
+    fits = {key(c): C.sizing(c).fits for c in done if c.name in ("size_inference", "size_training")}
+    sized = [typed(c, InferenceMemoryResult) for c in done if c.name == "size_inference"]
+    room = {key(c): r.max_concurrency for c, r in zip([c for c in done if c.name == "size_inference"], sized,
+                                                       strict=True) if r.fits and r.max_concurrency is not None}
     options = []
     for o in arguments["options"]:
         k = (o["gpu"], o.get("count", 1))
@@ -799,9 +803,10 @@ def _echoes(text: str, prompt: str, window: int = 40) -> bool:
 
 def _verdict(calls: list[ToolCall]) -> bool | None:
     for c in calls:
-        if (c.ok and c.name in ("size_inference", "size_training", "scientific_fp64")
-                and isinstance(c.result, dict) and c.result.get("fits") is not None):
-            return bool(c.result["fits"])
+        if c.ok and c.name in ("size_inference", "size_training", "scientific_fp64"):
+            fits = C.result_of(c).fits
+            if fits is not None:
+                return bool(fits)
     return None
 
 

@@ -76,7 +76,7 @@ class ToolSpec:
     name: str
     description: str
     input_model: type[BaseModel]
-    run: Callable[[BaseModel], Any]
+    run: Callable[[Any], Any]  # takes an instance of input_model
     title_en: str
     title_zh: str
     output_model: type[BaseModel] = SearchResult
