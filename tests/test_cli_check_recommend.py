@@ -51,10 +51,21 @@ def test_check_model_fit_and_mains_spelling(capsys: pytest.CaptureFixture[str]) 
 def test_check_text_in_both_languages(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--gpu", "L40S", "--chassis", "tower", "--lang", "en"]) == 0
     en = capsys.readouterr().out
-    assert "[ERROR] cooling-passive-in-tower" in en and "→" in en
+    assert "[ERROR] L40S 48GB has no fan" in en and "→" in en and "Build has 1 error(s)" in en
     assert main(["check", "--gpu", "L40S", "--chassis", "tower", "--lang", "zh"]) == 0
     zh = capsys.readouterr().out
-    assert "[错误] cooling-passive-in-tower" in zh and "被动散热" in zh
+    assert "[错误] L40S 48GB 没有风扇" in zh and "被动散热" in zh and "配置有 1 个错误" in zh
+    for out in (en, zh):  # rule ids are for --json, not for people
+        assert "cooling-passive-in-tower" not in out and "power-psu-headroom" not in out
+
+
+def test_check_text_totals_match_the_json(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["check", "--gpu", "4090", "--count", "4", "--chassis", "tower"]
+    t = run_json(capsys, *argv)["totals"]
+    assert main([*argv, "--lang", "zh"]) == 0
+    zh = capsys.readouterr().out
+    assert f"= {t['system_power_w']:,.0f} W" in zh and f"建议电源 ≥ {t['recommended_psu_w']:,.0f} W" in zh
+    assert "[警告]" in zh and "power-multi-psu" not in zh and "WARN" not in zh
 
 
 def test_check_count_without_gpu_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,6 +111,26 @@ def test_recommend_domestic_text_in_chinese(capsys: pytest.CaptureFixture[str]) 
                  "--domestic", "--lang", "zh"]) == 0
     out = capsys.readouterr().out
     assert "推荐配置" in out and "软件栈" in out and "排除的配置" in out
+
+
+def test_recommend_text_in_the_budget_currency_without_raw_values(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["recommend", "--workload", "inference", "--model", "Qwen2.5-72B", "--budget-cny", "400000"]
+    data = run_json(capsys, *argv)
+    assert main([*argv, "--lang", "zh"]) == 0
+    zh = capsys.readouterr().out
+    top = data["options"][0]
+    row = next(line for line in zh.splitlines() if line.strip().startswith("1. "))
+    assert f"¥{top['total_price_cny']:,.0f}" in row and "$" not in row
+    assert f"{top['per_gpu_bytes'] / 1e9:.1f}/" in row
+    for raw in ("score", "consumer", "workstation", "datacenter", "tok/s", "per sequence"):
+        assert raw not in zh
+    argv = ["recommend", "--workload", "training", "--model", "llama-3.1-8b", "--method", "qlora",
+            "--budget-usd", "3000"]
+    data = run_json(capsys, *argv)
+    assert main([*argv, "--lang", "en"]) == 0
+    en = capsys.readouterr().out
+    assert f"${data['options'][0]['total_price_usd']:,.0f}" in en and "¥" not in en and not CJK.search(en)
+    assert "training tokens/s" in en
 
 
 def test_recommend_budgets_are_exclusive() -> None:

@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from advisor.cli import main
+from advisor.fmt import money_exact, num, tps
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
@@ -99,9 +100,39 @@ def test_perf_fp64(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_perf_text_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["perf", "--model", "llama-3.1-8b", "--gpu", "H100", "--precision", "bf16", "--lang", "zh"]) == 0
+    argv = ["perf", "--model", "llama-3.1-8b", "--gpu", "H100", "--precision", "bf16"]
+    d = run_json(capsys, *argv)
+    assert main([*argv, "--lang", "zh"]) == 0
     out = capsys.readouterr().out
-    assert "解码速度" in out and "首 token 延迟" in out and "tok/s" in out
+    assert "解码速度" in out and "首 token 延迟" in out and "tokens/s" in out
+    decode = next(line for line in out.splitlines() if "解码速度" in line)
+    assert tps(d["decode_tokens_per_s"]) in decode and "瓶颈：显存带宽" in decode
+    assert "memory" not in decode and "range" not in out and "bound" not in out
+
+
+def test_perf_text_in_english_shows_the_json_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["perf", "--model", "qwen2.5-72b", "--gpu", "H100", "--count", "2", "--precision", "fp8", "--serve"]
+    d = run_json(capsys, *argv)
+    assert main([*argv, "--lang", "en"]) == 0
+    out = capsys.readouterr().out
+    assert "tensor parallel × 2" in out.splitlines()[0]
+    assert tps(d["decode_tokens_per_s"]) in out and tps(d["prefill_tokens_per_s"]) in out
+    assert f"{d['serving']['kv_capacity_tokens']:,} tokens" in out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit() and "tokens/s" in line]
+    assert [int(r[0]) for r in rows] == [p["batch"] for p in d["serving"]["points"]]
+
+
+def test_perf_train_and_fp64_text(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["perf", "--train", "--model", "llama-3.1-8b", "--gpu", "H100", "--count", "8", "--tokens", "1e9"]
+    d = run_json(capsys, *argv)
+    assert main([*argv, "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert f"{num(d['hours'])} h" in out and "GPU 时" in out and money_exact(d["cost_usd"], "USD") in out
+    d = run_json(capsys, "perf", "--fp64", "lu", "--n", "50000", "--gpu", "A100")
+    assert main(["perf", "--fp64", "lu", "--n", "50000", "--gpu", "A100", "--lang", "zh"]) == 0
+    out = capsys.readouterr().out
+    assert "稠密 LU 分解" in out and f"{d['memory_bytes'] / 1e9:,.2f} GB" in out and "放得下" in out
+    assert "dense-lu" not in out and "compute-bound" not in out
 
 
 @pytest.mark.parametrize(

@@ -6,14 +6,9 @@ import argparse
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
-from knowledge.messages import render
-from tools.compat import BuildInput, BuildReport, Finding, GPUCount, SlotLayout, check_build, parse_gpu_arg
+from advisor.present import present_check
+from tools.compat import BuildInput, GPUCount, SlotLayout, check_build, parse_gpu_arg
 from tools.units import GB
-
-SEVERITY_LABEL = {
-    "en": {"error": "ERROR", "warning": "WARN ", "info": "INFO "},
-    "zh": {"error": "错误", "warning": "警告", "info": "提示"},
-}
 
 
 class _GpuAction(argparse.Action):
@@ -104,56 +99,11 @@ def build_input(args: argparse.Namespace) -> BuildInput:
     )
 
 
-def finding_lines(f: Finding, lang: str, indent: str = "") -> list[str]:
-    """Two lines per finding: '[ERROR] power-psu-headroom: message' and '→ fix'."""
-    zh = lang == "zh"
-    label = SEVERITY_LABEL[lang][f.severity]
-    return [f"{indent}[{label}] {f.id}: {f.message_zh if zh else f.message_en}",
-            f"{indent}        → {f.fix_zh if zh else f.fix}"]
-
-
-def report_text(report: BuildReport, lang: str) -> str:
-    zh = lang == "zh"
-    t = report.totals
-    n_err = len(report.errors)
-    if zh:
-        head = "✓ 配置可行（无错误）" if report.ok else f"✗ 配置有 {n_err} 个错误"
-    else:
-        head = "✓ Build OK (no errors)" if report.ok else f"✗ Build has {n_err} error(s)"
-    lines = [head]
-    lanes = f"{t.lanes_needed}/{t.lanes_available}" if t.lanes_available is not None else f"{t.lanes_needed}/?"
-    widths = "/".join(f"x{x}" for x in t.link_widths) or "—"
-    if zh:
-        lines.append(f"  功耗：显卡 {t.gpu_power_w:,.0f} W + CPU {t.cpu_power_w:,.0f} W + 平台 "
-                     f"{t.platform_overhead_w:,.0f} W = {t.system_power_w:,.0f} W；建议电源 ≥ "
-                     f"{t.recommended_psu_w:,.0f} W；墙端约 {t.wall_draw_w:,.0f} W"
-                     + (f"（回路上限 {t.continuous_limit_w:,.0f} W）" if t.continuous_limit_w else ""))
-        lines.append(f"  PCIe 通道 需要/可用 {lanes}，链路宽度 {widths}；显存合计 "
-                     f"{t.total_vram_label_gb:,.0f} GB；建议内存 ≥ {t.recommended_system_ram_gb:,.0f} GB；"
-                     f"CPU ≥ {t.cpu_cores_needed} 核")
-    else:
-        lines.append(f"  Power: GPUs {t.gpu_power_w:,.0f} W + CPU {t.cpu_power_w:,.0f} W + platform "
-                     f"{t.platform_overhead_w:,.0f} W = {t.system_power_w:,.0f} W; PSU ≥ "
-                     f"{t.recommended_psu_w:,.0f} W; wall ~{t.wall_draw_w:,.0f} W"
-                     + (f" (circuit limit {t.continuous_limit_w:,.0f} W)" if t.continuous_limit_w else ""))
-        lines.append(f"  PCIe lanes needed/available {lanes}, link widths {widths}; VRAM total "
-                     f"{t.total_vram_label_gb:,.0f} GB; RAM ≥ {t.recommended_system_ram_gb:,.0f} GB; "
-                     f"CPU ≥ {t.cpu_cores_needed} cores")
-    lines.append("")
-    for f in report.findings:
-        lines += finding_lines(f, lang, "  ")
-    if report.assumptions:
-        lines.append("")
-        lines.append("假设：" if zh else "Assumptions:")
-        lines += [f"  - {render(a, lang)}" for a in report.assumptions]
-    return "\n".join(lines)
-
-
 @domain_errors
 def _run(args: argparse.Namespace) -> int:
     report = check_build(build_input(args))
     if args.json:
         print_json(report)
     else:
-        print(report_text(report, lang_of(args)))
+        print(present_check(report, lang_of(args)).text())
     return 0

@@ -6,8 +6,17 @@ import argparse
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from advisor.present import (
+    combine,
+    notes,
+    present_decode,
+    present_fp64,
+    present_prefill,
+    present_serving,
+    present_training_time,
+)
 from knowledge import load_catalog
-from knowledge.messages import render
+from knowledge.messages import msg
 from tools.efficiency import PREFILL_MFU, TRAINING_MFU
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, load_model_spec
@@ -19,7 +28,7 @@ from tools.perf import (
     estimate_prefill,
     estimate_serving,
 )
-from tools.result import Note, Term, note
+from tools.result import Note, note
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_time import TrainingTimeInput, estimate_training_time, parse_count
 
@@ -105,14 +114,14 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -> int:
-    notes: list[Note] = []
+    notes_cli: list[Note] = []
     precision = args.precision or spec.weight_precision or spec.native_dtype
     if not args.precision:
-        notes.append(note("cli.precision_not_given", precision=precision))
+        notes_cli.append(note("cli.precision_not_given", precision=precision))
     context = args.context
     if context is None:
         context = DEFAULT_CONTEXT
-        notes.append(note("cli.context_not_given", tokens=DEFAULT_CONTEXT))
+        notes_cli.append(note("cli.context_not_given", tokens=DEFAULT_CONTEXT))
     prompt = args.prompt or context
     mfu = args.mfu if args.mfu is not None else PREFILL_MFU
     kv = args.kv_dtype or "fp16"
@@ -173,48 +182,22 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
         "decode": decode,
         "prefill": prefill,
         "serving": serving,
-        "assumptions": notes + decode.assumptions + [a for a in prefill.assumptions if a not in decode.assumptions],
+        "assumptions": notes_cli + decode.assumptions + [a for a in prefill.assumptions if a not in decode.assumptions],
         "warnings": list({str(w): w for w in  # one of each, in order (notes are not hashable)
                           decode.warnings + prefill.warnings + (serving.warnings if serving else [])}.values()),
     }
     if args.json:
         print_json(out)
         return 0
-    zh = lang == "zh"
-    t = (lambda a, b: a) if zh else (lambda a, b: b)
-    par = f" · {decode.parallel} × {args.count}" if args.count > 1 else ""
-    lines = [
-        f"{spec.name} · {precision} · {gpu.name}{par} · {t('上下文', 'context')} {context:,} · batch {args.batch}",
-        "",
-    ]
-    lo, hi = decode.tokens_per_s_range
-    lines.append(
-        f"  {t('解码速度', 'decode'):<14}{decode.tokens_per_s:>10,.1f} tok/s   "
-        f"({t('范围', 'range')} {lo:,.1f}–{hi:,.1f}; {t('每序列', 'per sequence')} "
-        f"{decode.per_sequence_tokens_per_s:,.1f}; {t('瓶颈', 'bound')}: {decode.bound})"
-    )
-    lines.append(
-        f"  {t('预填充', 'prefill'):<14}{prefill.tokens_per_s:>10,.0f} tok/s   "
-        f"({prefill.compute_precision} {prefill.peak_flops_per_s / 1e12:g} TFLOPS × MFU {prefill.mfu:g})"
-    )
-    lines.append(
-        f"  {t('首 token 延迟', 'TTFT'):<14}{prefill.ttft_s:>10,.3f} s       ({prompt:,} "
-        f"{t('个提示 token', 'prompt tokens')})"
-    )
+    split = msg(lang, f"present.perf.split_{decode.parallel}", count=args.count) if args.count > 1 else ""
+    title = msg(lang, "present.perf.title", model=spec.name, precision=precision, gpu=gpu.name, split=split,
+                context=f"{context:,}", batch=args.batch)
+    parts = [present_decode(decode, lang), present_prefill(prefill, lang, prompt_tokens=prompt)]
     if serving:
-        lines.append("")
-        lines.append(
-            f"  {t('连续批处理', 'serving')}: KV {serving.kv_capacity_tokens:,} tokens, "
-            f"{t('最大并发', 'max concurrency')} {serving.max_concurrency:.1f} @ {context:,}"
-        )
-        for pt in serving.points:
-            lines.append(
-                f"    batch {pt.batch:>4}: {pt.tokens_per_s:>9,.0f} tok/s "
-                f"({pt.per_sequence_tokens_per_s:,.1f}/seq, {pt.bound})"
-            )
-    lines += _terms_block(decode.terms + prefill.terms, zh)
-    lines += _tail(out["assumptions"], out["warnings"], zh)
-    print("\n".join(lines))
+        parts.append(present_serving(serving, lang, context=context))
+    section = combine(title, parts)
+    section.notes = notes(notes_cli, lang) + section.notes
+    print(section.text())
     return 0
 
 
@@ -236,20 +219,9 @@ def _train(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -> in
         out = {"model": spec.name, "tokens": tokens, **res.model_dump(mode="json")}
         print_json(out)
         return 0
-    zh = lang == "zh"
-    t = (lambda a, b: a) if zh else (lambda a, b: b)
-    lines = [f"{spec.name} · {tokens:.3g} tokens · {args.count} × {gpu.name} · MFU {res.mfu:g}", ""]
-    lines.append(f"  {t('时长', 'wall-clock'):<12}{res.hours:>14,.1f} h  ({res.days:,.1f} {t('天', 'days')})")
-    lines.append(f"  {t('GPU 时', 'GPU-hours'):<12}{res.gpu_hours:>14,.0f} GPU·h")
-    lines.append(f"  {t('吞吐', 'throughput'):<12}{res.tokens_per_s_per_gpu:>14,.0f} tokens/s/GPU")
-    if res.cost_usd is not None:
-        lines.append(
-            f"  {t('费用', 'cost'):<12}{res.cost_usd:>14,.0f} USD  (${res.price_per_gpu_hour:g}/GPU·h, "
-            f"{render(res.price_source, lang)})"
-        )
-    lines += _terms_block(res.terms, zh)
-    lines += _tail(list(spec.notes) + res.assumptions, res.warnings, zh)
-    print("\n".join(lines))
+    section = present_training_time(res, lang, model=spec.name, tokens=tokens)
+    section.notes = notes(list(spec.notes), lang) + section.notes
+    print(section.text())
     return 0
 
 
@@ -272,44 +244,5 @@ def _fp64(args: argparse.Namespace, gpu: Any, lang: str) -> int:
     if args.json:
         print_json(res)
         return 0
-    zh = lang == "zh"
-    t = (lambda a, b: a) if zh else (lambda a, b: b)
-    lines = [f"FP64 {problem} · {args.count} × {gpu.name}", ""]
-    lines.append(
-        f"  {t('内存', 'memory'):<10}{res.memory_bytes / 1e9:>12,.2f} GB  "
-        f"({res.per_gpu_bytes / 2**30:,.2f} GiB {t('每卡', 'per GPU')}, "
-        f"{t('放得下', 'fits') if res.fits else t('放不下', 'does not fit')})"
-    )
-    if res.seconds is not None:
-        lines.append(f"  {t('时间', 'time'):<10}{res.seconds:>12,.2f} s    ({res.bound}-bound)")
-    lines += _terms_block(res.terms, zh)
-    lines += _tail(res.assumptions, res.warnings, zh)
-    print("\n".join(lines))
+    print(present_fp64(res, lang, gpu=gpu.name).text())
     return 0
-
-
-def _terms_block(terms: list[Term], zh: bool) -> list[str]:
-    out = ["", "公式：" if zh else "Terms and formulas:"]
-    for term in terms:
-        out.append(f"  - {term.name} = {_fmt(term.value, term.unit)}: {term.formula}")
-        out.append(f"      {term.explain_zh if zh else term.explain_en}")
-    return out
-
-
-def _fmt(value: float, unit: str) -> str:
-    if unit == "bytes":
-        return f"{value / 1e9:,.3f} GB"
-    if unit == "s":
-        return f"{value * 1e3:,.2f} ms" if value < 1 else f"{value:,.2f} s"
-    if unit in ("FLOP", "FLOP/s"):
-        return f"{value:.3e} {unit}"
-    return f"{value:,.2f} {unit}"
-
-
-def _tail(assumptions: list[Any], warnings: list[Any], zh: bool) -> list[str]:
-    """Assumption and warning notes, in the output language."""
-    lang = "zh" if zh else "en"
-    out = ["假设：" if zh else "Assumptions:"] + [f"  - {render(a, lang)}" for a in assumptions]
-    if warnings:
-        out += ["警告：" if zh else "Warnings:"] + [f"  ! {render(w, lang)}" for w in warnings]
-    return out

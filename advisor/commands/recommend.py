@@ -5,16 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from advisor.commands.check import finding_lines
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
-from knowledge.messages import render
+from advisor.present.recommend import TEXT_OPTIONS, present_recommend
 from tools.compat import parse_gpu_arg
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.training_time import parse_count
 from tools.units import GB
-
-TEXT_OPTIONS = 10
-TEXT_REJECTED = 15
 
 
 def _count(text: str) -> float:
@@ -91,57 +87,6 @@ def to_json(rec: Recommendation, lang: str) -> dict[str, Any]:
     return data
 
 
-def _fmt(x: float | None, unit: str = "", digits: int = 0) -> str:
-    return "—" if x is None else f"{x:,.{digits}f}{unit}"
-
-
-def recommendation_text(rec: Recommendation, lang: str, limit: int = TEXT_OPTIONS) -> str:
-    zh = lang == "zh"
-    sym = "¥" if rec.currency == "CNY" else "$"
-    lines: list[str] = []
-    if not rec.options:
-        lines.append("没有满足条件的配置。" if zh else "No configuration passes every gate.")
-    else:
-        lines.append(f"推荐配置（共 {len(rec.options)} 个，显示前 {min(limit, len(rec.options))} 个）："
-                     if zh else f"Options ({len(rec.options)}, top {min(limit, len(rec.options))} shown):")
-    for o in rec.options[:limit]:
-        price = o.total_price_cny if rec.currency == "CNY" else o.total_price_usd
-        perf = (f"{_fmt(o.decode_tokens_per_s)} tok/s" if o.decode_tokens_per_s is not None else
-                f"{_fmt(o.training_tokens_per_s)} train tok/s" if o.training_tokens_per_s is not None else
-                f"FP64 {_fmt(o.fp64_tflops, digits=1)} TFLOPS")
-        mem = (f"{o.per_gpu_bytes / GB:.1f}/{o.gpu_memory_bytes / GB:.1f} GB" if o.per_gpu_bytes is not None
-               else f"{o.gpu_memory_bytes / GB:.0f} GB")
-        lines.append(f" {o.rank:>2}. {o.count}× {o.gpu:<32} {o.tier:<11} {mem:<16} {perf:<22} "
-                     f"{sym}{_fmt(price)}  score {o.score:,.2f}")
-        lines.append(f"     {o.why_zh if zh else o.why_en}")
-        for f in o.findings:
-            if f.severity == "warning":
-                lines += finding_lines(f, lang, "     ")
-    shown = [r for r in rec.rejected if r.stage != "constraint"]
-    hidden = len(rec.rejected) - len(shown)
-    if rec.rejected:
-        lines.append("")
-        lines.append("排除的配置：" if zh else "Ruled out:")
-        for r in shown[:TEXT_REJECTED]:
-            c = f"{r.count}× " if r.count else ""
-            lines.append(f"  - {c}{r.gpu}: {r.reason_zh if zh else r.reason_en}")
-        more = len(shown) - TEXT_REJECTED
-        if more > 0:
-            lines.append(f"  …另有 {more} 个（--json 查看全部）" if zh else f"  … {more} more (see --json)")
-        if hidden:
-            lines.append(f"  （另有 {hidden} 个型号因约束条件被排除）" if zh else
-                         f"  ({hidden} GPU models excluded by the constraints)")
-    if rec.pitfalls:
-        lines.append("")
-        lines.append("注意这些陷阱：" if zh else "Pitfalls flagged:")
-        for en, zh_text in rec.pitfalls.values():
-            lines.append(f"  - {zh_text if zh else en}")
-    lines.append("")
-    lines.append("假设：" if zh else "Assumptions:")
-    lines += [f"  - {render(a, lang)}" for a in rec.assumptions]
-    return "\n".join(lines)
-
-
 @domain_errors
 def _run(args: argparse.Namespace) -> int:
     rec = recommend(build_input(args))
@@ -149,5 +94,5 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(to_json(rec, lang))
     else:
-        print(recommendation_text(rec, lang, args.limit))
+        print(present_recommend(rec, lang, limit=args.limit).text())
     return 0

@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
-import unicodedata
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, fail, lang_of, print_json
-from knowledge.messages import render
-from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
+from advisor.present import present_inference
+from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.result import Note, note
-from tools.units import GB, GiB
+from tools.units import GiB
 
 DEFAULT_CONTEXT = 4096
 
@@ -167,112 +166,5 @@ def run_inference(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print("\n".join(render_inference(result, lang_of(args))))
+        print(present_inference(result, lang_of(args)).text())
     return 0
-
-
-# --- text output -------------------------------------------------------------------------
-
-_LABELS = {
-    "weights": ("权重", "weights"),
-    "kv_cache": ("KV 缓存", "KV cache"),
-    "activations": ("激活/计算缓冲", "activations"),
-    "overhead": ("运行开销", "overhead"),
-    "total": ("每卡合计", "total per GPU"),
-    "cpu_ram": ("主机内存", "host RAM"),
-    "vllm_reservation": ("vLLM 预占", "vLLM reservation"),
-    "kv_capacity": ("KV 容量", "KV capacity"),
-}
-
-
-def _col(text: str, width: int = 18) -> str:
-    """Left-justify counting CJK characters as two columns."""
-    shown = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-    return text + " " * max(1, width - shown)
-
-
-def _gb(n: float) -> str:
-    return f"{n / GB:,.2f}"
-
-
-def _gib(n: float) -> str:
-    return f"{n / GiB:,.2f}"
-
-
-def render_inference(r: InferenceMemoryResult, lang: str = "en") -> list[str]:
-    """A readable table: breakdown per GPU in GB and GiB, formulas, budget, assumptions."""
-    zh = lang == "zh"
-
-    def t(z: str, e: str) -> str:
-        return z if zh else e
-
-    eng = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}[r.engine]
-    par = (
-        ""
-        if r.gpus == 1
-        else (f" · tp={r.gpus}" if r.parallel == "tp" else t(f" · {r.gpus} 卡分层", f" · {r.gpus}-way layer split"))
-    )
-    lines = [
-        f"{r.model} · {eng} · {t('权重', 'weights')} {r.precision} · KV {r.kv_dtype} · "
-        f"{t('上下文', 'context')} {r.context:,} × {r.batch} {t('路并发', 'seq')} · "
-        f"{r.gpus} GPU{par}",
-        "",
-        f"  {_col(t('每卡显存', 'Per GPU'))}{'GB (1e9 B)':>12}{'GiB (2^30 B)':>14}   {t('公式', 'formula')}",
-    ]
-    by_name = {term.name: term for term in r.terms}
-    for key in ("weights", "kv_cache", "activations", "overhead"):
-        value = getattr(r.breakdown, key)
-        formula = by_name[key].formula if key in by_name else ""
-        lines.append(f"  {_col(t(*_LABELS[key]))}{_gb(value):>12}{_gib(value):>14}   {formula}")
-    lines.append(f"  {_col(t(*_LABELS['total']))}{_gb(r.per_gpu_bytes):>12}{_gib(r.per_gpu_bytes):>14}")
-    if r.gpus > 1:
-        lines.append(
-            f"  {_col(t(f'{r.gpus} 卡各自相加', f'sum over {r.gpus} GPUs'))}"
-            f"{_gb(r.total_bytes):>12}{_gib(r.total_bytes):>14}   "
-            + t("（每卡分别计算，不是显存池）", "(each GPU counted on its own, not a pool)")
-        )
-    if r.cpu_bytes:
-        lines.append(
-            f"  {_col(t('主机内存', 'host RAM'))}{_gb(r.cpu_bytes):>12}{_gib(r.cpu_bytes):>14}   "
-            + t("留在 CPU 侧的张量", "tensors kept off the GPU")
-        )
-    lines.append(
-        f"  {t('每 token KV', 'KV per token')}: {r.kv_bytes_per_token:,} B"
-        + (t("（每卡）", " (per GPU)") if r.gpus > 1 else "")
-    )
-    if r.gpu_memory_bytes is not None:
-        lines.append("")
-        mark = "✓" if r.fits else "✗"
-        where = r.gpu or t("指定显存", "given memory")
-        lines.append(
-            f"  {where}: {_gib(r.gpu_memory_bytes)} GiB {t('可用', 'visible')} — "
-            f"{t('放得下', 'fits') if r.fits else t('放不下', 'does not fit')} {mark}"
-        )
-        if r.reserved_bytes is not None:
-            lines.append(
-                f"  {t('vLLM 预占', 'vLLM reservation')}: {_gib(r.reserved_bytes)} GiB; "
-                f"{t('KV 预算', 'KV budget')}: {_gib(r.kv_budget_bytes or 0)} GiB = "
-                f"{(r.kv_blocks or 0):,} {t('块', 'blocks')} × 16"
-            )
-        if r.kv_capacity_tokens is not None:
-            lines.append(
-                f"  {t('KV 容量', 'KV capacity')}: {r.kv_capacity_tokens:,} tokens; "
-                f"{t('最大并发', 'max concurrency')} {r.max_concurrency or 0:g}× @ {r.context:,}; "
-                f"{t('当前并发下最长上下文', 'longest context at this batch')}: {r.max_context_tokens or 0:,}"
-            )
-        if r.offload_layers:
-            lines.append(
-                f"  llama.cpp: -ngl {r.gpu_layers}, {r.offload_layers} " + t("层放在内存", "layers in system RAM")
-            )
-        lines.append(f"  {t('余量', 'headroom')}: {_gib(r.headroom_bytes or 0)} GiB")
-    lines.append("")
-    lines.append(t("说明：", "Terms:"))
-    for term in r.terms:
-        label = t(*_LABELS[term.name]) if term.name in _LABELS else term.name
-        lines.append(f"  - {label}: {term.explain_zh if zh else term.explain_en}")
-    lines.append(t("假设：", "Assumptions:"))
-    lines += [f"  - {render(a, lang)}" for a in r.assumptions]
-    if r.warnings:
-        lines.append(t("警告：", "Warnings:"))
-        lines += [f"  ! {render(w, lang)}" for w in r.warnings]
-    return lines

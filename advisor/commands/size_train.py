@@ -10,18 +10,16 @@ from __future__ import annotations
 import argparse
 
 from advisor.commands.common import lang_of, print_json
+from advisor.present import present_training
 from knowledge import load_catalog
-from knowledge.messages import render
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, load_model_spec
 from tools.result import Note, note
 from tools.training_memory import (
     TrainingMemoryInput,
-    TrainingMemoryResult,
     estimate_training_memory,
     resolve_optimizer,
 )
-from tools.units import GB, GiB
 
 DEFAULT_SEQ = 2048
 
@@ -145,54 +143,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print("\n".join(render_training(result, lang_of(args))))
+        print(present_training(result, lang_of(args)).text())
     return 0
-
-
-_LABELS = {
-    "weights": ("权重", "weights"),
-    "gradients": ("梯度", "gradients"),
-    "optimizer": ("优化器状态", "optimizer"),
-    "activations": ("激活", "activations"),
-    "overhead": ("运行开销", "overhead"),
-}
-
-
-def render_training(r: TrainingMemoryResult, lang: str = "en") -> list[str]:
-    """A readable table: per-GPU breakdown in GB and GiB, host RAM, fit, terms and assumptions."""
-    zh = lang == "zh"
-
-    def t(z: str, e: str) -> str:
-        return z if zh else e
-
-    shard = "FSDP" if r.fsdp else (f"ZeRO-{r.zero_stage}" if r.zero_stage else t("无分片", "no sharding"))
-    lines = [
-        f"{r.model} · {t('训练', 'training')} {r.method} · {r.regime} · {r.optimizer} · {shard} · "
-        f"{r.gpus} GPU{' (tp ' + str(r.tp) + ')' if r.tp > 1 else ''} · seq {r.seq:,} × {r.micro_batch} · "
-        f"recompute {r.recompute}",
-        "",
-        f"  {t('每卡显存', 'Per GPU'):<16}{'GB (1e9 B)':>12}{'GiB (2^30 B)':>14}",
-    ]
-    for key in ("weights", "gradients", "optimizer", "activations", "overhead"):
-        v = getattr(r.breakdown, key)
-        lines.append(f"  {t(*_LABELS[key]):<16}{v / GB:>12,.2f}{v / GiB:>14,.2f}")
-    lines.append(f"  {t('每卡合计', 'total per GPU'):<16}{r.per_gpu_bytes / GB:>12,.2f}{r.per_gpu_bytes / GiB:>14,.2f}")
-    lines.append(f"  {t('主机内存/节点', 'host RAM/node'):<16}{r.cpu_bytes / GB:>12,.2f}{r.cpu_bytes / GiB:>14,.2f}")
-    lines.append(f"  {t('可训练参数', 'trainable params')}: {r.trainable_params:,} / {r.params:,}")
-    if r.gpu_memory_bytes is not None:
-        mark = "✓" if r.fits else "✗"
-        lines.append(
-            f"  {r.gpu}: {r.gpu_memory_bytes / GiB:.2f} GiB — "
-            f"{t('放得下', 'fits') if r.fits else t('放不下', 'does not fit')} {mark}; "
-            f"{t('余量', 'headroom')} {(r.headroom_bytes or 0) / GiB:.2f} GiB"
-        )
-    lines += ["", t("公式：", "Terms and formulas:")]
-    for term in r.terms:
-        lines.append(f"  - {term.name} = {term.value / GB:,.3f} GB: {term.formula}")
-        lines.append(f"      {term.explain_zh if zh else term.explain_en}")
-    lines.append(t("假设：", "Assumptions:"))
-    lines += [f"  - {render(a, lang)}" for a in r.assumptions]
-    if r.warnings:
-        lines.append(t("警告：", "Warnings:"))
-        lines += [f"  ! {render(w, lang)}" for w in r.warnings]
-    return lines

@@ -1,0 +1,134 @@
+"""Recommendation (``recommend``): ranked options in the request's currency, what was ruled out, pitfalls."""
+
+from __future__ import annotations
+
+import re
+
+from advisor.fmt import gb_short, money, num, option_total, tps
+from advisor.present.check import finding_item
+from advisor.present.section import Item, ItemList, Section, Table, notes, word
+from knowledge import load_catalog
+from knowledge.messages import msg
+from tools.compat_rules.software import stack_family
+from tools.recommend import Option, Recommendation
+
+TEXT_OPTIONS = 10
+TEXT_REJECTED = 15
+
+
+def present_recommend(rec: Recommendation, lang: str, currency: str | None = None, limit: int = TEXT_OPTIONS,
+                      rejected: int = TEXT_REJECTED) -> Section:
+    """``currency``: the one prices are shown in (default: the request's — the budget's currency)."""
+    cur = currency or rec.price_currency or rec.currency
+    s = Section(lang=lang, title=msg(lang, f"present.recommend.title_{_workload(rec.workload)}"),
+                notes=notes(rec.assumptions, lang))
+    if not rec.options:
+        s.verdict = msg(lang, "present.recommend.none")
+    else:
+        s.verdict = msg(lang, "present.recommend.count", count=len(rec.options),
+                        shown=min(limit, len(rec.options)))
+        header = [msg(lang, f"present.recommend.col_{c}") for c in ("rank", "config", "tier", "memory", "perf",
+                                                                      "total")]
+        s.table = Table(header=header, rows=[_row(o, cur, lang) for o in rec.options[:limit]], right=[0, 4, 5])
+        s.lists.append(ItemList(title=msg(lang, "present.recommend.why"),
+                                items=[_why(o, cur, lang) for o in rec.options[:limit]]))
+    shown = [r for r in rec.rejected if r.stage != "constraint"]
+    hidden = len(rec.rejected) - len(shown)
+    if rec.rejected:
+        more = []
+        if len(shown) > rejected:
+            more.append(msg(lang, "present.recommend.more_rejected", count=len(shown) - rejected))
+        if hidden:
+            more.append(msg(lang, "present.recommend.hidden", count=hidden))
+        items = [Item(text=msg(lang, "present.recommend.rejected", config=(f"{r.count}× " if r.count else "") + r.gpu,
+                               reason=r.reason_zh if lang == "zh" else r.reason_en)) for r in shown[:rejected]]
+        s.lists.append(ItemList(title=msg(lang, "present.recommend.ruled_out"), items=items, more="  ".join(more),
+                                bullet="- "))
+    if rec.pitfalls:
+        s.lists.append(ItemList(title=msg(lang, "present.recommend.pitfalls"),
+                                items=[Item(text=zh if lang == "zh" else en) for en, zh in rec.pitfalls.values()],
+                                bullet="- "))
+    return s
+
+
+def _workload(w: str) -> str:
+    return w if w in ("inference", "training", "scientific") else "other"
+
+
+def _perf(o: Option, lang: str) -> str:
+    if o.decode_tokens_per_s is not None:
+        return tps(o.decode_tokens_per_s)
+    if o.training_tokens_per_s is not None:
+        return msg(lang, "present.recommend.training_tps", tps=num(o.training_tokens_per_s))
+    if o.fp64_tflops is not None:
+        return f"FP64 {num(o.fp64_tflops)} TFLOPS"
+    if o.fp32_tflops is not None:
+        return f"FP32 {num(o.fp32_tflops)} TFLOPS"
+    return "—"
+
+
+def _metric(o: Option, lang: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", o.perf_metric.lower()).strip("_")
+    return word(lang, "metric", slug) if slug else ""
+
+
+def _row(o: Option, cur: str, lang: str) -> list[str]:
+    mem = (f"{gb_short(o.per_gpu_bytes).removesuffix(' GB')}/{gb_short(o.gpu_memory_bytes)}"
+           if o.per_gpu_bytes is not None else gb_short(o.gpu_memory_bytes))
+    return [f"{o.rank}.", f"{o.count}× {o.gpu}", word(lang, "tier", o.tier), mem, _perf(o, lang),
+            option_total(o.model_dump(), cur)]
+
+
+def _rate(o: Option, cur: str) -> float | None:
+    """Units of ``cur`` per US dollar, read off the option's two totals."""
+    if cur == "USD":
+        return 1.0
+    local = o.total_price_cny if cur == "CNY" else o.total_price_local
+    if local is None or not o.total_price_usd:
+        return None
+    return local / o.total_price_usd
+
+
+def _why(o: Option, cur: str, lang: str) -> Item:
+    """Why this option, from its figures: memory, speed, price and value in ``cur``, software stack."""
+    parts = []
+    if o.per_gpu_bytes is not None and o.headroom_bytes is not None:
+        parts.append(msg(lang, "present.recommend.memory", need=gb_short(o.per_gpu_bytes),
+                         usable=gb_short(o.gpu_memory_bytes), spare=gb_short(o.headroom_bytes)))
+    if o.decode_tokens_per_s is not None:
+        parts.append(msg(lang, "present.recommend.decode", tps=tps(o.decode_tokens_per_s)))
+    if o.training_tokens_per_s is not None:
+        parts.append(msg(lang, "present.recommend.training", tps=num(o.training_tokens_per_s)))
+        if o.training_hours:
+            parts.append(msg(lang, "present.recommend.training_hours", hours=num(o.training_hours)))
+    gpu = load_catalog().gpu(o.gpu_id)
+    if o.fp64_tflops is not None:
+        parts.append(msg(lang, "present.recommend.fp64", tflops=num(o.fp64_tflops),
+                         ecc=msg(lang, "present.recommend.ecc" if gpu.ecc else "present.recommend.no_ecc")))
+    if o.fp32_tflops is not None:
+        parts.append(f"FP32 {num(o.fp32_tflops)} TFLOPS")
+    rate = _rate(o, cur)
+    total = option_total(o.model_dump(), cur)
+    if total == "—":
+        parts.append(msg(lang, "present.recommend.no_price"))
+    else:
+        host = money(o.host_price_usd * rate, cur) if rate is not None and o.host_price_usd else ""
+        parts.append(msg(lang, "present.recommend.price_host", total=total, host=host) if host
+                     else msg(lang, "present.recommend.price", total=total))
+        if o.perf_per_price is not None and rate:
+            if cur == "CNY":
+                parts.append(msg(lang, "present.recommend.per_10k_cny", value=num(o.perf_per_price * 10 / rate, 2),
+                                 metric=_metric(o, lang)))
+            else:
+                parts.append(msg(lang, "present.recommend.per_1k", value=num(o.perf_per_price / rate, 2),
+                                 unit=money(1000, cur), metric=_metric(o, lang)))
+    if stack_family(gpu) != "cuda":
+        parts.append(msg(lang, "present.recommend.software", stack=o.software_stack))
+    text = msg(lang, "present.recommend.option", rank=o.rank, config=f"{o.count}× {o.gpu}",
+               tier=word(lang, "tier", o.tier), parts=msg(lang, "present.recommend.sep").join(parts))
+    details = []
+    for f in o.findings:
+        if f.severity == "warning":
+            item = finding_item(f, lang)
+            details += [item.text, *["  " + d for d in item.details]]
+    return Item(text=text, details=details)

@@ -1,0 +1,221 @@
+"""The section model every presenter returns, its text and Markdown renderers, and shared helpers."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+
+from pydantic import BaseModel, Field
+
+from advisor.fmt import unit_value
+from knowledge.messages import has, msg, render
+from tools.result import Note, Term
+
+
+class Figure(BaseModel):
+    """One labelled figure: 'weights  15.0 GB  14.0 GiB'."""
+
+    label: str
+    value: str
+    detail: str = ""
+
+
+class Table(BaseModel):
+    header: list[str]
+    rows: list[list[str]]
+    right: list[int] = Field(default_factory=list, description="columns aligned right (numbers)")
+
+
+class Item(BaseModel):
+    """An entry of a list: a finding, an option, a rejection; ``details`` are indented under it."""
+
+    text: str
+    details: list[str] = Field(default_factory=list)
+
+
+class ItemList(BaseModel):
+    title: str = ""
+    items: list[Item]
+    more: str = Field("", description="a closing line such as '… 12 more (see --json)'")
+    bullet: str = Field("", description="text-output marker before each item ('- ')")
+
+
+class TermLine(BaseModel):
+    label: str
+    value: str
+    formula: str = ""
+    meaning: str = ""
+
+
+class Section(BaseModel):
+    """What one result says, in one language, ready to render."""
+
+    lang: str
+    title: str
+    verdict: str = ""
+    figures: list[Figure] = Field(default_factory=list)
+    figure_head: list[str] = Field(default_factory=list, description="column heads above the figures")
+    detail_right: bool = Field(False, description="align the figures' details right (a second number column)")
+    lines: list[str] = Field(default_factory=list, description="short lines after the figures")
+    table: Table | None = None
+    lists: list[ItemList] = Field(default_factory=list)
+    terms: list[TermLine] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="assumptions, rendered")
+    warnings: list[str] = Field(default_factory=list, description="warnings, rendered")
+
+    # ------------------------------------------------------------------ renderers
+    def text(self) -> str:
+        """Plain aligned text for a terminal."""
+        out = [self.title]
+        if self.verdict:
+            out.append(self.verdict)
+        out.append("")
+        if self.figures:
+            rows = [[f.label, f.value, f.detail] for f in self.figures]
+            head = [self.figure_head] if self.figure_head else []
+            out += ["  " + line for line in _align(head + rows, right={1, 2} if self.detail_right else {1})]
+        out += ["  " + line for line in self.lines]
+        if self.table:
+            if self.figures or self.lines:
+                out.append("")
+            out += ["  " + line for line in _align([self.table.header, *self.table.rows], right=set(self.table.right))]
+        for lst in self.lists:
+            out.append("")
+            if lst.title:
+                out.append(lst.title)
+            for item in lst.items:
+                out.append(f"  {lst.bullet}{item.text}")
+                out += [f"      {d}" for d in item.details]
+            if lst.more:
+                out.append(f"  {lst.more}")
+        if self.terms:
+            out += ["", msg(self.lang, "present.heading.terms")]
+            for t in self.terms:
+                out.append(f"  - {t.label} = {t.value}" + (f": {t.formula}" if t.formula else ""))
+                if t.meaning:
+                    out.append(f"      {t.meaning}")
+        if self.notes:
+            out += ["", msg(self.lang, "present.heading.assumptions")] + [f"  - {n}" for n in self.notes]
+        if self.warnings:
+            out += ["", msg(self.lang, "present.heading.warnings")] + [f"  ! {w}" for w in self.warnings]
+        return "\n".join(_trim_blank(out))
+
+    def markdown(self, heading: str | None = None, level: int = 2) -> str:
+        """Markdown for the exported report and the web panel; ``heading`` replaces the title as the heading
+        (the title then follows in italics)."""
+        out = [f"{'#' * level} {heading or self.title}"]
+        if heading:
+            out += ["", f"*{_md_cell(self.title)}*"]
+        if self.verdict:
+            out += ["", f"**{self.verdict}**"]
+        if self.figures:
+            out += [""] + [f"- {f.label}: **{f.value}**" + (f" ({f.detail})" if f.detail else "")
+                           for f in self.figures]
+        if self.lines:
+            out += [""] + [f"- {line}" for line in self.lines]
+        if self.table:
+            out += ["", _md_row(self.table.header), "|" + "---|" * len(self.table.header)]
+            out += [_md_row(r) for r in self.table.rows]
+        for lst in self.lists:
+            out.append("")
+            if lst.title:
+                out += [f"**{lst.title}**", ""]
+            for item in lst.items:
+                out.append(f"- {item.text}")
+                out += [f"  - {d}" for d in item.details]
+            if lst.more:
+                out.append(f"- {lst.more}")
+        if self.terms:
+            out += ["", _md_row([msg(self.lang, f"present.col.{c}") for c in ("term", "value", "formula", "meaning")]),
+                    "|---|---|---|---|"]
+            out += [f"| {_md_cell(t.label)} | {_md_cell(t.value)} | `{_md_cell(t.formula)}` | {_md_cell(t.meaning)} |"
+                    for t in self.terms]
+        if self.notes:
+            out += ["", f"**{msg(self.lang, 'present.heading.assumptions').rstrip(':：')}**", ""]
+            out += [f"- {n}" for n in self.notes]
+        if self.warnings:
+            out += ["", f"**{msg(self.lang, 'present.heading.warnings').rstrip(':：')}**", ""]
+            out += [f"- {w}" for w in self.warnings]
+        return "\n".join(out)
+
+
+# ---------------------------------------------------------------------- shared helpers
+def word(lang: str, group: str, value: object) -> str:
+    """A raw value ('consumer', 'memory', 'tensor') as a word of ``lang``; the value itself when unlabelled."""
+    key = f"present.{group}.{value}"
+    return msg(lang, key) if has("en", key) else str(value)
+
+
+def term_label(name: str, lang: str) -> str:
+    """A result term's label: ``term.<name>`` where the catalogs have it, else ``present.term.<slug>``."""
+    if has("en", f"term.{name}"):
+        return msg(lang, f"term.{name}")
+    slug = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
+    return msg(lang, f"present.term.{slug}") if has("en", f"present.term.{slug}") else name
+
+
+def terms(items: Iterable[Term], lang: str) -> list[TermLine]:
+    return [TermLine(label=term_label(t.name, lang), value=unit_value(t.value, t.unit, lang), formula=t.formula,
+                     meaning=t.explain_zh if lang == "zh" else t.explain_en) for t in items]
+
+
+def notes(items: Iterable[Note | str], lang: str) -> list[str]:
+    """Notes rendered in ``lang``, each once, in order."""
+    return list(dict.fromkeys(render(n, lang) for n in items))
+
+
+def combine(title: str, sections: Sequence[Section], verdict: str = "") -> Section:
+    """Several results shown as one (decode, prefill and serving of one configuration): figures, lines,
+    tables and lists in order, terms in order, notes and warnings once each."""
+    lang = sections[0].lang if sections else "en"
+    out = Section(lang=lang, title=title, verdict=verdict)
+    for s in sections:
+        out.figures += s.figures
+        out.lines += s.lines
+        out.lists += s.lists
+        out.terms += s.terms
+        if s.table is not None and out.table is None:
+            out.table = s.table
+        elif s.table is not None:
+            out.lists.append(ItemList(items=[Item(text=" · ".join(r)) for r in s.table.rows]))
+    out.notes = list(dict.fromkeys(n for s in sections for n in s.notes))
+    out.warnings = list(dict.fromkeys(w for s in sections for w in s.warnings))
+    return out
+
+
+def width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (CJK characters count two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _align(rows: list[list[str]], right: set[int]) -> list[str]:
+    n = max(len(r) for r in rows)
+    widths = [max((width(r[i]) for r in rows if i < len(r)), default=0) for i in range(n)]
+    lines = []
+    for r in rows:
+        cells = []
+        for i, cell in enumerate(r):
+            pad = " " * (widths[i] - width(cell))
+            cells.append(pad + cell if i in right else cell + pad)
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def _trim_blank(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        if line == "" and (not out or out[-1] == ""):
+            continue
+        out.append(line)
+    while out and out[-1] == "":
+        out.pop()
+    return out
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(_md_cell(c) for c in cells) + " |"
