@@ -22,6 +22,7 @@ from typing import Any
 
 from advisor.session import Session, SessionError
 from advisor.toolspec import run_tool
+from knowledge.messages import msg
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,11 @@ def first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def _say(key: str, **params: object) -> str:
+    """An endpoint's error in English: API callers name parameters in English, whatever their language."""
+    return msg("en", f"ui.api.{key}", **params)
+
+
 def _error(message: str) -> Exception:
     import gradio as gr
 
@@ -44,7 +50,7 @@ def _error(message: str) -> Exception:
 def _run(name: str, args: dict[str, Any]) -> dict[str, Any]:
     call = run_tool(name, {k: v for k, v in args.items() if v is not None})
     if not call.ok:
-        raise _error(call.error or "invalid input")
+        raise _error(call.error or _say("invalid"))
     return call.result if isinstance(call.result, dict) else {"result": call.result}
 
 
@@ -85,7 +91,7 @@ def size(
         params_b: custom model size in billions, instead of a catalog model
     """
     if workload not in ("inference", "training"):
-        raise _error("workload must be 'inference' or 'training'")
+        raise _error(_say("workload"))
     base = {
         "model": _blank(model),
         "params_b": None if _blank(model) else _positive(params_b),
@@ -136,7 +142,7 @@ def perf(
         "precision": _blank(precision),
     }
     if not base["gpu"]:
-        raise _error("gpu is required, e.g. gpu='RTX 4090'")
+        raise _error(_say("gpu_required"))
     out: dict[str, Any] = {
         "decode": _run("perf_decode", {**base, "context": context, "batch": batch}),
         "prefill": _run("perf_prefill", {**base, "prompt_tokens": context, "batch": 1}),
@@ -152,7 +158,7 @@ def parse_gpus(text: str) -> list[dict[str, Any]]:
 
     items = [p for p in _SPLIT.split(text or "") if p.strip()]
     if not items:
-        raise _error("gpus is required, e.g. gpus='2x RTX 4090'")
+        raise _error(_say("gpus_required"))
     out = []
     for item in items[:16]:
         try:
@@ -276,7 +282,7 @@ def search(query: str, k: int = 5, lang: str | None = None) -> dict:
 
     lang_value = _blank(lang)
     if lang_value not in (None, "zh", "en"):
-        raise _error("lang must be 'zh', 'en' or empty")
+        raise _error(_say("lang"))
     res = kb_search(query, k=max(1, min(int(k), 10)), lang=lang_value)
     return res.to_json()
 
@@ -296,7 +302,7 @@ TOOL_ENDPOINTS: dict[str, Callable[..., dict]] = {
 def load_session_text(text: str) -> Session:
     """A session from its JSON text; ``gr.Error`` with the reason when it cannot be used."""
     if len(text) > MAX_SESSION_CHARS:
-        raise _error(f"session is larger than {MAX_SESSION_CHARS:,} characters")
+        raise _error(_say("session_too_large", limit=f"{MAX_SESSION_CHARS:,}"))
     try:
         return Session.from_json(text, where="session")
     except SessionError as exc:

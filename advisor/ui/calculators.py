@@ -12,7 +12,7 @@ from typing import Any
 
 from advisor.toolspec import run_tool
 from advisor.ui import render
-from advisor.ui.i18n import METHODS, USE_CASES, pick, t
+from advisor.ui.i18n import METHODS, label, t, ui_text
 from advisor.ui.relabel import Labels
 from knowledge import load_catalog
 
@@ -57,11 +57,16 @@ def platform_choices() -> list[tuple[str, str]]:
 
 
 def workload_choices(lang: str, keys: tuple[str, ...] = ("inference", "training")) -> list[tuple[str, str]]:
-    return [(pick(USE_CASES[k], lang), k) for k in keys]
+    return [(label("use_case", k, lang), k) for k in keys]
 
 
 def method_choices(lang: str) -> list[tuple[str, str]]:
-    return [(pick(v, lang), k) for k, v in METHODS.items() if k != "pretrain"]
+    return [(label("method", k, lang), k) for k in METHODS if k != "pretrain"]
+
+
+def _named(kind: str, values: tuple[str, ...], lang: str, blank: bool = False) -> list[tuple[str, str]]:
+    """(label, value) choices of a dropdown whose values are ids (engines, chassis, circuits, workloads)."""
+    return [("—", "")] * blank + [(label(kind, v, lang), v) for v in values]
 
 
 def _s(value: Any) -> str | None:
@@ -85,8 +90,8 @@ def _f(value: Any) -> float | None:
     return number if number > 0 else None
 
 
-def _error(message: str) -> str:
-    return f"⚠️ {render.safe_markdown(message)}"
+def _error(message: str, lang: str) -> str:
+    return f"⚠️ {render.safe_markdown(ui_text(message, lang))}"
 
 
 def memory_calc(
@@ -109,7 +114,7 @@ def memory_calc(
     elif _f(params_b):
         args["params_b"] = _f(params_b)
     else:
-        return render.memory_chart_svg(None, lang), _error(t("calc_need_model", lang)), None
+        return render.memory_chart_svg(None, lang), _error(t("calc_need_model", lang), lang), None
     if _s(gpu):
         args["gpu"] = _s(gpu)
     args["gpus"] = _i(gpus, 1)
@@ -127,7 +132,11 @@ def memory_calc(
         name = "size_inference"
     call = run_tool(name, args)
     if not call.ok:
-        return render.memory_chart_svg(None, lang), _error(call.error or "error"), {"arguments": args}
+        return (
+            render.memory_chart_svg(None, lang),
+            _error(call.error or t("calc_error", lang), lang),
+            {"arguments": args},
+        )
     return (render.memory_chart_svg(call.result, lang), render.memory_summary_markdown(call.result, lang), call.result)
 
 
@@ -141,9 +150,9 @@ def perf_calc(
     elif _f(params_b):
         base["params_b"] = _f(params_b)
     else:
-        return _error(t("calc_need_model", lang)), None
+        return _error(t("calc_need_model", lang), lang), None
     if not _s(gpu):
-        return _error(t("calc_need_gpu", lang)), None
+        return _error(t("calc_need_gpu", lang), lang), None
     base["gpu"] = _s(gpu)
     base["count"] = _i(count, 1)
     if _s(precision):
@@ -151,7 +160,7 @@ def perf_calc(
     ctx = _i(context, 4096)
     decode = run_tool("perf_decode", {**base, "context": ctx, "batch": _i(batch, 1)})
     if not decode.ok:
-        return _error(decode.error or "error"), None
+        return _error(decode.error or t("calc_error", lang), lang), None
     prefill = run_tool("perf_prefill", {**base, "prompt_tokens": ctx, "batch": 1})
     serve = run_tool("perf_serving", {**base, "context": ctx}) if serving else None
     md = render.perf_summary_markdown(
@@ -159,7 +168,7 @@ def perf_calc(
     )
     errors = [c.error for c in (prefill, serve) if c is not None and not c.ok]
     if errors:
-        md += "\n\n" + "\n".join(_error(e or "") for e in errors)
+        md += "\n\n" + "\n".join(_error(e or t("calc_error", lang), lang) for e in errors)
     raw = {"decode": decode.result, "prefill": prefill.result, "serving": serve.result if serve else None}
     return md, raw
 
@@ -181,7 +190,7 @@ def check_calc(
 ) -> tuple[str, Any]:
     """(Markdown checklist + totals, raw report) of a planned build."""
     if not _s(gpu):
-        return _error(t("calc_need_gpu", lang)), None
+        return _error(t("calc_need_gpu", lang), lang), None
     args: dict[str, Any] = {"gpus": [{"gpu": _s(gpu), "count": _i(count, 1)}], "cuda_required": bool(cuda_required)}
     for key, value in (
         ("platform", _s(platform)),
@@ -202,7 +211,7 @@ def check_calc(
     call = run_tool("check_build", args)
     report = call.result
     if not call.ok or report is None:  # a successful call always carries its result
-        return _error(call.error or "error"), {"arguments": args}
+        return _error(call.error or t("calc_error", lang), lang), {"arguments": args}
     verdict = "✅" if report.get("ok") else "❌"
     md = "\n\n".join(
         p
@@ -258,8 +267,9 @@ def build(labels: Labels, lang_box: Any) -> None:
                     gr.Dropdown(gpus, value="rtx-4090", allow_custom_value=True, label=t("gpu", lang)), "gpu"
                 )
                 m_gpus = labels.label(gr.Number(1, label=t("calc_gpus", lang), precision=0, minimum=1), "calc_gpus")
-                m_engine = labels.label(
-                    gr.Dropdown(list(ENGINES), value="vllm", label=t("calc_engine", lang)), "calc_engine"
+                m_engine = labels.add(
+                    gr.Dropdown(_named("engine", ENGINES, lang), value="vllm", label=t("calc_engine", lang)),
+                    lambda lg: {"label": t("calc_engine", lg), "choices": _named("engine", ENGINES, lg)},
                 )
                 m_method = labels.add(
                     gr.Dropdown(method_choices(lang), value="lora", label=t("calc_method", lang)),
@@ -324,24 +334,29 @@ def build(labels: Labels, lang_box: Any) -> None:
                 )
                 c_psu = labels.label(gr.Number(None, label=t("calc_psu", lang), minimum=0), "calc_psu")
             with gr.Row():
-                c_chassis = labels.label(
-                    gr.Dropdown([("—", ""), *[(c, c) for c in CHASSIS]], value="", label=t("calc_chassis", lang)),
-                    "calc_chassis",
+                c_chassis = labels.add(
+                    gr.Dropdown(_named("chassis", CHASSIS, lang, blank=True), value="", label=t("calc_chassis", lang)),
+                    lambda lg: {"label": t("calc_chassis", lg), "choices": _named("chassis", CHASSIS, lg, blank=True)},
                 )
-                c_mains = labels.label(
+                c_mains = labels.add(
                     gr.Dropdown(
-                        [("—", ""), *[(m, m) for m in MAINS]],
+                        _named("mains", MAINS, lang, blank=True),
                         value="",
                         allow_custom_value=True,
                         label=t("calc_mains", lang),
                     ),
-                    "calc_mains",
+                    lambda lg: {"label": t("calc_mains", lg), "choices": _named("mains", MAINS, lg, blank=True)},
                 )
-                c_work = labels.label(
+                c_work = labels.add(
                     gr.Dropdown(
-                        [("—", ""), *[(w, w) for w in WORKLOADS]], value="inference", label=t("calc_workload", lang)
+                        _named("use_case", WORKLOADS, lang, blank=True),
+                        value="inference",
+                        label=t("calc_workload", lang),
                     ),
-                    "calc_workload",
+                    lambda lg: {
+                        "label": t("calc_workload", lg),
+                        "choices": _named("use_case", WORKLOADS, lg, blank=True),
+                    },
                 )
                 c_prec = labels.label(
                     gr.Dropdown(["", *PRECISIONS], value="", allow_custom_value=True, label=t("precision", lang)),

@@ -18,11 +18,12 @@ from typing import Any
 
 import gradio as gr
 
+from advisor import fmt
 from advisor.engine import Advisor
 from advisor.session import Session, SessionError
 from advisor.settings import Settings
 from advisor.ui import api, calculators, render
-from advisor.ui.i18n import EXAMPLES, METHODS, USE_CASES, norm_lang, pick, t
+from advisor.ui.i18n import EXAMPLES, LANGS, METHODS, USE_CASES, label, norm_lang, t
 from advisor.ui.relabel import Labels
 from advisor.ui.state import DEFAULT_KEY, AdvisorPool, UIState, ui_settings
 
@@ -87,11 +88,16 @@ def default_ui_lang() -> str:
 
 
 def use_case_choices(lang: str) -> list[tuple[str, str]]:
-    return [(pick(v, lang), k) for k, v in USE_CASES.items()]
+    return [(label("use_case", k, lang), k) for k in USE_CASES]
 
 
 def method_choices(lang: str) -> list[tuple[str, str]]:
-    return [(pick(v, lang), k) for k, v in METHODS.items()]
+    return [(label("method", k, lang), k) for k in METHODS]
+
+
+def language_choices() -> list[tuple[str, str]]:
+    """Each language by its own name ("中文", "English")."""
+    return [(t("language_name", code), code) for code in LANGS]
 
 
 # ------------------------------------------------------------------------------ downloads
@@ -138,7 +144,9 @@ def build_blocks(
     labels = Labels(lang0)
 
     blocks = gr.Blocks(
-        title="GPU Advisor · 算力GPU选购顾问", analytics_enabled=False, delete_cache=(3600, DOWNLOAD_MAX_AGE_S)
+        title=" · ".join(t("title", code) for code in reversed(LANGS)),
+        analytics_enabled=False,
+        delete_cache=(3600, DOWNLOAD_MAX_AGE_S),
     )
     with blocks as demo:
         state = gr.State(None)
@@ -148,9 +156,7 @@ def build_blocks(
                 labels.add(header, lambda lg: {"value": _header_html(lg)})
             with gr.Column(scale=1, min_width=240):
                 lang_box = labels.label(
-                    gr.Radio(
-                        [("中文", "zh"), ("English", "en")], value=lang0, label=t("language", lang0), elem_id="lang"
-                    ),
+                    gr.Radio(language_choices(), value=lang0, label=t("language", lang0), elem_id="lang"),
                     "language",
                 )
 
@@ -392,9 +398,16 @@ def build_blocks(
                 rec = session.result("recommend")
                 chk = session.result("check_build")
                 out: list[Any] = [values[k] for k in render.PROFILE_FIELDS]
-                frame = render.comparison_frame(rec, lang)
+                # money in the budget's currency; without one, yuan on a Chinese page and dollars otherwise
+                currency = render.display_currency(render.budget_currency(session.profile), lang, rec)
+                frame = render.comparison_frame(rec, lang, currency=currency)
                 notes = "\n\n".join(
-                    p for p in (render.comparison_notes(rec, lang), render.rejected_markdown(rec, lang)) if p
+                    p
+                    for p in (
+                        render.comparison_notes(rec, lang, currency=currency),
+                        render.rejected_markdown(rec, lang),
+                    )
+                    if p
                 )
                 out += [
                     render.profile_markdown(session.profile, lang),
@@ -568,7 +581,7 @@ def build_blocks(
             try:
                 data = Path(str(path)).read_bytes()[: MAX_UPLOAD_BYTES + 1]
                 if len(data) > MAX_UPLOAD_BYTES:
-                    raise SessionError(f"the file is larger than {MAX_UPLOAD_BYTES:,} bytes")
+                    raise SessionError(t("session_too_large", lang, limit=fmt.num(MAX_UPLOAD_BYTES)))
                 session = Session.from_json(data.decode("utf-8", errors="replace"), where="the uploaded session")
             except (OSError, SessionError) as exc:
                 gr.Warning(render.escape_html(f"{t('session_bad', lang)} {api.first_line(exc)}"))
@@ -589,9 +602,10 @@ def build_blocks(
 
 
 def _header_html(lang: str) -> str:
+    """The title in the page's language, then in the other one; the subtitle in the page's language."""
+    other = next(code for code in LANGS if code != norm_lang(lang))
     return (
-        f"<h1>🖥️ {render.escape_html(t('title', lang))} · "
-        f"{'GPU Advisor' if lang == 'zh' else '算力GPU选购顾问'}</h1>"
+        f"<h1>🖥️ {render.escape_html(t('title', lang))} · {render.escape_html(t('title', other))}</h1>"
         f"<p>{render.escape_html(t('subtitle', lang))}</p>"
     )
 
@@ -626,8 +640,7 @@ def _changes_text(changes: dict[str, Any], lang: str) -> str:
     parts = []
     for key, value in changes.items():
         if key in render.PROFILE_FIELDS and not (key in ("params_b", "model") and value is None):
-            shown = t("unset", lang) if value is None else value
-            parts.append(f"{t(key, lang)} → {shown}")
+            parts.append(f"{t(key, lang)} → {render.field_text(key, value, lang)}")
     return " · ".join(parts) or t("recompute", lang)
 
 

@@ -2,13 +2,16 @@
 
 Nothing here touches gradio state or the network: every function maps plain data (dicts as the
 tools return them in JSON, ``advisor.session`` models) to chat messages, an SVG chart, a pandas
-table or Markdown. All text that came from a user or a tool is HTML-escaped before it reaches
-the page, so ``<script>`` or ``<img onerror=…>`` typed in the chat is shown, never run.
+table or Markdown. Words come from the message catalogs (``ui.*`` via :mod:`advisor.ui.i18n`, and the
+presenters' ``present.*``), numbers from :mod:`advisor.fmt`. All text that came from a user or a tool is
+HTML-escaped before it reaches the page, so ``<script>`` or ``<img onerror=…>`` typed in the chat is
+shown, never run.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -16,9 +19,14 @@ from typing import Any
 import pandas as pd
 from gradio import ChatMessage
 
-from advisor.ui.i18n import METHODS, USE_CASES, pick, t, tool_label
-from knowledge.messages import render
+from advisor import fmt
+from advisor.present import terms as present_terms
+from advisor.present import word
+from advisor.ui.i18n import USE_CASES, label, t, tool_label, ui_text
+from knowledge.messages import msg, render
 from tools.units import GB, GiB
+
+log = logging.getLogger(__name__)
 
 MAX_DETAIL_CHARS = 6000
 MAX_PASSAGE_CHARS = 1500
@@ -42,36 +50,50 @@ def safe_markdown(text: object) -> str:
     return "".join(p if i % 2 else escape_html(p) for i, p in enumerate(parts))
 
 
-def _code_block(obj: Any, limit: int = MAX_DETAIL_CHARS) -> str:
+def _code_block(obj: Any, lang: str, limit: int = MAX_DETAIL_CHARS) -> str:
     text = json.dumps(obj, ensure_ascii=False, indent=1, default=str)
     if len(text) > limit:
-        text = text[:limit] + "\n… (truncated)"
+        text = text[:limit] + "\n" + t("truncated", lang)
     return "```json\n" + text.replace("```", "ˋˋˋ") + "\n```"
 
 
-# ------------------------------------------------------------------------------ numbers
+# ------------------------------------------------------------------------------ the fit, one figure each
 
 
-def gb(n_bytes: float | None, digits: int = 1) -> str:
-    """'24.3 GB' (GB = 1e9 B); '—' for None."""
-    return "—" if n_bytes is None else f"{n_bytes / GB:,.{digits}f} GB"
+def needed_bytes(result: Mapping[str, Any]) -> int | None:
+    """What the fit verdict weighs per GPU: every layer on the GPU for a llama.cpp plan that offloads, else the
+    per-GPU need."""
+    value = result.get("all_layers_bytes") or result.get("per_gpu_bytes")
+    return int(value) if isinstance(value, int | float) else None
 
 
-def gib(n_bytes: float | None, digits: int = 1) -> str:
-    """'22.6 GiB' (GiB = 2**30 B); '—' for None."""
-    return "—" if n_bytes is None else f"{n_bytes / GiB:,.{digits}f} GiB"
+def _fit_line(result: Mapping[str, Any], need: int | None, usable: int | None, lang: str, area: str) -> str:
+    """✅ fits · headroom / ⚠️ runs with CPU offload / ❌ does not fit · short by — from the same need and usable
+    figures the line beside it shows, so the three always agree."""
+    if result.get("fits"):
+        head = usable - need if usable is not None and need is not None else result.get("headroom_bytes")
+        return t(f"{area}.fits", lang, headroom=fmt.gb_short(head))
+    if result.get("offload_layers"):
+        gpu_layers = int(result.get("gpu_layers") or 0)
+        return t(
+            f"{area}.offload",
+            lang,
+            gpu_layers=fmt.num(gpu_layers),
+            layers=fmt.num(gpu_layers + int(result["offload_layers"])),
+            cpu=fmt.gb_short(result.get("cpu_bytes")),
+        )
+    short = need - usable if usable is not None and need is not None else None
+    if short is None or short <= 0:
+        return f"❌ {t('does_not_fit', lang)}"
+    return t(f"{area}.short", lang, short=fmt.gb_short(short))
 
 
-def _num(value: Any, digits: int = 1) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        return f"{value:,.{digits}f}"
-    return str(value)
+def _verdict_word(result: Mapping[str, Any], lang: str) -> str:
+    if result.get("fits"):
+        return f"✅ {t('fits', lang)}"
+    if result.get("offload_layers"):
+        return f"⚠️ {t('offload', lang)}"
+    return f"❌ {t('does_not_fit', lang)}"
 
 
 # ------------------------------------------------------------------------------ tool steps
@@ -96,7 +118,10 @@ def tool_title(name: str, lang: str) -> str:
     return tool_label(name, lang)
 
 
-def _short_args(args: Mapping[str, Any]) -> str:
+_ARG_KINDS = {"method": "method", "workload": "use_case", "engine": "engine"}
+
+
+def _short_args(args: Mapping[str, Any], lang: str) -> str:
     """The two or three arguments that identify a call: model, GPU × count, precision, context."""
     bits: list[str] = []
     model = (
@@ -115,9 +140,10 @@ def _short_args(args: Mapping[str, Any]) -> str:
         bits.append(f"{n}× {name}" if n != 1 else str(name))
     for key in ("precision", "method", "workload"):
         if args.get(key):
-            bits.append(str(args[key]))
-    if args.get("context"):
-        bits.append(f"{int(args['context']):,} tok")
+            kind = _ARG_KINDS.get(key)
+            bits.append(label(kind, args[key], lang) if kind else str(args[key]))
+    if isinstance(args.get("context"), int | float):
+        bits.append(f"{fmt.num(int(args['context']))} tok")
     if args.get("query"):
         bits.append(f"“{str(args['query'])[:40]}”")
     if args.get("name"):
@@ -129,51 +155,60 @@ def result_summary(name: str, result: Any, lang: str) -> str:
     """One or two lines saying what a tool found, in ``lang`` (units always labelled)."""
     if not isinstance(result, Mapping):
         return ""
-    zh = lang == "zh"
     if "per_gpu_bytes" in result and "breakdown" in result:
-        need = result["per_gpu_bytes"]
-        line = f"{t('need', lang)} {gb(need)} ({gib(need)}) / GPU"
-        if result.get("gpu_memory_bytes"):
-            verdict = t("fits", lang) if result.get("fits") else t("does_not_fit", lang)
-            mark = "✅" if result.get("fits") else "❌"
-            line += f" · {result.get('gpu') or 'GPU'} {gb(result['gpu_memory_bytes'])} → {mark} {verdict}"
+        line = t("summary.need", lang, need=fmt.gb(needed_bytes(result)))
+        usable = fmt.usable_bytes(result)
+        if usable:
+            line += " · " + t(
+                "summary.fit",
+                lang,
+                gpu=result.get("gpu") or "GPU",
+                usable=fmt.gb_short(usable),
+                verdict=_verdict_word(result, lang),
+            )
         return line
     if name == "perf_decode" or ("tokens_per_s" in result and "step_time_s" in result):
         lo, hi = result.get("tokens_per_s_range") or (None, None)
-        return (
-            f"{'解码' if zh else 'decode'} ≈ {_num(result.get('tokens_per_s'))} tokens/s"
-            f" ({_num(lo)}–{_num(hi)}), {result.get('bound', '')}-bound"
+        return t(
+            "summary.decode",
+            lang,
+            tps=fmt.tps(result.get("tokens_per_s")),
+            lo=fmt.num(lo),
+            hi=fmt.num(hi),
+            bound=word(lang, "bound_by", result.get("bound") or "unknown"),
         )
     if "ttft_s" in result:
-        return (
-            f"{'预填充' if zh else 'prefill'} ≈ {_num(result.get('tokens_per_s'), 0)} tokens/s · "
-            f"TTFT ≈ {_num(result.get('ttft_s'), 2)} s"
+        return t(
+            "summary.prefill", lang, tps=fmt.tps(result.get("tokens_per_s")), ttft=fmt.seconds(result.get("ttft_s"))
         )
     if "max_concurrency" in result and "points" in result:
         peak = result.get("peak") or {}
-        return (
-            f"{'最大并发' if zh else 'max concurrency'} {_num(result.get('max_concurrency'))} · "
-            f"{'峰值' if zh else 'peak'} {_num(_get(peak, 'tokens_per_s'), 0)} tokens/s"
+        return t(
+            "summary.serving",
+            lang,
+            concurrency=fmt.num(result.get("max_concurrency")),
+            tps=fmt.tps(_get(peak, "tokens_per_s")),
         )
     if "findings" in result and "ok" in result:
         sev = [f.get("severity") for f in result.get("findings", []) if isinstance(f, Mapping)]
-        mark = "✅" if result.get("ok") else "❌"
-        return (
-            f"{mark} {sev.count('error')} {t('error', lang)} · {sev.count('warning')} "
-            f"{t('warning', lang)} · {sev.count('info')} {t('info', lang)}"
+        return t(
+            "summary.check",
+            lang,
+            mark="✅" if result.get("ok") else "❌",
+            errors=sev.count("error"),
+            warnings=sev.count("warning"),
+            infos=sev.count("info"),
         )
     if "options" in result and "rejected" in result:
         opts = result.get("options") or []
-        top = opts[0] if opts else None
-        head = f"{len(opts)} {'个方案' if zh else 'options'}, {len(result.get('rejected') or [])} " + (
-            "个被排除" if zh else "ruled out"
-        )
-        if top:
-            head += f" · #1 {top.get('count', 1)}× {top.get('gpu')}"
-        return head
+        n_opts, n_rej = len(opts), len(result.get("rejected") or [])
+        if opts:
+            top = f"{opts[0].get('count', 1)}× {opts[0].get('gpu')}"
+            return t("summary.recommend_top", lang, options=n_opts, rejected=n_rej, top=top)
+        return t("summary.recommend", lang, options=n_opts, rejected=n_rej)
     if "results" in result:
         ids = [str(_get(p, "id", "")) for p in result.get("results") or []]
-        return ("、".join(ids) if zh else ", ".join(ids)) or str(result.get("reason") or "")
+        return t("list_sep", lang).join(ids) or str(result.get("reason") or "")
     return ""
 
 
@@ -186,7 +221,7 @@ def tool_step_message(call: Any, lang: str, *, pending: bool = False) -> ChatMes
     args = _get(call, "arguments", {}) or {}
     error = _get(call, "error")
     result = _get(call, "result")
-    short = _short_args(args)
+    short = _short_args(args, lang)
     icon = "⚠️" if error else "🔧"
     title = f"{icon} {tool_title(name, lang)}" + (f" · {short}" if short else "")
     meta: dict[str, Any] = {"title": escape_html(title), "status": "pending" if pending else "done"}
@@ -198,28 +233,28 @@ def tool_step_message(call: Any, lang: str, *, pending: bool = False) -> ChatMes
         meta["duration"] = round(duration / 1000, 3)
     if pending:
         meta["log"] = t("tool_running", lang)
-        body = f"**{t('tool_inputs', lang)}**\n\n{_code_block(args)}"
+        body = f"**{t('tool_inputs', lang)}**\n\n{_code_block(args, lang)}"
         return ChatMessage(role="assistant", content=body, metadata=meta)  # type: ignore[arg-type]
-    parts = [f"**{t('tool_inputs', lang)}**\n\n{_code_block(args, 2000)}"]
+    parts = [f"**{t('tool_inputs', lang)}**\n\n{_code_block(args, lang, 2000)}"]
     if error:
         meta["log"] = t("tool_failed", lang)
-        parts.append(f"**{t('tool_error', lang)}**: {safe_markdown(error)}")
+        parts.append(f"**{t('tool_error', lang)}**: {safe_markdown(ui_text(str(error), lang))}")
     else:
         summary = result_summary(name, result, lang)
         if summary:
             meta["log"] = escape_html(summary[:120])
             parts.append(f"**{t('tool_result', lang)}**: {safe_markdown(summary)}")
-        parts.append(_code_block(_slim(result)))
+        parts.append(_code_block(_slim(result, lang), lang))
     return ChatMessage(role="assistant", content="\n\n".join(parts), metadata=meta)  # type: ignore[arg-type]
 
 
-def _slim(result: Any) -> Any:
+def _slim(result: Any, lang: str) -> Any:
     """Drop the bulkiest lists (rejections, serving points) to keep the step readable."""
     if isinstance(result, Mapping):
         out = dict(result)
         for key in ("rejected", "points"):
             if isinstance(out.get(key), list) and len(out[key]) > 8:
-                out[key] = [*out[key][:8], f"… {len(out[key]) - 8} more"]
+                out[key] = [*out[key][:8], t("more", lang, n=len(out[key]) - 8)]
         return out
     return result
 
@@ -280,7 +315,7 @@ def assistant_message(text: str, options: Iterable[str] = ()) -> ChatMessage:
 
 def use_case_options(lang: str) -> list[str]:
     """Quick answers to the opening question (training / inference / scientific)."""
-    return [pick(USE_CASES[k], lang) for k in ("training", "inference", "scientific")]
+    return [label("use_case", k, lang) for k in USE_CASES]
 
 
 # ------------------------------------------------------------------------------ memory chart
@@ -304,11 +339,11 @@ def memory_chart_data(result: Mapping[str, Any] | None) -> list[tuple[str, int]]
 
 
 def memory_chart_frame(result: Mapping[str, Any] | None, lang: str) -> pd.DataFrame:
-    """The chart's data as a table: category, GB (1e9 B), GiB (2^30 B) — plus the capacity row."""
+    """The chart's data as a table: category, GB (1e9 B), GiB (2^30 B) — plus the usable-memory row."""
     rows = [{"category": t(k, lang), "GB": v / GB, "GiB": v / GiB} for k, v in memory_chart_data(result)]
-    if result and result.get("gpu_memory_bytes"):
-        cap = int(result["gpu_memory_bytes"])
-        rows.append({"category": t("capacity", lang), "GB": cap / GB, "GiB": cap / GiB})
+    usable = fmt.usable_bytes(result) if result else None
+    if usable:
+        rows.append({"category": t("capacity", lang), "GB": usable / GB, "GiB": usable / GiB})
     return pd.DataFrame(rows, columns=["category", "GB", "GiB"])
 
 
@@ -318,12 +353,12 @@ def memory_chart_svg(result: Mapping[str, Any] | None, lang: str) -> str:
     segs = memory_chart_data(result)
     if not segs or result is None:
         return f'<div class="mem-chart mem-empty">{escape_html(t("chart_empty", lang))}</div>'
-    need = sum(v for _, v in segs)
+    on_gpu = sum(v for _, v in segs)
+    need = needed_bytes(result) or on_gpu
     cap = result.get("gpu_memory_bytes")
-    reserved = result.get("reserved_bytes")
-    # vLLM must fit inside its reservation (total × gpu_memory_utilization); other engines in the total
-    limit = reserved if cap and reserved and 0 < reserved <= cap else cap
-    scale_max = max(need, cap or 0) * 1.06 or 1
+    # the figure the verdict uses: vLLM's reservation (total × gpu_memory_utilization), else what the engine sees
+    usable = fmt.usable_bytes(result)
+    scale_max = max(on_gpu, cap or 0) * 1.06 or 1
     x0, width, bar_h = 8.0, 584.0, 34.0
 
     def x(v: float) -> float:
@@ -334,43 +369,46 @@ def memory_chart_svg(result: Mapping[str, Any] | None, lang: str) -> str:
     pos = 0
     for key, value in segs:
         w = max(width * value / scale_max, 0.5)
-        tip = f"{t(key, lang)}: {gb(value, 2)} ({gib(value, 2)})"
+        tip = f"{t(key, lang)}: {fmt.gb(value)}"
         rects.append(
             f'<rect class="seg seg-{key}" x="{x(pos):.1f}" y="26" width="{w:.1f}" height="{bar_h}" '
             f'fill="{colors[key]}"><title>{escape_html(tip)}</title></rect>'
         )
         pos += value
-    label_need = f"{t('need', lang)} {gb(need)}"
+    if result.get("all_layers_bytes"):
+        label_need = t("chart.need_offload", lang, on_gpu=fmt.gb_short(on_gpu), all=fmt.gb_short(need))
+    else:
+        label_need = f"{t('need', lang)} {fmt.gb_short(on_gpu)}"
     rects.append(f'<text x="{x0}" y="18" class="lbl">{escape_html(label_need)}</text>')
-    if cap:
+    if cap and usable:
         gpu_name = str(result.get("gpu") or "GPU")
         rects.append(
             f'<rect class="cap" x="{x0}" y="70" width="{x(cap) - x0:.1f}" height="14" fill="#d9d9d9">'
-            f"<title>{escape_html(gpu_name)}: {gb(cap, 2)} ({gib(cap, 2)})</title></rect>"
+            f"<title>{escape_html(gpu_name)}: {fmt.gb(cap)}</title></rect>"
         )
         rects.append(
-            f'<line class="limit" x1="{x(limit):.1f}" y1="20" x2="{x(limit):.1f}" y2="88" '
+            f'<line class="limit" x1="{x(usable):.1f}" y1="20" x2="{x(usable):.1f}" y2="88" '
             'stroke="#d62728" stroke-width="2" stroke-dasharray="5,3"/>'
         )
-        label = f"{t('capacity', lang)} {gb(limit)}"
-        if limit != cap:
-            label += f" (vLLM {limit / cap:.2f} × {gb(cap)} {gpu_name})"
+        if usable != cap:
+            text = t(
+                "chart.usable_vllm",
+                lang,
+                usable=fmt.gb_short(usable),
+                util=f"{usable / cap:.2f}",
+                total=fmt.gb_short(cap),
+                gpu=gpu_name,
+            )
         else:
-            label += f" ({gpu_name})"
-        rects.append(f'<text x="{x0}" y="104" class="lbl">{escape_html(label)}</text>')
+            text = t("chart.usable", lang, usable=fmt.gb_short(usable), gpu=gpu_name)
+        rects.append(f'<text x="{x0}" y="104" class="lbl">{escape_html(text)}</text>')
     svg_h = 112 if cap else 66
     legend = "".join(
-        f'<span class="leg"><i style="background:{colors[k]}"></i>{escape_html(t(k, lang))} {escape_html(gb(v))}</span>'
+        f'<span class="leg"><i style="background:{colors[k]}"></i>{escape_html(t(k, lang))} '
+        f"{escape_html(fmt.gb_short(v))}</span>"
         for k, v in segs
     )
-    status = ""
-    if cap:
-        head = result.get("headroom_bytes")
-        if result.get("fits"):
-            status = f"✅ {t('fits', lang)} · {t('headroom', lang)} {gb(head)}"
-        else:
-            short = -head if isinstance(head, int | float) and head < 0 else max(need - (limit or 0), 0)
-            status = f"❌ {t('does_not_fit', lang)} · {t('short_by', lang)} {gb(short)}"
+    status = _fit_line(result, need, usable, lang, "chart") if cap and usable else ""
     title = _chart_title(result, lang)
     return (
         f'<div class="mem-chart"><div class="mem-title">{escape_html(title)}</div>'
@@ -383,25 +421,76 @@ def memory_chart_svg(result: Mapping[str, Any] | None, lang: str) -> str:
 
 
 def _chart_title(result: Mapping[str, Any], lang: str) -> str:
+    """Model · precision or method · context × batch · GPUs; "per GPU" only where the bar is one of several."""
     bits = [str(result.get("model") or "")]
     if result.get("kind") == "training":
-        bits.append(str(result.get("method") or ""))
+        bits.append(label("method", result.get("method") or "", lang))
     else:
         bits.append(str(result.get("precision") or ""))
         if result.get("context"):
-            bits.append(f"{int(result['context']):,} tok × {result.get('batch', 1)}")
-    n = result.get("gpus") or 1
-    if result.get("gpu"):
-        bits.append(f"{n}× {result['gpu']}")
-    return " · ".join(b for b in bits if b) + (" · 每卡" if lang == "zh" else " · per GPU")
+            bits.append(f"{fmt.num(int(result['context']))} tok × {result.get('batch', 1)}")
+    n = int(result.get("gpus") or 1)
+    if n > 1:
+        bits.append(t("chart.title_gpus", lang, n=n, gpu=result.get("gpu") or "GPU"))
+    elif result.get("gpu"):
+        bits.append(str(result["gpu"]))
+    return " · ".join(b for b in bits if b)
+
+
+# ------------------------------------------------------------------------------ money
+
+
+def display_currency(budget_currency: str | None, lang: str, recommendation: Mapping[str, Any] | None = None) -> str:
+    """The currency the panel shows money in: the budget's; else the recommendation's euro / pound pricing;
+    else yuan for a Chinese page and dollars otherwise."""
+    if budget_currency in fmt.SYMBOLS:
+        return str(budget_currency)
+    priced = (recommendation or {}).get("price_currency")
+    if priced in fmt.SYMBOLS:
+        return str(priced)
+    return "CNY" if lang == "zh" else "USD"
+
+
+def _local_total(o: Mapping[str, Any], currency: str) -> float | None:
+    if currency == "USD":
+        return o.get("total_price_usd")
+    if currency == "CNY":
+        return o.get("total_price_cny")
+    return o.get("total_price_local")
+
+
+def _priced_in(opts: list[Mapping[str, Any]], currency: str) -> str:
+    """``currency`` when the options carry totals in it (euro / pound totals only exist when asked), else USD."""
+    if currency == "USD" or any(_local_total(o, currency) is not None for o in opts):
+        return currency
+    return "USD"
+
+
+def _per_price(o: Mapping[str, Any], currency: str) -> float | None:
+    """The option's performance per $1k (its ``perf_per_price``) re-based to per ¥10k, €1k or £1k."""
+    ppp, usd = o.get("perf_per_price"), o.get("total_price_usd")
+    if not isinstance(ppp, int | float):
+        return None
+    if currency == "USD":
+        return float(ppp)
+    local = _local_total(o, currency)
+    if not local or not usd:
+        return None
+    unit = 10_000 if currency == "CNY" else 1_000
+    return float(ppp) * (usd / 1000) / (local / unit)
 
 
 # ------------------------------------------------------------------------------ comparison table
 
 
-def comparison_frame(recommendation: Mapping[str, Any] | None, lang: str, limit: int = 8) -> pd.DataFrame:
-    """Candidate configurations: memory fit, est. tokens/s (or FP64), power, price, perf per price."""
+def comparison_frame(
+    recommendation: Mapping[str, Any] | None, lang: str, limit: int = 8, currency: str | None = None
+) -> pd.DataFrame:
+    """Candidate configurations: memory fit, est. tokens/s (or FP64), power, price and perf per price in
+    ``currency`` (default: :func:`display_currency` without a budget)."""
     opts = [o for o in list((recommendation or {}).get("options") or [])[:limit] if isinstance(o, Mapping)]
+    cur = _priced_in(opts, currency or display_currency(None, lang, recommendation))
+    per = t(f"per_price.{cur}", lang)
     scientific = (recommendation or {}).get("workload") == "scientific" or any(
         o.get("fp64_tflops") is not None and o.get("decode_tokens_per_s") is None for o in opts
     )
@@ -415,8 +504,8 @@ def comparison_frame(recommendation: Mapping[str, Any] | None, lang: str, limit:
         t("col_mem", lang),
         perf_col,
         t("col_power", lang),
-        t("col_price", lang),
-        t(f"col_ppp_{flops}", lang) if scientific else t("col_ppp", lang),
+        t("col_price", lang, currency=cur),
+        t(f"col_ppp_{flops}", lang, per=per) if scientific else t("col_ppp", lang, per=per),
     ]
     rows = []
     for o in opts:
@@ -427,20 +516,25 @@ def comparison_frame(recommendation: Mapping[str, Any] | None, lang: str, limit:
             perf = o.get("training_tokens_per_s")
         else:
             perf = o.get("decode_tokens_per_s")
-        price = o.get("total_price_usd") if o.get("total_price_usd") is not None else o.get("price_usd")
-        need, have = _round(o.get("per_gpu_bytes"), GB), _round(o.get("gpu_memory_bytes"), GB)
+        need, usable = o.get("per_gpu_bytes"), fmt.usable_bytes(o)
+        mem = f"{_gb_number(need)} / {_gb_number(usable)}"
         rows.append(
             [
                 f"{o.get('count', 1)}× {o.get('gpu', '?')}",
                 fit,
-                f"{_num(need)} / {_num(have)}",
+                mem,
                 _round(perf, 1),
                 _round(o.get("power_w"), 1, 0),
-                _round(price, 1, 0),
-                _round(o.get("perf_per_price"), 1, 2),
+                fmt.option_total(dict(o), cur),
+                _round(_per_price(o, cur), 1, 2),
             ]
         )
     return pd.DataFrame(rows, columns=cols)
+
+
+def _gb_number(n_bytes: Any) -> str:
+    """Bytes as a bare GB figure for a column whose head carries the unit."""
+    return f"{n_bytes / GB:,.1f}" if isinstance(n_bytes, int | float) else "—"
 
 
 def frame_markdown(frame: pd.DataFrame) -> str:
@@ -451,7 +545,8 @@ def frame_markdown(frame: pd.DataFrame) -> str:
     def cell(v: Any) -> str:
         if v is None or (isinstance(v, float) and v != v):
             return "—"
-        return safe_markdown(_num(v)).replace("|", "\\|")
+        text = fmt.num(v) if isinstance(v, int | float) and not isinstance(v, bool) else str(v)
+        return safe_markdown(text).replace("|", "\\|")
 
     head = "| " + " | ".join(safe_markdown(str(c)) for c in frame.columns) + " |"
     sep = "|" + "---|" * len(frame.columns)
@@ -459,13 +554,33 @@ def frame_markdown(frame: pd.DataFrame) -> str:
     return "\n".join([head, sep, *body])
 
 
-def comparison_notes(recommendation: Mapping[str, Any] | None, lang: str, limit: int = 5) -> str:
-    """The "why" line of each ranked option, numbered like the table."""
-    opts = [o for o in list((recommendation or {}).get("options") or [])[:limit] if isinstance(o, Mapping)]
-    lines = [
-        f"{o.get('rank', i + 1)}. {safe_markdown(o.get('why_zh') if lang == 'zh' else o.get('why_en') or '')}"
-        for i, o in enumerate(opts)
-    ]
+def comparison_notes(
+    recommendation: Mapping[str, Any] | None, lang: str, limit: int = 5, currency: str | None = None
+) -> str:
+    """Why each ranked option, numbered like the table: its memory, speed, price and value in ``currency``,
+    then the warnings of its build check (each with its fix) — the presenter's words, not the tool's raw line."""
+    if not (recommendation or {}).get("options"):
+        return ""
+    from advisor.present import present_recommend
+    from tools.recommend import Recommendation
+
+    try:
+        rec = Recommendation.model_validate(recommendation)
+    except ValueError:  # a hand-edited session: say nothing rather than something wrong
+        log.warning("recommendation in the session does not validate; no notes shown")
+        return ""
+    cur = _priced_in([o.model_dump() for o in rec.options], currency or display_currency(None, lang, recommendation))
+    section = present_recommend(rec, lang, currency=cur, limit=limit)
+    items = section.lists[0].items if section.lists else []
+    lines: list[str] = []
+    for item in items:
+        lines.append(safe_markdown(ui_text(item.text, lang)).replace("\n", " "))
+        for detail in (d.strip() for d in item.details):
+            text = safe_markdown(ui_text(detail, lang))
+            if detail.startswith("→") and lines[-1].startswith("   - "):  # a finding's fix, under the finding
+                lines[-1] += f"  \n     {text}"
+            elif detail:
+                lines.append(f"   - {text}")
     return "\n".join(lines)
 
 
@@ -483,7 +598,10 @@ def rejected_markdown(recommendation: Mapping[str, Any] | None, lang: str, limit
     for r in rej[:limit]:
         n = f"{r.get('count')}× " if r.get("count") else ""
         why = r.get("reason_zh") if lang == "zh" else r.get("reason_en")
-        lines.append(f"- {safe_markdown(n + str(r.get('gpu', '?')))}: {safe_markdown(why or r.get('stage', ''))}")
+        lines.append(
+            f"- {safe_markdown(n + str(r.get('gpu', '?')))}: "
+            f"{safe_markdown(ui_text(why, lang) if why else label('stage', r.get('stage', ''), lang))}"
+        )
     if len(rej) > limit:
         lines.append(f"- … +{len(rej) - limit}")
     return "\n".join(lines)
@@ -495,7 +613,8 @@ _SEV_ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
 def checklist_markdown(report: Mapping[str, Any] | None, lang: str) -> str:
-    """The compatibility findings, errors first, each with its fix (bilingual messages picked by lang)."""
+    """The compatibility findings, errors first: severity, message and fix in ``lang`` (no rule ids, no
+    command-line flags)."""
     if not report or "findings" not in report:
         return t("checklist_empty", lang)
     findings = [f for f in report.get("findings") or [] if isinstance(f, Mapping)]
@@ -504,14 +623,13 @@ def checklist_markdown(report: Mapping[str, Any] | None, lang: str) -> str:
     order = {"error": 0, "warning": 1, "info": 2}
     for f in sorted(findings, key=lambda f: order.get(str(f.get("severity")), 3)):
         sev = str(f.get("severity", "info"))
-        msg = f.get("message_zh") if lang == "zh" else f.get("message_en")
+        said = f.get("message_zh") if lang == "zh" else f.get("message_en")
         fix = f.get("fix_zh") if lang == "zh" else f.get("fix")
         line = (
-            f"- {_SEV_ICON.get(sev, '•')} **{t(sev, lang) if sev in _SEV_ICON else sev}** "
-            f"`{f.get('category', '')}` {safe_markdown(msg or '')}"
+            f"- {_SEV_ICON.get(sev, '•')} **{word(lang, 'severity', sev)}** {safe_markdown(ui_text(said or '', lang))}"
         )
         if fix:
-            line += f"  \n  → {t('fix', lang)}: {safe_markdown(fix)}"
+            line += f"  \n  → {safe_markdown(ui_text(fix, lang))}"
         lines.append(line)
     if not findings and not head:
         lines.append(t("checklist_ok", lang))
@@ -574,6 +692,22 @@ def _catalog_name(kind: str, ident: Any) -> Any:
         return ident
 
 
+def field_text(key: str, value: Any, lang: str) -> str:
+    """A profile field's value as users read it: labels for use case and method, names for catalog ids,
+    grouped digits for numbers."""
+    if value is None:
+        return t("unset", lang)
+    if key == "use_case":
+        return label("use_case", value, lang)
+    if key == "method":
+        return label("method", value, lang)
+    if key in ("gpu", "model"):
+        return str(_catalog_name(key, value))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return fmt.num(value)
+    return str(value)
+
+
 def profile_markdown(profile: Any, lang: str) -> str:
     """A compact read-only summary of everything known so far (budget, constraints included)."""
     if profile is None:
@@ -581,92 +715,98 @@ def profile_markdown(profile: Any, lang: str) -> str:
     rows: list[str] = []
     vals = profile_values(profile)
     for key in PROFILE_FIELDS:
-        v = vals[key]
-        if v is None:
+        if vals[key] is None:
             continue
-        if key == "use_case" and v in USE_CASES:
-            v = pick(USE_CASES[v], lang)
-        if key == "method" and v in METHODS:
-            v = pick(METHODS[v], lang)
-        if key in ("gpu", "model"):
-            v = _catalog_name(key, v)
-        rows.append(f"{t(key, lang)}: **{safe_markdown(_num(v))}**")
+        rows.append(f"{t(key, lang)}: **{safe_markdown(field_text(key, vals[key], lang))}**")
     budget = _get(profile, "budget")
     if budget is not None:
-        rows.append(f"{t('budget', lang)}: **{_num(_get(budget, 'amount'), 0)} {_get(budget, 'currency', '')}**")
+        amount = _get(budget, "amount")
+        currency = str(getattr(_get(budget, "currency"), "value", _get(budget, "currency")) or "USD")
+        rows.append(f"{t('budget', lang)}: **{fmt.money(amount, currency)}**")
     return " · ".join(rows)
+
+
+def budget_currency(profile: Any) -> str | None:
+    """The currency of the session's budget, when it has one."""
+    budget = _get(profile, "budget") if profile is not None else None
+    cur = _get(budget, "currency") if budget is not None else None
+    cur = getattr(cur, "value", cur)
+    return str(cur) if cur else None
 
 
 # ------------------------------------------------------------------------------ calculator results
 
 
 def terms_markdown(result: Mapping[str, Any] | None, lang: str) -> str:
-    """Each computed term with its value (bytes in GB and GiB), formula and plain-words meaning."""
-    terms = [x for x in (result or {}).get("terms") or [] if isinstance(x, Mapping)]
-    if not terms:
+    """Each computed term with its value (in its unit), formula and plain-words meaning."""
+    from tools.result import Term
+
+    items = []
+    for x in (result or {}).get("terms") or []:
+        try:
+            items.append(Term.model_validate(x))
+        except ValueError:  # not a term (a hand-edited session): leave it out
+            continue
+    if not items:
         return ""
-    head = "| 项 | 数值 | 公式 | 含义 |" if lang == "zh" else "| Term | Value | Formula | Meaning |"
+    head = "| " + " | ".join(msg(lang, f"present.col.{c}") for c in ("term", "value", "formula", "meaning")) + " |"
     rows = [head, "|---|---|---|---|"]
-    for x in terms:
-        value = x.get("value")
-        unit = str(x.get("unit", ""))
-        if isinstance(value, float) and value.is_integer() and abs(value) >= 100:
-            value = int(value)
-        shown = f"{gb(value, 2)} ({gib(value, 2)})" if unit == "bytes" else f"{_num(value, 2)} {unit}"
-        name = str(x.get("name", ""))
-        label = t(name, lang) if name in _TERM_KEYS else pick(_TERM_EXTRA[name], lang) if name in _TERM_EXTRA else name
-        meaning = x.get("explain_zh") if lang == "zh" else x.get("explain_en")
-        formula = str(x.get("formula", "")).replace("|", "\\|").replace("`", "'")
-        meaning_md = safe_markdown(meaning or "").replace("|", "\\|")
-        rows.append(f"| {safe_markdown(label)} | {shown} | `{formula}` | {meaning_md} |")
+    for line in present_terms(items, lang):
+        formula = line.formula.replace("|", "\\|").replace("`", "'")
+        meaning = safe_markdown(line.meaning).replace("|", "\\|")
+        rows.append(f"| {safe_markdown(line.label)} | {line.value} | `{formula}` | {meaning} |")
     return "\n".join(rows)
 
 
-_TERM_KEYS = {k for k, _ in SEGMENTS}
-_TERM_EXTRA = {
-    "vllm_reservation": ("vLLM 预留", "vLLM reservation"),
-    "kv_capacity": ("KV 容量", "KV capacity"),
-    "max_concurrency": ("最大并发", "Max concurrency"),
-    "host_ram": ("主机内存", "Host RAM"),
-}
-
-
-def _bullets(title: str, items: Iterable[Any], lang: str) -> str:
-    lines = [f"- {safe_markdown(render(i, lang))}" for i in items if i]
+def _bullets(heading: str, items: Iterable[Any], lang: str) -> str:
+    lines = [f"- {safe_markdown(ui_text(render(i, lang), lang))}" for i in items if i]
+    title = msg(lang, f"present.heading.{heading}").rstrip(":：")
     return f"**{title}**\n" + "\n".join(lines) if lines else ""
 
 
 def memory_summary_markdown(result: Mapping[str, Any] | None, lang: str) -> str:
-    """Verdict, per-GPU need, engine budget, the term table, assumptions and warnings of a sizing run."""
+    """Verdict, per-GPU need, usable memory, the term table, assumptions and warnings of a sizing run.
+
+    Need, usable and verdict are one set of figures: the need the verdict weighs (:func:`needed_bytes`)
+    against the memory it weighs it against (:func:`advisor.fmt.usable_bytes`)."""
     if not result:
         return ""
-    zh = lang == "zh"
-    need = result.get("all_layers_bytes") or result.get("per_gpu_bytes")  # llama.cpp offload: all layers on GPU
-    lines = [f"**{t('need', lang)}**: {gb(need, 2)} ({gib(need, 2)}) / GPU"]
-    if result.get("gpus", 1) and int(result.get("gpus") or 1) > 1 and result.get("total_bytes"):
-        lines.append(("全部 GPU 合计" if zh else "All GPUs together") + f": {gb(result['total_bytes'])}")
-    if result.get("gpu_memory_bytes"):
-        mark = "✅" if result.get("fits") else "❌"
-        verdict = t("fits", lang) if result.get("fits") else t("does_not_fit", lang)
+    need = needed_bytes(result)
+    key = "mem.need_offload" if result.get("all_layers_bytes") else "mem.need"
+    lines = [t(key, lang, need=fmt.gb(need))]
+    if int(result.get("gpus") or 1) > 1 and result.get("total_bytes"):
+        lines.append(t("mem.total", lang, total=fmt.gb_short(result["total_bytes"])))
+    usable, cap = fmt.usable_bytes(result), result.get("gpu_memory_bytes")
+    if usable and cap:
+        gpu = safe_markdown(result.get("gpu") or "GPU")
+        if usable != cap:
+            line = t(
+                "mem.usable_vllm",
+                lang,
+                gpu=gpu,
+                usable=fmt.gb(usable),
+                util=f"{usable / cap:.2f}",
+                total=fmt.gb_short(cap),
+            )
+        else:
+            line = t("mem.usable", lang, gpu=gpu, usable=fmt.gb(usable))
+        lines.append(f"{line} → {_fit_line(result, need, usable, lang, 'mem')}")
+    if result.get("kv_capacity_tokens") is not None and not result.get("offload_layers"):
         lines.append(
-            f"**{safe_markdown(result.get('gpu') or 'GPU')}**: {gb(result['gpu_memory_bytes'], 2)} "
-            f"{'引擎可用' if zh else 'usable'} → {mark} {verdict} · {t('headroom', lang)} "
-            f"{gb(result.get('headroom_bytes'), 2)}"
-        )
-    if result.get("kv_capacity_tokens") is not None:
-        lines.append(
-            ("KV 容量" if zh else "KV capacity")
-            + f": {int(result['kv_capacity_tokens']):,} tokens · "
-            + ("最大并发" if zh else "max concurrency")
-            + f" {_num(result.get('max_concurrency'), 2)}"
+            t(
+                "mem.kv",
+                lang,
+                tokens=fmt.num(int(result["kv_capacity_tokens"])),
+                concurrency=fmt.num(result.get("max_concurrency"), 2),
+            )
         )
     if result.get("cpu_bytes"):
-        lines.append(("主机内存" if zh else "Host RAM") + f": {gb(result['cpu_bytes'])}")
+        lines.append(t("mem.host_ram", lang, bytes=fmt.gb_short(result["cpu_bytes"])))
     parts = [
         "  \n".join(lines),
         terms_markdown(result, lang),
-        _bullets("假设" if zh else "Assumptions", result.get("assumptions") or [], lang),
-        _bullets("警告" if zh else "Warnings", result.get("warnings") or [], lang),
+        _bullets("assumptions", result.get("assumptions") or [], lang),
+        _bullets("warnings", result.get("warnings") or [], lang),
     ]
     return "\n\n".join(p for p in parts if p)
 
@@ -675,45 +815,36 @@ def perf_summary_markdown(
     decode: Mapping[str, Any] | None, prefill: Mapping[str, Any] | None, serving: Mapping[str, Any] | None, lang: str
 ) -> str:
     """Decode tokens/s (with its range), prefill tokens/s and time to first token, serving capacity."""
-    zh = lang == "zh"
     rows = [
-        "| "
-        + ("指标" if zh else "Figure")
-        + " | "
-        + ("估计" if zh else "Estimate")
-        + " | "
-        + ("范围" if zh else "Range")
-        + " |",
+        f"| {t('perf.figure', lang)} | {t('perf.estimate', lang)} | {t('perf.range', lang)} |",
         "|---|---|---|",
     ]
     if decode:
         lo, hi = decode.get("tokens_per_s_range") or (None, None)
         rows.append(
-            f"| {'解码（生成）' if zh else 'Decode'} | {_num(decode.get('tokens_per_s'))} tokens/s | "
-            f"{_num(lo)}–{_num(hi)} |"
+            f"| {t('perf.decode', lang)} | {fmt.tps(decode.get('tokens_per_s'))} | {fmt.num(lo)}–{fmt.num(hi)} |"
         )
+        bound = word(lang, "bound_by", decode.get("bound") or "unknown")
         rows.append(
-            f"| {'每序列' if zh else 'Per sequence'} | {_num(decode.get('per_sequence_tokens_per_s'))} "
-            f"tokens/s | {safe_markdown(decode.get('bound', ''))}-bound |"
+            f"| {t('perf.per_sequence', lang)} | {fmt.tps(decode.get('per_sequence_tokens_per_s'))} | "
+            f"{safe_markdown(bound)} |"
         )
     if prefill:
         lo, hi = prefill.get("tokens_per_s_range") or (None, None)
         rows.append(
-            f"| {'预填充' if zh else 'Prefill'} | {_num(prefill.get('tokens_per_s'), 0)} tokens/s | "
-            f"{_num(lo, 0)}–{_num(hi, 0)} |"
+            f"| {t('perf.prefill', lang)} | {fmt.tps(prefill.get('tokens_per_s'))} | {fmt.num(lo)}–{fmt.num(hi)} |"
         )
         lo, hi = prefill.get("ttft_s_range") or (None, None)
         rows.append(
-            f"| {'首 token 延迟' if zh else 'Time to first token'} | {_num(prefill.get('ttft_s'), 2)} s | "
-            f"{_num(lo, 2)}–{_num(hi, 2)} s |"
+            f"| {t('perf.ttft', lang)} | {fmt.seconds(prefill.get('ttft_s'))} | {fmt.seconds(lo)}–{fmt.seconds(hi)} |"
         )
     if serving:
         peak = serving.get("peak") or {}
-        rows.append(f"| {'KV 容量' if zh else 'KV capacity'} | {_num(serving.get('kv_capacity_tokens'))} tokens | |")
-        rows.append(f"| {'最大并发' if zh else 'Max concurrency'} | {_num(serving.get('max_concurrency'), 2)} | |")
+        rows.append(f"| {t('perf.kv', lang)} | {fmt.num(serving.get('kv_capacity_tokens'))} tokens | |")
+        rows.append(f"| {t('perf.max_concurrency', lang)} | {fmt.num(serving.get('max_concurrency'), 2)} | |")
         rows.append(
-            f"| {'峰值吞吐' if zh else 'Peak throughput'} | {_num(_get(peak, 'tokens_per_s'))} tokens/s | "
-            f"batch {_get(peak, 'batch', '—')} |"
+            f"| {t('perf.peak', lang)} | {fmt.tps(_get(peak, 'tokens_per_s'))} | "
+            f"{t('perf.at_batch', lang, batch=_get(peak, 'batch', '—'))} |"
         )
     warnings: list[Any] = []
     assumptions: list[Any] = []
@@ -727,8 +858,8 @@ def perf_summary_markdown(
     parts = [
         "\n".join(rows),
         terms_markdown(decode, lang),
-        _bullets("假设" if zh else "Assumptions", assumptions, lang),
-        _bullets("警告" if zh else "Warnings", warnings, lang),
+        _bullets("assumptions", assumptions, lang),
+        _bullets("warnings", warnings, lang),
     ]
     return "\n\n".join(p for p in parts if p)
 
@@ -738,29 +869,23 @@ def totals_markdown(report: Mapping[str, Any] | None, lang: str) -> str:
     tot = (report or {}).get("totals")
     if not isinstance(tot, Mapping):
         return ""
-    zh = lang == "zh"
+    ram = tot.get("recommended_system_ram_gb")
     items = [
-        ("GPU 功耗" if zh else "GPU power", _w(tot.get("gpu_power_w"))),
-        ("整机持续功耗" if zh else "Sustained system power", _w(tot.get("system_power_w"))),
-        ("建议电源" if zh else "Recommended PSU", _w(tot.get("recommended_psu_w"))),
-        ("墙插功耗" if zh else "Wall draw", _w(tot.get("wall_draw_w"))),
-        ("回路持续上限" if zh else "Circuit continuous limit", _w(tot.get("continuous_limit_w"))),
-        (
-            "PCIe 通道 需要/可用" if zh else "PCIe lanes needed / available",
-            f"{_num(tot.get('lanes_needed'))} / {_num(tot.get('lanes_available'))}",
-        ),
-        ("显存合计" if zh else "Total VRAM", gb(tot.get("total_vram_bytes"))),
-        (
-            "建议内存" if zh else "Recommended system RAM",
-            f"{_num(tot.get('recommended_system_ram_gb'), 0)} GB" if tot.get("recommended_system_ram_gb") else "—",
-        ),
+        ("gpu_power", _w(tot.get("gpu_power_w"))),
+        ("system_power", _w(tot.get("system_power_w"))),
+        ("psu", _w(tot.get("recommended_psu_w"))),
+        ("wall", _w(tot.get("wall_draw_w"))),
+        ("circuit", _w(tot.get("continuous_limit_w"))),
+        ("lanes", f"{fmt.num(tot.get('lanes_needed'))} / {fmt.num(tot.get('lanes_available'))}"),
+        ("vram", fmt.gb_short(tot.get("total_vram_bytes"))),
+        ("ram", f"{fmt.num(ram)} GB" if ram else "—"),
     ]
-    rows = ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in items if v not in ("—", "— W")]
+    rows = ["| | |", "|---|---|"] + [f"| {t('totals.' + k, lang)} | {v} |" for k, v in items if v != "—"]
     return "\n".join(rows)
 
 
 def _w(value: Any) -> str:
-    return f"{_num(value, 0)} W" if isinstance(value, int | float) else "—"
+    return f"{fmt.num(value)} W" if isinstance(value, int | float) else "—"
 
 
 # ------------------------------------------------------------------------------ streaming
