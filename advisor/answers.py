@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any
 
 from advisor.compose import citations_block, per_money
 from advisor.fmt import gpu_price_text, money, money_exact, num
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
-from knowledge.messages import msg
+from advisor.toolspec import GPUInfo, typed
+from knowledge.messages import has, msg
+from knowledge.schema import GPU, Model, Platform
+from tools.catalog_query import AffordableResult, FindGPUsResult
+from tools.compat_rules.types import BuildReport
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
+from tools.rent import RentVsBuyResult
+from tools.value import BestValueResult
 
 LIST_LIMIT = 12
 QUOTE_CHARS = {"zh": 240, "en": 480}  # about the same reading time: Chinese packs ~2× the meaning per character
 
 
 def _ok(calls: list[ToolCall], name: str) -> list[ToolCall]:
-    return [c for c in calls if c.name == name and c.ok and isinstance(c.result, dict)]
+    return [c for c in calls if c.name == name and c.ok and c.result is not None]
 
 
 def _currency(lang: str) -> str:
@@ -33,76 +38,78 @@ def _tflops(value: float | None) -> str:
     return "—" if value is None else num(value)
 
 
-def _gpu_card(g: dict[str, Any], lang: str) -> list[str]:
-    t = g["throughput"]
-    lines = [msg(lang, "spec.card", name=g["name"], memory=num(g["memory_gb"]), memory_type=g["memory_type"],
-                 bandwidth=num(g["bandwidth_gbs"]), bf16=_tflops(t.get("bf16") or t.get("fp16")),
-                 fp64=_tflops(t.get("fp64")), tdp=num(g["tdp_w"]), form=msg(lang, f"spec.form.{g['form_factor']}"),
-                 cooling=msg(lang, f"spec.cooling.{g['cooling']}"))]
+def _gpu_card(g: GPUInfo, lang: str) -> list[str]:
+    t = g.throughput
+    lines = [msg(lang, "spec.card", name=g.name, memory=num(g.memory_gb), memory_type=g.memory_type,
+                 bandwidth=num(g.bandwidth_gbs), bf16=_tflops(t.bf16 or t.fp16),
+                 fp64=_tflops(t.fp64), tdp=num(g.tdp_w), form=msg(lang, f"spec.form.{g.form_factor}"),
+                 cooling=msg(lang, f"spec.cooling.{g.cooling}"))]
     price = gpu_price_text(g, lang)
     if price:
         lines.append(msg(lang, "spec.price_line", price=price[0], as_of=price[1]))
     return lines
 
 
-def _gpu_verdict(g: dict[str, Any], attribute: str | None, precision: str | None, lang: str) -> str:
-    name = g["name"]
-    t = g["throughput"]
+def _gpu_verdict(g: GPUInfo, attribute: str | None, precision: str | None, lang: str) -> str:
+    name = g.name
+    t = g.throughput
     if attribute == "support" and precision:
         key = tensor_precision(precision)
-        if key in g.get("unsupported", []):
+        if key in g.unsupported:
             return msg(lang, "spec.support_no", name=name, precision=precision.upper())
-        if t.get(key) is not None:
-            return msg(lang, "spec.support_yes", name=name, precision=precision.upper(), tflops=num(t[key]))
+        tflops = getattr(t, key, None) if key else None
+        if tflops is not None:
+            return msg(lang, "spec.support_yes", name=name, precision=precision.upper(), tflops=num(tflops))
         return msg(lang, "spec.support_unknown", name=name, precision=precision.upper())
     if attribute == "link":
-        link = g["interconnect"]
-        if link["kind"] in ("pcie", "none", "ethernet"):
-            p2p = {True: "spec.p2p_yes", False: "spec.p2p_no"}.get(link.get("p2p"), "spec.p2p_unknown")
+        link = g.interconnect
+        if link.kind in ("pcie", "none", "ethernet"):
+            p2p = "spec.p2p_unknown" if link.p2p is None else ("spec.p2p_yes" if link.p2p else "spec.p2p_no")
             return msg(lang, "spec.link_no", name=name, p2p=msg(lang, p2p))
-        label = {"nvlink": "NVLink", "nvlink-bridge": "NVLink bridge"}.get(link["kind"], link["kind"])
-        return msg(lang, "spec.link_yes", name=name, link=label, link_bw=num(link["bandwidth_gbs"]),
-                   max_gpus=link["max_gpus"])
+        label = msg(lang, f"spec.link_kind.{link.kind}") if has(lang, f"spec.link_kind.{link.kind}") else link.kind
+        return msg(lang, "spec.link_yes", name=name, link=label, link_bw=num(link.bandwidth_gbs),
+                   max_gpus=link.max_gpus)
     if attribute == "ecc":
-        return msg(lang, "spec.ecc_yes" if g.get("ecc") else "spec.ecc_no", name=name)
+        return msg(lang, "spec.ecc_yes" if g.ecc else "spec.ecc_no", name=name)
     if attribute == "china":
-        return msg(lang, "spec.china_yes" if g.get("china_market") or g.get("domestic") else "spec.china_no",
-                   name=name, as_of=g["as_of"])
+        return msg(lang, "spec.china_yes" if g.china_market or g.domestic else "spec.china_no",
+                   name=name, as_of=g.as_of)
     if attribute == "price":
         price = gpu_price_text(g, lang)
         if not price:
             return msg(lang, "spec.price_unknown", name=name)
         return msg(lang, "spec.price", name=name, price=price[0], kind=msg(lang, "spec.kind.street"), as_of=price[1])
     if attribute == "bandwidth":
-        return msg(lang, "spec.bandwidth", name=name, bandwidth=num(g["bandwidth_gbs"]), memory=num(g["memory_gb"]),
-                   memory_type=g["memory_type"])
+        return msg(lang, "spec.bandwidth", name=name, bandwidth=num(g.bandwidth_gbs), memory=num(g.memory_gb),
+                   memory_type=g.memory_type)
     if attribute == "power":
-        return msg(lang, "spec.power", name=name, tdp=num(g["tdp_w"]))
+        return msg(lang, "spec.power", name=name, tdp=num(g.tdp_w))
     if attribute == "cooling":
-        return msg(lang, "spec.cooling_line", name=name, cooling=msg(lang, f"spec.cooling.{g['cooling']}"),
-                   form=msg(lang, f"spec.form.{g['form_factor']}"), slots=num(g["slot_width"]))
+        return msg(lang, "spec.cooling_line", name=name, cooling=msg(lang, f"spec.cooling.{g.cooling}"),
+                   form=msg(lang, f"spec.form.{g.form_factor}"), slots=num(g.slot_width))
     if attribute == "architecture":
-        return msg(lang, "spec.architecture", name=name, arch=g.get("architecture") or "?",
-                   cc=g.get("compute_capability") or "—")
+        return msg(lang, "spec.architecture", name=name, arch=g.architecture or "?",
+                   cc=g.compute_capability or "—")
     if attribute == "pcie":
-        return msg(lang, "spec.pcie", name=name, gen=g["pcie_gen"], lanes=g["pcie_lanes"])
+        return msg(lang, "spec.pcie", name=name, gen=g.pcie_gen, lanes=g.pcie_lanes)
     if attribute == "compute":
-        parts = [f"{k.upper()} {num(t[k])} TFLOPS" for k in ("fp64", "fp32", "bf16", "fp8", "fp4") if t.get(k)]
+        parts = [f"{k.upper()} {num(getattr(t, k))} TFLOPS" for k in ("fp64", "fp32", "bf16", "fp8", "fp4")
+                 if getattr(t, k)]
         return msg(lang, "spec.compute", name=name, what=", ".join(parts))
-    return msg(lang, "spec.memory", name=name, memory=num(g["memory_gb"]), memory_type=g["memory_type"],
-               bandwidth=num(g["bandwidth_gbs"]))
+    return msg(lang, "spec.memory", name=name, memory=num(g.memory_gb), memory_type=g.memory_type,
+               bandwidth=num(g.bandwidth_gbs))
 
 
-def _model_lines(m: dict[str, Any], lang: str) -> list[str]:
-    active = msg(lang, "spec.model_active", active=num(m["active_params_b"])) if m.get("active_params_b") else ""
-    return [msg(lang, "spec.model", name=m["name"], params=num(m["params_b"]), active=active, layers=m["layers"],
-                attention=str(m["attention"]["kind"]).upper(), context=num(m["max_context"]))]
+def _model_lines(m: Model, lang: str) -> list[str]:
+    active = msg(lang, "spec.model_active", active=num(m.active_params_b)) if m.active_params_b else ""
+    return [msg(lang, "spec.model", name=m.name, params=num(m.params_b), active=active, layers=m.layers,
+                attention=str(m.attention.kind).upper(), context=num(m.max_context))]
 
 
-def _source(entry: dict[str, Any], lang: str) -> str:
-    keys = [str(s).split(" ")[0][:60] for s in entry.get("sources", [])[:2]]
-    return msg(lang, "spec.source", id=entry["id"], sources=", ".join(keys),
-               as_of=entry.get("as_of", "?"), confidence=entry.get("confidence", "?"))
+def _source(entry: GPU | Model | Platform, lang: str) -> str:
+    keys = [str(s).split(" ")[0][:60] for s in entry.sources[:2]]
+    return msg(lang, "spec.source", id=entry.id, sources=", ".join(keys),
+               as_of=entry.as_of or "?", confidence=getattr(entry, "confidence", None) or "?")
 
 
 def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
@@ -111,9 +118,9 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
     compact card line and the source."""
     out: list[str] = []
     for call in _ok(calls, "find_gpus"):
-        out += _filter_lines(call.result, lang)
-    gpus = [c.result for c in _ok(calls, "gpu_info")]
-    models = [c.result for c in _ok(calls, "model_info")]
+        out += _filter_lines(typed(call, FindGPUsResult), lang)
+    gpus = [typed(c, GPUInfo) for c in _ok(calls, "gpu_info")]
+    models = [typed(c, Model) for c in _ok(calls, "model_info")]
     for g in gpus:
         out.append(_gpu_verdict(g, attribute, precision, lang))
     if len(gpus) == 1:
@@ -126,17 +133,17 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
     for m in models:
         out += [*_model_lines(m, lang), _source(m, lang)]
     for c in _ok(calls, "platform_info"):
-        pf = c.result
-        out += [msg(lang, "spec.platform", name=pf["name"], lanes=pf["cpu_pcie_lanes"], gen=pf["pcie_gen"],
-                    slot_lanes=pf["gpu_slot_lanes"], channels=pf["memory_channels"] * pf["sockets"],
-                    memory_type=pf["memory_type"], max_memory=num(pf["max_memory_gb"])),
-                msg(lang, "spec.platform_gpus", x16=pf["gpu_slot_lanes"] // 16, x8=pf["gpu_slot_lanes"] // 8),
+        pf = typed(c, Platform)
+        out += [msg(lang, "spec.platform", name=pf.name, lanes=pf.cpu_pcie_lanes, gen=pf.pcie_gen,
+                    slot_lanes=pf.gpu_slot_lanes, channels=pf.memory_channels * pf.sockets,
+                    memory_type=pf.memory_type, max_memory=num(pf.max_memory_gb)),
+                msg(lang, "spec.platform_gpus", x16=pf.gpu_slot_lanes // 16, x8=pf.gpu_slot_lanes // 8),
                 _source(pf, lang)]
     return "\n".join(out).strip() or msg(lang, "spec.unknown_entity")
 
 
-def _filter_lines(r: dict[str, Any], lang: str) -> list[str]:
-    crit = r["criteria"]
+def _filter_lines(r: FindGPUsResult, lang: str) -> list[str]:
+    crit = r.criteria
     if "supports" in crit:
         what = msg(lang, "spec.what.supports", precision=str(crit["supports"]).upper())
     elif "feature" in crit:
@@ -147,17 +154,17 @@ def _filter_lines(r: dict[str, Any], lang: str) -> list[str]:
         what = msg(lang, "spec.what.exclude", vendors=str(crit["exclude_vendors"]))
     else:
         what = msg(lang, "spec.what.domestic")
-    matches = r["matches"]
+    matches = r.matches
     if not matches:
         return [msg(lang, "spec.filter_none", what=what)]
     out = [msg(lang, "spec.filter_head", count=len(matches), what=what)]
     for e in matches[:LIST_LIMIT]:
-        tf = f", {num(e['tflops'])} TFLOPS" if e.get("tflops") else ""
-        out.append(f"- {e['name']} ({num(e['memory_gb'])} GB{tf})")
+        tf = f", {num(e.tflops)} TFLOPS" if e.tflops else ""
+        out.append(f"- {e.name} ({num(e.memory_gb)} GB{tf})")
     if len(matches) > LIST_LIMIT:
         out.append(msg(lang, "spec.filter_more", count=len(matches) - LIST_LIMIT))
-    if r.get("unknown"):
-        out.append(msg(lang, "spec.filter_unknown", names=", ".join(r["unknown"][:6])))
+    if r.unknown:
+        out.append(msg(lang, "spec.filter_unknown", names=", ".join(r.unknown[:6])))
     return out
 
 
@@ -235,32 +242,32 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
     checks = _ok(calls, "check_build")
     if not checks:
         return msg(lang, "build.need_gpus")
-    r = checks[0].result
+    r = typed(checks[0], BuildReport)
     zh = lang == "zh"
     wanted = BUILD_TOPIC_FINDINGS.get(topic or "", ())
-    asked = sorted((f for f in r["findings"] if f["id"] in wanted), key=lambda f: _SEVERITY_ORDER[f["severity"]])
-    errors = [f for f in r["findings"] if f["severity"] == "error" and f not in asked]
-    warnings = [f for f in r["findings"] if f["severity"] == "warning" and f not in asked]
-    tot = r["totals"]
+    asked = sorted((f for f in r.findings if f.id in wanted), key=lambda f: _SEVERITY_ORDER[f.severity])
+    errors = [f for f in r.findings if f.severity == "error" and f not in asked]
+    warnings = [f for f in r.findings if f.severity == "warning" and f not in asked]
+    tot = r.totals
     if topic in BUILD_TOPIC_FINDINGS:  # the asked topic is the verdict; the rest of the check follows it
-        if asked and (asked[0]["severity"] != "info" or topic == "ram"):  # RAM's notes are its verdict
-            severity = asked[0]["severity"]
+        if asked and (asked[0].severity != "info" or topic == "ram"):  # RAM's notes are its verdict
+            severity: str = asked[0].severity
             if severity == "warning" and errors:  # not 'workable' while another part of the build blocks it
                 severity = "warning_elsewhere_blocked"
             head = [msg(lang, f"build.topic_verdict.{severity}",
-                        text=asked[0]["message_zh"] if zh else asked[0]["message_en"]),
-                    *[f"- {f['message_zh'] if zh else f['message_en']}" for f in asked[1:3]]]
-            fix = asked[0].get("fix_zh") if zh else asked[0].get("fix")
-            if fix and asked[0]["severity"] != "info":
+                        text=asked[0].message_zh if zh else asked[0].message_en),
+                    *[f"- {f.message_zh if zh else f.message_en}" for f in asked[1:3]]]
+            fix = asked[0].fix_zh if zh else asked[0].fix
+            if fix and asked[0].severity != "info":
                 head.append(msg(lang, "build.fix", fix=fix))
         else:
             have = checks[0].arguments.get("psu_w")
-            key = ("wall_known" if topic == "wall" and tot.get("continuous_limit_w") else
+            key = ("wall_known" if topic == "wall" and tot.continuous_limit_w else
                    "psu_known" if topic == "psu" and have else topic)
-            head = [msg(lang, f"build.topic_ok.{key}", gpus=gpus_label, count=tot["gpu_count"], have=num(have or 0),
-                        slots=num(tot["slots_needed"] or 0), lanes=tot["lanes_needed"], wall=num(tot["wall_draw_w"]),
-                        limit=num(tot.get("continuous_limit_w") or 0), psu=num(tot["recommended_psu_w"])),
-                    *[f"- {f['message_zh'] if zh else f['message_en']}" for f in asked[:1]]]
+            head = [msg(lang, f"build.topic_ok.{key}", gpus=gpus_label, count=tot.gpu_count, have=num(have or 0),
+                        slots=num(tot.slots_needed or 0), lanes=tot.lanes_needed, wall=num(tot.wall_draw_w),
+                        limit=num(tot.continuous_limit_w or 0), psu=num(tot.recommended_psu_w)),
+                    *[f"- {f.message_zh if zh else f.message_en}" for f in asked[:1]]]
         out = [*head, msg(lang, "build.rest_ok", gpus=gpus_label) if not errors else
                msg(lang, "build.rest_problems", gpus=gpus_label, count=len(errors))]
         warnings = []  # what was not asked stays to the blocking problems and the totals
@@ -268,16 +275,16 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
         out = [msg(lang, "build.ok", gpus=gpus_label) if not errors else
                msg(lang, "build.problems", gpus=gpus_label, count=len(errors))]
     for f in errors[:4]:
-        out.append(f"- {f['message_zh'] if zh else f['message_en']}")
-        fix = f.get("fix_zh") if zh else f.get("fix")
+        out.append(f"- {f.message_zh if zh else f.message_en}")
+        fix = f.fix_zh if zh else f.fix
         if fix:
             out.append(f"  {msg(lang, 'build.fix', fix=fix)}")
     if warnings:
-        out += ["", msg(lang, "build.warnings"), *[f"- {f['message_zh'] if zh else f['message_en']}"
+        out += ["", msg(lang, "build.warnings"), *[f"- {f.message_zh if zh else f.message_en}"
                                                    for f in warnings[:3]]]
-    out += ["", msg(lang, "build.totals", gpus=num(tot["gpu_power_w"]), system=num(tot["system_power_w"]),
-                    wall=num(tot["wall_draw_w"]),
-                    psu=num(tot["recommended_psu_w"]), lanes=tot["lanes_needed"], slots=num(tot["slots_needed"]))]
+    out += ["", msg(lang, "build.totals", gpus=num(tot.gpu_power_w), system=num(tot.system_power_w),
+                    wall=num(tot.wall_draw_w),
+                    psu=num(tot.recommended_psu_w), lanes=tot.lanes_needed, slots=num(tot.slots_needed))]
     if cpu_unknown:
         out.append(msg(lang, "build.cpu_unknown", name=cpu_unknown))
     if assumed_card:
@@ -295,34 +302,34 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     found = _ok(calls, "rent_vs_buy")
     if not found:
         return msg(lang, "rent.need_gpu")
-    r = found[0].result
-    cur = r["currency"]
-    what = f"{r['count']}× {r['gpu']}"
-    if r["purchase"] is None or r["rent_per_month"] is None:
-        return msg(lang, "rent.unknown", name=r["gpu"])
+    r = typed(found[0], RentVsBuyResult)
+    cur = r.currency
+    what = f"{r.count}× {r.gpu}"
+    if r.purchase is None or r.rent_per_month is None:
+        return msg(lang, "rent.unknown", name=r.gpu)
     out: list[str] = []
-    if daily_first and r.get("rent_per_day"):
-        out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r["rent_per_day"], cur), what=what,
-                       hourly=money_exact(r["rent_per_hour"], cur)))
-    elif hourly_first and r.get("rent_per_hour"):
-        out.append(msg(lang, "rent.hourly_verdict", hourly=money_exact(r["rent_per_hour"], cur), what=what))
-    if months is not None and r["cheaper"] is not None:
-        key = "rent.verdict_rent" if r["cheaper"] == "rent" else "rent.verdict_buy"
-        out.append(msg(lang, key, months=num(months), rent=money(r["project_rent"], cur),
-                       buy=money(r["project_buy"], cur), what=what))
-    elif r["break_even_months"] is not None:
-        out.append(msg(lang, "rent.verdict_break_even", hours=num(hours), months=num(r["break_even_months"]),
+    if daily_first and r.rent_per_day:
+        out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r.rent_per_day, cur), what=what,
+                       hourly=money_exact(r.rent_per_hour or 0, cur)))
+    elif hourly_first and r.rent_per_hour:
+        out.append(msg(lang, "rent.hourly_verdict", hourly=money_exact(r.rent_per_hour, cur), what=what))
+    if months is not None and r.cheaper is not None:
+        key = "rent.verdict_rent" if r.cheaper == "rent" else "rent.verdict_buy"
+        out.append(msg(lang, key, months=num(months), rent=money(r.project_rent, cur),
+                       buy=money(r.project_buy, cur), what=what))
+    elif r.break_even_months is not None:
+        out.append(msg(lang, "rent.verdict_break_even", hours=num(hours), months=num(r.break_even_months),
                        what=what))
     else:
         out.append(msg(lang, "rent.verdict_never", hours=num(hours), what=what))
-    out.append(msg(lang, "rent.figures", buy=money(r["purchase"], cur), rent=money(r["rent_per_month"], cur),
-                   energy=money(r["energy_per_month"], cur), hours=num(hours)))
-    if r.get("rent_per_hour") and not (hourly_first or daily_first):
-        out.append(msg(lang, "rent.hourly", hourly=money_exact(r["rent_per_hour"], cur), what=what))
-    if months is not None and r["break_even_months"] is not None:
-        out.append(msg(lang, "rent.break_even", months=num(r["break_even_months"])))
-    if r.get("host"):
-        out.append(msg(lang, "rent.host", host=money(r["host"], cur)))
+    out.append(msg(lang, "rent.figures", buy=money(r.purchase, cur), rent=money(r.rent_per_month, cur),
+                   energy=money(r.energy_per_month, cur), hours=num(hours)))
+    if r.rent_per_hour and not (hourly_first or daily_first):
+        out.append(msg(lang, "rent.hourly", hourly=money_exact(r.rent_per_hour, cur), what=what))
+    if months is not None and r.break_even_months is not None:
+        out.append(msg(lang, "rent.break_even", months=num(r.break_even_months)))
+    if r.host:
+        out.append(msg(lang, "rent.host", host=money(r.host, cur)))
     return "\n".join(out)
 
 
@@ -332,22 +339,22 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
 def compose_best_value(calls: list[ToolCall], lang: str) -> str:
     """The cards that give the most for the money, ranked, with memory and bandwidth per price side by side."""
     found = _ok(calls, "best_value")
-    if not found or not found[0].result["ranked"]:
+    if not found or not typed(found[0], BestValueResult).ranked:
         return msg(lang, "value.none")
-    r = found[0].result
-    cur, metric = r["currency"], r["metric"]
+    r = typed(found[0], BestValueResult)
+    cur, metric = r.currency, r.metric
     unit = msg(lang, f"compare.value_unit.{cur}")
-    first = r["ranked"][0]
+    first = r.ranked[0]
     second = "bandwidth_gbs" if metric == "memory_gb" else "memory_gb"  # the other figure people weigh
     out = [msg(lang, "value.head", metric=msg(lang, f"compare.value_metric.{metric}"), unit=unit,
-               name=first["name"], price=money(first["price"], cur),
-               value=per_money(metric, first["per_unit"][metric])),
+               name=first.name, price=money(first.price, cur),
+               value=per_money(metric, first.per_unit[metric])),
            "", msg(lang, "value.table_head", per_metric=msg(lang, f"compare.value_row.{metric}", unit=unit),
                    per_memory=msg(lang, f"compare.value_row.{second}", unit=unit)),
            "|---|---|---|---|---|---|"]
-    for i, o in enumerate(r["ranked"], 1):
-        per = o["per_unit"]
-        out.append(f"| {i} | {o['name']} | {num(o['totals']['memory_gb'])} GB | {money(o['price'], cur)} | "
+    for i, o in enumerate(r.ranked, 1):
+        per = o.per_unit
+        out.append(f"| {i} | {o.name} | {num(o.totals['memory_gb'])} GB | {money(o.price, cur)} | "
                    f"{per_money(metric, per[metric])} | {per_money(second, per[second])} |")
     out += ["", msg(lang, "value.note_training" if metric == "bf16_tflops" else "value.note")]
     if found[0].arguments.get("vendors") == ["NVIDIA"] and metric == "bf16_tflops":
@@ -363,17 +370,17 @@ def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str, 
     found = _ok(calls, "affordable")
     amount, currency = budget
     shown = money(amount, currency)
-    if not found or not found[0].result["options"]:
+    if not found or not typed(found[0], AffordableResult).options:
         return msg(lang, "afford.none", budget=shown)
-    r = found[0].result
-    host = any(o["host_usd"] for o in r["options"])
+    r = typed(found[0], AffordableResult)
+    host = any(o.host_usd for o in r.options)
     out = [msg(lang, "afford.head_host" if host else "afford.head", budget=shown), "",
            msg(lang, "afford.table_head"), "|---|---|---|---|---|"]
-    cur = r["currency"]
-    for o in r["options"]:
-        out.append(f"| {o['count']}× {o['name']} | {num(o['memory_gb'])} GB | {num(o['bandwidth_gbs'])} GB/s | "
-                   f"{money(o['price'], cur)} | ~{num(o['max_params_b_4bit'])}B / ~{num(o['max_params_b_16bit'])}B |")
-    out += ["", msg(lang, "afford.note", share=f"{r['weight_share']:.0%}")]
+    cur = r.currency
+    for o in r.options:
+        out.append(f"| {o.count}× {o.name} | {num(o.memory_gb)} GB | {num(o.bandwidth_gbs)} GB/s | "
+                   f"{money(o.price, cur)} | ~{num(o.max_params_b_4bit)}B / ~{num(o.max_params_b_16bit)}B |")
+    out += ["", msg(lang, "afford.note", share=f"{r.weight_share:.0%}")]
     if card_only:
         out.append(msg(lang, "afford.card_only"))
     if cur == "CNY":
