@@ -32,11 +32,13 @@ run: install
 
 test: install-dev
 	$(BIN)/ruff check .
+	$(BIN)/python -m mypy
 	$(BIN)/python -m pytest
 
+# Lint and type-check (mypy with the pydantic plugin over advisor/, tools/ and knowledge/; see pyproject.toml).
 lint: install-dev
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/python -m mypy
 
 bench: install-dev
 	$(BIN)/python bench/run_all.py
