@@ -451,3 +451,199 @@ def test_a_resumed_session_rebuilds_its_chat() -> None:
     steps = [m for m in msgs if m.metadata.get("title", "").startswith(("🔧", "⚠️"))]
     assert len(steps) == sum(len(t.tool_calls) for t in session.history)
     assert msgs[0].role == "assistant" and "Hello" in msgs[0].content
+
+
+# --------------------------------------------------------------------------- one language, one usable figure
+
+_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+_ENGLISH_RUN = re.compile(r"[A-Za-z][A-Za-z'’-]*(?:[ ]+[A-Za-z][A-Za-z'’-]*){2,}")
+
+
+def _ok(name: str, args: dict) -> dict:
+    call = run_tool(name, args)
+    assert call.ok and call.result is not None, call.error
+    return call.result
+
+
+def _strip_names(text: str) -> str:
+    """Chinese output minus what stays in English on purpose: catalog names, code spans, tags, links."""
+    from knowledge import load_catalog
+
+    cat = load_catalog()
+    names = {g.name for g in cat.gpus} | {m.name for m in cat.models} | {p.name for p in cat.platforms}
+    text = re.sub(r"`[^`]*`", " ", text)
+    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"https?://\S+", " ", text)
+    for name in sorted(names, key=len, reverse=True):
+        text = text.replace(name, " ")
+    return text
+
+
+def _panel(lang: str) -> list[str]:
+    """Every panel piece, rendered from real tool results."""
+    vllm = _ok(
+        "size_inference",
+        {
+            "model": "llama-3.1-8b",
+            "precision": "int4",
+            "context": 32768,
+            "batch": 10,
+            "gpu": "RTX 4090",
+            "gpus": 2,
+            "engine": "vllm",
+        },
+    )
+    offload = _ok(
+        "size_inference",
+        {"model": "llama-3.1-70b", "precision": "Q4_K_M", "context": 8192, "gpu": "RTX 4090", "engine": "llamacpp"},
+    )
+    train = _ok("size_training", {"model": "llama-3.1-8b", "method": "qlora", "seq": 2048, "gpu": "RTX 4090"})
+    base = {"model": "llama-3.1-8b", "gpu": "RTX 4090", "precision": "bf16"}
+    dec = _ok("perf_decode", {**base, "context": 4096})
+    pre = _ok("perf_prefill", {**base, "prompt_tokens": 4096})
+    srv = _ok("perf_serving", {**base, "context": 4096})
+    rec = _ok(
+        "recommend",
+        {"workload": "inference", "model": "llama-3.1-70b", "precision": "fp8", "context": 8192, "budget_cny": 150000},
+    )
+    chk = _ok(
+        "check_build",
+        {"gpus": [{"gpu": "RTX 4090", "count": 4}], "psu_w": 1200, "mains": "120v-15a", "workload": "inference"},
+    )
+    cur = render.display_currency("CNY", lang, rec)
+    out = [render.memory_summary_markdown(r, lang) for r in (vllm, offload, train)]
+    out += [render.memory_chart_svg(r, lang) for r in (vllm, offload, train)]
+    out += [
+        render.result_summary(n, r, lang)
+        for n, r in (
+            ("size_inference", vllm),
+            ("perf_decode", dec),
+            ("perf_prefill", pre),
+            ("perf_serving", srv),
+            ("recommend", rec),
+            ("check_build", chk),
+        )
+    ]
+    out += [
+        render.perf_summary_markdown(dec, pre, srv, lang),
+        render.frame_markdown(render.comparison_frame(rec, lang, currency=cur)),
+        render.comparison_notes(rec, lang, currency=cur),
+        render.rejected_markdown(rec, lang),
+        render.checklist_markdown(chk, lang),
+        render.totals_markdown(chk, lang),
+    ]
+    assert all(out[:6]) and all(out[-6:-2]), "every piece renders something"
+    return out
+
+
+def test_english_panel_has_no_chinese() -> None:
+    for piece in _panel("en"):
+        assert not _CJK.search(piece), _CJK.search(piece)
+
+
+def test_chinese_panel_has_no_english_sentences() -> None:
+    """Names, units and model ids stay as they are; no run of three English words is left."""
+    for piece in _panel("zh"):
+        runs = _ENGLISH_RUN.findall(_strip_names(piece))
+        assert runs == [], runs
+
+
+def test_no_rule_ids_raw_values_or_cli_flags_in_the_panel() -> None:
+    rule_ids_and_flags = ("power-multi-psu", "power-wall-circuit", "pcie-lanes", "p2p-geforce", "--cpu", "--mains")
+    for lang in ("zh", "en"):
+        text = "\n".join(_panel(lang))
+        for leak in (*rule_ids_and_flags, "watch:", "(consumer)", "| memory-bound"):
+            assert leak not in text, (lang, leak)
+    zh = "\n".join(_panel("zh"))
+    for raw in ("inference", "consumer", "workstation", "memory-bound", "sxm", "passive"):  # raw enum values
+        assert raw not in _strip_names(zh), raw
+
+
+def test_need_usable_and_verdict_agree_for_vllm_short_by_a_little() -> None:
+    """Llama-3.1-8B int4, 32k context, 10 concurrent on 2× RTX 4090: vLLM needs 26.3 GB of its 23.2 GB reservation.
+
+    Every place that states the fit — sizing summary, chart, chart table, chat step, build check, recommender —
+    quotes the reservation (0.92 × the 25.2 GB the engine sees), never the 25.2 GB, beside "does not fit"."""
+    from advisor import fmt
+
+    r = _ok(
+        "size_inference",
+        {
+            "model": "llama-3.1-8b",
+            "precision": "int4",
+            "context": 32768,
+            "batch": 10,
+            "gpu": "RTX 4090",
+            "gpus": 2,
+            "engine": "vllm",
+        },
+    )
+    need, usable, visible = r["per_gpu_bytes"], r["reserved_bytes"], r["gpu_memory_bytes"]
+    assert fmt.usable_bytes(r) == usable < visible
+    assert need > usable and r["fits"] is False and need - usable < 5e9  # short by a little
+    assert r["headroom_bytes"] == usable - need  # the tool's own verdict weighs the same two figures
+    need_s, usable_s, short_s = (f"{x / 1e9:,.1f} GB" for x in (need, usable, need - usable))
+    assert (need_s, usable_s, short_s) == ("26.3 GB", "23.2 GB", "3.0 GB")
+    for lang, verdict, short in (("en", "does not fit", "short by"), ("zh", "放不下", "缺口")):
+        summary = render.memory_summary_markdown(r, lang)
+        assert need_s in summary and usable_s in summary and f"{verdict} · {short} {short_s}" in summary
+        svg = render.memory_chart_svg(r, lang)
+        assert f"{render.t('capacity', lang)} {usable_s}" in svg and f"{short} {short_s}" in svg
+        assert f"{render.t('need', lang)} {need_s}" in svg
+        step = render.result_summary("size_inference", r, lang)
+        assert usable_s in step and verdict in step and f"{visible / 1e9:,.1f} GB" not in step
+        frame = render.memory_chart_frame(r, lang)
+        assert frame["GB"].iloc[-1] == pytest.approx(usable / 1e9)
+    limit = re.search(r'class="limit" x1="([\d.]+)"', render.memory_chart_svg(r, "en"))
+    assert limit is not None
+    limit_x = float(limit.group(1))
+    assert limit_x == pytest.approx(8 + 584 * usable / (max(need, visible) * 1.06), abs=0.06)
+    # the build check and the recommender quote the same usable figure for this card
+    chk = _ok(
+        "check_build",
+        {
+            "gpus": [{"gpu": "RTX 4090", "count": 2}],
+            "model": "llama-3.1-8b",
+            "precision": "int4",
+            "context": 32768,
+            "workload": "inference",
+        },
+    )
+    fit = next(f for f in chk["findings"] if f["category"] == "memory")
+    assert fit["numbers"]["gpu_memory_bytes"] == usable
+    rec = _ok(
+        "recommend",
+        {
+            "workload": "inference",
+            "model": "llama-3.1-8b",
+            "precision": "int4",
+            "context": 32768,
+            "concurrency": 10,
+            "budget_usd": 100000,
+        },
+    )
+    two = next(x for x in rec["rejected"] if x["gpu_id"] == "rtx-4090" and x["count"] == 2)
+    assert two["stage"] == "memory" and f"needs {need_s} per GPU, has {usable_s} usable" in two["reason_en"]
+    md = render.rejected_markdown({"rejected": [two]}, "zh")
+    assert f"每卡需要 {need_s}，可用 {usable_s}" in md
+
+
+def test_money_in_the_sessions_currency() -> None:
+    rec = _ok(
+        "recommend",
+        {"workload": "inference", "model": "llama-3.1-70b", "precision": "int4", "context": 8192, "budget_cny": 100000},
+    )
+    first = rec["options"][0]
+    assert render.display_currency("CNY", "en", rec) == "CNY"  # the budget's currency wins
+    assert render.display_currency(None, "zh", rec) == "CNY"  # a Chinese page without a budget: yuan
+    assert render.display_currency(None, "en", rec) == "USD"
+    assert render.display_currency("EUR", "zh", rec) == "EUR"
+    zh = render.comparison_frame(rec, "zh", currency="CNY")
+    assert list(zh.columns)[-2:] == ["价格（CNY）", "每万元 tokens/s"]
+    assert zh.iloc[0]["价格（CNY）"] == f"¥{first['total_price_cny']:,.0f}"
+    per_10k = first["decode_tokens_per_s"] / (first["total_price_cny"] / 10_000)
+    assert zh.iloc[0]["每万元 tokens/s"] == pytest.approx(per_10k, abs=0.006)
+    notes = render.comparison_notes(rec, "zh", currency="CNY")
+    assert f"¥{first['total_price_cny']:,.0f}" in notes and "$" not in notes
+    md = render.profile_markdown(Profile(use_case="inference", budget={"amount": 100000, "currency": "CNY"}), "zh")
+    assert "¥100,000" in md and "推理服务" in md
