@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from advisor.compose import citations_block, per_money
+from advisor.compose import citations_block, per_money, without_glosses
 from advisor.fmt import gpu_price_text, money, money_exact, num
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
@@ -208,10 +208,14 @@ def compose_concept(citations: list[Citation], query: str, lang: str) -> str:
     best = citations[0]
     title = best.title.split(" — ")[-1] if " — " in best.title else best.title
     limit = QUOTE_CHARS["zh" if re.search(r"[\u3400-\u9fff]", best.text) else "en"]
-    out = [msg(lang, "concept.head", title=title), "", f"> {quote(best.text, query, limit)} [{best.id}]"]
+    quoted = quote(best.text, query, limit)
+    if lang == "en":
+        title, quoted = without_glosses(title), without_glosses(quoted)
+    out = [msg(lang, "concept.head", title=title), "", f"> {quoted} [{best.id}]"]
     others = [c for c in citations[1:3] if c.title != best.title]
     if others:
-        out += ["", msg(lang, "concept.more", titles="; ".join(f"{c.title} [{c.id}]" for c in others))]
+        out += ["", msg(lang, "concept.more", titles="; ".join(
+            f"{without_glosses(c.title) if lang == 'en' else c.title} [{c.id}]" for c in others))]
     out += ["", *citations_block(citations[:3], lang)]
     return "\n".join(out)
 

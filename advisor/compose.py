@@ -8,6 +8,7 @@ formatted from a tool result or the user's own words, so the text passes the gro
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from advisor.fmt import (
@@ -246,7 +247,22 @@ def _rejections(rec: Recommendation, lang: str, limit: int = 3) -> list[str]:
 def citations_block(citations: list[Citation], lang: str) -> list[str]:
     if not citations:
         return []
-    return [msg(lang, "compose.citations_block.sources")] + [f"- [{c.id}] {c.title}" for c in citations]
+    titles = [without_glosses(c.title) if lang == "en" else c.title for c in citations]
+    return [msg(lang, "compose.citations_block.sources")] + [
+        f"- [{c.id}] {title}" for c, title in zip(citations, titles, strict=True)]
+
+
+_CJK_RUN = re.compile(r"\s*[\u3400-\u9fff\u3000-\u303f\uff00-\uffef]+\s*")
+
+
+def without_glosses(text: str) -> str:
+    """English text without the Chinese glosses the corpus adds for retrieval: 'GPU memory (VRAM, 显存)' →
+    'GPU memory (VRAM)', 'Huawei 昇腾 Ascend' → 'Huawei Ascend'; empty brackets go."""
+    text = re.sub(r"\(([^()]*)\)", lambda m: "(" + ", ".join(
+        part.strip() for part in m.group(1).split(",") if part.strip() and not _CJK_RUN.fullmatch(part)) + ")", text)
+    text = _CJK_RUN.sub(" ", text)
+    return re.sub(r"\s*\(\s*\)", "", text).replace(" ,", ",").replace("  ", " ").strip()
+
 
 
 def _known_summary(p: Profile, lang: str) -> str:

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from advisor.fmt import money
 from knowledge import load_catalog
+from knowledge.messages import has, msg
 from knowledge.schema import GPU, Model, Platform
 
 NOUNS = {"gpus": ("list or show GPUs", "H100"), "models": ("list or show models", "llama3.1:8b"),
@@ -44,58 +46,78 @@ def _model_row(m: Model) -> str:
             f"ctx {m.max_context:,}")
 
 
-def _show_gpu(g: GPU, zh: bool) -> list[str]:
-    label = (lambda z, e: z) if zh else (lambda z, e: e)
+def _label(lang: str, key: str) -> str:
+    return msg(lang, f"catalog.{key}")
+
+
+def _mark(value: bool | None) -> str:
+    return "✓" if value else "✗" if value is False else "?"
+
+
+def _spec_word(lang: str, table: str, value: str) -> str:
+    """A catalog value in words ('passive' → 'passive (needs server airflow)' / '被动散热…'); raw when unlabelled."""
+    return msg(lang, f"spec.{table}.{value}") if has(lang, f"spec.{table}.{value}") else value
+
+
+def _price(g: GPU, lang: str) -> str:
+    """The price in the reader's currency, the other one in brackets, then the rental rate."""
+    assert g.price is not None
+    own, other = (g.price.cny, g.price.usd) if lang == "zh" else (g.price.usd, g.price.cny)
+    own_cur, other_cur = ("CNY", "USD") if lang == "zh" else ("USD", "CNY")
+    text = money(own, own_cur) if own else money(other, other_cur)
+    if own and other:
+        text += f" ({money(other, other_cur)})"
+    if g.price.rental_usd_per_hour:
+        text += "; " + msg(lang, "catalog.rent", rate=f"{g.price.rental_usd_per_hour:g}")
+    return text
+
+
+def _show_gpu(g: GPU, lang: str) -> list[str]:
     t = g.throughput
     lines = [f"{g.name} — {g.vendor}, {g.architecture}"
              + (f" (CC {g.compute_capability})" if g.compute_capability else "")]
-    lines.append(f"  {label('显存', 'Memory')}: {_fmt(g.memory_gb)} GB {g.memory_type}, "
-                 f"{_fmt(g.bandwidth_gbs)} GB/s, ECC {'✓' if g.ecc else '✗' if g.ecc is False else '?'}")
+    lines.append(f"  {_label(lang, 'memory')}: {_fmt(g.memory_gb)} GB {g.memory_type}, "
+                 f"{_fmt(g.bandwidth_gbs)} GB/s, ECC {_mark(g.ecc)}")
     dense = ", ".join(f"{p.upper()} {_fmt(v)}" for p, v in t.model_dump().items() if v is not None)
-    lines.append(f"  {label('稠密算力', 'Dense throughput')} (TFLOPS/TOPS): {dense or '—'}")
+    lines.append(f"  {_label(lang, 'dense')} (TFLOPS/TOPS): {dense or '—'}")
     if g.unsupported:
-        lines.append(f"  {label('不支持', 'Not supported')}: {', '.join(p.value.upper() for p in g.unsupported)}")
-    lines.append(f"  {label('功耗', 'Power')}: {_fmt(g.tdp_w)} W; {label('形态', 'Form factor')}: "
-                 f"{g.form_factor.value}, {label('散热', 'cooling')}: {g.cooling.value}"
-                 + (f", {g.slot_width:g} {label('槽', 'slots')}" if g.slot_width else ""))
+        lines.append(f"  {_label(lang, 'unsupported')}: {', '.join(p.value.upper() for p in g.unsupported)}")
+    lines.append(f"  {_label(lang, 'power')}: {_fmt(g.tdp_w)} W; {_label(lang, 'form')}: "
+                 f"{_spec_word(lang, 'form', g.form_factor.value)}, {_label(lang, 'cooling')}: "
+                 f"{_spec_word(lang, 'cooling', g.cooling.value)}"
+                 + (f", {msg(lang, 'catalog.slots', slots=f'{g.slot_width:g}')}" if g.slot_width else ""))
     link = g.interconnect
-    lines.append(f"  {label('互联', 'Interconnect')}: {link.kind}"
+    lines.append(f"  {_label(lang, 'interconnect')}: {_spec_word(lang, 'link_kind', link.kind)}"
                  + (f" {_fmt(link.bandwidth_gbs)} GB/s" if link.bandwidth_gbs else "")
-                 + f", P2P {'✓' if link.p2p else '✗' if link.p2p is False else '?'}")
-    lines.append(f"  {label('软件栈', 'Software')}: {', '.join(g.software)}")
+                 + f", P2P {_mark(link.p2p)}")
+    lines.append(f"  {_label(lang, 'software')}: {', '.join(g.software)}")
     if g.price:
-        price = ", ".join(x for x in (
-            f"${g.price.usd:,.0f}" if g.price.usd else "",
-            f"¥{g.price.cny:,.0f}" if g.price.cny else "",
-            f"{label('租用', 'rent')} ${g.price.rental_usd_per_hour:g}/h" if g.price.rental_usd_per_hour else "",
-        ) if x)
-        lines.append(f"  {label('参考价格', 'Approx. price')}: {price} ({label('截至', 'as of')} {g.price.as_of})")
-    lines.append(f"  {label('来源', 'Sources')}: {', '.join(g.sources)} · {label('截至', 'as of')} {g.as_of}"
-                 f" · {label('可信度', 'confidence')} {g.confidence}")
+        lines.append(f"  {_label(lang, 'price')}: {_price(g, lang)} ({_label(lang, 'as_of')} {g.price.as_of})")
+    lines.append(f"  {_label(lang, 'sources')}: {', '.join(g.sources)} · {_label(lang, 'as_of')} {g.as_of}"
+                 f" · {_label(lang, 'confidence')} {g.confidence}")
     if g.notes:
-        lines.append(f"  {label('备注', 'Notes')}: {g.notes}")
+        lines.append(f"  {_label(lang, 'notes')}: {g.notes}")
     return lines
 
 
-def _show_model(m: Model, zh: bool) -> list[str]:
-    label = (lambda z, e: z) if zh else (lambda z, e: e)
+def _show_model(m: Model, lang: str) -> list[str]:
     a = m.attention
     lines = [f"{m.name} — {m.family}, {m.kind}"]
-    lines.append(f"  {label('参数量', 'Parameters')}: {m.params_b:g}B"
-                 + (f", {label('激活', 'active')} {m.active_b:g}B" if m.is_moe else ""))
-    lines.append(f"  {label('层数', 'Layers')} {m.layers}, hidden {m.hidden_size}, heads {a.num_heads}, "
-                 f"KV heads {a.num_kv_heads}, head_dim {a.head_dim}, {label('注意力', 'attention')} {a.kind.value}")
+    lines.append(f"  {_label(lang, 'params')}: {m.params_b:g}B"
+                 + (f", {_label(lang, 'active')} {m.active_b:g}B" if m.is_moe else ""))
+    lines.append(f"  {_label(lang, 'layers')} {m.layers}, hidden {m.hidden_size}, heads {a.num_heads}, "
+                 f"KV heads {a.num_kv_heads}, head_dim {a.head_dim}, {_label(lang, 'attention')} {a.kind.value}")
     if a.kind.value == "mla":
         lines.append(f"  MLA: kv_lora_rank {a.kv_lora_rank}, rope dim {a.qk_rope_head_dim}")
     if a.sliding_window:
-        lines.append(f"  {label('滑动窗口', 'Sliding window')}: {a.sliding_window}, "
-                     f"{label('全局层', 'global layers')} {a.full_attention_layers}")
+        lines.append(f"  {_label(lang, 'sliding')}: {a.sliding_window}, "
+                     f"{_label(lang, 'global_layers')} {a.full_attention_layers}")
     if m.moe:
-        lines.append(f"  MoE: {m.moe.num_experts} experts, top-{m.moe.experts_per_token}"
-                     + (f", {m.moe.shared_experts} shared" if m.moe.shared_experts else ""))
-    lines.append(f"  {label('词表', 'Vocabulary')} {m.vocab_size:,}; {label('最大上下文', 'max context')} "
-                 f"{m.max_context:,}; {label('原生精度', 'native dtype')} {m.native_dtype}")
-    lines.append(f"  {label('来源', 'Sources')}: {', '.join(m.sources)} · {label('截至', 'as of')} {m.as_of}")
+        lines.append("  MoE: " + msg(lang, "catalog.moe", experts=m.moe.num_experts, top=m.moe.experts_per_token)
+                     + (msg(lang, "catalog.moe_shared", shared=m.moe.shared_experts) if m.moe.shared_experts else ""))
+    lines.append(f"  {_label(lang, 'vocab')} {m.vocab_size:,}; {_label(lang, 'max_context')} "
+                 f"{m.max_context:,}; {_label(lang, 'native_dtype')} {m.native_dtype}")
+    lines.append(f"  {_label(lang, 'sources')}: {', '.join(m.sources)} · {_label(lang, 'as_of')} {m.as_of}")
     return lines
 
 
@@ -104,19 +126,18 @@ def _platform_row(p: Platform) -> str:
             f"{p.memory_channels}ch {p.memory_type:<6} ≤{p.max_cores} cores  {p.typical_cpu_power_w:g} W")
 
 
-def _show_platform(p: Platform, zh: bool) -> list[str]:
-    label = (lambda z, e: z) if zh else (lambda z, e: e)
+def _show_platform(p: Platform, lang: str) -> list[str]:
     lines = [_platform_row(p)]
-    lines.append(f"  {label('接 GPU 的通道', 'Lanes wired to GPU slots')}: {p.gpu_slot_lanes}; {p.chipset_lanes_note}")
-    lines.append(f"  {label('最大内存', 'Max memory')}: {p.max_memory_gb} GB; socket {p.socket}")
-    lines.append(f"  {label('来源', 'Sources')}: {', '.join(p.sources)} · {label('截至', 'as of')} {p.as_of}")
+    lines.append(f"  {_label(lang, 'gpu_lanes')}: {p.gpu_slot_lanes}; {p.chipset_lanes_note}")
+    lines.append(f"  {_label(lang, 'max_memory')}: {p.max_memory_gb} GB; socket {p.socket}")
+    lines.append(f"  {_label(lang, 'sources')}: {', '.join(p.sources)} · {_label(lang, 'as_of')} {p.as_of}")
     if p.notes:
-        lines.append(f"  {label('备注', 'Notes')}: {p.notes}")
+        lines.append(f"  {_label(lang, 'notes')}: {p.notes}")
     return lines
 
 
 # noun -> (Catalog attribute listing the entries, Catalog lookup method, one-line row, detail view)
-_VIEWS: dict[str, tuple[str, str, Callable[[Any], str], Callable[[Any, bool], list[str]]]] = {
+_VIEWS: dict[str, tuple[str, str, Callable[[Any], str], Callable[[Any, str], list[str]]]] = {
     "gpus": ("gpus", "gpu", _gpu_row, _show_gpu),
     "models": ("models", "model", _model_row, _show_model),
     "platforms": ("platforms", "platform", _platform_row, _show_platform),
@@ -126,7 +147,7 @@ _VIEWS: dict[str, tuple[str, str, Callable[[Any], str], Callable[[Any, bool], li
 @domain_errors
 def _run(args: argparse.Namespace) -> int:
     catalog = load_catalog()
-    zh = lang_of(args) == "zh"
+    lang = lang_of(args)
     attr, lookup, row, show = _VIEWS[args.noun]
     if args.action == "show":
         if not args.name:
@@ -136,7 +157,7 @@ def _run(args: argparse.Namespace) -> int:
         if args.json:
             print_json(entry)
         else:
-            print("\n".join(show(entry, zh)))
+            print("\n".join(show(entry, lang)))
         return 0
     entries = getattr(catalog, attr)
     if args.json:
