@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from knowledge.messages import msg
+from tools.pricing import CNY_PER_USD
 from tools.units import GB, GiB
 
 SYMBOLS = {"CNY": "¥", "EUR": "€", "GBP": "£", "USD": "$"}
@@ -90,7 +91,8 @@ def gpu_price_text(g: Any, lang: str) -> tuple[str, str] | None:
     if p.get(own) is not None:
         text = money(p[own], own.upper())
     elif both.get(own):
-        text = msg(lang, "fmt.converted", price=money(both[own], own.upper()), original=money(p[other], other.upper()))
+        text = msg(lang, "fmt.converted", price=money(both[own], own.upper()), original=money(p[other], other.upper()),
+                   rate=f"{CNY_PER_USD:g}")
     else:
         text = money(p[other], other.upper())
     return text, str(p.get("as_of", ""))
