@@ -22,6 +22,7 @@ from advisor.present import (
     present_recommend,
     present_training,
     present_training_time,
+    word,
 )
 from advisor.session import Session, ToolCall
 from advisor.toolspec import Out, typed
@@ -65,6 +66,8 @@ def _profile_rows(session: Session, lang: str) -> list[str]:
             text = gpu_name(value)
         elif key == "model":
             text = model_name(value)
+        elif key in ("form_factor", "method"):
+            text = word(lang, "form" if key == "form_factor" else "method", value)
         elif key == "existing":
             text = ", ".join(f"{e.count}× {gpu_name(e.gpu)}" for e in value)
         elif isinstance(value, bool):

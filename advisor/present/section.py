@@ -109,7 +109,10 @@ class Section(BaseModel):
             out += ["", f"*{_md_cell(self.title)}*"]
         if self.verdict:
             out += ["", f"**{self.verdict}**"]
-        if self.figures:
+        if self.figures and self.figure_head:  # a column head: the figures are a table
+            out += ["", _md_row(self.figure_head), "|---|" + "---:|" * (len(self.figure_head) - 1)]
+            out += [_md_row([f.label, f.value, f.detail][:len(self.figure_head)]) for f in self.figures]
+        elif self.figures:
             out += [""] + [f"- {f.label}: **{f.value}**" + (f" ({f.detail})" if f.detail else "")
                            for f in self.figures]
         if self.lines:
