@@ -69,7 +69,6 @@ def ui_text(text: str, lang: object) -> str:
         key = f"ui.flag.{m.group(1)}"
         if not has("en", key):
             return ""
-        name = msg(norm_lang(lang), key)
-        return f"（{name}）" if norm_lang(lang) == "zh" else f" ({name})"
+        return msg(norm_lang(lang), "ui.flag_hint", field=msg(norm_lang(lang), key))
 
     return _FLAG_HINT.sub(field, text)
