@@ -19,7 +19,7 @@ from tools.compat_rules.precision import hardware_precision
 from tools.compat_rules.software import resolve_framework
 from tools.compat_rules.totals import FORMULAS, PLATFORM_OVERHEAD_W, compute_totals
 from tools.compat_rules.types import (
-    PITFALL_TEXT,
+    PITFALLS,
     SEVERITY_ORDER,
     BuildContext,
     BuildInput,
@@ -31,13 +31,14 @@ from tools.compat_rules.types import (
     SlotLayout,
     Totals,
     parse_mains,
+    pitfall_text,
 )
 from tools.errors import ToolError
 from tools.result import note
 
 __all__ = [
-    "PITFALL_TEXT", "BuildInput", "BuildReport", "Finding", "GPUCount", "Mains", "SlotLayout", "Totals",
-    "check_build", "parse_gpu_arg", "parse_mains",
+    "PITFALLS", "BuildInput", "BuildReport", "Finding", "GPUCount", "Mains", "SlotLayout", "Totals",
+    "check_build", "parse_gpu_arg", "parse_mains", "pitfall_text",
 ]
 
 CATEGORY_ORDER = ("power", "pcie", "physical", "cooling", "display", "interconnect", "precision", "software",

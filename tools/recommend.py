@@ -30,10 +30,11 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import load_catalog
+from knowledge.messages import render
 from knowledge.schema import GPU, FormFactor, Platform, Tier
 from tools.compat import BuildInput, BuildReport, Finding, GPUCount, check_build
 from tools.compat_rules.software import STACK_NAMES, resolve_framework, stack_family
-from tools.compat_rules.types import MAX_GPUS_OF_ONE, PITFALL_TEXT, Chassis, Pitfall, parse_mains
+from tools.compat_rules.types import MAX_GPUS_OF_ONE, Chassis, Pitfall, parse_mains, pitfall_text
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
@@ -209,7 +210,7 @@ class Recommendation(BaseModel):
     price_currency: str | None = Field(None, description="currency of each option's total_price_local")
     options: list[Option]
     rejected: list[Rejected]
-    pitfalls: dict[str, tuple[str, str]] = Field(description="text of each pitfall flagged in the options")
+    pitfalls: dict[str, Note] = Field(description="text of each pitfall flagged in the options")
     assumptions: list[Note]
 
 
@@ -450,7 +451,7 @@ def recommend(inp: RecommendInput) -> Recommendation:
     return Recommendation(
         workload=inp.workload, currency=currency, price_currency=inp.price_currency, options=options,
         rejected=rejected,
-        pitfalls={p: PITFALL_TEXT[p] for p in flagged}, assumptions=_assumptions(inp, engine, currency),
+        pitfalls={p: pitfall_text(p) for p in flagged}, assumptions=_assumptions(inp, engine, currency),
     )
 
 
@@ -495,8 +496,8 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
     report = _checked_build(build)
     if not report.ok:
         first = report.errors[0]
-        reject(gpu, count, "compat", f"{count}× {gpu.name} rejected: {first.message_en}",
-               f"{count} 张 {gpu.name} 被排除：{first.message_zh}")
+        reject(gpu, count, "compat", f"{count}× {gpu.name} rejected: {first.message.text}",
+               f"{count} 张 {gpu.name} 被排除：{render(first.message, 'zh')}")
         return None
     t = report.totals
     if inp.power_limit_w and t.wall_draw_w > inp.power_limit_w:

@@ -8,7 +8,7 @@ from advisor.fmt import gb_short, money, num, option_total, tps
 from advisor.present.check import finding_item
 from advisor.present.section import Item, ItemList, Section, Table, notes, word
 from knowledge import load_catalog
-from knowledge.messages import msg
+from knowledge.messages import msg, render
 from tools.compat_rules.software import stack_family
 from tools.recommend import Option, Recommendation
 
@@ -46,7 +46,7 @@ def present_recommend(rec: Recommendation, lang: str, currency: str | None = Non
                                 bullet="- "))
     if rec.pitfalls:
         s.lists.append(ItemList(title=msg(lang, "present.recommend.pitfalls"),
-                                items=[Item(text=zh if lang == "zh" else en) for en, zh in rec.pitfalls.values()],
+                                items=[Item(text=render(n, lang)) for n in rec.pitfalls.values()],
                                 bullet="- "))
     return s
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from knowledge.schema import GPU, Platform
 from tools.errors import ToolError, shown
 from tools.inference_memory import MAX_CONTEXT_SEARCH
-from tools.result import Note
+from tools.result import Note, note
 from tools.units import Bytes, Watts
 
 Category = Literal[
@@ -34,28 +34,13 @@ Pitfall = Literal[
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
-PITFALL_TEXT: dict[str, tuple[str, str]] = {
-    "ignoring-memory": (
-        "Pitfall 1 — ignoring memory capacity: if the model does not fit, compute power is useless.",
-        "陷阱一 忽视显存容量：模型装不下，算力再强也无用。",
-    ),
-    "chasing-peak-tflops": (
-        "Pitfall 2 — chasing peak TFLOPS: the number that matters is the one at the precision and in the "
-        "software stack you will really use.",
-        "陷阱二 迷信纯算力值：要看实际使用的精度和软件生态下的算力，而不是峰值。",
-    ),
-    "underrating-interconnect": (
-        "Pitfall 3 — underrating the multi-GPU interconnect: without enough PCIe lanes, P2P or NVLink, "
-        "extra GPUs do not scale linearly.",
-        "陷阱三 低估多卡互联瓶颈：PCIe 通道、P2P 或 NVLink 不足时，多卡性能远非线性。",
-    ),
-    "mixing-server-consumer": (
-        "Pitfall 4 — mixing up server and consumer cards: server cards are passive, have no display "
-        "output and expect server airflow; consumer cards have fans and outputs but different licences.",
-        "陷阱四 混淆服务器与消费级卡：服务器卡被动散热、无显示输出、依赖机箱风道；消费级卡有风扇和视频输出，"
-        "但授权条款不同。",
-    ),
-}
+PITFALLS: tuple[str, ...] = ("ignoring-memory", "chasing-peak-tflops", "underrating-interconnect",
+                             "mixing-server-consumer")
+
+
+def pitfall_text(pitfall_id: str) -> Note:
+    """The source guide's sentence for a pitfall, as message ``pitfall.<id>``."""
+    return note(f"pitfall.{pitfall_id}")
 
 
 MAX_GPUS_OF_ONE = 64  # cards of one GPU model in one build
@@ -182,6 +167,10 @@ class Finding(BaseModel):
     pitfall: Pitfall | None = Field(None, description="the source guide's pitfall this finding is an "
                                                       "instance of")
     sources: list[str] = Field(default_factory=list, description="reference keys (hardware_rules.md)")
+
+    @property
+    def message(self) -> Note:  # transitional, until the rules emit notes
+        return Note(id="compat.legacy", params={"en": self.message_en, "zh": self.message_zh}, text=self.message_en)
 
 
 class Totals(BaseModel):
