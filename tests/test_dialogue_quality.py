@@ -225,8 +225,9 @@ def test_weights_term_mentions_experts_only_for_moe_models() -> None:
     dense = direct("size_inference", model="llama-3.1-8b", context=4096)
     moe = direct("size_inference", model="mixtral-8x7b", context=4096)
     term = {r["model"]: next(t for t in r["terms"] if t["name"] == "weights") for r in (dense, moe)}
-    assert "专家" not in term[dense["model"]]["explain_zh"] and "expert" not in term[dense["model"]]["explain_en"]
-    assert "专家" in term[moe["model"]]["explain_zh"] and "expert" in term[moe["model"]]["explain_en"]
+    dense_term, moe_term = term[dense["model"]]["explain"], term[moe["model"]]["explain"]
+    assert "专家" not in render(dense_term, "zh") and "expert" not in dense_term["text"]
+    assert "专家" in render(moe_term, "zh") and "expert" in moe_term["text"]
 
 
 def test_dense_model_reply_says_nothing_about_experts(adv: Advisor) -> None:

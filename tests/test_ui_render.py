@@ -389,16 +389,15 @@ def test_terms_markdown_shows_bytes_in_gb_and_gib() -> None:
                 "value": 16_060_000_000.0,
                 "unit": "bytes",
                 "formula": "8.03 B × 16 bits",
-                "explain_en": "Model weights",
-                "explain_zh": "模型权重",
+                "explain": {"id": "inference.explain.weights", "params": {"precision": "bf16"},
+                            "text": "Model weights stored at bf16"},
             },
             {
                 "name": "kv_capacity",
                 "value": 42768.0,
                 "unit": "tokens",
                 "formula": "a | b",
-                "explain_en": "KV",
-                "explain_zh": "KV",
+                "explain": {"id": "inference.explain.kv_capacity", "text": "KV"},
             },
         ]
     }

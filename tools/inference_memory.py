@@ -1108,16 +1108,6 @@ def _num(value: object) -> int | float:
 
 
 _ENGINE_LABEL = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}
-_ACT_EN = {
-    "vLLM": "Activation peak of vLLM's start-up profile run (MLP intermediates + logits)",
-    "llama.cpp": "llama.cpp compute buffer reserved for one n_ubatch (attention or logits)",
-    "transformers": "Prefill activations: hidden states, MLP intermediates, last logits",
-}
-_ACT_ZH = {
-    "vLLM": "激活峰值：vLLM 启动时试运行测得（MLP 中间结果 + logits）",
-    "llama.cpp": "llama.cpp 计算缓冲区：按 n_ubatch 预留（注意力或 logits 取大者）",
-    "transformers": "预填充激活：隐藏状态、MLP 中间结果和最后一个位置的 logits",
-}
 
 
 def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object]) -> list[object]:
@@ -1140,10 +1130,8 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 need.kv.full_tokens,
                 need.kv.sliding_tokens,
             ),
-            "explain_en": f"KV cache for {inp.batch} × {inp.context:,} tokens with this model's real attention "
-            f"({attention}), {cfg.kv_dtype}",
-            "explain_zh": f"KV 缓存：{inp.batch} 路 × {inp.context:,} token，按模型实际注意力结构"
-            f"（{attention}）和 {cfg.kv_dtype} 计算",
+            "explain": note("inference.explain.kv_cache", batch=inp.batch, context=inp.context,
+                            attention=attention, kv_dtype=cfg.kv_dtype),
         },
         _activation_term(plan, inp, need),
         _plan_term(plan, "overhead", lambda: _overhead_term(inp, eng, bd.overhead)),
@@ -1155,8 +1143,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 "value": need.cpu_bytes,
                 "unit": "bytes",
                 "formula": "token embeddings + layers left on the CPU (+ their KV)",
-                "explain_en": "Host RAM used by llama.cpp for tensors kept off the GPU",
-                "explain_zh": "llama.cpp 留在内存（CPU 侧）的张量所占主机内存",
+                "explain": note("inference.explain.cpu_ram"),
             }
         )
     if budget.get("reserved_bytes") is not None:
@@ -1166,8 +1153,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 "value": float(budget["reserved_bytes"]),  # type: ignore[arg-type]
                 "unit": "bytes",
                 "formula": f"total × gpu_memory_utilization {inp.gpu_memory_utilization:g}",
-                "explain_en": "What vLLM claims up front; the KV cache fills whatever is left in it",
-                "explain_zh": "vLLM 启动即占用的显存；其中扣除权重和激活后全部给 KV 缓存",
+                "explain": note("inference.explain.vllm_reservation"),
             }
         )
     if budget.get("kv_capacity_tokens") is not None:
@@ -1177,8 +1163,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 "value": float(budget["kv_capacity_tokens"]),  # type: ignore[arg-type]
                 "unit": "tokens",
                 "formula": "KV budget / KV bytes per token" + (" (16-token blocks)" if inp.engine == "vllm" else ""),
-                "explain_en": "Tokens of context the remaining memory can cache, all sequences together",
-                "explain_zh": "剩余显存可缓存的 token 总数（所有并发序列合计）",
+                "explain": note("inference.explain.kv_capacity"),
             }
         )
     return terms
@@ -1203,10 +1188,8 @@ def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object
             "value": need.breakdown.weights,
             "unit": "bytes",
             "formula": formula,
-            "explain_en": f"Model weights stored at {cfg.prec.name}"
-            + (" (MoE: every expert stays resident)" if spec.is_moe else ""),
-            "explain_zh": f"模型权重，按 {cfg.prec.name} 存放"
-            + ("（MoE 的全部专家都常驻显存）" if spec.is_moe else ""),
+            "explain": note("inference.explain.weights_moe" if spec.is_moe else "inference.explain.weights",
+                            precision=cfg.prec.name),
         }
 
     if inp.engine == "llamacpp":  # fixed by the layer split (-ngl): one term per split
@@ -1237,11 +1220,10 @@ def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object
 
 def _activation_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object:
     cfg = plan.cfg
-    eng = _ENGINE_LABEL[inp.engine]
 
     def term(formula: str) -> dict[str, object]:  # a plain dict: validated with the result
         return {"name": "activations", "value": need.breakdown.activations, "unit": "bytes", "formula": formula,
-                "explain_en": _ACT_EN[eng], "explain_zh": _ACT_ZH[eng]}
+                "explain": note(f"inference.explain.activations_{inp.engine}")}
 
     if cfg.vllm_activations is not None:
         return _plan_term(plan, "activations", lambda: Term(**term(cfg.vllm_activations[1])))  # type: ignore[index]
@@ -1266,6 +1248,5 @@ def _overhead_term(inp: InferenceMemoryInput, eng: str, value: int) -> Term:
         value=value,
         unit="bytes",
         formula=formula,
-        explain_en=f"{eng} runtime overhead, repeated on every GPU",
-        explain_zh=f"{eng} 运行时开销，每张卡各有一份",
+        explain=note("inference.explain.overhead", engine=eng),
     )

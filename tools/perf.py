@@ -160,8 +160,9 @@ class DecodeResult(BaseModel):
     warnings: list[Note]
 
 
-def _term(name: str, value: float, unit: str, formula: str, en: str, zh: str) -> Term:
-    return Term(name=name, value=value, unit=unit, formula=formula, explain_en=en, explain_zh=zh)
+def _term(name: str, value: float, unit: str, formula: str, explain: str) -> Term:
+    """A term explained by message ``perf.explain.<explain>``."""
+    return Term(name=name, value=value, unit=unit, formula=formula, explain=note(f"perf.explain.{explain}"))
 
 
 def estimate_decode(inp: DecodeInput) -> DecodeResult:
@@ -199,32 +200,28 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
             weights,
             "bytes",
             f"{weights_how}: params × bits/8, minus the untied input embedding (a row lookup)",
-            "Weight bytes each step streams from memory",
-            "每一步需从显存读取的权重字节",
+            "decode_weights",
         ),
         _term(
             "KV read per step",
             b * kv_seq,
             "bytes",
             f"batch {b} × KV of {inp.context} tokens ({inp.kv_dtype}){' per rank' if tp > 1 else ''}",
-            "Cached keys/values each sequence re-reads",
-            "每个序列需重新读取的 KV 缓存",
+            "decode_kv",
         ),
         _term(
             "streaming time",
             stream,
             "s",
             f"bytes / ({gpu.bandwidth_gbs:g} GB/s × η_stream {fit.eta_stream:.3f})",
-            "Time to stream those bytes at the fitted efficiency",
-            "按拟合效率读取这些字节所需时间",
+            "decode_streaming",
         ),
         _term(
             "fixed per-layer cost",
             fixed,
             "s",
             f"{spec.layers} layers × τ {fit.tau_layer_s * 1e6:.0f} µs",
-            "Kernel launches and synchronisation, independent of size",
-            "与模型大小无关的核函数启动与同步开销",
+            "decode_fixed",
         ),
         _term(
             "compute time",
@@ -232,8 +229,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
             "s",
             f"{b} × (2·P_active + attention) FLOPs / ({rate.precision} "
             f"{rate.flops_per_s / 1e12:g} TFLOPS × MFU {inp.mfu:g}{f' × {tp}' if tp > 1 else ''})",
-            "Matmul time at dense tensor throughput; binds at large batch",
-            "稠密张量算力下的矩阵乘时间，大批量时成为瓶颈",
+            "decode_compute",
         ),
     ]
     if hop:
@@ -243,8 +239,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
                 hop,
                 "s",
                 f"τ_hop {fit.tau_hop_s * 1e3:.2f} ms × log2({inp.count})",
-                "Passing activations between GPUs that run one after another",
-                "按层切分时 GPU 之间依次传递激活的开销",
+                "decode_hops",
             )
         )
     if comm and link is not None:
@@ -254,8 +249,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
                 comm,
                 "s",
                 f"2 × {spec.layers} layers × ({link.note.text})",
-                "Two all-reduces per layer across the TP group",
-                "每层两次跨 GPU 的全规约通信",
+                "decode_allreduce",
             )
         )
     terms.append(
@@ -264,8 +258,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
             tps,
             "tokens/s",
             "batch / (max(streaming, compute) + fixed + comm)",
-            "Generated tokens per second, all sequences",
-            "每秒生成的 token 数（所有序列合计）",
+            "decode_throughput",
         )
     )
     assumptions: list[Note | str] = [
@@ -374,8 +367,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             flops,
             "FLOP",
             f"2 × {spec.active_params:,} active params × {s * b:,} tokens + causal attention 2·L·s²·a·d",
-            "Arithmetic needed to read the prompt",
-            "处理提示词所需的计算量",
+            "prefill_flops",
         ),
         _term(
             "compute time",
@@ -383,16 +375,14 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             "s",
             f"FLOPs / ({rate.precision} dense {rate.flops_per_s / 1e12:g} TFLOPS"
             f" × MFU {inp.mfu:g}{f' × {tp} GPUs' if tp > 1 else ''})",
-            "Matmul time at dense tensor throughput",
-            "按稠密张量算力计算的矩阵乘时间",
+            "prefill_compute",
         ),
         _term(
             "weight streaming",
             memory,
             "s",
             "all weights read once / (bandwidth × η_stream)",
-            "Floor for short prompts: the weights must be read at least once",
-            "短提示词的下限：权重至少读取一遍",
+            "prefill_streaming",
         ),
     ]
     if comm:
@@ -402,8 +392,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
                 comm,
                 "s",
                 f"2 × {spec.layers} × all-reduce of {s * b}·h·2 B ({link.note.text if link else ''})",
-                "Activations all-reduced twice per layer",
-                "每层两次激活全规约",
+                "prefill_allreduce",
             )
         )
     terms.append(
@@ -412,8 +401,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             ttft,
             "s",
             "max(compute, streaming) + fixed + comm",
-            "Delay before the first generated token",
-            "生成第一个 token 前的等待时间",
+            "prefill_ttft",
         )
     )
     mfu_key = "perf.prefill.mfu_default" if inp.mfu == PREFILL_MFU else "perf.prefill.mfu"
@@ -545,16 +533,14 @@ def estimate_serving(inp: ServingInput) -> ServingResult:
             value=capacity,
             unit="tokens",
             formula="vLLM KV budget / KV bytes per token",
-            explain_en="Tokens of context the KV budget holds, all sequences together",
-            explain_zh="KV 预算可容纳的 token 总数（全部并发序列合计）",
+            explain=note("perf.explain.serving_kv_capacity"),
         ),
         Term(
             name="max_concurrency",
             value=conc,
             unit="sequences",
             formula=f"capacity / {inp.context:,}",
-            explain_en="Sequences that can run at the target context at once",
-            explain_zh="在目标上下文长度下可同时运行的序列数",
+            explain=note("perf.explain.serving_concurrency"),
         ),
     ]
     if peak:
@@ -564,8 +550,7 @@ def estimate_serving(inp: ServingInput) -> ServingResult:
                 value=peak.tokens_per_s,
                 unit="tokens/s",
                 formula=f"{peak.batch} / step time {peak.step_time_s * 1e3:.1f} ms",
-                explain_en="Aggregate decode tokens/s at the largest batch that fits",
-                explain_zh="可容纳的最大批量下的总解码吞吐",
+                explain=note("perf.explain.serving_peak"),
             )
         )
     assumptions = [

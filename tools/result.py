@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.messages import msg
+from knowledge.messages import msg, render
 
 NoteParam = str | int | float | bool | None | dict[str, Any]
 
@@ -35,7 +35,8 @@ def note(message_id: str, **params: NoteParam | Note) -> Note:
 
 
 class Term(BaseModel):
-    """One term of a computed figure, with its formula and a one-line explanation in both languages.
+    """One term of a computed figure, with its formula and a one-line explanation as a note
+    (``<area>.explain.<name>`` messages; readers show ``render(term.explain, lang)``).
 
     Frozen: results may share a term that does not change between calls."""
 
@@ -45,8 +46,15 @@ class Term(BaseModel):
     value: float = Field(description="in the unit named by `unit`")
     unit: str = Field(description="'bytes', 'tokens/s', 's', 'W', …")
     formula: str
-    explain_en: str
-    explain_zh: str
+    explain: Note = Field(description="what the term is, in plain words")
+
+    @property
+    def explain_en(self) -> str:  # shim for compose/render until they render notes
+        return self.explain.text
+
+    @property
+    def explain_zh(self) -> str:  # shim for compose/render until they render notes
+        return render(self.explain, "zh")
 
 
 class MemoryBreakdown(BaseModel):

@@ -105,24 +105,21 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
             value=mem,
             unit="bytes",
             formula=mem_f,
-            explain_en="Double-precision data held",
-            explain_zh="双精度数据所占内存",
+            explain=note("perf.explain.fp64_memory"),
         ),
         Term(
             name="per GPU",
             value=per_gpu,
             unit="bytes",
             formula=f"memory / {c}",
-            explain_en="Evenly split across GPUs",
-            explain_zh="平均分布到各 GPU",
+            explain=note("perf.explain.fp64_per_gpu"),
         ),
         Term(
             name="FLOPs",
             value=flops,
             unit="FLOP",
             formula=flops_f,
-            explain_en="Double-precision operations",
-            explain_zh="双精度浮点运算量",
+            explain=note("perf.explain.fp64_flops"),
         ),
     ]
     if inp.problem == "grid":
@@ -137,8 +134,7 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
                 unit="s",
                 formula=f"max(steps × state × levels / ({c} × {gpu.bandwidth_gbs:g} GB/s × {eff:g}), "
                 "FLOPs / FP64 rate)",
-                explain_en="Stencil codes are limited by memory bandwidth",
-                explain_zh="网格/模板计算通常受显存带宽限制",
+                explain=note("perf.explain.fp64_time_grid"),
             )
         )
     elif fp64:
@@ -150,8 +146,7 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
                 value=seconds,
                 unit="s",
                 formula=f"FLOPs / ({c} × FP64 {fp64:g} TFLOPS × efficiency {eff:g})",
-                explain_en="Dense linear algebra runs near the FP64 peak",
-                explain_zh="稠密线性代数可接近 FP64 峰值",
+                explain=note("perf.explain.fp64_time_dense"),
             )
         )
     if not fp64:

@@ -216,8 +216,8 @@ def _frozen_bytes(spec: ModelSpec, method: str, base_precision: str | None) -> t
     return nbytes, nbytes / spec.params, label
 
 
-def _t(name: str, value: float, formula: str, en: str, zh: str, unit: str = "bytes") -> Term:
-    return Term(name=name, value=round(value), unit=unit, formula=formula, explain_en=en, explain_zh=zh)
+def _t(name: str, value: float, formula: str, explain: Note, unit: str = "bytes") -> Term:
+    return Term(name=name, value=round(value), unit=unit, formula=formula, explain=explain)
 
 
 def _check(inp: TrainingMemoryInput) -> None:
@@ -308,8 +308,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
                 f"P/tp × {st.w:g} B"
                 + (f" / N({dp})" if sharded3 else "")
                 + (" + gathered working set" if working_w else ""),
-                "Parameters in the precision the forward pass uses",
-                "前向计算所用精度下的模型参数",
+                note("training.explain.weights"),
             )
         )
     else:
@@ -320,8 +319,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
                 f"{frozen_label.text if frozen_label else ''}: {frozen_total:,} B"
                 + (" / tp" if tp > 1 else "")
                 + (f" / N({dp})" if sharded3 else ""),
-                "Frozen pretrained weights, not trained",
-                "冻结的预训练权重（不参与训练）",
+                note("training.explain.frozen_base"),
             )
         )
         terms.append(
@@ -329,8 +327,8 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
                 "adapters",
                 t_rank * st.w / w_dp if not inp.offload_params else 0.0,
                 f"{trainable:,} LoRA params × 4 B (fp32)",
-                f"LoRA adapters, rank {inp.lora_rank} on {', '.join(resolve_targets(inp.lora_targets))}",
-                f"LoRA 适配器，秩 {inp.lora_rank}",
+                note("training.explain.adapters", rank=inp.lora_rank,
+                     targets=", ".join(resolve_targets(inp.lora_targets))),
             )
         )
     terms.append(
@@ -340,8 +338,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             f"T × {st.g + st.half_grads:g} B"
             + (f" / N({dp})" if grads_div > 1 else "")
             + (" (on CPU: offloaded)" if offload_opt else ""),
-            "Gradients of the trainable parameters, kept until the optimizer step",
-            "可训练参数的梯度，保留到优化器更新",
+            note("training.explain.gradients"),
         )
     )
     terms.append(
@@ -351,10 +348,8 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             f"T × {st.o:g} B"
             + (f" / N({dp})" if opt_div > 1 else "")
             + (" (on CPU: offloaded)" if offload_opt else ""),
-            f"{inp.optimizer} state"
-            + (" plus fp32 master weights" if inp.method == "full" and inp.regime == "mixed" else ""),
-            f"{inp.optimizer} 优化器状态"
-            + ("及 fp32 主权重" if inp.method == "full" and inp.regime == "mixed" else ""),
+            note("training.explain.optimizer_master" if inp.method == "full" and inp.regime == "mixed"
+                 else "training.explain.optimizer", optimizer=inp.optimizer),
         )
     )
     if working_w:
@@ -363,8 +358,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
                 "ZeRO-3/FSDP working set",
                 working_w + working_g,
                 ws_formula,
-                "Layers gathered in full while they compute",
-                "计算时临时聚合的完整层参数",
+                note("training.explain.working_set"),
             )
         )
 
@@ -396,9 +390,8 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             "activations",
             act.layers_bytes + act.head_bytes,
             f"{act.layers_formula}; per layer {act.per_layer_formula} = {fmt_bytes(act.per_layer_bytes, 'MiB')}",
-            f"Tensors kept for the backward pass (recompute: {recompute}, "
-            f"{'FlashAttention' if inp.flash_attention else 'no fused attention'})",
-            f"反向传播需要保留的中间激活（重计算：{recompute}）",
+            note("training.explain.activations_flash" if inp.flash_attention else "training.explain.activations",
+                 recompute=recompute),
         )
     )
     terms.append(
@@ -406,8 +399,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             "logits",
             act.logits_bytes,
             act.logits_formula,
-            "Output logits over the whole vocabulary in fp32 — large for big vocabularies",
-            "整个词表上的 fp32 输出 logits——词表大时占用显著",
+            note("training.explain.logits"),
         )
     )
     activations = act.total_bytes
@@ -422,8 +414,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             overhead,
             f"CUDA context {fmt_bytes(inp.cuda_context_bytes, 'MiB', 0)} + {inp.fragmentation:.0%} × "
             "(activations + gradients)" + (" + dequantisation scratch (largest linear × 2 B)" if dequant else ""),
-            "CUDA context, allocator fragmentation" + (", bf16 copy of one dequantised layer" if dequant else ""),
-            "CUDA 上下文、显存分配碎片" + ("、一层反量化的 bf16 临时副本" if dequant else ""),
+            note("training.explain.overhead_dequant" if dequant else "training.explain.overhead"),
         )
     )
 
@@ -460,8 +451,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             "host RAM per node",
             cpu,
             cpu_formula,
-            "CPU memory per node: offloaded states, or the model as each process loads it",
-            "每个节点的内存：卸载到 CPU 的状态，或各进程加载模型时的占用",
+            note("training.explain.host_ram"),
         )
     )
 

@@ -112,33 +112,28 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
             value=flops,
             unit="FLOP",
             formula=f"{k} × N {inp.params:.3g} × D {inp.tokens:.3g}",
-            explain_en=f"{k} FLOPs per parameter per token (forward 2 + backward 4"
-            + (" + recomputed forward 2)" if k == 8 else ")"),
-            explain_zh=f"每个参数每个 token 约 {k} 次浮点运算（前向 2 + 反向 4{' + 重计算 2' if k == 8 else ''}）",
+            explain=note("perf.explain.train_flops_recompute" if k == 8 else "perf.explain.train_flops", k=k),
         ),
         Term(
             name="achieved throughput",
             value=achieved,
             unit="FLOP/s",
             formula=f"{inp.count} GPUs × {rate.precision} dense {rate.flops_per_s / 1e12:g} TFLOPS × MFU {inp.mfu:g}",
-            explain_en="What the cluster really sustains",
-            explain_zh="集群实际可持续达到的算力",
+            explain=note("perf.explain.train_achieved"),
         ),
         Term(
             name="wall-clock time",
             value=hours,
             unit="h",
             formula="FLOPs / achieved / 3600",
-            explain_en="Hours from start to finish",
-            explain_zh="从开始到结束的小时数",
+            explain=note("perf.explain.train_hours"),
         ),
         Term(
             name="GPU-hours",
             value=gpu_hours,
             unit="GPU·h",
             formula=f"hours × {inp.count}",
-            explain_en="What a cloud bill counts",
-            explain_zh="云计费按此计算",
+            explain=note("perf.explain.train_gpu_hours"),
         ),
     ]
     if cost is not None:
@@ -148,8 +143,7 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
                 value=cost,
                 unit="USD",
                 formula=f"GPU-hours × ${price:g}/h ({source.text if source else None})",
-                explain_en="Rental cost at the stated hourly price",
-                explain_zh="按给定时租价格计算的费用",
+                explain=note("perf.explain.train_cost"),
             )
         )
     assumptions = [

@@ -160,7 +160,7 @@ def term_label(name: str, lang: str) -> str:
 
 def terms(items: Iterable[Term], lang: str) -> list[TermLine]:
     return [TermLine(label=term_label(t.name, lang), value=unit_value(t.value, t.unit, lang), formula=t.formula,
-                     meaning=t.explain_zh if lang == "zh" else t.explain_en) for t in items]
+                     meaning=render(t.explain, lang)) for t in items]
 
 
 def notes(items: Iterable[Note | str], lang: str) -> list[str]:
