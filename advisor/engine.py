@@ -833,9 +833,10 @@ def _compact(name: str, result: Any) -> Any:
         return result
     if name == "recommend":
         keep = ("rank", "gpu", "count", "fits", "per_gpu_bytes", "gpu_memory_bytes", "total_price_usd",
-                "total_price_cny", "decode_tokens_per_s", "training_hours", "fp64_tflops", "power_w", "why_en")
+                "total_price_cny", "decode_tokens_per_s", "training_hours", "fp64_tflops", "power_w")
         return {"workload": result.get("workload"), "currency": result.get("currency"),
-                "options": [{k: o.get(k) for k in keep} for o in result.get("options", [])[:3]],
+                "options": [{**{k: o.get(k) for k in keep}, "why": (o.get("why") or {}).get("text")}
+                            for o in result.get("options", [])[:3]],
                 "rejected_count": len(result.get("rejected", []))}
     if name == "check_build":
         return {"ok": result.get("ok"), "findings": [

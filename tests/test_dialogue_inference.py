@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor import Advisor
+from knowledge.messages import render
 
 try:
     from fakes.script import assert_grounded, calls, gb, gib, one, recompute, turn
@@ -65,7 +66,7 @@ def test_chinese_inference_script(adv: Advisor) -> None:
         assert top["gpu"] in r.text and f"¥{top['total_price_cny']:,.0f}" in r.text
     else:  # nothing passes at this budget: the reply says so and why (budget reasons first)
         assert "没有找到合适的配置" in r.text
-        budget_reasons = [x["reason_zh"] for x in rec_result["rejected"] if x["stage"] == "budget"]
+        budget_reasons = [render(x["reason"], "zh") for x in rec_result["rejected"] if x["stage"] == "budget"]
         assert not budget_reasons or any(reason in r.text for reason in budget_reasons)
     assert "CUDA" in r.question or "信创" in r.question
     assert_grounded(r, s)

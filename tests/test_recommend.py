@@ -60,13 +60,14 @@ def test_70b_no_single_24gb_card(box_70b: Recommendation) -> None:
         if o.count == 1:
             assert CAT.gpu(o.gpu_id).memory_gb * 2**30 > weights_lower_bound
     r = rejected(box_70b, "rtx-4090", 1)
-    assert r and r[0].stage == "memory" and "does not fit" in r[0].reason_en and "24 GB" in r[0].reason_en
-    assert "显存不足" in r[0].reason_zh
+    assert r and r[0].stage == "memory" and r[0].reason.id == "recommend.reject.inference_memory"
+    assert "does not fit" in r[0].reason.text and "24 GB" in r[0].reason.text
+    assert "显存不足" in render(r[0].reason, "zh")
 
 
 def test_70b_four_4090s_are_ruled_out_for_missing_p2p(box_70b: Recommendation) -> None:
     r = rejected(box_70b, "rtx-4090", 4)
-    assert r and r[0].stage == "interconnect" and "no P2P" in r[0].reason_en
+    assert r and r[0].stage == "interconnect" and "no P2P" in r[0].reason.text
 
 
 def test_70b_ranking_is_by_score_and_deterministic(box_70b: Recommendation) -> None:
@@ -137,7 +138,7 @@ def test_domestic_only_returns_only_domestic_gpus(domestic: Recommendation) -> N
     assert domestic.options
     for o in domestic.options:
         assert CAT.gpu(o.gpu_id).domestic
-        assert o.software_stack != "CUDA" and "software:" in o.why_en and "软件栈" in o.why_zh
+        assert o.software_stack != "CUDA" and "software:" in o.why.text and "软件栈" in render(o.why, "zh")
         assert {"software-xinchuang"} & {f.id for f in o.findings}
     assert any(r.gpu_id == "rtx-4090" and r.stage == "constraint" for r in domestic.rejected)
 
@@ -155,7 +156,7 @@ def test_cuda_required_keeps_only_nvidia() -> None:
                                    budget_usd=20_000))
     assert rec.options and all(o.vendor == "NVIDIA" for o in rec.options)
     mi = rejected(rec, "mi300x")
-    assert mi and mi[0].stage == "constraint" and "CUDA" in mi[0].reason_en
+    assert mi and mi[0].stage == "constraint" and "CUDA" in mi[0].reason.text
 
 
 def test_power_limit_and_tower_chassis() -> None:
@@ -167,7 +168,11 @@ def test_power_limit_and_tower_chassis() -> None:
         assert CAT.gpu(o.gpu_id).cooling.value != "passive"
     assert rejected(rec, "h100-sxm")[0].stage == "constraint"
     l40s = rejected(rec, "l40s")
-    assert l40s and l40s[0].stage == "compat" and "fan" in l40s[0].reason_en
+    assert l40s and l40s[0].stage == "compat" and "fan" in l40s[0].reason.text
+    # the build check's own sentence, nested: it renders in the reader's language with the rejection
+    finding = l40s[0].reason.params["finding"]
+    assert isinstance(finding, dict) and finding["id"].startswith("compat.")
+    assert render(finding, "zh") in render(l40s[0].reason, "zh") and "被排除" in render(l40s[0].reason, "zh")
 
 
 def test_training_deadline_with_hand_computed_hours() -> None:
@@ -182,7 +187,7 @@ def test_training_deadline_with_hand_computed_hours() -> None:
     hours_one_4090 = 6 * spec_n * tokens / (bf16 * 0.40) / 3600  # ≈ 202 h
     r = rejected(rec, "rtx-4090", 1)
     assert r and r[0].stage == "target"
-    assert f"{hours_one_4090:,.0f} h" in r[0].reason_en
+    assert f"{hours_one_4090:,.0f} h" in r[0].reason.text
     h100 = next(o for o in rec.options if o.gpu_id == "h100-pcie")
     expected = 6 * spec_n * tokens / (h100.count * CAT.gpu("H100 PCIe").throughput.bf16 * 1e12 * 0.40) / 3600
     assert h100.training_hours == pytest.approx(expected, rel=0.01)
@@ -305,3 +310,66 @@ def test_assumption_english_text_is_unchanged(noted: list[Recommendation]) -> No
                             "FP16/BF16 figures are ignored.")
     prices = next(a for a in noted[4].assumptions if a.id == "recommend.assume.prices")
     assert prices.params == {"rate": 7.1, "as_of": "2026-06-01"}
+
+
+def test_reasons_and_whys_are_recommend_notes_in_both_languages(noted: list[Recommendation],
+                                                                box_70b: Recommendation) -> None:
+    for rec in [*noted, box_70b]:
+        for r in rec.rejected:
+            assert r.reason.id.startswith("recommend.reject.") and r.reason.text == render(r.reason, "en")
+            assert re.search(r"[\u4e00-\u9fff]", render(r.reason, "zh")), r.reason.id
+        for o in rec.options:
+            assert o.why.id == "recommend.why.option" and o.why.text == render(o.why, "en")
+            zh = render(o.why, "zh")
+            assert zh.startswith(f"{o.count} 张 {o.gpu}（") and zh.endswith("。")
+
+
+def test_why_text_is_unchanged_in_both_languages(box_70b: Recommendation) -> None:
+    """Copied from the output before the reasons became message ids (the watch topics aside)."""
+    o = next(o for o in box_70b.options if o.gpu_id == "rtx-5090")
+    assert o.why.text.startswith("2× GeForce RTX 5090 (consumer): 24.3 GB of 31.1 GB per GPU, 6.9 GB spare; "
+                                 "~36 tokens/s decode; $7,500 incl. ~$2,500 host → 4.76 per $1k; watch: ")
+    assert render(o.why, "zh").startswith("2 张 GeForce RTX 5090（消费级）：每卡 24.3 GB / 31.1 GB，余量 6.9 GB；"
+                                          "解码约 36 tokens/s；约 $7,500（含主机约 $2,500），每千美元 4.76；注意：")
+    over = next(r for r in box_70b.rejected if r.stage == "budget")
+    assert re.fullmatch(r"over budget: \$[\d,]+ \(GPUs \$[\d,]+ \+ host \$[\d,]+\) > \$10,000", over.reason.text)
+    assert re.fullmatch(r"超出预算：\$[\d,]+（显卡 \$[\d,]+ \+ 主机 \$[\d,]+）> \$10,000", render(over.reason, "zh"))
+
+
+def test_watch_names_topics_not_rule_ids(box_70b: Recommendation) -> None:
+    """What the build check warns about is named by its topic (power, cooling …), once each; rule ids such as
+    'power-multi-psu' are for the code, not the reader."""
+    warned = [o for o in box_70b.options if any(f.severity == "warning" for f in o.findings)]
+    assert warned
+    for o in warned:
+        en, zh = o.why.text, render(o.why, "zh")
+        for f in o.findings:
+            assert f.id not in en and f.id not in zh
+        topics = dict.fromkeys(f.category for f in o.findings if f.severity == "warning")
+        assert en.endswith("; watch: " + ", ".join(render({"id": f"recommend.watch_category.{c}"}, "en")
+                                                    for c in topics) + ".")
+        assert zh.endswith("；注意：" + "、".join(render({"id": f"recommend.watch_category.{c}"}, "zh")
+                                              for c in topics) + "。")
+    rtx5090 = next(o for o in warned if o.gpu_id == "rtx-5090")
+    assert rtx5090.why.text.endswith("; watch: power, interconnect.")
+    assert render(rtx5090.why, "zh").endswith("；注意：供电、互联。")
+
+
+def test_why_prices_in_the_buyers_currency() -> None:
+    """A yuan budget: the why line quotes yuan (the total as in total_price_cny) and value per ¥10k; a euro
+    budget quotes euros."""
+    ask = {"workload": "inference", "model": "Llama-3.1-70B", "precision": "int4"}
+    cny = recommend(RecommendInput(**ask, budget_cny=100_000))  # type: ignore[arg-type]
+    assert cny.options
+    for o in cny.options:
+        en, zh = o.why.text, render(o.why, "zh")
+        assert o.total_price_cny is not None and "$" not in en and "$" not in zh
+        assert f"¥{o.total_price_cny:,.0f}" in en and f"约 ¥{o.total_price_cny:,.0f}" in zh
+        assert " per ¥10k" in en and "每万元" in zh
+        assert o.perf_per_price is not None
+        per_10k = o.perf_per_price * 10 * o.total_price_usd / o.total_price_cny  # type: ignore[operator]
+        assert f"→ {per_10k:,.2f} per ¥10k" in en
+    eur = recommend(RecommendInput(**ask, budget_usd=10_000, price_currency="EUR"))  # type: ignore[arg-type]
+    o = eur.options[0]
+    assert o.total_price_local is not None and f"€{o.total_price_local:,.0f}" in o.why.text
+    assert " per €1k" in o.why.text and "每千欧元" in render(o.why, "zh") and "$" not in o.why.text

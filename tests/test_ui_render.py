@@ -622,7 +622,7 @@ def test_need_usable_and_verdict_agree_for_vllm_short_by_a_little() -> None:
         },
     )
     two = next(x for x in rec["rejected"] if x["gpu_id"] == "rtx-4090" and x["count"] == 2)
-    assert two["stage"] == "memory" and f"needs {need_s} per GPU, has {usable_s} usable" in two["reason_en"]
+    assert two["stage"] == "memory" and f"needs {need_s} per GPU, has {usable_s} usable" in two["reason"]["text"]
     md = render.rejected_markdown({"rejected": [two]}, "zh")
     assert f"每卡需要 {need_s}，可用 {usable_s}" in md
 

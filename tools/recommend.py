@@ -19,15 +19,16 @@ Survivors are ranked by a workload-specific score, deterministic with ties broke
 inference → decode tokens/s per $1k (memory fit is a gate, so memory comes first);
 training → training tokens/s per $1k, with a multi-GPU scaling factor for the interconnect;
 scientific → FP64 TFLOPS per $1k (never FP16), halved without ECC.
-Every rejection is kept with its reason, in English and Chinese.
+Every rejection is kept with its reason, and every option with why it was chosen, as notes (message ids
+``recommend.reject.*`` and ``recommend.why.*``) that render in the reader's language.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
 
 from knowledge import load_catalog
 from knowledge.messages import render
@@ -52,7 +53,7 @@ from tools.pricing import (
     cost_of_ownership,
     gpu_price,
 )
-from tools.result import Note, note
+from tools.result import Note, NoteParam, note
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import MAX_TOKENS, TrainingTimeInput, estimate_training_time
@@ -67,7 +68,9 @@ DESKTOP_COUNTS = (1, 2, 4)
 # Multi-GPU training scaling beyond the MFU: engineering judgement from Dettmers' lane/P2P notes.
 SCALING = {"fabric": 1.0, "pcie-p2p": 0.9, "no-p2p": 0.8}
 NO_ECC_FACTOR = 0.5
-TIER_ZH = {"datacenter": "数据中心级", "workstation": "工作站级", "consumer": "消费级"}
+SYMBOLS = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£"}
+# the money a value figure is quoted per: ¥10,000 (万元) for yuan, 1,000 of the others
+VALUE_UNIT = {"CNY": 10_000.0, "USD": 1_000.0, "EUR": 1_000.0, "GBP": 1_000.0}
 # Software-ecosystem readiness (the seed's pitfall 2: "生态就绪度比硬件峰值性能更重要"), engineering judgement
 # from the support matrices in hardware_rules.md §4: CUDA runs everything first; CDNA has official vLLM/SGLang;
 # Gaudi, Ascend and RDNA rely on plugins or partial support; the other domestic stacks on vendor forks.
@@ -185,10 +188,17 @@ class Option(BaseModel):
     chassis: str
     recommended_psu_w: Watts
     software_stack: str
-    why_en: str
-    why_zh: str
+    why: Note = Field(description="why this option: memory, speed, price in the buyer's currency, stack, what to watch")
     findings: list[Finding]
     pitfalls: list[Pitfall]
+
+    @property
+    def why_en(self) -> str:  # shim for compose/render until they render notes
+        return render(self.why, "en")
+
+    @property
+    def why_zh(self) -> str:  # shim for compose/render until they render notes
+        return render(self.why, "zh")
 
 
 class Rejected(BaseModel):
@@ -198,8 +208,26 @@ class Rejected(BaseModel):
     gpu_id: str
     count: int | None
     stage: Stage
-    reason_en: str
-    reason_zh: str
+    reason: Note
+
+    # shim for compose/render until they render notes: render.py reads reason_en / reason_zh from the dumped
+    # recommendation, so they are computed (in the JSON too), and a dump carrying them validates back.
+    @model_validator(mode="before")
+    @classmethod
+    def _read_shim_dump(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and ("reason_en" in data or "reason_zh" in data):
+            data = {k: v for k, v in data.items() if k not in ("reason_en", "reason_zh")}
+        return data
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def reason_en(self) -> str:  # shim for compose/render until they render notes
+        return render(self.reason, "en")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def reason_zh(self) -> str:  # shim for compose/render until they render notes
+        return render(self.reason, "zh")
 
 
 class Recommendation(BaseModel):
@@ -217,8 +245,23 @@ class Recommendation(BaseModel):
 # ---------------------------------------------------------------------------------------- helpers
 
 
-def _gb(n: float) -> str:
-    return f"{n / GB:.1f} GB"
+def _gb(n: float) -> float:
+    """Bytes as decimal GB, for a message's ``{…_gb:.1f} GB``."""
+    return n / GB
+
+
+def _chain(message_id: str, items: list[NoteParam | Note]) -> NoteParam | Note:
+    """One parameter for a list: ``message_id`` ('{first}; {rest}') nests the items with the language's
+    separator."""
+    out = items[-1]
+    for item in reversed(items[:-1]):
+        out = note(message_id, first=item, rest=out)
+    return out
+
+
+def _money(amount: float, currency: str) -> Note:
+    """An amount with its currency: renders '¥79,200', '$2,750'."""
+    return note("recommend.money", amount=amount, currency=currency, symbol=SYMBOLS[currency])
 
 
 def candidate_counts(gpu: GPU) -> tuple[int, ...]:
@@ -285,8 +328,7 @@ class _Eval(BaseModel):
     fits: bool
     per_gpu_bytes: int | None
     usable_bytes: int
-    reason_en: str = ""
-    reason_zh: str = ""
+    reason: Note | None = None
     decode: float | None = None
     decode_range: tuple[float, float] | None = None
     train_tps: float | None = None
@@ -300,23 +342,19 @@ class _Eval(BaseModel):
 # ---------------------------------------------------------------------------------------- gates
 
 
-def _constraint(gpu: GPU, inp: RecommendInput) -> tuple[str, str] | None:
+def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
     if inp.vendors and gpu.vendor.lower() not in {v.lower() for v in inp.vendors}:
-        return (f"vendor {gpu.vendor} not in {', '.join(inp.vendors)}",
-                f"厂商 {gpu.vendor} 不在指定范围（{'、'.join(inp.vendors)}）内")
+        return note("recommend.reject.vendor", vendor=gpu.vendor, vendors=_chain("recommend.list", [*inp.vendors]))
     if inp.domestic_only and not gpu.domestic:
-        return "not a domestic (信创) accelerator", "不是国产（信创）加速卡"
+        return note("recommend.reject.not_domestic")
     if inp.cuda_required and gpu.vendor != "NVIDIA":
-        return (f"the code needs CUDA; {gpu.vendor} runs {STACK_NAMES[stack_family(gpu)]}",
-                f"代码依赖 CUDA，而 {gpu.vendor} 使用 {STACK_NAMES[stack_family(gpu)]}")
+        return note("recommend.reject.needs_cuda", vendor=gpu.vendor, stack=STACK_NAMES[stack_family(gpu)])
     if inp.form_factor and gpu.form_factor.value != inp.form_factor:
-        return (f"form factor {gpu.form_factor.value}, {inp.form_factor} wanted",
-                f"形态为 {gpu.form_factor.value}，要求 {inp.form_factor}")
+        return note("recommend.reject.form_factor", form_factor=gpu.form_factor.value, wanted=inp.form_factor)
     if inp.chassis in ("tower", "open-frame") and gpu.form_factor != FormFactor.pcie:
-        return (f"{gpu.form_factor.value.upper()} module needs a baseboard server, not a {inp.chassis}",
-                f"{gpu.form_factor.value.upper()} 模组需要专用基板服务器，不能装入{inp.chassis}")
+        return note("recommend.reject.module_chassis", form_factor=gpu.form_factor.value.upper(), chassis=inp.chassis)
     if inp.workload == "scientific" and inp.fp64_required and not gpu.throughput.fp64:
-        return "no FP64 throughput", "不具备（或未公布）FP64 算力"
+        return note("recommend.reject.no_fp64")
     return None
 
 
@@ -333,14 +371,12 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
             res = estimate_inference_memory(InferenceMemoryInput(**base, gpus=count, parallel="pp"), limits=False)
         except ToolError:
             return _Eval(fits=False, per_gpu_bytes=None, usable_bytes=gpu.memory_bytes,
-                         reason_en=f"cannot split over {count} GPUs: {exc}",
-                         reason_zh=f"无法切分到 {count} 张卡：{exc}")
+                         reason=note("recommend.reject.cannot_split", count=count, error=str(exc)))
     usable = res.reserved_bytes or res.gpu_memory_bytes or gpu.memory_bytes
     ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable)
     if not res.fits:
-        ev.reason_en = (f"does not fit: needs {_gb(res.per_gpu_bytes)} per GPU, has {_gb(usable)} usable "
-                        f"({gpu.memory_gb:g} GB card)")
-        ev.reason_zh = f"显存不足：每卡需要 {_gb(res.per_gpu_bytes)}，可用 {_gb(usable)}（{gpu.memory_gb:g} GB 卡）"
+        ev.reason = note("recommend.reject.inference_memory", need_gb=_gb(res.per_gpu_bytes), usable_gb=_gb(usable),
+                         card_gb=gpu.memory_gb)
         return ev
     parallel = "tensor" if res.parallel == "tp" else "layer"
     d = estimate_decode(DecodeInput(model=spec, gpu=gpu, count=count, parallel=parallel, precision=res.precision,
@@ -357,11 +393,8 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
                                                        gpu=gpu), limits=False)  # only the verdict is used
     ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=gpu.memory_bytes)
     if not res.fits:
-        ev.reason_en = (f"does not fit: {method} training needs {_gb(res.per_gpu_bytes)} per GPU"
-                        + (" with ZeRO-3" if zero else "") + f", has {_gb(gpu.memory_bytes)}")
-        ev.reason_zh = (f"显存不足：{method} 训练每卡需要 "
-                        f"{_gb(res.per_gpu_bytes)}" + ("（ZeRO-3）" if zero else "")
-                        + f"，只有 {_gb(gpu.memory_bytes)}")
+        ev.reason = note("recommend.reject.training_memory_zero3" if zero else "recommend.reject.training_memory",
+                         method=method, need_gb=_gb(res.per_gpu_bytes), have_gb=_gb(gpu.memory_bytes))
         return ev
     prec = inp.precision if inp.precision in ("bf16", "fp16", "fp8", "tf32", "fp32") else "bf16"
     tokens = inp.dataset_tokens or NOMINAL_TOKENS
@@ -394,9 +427,7 @@ def _scientific_eval(gpu: GPU, count: int, inp: RecommendInput) -> _Eval:
     if sci is not None:
         ev.per_gpu_bytes, ev.fits = sci.per_gpu_bytes, sci.fits
         if not sci.fits:
-            ev.reason_en = (f"does not fit: the problem needs {_gb(sci.per_gpu_bytes)} per GPU, has "
-                            f"{_gb(visible)}")
-            ev.reason_zh = f"显存不足：问题每卡需要 {_gb(sci.per_gpu_bytes)}，只有 {_gb(visible)}"
+            ev.reason = note("recommend.reject.problem_memory", need_gb=_gb(sci.per_gpu_bytes), have_gb=_gb(visible))
     return ev
 
 
@@ -426,13 +457,13 @@ def recommend(inp: RecommendInput) -> Recommendation:
     options: list[Option] = []
     rejected: list[Rejected] = []
 
-    def reject(g: GPU, count: int | None, stage: Stage, en: str, zh: str) -> None:
-        rejected.append(Rejected(gpu=g.name, gpu_id=g.id, count=count, stage=stage, reason_en=en, reason_zh=zh))
+    def reject(g: GPU, count: int | None, stage: Stage, reason: Note) -> None:
+        rejected.append(Rejected(gpu=g.name, gpu_id=g.id, count=count, stage=stage, reason=reason))
 
     for gpu in sorted(catalog.gpus, key=lambda x: x.id):
         why = _constraint(gpu, inp)
         if why:
-            reject(gpu, None, "constraint", *why)
+            reject(gpu, None, "constraint", why)
             continue
         counts = sorted(set(candidate_counts(gpu)) | ({owned[gpu.id]} if gpu.id in owned else set()))
         for count in counts:
@@ -467,25 +498,20 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
     else:
         ev = _scientific_eval(gpu, count, inp)
     if not ev.fits:
-        reject(gpu, count, "memory", ev.reason_en, ev.reason_zh)
+        assert ev.reason is not None
+        reject(gpu, count, "memory", ev.reason)
         return "next"
     p2p_off = gpu.interconnect.p2p is False and gpu.interconnect.kind in ("pcie", "none")
     if inp.workload == "inference" and count >= 4 and p2p_off:
-        reject(gpu, count, "interconnect",
-               f"{count}× {gpu.name} rejected: no P2P, tensor-parallel over PCIe through host memory "
-               "(an all-reduce every layer)",
-               f"{count} 张 {gpu.name} 被排除：不支持 P2P，张量并行需经 PCIe 和主机内存中转（每层都要 "
-               "all-reduce）")
+        reject(gpu, count, "interconnect", note("recommend.reject.no_p2p", count=count, gpu=gpu.name))
         return None
     if inp.workload == "inference" and inp.target_tokens_per_s and (ev.decode or 0) < inp.target_tokens_per_s:
-        reject(gpu, count, "target",
-               f"too slow: ~{ev.decode:.0f} tokens/s < target {inp.target_tokens_per_s:g}",
-               f"速度不够：约 {ev.decode:.0f} tokens/s，低于目标 {inp.target_tokens_per_s:g}")
+        reject(gpu, count, "target", note("recommend.reject.too_slow_decode", tokens_per_s=ev.decode or 0.0,
+                                          target=inp.target_tokens_per_s))
         return "next"
     if inp.workload == "training" and inp.deadline_hours and ev.train_hours and ev.train_hours > inp.deadline_hours:
-        reject(gpu, count, "target",
-               f"too slow: ~{ev.train_hours:,.0f} h > deadline {inp.deadline_hours:g} h",
-               f"速度不够：约 {ev.train_hours:,.0f} 小时，超过期限 {inp.deadline_hours:g} 小时")
+        reject(gpu, count, "target", note("recommend.reject.too_slow_training", hours=ev.train_hours,
+                                          deadline=inp.deadline_hours))
         return "next"
     plat, chassis, host = default_build(gpu, count, inp)
     build = BuildInput(
@@ -496,14 +522,11 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
     report = _checked_build(build)
     if not report.ok:
         first = report.errors[0]
-        reject(gpu, count, "compat", f"{count}× {gpu.name} rejected: {first.message.text}",
-               f"{count} 张 {gpu.name} 被排除：{render(first.message, 'zh')}")
+        reject(gpu, count, "compat", note("recommend.reject.compat", count=count, gpu=gpu.name, finding=first.message))
         return None
     t = report.totals
     if inp.power_limit_w and t.wall_draw_w > inp.power_limit_w:
-        reject(gpu, count, "power", f"draws ~{t.wall_draw_w:,.0f} W at the wall, limit "
-                                    f"{inp.power_limit_w:,.0f} W",
-               f"墙端功耗约 {t.wall_draw_w:,.0f} W，超过限制 {inp.power_limit_w:,.0f} W")
+        reject(gpu, count, "power", note("recommend.reject.power", wall_w=t.wall_draw_w, limit_w=inp.power_limit_w))
         return None
     return _option(gpu, count, inp, ev, report, plat, chassis, host, owned, reject)
 
@@ -540,17 +563,15 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     budget = inp.budget_cny if inp.budget_cny is not None else inp.budget_usd
     if budget is not None:
         total = total_cny if inp.budget_cny is not None else total_usd
-        sym = "¥" if inp.budget_cny is not None else "$"
+        cur = "CNY" if inp.budget_cny is not None else "USD"
         if total is None:
-            reject(gpu, count, "budget", "no price in the catalog to compare with the budget",
-                   "目录中没有价格，无法与预算比较")
+            reject(gpu, count, "budget", note("recommend.reject.no_price"))
             return None
         if total > budget:
-            reject(gpu, count, "budget",
-                   f"over budget: {sym}{total:,.0f} (GPUs {sym}{total - _host(host_usd, inp):,.0f} + host "
-                   f"{sym}{_host(host_usd, inp):,.0f}) > {sym}{budget:,.0f}",
-                   f"超出预算：{sym}{total:,.0f}（显卡 {sym}{total - _host(host_usd, inp):,.0f} + 主机 "
-                   f"{sym}{_host(host_usd, inp):,.0f}）> {sym}{budget:,.0f}")
+            reject(gpu, count, "budget", note(
+                "recommend.reject.over_budget", total=_money(total, cur),
+                gpus=_money(total - _host(host_usd, inp), cur), host=_money(_host(host_usd, inp), cur),
+                budget=_money(budget, cur)))
             return None
     currency = inp.currency
     rent = price.rental_usd_per_hour * count if price.rental_usd_per_hour else None
@@ -563,14 +584,22 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     pitfalls = _pitfalls(gpu, count, inp, ev, report)
     headroom = ev.usable_bytes - ev.per_gpu_bytes if ev.per_gpu_bytes is not None else None
     stack = STACK_NAMES[stack_family(gpu)]
-    why_en, why_zh = _why(gpu, count, ev, headroom, total_usd, host_usd, ppp, stack, report, inp)
+    total_local = (round(total_usd / USD_PER_FOREIGN[inp.price_currency], 2)
+                   if inp.price_currency and total_usd is not None else None)
+    # the buyer's money: the euro or pound budget's, else yuan or dollars (the presenters' choice too)
+    cur = inp.price_currency or currency
+    if cur == "CNY":
+        shown, host_shown = total_cny, host_usd * inp.cny_per_usd
+    elif cur in USD_PER_FOREIGN:
+        shown, host_shown = total_local, host_usd / USD_PER_FOREIGN[cur]
+    else:
+        shown, host_shown = total_usd, host_usd
+    why = _why(gpu, count, ev, headroom, (shown, host_shown, cur), stack, report)
     return Option(
         rank=0, gpu=gpu.name, gpu_id=gpu.id, count=count, vendor=gpu.vendor, tier=gpu.tier.value, fits=True,
         per_gpu_bytes=ev.per_gpu_bytes, gpu_memory_bytes=ev.usable_bytes, headroom_bytes=headroom,
         price_usd=gpus_usd, price_cny=gpus_cny, host_price_usd=host_usd, total_price_usd=total_usd,
-        total_price_cny=total_cny,
-        total_price_local=(round(total_usd / USD_PER_FOREIGN[inp.price_currency], 2)
-                           if inp.price_currency and total_usd is not None else None),
+        total_price_cny=total_cny, total_price_local=total_local,
         decode_tokens_per_s=ev.decode, decode_tokens_per_s_range=ev.decode_range,
         training_tokens_per_s=ev.train_tps, training_hours=ev.train_hours, fp64_tflops=ev.fp64,
         fp32_tflops=ev.fp32,
@@ -581,7 +610,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         break_even_months=cost.break_even_months, score=score,
         score_basis="per-price" if ppp is not None else "performance-only", ecosystem_factor=eco,
         platform=plat.name, chassis=chassis,
-        recommended_psu_w=t.recommended_psu_w, software_stack=stack, why_en=why_en, why_zh=why_zh,
+        recommended_psu_w=t.recommended_psu_w, software_stack=stack, why=why,
         findings=[f for f in report.findings if f.severity != "info" or f.category in ("software", "interconnect")],
         pitfalls=pitfalls,
     )
@@ -605,45 +634,45 @@ def _pitfalls(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: Buil
     return sorted(out)
 
 
-def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, total_usd: float | None, host_usd: float,
-         ppp: float | None, stack: str, report: BuildReport, inp: RecommendInput) -> tuple[str, str]:
-    head = f"{count}× {gpu.name} ({gpu.tier.value})"
-    head_zh = f"{count} 张 {gpu.name}（{TIER_ZH[gpu.tier.value]}）"
-    parts, parts_zh = [], []
+def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[float | None, float, str],
+         stack: str, report: BuildReport) -> Note:
+    """Why this option, one note: '2× RTX 4090 (consumer): 20.1 GB of 23.6 GB per GPU, …; $4,100 → 11.2 per $1k'.
+
+    ``price``: (total, host share, currency) in the buyer's currency; the value figure is per $1k (€1k, £1k)
+    or per ¥10k of that total."""
+    parts: list[NoteParam | Note] = []
     if ev.per_gpu_bytes is not None and headroom is not None:
-        parts.append(f"{_gb(ev.per_gpu_bytes)} of {_gb(ev.usable_bytes)} per GPU, {_gb(headroom)} spare")
-        parts_zh.append(f"每卡 {_gb(ev.per_gpu_bytes)} / {_gb(ev.usable_bytes)}，余量 {_gb(headroom)}")
+        parts.append(note("recommend.why.memory", need_gb=_gb(ev.per_gpu_bytes), usable_gb=_gb(ev.usable_bytes),
+                          spare_gb=_gb(headroom)))
     if ev.decode is not None:
-        parts.append(f"~{ev.decode:,.0f} tokens/s decode")
-        parts_zh.append(f"解码约 {ev.decode:,.0f} tokens/s")
+        parts.append(note("recommend.why.decode", tokens_per_s=ev.decode))
     if ev.train_tps is not None:
-        parts.append(f"~{ev.train_tps:,.0f} training tokens/s"
-                     + (f", ~{ev.train_hours:,.1f} h for the dataset" if ev.train_hours else ""))
-        parts_zh.append(f"训练约 {ev.train_tps:,.0f} tokens/s" + (f"，数据集约需 {ev.train_hours:,.1f} 小时"
-                                                                if ev.train_hours else ""))
+        parts.append(note("recommend.why.training_hours", tokens_per_s=ev.train_tps, hours=ev.train_hours)
+                     if ev.train_hours else note("recommend.why.training", tokens_per_s=ev.train_tps))
     if ev.fp64 is not None:
-        ecc = "ECC" if gpu.ecc else "no ECC"
-        parts.append(f"{ev.fp64:,.1f} FP64 TFLOPS, {ecc}")
-        parts_zh.append(f"FP64 {ev.fp64:,.1f} TFLOPS，{'有' if gpu.ecc else '无'} ECC")
+        parts.append(note("recommend.why.fp64", tflops=ev.fp64,
+                          ecc=note("recommend.why.ecc" if gpu.ecc else "recommend.why.no_ecc")))
     if ev.fp32 is not None:
-        parts.append(f"{ev.fp32:,.1f} FP32 TFLOPS")
-        parts_zh.append(f"FP32 {ev.fp32:,.1f} TFLOPS")
-    if total_usd is not None:
-        host = f" incl. ~${host_usd:,.0f} host" if host_usd else ""
-        parts.append(f"${total_usd:,.0f}{host}" + (f" → {ppp:,.2f} per $1k" if ppp is not None else ""))
-        parts_zh.append(f"约 ${total_usd:,.0f}" + (f"（含主机约 ${host_usd:,.0f}）" if host_usd else "")
-                        + (f"，每千美元 {ppp:,.2f}" if ppp is not None else ""))
+        parts.append(note("recommend.why.fp32", tflops=ev.fp32))
+    total, host, cur = price
+    if total is not None:
+        priced = (note("recommend.why.price_host", total=_money(total, cur), host=_money(host, cur)) if host
+                  else note("recommend.why.price", total=_money(total, cur)))
+        if total > 0:  # value: the ranking metric per 1,000 (10,000 yuan) of the total
+            priced = note("recommend.why.value", price=priced, value=ev.metric / (total / VALUE_UNIT[cur]),
+                          unit=note(f"recommend.why.per.{cur}"))
+        parts.append(priced)
     else:
-        parts.append("no catalog price")
-        parts_zh.append("目录中无价格")
+        parts.append(note("recommend.why.no_price"))
     if stack_family(gpu) != "cuda":
-        parts.append(f"software: {stack}")
-        parts_zh.append(f"软件栈：{stack}")
-    warn = [f for f in report.findings if f.severity == "warning"]
-    if warn:
-        parts.append("watch: " + "; ".join(dict.fromkeys(f.id for f in warn)))
-        parts_zh.append("注意：" + "；".join(dict.fromkeys(f.id for f in warn)))
-    return f"{head}: " + "; ".join(parts) + ".", f"{head_zh}：" + "；".join(parts_zh) + "。"
+        parts.append(note("recommend.why.software", stack=stack))
+    # what the build check warns about, as topics (power, cooling …): the rule ids are not for readers
+    watch = dict.fromkeys(f.category for f in report.findings if f.severity == "warning")
+    if watch:
+        parts.append(note("recommend.why.watch", topics=_chain(
+            "recommend.list", [note(f"recommend.watch_category.{c}") for c in watch])))
+    head = note("recommend.why.head", count=count, gpu=gpu.name, tier=note(f"recommend.tier.{gpu.tier.value}"))
+    return note("recommend.why.option", head=head, parts=_chain("recommend.why.and", parts))
 
 
 def _assumptions(inp: RecommendInput, engine: str, currency: Currency) -> list[Note]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
 from advisor.present.recommend import TEXT_OPTIONS, present_recommend
+from knowledge.messages import render
 from tools.compat import parse_gpu_arg
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.training_time import parse_count
@@ -77,13 +78,15 @@ def build_input(args: argparse.Namespace) -> RecommendInput:
 
 
 def to_json(rec: Recommendation, lang: str) -> dict[str, Any]:
-    """The JSON contract: options carry `why`, rejections `reason`, in the chosen language (both kept)."""
-    zh = lang == "zh"
+    """The JSON contract: options carry `why`, rejections `reason`, as text in the chosen language; the notes
+    they render (message id and parameters) are kept as `why_note` and `reason_note`."""
     data = rec.model_dump(mode="json")
     for o in data["options"]:
-        o["why"] = o["why_zh"] if zh else o["why_en"]
+        o["why_note"] = o["why"]
+        o["why"] = render(o["why_note"], lang)
     for r in data["rejected"]:
-        r["reason"] = r["reason_zh"] if zh else r["reason_en"]
+        r["reason_note"] = r["reason"]
+        r["reason"] = render(r["reason_note"], lang)
     return data
 
 

@@ -41,7 +41,7 @@ def present_recommend(rec: Recommendation, lang: str, currency: str | None = Non
         if hidden:
             more.append(msg(lang, "present.recommend.hidden", count=hidden))
         items = [Item(text=msg(lang, "present.recommend.rejected", config=(f"{r.count}× " if r.count else "") + r.gpu,
-                               reason=r.reason_zh if lang == "zh" else r.reason_en)) for r in shown[:rejected]]
+                               reason=render(r.reason, lang))) for r in shown[:rejected]]
         s.lists.append(ItemList(title=msg(lang, "present.recommend.ruled_out"), items=items, more="  ".join(more),
                                 bullet="- "))
     if rec.pitfalls:
