@@ -14,7 +14,7 @@ from advisor.fmt import gpu_price_text, money, money_exact, num
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
 from advisor.toolspec import GPUInfo, typed
-from knowledge.messages import has, msg
+from knowledge.messages import has, msg, render
 from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableResult, FindGPUsResult
 from tools.compat_rules.types import BuildReport
@@ -247,7 +247,6 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
     if not checks:
         return msg(lang, "build.need_gpus")
     r = typed(checks[0], BuildReport)
-    zh = lang == "zh"
     wanted = BUILD_TOPIC_FINDINGS.get(topic or "", ())
     asked = sorted((f for f in r.findings if f.id in wanted), key=lambda f: _SEVERITY_ORDER[f.severity])
     errors = [f for f in r.findings if f.severity == "error" and f not in asked]
@@ -259,9 +258,9 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
             if severity == "warning" and errors:  # not 'workable' while another part of the build blocks it
                 severity = "warning_elsewhere_blocked"
             head = [msg(lang, f"build.topic_verdict.{severity}",
-                        text=asked[0].message_zh if zh else asked[0].message_en),
-                    *[f"- {f.message_zh if zh else f.message_en}" for f in asked[1:3]]]
-            fix = asked[0].fix_zh if zh else asked[0].fix
+                        text=render(asked[0].message, lang)),
+                    *[f"- {render(f.message, lang)}" for f in asked[1:3]]]
+            fix = asked[0].fix
             if fix and asked[0].severity != "info":
                 head.append(msg(lang, "build.fix", fix=fix))
         else:
@@ -271,7 +270,7 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
             head = [msg(lang, f"build.topic_ok.{key}", gpus=gpus_label, count=tot.gpu_count, have=num(have or 0),
                         slots=num(tot.slots_needed or 0), lanes=tot.lanes_needed, wall=num(tot.wall_draw_w),
                         limit=num(tot.continuous_limit_w or 0), psu=num(tot.recommended_psu_w)),
-                    *[f"- {f.message_zh if zh else f.message_en}" for f in asked[:1]]]
+                    *[f"- {render(f.message, lang)}" for f in asked[:1]]]
         out = [*head, msg(lang, "build.rest_ok", gpus=gpus_label) if not errors else
                msg(lang, "build.rest_problems", gpus=gpus_label, count=len(errors))]
         warnings = []  # what was not asked stays to the blocking problems and the totals
@@ -279,12 +278,12 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
         out = [msg(lang, "build.ok", gpus=gpus_label) if not errors else
                msg(lang, "build.problems", gpus=gpus_label, count=len(errors))]
     for f in errors[:4]:
-        out.append(f"- {f.message_zh if zh else f.message_en}")
-        fix = f.fix_zh if zh else f.fix
+        out.append(f"- {render(f.message, lang)}")
+        fix = f.fix
         if fix:
             out.append(f"  {msg(lang, 'build.fix', fix=fix)}")
     if warnings:
-        out += ["", msg(lang, "build.warnings"), *[f"- {f.message_zh if zh else f.message_en}"
+        out += ["", msg(lang, "build.warnings"), *[f"- {render(f.message, lang)}"
                                                    for f in warnings[:3]]]
     out += ["", msg(lang, "build.totals", gpus=num(tot.gpu_power_w), system=num(tot.system_power_w),
                     wall=num(tot.wall_draw_w),

@@ -840,7 +840,7 @@ def _compact(name: str, result: Any) -> Any:
                 "rejected_count": len(result.get("rejected", []))}
     if name == "check_build":
         return {"ok": result.get("ok"), "findings": [
-            {"severity": f["severity"], "message": f["message_en"]} for f in result.get("findings", [])
+            {"severity": f["severity"], "message": f["message"]["text"]} for f in result.get("findings", [])
             if f["severity"] != "info"][:6]}
     if name == "search_knowledge":
         return {"results": [{"id": r["id"], "title": r["title"], "text": r["text"][:500]}

@@ -24,7 +24,8 @@ def test_check_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
                     "--chassis", "tower", "--mains", "120v-15a", "--workload", "training")
     assert data["ok"] is False
     for f in data["findings"]:
-        assert {"id", "category", "severity", "message_en", "message_zh", "fix", "numbers"} <= set(f)
+        assert {"id", "category", "severity", "message", "fix", "numbers"} <= set(f)
+        assert f["message"]["id"].startswith("compat.") and f["message"]["text"]
         assert f["category"] in {"power", "pcie", "physical", "cooling", "display", "interconnect", "precision",
                                  "software", "memory", "platform"}
     errors = {f["id"] for f in data["findings"] if f["severity"] == "error"}

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
+from knowledge.messages import render
 from knowledge.schema import GPU
 from tools.compat import BuildInput, check_build
 from tools.errors import ToolError
@@ -598,7 +599,7 @@ def test_build_check_never_crashes_and_never_returns_bad_numbers(data: st.DataOb
     if result is not None:
         assert result.ok == (not any(f.severity == "error" for f in result.findings))
         for f in result.findings:
-            assert f.message_en.strip() and f.message_zh.strip() and f.fix.strip()
+            assert f.message.text.strip() and render(f.message, "zh").strip() and f.fix and f.fix.text.strip()
 
 
 # ---------------------------------------------------------------------------------------------- recommend

@@ -4,8 +4,9 @@
 the workload with the sizing engine when a model is given, computes the whole-build totals (power,
 lanes, slots, RAM) and runs every rule category (power, pcie, physical, cooling, display,
 interconnect, precision, software, memory, platform). Each finding has a stable id (shared with
-``knowledge/data/rules.toml`` where a rule matches), a severity, a bilingual message, the numbers
-behind it and a concrete fix. ``ok`` is True when no finding is an error.
+``knowledge/data/rules.toml`` where a rule matches), a severity, a message, the numbers
+behind it and a concrete fix (the message and fix are notes: message ids compat.* with parameters,
+rendered in the reader's language). ``ok`` is True when no finding is an error.
 """
 
 from __future__ import annotations

@@ -10,10 +10,8 @@ from tools.compat import BuildReport, Finding
 
 def finding_item(f: Finding, lang: str) -> Item:
     """'[ERROR] message' with '→ fix' under it."""
-    said = f.message_zh if lang == "zh" else f.message_en
-    fix = f.fix_zh if lang == "zh" else f.fix
-    return Item(text=f"[{msg(lang, f'present.severity.{f.severity}')}] {said}",
-                details=[f"→ {fix}"] if fix else [])
+    return Item(text=f"[{msg(lang, f'present.severity.{f.severity}')}] {render(f.message, lang)}",
+                details=[f"→ {render(f.fix, lang)}"] if f.fix else [])
 
 
 def present_check(report: BuildReport, lang: str, formulas: bool = False) -> Section:

@@ -106,10 +106,6 @@ def size_memory(ctx: BuildContext) -> None:
         ctx.assume(note("compat.assume.memory_fit", engine=note(f"compat.engine.{res.engine}")))
 
 
-def _gb(n: float) -> str:
-    return f"{n / GB:.1f} GB"
-
-
 def check_memory(ctx: BuildContext) -> list[Finding]:
     out: list[Finding] = []
     res = ctx.memory_result
@@ -129,16 +125,13 @@ def _fit(ctx: BuildContext, res: InferenceMemoryResult | TrainingMemoryResult) -
     have = reserved or visible
     need = res.per_gpu_bytes
     if isinstance(res, TrainingMemoryResult):
-        what, what_zh = f"{ctx.inp.method} training of {res.model}", f"{res.model} 的 {ctx.inp.method} 训练"
+        what = note("compat.memory.what_training", method=ctx.inp.method, model=res.model)
     else:
-        what = f"{res.model} at {res.precision}, {res.context:,} tokens × {res.batch}"
-        what_zh = f"{res.model}（{res.precision}，{res.context:,} tokens × {res.batch} 并发）"
-    split = f" split over {res.gpus} GPUs" if res.gpus > 1 else ""
-    split_zh = f"（{res.gpus} 卡切分）" if res.gpus > 1 else ""
-    usable = (f"vLLM may use {_gb(have)} of it (gpu_memory_utilization of {_gb(visible)} visible)"
-              if reserved else f"{_gb(have)} usable")
-    usable_zh = (f"vLLM 可用其中 {_gb(have)}（按 gpu_memory_utilization 预留，驱动可见 {_gb(visible)}）"
-                 if reserved else f"可用 {_gb(have)}")
+        what = note("compat.memory.what_inference", model=res.model, precision=res.precision, context=res.context,
+                    batch=res.batch)
+    split = note("compat.memory.split", gpus=res.gpus) if res.gpus > 1 else ""
+    usable = (note("compat.memory.usable_vllm", have_gb=have / GB, visible_gb=visible / GB) if reserved else
+              note("compat.memory.usable", have_gb=have / GB))
     bd = res.breakdown
     nums = {"per_gpu_bytes": need, "gpu_memory_bytes": have, "gpu_visible_bytes": visible,
             "gpu_memory_gb": g.memory_gb, "weights_bytes": bd.weights, "kv_cache_bytes": bd.kv_cache,
@@ -148,57 +141,38 @@ def _fit(ctx: BuildContext, res: InferenceMemoryResult | TrainingMemoryResult) -
     if offload:
         return [finding(
             "memory-offload", "memory", "warning",
-            f"{what}{split}: only part of the model fits on {g.name} ({_gb(visible)}); {offload} layers stay "
-            "in system RAM (llama.cpp offload), so decode runs at CPU memory speed.",
-            f"{what_zh}{split_zh}：{g.name}（{_gb(visible)}）只能放下部分模型，{offload} 层留在内存中"
-            "（llama.cpp 卸载），解码速度将受限于 CPU 内存带宽。",
-            "Add GPU memory or pick a smaller quantisation so all layers fit.",
-            "增加显存或使用更小的量化格式，让所有层都放进显卡。",
+            note("compat.memory.offload", what=what, split=split, gpu=g.name, visible_gb=visible / GB,
+                 layers=offload),
+            note("compat.fix.memory.offload"),
             {**nums, "offload_layers": offload}, pitfall="ignoring-memory",
         )]
     if res.fits is False:
         short = max(0, need - have)
-        if isinstance(res, TrainingMemoryResult):
-            fix = ("Use LoRA/QLoRA, ZeRO-3/FSDP over more GPUs, CPU offload or gradient checkpointing, or "
-                   "GPUs with more memory.")
-            fix_zh = ("改用 LoRA/QLoRA、更多 GPU 上的 ZeRO-3/FSDP、CPU 卸载或梯度检查点，"
-                      "或选择显存更大的显卡。")
-        else:
-            fix = ("Use a smaller precision (int4/AWQ, Q4_K_M), a shorter context or fewer concurrent "
-                   "sequences, more GPUs with tensor parallel, or GPUs with more memory.")
-            fix_zh = ("使用更低精度（int4/AWQ、Q4_K_M）、更短上下文或更少并发，用更多 GPU 做张量并行，"
-                      "或选择显存更大的显卡。")
-        extra = extra_zh = ""
+        fix = note("compat.fix.memory.no_fit_training" if isinstance(res, TrainingMemoryResult)
+                   else "compat.fix.memory.no_fit_inference")
         mc = getattr(res, "max_context_tokens", None)
-        if mc:
-            extra = f" At this concurrency the longest context that fits is {mc:,} tokens."
-            extra_zh = f"在当前并发下能放下的最长上下文为 {mc:,} tokens。"
         return [finding(
             "memory-fit", "memory", "error",
-            f"{what}{split} does not fit: it needs {_gb(need)} per GPU; {g.name} has {g.memory_gb:g} GB on "
-            f"the label and {usable} — {_gb(short)} short.{extra}",
-            f"{what_zh}{split_zh} 放不下：每卡需要 {_gb(need)}；{g.name} 标称 {g.memory_gb:g} GB，{usable_zh}"
-            f"，差 {_gb(short)}。{extra_zh}",
-            fix, fix_zh, {**nums, "shortfall_bytes": short}, pitfall="ignoring-memory",
+            note("compat.memory.no_fit", what=what, split=split, need_gb=need / GB, gpu=g.name,
+                 label_gb=g.memory_gb, usable=usable, short_gb=short / GB,
+                 longest=note("compat.memory.longest_context", tokens=mc) if mc else ""),
+            fix, {**nums, "shortfall_bytes": short}, pitfall="ignoring-memory",
             sources=["tools.inference_memory", "tools.training_memory"],
         )]
     headroom = have - need
     if headroom < HEADROOM_WARN * have:
         return [finding(
             "memory-headroom", "memory", "warning",
-            f"{what}{split} fits with only {_gb(headroom)} to spare per GPU ({need / have:.0%} of "
-            f"{_gb(have)}): longer prompts or more users will not fit.",
-            f"{what_zh}{split_zh} 勉强放下，每卡只剩 {_gb(headroom)}（占 {_gb(have)} 的 {need / have:.0%}）："
-            "更长的输入或更多用户将放不下。",
-            "Leave ≥ 10 % headroom: a smaller precision, shorter context, or a larger card.",
-            "至少留 10 % 余量：降低精度、缩短上下文或换更大显存的卡。",
+            note("compat.memory.headroom", what=what, split=split, headroom_gb=headroom / GB, share=need / have,
+                 have_gb=have / GB),
+            note("compat.fix.memory.headroom"),
             {**nums, "headroom_bytes": headroom}, pitfall="ignoring-memory",
         )]
     return [finding(
         "memory-fit", "memory", "info",
-        f"{what}{split} fits: {_gb(need)} per GPU of {_gb(have)}, {_gb(headroom)} to spare.",
-        f"{what_zh}{split_zh} 可以放下：每卡 {_gb(need)} / {_gb(have)}，余量 {_gb(headroom)}。",
-        "No action needed.", "无需调整。", {**nums, "headroom_bytes": headroom},
+        note("compat.memory.fits", what=what, split=split, need_gb=need / GB, have_gb=have / GB,
+             headroom_gb=headroom / GB),
+        note("compat.fix.memory.fits"), {**nums, "headroom_bytes": headroom},
     )]
 
 
@@ -213,12 +187,9 @@ def _scientific(ctx: BuildContext) -> list[Finding]:
     if pb > usable:
         return [finding(
             "memory-fit", "memory", "error",
-            f"The problem needs {_gb(pb)}; the GPUs hold {_gb(t.total_vram_bytes)} together (~{_gb(usable)} "
-            "usable after workspace), assuming the code distributes the data across GPUs.",
-            f"问题规模需要 {_gb(pb)}；全部显卡共 {_gb(t.total_vram_bytes)}（扣除工作空间后约 {_gb(usable)} 可"
-            "用，假设代码能把数据分布到多卡）。",
-            "Add GPUs, choose larger-memory parts (MI300X 192 GB, H200 141 GB), or an out-of-core solver.",
-            "增加显卡，选择更大显存的型号（MI300X 192 GB、H200 141 GB），或使用核外（out-of-core）求解器。",
+            note("compat.memory.problem_too_big", need_gb=pb / GB, total_gb=t.total_vram_bytes / GB,
+                 usable_gb=usable / GB),
+            note("compat.fix.memory.problem_too_big"),
             nums, pitfall="ignoring-memory",
         )]
     return []
@@ -233,39 +204,30 @@ def _system_ram(ctx: BuildContext) -> list[Finding]:
             "min_ram_gb": lo}
     plat = ctx.platform
     ch = plat.memory_channels * plat.sockets if plat else None
-    chans, chans_zh = (f"the {ch} memory channels", f"全部 {ch} 个") if ch else ("the memory channels", "所有")
-    fix = f"Fit ≥ {rec:,.0f} GB of RAM (2 × VRAM), one DIMM in each of {chans} for full bandwidth."
-    fix_zh = f"配置 ≥ {rec:,.0f} GB 内存（显存的 2 倍），并插满{chans_zh}内存通道以获得全部带宽。"
+    chans = note("compat.memory.channels_n", channels=ch) if ch else note("compat.memory.channels_all")
+    fix = note("compat.fix.memory.system_ram", recommended_gb=rec, channels=chans)
     if ram is None:
         return [finding(
             "system-ram", "memory", "info",
-            f"Plan ≥ {rec:,.0f} GB of system RAM (2 × {t.total_vram_label_gb:,.0f} GB VRAM, Puget), never "
-            f"below {lo:,.0f} GB (the largest card, Dettmers' minimum).",
-            f"建议系统内存 ≥ {rec:,.0f} GB（显存 {t.total_vram_label_gb:,.0f} GB 的 2 倍，Puget），最低不少"
-            f"于 {lo:,.0f} GB（最大单卡显存，Dettmers 的下限）。",
-            fix, fix_zh, nums, sources=["S-PUGET-ML-QUOTE", "S-DETTMERS"],
+            note("compat.memory.system_ram_plan", recommended_gb=rec, vram_gb=t.total_vram_label_gb, min_gb=lo),
+            fix, nums, sources=["S-PUGET-ML-QUOTE", "S-DETTMERS"],
         )]
     if ram < lo:
         return [finding(
             "system-ram", "memory", "warning",
-            f"{ram:,.0f} GB of RAM is less than the largest card's {lo:,.0f} GB of VRAM: loading and "
-            "converting checkpoints will swap or fail.",
-            f"{ram:,.0f} GB 内存小于最大单卡显存 {lo:,.0f} GB：加载和转换模型时会爆内存或失败。",
-            fix, fix_zh, nums, sources=["S-DETTMERS"],
+            note("compat.memory.system_ram_low", ram_gb=ram, min_gb=lo),
+            fix, nums, sources=["S-DETTMERS"],
         )]
     if ram < rec:
         return [finding(
             "system-ram", "memory", "info",
-            f"{ram:,.0f} GB of RAM covers the largest card but is below Puget's 2 × VRAM ({rec:,.0f} GB).",
-            f"{ram:,.0f} GB 内存满足最低要求，但低于 Puget 建议的显存 2 倍（{rec:,.0f} GB）。",
-            fix, fix_zh, nums, sources=["S-PUGET-ML-QUOTE"],
+            note("compat.memory.system_ram_below_recommended", ram_gb=ram, recommended_gb=rec),
+            fix, nums, sources=["S-PUGET-ML-QUOTE"],
         )]
     return [finding(
         "system-ram", "memory", "info",
-        f"{ram:,.0f} GB of RAM is enough: it meets Puget's 2 × VRAM ({rec:,.0f} GB).",
-        f"{ram:,.0f} GB 内存够用：达到 Puget 建议的显存 2 倍（{rec:,.0f} GB）。",
-        f"Nothing to add; keep one DIMM in each of {chans} for full bandwidth.",
-        f"无需加内存；插满{chans_zh}内存通道以获得全部带宽。", nums,
+        note("compat.memory.system_ram_enough", ram_gb=ram, recommended_gb=rec),
+        note("compat.fix.memory.system_ram_enough", channels=chans), nums,
         sources=["S-PUGET-ML-QUOTE"],
     )]
 
@@ -283,23 +245,16 @@ def _ecc(ctx: BuildContext) -> list[Finding]:
         seen.add(g.id)
         if g.ecc is None:
             out.append(finding(
-                "memory-ecc", "memory", "info", f"ECC support of {g.name} is not known.",
-                f"{g.name} 是否支持 ECC 未知。", "Check the datasheet.", "请查阅规格书。", {"ecc": None},
+                "memory-ecc", "memory", "info", note("compat.memory.ecc_unknown", gpu=g.name),
+                note("compat.fix.memory.ecc_unknown"), {"ecc": None},
             ))
             continue
         sci = wl == "scientific"
+        kind = "scientific" if sci else "training"
         out.append(finding(
             "memory-ecc", "memory", "warning" if sci else "info",
-            f"{g.name} has no ECC memory: a bit flip in a "
-            f"{'multi-day simulation' if sci else 'long training run'} goes undetected and can silently "
-            "corrupt results"
-            + (" — unacceptable for results you publish or certify." if sci else "; checkpoint often."),
-            f"{g.name} 没有 ECC 显存：{'长时间仿真' if sci else '长时间训练'}中的位翻转无法被发现，可能悄悄破"
-            "坏结果"
-            + ("——对于需要发表或认证的结果不可接受。" if sci else "；请频繁保存检查点。"),
-            "Use ECC GPUs (datacenter and pro cards) for 24/7 "
-            "runs" + (" and scientific results." if sci else "."),
-            "7×24 运行" + ("和科学计算" if sci else "") + "请使用带 ECC 的显卡（数据中心卡和专业卡）。",
+            note(f"compat.memory.no_ecc_{kind}", gpu=g.name),
+            note(f"compat.fix.memory.no_ecc_{kind}"),
             {"ecc": False}, pitfall="mixing-server-consumer", sources=["seed §1.1 ECC"],
         ))
     return out

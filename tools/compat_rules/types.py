@@ -2,19 +2,21 @@
 
 ``BuildInput`` describes a planned machine (GPUs, CPU platform, PSU, chassis, wall circuit,
 workload and software); ``BuildReport`` lists the findings, each with its category, severity,
-bilingual message, the numbers behind it and a concrete fix. Rules live in one module per
-category and read a resolved ``BuildContext``.
+message (a note: message id and parameters, rendered in the reader's language), the numbers behind
+it and a concrete fix (a note too). Rules live in one module per category and read a resolved
+``BuildContext``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from knowledge.messages import render
 from knowledge.schema import GPU, Platform
 from tools.errors import ToolError, shown
 from tools.inference_memory import MAX_CONTEXT_SEARCH
@@ -157,20 +159,28 @@ class Finding(BaseModel):
     id: str = Field(description="stable rule id, shared with knowledge/data/rules.toml where a rule matches")
     category: Category
     severity: Severity
-    message_en: str
-    message_zh: str
+    message: Note = Field(description="what is wrong or worth knowing (message id compat.<category>.*)")
     numbers: dict[str, float | int | str | bool | None] = Field(
         default_factory=dict, description="the figures behind the finding; units in the key names"
     )
-    fix: str = Field(description="what to do, in English")
-    fix_zh: str
+    fix: Note | None = Field(None, description="what to do (message id compat.fix.*)")
     pitfall: Pitfall | None = Field(None, description="the source guide's pitfall this finding is an "
                                                       "instance of")
     sources: list[str] = Field(default_factory=list, description="reference keys (hardware_rules.md)")
 
+    # shim for compose/render until they render notes: the rendered texts under the old attribute names
+    # (``fix`` itself is a note, whose str() is its English text)
     @property
-    def message(self) -> Note:  # transitional, until the rules emit notes
-        return Note(id="compat.legacy", params={"en": self.message_en, "zh": self.message_zh}, text=self.message_en)
+    def message_en(self) -> str:  # shim for compose/render until they render notes
+        return self.message.text
+
+    @property
+    def message_zh(self) -> str:  # shim for compose/render until they render notes
+        return render(self.message, "zh")
+
+    @property
+    def fix_zh(self) -> str:  # shim for compose/render until they render notes
+        return render(self.fix, "zh") if self.fix else ""
 
 
 class Totals(BaseModel):
@@ -272,10 +282,8 @@ def finding(
     rule_id: str,
     category: Category,
     severity: Severity,
-    en: str,
-    zh: str,
-    fix: str,
-    fix_zh: str,
+    message: Note,
+    fix: Note | None,
     numbers: Mapping[str, float | int | str | bool | None] | None = None,
     pitfall: Pitfall | None = None,
     sources: list[str] | None = None,
@@ -283,11 +291,17 @@ def finding(
     """Build a Finding; float numbers are rounded to 3 decimals."""
     clean = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in (numbers or {}).items()}
     return Finding(
-        id=rule_id, category=category, severity=severity, message_en=en, message_zh=zh, numbers=clean,
-        fix=fix, fix_zh=fix_zh, pitfall=pitfall, sources=sources or [],
+        id=rule_id, category=category, severity=severity, message=message, numbers=clean, fix=fix,
+        pitfall=pitfall, sources=sources or [],
     )
 
 
-def w(x: float) -> str:
-    """'1,234 W' label."""
-    return f"{x:,.0f} W"
+def joined(items: Sequence[str | Note], sep: str = "comma") -> str | Note:
+    """Items as one phrase, joined in the reader's language: ``sep`` 'comma' gives 'a, b' / 'a、b',
+    'clause' gives 'a, b' / 'a，b' (message ``compat.list.<sep>``, nested one item at a time)."""
+    if not items:
+        return ""
+    head, *rest = items
+    if not rest:
+        return head
+    return note(f"compat.list.{sep}", head=head, tail=joined(rest, sep))
