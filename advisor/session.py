@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
+from tools.result import Note
 
 SESSION_VERSION = 1
 SESSION_KIND: Final = "gpu-advisor-session"
@@ -110,6 +111,7 @@ class ToolCall(BaseModel):
     result: dict[str, Any] | None = Field(
         None, description="the tool's output as a JSON object; a saved session with anything else is rejected")
     error: str | None = None
+    error_note: Note | None = Field(None, description="the error as a message id (render it in the reader's language)")
     error_kind: Literal["validation", "domain"] | None = None
     by: Literal["planner", "llm"] = "planner"
     call_id: str = Field(default_factory=lambda: "call_" + uuid.uuid4().hex[:12])

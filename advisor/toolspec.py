@@ -24,7 +24,7 @@ from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
 from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableInput, AffordableResult, FindGPUsInput, FindGPUsResult, affordable, find_gpus
 from tools.compat import BuildInput, BuildReport, check_build
-from tools.errors import ToolError
+from tools.errors import ToolError, error_note
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
 from tools.modelspec import ModelSpec
 from tools.perf import (
@@ -41,6 +41,7 @@ from tools.perf import (
 from tools.pricing import GPUPrice, gpu_price
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.rent import RentVsBuyInput, RentVsBuyResult, rent_vs_buy
+from tools.result import note
 from tools.scientific import ScientificInput, ScientificResult, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, TrainingMemoryResult, estimate_training_memory
 from tools.training_time import TrainingTimeInput, TrainingTimeResult, estimate_training_time
@@ -175,7 +176,7 @@ def _spec(args: BaseModel) -> ModelSpec:
         return ModelSpec.from_catalog(catalog_model_id(model))
     if params_b:
         return ModelSpec.custom(params_b)
-    raise ToolError("give a catalog model name or params_b", suggestions=["model='llama-3.1-8b'", "params_b=70"])
+    raise ToolError(note("error.model_or_params"), suggestions=["model='llama-3.1-8b'", "params_b=70"])
 
 
 def _rest(args: BaseModel, *extra: str) -> dict[str, Any]:
@@ -363,14 +364,9 @@ def _jsonable(obj: Any) -> Any:
 
 
 def error_text(exc: BaseException) -> str:
-    """A one-line human message for a domain or validation error."""
-    if isinstance(exc, ValidationError):
-        parts = []
-        for err in exc.errors()[:3]:
-            where = ".".join(str(x) for x in err.get("loc", ())) or "input"
-            parts.append(f"{where}: {err.get('msg', 'invalid')}")
-        return "invalid arguments — " + "; ".join(parts)
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    """A one-line English message for a domain or validation error (the English of :func:`error_note`)."""
+    lines = error_note(exc).text.splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 # The calculators are pure functions of their arguments, so identical calls share one result (kept as
@@ -414,8 +410,10 @@ def run_tool(name: str, arguments: dict[str, Any], by: Literal["planner", "llm"]
                 while len(_CACHE) > _CACHE_SIZE:
                     _CACHE.popitem(last=False)
     except ValidationError as exc:
+        call.error_note = error_note(exc)
         call.error, call.error_kind = error_text(exc), "validation"
     except (ToolError, UnknownNameError, AmbiguousNameError, ValueError, LookupError) as exc:
+        call.error_note = error_note(exc)
         call.error, call.error_kind = error_text(exc), "domain"
     call.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
     return call

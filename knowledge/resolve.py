@@ -6,7 +6,12 @@ import difflib
 import re
 import unicodedata
 from collections.abc import Callable, Iterable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from knowledge.messages import has
+
+if TYPE_CHECKING:
+    from tools.result import Note  # tools.result imports knowledge.messages: imported where used
 
 T = TypeVar("T")
 
@@ -47,7 +52,7 @@ def variants(name: str) -> set[str]:
 
 
 class UnknownNameError(LookupError):
-    """A name matched no entry; carries suggestions for the user."""
+    """A name matched no entry; carries suggestions for the user (and ``note``, the message in any language)."""
 
     def __init__(self, kind: str, name: str, suggestions: list[str]):
         self.kind = kind
@@ -57,6 +62,17 @@ class UnknownNameError(LookupError):
         hint = f" — did you mean {', '.join(suggestions)}?" if suggestions else ""
         super().__init__(f"unknown {kind} '{shown}'{hint}")
 
+    @property
+    def note(self) -> Note:
+        """``error.unknown_name``: the kind word ('GPU', 'model') translated, names as they are."""
+        from tools.result import note
+
+        shown = self.name if len(self.name) <= 60 else self.name[:57] + "…"
+        if not self.suggestions:
+            return note("error.unknown_name_no_hint", kind=_kind_word(self.kind), name=shown)
+        return note("error.unknown_name", kind=_kind_word(self.kind), name=shown,
+                    suggestions=", ".join(self.suggestions))
+
 
 class AmbiguousNameError(LookupError):
     def __init__(self, kind: str, name: str, candidates: list[str]):
@@ -64,6 +80,22 @@ class AmbiguousNameError(LookupError):
         self.name = name
         self.candidates = candidates
         super().__init__(f"{kind} '{name}' is ambiguous — which one: {', '.join(candidates)}?")
+
+    @property
+    def note(self) -> Note:
+        """``error.ambiguous_name`` in any language."""
+        from tools.result import note
+
+        return note("error.ambiguous_name", kind=_kind_word(self.kind), name=self.name,
+                    candidates=", ".join(self.candidates))
+
+
+def _kind_word(kind: str) -> Note | str:
+    """'GPU', 'model', 'CPU platform' as a note of ``error.kind.*`` (the word itself when it has no message)."""
+    from tools.result import note
+
+    key = "error.kind." + re.sub(r"[^a-z0-9]+", "_", kind.lower()).strip("_")
+    return note(key) if has("en", key) else kind
 
 
 _FOUND_MAX = 4096  # names remembered per resolver (the tools look the same few names up on every call)

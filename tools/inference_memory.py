@@ -97,7 +97,7 @@ class InferenceMemoryInput(BaseModel):
     @model_validator(mode="after")
     def _one_model(self) -> InferenceMemoryInput:
         if (self.model is not None) + (self.spec is not None) + (self.params_b is not None) != 1:
-            raise ValueError("give exactly one of: model (name or path), spec, or params_b (custom model)")
+            raise ToolError(note("error.inference.one_model"))
         return self
 
 
@@ -640,7 +640,8 @@ def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
     kv_spec = resolve_kv_dtype(kv_name)
     if engine not in kv_spec.engines:
         offered = [k.name for k in _kv_for(engine)]
-        raise ToolError(f"{engine} has no {kv_name} KV cache", suggestions=[f"use --kv-dtype {'/'.join(offered)}"])
+        raise ToolError(note("error.inference.kv_dtype_unsupported", engine=engine, kv_dtype=kv_name),
+                        suggestions=[note("error.hint.kv_dtype", choices="/".join(offered))])
     warnings: list[Note] = []
     parallel = inp.parallel or ("tp" if engine == "vllm" else "pp")
     if inp.gpus == 1:
@@ -652,8 +653,8 @@ def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
         check_tensor_parallel(spec, inp.gpus)
     if parallel == "pp" and inp.gpus > spec.layers:
         raise ToolError(
-            f"{inp.gpus} pipeline stages for {spec.layers} layers",
-            suggestions=[f"use at most {spec.layers} GPUs", "or tensor parallel"],
+            note("error.inference.too_many_stages", gpus=inp.gpus, layers=spec.layers),
+            suggestions=[note("error.hint.at_most_gpus", gpus=spec.layers), note("error.hint.or_tp")],
         )
     act_bytes = 4 if prec.compute_precision == "fp32" else 2
     cfg = _Config(

@@ -27,6 +27,7 @@ from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, PerSpecCache
 from tools.precision import kv_bytes_per_element, resolve_kv_dtype
+from tools.result import note
 from tools.units import Bytes, BytesF, Tokens
 
 Engine = Literal["vllm", "llamacpp", "transformers", "generic"]
@@ -56,18 +57,22 @@ class KVLayout(BaseModel):
         return self.full_layers + self.sliding_layers
 
 
+def _divisors(n: int) -> str:
+    return ", ".join(str(t) for t in range(1, n + 1) if n % t == 0)
+
+
 def kv_heads_per_rank(spec: ModelSpec, tp: int = 1) -> tuple[int, int]:
     """(KV heads per rank, replicas). Raises ToolError when tp neither divides nor is a multiple."""
     if tp < 1:
-        raise ToolError(f"tensor-parallel size must be at least 1, got {tp}")
+        raise ToolError(note("error.tp.at_least_one", tp=tp))
     if spec.attention == AttentionKind.mla:
         return 1, tp
     kv = spec.num_kv_heads
     if tp <= kv:
         if kv % tp:
             raise ToolError(
-                f"tensor parallel {tp} does not divide the {kv} KV heads of {spec.name}",
-                suggestions=[f"use tp={', '.join(str(t) for t in range(1, kv + 1) if kv % t == 0)}"],
+                note("error.tp.kv_heads", tp=tp, kv_heads=kv, model=spec.name),
+                suggestions=[note("error.hint.use_tp", sizes=_divisors(kv))],
             )
         return kv // tp, 1
     # More ranks than KV heads: every rank keeps one head (llm-analysis floor of 1; vLLM replicates).
@@ -166,7 +171,7 @@ def kv_cache_size(
     sequences + n_ubatch``; transformers/generic hold exactly ``context`` (window) tokens.
     """
     if context < 1 or sequences < 1:
-        raise ToolError(f"context and sequences must be at least 1 (got {context}, {sequences})")
+        raise ToolError(note("error.kv.context_sequences", context=context, sequences=sequences))
     lay = kv_layout(spec, kv_dtype, tp)
     full_tokens, sliding_tokens = kv_tokens(lay, engine, context, sequences, max_num_batched_tokens, n_ubatch)
     return KVCacheSize(

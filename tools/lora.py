@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec
+from tools.result import note
 
 ATTENTION_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj")
 MLP_TARGETS = ("gate_proj", "up_proj", "down_proj")
@@ -41,11 +42,11 @@ def resolve_targets(targets: Iterable[str]) -> tuple[str, ...]:
         names = _ALIASES.get(key) or ((key,) if key in ALL_TARGETS else None)
         if names is None:
             raise ToolError(
-                f"unknown LoRA target module {raw!r}", suggestions=["all", "attention", "mlp", *ALL_TARGETS]
+                note("error.lora.unknown_target", name=repr(raw)), suggestions=["all", "attention", "mlp", *ALL_TARGETS]
             )
         out += [n for n in names if n not in out]
     if not out:
-        raise ToolError("LoRA needs at least one target module", suggestions=["all"])
+        raise ToolError(note("error.lora.no_target"), suggestions=["all"])
     return tuple(out)
 
 
@@ -88,7 +89,7 @@ def projection_shapes(spec: ModelSpec) -> dict[str, tuple[int, int, int]]:
 def lora_trainable_params(spec: ModelSpec, rank: int, targets: Iterable[str] = ("all",)) -> int:
     """Σ over targeted projections of r·(d_in + d_out) × copies, times the number of layers."""
     if rank < 1:
-        raise ToolError(f"LoRA rank must be at least 1, got {rank}")
+        raise ToolError(note("error.lora.rank", rank=rank))
     shapes = projection_shapes(spec)
     per_layer = sum(rank * (shapes[t][0] + shapes[t][1]) * shapes[t][2] for t in resolve_targets(targets))
     return per_layer * spec.layers

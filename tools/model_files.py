@@ -60,19 +60,20 @@ def spec_from_path(path: Path) -> ModelSpec:
     """ModelSpec from a .gguf file, a config.json, or a folder holding either."""
     path = expand_user(path)
     if not path.exists():
-        raise ToolError(f"no such file or folder: {path}", suggestions=["give a catalog model name instead"])
+        raise ToolError(note("error.files.no_such_path", path=str(path)),
+                        suggestions=[note("error.hint.catalog_name")])
     if path.is_dir():
         ggufs = sorted(path.glob("*.gguf"))
         if (path / "config.json").exists():
             return spec_from_hf(path / "config.json")
         if ggufs:
             return spec_from_gguf(ggufs[0])
-        raise ToolError(f"{path} holds neither a config.json nor a .gguf file")
+        raise ToolError(note("error.files.empty_folder", path=str(path)))
     if path.suffix.lower() == ".gguf":
         return spec_from_gguf(path)
     if path.name.endswith(".json"):
         return spec_from_hf(path)
-    raise ToolError(f"{path.name}: expected a .gguf file, a config.json or a model folder")
+    raise ToolError(note("error.files.unexpected_file", file=path.name))
 
 
 # --- GGUF ----------------------------------------------------------------------------------
@@ -110,11 +111,11 @@ class _GGUFHeader:
             try:
                 self._buf = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             except ValueError as exc:  # empty file
-                raise ToolError(f"{path.name}: not a GGUF file (empty)") from exc
+                raise ToolError(note("error.files.gguf_empty", file=path.name)) from exc
         try:
             self._parse(path)
         except (struct.error, UnicodeDecodeError, IndexError) as exc:
-            raise ToolError(f"{path.name}: truncated or corrupt GGUF header ({exc})") from exc
+            raise ToolError(note("error.files.gguf_corrupt", file=path.name, detail=str(exc))) from exc
         finally:
             self._buf.close()
 
@@ -123,10 +124,10 @@ class _GGUFHeader:
 
         buf = self._buf
         if buf[:4] != b"GGUF":
-            raise ToolError(f"{path.name}: not a GGUF file (bad magic)")
+            raise ToolError(note("error.files.gguf_bad_magic", file=path.name))
         (version,) = struct.unpack_from("<I", buf, 4)
         if version not in (2, 3):
-            raise ToolError(f"{path.name}: GGUF version {version} not supported (2 or 3, little-endian)")
+            raise ToolError(note("error.files.gguf_version", file=path.name, version=version))
         n_tensors, n_kv = struct.unpack_from("<QQ", buf, 8)
         self.pos = 24
         for _ in range(n_kv):
@@ -147,7 +148,7 @@ class _GGUFHeader:
                 qt = GGMLQuantizationType(ttype)
                 block, size = GGML_QUANT_SIZES[qt]
             except (ValueError, KeyError) as exc:
-                raise ToolError(f"{path.name}: tensor {name} has unknown ggml type {ttype}") from exc
+                raise ToolError(note("error.files.gguf_tensor_type", file=path.name, tensor=name, type=ttype)) from exc
             self.tensors.append((name, qt.name, numel, numel // block * size))
 
     def _string(self) -> str:
@@ -183,7 +184,7 @@ class _GGUFHeader:
                 self.pos += width * count
                 return values
             return [self._value(etype) for _ in range(count)]  # nested arrays (rare)
-        raise ToolError(f"unknown GGUF value type {vtype}")
+        raise ToolError(note("error.files.gguf_value_type", type=vtype))
 
 
 class _ArrayLen(int):
@@ -214,7 +215,7 @@ def spec_from_gguf(path: Path) -> ModelSpec:
     try:
         header = _GGUFHeader(path)
     except OSError as exc:
-        raise ToolError(f"{path.name}: cannot read ({exc})") from exc
+        raise ToolError(note("error.files.cannot_read", file=path.name, detail=str(exc))) from exc
     meta = header.kv
     arch = str(meta.get("general.architecture") or "llama")
     notes: list[Note] = [note("inference.files.gguf_header", file=path.name)]
@@ -252,7 +253,7 @@ def spec_from_gguf(path: Path) -> ModelSpec:
             elif t_name == "output.weight":
                 out_bytes = n_bytes
     if total_params == 0:
-        raise ToolError(f"{path.name}: the GGUF file lists no tensors")
+        raise ToolError(note("error.files.gguf_no_tensors", file=path.name))
 
     layers = int(_scalar(hp("block_count")) or (max(layer_bytes) + 1 if layer_bytes else 1))
     hidden = int(_scalar(hp("embedding_length")) or 1)
@@ -355,23 +356,23 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
     with open(path, "rb") as fh:
         raw = fh.read(8)
         if len(raw) != 8:
-            raise ToolError(f"{path.name}: too short to be a safetensors file")
+            raise ToolError(note("error.files.safetensors_short", file=path.name))
         (n,) = struct.unpack("<Q", raw)
         if n <= 0 or n > 100_000_000:
-            raise ToolError(f"{path.name}: implausible safetensors header length {n}")
+            raise ToolError(note("error.files.safetensors_header_length", file=path.name, length=n))
         try:
             return json.loads(fh.read(n))
         except json.JSONDecodeError as exc:
-            raise ToolError(f"{path.name}: safetensors header is not valid JSON ({exc})") from exc
+            raise ToolError(note("error.files.safetensors_bad_json", file=path.name, detail=str(exc))) from exc
 
 
 def _load_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise ToolError(f"{path.name}: cannot read JSON ({exc})") from exc
+        raise ToolError(note("error.files.json_unreadable", file=path.name, detail=str(exc))) from exc
     if not isinstance(data, dict):
-        raise ToolError(f"{path.name}: expected a JSON object")
+        raise ToolError(note("error.files.json_not_object", file=path.name))
     return data
 
 
@@ -478,7 +479,7 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
     hidden = _first(cfg, "hidden_size", "n_embd", "d_model", "dim")
     heads = _first(cfg, "num_attention_heads", "n_head", "n_heads", "num_heads")
     if not (layers and hidden and heads):
-        raise ToolError(f"{config_path.name}: needs num_hidden_layers, hidden_size and num_attention_heads")
+        raise ToolError(note("error.files.config_incomplete", file=config_path.name))
     layers, hidden, heads = int(layers), int(hidden), int(heads)
     kv = _first(cfg, "num_key_value_heads", "n_head_kv", "num_kv_heads")
     if kv is None and cfg.get("multi_query"):

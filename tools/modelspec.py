@@ -69,13 +69,13 @@ class ModelSpec(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> ModelSpec:
         if self.num_heads % self.num_kv_heads:
-            raise ValueError(f"num_heads ({self.num_heads}) must be a multiple of num_kv_heads ({self.num_kv_heads})")
+            raise ToolError(note("error.spec.heads_multiple", heads=self.num_heads, kv_heads=self.num_kv_heads))
         if self.active_params > self.params:
-            raise ValueError("active_params cannot exceed params")
+            raise ToolError(note("error.spec.active_params"))
         if self.attention == AttentionKind.mla and not (self.kv_lora_rank and self.qk_rope_head_dim):
-            raise ValueError("MLA needs kv_lora_rank and qk_rope_head_dim")
+            raise ToolError(note("error.spec.mla_fields"))
         if self.full_attention_layers is not None and self.full_attention_layers > self.layers:
-            raise ValueError("full_attention_layers cannot exceed layers")
+            raise ToolError(note("error.spec.full_attention_layers"))
         return self
 
     # --- derived figures -------------------------------------------------------------
@@ -192,7 +192,7 @@ class ModelSpec(BaseModel):
         default used is recorded in ``notes``.
         """
         if not (params_b > 0 and math.isfinite(params_b)) or params_b > 100_000:
-            raise ToolError(f"params must be a positive number of billions below 100000, got {params_b}")
+            raise ToolError(note("error.spec.params_range", params_b=params_b))
         layers = _arch_number("layers", layers)
         hidden_size = _arch_number("hidden_size", hidden_size)
         num_heads = _arch_number("num_heads", num_heads)
@@ -419,8 +419,8 @@ def _arch_number(key: str, value: float | None, minimum: int = 1) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         shown = repr(value)[:40]
         raise ToolError(
-            f"{key} must be a whole number of at least {minimum}, got {shown}",
-            suggestions=[f"give {key} from the model's config.json, or leave it out to use a default"],
+            note("error.spec.arch_number", name=key, minimum=minimum, value=shown),
+            suggestions=[note("error.hint.arch_from_config", name=key)],
         )
     return value
 
@@ -524,8 +524,8 @@ def load_model_spec(ref: str) -> ModelSpec:
         except UnknownNameError:
             shown = ref if len(ref) <= 60 else ref[:57] + "…"
             raise ToolError(
-                f"{shown!r} is neither a local path nor a catalog model",
-                suggestions=["check the path", "or give a catalog name such as llama-3.1-8b"],
+                note("error.spec.not_path_nor_model", name=repr(shown)),
+                suggestions=[note("error.hint.check_path"), note("error.hint.catalog_example")],
             ) from None
 
 
@@ -537,8 +537,8 @@ def _spec_from_files(ref: str) -> ModelSpec:
     except OSError as exc:  # a name the file system rejects (too long, NUL byte) or cannot read
         shown = ref if len(ref) <= 60 else ref[:57] + "…"
         raise ToolError(
-            f"cannot read model files at {shown!r}: {exc.strerror or type(exc).__name__}",
-            suggestions=["check the path", "or give a catalog name such as llama-3.1-8b"],
+            note("error.spec.cannot_read_files", path=repr(shown), detail=exc.strerror or type(exc).__name__),
+            suggestions=[note("error.hint.check_path"), note("error.hint.catalog_example")],
         ) from None
 
 
@@ -583,7 +583,7 @@ def valid_tp_sizes(spec: ModelSpec, limit: int = 64) -> list[int]:
 def check_tensor_parallel(spec: ModelSpec, tp: int) -> None:
     """Raise ToolError unless ``tp`` divides the attention heads (and KV heads, or is a multiple of them)."""
     if tp < 1:
-        raise ToolError(f"tensor-parallel size must be at least 1, got {tp}")
+        raise ToolError(note("error.tp.at_least_one", tp=tp))
     if tp == 1:
         return
     heads_ok = spec.num_heads % tp == 0
@@ -591,15 +591,14 @@ def check_tensor_parallel(spec: ModelSpec, tp: int) -> None:
     if heads_ok and kv_ok:
         return
     ok = valid_tp_sizes(spec, limit=max(tp, 16))
-    suggestion = [f"use tp={', '.join(str(t) for t in ok if t > 1 and t <= 16) or '1'}"]
+    suggestion = [note("error.hint.use_tp", sizes=", ".join(str(t) for t in ok if t > 1 and t <= 16) or "1")]
     if spec.num_heads % tp:
         raise ToolError(
-            f"tensor parallel {tp} does not divide the {spec.num_heads} attention heads of {spec.name}",
-            suggestions=[*suggestion, "or split layers across GPUs (pipeline parallel)"],
+            note("error.tp.heads", tp=tp, heads=spec.num_heads, model=spec.name),
+            suggestions=[*suggestion, note("error.hint.pipeline")],
         )
     if spec.attention != AttentionKind.mla and spec.num_kv_heads % tp and tp % spec.num_kv_heads:
         raise ToolError(
-            f"tensor parallel {tp} neither divides the {spec.num_kv_heads} KV heads of {spec.name} nor is "
-            "a multiple of them (so they cannot be replicated evenly)",
+            note("error.tp.kv_heads_uneven", tp=tp, kv_heads=spec.num_kv_heads, model=spec.name),
             suggestions=suggestion,
         )

@@ -79,8 +79,8 @@ def compute_rate(gpu: GPU, weight_precision: str) -> ComputeRate:
                 warnings.append(note("perf.rate.fp32_only"))
             return ComputeRate(precision=cand, flops_per_s=value * 1e12, warnings=warnings)
     raise ToolError(
-        f"the catalog has no dense tensor throughput for {gpu.name} at {wanted} or a fallback",
-        suggestions=["pick a GPU with a bf16/fp16 figure", "pass --mfu with a custom GPU"],
+        note("error.perf.no_throughput", gpu=gpu.name, precision=wanted),
+        suggestions=[note("error.hint.gpu_with_bf16"), note("error.hint.pass_mfu")],
     )
 
 

@@ -26,6 +26,7 @@ from typing import Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.errors import ToolError
+from tools.result import note
 
 GiB = 2**30
 _LLAMA3_8B_PARAMS = 8.03e9  # parameters of the model llama.cpp quotes its file sizes for
@@ -315,10 +316,8 @@ def _unknown(kind: str, name: str, index: Mapping[str, _Named], canonical: list[
     close = difflib.get_close_matches(_key(name[:200]), list(index), n=4, cutoff=0.5)
     names = list(dict.fromkeys(index[c].name for c in close))
     shown = name if len(name) <= 60 else name[:57] + "…"  # a 10 KB name is not echoed whole
-    return ToolError(
-        f"unknown {kind} {shown!r}; known: {', '.join(canonical)}",
-        suggestions=names,
-    )
+    return ToolError(note("error.unknown_known", kind=note(f"error.kind.{kind}"), name=repr(shown),
+                          known=", ".join(canonical)), suggestions=names)
 
 
 def resolve_precision(name: str) -> PrecisionSpec:
@@ -338,7 +337,7 @@ def resolve_kv_dtype(name: str) -> KVDtypeSpec:
     """KV-cache dtype by name or alias; ToolError with suggestions if unknown."""
     spec = _KV_INDEX.get(_key(name))
     if spec is None:
-        raise _unknown("KV-cache dtype", name, _KV_INDEX, [k.name for k in _KV_DTYPES])
+        raise _unknown("kv_dtype", name, _KV_INDEX, [k.name for k in _KV_DTYPES])
     return spec
 
 

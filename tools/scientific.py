@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge.schema import GPU
 from tools.efficiency import FP64_EFFICIENCY
+from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
 from tools.result import Note, Term, note
 from tools.units import TFLOPS, Bytes, Seconds
@@ -42,9 +43,9 @@ class ScientificInput(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> ScientificInput:
         if self.problem.startswith("dense") and self.n is None:
-            raise ValueError(f"{self.problem} needs the matrix order n")
+            raise ToolError(note("error.fp64.needs_n", problem=self.problem))
         if self.problem == "grid" and self.cells is None:
-            raise ValueError("grid needs the number of cells")
+            raise ToolError(note("error.fp64.needs_cells"))
         return self
 
 

@@ -79,7 +79,8 @@ def resolve_optimizer(name: str) -> tuple[str, bool]:
     """(canonical optimizer, paged?) from a name such as 'paged_adamw_8bit'."""
     key = name.strip().lower()
     if key not in OPTIMIZER_ALIASES:
-        raise ToolError(f"unknown optimizer {name!r}", suggestions=["adamw", "adamw8bit", "sgd", "sgd-momentum"])
+        raise ToolError(note("error.training.unknown_optimizer", name=repr(name)),
+                        suggestions=["adamw", "adamw8bit", "sgd", "sgd-momentum"])
     return OPTIMIZER_ALIASES[key], key.startswith("paged")
 
 
@@ -223,15 +224,15 @@ def _t(name: str, value: float, formula: str, explain: Note, unit: str = "bytes"
 def _check(inp: TrainingMemoryInput) -> None:
     sharded = inp.zero_stage >= 1 or inp.fsdp
     if inp.offload_optimizer and not sharded:
-        raise ToolError("CPU offload needs ZeRO stage 1–3 or FSDP", suggestions=["--zero 2 --offload"])
+        raise ToolError(note("error.training.offload_needs_sharding"), suggestions=["--zero 2 --offload"])
     if inp.offload_params and not (inp.zero_stage == 3 or inp.fsdp):
-        raise ToolError("parameter offload needs ZeRO stage 3 or FSDP", suggestions=["--zero 3 --offload-params"])
+        raise ToolError(note("error.training.param_offload_needs_zero3"), suggestions=["--zero 3 --offload-params"])
     if inp.fsdp and inp.zero_stage not in (0, 3):
-        raise ToolError("choose either FSDP or a DeepSpeed ZeRO stage, not both")
+        raise ToolError(note("error.training.fsdp_and_zero"))
     if inp.gpus % inp.tp:
-        raise ToolError(f"gpus ({inp.gpus}) must be a multiple of tp ({inp.tp})")
+        raise ToolError(note("error.training.gpus_not_multiple_of_tp", gpus=inp.gpus, tp=inp.tp))
     if inp.method == "full" and inp.base_precision:
-        raise ToolError("a base precision applies to LoRA/QLoRA; full fine-tuning uses the regime")
+        raise ToolError(note("error.training.base_precision_full"))
 
 
 def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -> TrainingMemoryResult:

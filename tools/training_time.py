@@ -32,10 +32,10 @@ def parse_count(text: str | float | int) -> float:
     else:
         m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMbBgGtTpP]?)\s*", str(text).replace(",", ""))
         if not m:
-            raise ToolError(f"cannot read {text!r} as a count", suggestions=["1.4T", "300B", "2e12"])
+            raise ToolError(note("error.count.unreadable", text=repr(text)), suggestions=["1.4T", "300B", "2e12"])
         value = float(m.group(1)) * _SUFFIX[m.group(2).upper()]
     if not math.isfinite(value) or value <= 0:
-        raise ToolError(f"count must be a positive number, got {text!r}")
+        raise ToolError(note("error.count.not_positive", text=repr(text)))
     return value
 
 
@@ -62,7 +62,7 @@ class TrainingTimeInput(BaseModel):
     @model_validator(mode="after")
     def _check(self) -> TrainingTimeInput:
         if self.mfu > 0.8:
-            raise ValueError(f"MFU {self.mfu:g} is beyond what any published training run reaches (≤ 0.8)")
+            raise ToolError(note("error.train_time.mfu_too_high", mfu=self.mfu))
         return self
 
 

@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from knowledge import AmbiguousNameError, UnknownNameError
+from knowledge.messages import render
+from tools.errors import error_note
 
 EXIT_DOMAIN_ERROR = 2
 
@@ -56,26 +58,21 @@ def fail(message: str) -> int:
     return EXIT_DOMAIN_ERROR
 
 
-def validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors()[:3]:
-        where = ".".join(str(x) for x in err.get("loc", ())) or "input"
-        parts.append(f"{where}: {err.get('msg', 'invalid')}")
-    return "invalid input — " + "; ".join(parts)
+def validation_message(exc: ValidationError, lang: str = "en") -> str:
+    """'invalid input — field: what is wrong; …' (first three problems) in ``lang``."""
+    return render(error_note(exc, "error.validation.input"), lang)
 
 
 def domain_errors(func: Callable[[Any], int]) -> Callable[[Any], int]:
-    """Turn unknown names and invalid inputs into a one-line message and exit status 2."""
+    """Turn unknown names and invalid inputs into a one-line message (in the user's language) and exit status 2."""
 
     @wraps(func)
     def wrapper(args: Any) -> int:
         try:
             return func(args)
-        except (UnknownNameError, AmbiguousNameError) as exc:
-            return fail(str(exc))
         except ValidationError as exc:
-            return fail(validation_message(exc))
-        except ValueError as exc:
-            return fail(str(exc))
+            return fail(validation_message(exc, lang_of(args)))
+        except (UnknownNameError, AmbiguousNameError, ValueError) as exc:  # ToolError is a ValueError
+            return fail(render(error_note(exc), lang_of(args)))
 
     return wrapper
