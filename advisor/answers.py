@@ -9,7 +9,8 @@ from __future__ import annotations
 import itertools
 import re
 
-from advisor.compose import citations_block, per_money, without_glosses
+from advisor.compare import per_money
+from advisor.compose import citations_block, without_glosses
 from advisor.fmt import gpu_price_text, money, money_exact, num
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
@@ -28,10 +29,6 @@ QUOTE_CHARS = {"zh": 240, "en": 480}  # about the same reading time: Chinese pac
 
 def _ok(calls: list[ToolCall], name: str) -> list[ToolCall]:
     return [c for c in calls if c.name == name and c.ok and c.result is not None]
-
-
-def _currency(lang: str) -> str:
-    return "CNY" if lang == "zh" else "USD"
 
 
 def _tflops(value: float | None) -> str:

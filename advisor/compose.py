@@ -16,14 +16,17 @@ from advisor.fmt import (
     duration,
     gb,
     gb_short,
-    gpu_price_text,
     money,
     num,
     option_total,
+    punct,
     tps,
+    usable_bytes,
 )
 from advisor.nlu import Kind, Parsed
 from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan, user_currency
+from advisor.present import gpu_name, model_name, present_call, term_label
+from advisor.present import word as present_word
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, get_tool, typed
 from knowledge import load_catalog
@@ -37,7 +40,6 @@ from tools.recommend import Option, Recommendation
 from tools.scientific import ScientificResult
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
-from tools.value import ValueResult
 
 Sizing = InferenceMemoryResult | TrainingMemoryResult
 
@@ -66,24 +68,6 @@ def word(lang: str, key: str) -> str:
     return msg(lang, f"word.{key}")
 
 
-def gpu_name(gid: str | None) -> str:
-    if not gid:
-        return "?"
-    try:
-        return load_catalog().gpu(gid).name
-    except Exception:
-        return gid
-
-
-def model_name(mid: str | None, params_b: float | None = None) -> str:
-    if mid:
-        try:
-            return load_catalog().model(mid).name
-        except Exception:
-            return mid
-    return f"{num(params_b or 0)}B" if params_b else "?"
-
-
 def config_label(gid: str | None, count: int, lang: str, memory_gb: float | None = None) -> str:
     """'one RTX 4090', '2× H100'; without a catalog GPU, a card known by its memory ('one 32 GB card')."""
     name = gpu_name(gid) if gid or memory_gb is None else card_by_memory(memory_gb, lang)
@@ -93,11 +77,6 @@ def config_label(gid: str | None, count: int, lang: str, memory_gb: float | None
 
 
 # ----------------------------------------------------------------------------- questions
-
-
-
-
-
 
 
 def question_text(slots: list[str], lang: str | None, confirm: bool = False,
@@ -133,17 +112,8 @@ def opening_text(lang: str | None) -> str:
 
 # ----------------------------------------------------------------------------- pieces
 
-METHOD_LABELS = {"lora": "LoRA", "qlora": "QLoRA", "full": "full", "pretrain": "pre-training"}
-
-
 def method_label(method: str, lang: str) -> str:
-    return msg(lang, "compose.method_label.full") if method == "full" else METHOD_LABELS.get(method, method)
-ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "Transformers"}
-
-
-def term_label(name: str, lang: str) -> str:
-    """The label of a result term ('kv_cache' → 'KV cache' / 'KV 缓存'); the name itself when unlabelled."""
-    return msg(lang, f"term.{name}") if has_message("en", f"term.{name}") else name
+    return present_word(lang, "method", method)
 
 
 def term_lines(result: Sizing, lang: str, bytes_only: bool = True, explain: bool = True) -> list[str]:
@@ -154,7 +124,7 @@ def term_lines(result: Sizing, lang: str, bytes_only: bool = True, explain: bool
             continue
         label = term_label(term.name, lang)
         value = gb(term.value) if term.unit == "bytes" else f"{num(term.value)} {term.unit}"
-        text = (term.explain_zh if lang == "zh" else term.explain_en) if explain else ""
+        text = render(term.explain, lang) if explain else ""
         lines.append(f"- {label}: {value}" + (f" — {text}" if text else ""))
     return lines
 
@@ -185,9 +155,8 @@ def _findings(findings: list[Finding], lang: str, limit: int = 4) -> list[str]:
         if f.severity == "info":
             continue
         mark = "❌" if f.severity == "error" else "⚠️"
-        msg = f.message_zh if lang == "zh" else f.message_en
-        fix = f.fix_zh if lang == "zh" else f.fix
-        out.append(f"- {mark} {msg}" + (f" {word(lang, 'fix')}{fix}" if fix else ""))
+        fix = render(f.fix, lang) if f.fix else ""
+        out.append(f"- {mark} {render(f.message, lang)}" + (f" {word(lang, 'fix')}{fix}" if fix else ""))
         if len(out) >= limit:
             break
     return out
@@ -219,8 +188,7 @@ def _options(rec: Recommendation, lang: str, limit: int = 3, detailed: bool = Tr
         label = f"{o.count}× {o.gpu}"
         rows.append(f"| {o.rank} | {label} | {price} | {speed} | {num(o.power_w)} W |")
     if detailed:
-        rows.append("")
-        rows += [f"{o.rank}. {o.why_zh if lang == 'zh' else o.why_en}" for o in opts]
+        rows += ["", *(f"{o.rank}. {render(o.why, lang)}" for o in opts)]
     return rows
 
 
@@ -234,7 +202,7 @@ def _rejections(rec: Recommendation, lang: str, limit: int = 3) -> list[str]:
     out: list[str] = []
     ranked = sorted(rec.rejected, key=lambda r: (_STAGE_ORDER.get(r.stage, 9), -(r.count or 0)))
     for r in ranked:
-        reason = r.reason_zh if lang == "zh" else r.reason_en
+        reason = render(r.reason, lang)
         if r.stage in seen:
             continue
         seen.add(r.stage)
@@ -267,16 +235,14 @@ def without_glosses(text: str) -> str:
 
 def _known_summary(p: Profile, lang: str) -> str:
     bits = []
-    path = {"inference": ("推理服务", "inference serving"), "training": ("训练 / 微调", "training / fine-tuning"),
-            "scientific": ("科学计算", "scientific computing")}
     if p.use_case:
-        bits.append(path[p.use_case][0 if lang == "zh" else 1])
+        bits.append(present_word(lang, "use_case", p.use_case))
     if p.model or p.params_b:
         bits.append(model_name(p.model, p.params_b))
     if p.precision:
         bits.append(p.precision)
     if p.method:
-        bits.append(METHOD_LABELS.get(p.method, p.method))
+        bits.append(method_label(p.method, lang))
     if p.context_tokens:
         bits.append(msg(lang, "compose.known_summary.token_context", context_tokens=num(p.context_tokens)))
     if p.concurrency:
@@ -293,7 +259,7 @@ def _known_summary(p: Profile, lang: str) -> str:
         bits.append(msg(lang, "compose.known_summary.domestic_only"))
     if p.cuda_required:
         bits.append(msg(lang, "compose.known_summary.needs_cuda"))
-    return ("，" if lang == "zh" else ", ").join(bits)
+    return punct(lang, "comma").join(bits)
 
 
 # ----------------------------------------------------------------------------- sections
@@ -381,7 +347,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
             line += (msg(lang, "compose.inference_section.leaving_spare", h=gb(h)) if h >= 0 else
                      msg(lang, "compose.inference_section.short", h=gb(-h)))
         else:
-            line += "。" if lang == "zh" else "."
+            line += punct(lang, "stop")
         out.append(line)
         if r.fits is False and r.max_context_tokens:
             out.append(msg(lang, "compose.inference_section.concurrent_request_s_longest",
@@ -431,15 +397,9 @@ def _alt_label(alt: str, r: InferenceMemoryResult, lang: str) -> str:
     if has_message("en", f"alt.{alt}"):
         return msg(lang, f"alt.{alt}")
     how = msg(lang, "compose.alt_label.pipeline_split") if r.parallel == "pp" else ""
-    engine = ENGINE_NAMES.get(r.engine, r.engine)
+    engine = present_word(lang, "engine", r.engine)
     return msg(lang, "compose.alt_label.text",
                gpus=r.gpus, x=r.gpu or '?', engine=engine, precision=r.precision, how=how)
-
-
-def _usable(r: Sizing) -> int | None:
-    """The memory the engine can use on each GPU: vLLM's reservation where it applies, else what the GPU offers."""
-    reserved = r.reserved_bytes if isinstance(r, InferenceMemoryResult) else None
-    return reserved or r.gpu_memory_bytes
 
 
 def fit_verdict(r: InferenceMemoryResult, lang: str) -> str:
@@ -513,9 +473,9 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                   if g.fits and g.max_context_tokens else "")
         out.append(msg(lang, "compose.alternatives_lines.answer_bit_token_context",
                        where=where, model=r.model, ctx=ctx, batch=num(r.batch), precision=r.precision,
-                       vllm_v=vllm_v, per_gpu_bytes=gb_short(r.per_gpu_bytes), usable=gb_short(_usable(r)),
+                       vllm_v=vllm_v, per_gpu_bytes=gb_short(r.per_gpu_bytes), usable=gb_short(usable_bytes(r)),
                        short=short, vllm_ctx=vllm_ctx, gg_v=gg_v, per_gpu_bytes2=gb_short(g.per_gpu_bytes),
-                       usable2=gb_short(_usable(g)), gg_ctx=gg_ctx))
+                       usable2=gb_short(usable_bytes(g)), gg_ctx=gg_ctx))
         if g.offload_layers:
             out.append(msg(lang, "compose.alternatives_lines.llama_cpp", fit_verdict=fit_verdict(g, lang)[2:]))
         speed = next((c for a, c in alts if a == "gguf_speed" and c.ok), None)
@@ -534,7 +494,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
             ordered = working or sorted(ordered, key=lambda ac: typed(ac[1], InferenceMemoryResult).per_gpu_bytes)[:2]
         for a, c in ordered:
             x = typed(c, InferenceMemoryResult)
-            out.append(f"| {_alt_label(a, x, lang)} | {gb_short(x.per_gpu_bytes)} | {gb_short(_usable(x))} | "
+            out.append(f"| {_alt_label(a, x, lang)} | {gb_short(x.per_gpu_bytes)} | {gb_short(usable_bytes(x))} | "
                        f"{fit_verdict(x, lang)} |")
         if any(a in ("int4", "gguf") for a, _ in sized):
             out.append(msg(lang, "compose.alternatives_lines.bit_quantisation_costs_little"))
@@ -556,14 +516,14 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
             if opts:
                 where = (msg(lang, "compose.alternatives_lines.best_value_within_budget") if p.budget else
                          msg(lang, "compose.alternatives_lines.best_value"))
-                buy = msg(lang, "compose.alternatives_lines.text", where=where) + ("；" if lang == "zh" else "; ").join(
+                buy = msg(lang, "compose.alternatives_lines.text", where=where) + punct(lang, "semicolon").join(
                     _option_brief(o, cur, lang) for o in opts)
             elif rec is not None:
                 buy = msg(lang, "compose.alternatives_lines.still_no_configuration_passes")
             else:
                 buy = ""
-            body = ("；" if lang == "zh" else "; ").join(x for x in (need, buy) if x)
-            out.append(f"- **{head}**：{body}。" if lang == "zh" else f"- **{head}**: {body}.")
+            body = punct(lang, "semicolon").join(x for x in (need, buy) if x)
+            out.append(msg(lang, "compose.alternatives_lines.item", head=head, body=body))
         out.append(msg(lang, "compose.alternatives_lines.fp_loses_almost_no"))
     if is_generic_4bit(size.arguments.get("precision")):
         out += _guide_note(size, p, lang, citations)
@@ -740,7 +700,7 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     size = _by_name(calls, "size_inference")
     if size is not None:
         engine_id = typed(size, InferenceMemoryResult).engine
-        engine = ENGINE_NAMES.get(engine_id, engine_id)
+        engine = present_word(lang, "engine", engine_id)
         out.append(msg(lang, "compose.assumption_lines.memory_follows_s_accounting", engine=engine))
     return out
 
@@ -767,8 +727,8 @@ def _tool_warnings(calls: list[ToolCall], lang: str, limit: int = 3) -> list[str
 
 
 def _errors(calls: list[ToolCall], lang: str) -> list[str]:
-    """Failed tools, each with the tool's own (English) message, labelled as such in Chinese."""
-    return [msg(lang, "answer.tool_failed", tool=get_tool(c.name).title(lang), error=c.error)
+    """Failed tools, each with its error in the reply's language."""
+    return [msg(lang, "answer.tool_failed", tool=get_tool(c.name).title(lang), error=c.error_in(lang))
             for c in calls if not c.ok and c.name != "search_knowledge"]
 
 
@@ -785,7 +745,7 @@ def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str) -> l
         return []
     enough = next((c for c in tried if sizing(c).fits), None)
     r = sizing(enough or tried[-1])
-    usable = _usable(r)
+    usable = usable_bytes(r)
     key = "count.enough" if enough else "count.none"
     return [msg(lang, key, n=r.gpus, gpu=r.gpu or "?", need=gb_short(r.per_gpu_bytes),
                 usable=gb_short(usable)), ""]
@@ -835,8 +795,8 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
         assumptions = [a for a in assumptions if a not in said]
     if assumptions:
-        out += ["", msg(lang, "compose.compose_answer.assumptions") + ("；" if lang == "zh" else "; ").join(assumptions)
-                + ("。" if lang == "zh" else ".")]
+        out += ["", msg(lang, "compose.compose_answer.assumptions") + punct(lang, "semicolon").join(assumptions)
+                + punct(lang, "stop")]
     if "use_case" in plan.assumed:
         key = "assume.use_case_training" if plan.assumed["use_case"] == "training" else "assume.use_case"
         out += ["", msg(lang, key)]
@@ -855,197 +815,6 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     if citations:
         out += ["", *citations_block(citations, lang)]
     return "\n".join(out).strip()
-
-
-def _leader(gs: list[Any], key: str, lang: str, message: str) -> str:
-    """Which card leads on ``key`` — or that they are the same, when they are (catalog entries or plain rows)."""
-    def value(g: Any) -> float:
-        return float(g[key] if isinstance(g, dict) else getattr(g, key))
-
-    if len({value(g) for g in gs}) == 1:
-        return msg(lang, "compare.same")
-    best = max(gs, key=value)
-    return msg(lang, message, name=best["name"] if isinstance(best, dict) else best.name)
-
-
-_VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "memory_gb": "GB", "tokens_per_s": "tokens/s",
-                "bandwidth_gbs": "GB/s"}  # concurrent requests are a plain count
-
-
-def per_money(metric: str, x: float) -> str:
-    """A per-price figure with its unit ('1,170 GB/s', '45.0 TFLOPS'); request counts are plain."""
-    unit = _VALUE_UNITS.get(metric)
-    return f"{num(x)} {unit}" if unit else num(x)
-
-
-def _value_metric(session: Session, value: ValueResult) -> str:
-    """The figure that decides value here: FP64 for science, decode speed once a model is sized, bandwidth for
-    inference without a model, else dense BF16."""
-    p = session.profile
-    if p.use_case == "scientific" or p.fp64:
-        return "fp64_tflops"
-    if value.options and all("tokens_per_s" in o.per_unit for o in value.options):
-        return "tokens_per_s"
-    if p.use_case == "inference":  # no model yet: generation is bandwidth-bound
-        return "bandwidth_gbs"
-    return "bf16_tflops"
-
-
-VALUE_TIE = 0.05  # per-price figures this close are a tie: catalog prices are not that precise
-
-
-def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], lang: str) -> list[str]:
-    """The value-for-money verdict (most of the deciding figure per unit of money, or a tie), then the card whose
-    KV cache holds more users (for a sized model) or that gives more memory for the money, when that differs."""
-    unpriced = [labels.get(g, g) for g in value.unpriced]
-    if unpriced:
-        return [msg(lang, "compare.value_unpriced", names="、".join(unpriced) if lang == "zh" else ", ".join(unpriced))]
-    metric = _value_metric(session, value)
-    winner = value.leaders.get(metric)
-    if winner is None:
-        return []
-    unit = msg(lang, f"compare.value_unit.{value.currency}")
-    by_id = {o.gpu: o for o in value.options}
-    others = [msg(lang, "compare.value_other", label=labels.get(o.gpu, o.name),
-                  value=per_money(metric, o.per_unit[metric]))
-              for o in value.options if o.gpu != winner and o.fits is not False]
-    verdict_key = "compare.value_verdict_pair" if len(others) == 1 else "compare.value_verdict"
-    able = sorted((o.per_unit[metric] for o in value.options if o.fits is not False), reverse=True)
-    if len(able) >= 2 and able[0] <= able[1] * (1 + VALUE_TIE):  # within a few per cent: no winner on this
-        verdict_key = "compare.value_tie"
-    lines = [msg(lang, verdict_key, winner=labels.get(winner, winner), unit=unit,
-                 metric=msg(lang, f"compare.value_metric.{metric}"),
-                 value=per_money(metric, by_id[winner].per_unit[metric]),
-                 others=("；" if lang == "zh" else "; ").join(others))]
-    serving_leader = value.leaders.get("concurrent_requests")
-    tie = verdict_key == "compare.value_tie"
-    if metric == "tokens_per_s" and serving_leader and (serving_leader != winner or tie):  # many users: KV room
-        held = ("、" if lang == "zh" else ", ").join(
-            msg(lang, "compare.value_other", label=labels.get(o.gpu, o.name),
-                value=num(o.totals["concurrent_requests"])) for o in value.options
-            if o.gpu != serving_leader and "concurrent_requests" in o.totals)
-        lines.append(msg(lang, "compare.value_serving", name=labels.get(serving_leader, serving_leader), unit=unit,
-                         value=num(by_id[serving_leader].per_unit["concurrent_requests"]),
-                         total=num(by_id[serving_leader].totals["concurrent_requests"]), others=held))
-        return lines
-    memory_leader = value.leaders.get("memory_gb")
-    if memory_leader and (memory_leader != winner or tie):
-        lines.append(msg(lang, "compare.value_memory", name=labels.get(memory_leader, memory_leader), unit=unit,
-                         value=per_money("memory_gb", by_id[memory_leader].per_unit["memory_gb"])))
-    return lines
-
-
-def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
-                    value_first: bool = False) -> str:
-    """Side-by-side specs (and fit, speed and value per price when known); the value verdict leads when asked."""
-    p = session.profile
-    infos = [c for c in calls if c.name == "gpu_info" and c.ok]
-    if len(infos) < 2:
-        return msg(lang, "compose.compose_compare.compare_i_need_least")
-    sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
-    perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
-    ids = [c.arguments["name"] for c in infos]
-    counts = {i: sizes[i].arguments.get("gpus", 1) if i in sizes else p.compare_counts.get(i, 1) for i in ids}
-    names = [typed(c, GPUInfo).name if counts[i] == 1 else config_label(i, counts[i], lang)
-             for i, c in zip(ids, infos, strict=True)]
-    head = msg(lang, "compare.head", names=msg(lang, "compare.joiner").join(names))
-    rows = [f"| {msg(lang, 'compare.metric')} | " + " | ".join(names) + " |",
-            "|---" * (len(names) + 1) + "|"]
-
-    def row(label: str, values: list[str]) -> None:
-        rows.append(f"| {label} | " + " | ".join(values) + " |")
-
-    def tp(g: GPUInfo, key: str) -> str:
-        v = getattr(g.throughput, key)
-        return "—" if v is None else num(v)
-
-    gs = [typed(c, GPUInfo) for c in infos]
-    row(msg(lang, "compose.compose_compare.memory"), [f"{num(g.memory_gb)} GB {g.memory_type}" for g in gs])
-    row(msg(lang, "compose.compose_compare.bandwidth"), [f"{num(g.bandwidth_gbs)} GB/s" for g in gs])
-    row("BF16/FP16 TFLOPS", [tp(g, "bf16") if g.throughput.bf16 is not None else tp(g, "fp16") for g in gs])
-    row("FP8 TFLOPS", [tp(g, "fp8") for g in gs])
-    row("FP64 TFLOPS", [tp(g, "fp64") for g in gs])
-    row(msg(lang, "compose.compose_compare.power"), [f"{num(g.tdp_w)} W" for g in gs])
-    row(msg(lang, "compose.compose_compare.form_cooling"),
-        [f"{msg(lang, 'spec.form.' + g.form_factor)} / {msg(lang, 'spec.cooling.' + g.cooling)}" for g in gs])
-    row("ECC", ["✓" if g.ecc else "✗" for g in gs])
-    row(msg(lang, "compose.compose_compare.interconnect"), [msg(lang, f"spec.link_kind.{g.interconnect.kind}")
-                                        if has_message(lang, f"spec.link_kind.{g.interconnect.kind}")
-                                        else g.interconnect.kind for g in gs])
-    row(msg(lang, "compose.compose_compare.approx_price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
-    if sizes:
-        model = sizing(next(iter(sizes.values()))).model
-        row(msg(lang, "compose.compose_compare.per_gpu", model=model),
-            [gb_short(sizing(sizes[i]).per_gpu_bytes) if i in sizes else "—" for i in ids])
-        row(msg(lang, "compose.compose_compare.fits"),
-            [("✓" if sizing(sizes[i]).fits else "✗") if i in sizes else "—" for i in ids])
-    if perfs:
-        row(msg(lang, "compose.compose_compare.decode_speed"),
-            [tps(typed(perfs[i], DecodeResult).tokens_per_s) if i in perfs else "—" for i in ids])
-    labels = dict(zip(ids, names, strict=True))
-    value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
-    value_lines: list[str] = []
-    if value_call is not None:
-        value = typed(value_call, ValueResult)
-        unit = msg(lang, f"compare.value_unit.{value.currency}")
-        per = {o.gpu: o.per_unit for o in value.options}
-        metric = _value_metric(session, value)
-        serving = ("concurrent_requests",) if metric == "tokens_per_s" and all(
-            "concurrent_requests" in per.get(i, {}) for i in ids) else ()
-        for key in dict.fromkeys((metric, *serving, "memory_gb")):
-            row(msg(lang, f"compare.value_row.{key}", unit=unit),
-                [per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in ids])
-        value_lines = _value_lines(session, value, labels, lang)
-    verdict = _compare_verdict(ids, labels, sizes, perfs, lang)
-    lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])
-    out = [*lead, *([""] if lead else []), head, "", *rows, ""]
-    if p.use_case == "training":
-        half = [{"name": g.name, "bf16": g.throughput.bf16 or g.throughput.fp16 or 0} for g in gs]
-        out.append(msg(lang, "compare.points_training", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
-                       compute=_leader(half, "bf16", lang, "compare.more_compute")))
-    else:
-        out.append(msg(lang, "compare.points", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
-                       bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster")))
-    if value_lines and not value_first:
-        out.append(value_lines[0].replace("**", ""))
-    if p.model is None and p.params_b is None:
-        out.append(msg(lang, "compose.compose_compare.tell_me_model_precision"))
-    if citations:
-        out += ["", *citations_block(citations, lang)]
-    return "\n".join(out)
-
-
-def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | None, ToolCall],
-                     perfs: dict[str | None, ToolCall], lang: str) -> str | None:
-    """Which compared configuration holds the model (and the faster one when all do), from the sizings."""
-    if not ids or any(i not in sizes for i in ids):
-        return None
-    r0 = sizing(sizes[ids[0]])
-    method = method_label(r0.method, lang) if isinstance(r0, TrainingMemoryResult) else r0.precision.upper()
-    what = msg(lang, "compose.compare_verdict.text", model=r0.model, method=method)
-    fit = [i for i in ids if sizing(sizes[i]).fits]
-    unfit = [i for i in ids if i not in fit]
-
-    def detail(i: str) -> str:
-        r = sizing(sizes[i])
-        return msg(lang, "compare.detail", label=labels[i], need=gb_short(r.per_gpu_bytes),
-                   have=gb_short(_usable(r)))  # vLLM's reservation where it applies, as the verdict uses
-
-    sep = "、" if lang == "zh" else ", "
-    if not fit:
-        return msg(lang, "compare.verdict_none_fit", what=what, details=("；" if lang == "zh" else "; ").join(
-            detail(i) for i in ids))
-    if unfit:
-        return msg(lang, "compare.verdict_some_fit", what=what, fit=sep.join(labels[i] for i in fit),
-                   unfit=sep.join(detail(i) for i in unfit))
-    speeds = {i: typed(perfs[i], DecodeResult).tokens_per_s for i in ids if i in perfs}
-    if len(speeds) == len(ids):
-        winner = max(speeds, key=lambda i: speeds[i])
-        pair = "_pair" if len(ids) == 2 else ""
-        return msg(lang, f"compare.verdict_all_fit_faster{pair}", what=what, winner=labels[winner],
-                   speed=tps(speeds[winner]))
-    return msg(lang, "compare.verdict_all_fit" + ("_pair" if len(ids) == 2 else ""), what=what,
-               labels=sep.join(labels[i] for i in ids))
 
 
 _FORMULA_OF_KIND = {"rent_vs_buy": "rent_vs_buy", "build": "check_build"}
@@ -1071,9 +840,8 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
         for term in result_of(call).terms[:8]:
             label = term_label(term.name, lang)
             value = gb(term.value) if term.unit == "bytes" else f"{num(term.value)} {term.unit}"
-            explain = term.explain_zh if lang == "zh" else term.explain_en
-            out.append(f"- {label} = {value}：`{term.formula}` — {explain}" if lang == "zh" else
-                       f"- {label} = {value}: `{term.formula}` — {explain}")
+            out.append(msg(lang, "compose.compose_why.term", label=label, value=value, formula=term.formula,
+                           explain=render(term.explain, lang)))
             shown = True
         if name.startswith("size"):
             out += ["", msg(lang, "plain.training" if name == "size_training" else "plain.inference"), ""]
@@ -1124,30 +892,6 @@ def search_notice(calls: list[ToolCall], lang: str) -> str | None:
 
 
 def key_facts(calls: list[ToolCall], lang: str, limit: int = 14) -> str:
-    """A compact list of the headline figures, for an LLM to rewrite in its own words."""
-    lines: list[str] = []
-    for c in calls:
-        if not c.ok or c.result is None:
-            continue
-        if c.name in ("size_inference", "size_training"):
-            r = sizing(c)
-            fits = {True: "fits", False: "does NOT fit", None: "no GPU given"}[r.fits]
-            lines.append(f"{r.model} needs {gb(r.per_gpu_bytes)} per GPU on {r.gpus}× {r.gpu or 'GPU'}: {fits}")
-            if r.gpu_memory_bytes:
-                lines.append(f"usable per GPU: {gb(_usable(r))}")
-            for term in r.terms:
-                if term.unit == "bytes" and term.name not in ("vllm_reservation", "host RAM per node"):
-                    lines.append(f"{term.name}: {gb(term.value)}")
-        elif c.name == "perf_decode":
-            lines.append(f"decode speed: {tps(typed(c, DecodeResult).tokens_per_s)}")
-        elif c.name == "training_time":
-            t = typed(c, TrainingTimeResult)
-            lines.append(f"training time: {duration(t.hours, 'en')} on {t.count}× {t.gpu}")
-        elif c.name == "scientific_fp64":
-            sci = typed(c, ScientificResult)
-            lines.append(f"FP64 problem: {gb(sci.per_gpu_bytes)} per GPU, {'fits' if sci.fits else 'does NOT fit'}")
-        elif c.name == "recommend":
-            rec = typed(c, Recommendation)
-            for o in rec.options[:2]:
-                lines.append(f"option {o.rank}: {o.count}× {o.gpu}, {option_total(o, rec_currency(rec))}")
-    return "\n".join(lines[:limit])
+    """The headline figures of this turn's results, from their presenters, for an LLM to rewrite in its own words."""
+    sections = [present_call(c, lang, options=2, rejected=0) for c in calls]
+    return "\n".join([fact for s in sections if s is not None for fact in s.facts()][:limit])

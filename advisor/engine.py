@@ -22,8 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from advisor import answers as A
+from advisor import compare, grounding
 from advisor import compose as C
-from advisor import grounding
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, parse
 from advisor.nlu.rules import MAX_CARDS
@@ -31,10 +31,11 @@ from advisor.planner import Plan, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
-from advisor.toolspec import TOOLS, error_text, run_tool, typed
+from advisor.toolspec import TOOLS, run_tool, typed
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
-from knowledge.messages import msg
+from knowledge.messages import msg, render
+from tools.errors import error_note
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
 
@@ -300,7 +301,7 @@ class Advisor:
             session.profile = Profile.model_validate(data)
         except ValidationError as exc:  # a bad form value: say which, keep the profile as it was
             out = lang or session.lang or "en"
-            problem = error_text(exc)
+            problem = render(error_note(exc), out)
             return Reply(text=msg(out, "engine.update_profile.that_change_cannot_used", problem=problem),
                          lang=out, notices=[problem], mode="error", backend=self.backend.name)
         return _final(self.stream("", session, lang=lang or session.lang, _recompute=True))
@@ -410,7 +411,7 @@ class Advisor:
         elif mode == "ask":
             body = C.compose_ask(session, out_lang)
         elif mode == "compare":
-            body = C.compose_compare(session, calls, citations, out_lang, value_first=parsed.asks_value)
+            body = compare.compose_compare(session, calls, citations, out_lang, value_first=parsed.asks_value)
         elif mode == "why":
             body = C.compose_why(session, citations, out_lang)
         elif mode == "spec":
@@ -674,7 +675,7 @@ class Advisor:
                                                           for c in citations[:3])
         else:  # small local models: a short prompt with the facts to rewrite
             system = (f"You are GPU Advisor. Answer in {language}. Use only these facts and their exact numbers; "
-                      "do not add any other number. If a fact says it does NOT fit, say so.\nFacts:\n"
+                      "do not add any other number. A fact marked ❌ does not fit: say so.\nFacts:\n"
                       + C.key_facts(calls, lang))
             if citations:
                 system += "\nSources: " + ", ".join(f"[{c.id}]" for c in citations[:3])

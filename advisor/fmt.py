@@ -63,13 +63,31 @@ def _field(obj: Any, name: str) -> Any:
     return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
+def option_price(o: Any, currency: str) -> float | None:
+    """A recommended option's total in ``currency`` as the tool computed it (None where it has no such total:
+    euro and pound totals exist only when the request asked for them)."""
+    field = {"USD": "total_price_usd", "CNY": "total_price_cny"}.get(currency, "total_price_local")
+    value = _field(o, field)
+    return float(value) if isinstance(value, int | float) else None
+
+
 def option_total(o: Any, currency: str) -> str:
     """A recommended option's total in the currency shown (yuan, dollars, or the euro / pound budget's)."""
-    if currency == "CNY":
-        return money(_field(o, "total_price_cny"), currency)
-    if currency in ("EUR", "GBP") and _field(o, "total_price_local") is not None:
-        return money(_field(o, "total_price_local"), currency)
-    return money(_field(o, "total_price_usd"), "USD")
+    if currency == "CNY" or option_price(o, currency) is not None:
+        return money(option_price(o, currency), currency)
+    return money(option_price(o, "USD"), "USD")
+
+
+VALUE_UNIT = {"CNY": 10_000}  # performance per ¥10k; per 1k of the other currencies
+
+
+def value_per_price(o: Any, currency: str) -> float | None:
+    """The option's performance per $1k (its ``perf_per_price``) re-based to per ¥10k, €1k or £1k, from the
+    option's own two totals."""
+    ppp, usd, local = _field(o, "perf_per_price"), option_price(o, "USD"), option_price(o, currency)
+    if not isinstance(ppp, int | float) or not usd or not local:
+        return None
+    return float(ppp) * (usd / 1000) / (local / VALUE_UNIT.get(currency, 1000))
 
 
 def money_exact(amount: float, currency: str) -> str:
@@ -173,3 +191,21 @@ def usable_bytes(result: Any) -> int | None:
     get = result.get if isinstance(result, dict) else (lambda k: getattr(result, k, None))
     value = get("reserved_bytes") or get("gpu_memory_bytes")
     return int(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def needed_bytes(result: Any) -> int | None:
+    """What a sizing result's fit verdict weighs per GPU: every layer on the GPU for a llama.cpp plan that
+    offloads (the verdict says whether the model fits without offload), else the per-GPU need."""
+    get = result.get if isinstance(result, dict) else (lambda k: getattr(result, k, None))
+    value = get("all_layers_bytes") or get("per_gpu_bytes")
+    return int(value) if isinstance(value, int | float) else None
+
+
+def punct(lang: str, mark: str) -> str:
+    """The language's punctuation: ``comma`` (', ' / '，'), ``list`` (', ' / '、'), ``semicolon``, ``stop``."""
+    return msg(lang, f"fmt.{mark}")
+
+
+def default_currency(lang: str | None) -> str:
+    """The currency of ``lang``'s readers when they named none (yuan for Chinese, dollars for English)."""
+    return msg(lang, "fmt.currency")

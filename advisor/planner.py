@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from advisor.fmt import default_currency
 from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase
 from advisor.session import Profile, Session
 from knowledge import load_catalog
@@ -785,7 +786,7 @@ def user_currency(p: Profile, lang: str, allowed: tuple[str, ...] = ("USD", "CNY
     """The currency of the user's budget when they gave one we can price in, else their language's."""
     if p.budget and p.budget.currency in allowed:
         return p.budget.currency
-    return "CNY" if lang == "zh" else "USD"
+    return default_currency(lang)
 
 
 def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:

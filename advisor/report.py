@@ -10,30 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from pydantic import ValidationError
-
-from advisor.compose import gpu_name, model_name
 from advisor.fmt import money, num
-from advisor.present import (
-    present_check,
-    present_decode,
-    present_fp64,
-    present_inference,
-    present_recommend,
-    present_training,
-    present_training_time,
-    word,
-)
-from advisor.session import Session, ToolCall
-from advisor.toolspec import Out, typed
+from advisor.present import gpu_name, model_name, present_call, word
+from advisor.session import Session
 from knowledge.messages import msg
-from tools.compat import BuildReport
-from tools.inference_memory import InferenceMemoryResult
-from tools.perf import DecodeResult
-from tools.recommend import Recommendation
-from tools.scientific import ScientificResult
-from tools.training_memory import TrainingMemoryResult
-from tools.training_time import TrainingTimeResult
 
 # absolute local paths (/home/x/…, C:\\Users\\…), not URLs or 'org/repo' references
 _PATHLIKE = re.compile(r"(?<![\w:/.~-])(?:/[\w.\-]+){2,}/?|\b[A-Za-z]:\\[^\s|]+|~/[^\s|]+")
@@ -47,8 +27,6 @@ def _scrub(text: str) -> str:
 PROFILE_KEYS = ("use_case", "model", "params_b", "precision", "context_tokens", "concurrency", "method",
                 "dataset_tokens", "dataset_samples", "deadline_days", "fp64", "problem_size_gb", "budget",
                 "cuda_required", "domestic", "existing", "form_factor", "power_limit_w", "gpu", "gpu_count")
-USE_CASES = {"inference": "report.profile_rows.inference_serving", "training": "report.profile_rows.training",
-             "scientific": "report.profile_rows.scientific_computing"}
 
 
 def _profile_rows(session: Session, lang: str) -> list[str]:
@@ -61,7 +39,7 @@ def _profile_rows(session: Session, lang: str) -> list[str]:
         if key == "budget":
             text = money(value.amount, value.currency)
         elif key == "use_case":
-            text = msg(lang, USE_CASES[value]) if value in USE_CASES else str(value)
+            text = word(lang, "use_case", value)
         elif key == "gpu":
             text = gpu_name(value)
         elif key == "model":
@@ -80,53 +58,17 @@ def _profile_rows(session: Session, lang: str) -> list[str]:
     return rows
 
 
-def _heading(lang: str, key: str) -> str:
-    """A section heading from the catalogs, without its Markdown marks ('## Speed' → 'Speed')."""
-    return msg(lang, key).lstrip("#").strip()
-
-
-def _typed(call: ToolCall | None, model: type[Out]) -> Out | None:
-    """The call's result as its output model; None when the call failed or its stored result does not validate."""
-    if call is None or not call.ok:
-        return None
-    try:
-        return typed(call, model)
-    except ValidationError:
-        return None
+SECTIONS = ("size_inference", "size_training", "scientific_fp64", "perf_decode", "training_time", "check_build",
+            "recommend")  # the report's result sections, in order
 
 
 def _sections(session: Session, lang: str) -> list[str]:
     """The Markdown of every result section, each built by its presenter."""
-    results = session.last_results
     out: list[str] = []
-    call = results.get("size_inference")
-    if (r_inf := _typed(call, InferenceMemoryResult)) is not None:
-        out.append(present_inference(r_inf, lang).markdown(_heading(lang, "report.section.size_inference")))
-    call = results.get("size_training")
-    if (r_train := _typed(call, TrainingMemoryResult)) is not None:
-        out.append(present_training(r_train, lang).markdown(_heading(lang, "report.section.size_training")))
-    call = results.get("scientific_fp64")
-    if (r_fp64 := _typed(call, ScientificResult)) is not None and call is not None:
-        section = present_fp64(r_fp64, lang, gpu=gpu_name(call.arguments.get("gpu")))
-        out.append(section.markdown(_heading(lang, "report.section.scientific_fp64")))
-    call = results.get("perf_decode")
-    if (r_dec := _typed(call, DecodeResult)) is not None and call is not None:
-        args = call.arguments
-        title = msg(lang, "present.report.title_speed", model=model_name(args.get("model"), args.get("params_b")),
-                    config=f"{args.get('count', 1)}× {gpu_name(args.get('gpu'))}")
-        out.append(present_decode(r_dec, lang, title=title).markdown(_heading(lang, "report.export_markdown.speed")))
-    call = results.get("training_time")
-    if (r_tt := _typed(call, TrainingTimeResult)) is not None and call is not None:
-        args = call.arguments
-        section = present_training_time(r_tt, lang, model=model_name(args.get("model"), args.get("params_b")),
-                                        tokens=args.get("tokens"))
-        out.append(section.markdown(_heading(lang, "report.export_markdown.training_time")))
-    if (r_chk := _typed(results.get("check_build"), BuildReport)) is not None:
-        section = present_check(r_chk, lang, formulas=True)
-        out.append(section.markdown(_heading(lang, "report.export_markdown.build_check")))
-    if (r_rec := _typed(results.get("recommend"), Recommendation)) is not None:
-        section = present_recommend(r_rec, lang, limit=8, rejected=8)
-        out.append(section.markdown(_heading(lang, "report.export_markdown.recommended_configurations")))
+    for name in SECTIONS:
+        section = present_call(session.last_results.get(name), lang, formulas=True, options=8, rejected=8)
+        if section is not None:
+            out.append(section.markdown(msg(lang, f"report.section.{name}")))
     return out
 
 

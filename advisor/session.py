@@ -18,6 +18,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
+from knowledge.messages import render
 from tools.result import Note
 
 SESSION_VERSION = 1
@@ -121,6 +122,10 @@ class ToolCall(BaseModel):
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    def error_in(self, lang: str | None) -> str:
+        """The error in ``lang`` (the English text for calls saved before errors carried a message id)."""
+        return render(self.error_note, lang) if self.error_note is not None else (self.error or "")
 
     def typed_result(self) -> BaseModel | None:
         """The result as its tool's output model, once ``advisor.toolspec.typed`` has validated it."""

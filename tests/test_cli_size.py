@@ -122,21 +122,22 @@ def test_text_output_labels_units(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run_cli(capsys, *argv, "--lang", "en")
     assert rc == 0
     assert "GB (1e9 B)" in out and "GiB (2^30 B)" in out
-    assert "KV cache" in out and "Assumptions" in out and "fits ✓" in out
+    assert "KV cache" in out and "Assumptions" in out and "✅ fits" in out
     assert "2 × 8 KV heads × 128 head_dim" in out  # the formula is shown
     # the per-GPU row carries the JSON's bytes in GB and GiB, rounded to two decimals
     total = next(line for line in out.splitlines() if line.strip().startswith("Total per GPU"))
     assert total.split()[-2:] == [f"{data['per_gpu_bytes'] / 1e9:,.2f}", f"{data['per_gpu_bytes'] / GiB:,.2f}"]
     weights = next(line for line in out.splitlines() if line.strip().startswith("Weights"))
     assert f"{data['breakdown']['weights'] / 1e9:,.2f}" in weights
-    assert f"{data['gpu_memory_bytes'] / GiB:,.2f} GiB visible" in out.splitlines()[1]  # the verdict line
+    usable = data["reserved_bytes"]  # vLLM's reservation: the figure the verdict weighs the need against
+    assert f"{usable / GiB:,.1f} GiB) usable" in out.splitlines()[1]  # the verdict line
 
 
 def test_text_output_chinese(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run_cli(capsys, "--model", "llama-3.1-8b", "--context", "4096", "--gpu", "RTX 4090", "--lang", "zh")
     assert rc == 0
     assert "权重" in out and "KV 缓存" in out and "假设" in out and "GiB" in out
-    assert "放得下 ✓" in out.splitlines()[1]
+    assert "✅ 放得下" in out.splitlines()[1]
     for english in ("fits", "Per GPU", "total per GPU", "headroom", "Assumptions", "max concurrency"):
         assert english not in out
 

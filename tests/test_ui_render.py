@@ -16,7 +16,7 @@ from advisor.engine import Advisor, FinalReply, TextDelta, ToolFinished, ToolSta
 from advisor.engine import Reply as EngineReply
 from advisor.session import Citation, Profile, ToolCall
 from advisor.toolspec import run_tool
-from advisor.ui import i18n, render
+from advisor.ui import chart, i18n, profile, render
 
 # --------------------------------------------------------------------------- safe text
 
@@ -182,17 +182,17 @@ def _result(**extra: object) -> dict:
 
 
 def test_chart_data_keeps_nonzero_segments_in_order() -> None:
-    assert render.memory_chart_data(_result()) == [
+    assert chart.memory_chart_data(_result()) == [
         ("weights", BYTES["weights"]),
         ("kv_cache", BYTES["kv_cache"]),
         ("activations", BYTES["activations"]),
         ("overhead", BYTES["overhead"]),
     ]
-    assert render.memory_chart_data(None) == [] and render.memory_chart_data({"breakdown": "x"}) == []
+    assert chart.memory_chart_data(None) == [] and chart.memory_chart_data({"breakdown": "x"}) == []
 
 
 def test_chart_frame_in_gb_and_gib() -> None:
-    frame = render.memory_chart_frame(_result(gpu_memory_bytes=24 * 2**30 - 2**29), "en")
+    frame = chart.memory_chart_frame(_result(gpu_memory_bytes=24 * 2**30 - 2**29), "en")
     assert list(frame["category"]) == ["Weights", "KV cache", "Activations", "Overhead", "Usable memory"]
     assert frame["GB"][0] == pytest.approx(16.06)
     assert frame["GiB"][1] == pytest.approx(1.0)
@@ -214,7 +214,7 @@ def test_chart_bars_are_proportional_and_limit_is_the_vllm_reservation() -> None
     cap = 24 * 2**30 - 2**29  # what vLLM sees on a 24 GB card
     reserved = int(cap * 0.92)
     need = sum(BYTES.values())
-    svg = render.memory_chart_svg(
+    svg = chart.memory_chart_svg(
         _result(
             gpu_memory_bytes=cap, reserved_bytes=reserved, fits=True, gpu="RTX 4090", headroom_bytes=reserved - need
         ),
@@ -234,7 +234,7 @@ def test_chart_bars_are_proportional_and_limit_is_the_vllm_reservation() -> None
 def test_chart_says_how_much_is_missing() -> None:
     cap = 16 * 2**30 - 2**29  # a 16 GB card: the 18.7 GB need does not fit
     need = sum(BYTES.values())
-    svg = render.memory_chart_svg(
+    svg = chart.memory_chart_svg(
         _result(gpu_memory_bytes=cap, fits=False, headroom_bytes=cap - need, gpu="<b>GPU</b>"), "zh"
     )
     assert f"缺口 {(need - cap) / 1e9:,.1f} GB" in svg
@@ -244,8 +244,8 @@ def test_chart_says_how_much_is_missing() -> None:
 
 
 def test_chart_empty_state() -> None:
-    assert "mem-empty" in render.memory_chart_svg(None, "zh")
-    assert i18n.t("chart_empty", "en") in render.memory_chart_svg({"breakdown": {}}, "en")
+    assert "mem-empty" in chart.memory_chart_svg(None, "zh")
+    assert i18n.t("chart_empty", "en") in chart.memory_chart_svg({"breakdown": {}}, "en")
 
 
 # --------------------------------------------------------------------------- comparison table
@@ -312,18 +312,23 @@ def test_comparison_frame_uses_fp64_for_scientific_work() -> None:
     )
 
 
-def test_rejected_list_quotes_reasons_in_the_ui_language() -> None:
-    rec = {
-        "options": [],
-        "rejected": [
-            {"gpu": "RTX 4090", "count": 4, "stage": "interconnect", "reason_en": "no P2P", "reason_zh": "不支持 P2P"}
-        ],
-    }
-    assert "4× RTX 4090: 不支持 P2P" in render.rejected_markdown(rec, "zh")
-    assert "no P2P" in render.rejected_markdown(rec, "en")
+def test_ruled_out_configurations_are_listed_with_their_reasons_in_the_ui_language() -> None:
+    rec = _ok("recommend", {"workload": "inference", "model": "llama-3.1-70b", "precision": "fp8", "context": 8192,
+                            "budget_cny": 150000})
+    memory = next(r for r in rec["rejected"] if r["stage"] == "memory")
+    for lang, title, reason in (("zh", "排除的配置", "显存不足"), ("en", "Ruled out", "does not fit")):
+        notes = render.comparison_notes(rec, lang)
+        assert title in notes and reason in notes and memory["gpu"] in notes
 
 
 # --------------------------------------------------------------------------- checklist
+
+
+def _finding_text(f: dict, lang: str) -> tuple[str, str]:
+    """A finding's message and fix as the tool states them in ``lang``."""
+    from knowledge.messages import render as say
+
+    return say(f["message"], lang), say(f["fix"], lang) if f.get("fix") else ""
 
 
 def test_checklist_from_a_real_build_check_lists_errors_first() -> None:
@@ -333,32 +338,37 @@ def test_checklist_from_a_real_build_check_lists_errors_first() -> None:
     )
     assert call.ok, call.error
     report = call.result
-    md = render.checklist_markdown(report, "zh")
-    lines = [ln for ln in md.splitlines() if ln.startswith("- ")]
-    severities = [("error" if "❌" in ln else "warning" if "⚠️" in ln else "info") for ln in lines]
+    assert report is not None
+    md = render.calls_markdown([call], "zh")
+    lines = [ln for ln in md.splitlines() if ln.startswith("- [")]
+    severities = [("error" if "[错误]" in ln else "warning" if "[警告]" in ln else "info") for ln in lines]
     assert severities == sorted(severities, key={"error": 0, "warning": 1, "info": 2}.get)
     assert len(lines) == len(report["findings"])
     psu = next(f for f in report["findings"] if f["id"] == "power-psu-headroom")
-    assert render.safe_markdown(psu["message_zh"]) in md and render.safe_markdown(psu["fix_zh"]) in md
-    assert not report["ok"] and "✅" not in md.splitlines()[0]
-    en = render.checklist_markdown(report, "en")
-    assert render.safe_markdown(psu["message_en"]) in en and "**ERROR**" in en
-    assert "power-psu-headroom" not in md + en  # findings show severity, message and fix, never a rule id
+    for lang in ("zh", "en"):
+        said, fix = _finding_text(psu, lang)
+        text = render.calls_markdown([call], lang)
+        assert render.safe_markdown(said) in text and render.safe_markdown(fix) in text
+        assert "power-psu-headroom" not in text  # findings show severity, message and fix, never a rule id
+    assert not report["ok"] and "✓" not in md
+    assert "1,200" in md or "1200" in md  # the totals behind the findings: the PSU named in the request
 
 
 def test_checklist_empty_and_clean() -> None:
-    assert render.checklist_markdown(None, "en") == i18n.t("checklist_empty", "en")
-    assert render.checklist_markdown({"ok": True, "findings": []}, "zh").startswith("✅")
+    assert render.calls_markdown([None], "en") == ""
+    clean = run_tool("check_build", {"gpus": [{"gpu": "RTX 4090", "count": 1}], "workload": "inference"})
+    assert clean.ok and clean.result is not None and clean.result["ok"]
+    assert "✓" in render.calls_markdown([clean], "zh")
 
 
 # --------------------------------------------------------------------------- profile panel
 
 
 def test_profile_values_and_edits() -> None:
-    profile = Profile(
+    prof = Profile(
         use_case="inference", model="llama-3.1-70b", precision="int4", context_tokens=8192, gpu="rtx-4090", gpu_count=2
     )
-    values = render.profile_values(profile)
+    values = profile.profile_values(prof)
     assert values == {
         "use_case": "inference",
         "model": "llama-3.1-70b",
@@ -371,51 +381,36 @@ def test_profile_values_and_edits() -> None:
         "gpu_count": 2,
     }
     edited = dict(values, precision="fp16", context_tokens=32768.0, concurrency=float("nan"), method="")
-    assert render.profile_changes(values, edited) == {"precision": "fp16", "context_tokens": 32768}
-    assert isinstance(render.profile_changes(values, edited)["context_tokens"], int)
-    assert render.profile_changes(values, dict(values, gpu=" ")) == {"gpu": None}
-    md = render.profile_markdown(profile, "zh")
+    assert profile.profile_changes(values, edited) == {"precision": "fp16", "context_tokens": 32768}
+    assert isinstance(profile.profile_changes(values, edited)["context_tokens"], int)
+    assert profile.profile_changes(values, dict(values, gpu=" ")) == {"gpu": None}
+    md = profile.profile_markdown(prof, "zh")
     assert "推理服务" in md and "Llama-3.1-70B" in md and "GeForce RTX 4090" in md  # names, not ids
 
 
 # --------------------------------------------------------------------------- calculators' text
 
 
-def test_terms_markdown_shows_bytes_in_gb_and_gib() -> None:
-    result = {
-        "terms": [
-            {
-                "name": "weights",
-                "value": 16_060_000_000.0,
-                "unit": "bytes",
-                "formula": "8.03 B × 16 bits",
-                "explain": {"id": "inference.explain.weights", "params": {"precision": "bf16"},
-                            "text": "Model weights stored at bf16"},
-            },
-            {
-                "name": "kv_capacity",
-                "value": 42768.0,
-                "unit": "tokens",
-                "formula": "a | b",
-                "explain": {"id": "inference.explain.kv_capacity", "text": "KV"},
-            },
-        ]
-    }
-    md = render.terms_markdown(result, "en")
-    assert f"| Weights | {16_060_000_000 / 1e9:.1f} GB |" in md  # 10 GB and above: one decimal
-    assert "| 42,768 tokens |" in md and "`a \\| b`" in md
-    assert "| 权重 |" in render.terms_markdown(result, "zh")
+def test_memory_summary_shows_terms_in_gb_with_formulas() -> None:
+    args = {"model": "llama-3.1-8b", "precision": "bf16", "context": 4096, "gpu": "RTX 4090"}
+    call = run_tool("size_inference", args)
+    assert call.ok and call.result is not None
+    weights = next(t for t in call.result["terms"] if t["name"] == "weights")
+    md = render.calls_markdown([call], "en")
+    assert f"| Weights | {weights['value'] / 1e9:.1f} GB |" in md  # 10 GB and above: one decimal
+    assert "| 权重 |" in render.calls_markdown([call], "zh")
 
 
 def test_perf_summary_quotes_decode_prefill_and_ttft() -> None:
     base = {"model": "llama-3.1-8b", "gpu": "RTX 4090", "precision": "bf16"}
-    dec = run_tool("perf_decode", {**base, "context": 4096}).result
-    pre = run_tool("perf_prefill", {**base, "prompt_tokens": 4096}).result
-    md = render.perf_summary_markdown(dec, pre, None, "en")
-    assert f"{dec['tokens_per_s']:,.1f} tokens/s" in md
-    ttft = pre["ttft_s"]
+    dec = run_tool("perf_decode", {**base, "context": 4096})
+    pre = run_tool("perf_prefill", {**base, "prompt_tokens": 4096})
+    assert dec.result is not None and pre.result is not None
+    md = render.calls_markdown([dec, pre], "en")
+    assert f"{dec.result['tokens_per_s']:,.1f} tokens/s" in md
+    ttft = pre.result["ttft_s"]
     assert (f"{ttft * 1e3:,.1f} ms" if ttft < 1 else f"{ttft:,.2f} s") in md
-    assert math.isfinite(pre["ttft_s"])
+    assert math.isfinite(ttft)
 
 
 # --------------------------------------------------------------------------- labels
@@ -510,8 +505,12 @@ def _panel(lang: str) -> list[str]:
         {"gpus": [{"gpu": "RTX 4090", "count": 4}], "psu_w": 1200, "mains": "120v-15a", "workload": "inference"},
     )
     cur = render.display_currency("CNY", lang, rec)
-    out = [render.memory_summary_markdown(r, lang) for r in (vllm, offload, train)]
-    out += [render.memory_chart_svg(r, lang) for r in (vllm, offload, train)]
+    calls = {name: ToolCall(name=name, result=r) for name, r in (("size_inference", vllm), ("size_training", train),
+             ("perf_decode", dec), ("perf_prefill", pre), ("perf_serving", srv), ("check_build", chk))}
+    out = [render.calls_markdown([ToolCall(name="size_inference", result=offload)], lang),
+           render.calls_markdown([calls["size_inference"]], lang),
+           render.calls_markdown([calls["size_training"]], lang)]
+    out += [chart.memory_chart_svg(r, lang) for r in (vllm, offload, train)]
     out += [
         render.result_summary(n, r, lang)
         for n, r in (
@@ -524,14 +523,12 @@ def _panel(lang: str) -> list[str]:
         )
     ]
     out += [
-        render.perf_summary_markdown(dec, pre, srv, lang),
+        render.calls_markdown([calls["perf_decode"], calls["perf_prefill"], calls["perf_serving"]], lang),
         render.frame_markdown(render.comparison_frame(rec, lang, currency=cur)),
         render.comparison_notes(rec, lang, currency=cur),
-        render.rejected_markdown(rec, lang),
-        render.checklist_markdown(chk, lang),
-        render.totals_markdown(chk, lang),
+        render.calls_markdown([calls["check_build"]], lang),
     ]
-    assert all(out[:6]) and all(out[-6:-2]), "every piece renders something"
+    assert all(out), "every piece renders something"
     return out
 
 
@@ -584,16 +581,16 @@ def test_need_usable_and_verdict_agree_for_vllm_short_by_a_little() -> None:
     need_s, usable_s, short_s = (f"{x / 1e9:,.1f} GB" for x in (need, usable, need - usable))
     assert (need_s, usable_s, short_s) == ("26.3 GB", "23.2 GB", "3.0 GB")
     for lang, verdict, short in (("en", "does not fit", "short by"), ("zh", "放不下", "缺口")):
-        summary = render.memory_summary_markdown(r, lang)
+        summary = render.calls_markdown([ToolCall(name="size_inference", result=r)], lang)
         assert need_s in summary and usable_s in summary and f"{verdict} · {short} {short_s}" in summary
-        svg = render.memory_chart_svg(r, lang)
+        svg = chart.memory_chart_svg(r, lang)
         assert f"{render.t('capacity', lang)} {usable_s}" in svg and f"{short} {short_s}" in svg
         assert f"{render.t('need', lang)} {need_s}" in svg
         step = render.result_summary("size_inference", r, lang)
         assert usable_s in step and verdict in step and f"{visible / 1e9:,.1f} GB" not in step
-        frame = render.memory_chart_frame(r, lang)
+        frame = chart.memory_chart_frame(r, lang)
         assert frame["GB"].iloc[-1] == pytest.approx(usable / 1e9)
-    limit = re.search(r'class="limit" x1="([\d.]+)"', render.memory_chart_svg(r, "en"))
+    limit = re.search(r'class="limit" x1="([\d.]+)"', chart.memory_chart_svg(r, "en"))
     assert limit is not None
     limit_x = float(limit.group(1))
     assert limit_x == pytest.approx(8 + 584 * usable / (max(need, visible) * 1.06), abs=0.06)
@@ -623,8 +620,9 @@ def test_need_usable_and_verdict_agree_for_vllm_short_by_a_little() -> None:
     )
     two = next(x for x in rec["rejected"] if x["gpu_id"] == "rtx-4090" and x["count"] == 2)
     assert two["stage"] == "memory" and f"needs {need_s} per GPU, has {usable_s} usable" in two["reason"]["text"]
-    md = render.rejected_markdown({"rejected": [two]}, "zh")
-    assert f"每卡需要 {need_s}，可用 {usable_s}" in md
+    from knowledge.messages import render as say
+
+    assert f"每卡需要 {need_s}，可用 {usable_s}" in say(two["reason"], "zh")
 
 
 def test_money_in_the_sessions_currency() -> None:
@@ -644,5 +642,5 @@ def test_money_in_the_sessions_currency() -> None:
     assert zh.iloc[0]["每万元 tokens/s"] == pytest.approx(per_10k, abs=0.006)
     notes = render.comparison_notes(rec, "zh", currency="CNY")
     assert f"¥{first['total_price_cny']:,.0f}" in notes and "$" not in notes
-    md = render.profile_markdown(Profile(use_case="inference", budget={"amount": 100000, "currency": "CNY"}), "zh")
+    md = profile.profile_markdown(Profile(use_case="inference", budget={"amount": 100000, "currency": "CNY"}), "zh")
     assert "¥100,000" in md and "推理服务" in md

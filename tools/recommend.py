@@ -25,13 +25,12 @@ Every rejection is kept with its reason, and every option with why it was chosen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import load_catalog
-from knowledge.messages import render
 from knowledge.schema import GPU, FormFactor, Platform, Tier
 from tools.compat import BuildInput, BuildReport, Finding, GPUCount, check_build
 from tools.compat_rules.software import STACK_NAMES, resolve_framework, stack_family
@@ -192,15 +191,6 @@ class Option(BaseModel):
     findings: list[Finding]
     pitfalls: list[Pitfall]
 
-    @property
-    def why_en(self) -> str:  # shim for compose/render until they render notes
-        return render(self.why, "en")
-
-    @property
-    def why_zh(self) -> str:  # shim for compose/render until they render notes
-        return render(self.why, "zh")
-
-
 class Rejected(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -209,26 +199,6 @@ class Rejected(BaseModel):
     count: int | None
     stage: Stage
     reason: Note
-
-    # shim for compose/render until they render notes: render.py reads reason_en / reason_zh from the dumped
-    # recommendation, so they are computed (in the JSON too), and a dump carrying them validates back.
-    @model_validator(mode="before")
-    @classmethod
-    def _read_shim_dump(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and ("reason_en" in data or "reason_zh" in data):
-            data = {k: v for k, v in data.items() if k not in ("reason_en", "reason_zh")}
-        return data
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def reason_en(self) -> str:  # shim for compose/render until they render notes
-        return render(self.reason, "en")
-
-    @computed_field  # type: ignore[prop-decorator]
-    @property
-    def reason_zh(self) -> str:  # shim for compose/render until they render notes
-        return render(self.reason, "zh")
-
 
 class Recommendation(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.messages import msg, render
+from knowledge.messages import msg
 
 NoteParam = str | int | float | bool | None | dict[str, Any]
 
@@ -47,15 +47,6 @@ class Term(BaseModel):
     unit: str = Field(description="'bytes', 'tokens/s', 's', 'W', …")
     formula: str
     explain: Note = Field(description="what the term is, in plain words")
-
-    @property
-    def explain_en(self) -> str:  # shim for compose/render until they render notes
-        return self.explain.text
-
-    @property
-    def explain_zh(self) -> str:  # shim for compose/render until they render notes
-        return render(self.explain, "zh")
-
 
 class MemoryBreakdown(BaseModel):
     """Bytes per category; 0 where a category does not apply."""

@@ -7,6 +7,7 @@ the exported report and the web panel use ``section.markdown()``. Numbers come f
 words from the message catalogs (``present.*`` ids), so a presenter holds no prose of its own.
 """
 
+from advisor.present.calls import present_call
 from advisor.present.check import present_check
 from advisor.present.inference import present_inference
 from advisor.present.perf import (
@@ -17,9 +18,26 @@ from advisor.present.perf import (
     present_training_time,
 )
 from advisor.present.recommend import present_recommend
-from advisor.present.section import Figure, Item, ItemList, Section, Table, TermLine, combine, notes, terms, word
+from advisor.present.section import (
+    Figure,
+    Item,
+    ItemList,
+    Section,
+    Table,
+    TermLine,
+    combine,
+    fit_line,
+    fit_status,
+    gpu_name,
+    model_name,
+    notes,
+    term_label,
+    terms,
+    word,
+)
 from advisor.present.training import present_training
 
-__all__ = ["Figure", "Item", "ItemList", "Section", "Table", "TermLine", "combine", "notes", "present_check",
-           "present_decode", "present_fp64", "present_inference", "present_prefill", "present_recommend",
-           "present_serving", "present_training", "present_training_time", "terms", "word"]
+__all__ = ["Figure", "Item", "ItemList", "Section", "Table", "TermLine", "combine", "fit_line", "fit_status",
+           "gpu_name", "model_name", "notes", "present_call", "present_check", "present_decode", "present_fp64",
+           "present_inference", "present_prefill", "present_recommend", "present_serving", "present_training",
+           "present_training_time", "term_label", "terms", "word"]

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from advisor.fmt import gb, gb_fixed, gib, num
-from advisor.present.section import Figure, Section, notes, term_label, terms, word
+from advisor.fmt import gb_fixed, gib, num
+from advisor.present.section import Figure, Section, fit_line, notes, term_label, terms, word
 from knowledge.messages import msg
 from tools.inference_memory import InferenceMemoryResult
-
-ENGINES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}
 
 
 def present_inference(r: InferenceMemoryResult, lang: str) -> Section:
     split = "" if r.gpus == 1 else msg(lang, f"present.inference.split_{r.parallel}", gpus=r.gpus)
-    title = msg(lang, "present.inference.title", model=r.model, engine=ENGINES.get(r.engine, r.engine),
+    title = msg(lang, "present.inference.title", model=r.model, engine=word(lang, "engine", r.engine),
                 precision=r.precision, kv_dtype=r.kv_dtype, context=f"{r.context:,}", batch=r.batch, gpus=r.gpus,
                 split=split)
-    s = Section(lang=lang, title=title, verdict=_verdict(r, lang), notes=notes(r.assumptions, lang),
+    s = Section(lang=lang, title=title, verdict=fit_line(r, lang), notes=notes(r.assumptions, lang),
                 warnings=notes(r.warnings, lang), terms=terms(r.terms, lang))
     s.figure_head, s.detail_right = [msg(lang, "present.col.per_gpu"), "GB (1e9 B)", "GiB (2^30 B)"], True
     for key in ("weights", "kv_cache", "activations", "overhead"):
@@ -35,24 +33,14 @@ def present_inference(r: InferenceMemoryResult, lang: str) -> Section:
     if r.cpu_bytes:
         s.lines.append(msg(lang, "present.inference.host_ram_meaning"))
     if r.gpu_memory_bytes is not None:
-        if r.reserved_bytes is not None:
+        if r.reserved_bytes is not None and (r.kv_budget_bytes or 0) > 0:  # a negative budget: the verdict says it
             s.lines.append(msg(lang, "present.inference.vllm_budget", reserved=gib(r.reserved_bytes, 2),
                                budget=gib(r.kv_budget_bytes or 0, 2), blocks=f"{r.kv_blocks or 0:,}"))
-        if r.kv_capacity_tokens is not None:
+        if r.kv_capacity_tokens:
             s.lines.append(msg(lang, "present.inference.kv_capacity", tokens=f"{r.kv_capacity_tokens:,}",
                                concurrency=num(r.max_concurrency or 0), context=f"{r.context:,}",
                                longest=f"{r.max_context_tokens or 0:,}"))
         if r.offload_layers:
             s.lines.append(msg(lang, "present.inference.offload", gpu_layers=r.gpu_layers,
                                offload=r.offload_layers))
-        s.lines.append(msg(lang, "present.inference.headroom", headroom=gib(r.headroom_bytes or 0, 2)))
     return s
-
-
-def _verdict(r: InferenceMemoryResult, lang: str) -> str:
-    need = gb(r.per_gpu_bytes)
-    if r.gpu_memory_bytes is None or r.fits is None:
-        return msg(lang, "present.inference.need", need=need)
-    where = r.gpu or msg(lang, "present.inference.given_memory")
-    return msg(lang, "present.inference.fit", gpu=where, need=need, visible=gib(r.gpu_memory_bytes, 2),
-               verdict=word(lang, "fit", r.fits))

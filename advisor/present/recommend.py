@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.fmt import gb_short, money, num, option_total, tps
+from advisor.fmt import VALUE_UNIT, gb_short, money, num, option_price, option_total, tps, value_per_price
 from advisor.present.check import finding_item
 from advisor.present.section import Item, ItemList, Section, Table, notes, word
 from knowledge import load_catalog
@@ -76,17 +76,7 @@ def _row(o: Option, cur: str, lang: str) -> list[str]:
     mem = (f"{gb_short(o.per_gpu_bytes).removesuffix(' GB')}/{gb_short(o.gpu_memory_bytes)}"
            if o.per_gpu_bytes is not None else gb_short(o.gpu_memory_bytes))
     return [f"{o.rank}.", f"{o.count}× {o.gpu}", word(lang, "tier", o.tier), mem, _perf(o, lang),
-            option_total(o.model_dump(), cur)]
-
-
-def _rate(o: Option, cur: str) -> float | None:
-    """Units of ``cur`` per US dollar, read off the option's two totals."""
-    if cur == "USD":
-        return 1.0
-    local = o.total_price_cny if cur == "CNY" else o.total_price_local
-    if local is None or not o.total_price_usd:
-        return None
-    return local / o.total_price_usd
+            option_total(o, cur)]
 
 
 def _why(o: Option, cur: str, lang: str) -> Item:
@@ -107,21 +97,18 @@ def _why(o: Option, cur: str, lang: str) -> Item:
                          ecc=msg(lang, "present.recommend.ecc" if gpu.ecc else "present.recommend.no_ecc")))
     if o.fp32_tflops is not None:
         parts.append(f"FP32 {num(o.fp32_tflops)} TFLOPS")
-    rate = _rate(o, cur)
-    total = option_total(o.model_dump(), cur)
+    total = option_total(o, cur)
     if total == "—":
         parts.append(msg(lang, "present.recommend.no_price"))
     else:
-        host = money(o.host_price_usd * rate, cur) if rate is not None and o.host_price_usd else ""
+        local, usd = option_price(o, cur), o.total_price_usd
+        host = money(o.host_price_usd * local / usd, cur) if local and usd and o.host_price_usd else ""
         parts.append(msg(lang, "present.recommend.price_host", total=total, host=host) if host
                      else msg(lang, "present.recommend.price", total=total))
-        if o.perf_per_price is not None and rate:
-            if cur == "CNY":
-                parts.append(msg(lang, "present.recommend.per_10k_cny", value=num(o.perf_per_price * 10 / rate, 2),
-                                 metric=_metric(o, lang)))
-            else:
-                parts.append(msg(lang, "present.recommend.per_1k", value=num(o.perf_per_price / rate, 2),
-                                 unit=money(1000, cur), metric=_metric(o, lang)))
+        value = value_per_price(o, cur)
+        if value is not None:
+            parts.append(msg(lang, "present.recommend.per_price", value=num(value, 2), metric=_metric(o, lang),
+                             unit=money(VALUE_UNIT.get(cur, 1000), cur)))
     if stack_family(gpu) != "cuda":
         parts.append(msg(lang, "present.recommend.software", stack=o.software_stack))
     text = msg(lang, "present.recommend.option", rank=o.rank, config=f"{o.count}× {o.gpu}",

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, Field
 
-from advisor.fmt import unit_value
+from advisor.fmt import gb, gb_short, needed_bytes, num, unit_value, usable_bytes
+from knowledge import load_catalog
 from knowledge.messages import has, msg, render
 from tools.result import Note, Term
 
@@ -40,6 +42,15 @@ class ItemList(BaseModel):
     more: str = Field("", description="a closing line such as '… 12 more (see --json)'")
     bullet: str = Field("", description="text-output marker before each item ('- ')")
 
+    def markdown(self) -> str:
+        out = [f"**{self.title}**", ""] if self.title else []
+        for item in self.items:
+            out.append(f"- {item.text}")
+            out += [f"  - {d}" for d in item.details]
+        if self.more:
+            out.append(f"- {self.more}")
+        return "\n".join(out)
+
 
 class TermLine(BaseModel):
     label: str
@@ -65,6 +76,15 @@ class Section(BaseModel):
     warnings: list[str] = Field(default_factory=list, description="warnings, rendered")
 
     # ------------------------------------------------------------------ renderers
+    def facts(self) -> list[str]:
+        """The headline lines — verdict, figures, table rows, short lines — for an LLM to phrase."""
+        unit = self.figure_head[1].split()[0] if len(self.figure_head) > 1 else ""  # 'GB (1e9 B)' → 'GB'
+        out = [self.verdict] if self.verdict else []
+        out += [f"{f.label}: {f.value}{' ' + unit if unit else ''}" for f in self.figures]
+        if self.table:
+            out += [" · ".join(cell for cell in row if cell) for row in self.table.rows]
+        return out + self.lines
+
     def text(self) -> str:
         """Plain aligned text for a terminal."""
         out = [self.title]
@@ -121,14 +141,7 @@ class Section(BaseModel):
             out += ["", _md_row(self.table.header), "|" + "---|" * len(self.table.header)]
             out += [_md_row(r) for r in self.table.rows]
         for lst in self.lists:
-            out.append("")
-            if lst.title:
-                out += [f"**{lst.title}**", ""]
-            for item in lst.items:
-                out.append(f"- {item.text}")
-                out += [f"  - {d}" for d in item.details]
-            if lst.more:
-                out.append(f"- {lst.more}")
+            out += ["", lst.markdown()]
         if self.terms:
             out += ["", _md_row([msg(self.lang, f"present.col.{c}") for c in ("term", "value", "formula", "meaning")]),
                     "|---|---|---|---|"]
@@ -144,6 +157,55 @@ class Section(BaseModel):
 
 
 # ---------------------------------------------------------------------- shared helpers
+def fit_status(result: Any, lang: str) -> str:
+    """'✅ fits · headroom 3.1 GB' / '⚠️ runs with CPU offload: …' / '❌ does not fit · short by 3.0 GB' of a sizing
+    result (typed or as JSON), from the same need and usable figures :func:`fit_line` quotes."""
+    get = result.get if isinstance(result, dict) else (lambda k: getattr(result, k, None))
+    need, usable = needed_bytes(result), usable_bytes(result)
+    if get("fits"):
+        spare = usable - need if usable is not None and need is not None else get("headroom_bytes")
+        return msg(lang, "present.fit.fits", headroom=gb_short(spare))
+    if get("offload_layers"):
+        on_gpu, off = int(get("gpu_layers") or 0), int(get("offload_layers") or 0)
+        return msg(lang, "present.fit.offload", gpu_layers=num(on_gpu), layers=num(on_gpu + off),
+                   cpu=gb_short(get("cpu_bytes")))
+    if usable is None or need is None or need <= usable:
+        return msg(lang, "present.fit.no")
+    return msg(lang, "present.fit.short", short=gb_short(need - usable))
+
+
+def fit_line(result: Any, lang: str) -> str:
+    """'RTX 4090: needs 26.3 GB per GPU, 23.2 GB usable → ❌ does not fit · short by 3.0 GB'; the need alone
+    when no GPU was given."""
+    get = result.get if isinstance(result, dict) else (lambda k: getattr(result, k, None))
+    need, usable = needed_bytes(result), usable_bytes(result)
+    key = "present.fit.need_all_layers" if get("all_layers_bytes") else "present.fit.need"
+    if usable is None or get("fits") is None:
+        return msg(lang, key, need=gb(need))
+    return msg(lang, "present.fit.line", gpu=get("gpu") or msg(lang, "present.inference.given_memory"),
+               need=msg(lang, key, need=gb(need)), usable=gb(usable), status=fit_status(result, lang))
+
+
+def gpu_name(gid: object) -> str:
+    """A catalog GPU's display name ('h100-sxm' → 'H100 SXM'); the id itself when unknown, '?' when empty."""
+    if not gid:
+        return "?"
+    try:
+        return load_catalog().gpu(str(gid)).name
+    except LookupError:
+        return str(gid)
+
+
+def model_name(mid: object, params_b: float | None = None) -> str:
+    """A catalog model's display name; '70B' for a model known only by its size; '?' when neither."""
+    if mid:
+        try:
+            return load_catalog().model(str(mid)).name
+        except LookupError:
+            return str(mid)
+    return f"{num(params_b)}B" if params_b else "?"
+
+
 def word(lang: str, group: str, value: object) -> str:
     """A raw value ('consumer', 'memory', 'tensor') as a word of ``lang``; the value itself when unlabelled."""
     key = f"present.{group}.{value}"

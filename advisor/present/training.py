@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from advisor.fmt import gb, gb_fixed, gib
-from advisor.present.section import Figure, Section, notes, term_label, terms, word
+from advisor.fmt import gb_fixed, gib
+from advisor.present.section import Figure, Section, fit_line, notes, term_label, terms, word
 from knowledge.messages import msg
 from tools.training_memory import TrainingMemoryResult
 
@@ -19,13 +19,7 @@ def present_training(r: TrainingMemoryResult, lang: str) -> Section:
     title = msg(lang, "present.training.title", model=r.model, method=word(lang, "method", r.method),
                 regime=word(lang, "regime", r.regime), optimizer=r.optimizer, shard=shard, gpus=r.gpus, tp=tp,
                 seq=f"{r.seq:,}", micro_batch=r.micro_batch, recompute=word(lang, "recompute", r.recompute))
-    need = gb(r.per_gpu_bytes)
-    if r.gpu_memory_bytes is not None and r.fits is not None:
-        verdict = msg(lang, "present.training.fit", gpu=r.gpu or "?", need=need, visible=gib(r.gpu_memory_bytes, 2),
-                      verdict=word(lang, "fit", r.fits), headroom=gib(r.headroom_bytes or 0, 2))
-    else:
-        verdict = msg(lang, "present.inference.need", need=need)
-    s = Section(lang=lang, title=title, verdict=verdict, terms=terms(r.terms, lang),
+    s = Section(lang=lang, title=title, verdict=fit_line(r, lang), terms=terms(r.terms, lang),
                 notes=notes(r.assumptions, lang), warnings=notes(r.warnings, lang))
     s.figure_head, s.detail_right = [msg(lang, "present.col.per_gpu"), "GB (1e9 B)", "GiB (2^30 B)"], True
     rows = [(term_label(k, lang), getattr(r.breakdown, k))

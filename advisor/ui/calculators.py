@@ -11,7 +11,7 @@ import functools
 from typing import Any
 
 from advisor.toolspec import run_tool
-from advisor.ui import render
+from advisor.ui import chart, render
 from advisor.ui.i18n import METHODS, label, t, ui_text
 from advisor.ui.relabel import Labels
 from knowledge import load_catalog
@@ -114,7 +114,7 @@ def memory_calc(
     elif _f(params_b):
         args["params_b"] = _f(params_b)
     else:
-        return render.memory_chart_svg(None, lang), _error(t("calc_need_model", lang), lang), None
+        return chart.memory_chart_svg(None, lang), _error(t("calc_need_model", lang), lang), None
     if _s(gpu):
         args["gpu"] = _s(gpu)
     args["gpus"] = _i(gpus, 1)
@@ -133,11 +133,11 @@ def memory_calc(
     call = run_tool(name, args)
     if not call.ok:
         return (
-            render.memory_chart_svg(None, lang),
-            _error(call.error or t("calc_error", lang), lang),
+            chart.memory_chart_svg(None, lang),
+            _error(call.error_in(lang) or t("calc_error", lang), lang),
             {"arguments": args},
         )
-    return (render.memory_chart_svg(call.result, lang), render.memory_summary_markdown(call.result, lang), call.result)
+    return chart.memory_chart_svg(call.result, lang), render.calls_markdown([call], lang), call.result
 
 
 def perf_calc(
@@ -160,13 +160,11 @@ def perf_calc(
     ctx = _i(context, 4096)
     decode = run_tool("perf_decode", {**base, "context": ctx, "batch": _i(batch, 1)})
     if not decode.ok:
-        return _error(decode.error or t("calc_error", lang), lang), None
+        return _error(decode.error_in(lang) or t("calc_error", lang), lang), None
     prefill = run_tool("perf_prefill", {**base, "prompt_tokens": ctx, "batch": 1})
     serve = run_tool("perf_serving", {**base, "context": ctx}) if serving else None
-    md = render.perf_summary_markdown(
-        decode.result, prefill.result if prefill.ok else None, serve.result if serve and serve.ok else None, lang
-    )
-    errors = [c.error for c in (prefill, serve) if c is not None and not c.ok]
+    md = render.calls_markdown([decode, prefill, serve], lang)
+    errors = [c.error_in(lang) for c in (prefill, serve) if c is not None and not c.ok]
     if errors:
         md += "\n\n" + "\n".join(_error(e or t("calc_error", lang), lang) for e in errors)
     raw = {"decode": decode.result, "prefill": prefill.result, "serving": serve.result if serve else None}
@@ -211,17 +209,8 @@ def check_calc(
     call = run_tool("check_build", args)
     report = call.result
     if not call.ok or report is None:  # a successful call always carries its result
-        return _error(call.error or t("calc_error", lang), lang), {"arguments": args}
-    verdict = "✅" if report.get("ok") else "❌"
-    md = "\n\n".join(
-        p
-        for p in (
-            f"### {verdict} {t('checklist', lang)}",
-            render.checklist_markdown(report, lang),
-            render.totals_markdown(report, lang),
-        )
-        if p
-    )
+        return _error(call.error_in(lang) or t("calc_error", lang), lang), {"arguments": args}
+    md = render.calls_markdown([call], lang)
     return md, report
 
 
@@ -276,7 +265,7 @@ def build(labels: Labels, lang_box: Any) -> None:
                     lambda lg: {"label": t("calc_method", lg), "choices": method_choices(lg)},
                 )
             m_run = labels.text(gr.Button(t("calc_run", lang), variant="primary", elem_id="calc-mem-run"), "calc_run")
-            m_chart = gr.HTML(render.memory_chart_svg(None, lang), elem_id="calc-mem-chart")
+            m_chart = gr.HTML(chart.memory_chart_svg(None, lang), elem_id="calc-mem-chart")
             m_out = gr.Markdown(elem_id="calc-mem-out")
             with gr.Accordion(t("calc_details", lang), open=False) as acc1:
                 m_raw = gr.JSON()

@@ -22,7 +22,8 @@ from advisor import fmt
 from advisor.engine import Advisor
 from advisor.session import Session, SessionError
 from advisor.settings import Settings
-from advisor.ui import api, calculators, render
+from advisor.ui import api, calculators, profile, render
+from advisor.ui.chart import memory_chart_svg
 from advisor.ui.i18n import EXAMPLES, LANGS, METHODS, USE_CASES, label, norm_lang, t
 from advisor.ui.relabel import Labels
 from advisor.ui.state import DEFAULT_KEY, AdvisorPool, UIState, ui_settings
@@ -302,7 +303,7 @@ def build_blocks(
                             profile_md = gr.Markdown(elem_id="profile-summary")
                         labels.label(acc_profile, "profile")
                         labels.text(gr.Markdown(f"**{t('memory_chart', lang0)}**"), "memory_chart", "**{}**")
-                        chart = gr.HTML(render.memory_chart_svg(None, lang0), elem_id="mem-chart")
+                        chart = gr.HTML(memory_chart_svg(None, lang0), elem_id="mem-chart")
                         labels.text(gr.Markdown(f"**{t('comparison', lang0)}**"), "comparison", "**{}**")
                         table = gr.Markdown(t("comparison_empty", lang0), elem_id="comparison")
                         with gr.Accordion(t("comparison_details", lang0), open=False) as acc_notes:
@@ -392,35 +393,28 @@ def build_blocks(
             lang = st.lang
             session = st.session
             try:
-                values = render.profile_values(session.profile)
+                values = profile.profile_values(session.profile)
                 st.shown_profile = dict(values)
                 sizing = _sizing_result(session)
                 rec = session.result("recommend")
-                chk = session.result("check_build")
-                out: list[Any] = [values[k] for k in render.PROFILE_FIELDS]
+                out: list[Any] = [values[k] for k in profile.PROFILE_FIELDS]
                 # money in the budget's currency; without one, yuan on a Chinese page and dollars otherwise
-                currency = render.display_currency(render.budget_currency(session.profile), lang, rec)
+                currency = render.display_currency(profile.budget_currency(session.profile), lang, rec)
                 frame = render.comparison_frame(rec, lang, currency=currency)
-                notes = "\n\n".join(
-                    p
-                    for p in (
-                        render.comparison_notes(rec, lang, currency=currency),
-                        render.rejected_markdown(rec, lang),
-                    )
-                    if p
-                )
+                notes = render.comparison_notes(rec, lang, currency=currency)
                 out += [
-                    render.profile_markdown(session.profile, lang),
-                    render.memory_chart_svg(sizing, lang),
+                    profile.profile_markdown(session.profile, lang),
+                    memory_chart_svg(sizing, lang),
                     render.frame_markdown(frame) or t("comparison_empty", lang),
                     notes,
-                    render.checklist_markdown(chk, lang) if chk else t("checklist_empty", lang),
+                    render.calls_markdown([session.last_results.get("check_build")], lang)
+                    or t("checklist_empty", lang),
                 ]
             except Exception:  # a hand-edited session must not break the page
                 log.exception("rendering the side panel failed")
                 out = [None] * len(profile_inputs) + [
                     "",
-                    render.memory_chart_svg(None, lang),
+                    memory_chart_svg(None, lang),
                     t("comparison_empty", lang),
                     "",
                     t("checklist_empty", lang),
@@ -534,8 +528,8 @@ def build_blocks(
         def on_recompute(st: UIState | None, *values: Any) -> list[Any]:
             if st is None:
                 st = fresh_state(default_ui_lang())
-            after = dict(zip(render.PROFILE_FIELDS, values, strict=True))
-            changes = render.profile_changes(st.shown_profile, after)
+            after = dict(zip(profile.PROFILE_FIELDS, values, strict=True))
+            changes = profile.profile_changes(st.shown_profile, after)
             if "model" in changes and "params_b" not in changes:
                 changes["params_b"] = None
             if "params_b" in changes and changes["params_b"] is not None and "model" not in changes:
@@ -639,8 +633,8 @@ def _sizing_result(session: Session) -> dict[str, Any] | None:
 def _changes_text(changes: dict[str, Any], lang: str) -> str:
     parts = []
     for key, value in changes.items():
-        if key in render.PROFILE_FIELDS and not (key in ("params_b", "model") and value is None):
-            parts.append(f"{t(key, lang)} → {render.field_text(key, value, lang)}")
+        if key in profile.PROFILE_FIELDS and not (key in ("params_b", "model") and value is None):
+            parts.append(f"{t(key, lang)} → {profile.field_text(key, value, lang)}")
     return " · ".join(parts) or t("recompute", lang)
 
 

@@ -21,10 +21,7 @@ FALLBACK = "en"
 @cache
 def catalog(lang: str) -> dict[str, str]:
     """All messages of ``lang`` (flattened: table ``[spec]`` key ``memory`` is id ``spec.memory``)."""
-    folder = resources.files("knowledge.messages")
-    # ``<lang>.toml``, then any ``<lang>.<area>.toml`` (areas being moved in; merged into one file after)
-    paths = sorted((p for p in folder.iterdir() if p.name == f"{lang}.toml"
-                    or (p.name.startswith(f"{lang}.") and p.name.endswith(".toml"))), key=lambda p: p.name)
+    path = resources.files("knowledge.messages") / f"{lang}.toml"
     out: dict[str, str] = {}
 
     def walk(prefix: str, table: dict[str, Any]) -> None:
@@ -35,7 +32,7 @@ def catalog(lang: str) -> dict[str, str]:
             else:
                 out[name] = str(value)
 
-    for path in paths:
+    if path.is_file():
         walk("", tomllib.loads(path.read_text(encoding="utf-8")))
     return out
 

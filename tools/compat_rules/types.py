@@ -16,7 +16,6 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from knowledge.messages import render
 from knowledge.schema import GPU, Platform
 from tools.errors import ToolError, shown
 from tools.inference_memory import MAX_CONTEXT_SEARCH
@@ -167,21 +166,6 @@ class Finding(BaseModel):
     pitfall: Pitfall | None = Field(None, description="the source guide's pitfall this finding is an "
                                                       "instance of")
     sources: list[str] = Field(default_factory=list, description="reference keys (hardware_rules.md)")
-
-    # shim for compose/render until they render notes: the rendered texts under the old attribute names
-    # (``fix`` itself is a note, whose str() is its English text)
-    @property
-    def message_en(self) -> str:  # shim for compose/render until they render notes
-        return self.message.text
-
-    @property
-    def message_zh(self) -> str:  # shim for compose/render until they render notes
-        return render(self.message, "zh")
-
-    @property
-    def fix_zh(self) -> str:  # shim for compose/render until they render notes
-        return render(self.fix, "zh") if self.fix else ""
-
 
 class Totals(BaseModel):
     """Whole-build figures the findings are computed from."""

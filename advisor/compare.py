@@ -1,0 +1,207 @@
+"""The reply to "compare these GPUs": one verdict on what fits and what is faster, the spec and speed table, and
+value per price when asked — from the same tool results the single-GPU answers use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from advisor.compose import citations_block, config_label, method_label, sizing
+from advisor.fmt import gb_short, gpu_price_text, num, punct, tps, usable_bytes
+from advisor.session import Citation, Session, ToolCall
+from advisor.toolspec import GPUInfo, typed
+from knowledge.messages import has as has_message
+from knowledge.messages import msg
+from tools.perf import DecodeResult
+from tools.training_memory import TrainingMemoryResult
+from tools.value import ValueResult
+
+
+def _leader(gs: list[Any], key: str, lang: str, message: str) -> str:
+    """Which card leads on ``key`` — or that they are the same, when they are (catalog entries or plain rows)."""
+    def value(g: Any) -> float:
+        return float(g[key] if isinstance(g, dict) else getattr(g, key))
+
+    if len({value(g) for g in gs}) == 1:
+        return msg(lang, "compare.same")
+    best = max(gs, key=value)
+    return msg(lang, message, name=best["name"] if isinstance(best, dict) else best.name)
+
+
+_VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "memory_gb": "GB", "tokens_per_s": "tokens/s",
+                "bandwidth_gbs": "GB/s"}  # concurrent requests are a plain count
+
+
+def per_money(metric: str, x: float) -> str:
+    """A per-price figure with its unit ('1,170 GB/s', '45.0 TFLOPS'); request counts are plain."""
+    unit = _VALUE_UNITS.get(metric)
+    return f"{num(x)} {unit}" if unit else num(x)
+
+
+def _value_metric(session: Session, value: ValueResult) -> str:
+    """The figure that decides value here: FP64 for science, decode speed once a model is sized, bandwidth for
+    inference without a model, else dense BF16."""
+    p = session.profile
+    if p.use_case == "scientific" or p.fp64:
+        return "fp64_tflops"
+    if value.options and all("tokens_per_s" in o.per_unit for o in value.options):
+        return "tokens_per_s"
+    if p.use_case == "inference":  # no model yet: generation is bandwidth-bound
+        return "bandwidth_gbs"
+    return "bf16_tflops"
+
+
+VALUE_TIE = 0.05  # per-price figures this close are a tie: catalog prices are not that precise
+
+
+def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], lang: str) -> list[str]:
+    """The value-for-money verdict (most of the deciding figure per unit of money, or a tie), then the card whose
+    KV cache holds more users (for a sized model) or that gives more memory for the money, when that differs."""
+    unpriced = [labels.get(g, g) for g in value.unpriced]
+    if unpriced:
+        return [msg(lang, "compare.value_unpriced", names=punct(lang, "list").join(unpriced))]
+    metric = _value_metric(session, value)
+    winner = value.leaders.get(metric)
+    if winner is None:
+        return []
+    unit = msg(lang, f"compare.value_unit.{value.currency}")
+    by_id = {o.gpu: o for o in value.options}
+    others = [msg(lang, "compare.value_other", label=labels.get(o.gpu, o.name),
+                  value=per_money(metric, o.per_unit[metric]))
+              for o in value.options if o.gpu != winner and o.fits is not False]
+    verdict_key = "compare.value_verdict_pair" if len(others) == 1 else "compare.value_verdict"
+    able = sorted((o.per_unit[metric] for o in value.options if o.fits is not False), reverse=True)
+    if len(able) >= 2 and able[0] <= able[1] * (1 + VALUE_TIE):  # within a few per cent: no winner on this
+        verdict_key = "compare.value_tie"
+    lines = [msg(lang, verdict_key, winner=labels.get(winner, winner), unit=unit,
+                 metric=msg(lang, f"compare.value_metric.{metric}"),
+                 value=per_money(metric, by_id[winner].per_unit[metric]),
+                 others=punct(lang, "semicolon").join(others))]
+    serving_leader = value.leaders.get("concurrent_requests")
+    tie = verdict_key == "compare.value_tie"
+    if metric == "tokens_per_s" and serving_leader and (serving_leader != winner or tie):  # many users: KV room
+        held = punct(lang, "list").join(
+            msg(lang, "compare.value_other", label=labels.get(o.gpu, o.name),
+                value=num(o.totals["concurrent_requests"])) for o in value.options
+            if o.gpu != serving_leader and "concurrent_requests" in o.totals)
+        lines.append(msg(lang, "compare.value_serving", name=labels.get(serving_leader, serving_leader), unit=unit,
+                         value=num(by_id[serving_leader].per_unit["concurrent_requests"]),
+                         total=num(by_id[serving_leader].totals["concurrent_requests"]), others=held))
+        return lines
+    memory_leader = value.leaders.get("memory_gb")
+    if memory_leader and (memory_leader != winner or tie):
+        lines.append(msg(lang, "compare.value_memory", name=labels.get(memory_leader, memory_leader), unit=unit,
+                         value=per_money("memory_gb", by_id[memory_leader].per_unit["memory_gb"])))
+    return lines
+
+
+def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
+                    value_first: bool = False) -> str:
+    """Side-by-side specs (and fit, speed and value per price when known); the value verdict leads when asked."""
+    p = session.profile
+    infos = [c for c in calls if c.name == "gpu_info" and c.ok]
+    if len(infos) < 2:
+        return msg(lang, "compose.compose_compare.compare_i_need_least")
+    sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
+    perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
+    ids = [c.arguments["name"] for c in infos]
+    counts = {i: sizes[i].arguments.get("gpus", 1) if i in sizes else p.compare_counts.get(i, 1) for i in ids}
+    names = [typed(c, GPUInfo).name if counts[i] == 1 else config_label(i, counts[i], lang)
+             for i, c in zip(ids, infos, strict=True)]
+    head = msg(lang, "compare.head", names=msg(lang, "compare.joiner").join(names))
+    rows = [f"| {msg(lang, 'compare.metric')} | " + " | ".join(names) + " |",
+            "|---" * (len(names) + 1) + "|"]
+
+    def row(label: str, values: list[str]) -> None:
+        rows.append(f"| {label} | " + " | ".join(values) + " |")
+
+    def tp(g: GPUInfo, key: str) -> str:
+        v = getattr(g.throughput, key)
+        return "—" if v is None else num(v)
+
+    gs = [typed(c, GPUInfo) for c in infos]
+    row(msg(lang, "compose.compose_compare.memory"), [f"{num(g.memory_gb)} GB {g.memory_type}" for g in gs])
+    row(msg(lang, "compose.compose_compare.bandwidth"), [f"{num(g.bandwidth_gbs)} GB/s" for g in gs])
+    row("BF16/FP16 TFLOPS", [tp(g, "bf16") if g.throughput.bf16 is not None else tp(g, "fp16") for g in gs])
+    row("FP8 TFLOPS", [tp(g, "fp8") for g in gs])
+    row("FP64 TFLOPS", [tp(g, "fp64") for g in gs])
+    row(msg(lang, "compose.compose_compare.power"), [f"{num(g.tdp_w)} W" for g in gs])
+    row(msg(lang, "compose.compose_compare.form_cooling"),
+        [f"{msg(lang, 'spec.form.' + g.form_factor)} / {msg(lang, 'spec.cooling.' + g.cooling)}" for g in gs])
+    row("ECC", ["✓" if g.ecc else "✗" for g in gs])
+    row(msg(lang, "compose.compose_compare.interconnect"), [msg(lang, f"spec.link_kind.{g.interconnect.kind}")
+                                        if has_message(lang, f"spec.link_kind.{g.interconnect.kind}")
+                                        else g.interconnect.kind for g in gs])
+    row(msg(lang, "compose.compose_compare.approx_price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
+    if sizes:
+        model = sizing(next(iter(sizes.values()))).model
+        row(msg(lang, "compose.compose_compare.per_gpu", model=model),
+            [gb_short(sizing(sizes[i]).per_gpu_bytes) if i in sizes else "—" for i in ids])
+        row(msg(lang, "compose.compose_compare.fits"),
+            [("✓" if sizing(sizes[i]).fits else "✗") if i in sizes else "—" for i in ids])
+    if perfs:
+        row(msg(lang, "compose.compose_compare.decode_speed"),
+            [tps(typed(perfs[i], DecodeResult).tokens_per_s) if i in perfs else "—" for i in ids])
+    labels = dict(zip(ids, names, strict=True))
+    value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
+    value_lines: list[str] = []
+    if value_call is not None:
+        value = typed(value_call, ValueResult)
+        unit = msg(lang, f"compare.value_unit.{value.currency}")
+        per = {o.gpu: o.per_unit for o in value.options}
+        metric = _value_metric(session, value)
+        serving = ("concurrent_requests",) if metric == "tokens_per_s" and all(
+            "concurrent_requests" in per.get(i, {}) for i in ids) else ()
+        for key in dict.fromkeys((metric, *serving, "memory_gb")):
+            row(msg(lang, f"compare.value_row.{key}", unit=unit),
+                [per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in ids])
+        value_lines = _value_lines(session, value, labels, lang)
+    verdict = _compare_verdict(ids, labels, sizes, perfs, lang)
+    lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])
+    out = [*lead, *([""] if lead else []), head, "", *rows, ""]
+    if p.use_case == "training":
+        half = [{"name": g.name, "bf16": g.throughput.bf16 or g.throughput.fp16 or 0} for g in gs]
+        out.append(msg(lang, "compare.points_training", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
+                       compute=_leader(half, "bf16", lang, "compare.more_compute")))
+    else:
+        out.append(msg(lang, "compare.points", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
+                       bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster")))
+    if value_lines and not value_first:
+        out.append(value_lines[0].replace("**", ""))
+    if p.model is None and p.params_b is None:
+        out.append(msg(lang, "compose.compose_compare.tell_me_model_precision"))
+    if citations:
+        out += ["", *citations_block(citations, lang)]
+    return "\n".join(out)
+
+
+def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | None, ToolCall],
+                     perfs: dict[str | None, ToolCall], lang: str) -> str | None:
+    """Which compared configuration holds the model (and the faster one when all do), from the sizings."""
+    if not ids or any(i not in sizes for i in ids):
+        return None
+    r0 = sizing(sizes[ids[0]])
+    method = method_label(r0.method, lang) if isinstance(r0, TrainingMemoryResult) else r0.precision.upper()
+    what = msg(lang, "compose.compare_verdict.text", model=r0.model, method=method)
+    fit = [i for i in ids if sizing(sizes[i]).fits]
+    unfit = [i for i in ids if i not in fit]
+
+    def detail(i: str) -> str:
+        r = sizing(sizes[i])
+        return msg(lang, "compare.detail", label=labels[i], need=gb_short(r.per_gpu_bytes),
+                   have=gb_short(usable_bytes(r)))  # vLLM's reservation where it applies, as the verdict uses
+
+    sep = punct(lang, "list")
+    if not fit:
+        return msg(lang, "compare.verdict_none_fit", what=what, details=punct(lang, "semicolon").join(
+            detail(i) for i in ids))
+    if unfit:
+        return msg(lang, "compare.verdict_some_fit", what=what, fit=sep.join(labels[i] for i in fit),
+                   unfit=sep.join(detail(i) for i in unfit))
+    speeds = {i: typed(perfs[i], DecodeResult).tokens_per_s for i in ids if i in perfs}
+    if len(speeds) == len(ids):
+        winner = max(speeds, key=lambda i: speeds[i])
+        pair = "_pair" if len(ids) == 2 else ""
+        return msg(lang, f"compare.verdict_all_fit_faster{pair}", what=what, winner=labels[winner],
+                   speed=tps(speeds[winner]))
+    return msg(lang, "compare.verdict_all_fit" + ("_pair" if len(ids) == 2 else ""), what=what,
+               labels=sep.join(labels[i] for i in ids))

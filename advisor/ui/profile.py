@@ -1,0 +1,95 @@
+"""The profile panel: the editable fields of what the user told us, their edits, and a one-line summary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from advisor import fmt
+from advisor.present import gpu_name, model_name
+from advisor.ui.i18n import label, t
+from advisor.ui.render import _get, safe_markdown
+
+PROFILE_FIELDS = (
+    "use_case",
+    "model",
+    "params_b",
+    "precision",
+    "context_tokens",
+    "concurrency",
+    "method",
+    "gpu",
+    "gpu_count",
+)
+
+
+def profile_values(profile: Any) -> dict[str, Any]:
+    """The editable profile fields as plain values (None when unknown) for the side-panel inputs."""
+    out: dict[str, Any] = {}
+    for key in PROFILE_FIELDS:
+        value = _get(profile, key) if profile is not None else None
+        out[key] = getattr(value, "value", value)
+    return out
+
+
+def profile_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """Fields the user edited in the panel: {field: new value}, blanks meaning "not set"."""
+    changes: dict[str, Any] = {}
+    for key in PROFILE_FIELDS:
+        new = _blank_to_none(after.get(key))
+        old = _blank_to_none(before.get(key))
+        if isinstance(new, float) and key in ("context_tokens", "concurrency", "gpu_count"):
+            new = int(new)
+        if new != old:
+            changes[key] = new
+    return changes
+
+
+def _blank_to_none(value: Any) -> Any:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, float) and value != value:  # NaN from an emptied number box
+        return None
+    return value
+
+
+def field_text(key: str, value: Any, lang: str) -> str:
+    """A profile field's value as users read it: labels for use case and method, names for catalog ids,
+    grouped digits for numbers."""
+    if value is None:
+        return t("unset", lang)
+    if key == "use_case":
+        return label("use_case", value, lang)
+    if key == "method":
+        return label("method", value, lang)
+    if key in ("gpu", "model"):
+        return gpu_name(value) if key == "gpu" else model_name(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return fmt.num(value)
+    return str(value)
+
+
+def profile_markdown(profile: Any, lang: str) -> str:
+    """A compact read-only summary of everything known so far (budget, constraints included)."""
+    if profile is None:
+        return ""
+    rows: list[str] = []
+    vals = profile_values(profile)
+    for key in PROFILE_FIELDS:
+        if vals[key] is None:
+            continue
+        rows.append(f"{t(key, lang)}: **{safe_markdown(field_text(key, vals[key], lang))}**")
+    budget = _get(profile, "budget")
+    if budget is not None:
+        amount = _get(budget, "amount")
+        currency = str(getattr(_get(budget, "currency"), "value", _get(budget, "currency")) or "USD")
+        rows.append(f"{t('budget', lang)}: **{fmt.money(amount, currency)}**")
+    return " · ".join(rows)
+
+
+def budget_currency(profile: Any) -> str | None:
+    """The currency of the session's budget, when it has one."""
+    budget = _get(profile, "budget") if profile is not None else None
+    cur = _get(budget, "currency") if budget is not None else None
+    cur = getattr(cur, "value", cur)
+    return str(cur) if cur else None
