@@ -1,6 +1,9 @@
 """Generated documents: one card per GPU and per model, the three market-tier tables, and the
 compatibility rules — each in English and Chinese, built from the catalog so they never disagree with it.
 
+Every sentence and label comes from the ``cards.*`` messages (punctuation from ``fmt.*``) of
+:mod:`knowledge.messages`; this module only picks the facts and the order they come in.
+
 Ids: ``gpu/{id}/{lang}``, ``model/{id}/{lang}``, ``tier/{tier}/{lang}``, ``rule/{id}/{lang}``.
 """
 
@@ -15,28 +18,14 @@ from typing import Any
 
 from knowledge.catalog import Catalog, load_catalog
 from knowledge.corpus import LANGS, Passage
+from knowledge.messages import FALLBACK, has, msg
 from knowledge.schema import GPU, Model, Tier
 
 GB = 1e9  # bytes; the catalog's memory figures are vendor GB
 
-_COOLING = {
-    "passive": ("passive (no fan; needs server airflow)", "被动散热（无风扇，需要服务器风道）"),
-    "blower": ("blower (exhausts out of the case)", "涡轮/鼓风散热（向机箱外排风）"),
-    "open-air": ("open-air fans (heat stays in the case)", "开放式风扇散热（热量留在机箱内）"),
-    "liquid": ("liquid cooling", "液冷"),
-}
-_FORM = {
-    "pcie": ("PCIe card", "PCIe 插卡"),
-    "sxm": ("SXM module (HGX baseboard)", "SXM 模组（HGX 基板）"),
-    "oam": ("OAM module (OAM baseboard)", "OAM 模组（OAM 基板）"),
-    "module": ("vendor module / board", "厂商模组 / 整板"),
-}
-_TIER_NAME = {
-    Tier.datacenter: ("datacenter / enterprise", "企业级与数据中心"),
-    Tier.workstation: ("workstation / professional", "工作站与专业用途"),
-    Tier.consumer: ("development and experiments (entry, consumer)", "开发与实验（入门、消费级）"),
-}
 _PREC_ORDER = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4")
+# tier-table columns, in order (labels: cards.tier.col.*)
+_COLUMNS = ("gpu", "vendor", "memory", "bandwidth", "bf16", "fp64", "power", "price")
 
 
 def num(value: float | None) -> str:
@@ -48,189 +37,174 @@ def num(value: float | None) -> str:
     return f"{value:.4g}" if abs(value) < 1000 else f"{value:.1f}".rstrip("0").rstrip(".")
 
 
-def _yes(value: bool | None, zh: bool) -> str:
-    if value is None:
-        return "未知" if zh else "unknown"
-    return ("是" if value else "否") if zh else ("yes" if value else "no")
+def _t(lang: str, key: str, **params: object) -> str:
+    """The message ``cards.{key}`` in ``lang``."""
+    return msg(lang, f"cards.{key}", **params)
 
 
-def _throughput(g: GPU, zh: bool) -> str:
+def _opt(lang: str, key: str, present: object, **params: object) -> str:
+    """``cards.{key}`` when ``present`` is truthy, else nothing (an optional clause of a sentence)."""
+    return _t(lang, key, **params) if present else ""
+
+
+def _sep(lang: str, kind: str) -> str:
+    """A separator from ``fmt.*`` (``list``, ``comma``, ``semicolon``: each language's own punctuation),
+    or ``join`` from ``cards.*`` (between figures, names and source ids)."""
+    return _t(lang, "join") if kind == "join" else msg(lang, f"fmt.{kind}")
+
+
+def _sentence(lang: str, clauses: Iterable[str]) -> str:
+    return _sep(lang, "semicolon").join(clauses) + msg(lang, "fmt.stop")
+
+
+def _yes(value: bool | None, lang: str) -> str:
+    return _t(lang, "unknown" if value is None else ("yes" if value else "no"))
+
+
+def _throughput(g: GPU, lang: str) -> str:
     t = g.throughput
     parts = []
     for p in _PREC_ORDER:
         v = getattr(t, p)
         if v is not None:
-            unit = "TOPS" if p == "int8" else "TFLOPS"
-            parts.append(f"{p.upper()} {num(v)} {unit}")
-    text = ", ".join(parts) if parts else ("无公开数据" if zh else "no published figures")
+            parts.append(_t(lang, "gpu.tops" if p == "int8" else "gpu.tflops", precision=p.upper(), value=num(v)))
+    text = _sep(lang, "join").join(parts) if parts else _t(lang, "gpu.no_figures")
     if g.unsupported:
-        names = (
-            "、".join(p.value.upper() for p in g.unsupported)
-            if zh
-            else ", ".join(p.value.upper() for p in g.unsupported)
-        )
-        text += f"；硬件不支持 {names}" if zh else f"; no hardware support for {names}"
+        names = _sep(lang, "list").join(p.value.upper() for p in g.unsupported)
+        text += _t(lang, "gpu.unsupported", names=names)
     return text
 
 
-def _sparse(g: GPU, zh: bool) -> str | None:
+def _sparse(g: GPU, lang: str) -> str | None:
     s = g.sparse_throughput
     if s is None:
         return None
-    parts = [f"{p.upper()} {num(getattr(s, p))}" for p in _PREC_ORDER if getattr(s, p) is not None]
+    parts = [
+        _t(lang, "gpu.sparse_figure", precision=p.upper(), value=num(getattr(s, p)))
+        for p in _PREC_ORDER
+        if getattr(s, p) is not None
+    ]
     if not parts:
         return None
-    if zh:
-        return f"厂商宣传的 2:4 稀疏算力（不要与稠密值比较）：{', '.join(parts)}。"
-    return f"Vendor 2:4-sparsity figures (do not compare with dense ones): {', '.join(parts)}."
+    return _t(lang, "gpu.sparse", figures=_sep(lang, "join").join(parts))
 
 
-def _price(g: GPU, zh: bool) -> str | None:
+def _price(g: GPU, lang: str) -> str | None:
     p = g.price
     if p is None:
         return None
     bits = []
     if p.usd:
-        bits.append(f"约 ${num(p.usd)}" if zh else f"about ${num(p.usd)}")
+        bits.append(_t(lang, "price.usd", usd=num(p.usd)))
     if p.cny:
-        bits.append(f"约 ¥{num(p.cny)}" if zh else f"about ¥{num(p.cny)} (CNY)")
+        bits.append(_t(lang, "price.cny", cny=num(p.cny)))
     if p.rental_usd_per_hour:
-        bits.append(
-            f"租用约 ${num(p.rental_usd_per_hour)}/卡时"
-            if zh
-            else f"rent about ${num(p.rental_usd_per_hour)} per GPU-hour"
-        )
+        bits.append(_t(lang, "price.rent", rate=num(p.rental_usd_per_hour)))
     if not bits:
         return None
-    note = f"（{p.note}）" if zh and p.note else (f" ({p.note})" if p.note else "")
-    if zh:
-        return f"参考价格（截至 {p.as_of}）：{'，'.join(bits)}{note}。"
-    return f"Approximate price (as of {p.as_of}): {', '.join(bits)}{note}."
+    return _t(
+        lang,
+        "price.line",
+        as_of=p.as_of,
+        prices=_sep(lang, "comma").join(bits),
+        note=_opt(lang, "paren", p.note, note=p.note),
+    )
 
 
-def _link(g: GPU, zh: bool) -> str:
+def _link(g: GPU, lang: str) -> str:
     link = g.interconnect
-    kind = {"none": "none", "pcie": "PCIe only"}.get(link.kind, link.kind)
-    if zh:
-        kind = {"none": "无", "pcie": "仅 PCIe"}.get(link.kind, link.kind)
-        text = f"多卡互联：{kind}"
-        if link.bandwidth_gbs:
-            text += f"，每卡 {num(link.bandwidth_gbs)} GB/s（双向）"
-        if link.max_gpus > 1:
-            text += f"，最多 {link.max_gpus} 卡互联"
-        text += f"，P2P：{_yes(link.p2p, True)}"
-    else:
-        text = f"Multi-GPU interconnect: {kind}"
-        if link.bandwidth_gbs:
-            text += f", {num(link.bandwidth_gbs)} GB/s per GPU (bidirectional)"
-        if link.max_gpus > 1:
-            text += f", up to {link.max_gpus} GPUs"
-        text += f", peer-to-peer (P2P): {_yes(link.p2p, False)}"
-    if link.note:
-        text += f"（{link.note}）" if zh else f" ({link.note})"
-    return text + ("。" if zh else ".")
+    key = f"cards.link_kind.{link.kind}"
+    return _t(
+        lang,
+        "link.line",
+        kind=msg(lang, key) if has(FALLBACK, key) else link.kind,
+        bandwidth=_opt(lang, "link.bandwidth", link.bandwidth_gbs, bandwidth=num(link.bandwidth_gbs)),
+        max_gpus=_opt(lang, "link.max_gpus", link.max_gpus > 1, count=link.max_gpus),
+        p2p=_yes(link.p2p, lang),
+        note=_opt(lang, "paren", link.note, note=link.note),
+    )
 
 
-def _names(entry: GPU | Model) -> str:
+def _names(entry: GPU | Model, lang: str) -> str:
     others = [a for a in entry.aliases if a.lower() != entry.name.lower()]
-    return ", ".join(others)
+    return _sep(lang, "join").join(others)
+
+
+def _pcie(g: GPU, lang: str) -> str:
+    if g.pcie_gen and g.pcie_lanes:
+        return _t(lang, "gpu.pcie_lanes", gen=g.pcie_gen, lanes=g.pcie_lanes)
+    return _opt(lang, "gpu.pcie", g.pcie_gen, gen=g.pcie_gen)
 
 
 def gpu_card(g: GPU, lang: str) -> Passage:
     """The catalog facts of one GPU as a passage in ``lang``."""
-    zh = lang == "zh"
-    cool_en, cool_zh = _COOLING[g.cooling.value]
-    form_en, form_zh = _FORM[g.form_factor.value]
-    tier_en, tier_zh = _TIER_NAME[g.tier]
-    cc = f", compute capability {g.compute_capability}" if g.compute_capability else ""
-    isa = f", ISA target {g.isa_target}" if g.isa_target else ""
-    pcie = (
-        f"PCIe Gen{g.pcie_gen} x{g.pcie_lanes}"
-        if g.pcie_gen and g.pcie_lanes
-        else (f"PCIe Gen{g.pcie_gen}" if g.pcie_gen else "")
-    )
-    tb = f"{g.bandwidth_gbs / 1000:.3g} TB/s"
-    aliases = _names(g)
-    lines: list[str]
-    if zh:
-        flags = []
-        if g.domestic:
-            flags.append("国产加速卡（信创可选）")
-        if g.china_market:
-            flags.append("中国特供（出口管制版本）")
-        lines = [
-            f"{g.vendor} {g.name}（{tier_zh}，{g.architecture} 架构"
-            + (f"，计算能力 {g.compute_capability}" if g.compute_capability else "")
-            + (f"，ISA {g.isa_target}" if g.isa_target else "")
-            + "）"
-            + (f"；{'；'.join(flags)}" if flags else "")
-            + "。"
-            + (f"别名：{aliases}。" if aliases else ""),
-            f"显存：{num(g.memory_gb)} GB {g.memory_type}，显存容量 {num(g.memory_gb)} GB；"
-            f"显存带宽 {num(g.bandwidth_gbs)} GB/s（{tb}）；ECC：{_yes(g.ecc, True)}。",
-            f"稠密算力（不含稀疏）：{_throughput(g, True)}。",
-        ]
-        if sp := _sparse(g, True):
-            lines.append(sp)
-        phys = [f"功耗（板卡功耗/TDP）{num(g.tdp_w)} W", f"形态：{form_zh}", f"散热：{cool_zh}"]
-        if g.slot_width:
-            phys.append(f"占 {num(g.slot_width)} 个槽位")
-        if g.length_mm:
-            phys.append(f"长度 {num(g.length_mm)} mm")
-        phys.append(f"视频输出 {g.display_outputs} 个" if g.display_outputs else "无视频输出")
-        if g.power_connectors:
-            phys.append(f"供电接口 {'、'.join(g.power_connectors)}")
-        if pcie:
-            phys.append(pcie)
-        lines.append("；".join(phys) + "。")
-        lines.append(_link(g, True))
-        lines.append(f"软件栈：{'、'.join(g.software)}；MIG 多实例：{_yes(g.mig, True)}。")
-        if pr := _price(g, True):
-            lines.append(pr)
-        if g.notes:
-            lines.append(f"备注：{g.notes}")
-        lines.append(f"来源：{', '.join(g.sources)}；数据截至 {g.as_of}，可信度 {g.confidence}。")
-        title = f"{g.name} 规格卡（{g.vendor}）"
+    flags = [_t(lang, key) for key, on in (("gpu.domestic", g.domestic), ("gpu.china_market", g.china_market)) if on]
+    aliases = _names(g, lang)
+    lines = [
+        _t(
+            lang,
+            "gpu.head",
+            vendor=g.vendor,
+            name=g.name,
+            tier=_t(lang, f"tier_name.{g.tier.value}"),
+            architecture=g.architecture,
+            cc=_opt(lang, "gpu.cc", g.compute_capability, cc=g.compute_capability),
+            isa=_opt(lang, "gpu.isa", g.isa_target, isa=g.isa_target),
+            flags=_opt(lang, "gpu.flags", flags, flags=_sep(lang, "semicolon").join(flags)),
+            aliases=_opt(lang, "aliases", aliases, aliases=aliases),
+        ),
+        _t(
+            lang,
+            "gpu.memory",
+            memory=num(g.memory_gb),
+            memory_type=g.memory_type,
+            bandwidth=num(g.bandwidth_gbs),
+            tb=g.bandwidth_gbs / 1000,
+            ecc=_yes(g.ecc, lang),
+        ),
+        _t(lang, "gpu.dense", figures=_throughput(g, lang)),
+    ]
+    if sp := _sparse(g, lang):
+        lines.append(sp)
+    phys = [
+        _t(lang, "phys.power", tdp=num(g.tdp_w)),
+        _t(lang, "phys.form", form=_t(lang, f"form.{g.form_factor.value}")),
+        _t(lang, "phys.cooling", cooling=_t(lang, f"cooling.{g.cooling.value}")),
+    ]
+    if g.slot_width:
+        phys.append(_t(lang, "phys.slots", slots=num(g.slot_width)))
+    if g.length_mm:
+        phys.append(_t(lang, "phys.length", mm=num(g.length_mm)))
+    if g.display_outputs:
+        phys.append(_t(lang, "phys.display", count=g.display_outputs))
     else:
-        flags = []
-        if g.domestic:
-            flags.append("Chinese domestic accelerator (Xinchuang candidate)")
-        if g.china_market:
-            flags.append("China-market export-control variant")
-        lines = [
-            f"{g.vendor} {g.name}: {tier_en} GPU, {g.architecture} architecture{cc}{isa}."
-            + (f" {'; '.join(flags)}." if flags else "")
-            + (f" Also known as {aliases}." if aliases else ""),
-            f"Memory (VRAM): {num(g.memory_gb)} GB {g.memory_type}; memory bandwidth {num(g.bandwidth_gbs)} GB/s"
-            f" ({tb}); ECC: {_yes(g.ecc, False)}.",
-            f"Dense throughput (no sparsity): {_throughput(g, False)}.",
-        ]
-        if sp := _sparse(g, False):
-            lines.append(sp)
-        phys = [f"Board power (TDP) {num(g.tdp_w)} W", form_en, f"cooling: {cool_en}"]
-        if g.slot_width:
-            phys.append(f"{num(g.slot_width)} slots wide")
-        if g.length_mm:
-            phys.append(f"{num(g.length_mm)} mm long")
-        phys.append(f"{g.display_outputs} display outputs" if g.display_outputs else "no display outputs")
-        if g.power_connectors:
-            phys.append(f"power connectors {', '.join(g.power_connectors)}")
-        if pcie:
-            phys.append(pcie)
-        lines.append("; ".join(phys) + ".")
-        lines.append(_link(g, False))
-        lines.append(f"Software: {', '.join(g.software)}; MIG partitioning: {_yes(g.mig, False)}.")
-        if pr := _price(g, False):
-            lines.append(pr)
-        if g.notes:
-            lines.append(f"Notes: {g.notes}")
-        lines.append(f"Sources: {', '.join(g.sources)}; data as of {g.as_of}, confidence {g.confidence}.")
-        title = f"{g.name} spec card ({g.vendor})"
+        phys.append(_t(lang, "phys.no_display"))
+    if g.power_connectors:
+        phys.append(_t(lang, "phys.connectors", connectors=_sep(lang, "list").join(g.power_connectors)))
+    if pcie := _pcie(g, lang):
+        phys.append(pcie)
+    lines.append(_sentence(lang, phys))
+    lines.append(_link(g, lang))
+    lines.append(_t(lang, "gpu.software", software=_sep(lang, "list").join(g.software), mig=_yes(g.mig, lang)))
+    if pr := _price(g, lang):
+        lines.append(pr)
+    if g.notes:
+        lines.append(_t(lang, "notes", notes=g.notes))
+    lines.append(
+        _t(
+            lang,
+            "gpu.sources",
+            sources=_sep(lang, "join").join(g.sources),
+            as_of=g.as_of,
+            confidence=g.confidence,
+        )
+    )
     return Passage(
         id=f"gpu/{g.id}/{lang}",
-        title=title,
+        title=_t(lang, "gpu.title", name=g.name, vendor=g.vendor),
         text="\n".join(lines),
         lang=lang,  # type: ignore[arg-type]
+        # provenance metadata, the same English in every language (as for articles in knowledge.corpus)
         source=f"catalog GPU '{g.id}' (as of {g.as_of}, confidence {g.confidence}); sources: {', '.join(g.sources)}",
         as_of=g.as_of,
         kind="gpu-card",
@@ -252,87 +226,69 @@ def _kv_bytes_per_token(m: Model) -> float | None:
 
 def model_card(m: Model, lang: str) -> Passage:
     """The catalog facts of one model, with weight memory by precision, as a passage in ``lang``."""
-    zh = lang == "zh"
     a = m.attention
     w16, w8, w4 = m.params_b * 2, m.params_b * 1, m.params_b * 0.5  # GB: params (1e9) × bytes/param
     kv = _kv_bytes_per_token(m)
-    aliases = _names(m)
-    if zh:
-        lines = [
-            f"{m.name}（{m.family} 系列，类型 {m.kind}）：总参数 {num(m.params_b)}B"
-            + (f"，每个 token 激活 {num(m.active_b)}B（MoE）" if m.is_moe else "")
-            + "。"
-            + (f"别名：{aliases}。" if aliases else ""),
-            f"结构：{m.layers} 层，hidden {m.hidden_size}，注意力头 {a.num_heads}，KV 头 {a.num_kv_heads}，"
-            f"head_dim {a.head_dim}，注意力类型 {a.kind.value}；词表 {m.vocab_size}；最大上下文 {m.max_context} "
-            f"token；原生精度 {m.native_dtype.upper()}。",
-        ]
-        if m.moe:
-            lines.append(
-                f"MoE：{m.moe.num_experts} 个专家，每 token 选 {m.moe.experts_per_token} 个"
-                + (f"，{m.moe.shared_experts} 个共享专家" if m.moe.shared_experts else "")
-                + "。"
-            )
-        if a.sliding_window:
-            lines.append(f"滑动窗口 {a.sliding_window} token，全局注意力层 {a.full_attention_layers} 层。")
+    aliases = _names(m, lang)
+    lines = [
+        _t(
+            lang,
+            "model.head",
+            name=m.name,
+            family=m.family,
+            kind=m.kind,
+            params=num(m.params_b),
+            active=_opt(lang, "model.active", m.is_moe, active=num(m.active_b)),
+            aliases=_opt(lang, "aliases", aliases, aliases=aliases),
+        ),
+        _t(
+            lang,
+            "model.architecture",
+            layers=m.layers,
+            hidden=m.hidden_size,
+            heads=a.num_heads,
+            kv_heads=a.num_kv_heads,
+            head_dim=a.head_dim,
+            attention=a.kind.value,
+            vocab=m.vocab_size,
+            context=m.max_context,
+            dtype=m.native_dtype.upper(),
+        ),
+    ]
+    if m.moe:
+        shared = m.moe.shared_experts
         lines.append(
-            f"仅权重所需显存（参数量 × 每参数字节数，1 GB = 1e9 字节）：BF16/FP16 约 {num(round(w16, 1))} GB，"
-            f"8-bit（FP8/INT8）约 {num(round(w8, 1))} GB，4-bit 约 {num(round(w4, 1))} GB；"
-            "KV 缓存和运行时开销另计。"
+            _t(
+                lang,
+                "model.moe",
+                experts=m.moe.num_experts,
+                top=m.moe.experts_per_token,
+                shared=_opt(lang, "model.moe_shared", shared, shared=shared),
+            )
         )
-        if kv:
-            lines.append(
-                f"KV 缓存（16-bit）每 token 约 {num(round(kv / 1e3, 1))} KB，"
-                f"{m.max_context} token 满上下文单序列约 {num(round(kv * m.max_context / GB, 1))} GB。"
-            )
-        if m.license:
-            lines.append(f"许可证：{m.license}。")
-        if m.hf_repo:
-            lines.append(f"Hugging Face：{m.hf_repo}。")
-        if m.notes:
-            lines.append(f"备注：{m.notes}")
-        lines.append(f"来源：{', '.join(m.sources)}；数据截至 {m.as_of}。")
-        title = f"{m.name} 模型卡"
-    else:
-        lines = [
-            f"{m.name} ({m.family} family, {m.kind}): {num(m.params_b)}B parameters in total"
-            + (f", {num(m.active_b)}B active per token (mixture of experts)" if m.is_moe else "")
-            + "."
-            + (f" Also known as {aliases}." if aliases else ""),
-            f"Architecture: {m.layers} layers, hidden size {m.hidden_size}, {a.num_heads} attention heads, "
-            f"{a.num_kv_heads} KV heads, head_dim {a.head_dim}, {a.kind.value} attention; vocabulary "
-            f"{m.vocab_size}; max context {m.max_context} tokens; native dtype {m.native_dtype.upper()}.",
-        ]
-        if m.moe:
-            lines.append(
-                f"MoE: {m.moe.num_experts} experts, top-{m.moe.experts_per_token} routing"
-                + (f", {m.moe.shared_experts} shared experts" if m.moe.shared_experts else "")
-                + "."
-            )
-        if a.sliding_window:
-            lines.append(f"Sliding window {a.sliding_window} tokens with {a.full_attention_layers} global layers.")
+    if a.sliding_window:
+        lines.append(_t(lang, "model.sliding", window=a.sliding_window, global_layers=a.full_attention_layers))
+    lines.append(_t(lang, "model.weights", w16=num(round(w16, 1)), w8=num(round(w8, 1)), w4=num(round(w4, 1))))
+    if kv:
         lines.append(
-            f"Memory for the weights alone (parameters × bytes per parameter, 1 GB = 1e9 bytes): "
-            f"BF16/FP16 about {num(round(w16, 1))} GB, 8-bit (FP8/INT8) about {num(round(w8, 1))} GB, "
-            f"4-bit about {num(round(w4, 1))} GB; KV cache and runtime overhead come on top."
-        )
-        if kv:
-            lines.append(
-                f"KV cache at 16-bit: about {num(round(kv / 1e3, 1))} KB per token, about "
-                f"{num(round(kv * m.max_context / GB, 1))} GB for one sequence at the full "
-                f"{m.max_context}-token context."
+            _t(
+                lang,
+                "model.kv",
+                per_token=num(round(kv / 1e3, 1)),
+                full=num(round(kv * m.max_context / GB, 1)),
+                context=m.max_context,
             )
-        if m.license:
-            lines.append(f"License: {m.license}.")
-        if m.hf_repo:
-            lines.append(f"Hugging Face: {m.hf_repo}.")
-        if m.notes:
-            lines.append(f"Notes: {m.notes}")
-        lines.append(f"Sources: {', '.join(m.sources)}; data as of {m.as_of}.")
-        title = f"{m.name} model card"
+        )
+    if m.license:
+        lines.append(_t(lang, "model.license", license=m.license))
+    if m.hf_repo:
+        lines.append(_t(lang, "model.hf_repo", repo=m.hf_repo))
+    if m.notes:
+        lines.append(_t(lang, "notes", notes=m.notes))
+    lines.append(_t(lang, "model.sources", sources=_sep(lang, "join").join(m.sources), as_of=m.as_of))
     return Passage(
         id=f"model/{m.id}/{lang}",
-        title=title,
+        title=_t(lang, "model.title", name=m.name),
         text="\n".join(lines),
         lang=lang,  # type: ignore[arg-type]
         source=f"catalog model '{m.id}' (as of {m.as_of}); sources: {', '.join(m.sources)}",
@@ -341,31 +297,6 @@ def model_card(m: Model, lang: str) -> Passage:
         doc=f"model:{m.id}",
         names=(m.id, m.name, *m.aliases),
     )
-
-
-_TIER_INTRO = {
-    Tier.datacenter: (
-        "Datacenter and enterprise compute, for cloud providers, research institutes and companies that "
-        "want top performance and stability: HBM memory, ECC, NVLink/Infinity Fabric or vendor fabrics, "
-        "passive cooling or SXM/OAM modules.",
-        "企业级与数据中心算力，面向云服务商、科研机构和追求极致性能与稳定性的企业：HBM 显存、ECC、NVLink / "
-        "Infinity Fabric 或厂商互联，被动散热或 SXM/OAM 模组。",
-    ),
-    Tier.workstation: (
-        "Workstation and professional cards, balancing performance and cost for universities, research "
-        "groups, small companies and individual developers: fine-tuning and mid-size inference, "
-        "actively cooled (often blower) cards with large GDDR memory and ECC.",
-        "工作站与专业用途，兼顾性能与性价比，适合高校、研究机构、中小企业或个人开发者，用于模型微调和中型推理："
-        "自带散热（多为涡轮）的专业卡，显存大，支持 ECC。",
-    ),
-    Tier.consumer: (
-        "Development and experiments: affordable entry options for individual developers and data "
-        "scientists — consumer GeForce cards plus AMD and Intel alternatives; no ECC on most, limited "
-        "multi-GPU scaling (no NVLink or P2P on current GeForce).",
-        "开发与实验用途，个人开发者和数据科学家触手可及的高性价比入门选择——GeForce 消费级显卡以及越来越多的 AMD "
-        "和 Intel 方案；大多没有 ECC，多卡扩展受限（当前 GeForce 没有 NVLink 和 P2P）。",
-    ),
-}
 
 
 def _price_cell(g: GPU) -> str:
@@ -379,47 +310,38 @@ def _gpu_sort_key(g: GPU) -> tuple[float, float, str]:
     return (-g.memory_gb, -g.bandwidth_gbs, g.name)
 
 
+def _row(cells: Iterable[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
 def tier_table(catalog: Catalog, tier: Tier, lang: str) -> Passage:
     """Markdown table of every catalog GPU in ``tier``: memory, bandwidth, dense BF16, FP64, power, price."""
-    zh = lang == "zh"
     gpus = sorted((g for g in catalog.gpus if g.tier == tier), key=_gpu_sort_key)
-    name_en, name_zh = _TIER_NAME[tier]
-    intro_en, intro_zh = _TIER_INTRO[tier]
-    if zh:
-        head = (
-            "| GPU | 厂商 | 显存 | 带宽 (GB/s) | 稠密 BF16 (TFLOPS) | FP64 (TFLOPS) | 功耗 (W) | 参考价格 |\n"
-            "|---|---|---|---|---|---|---|---|"
-        )
-        intro = f"{intro_zh}\n目录中该档位的 {len(gpus)} 个方案（数字为稠密算力，由 GPU 目录自动生成）："
-        title = f"市场档位：{name_zh} — 2026 年可选方案"
-    else:
-        head = (
-            "| GPU | vendor | memory | bandwidth (GB/s) | dense BF16 (TFLOPS) | FP64 (TFLOPS) | power (W) "
-            "| approx. price |\n|---|---|---|---|---|---|---|---|"
-        )
-        intro = (
-            f"{intro_en}\nThe {len(gpus)} options of this tier in the catalog (dense figures, generated "
-            "from the GPU catalog):"
-        )
-        title = f"Market tier: {name_en} — the 2026 options"
+    head = _row(_t(lang, f"tier.col.{c}") for c in _COLUMNS) + "\n|" + "---|" * len(_COLUMNS)
+    intro = "\n".join((_t(lang, f"tier_intro.{tier.value}"), _t(lang, "tier.count", count=len(gpus))))
     rows = []
     for g in gpus:
         bf16 = g.throughput.bf16 if g.throughput.bf16 is not None else g.throughput.fp16
-        flag = ""
-        if g.domestic:
-            flag = "（国产）" if zh else " (domestic)"
-        elif g.china_market:
-            flag = "（中国特供）" if zh else " (China variant)"
+        flag = _t(lang, "tier.domestic") if g.domestic else _opt(lang, "tier.china_market", g.china_market)
         rows.append(
-            f"| {g.name}{flag} | {g.vendor} | {num(g.memory_gb)} GB {g.memory_type} | "
-            f"{num(g.bandwidth_gbs)} | {num(bf16)} | {num(g.throughput.fp64)} | {num(g.tdp_w)} | "
-            f"{_price_cell(g)} |"
+            _row(
+                (
+                    g.name + flag,
+                    g.vendor,
+                    _t(lang, "tier.memory_cell", memory=num(g.memory_gb), memory_type=g.memory_type),
+                    num(g.bandwidth_gbs),
+                    num(bf16),
+                    num(g.throughput.fp64),
+                    num(g.tdp_w),
+                    _price_cell(g),
+                )
+            )
         )
-    text = "\n".join([intro, "", head, *rows]) if rows else intro + (" （暂无）" if zh else " (none yet)")
+    text = "\n".join([intro, "", head, *rows]) if rows else intro + _t(lang, "tier.none")
     as_of = max((g.as_of for g in gpus), default=dt.date(2026, 1, 1))
     return Passage(
         id=f"tier/{tier.value}/{lang}",
-        title=title,
+        title=_t(lang, "tier.title", tier=_t(lang, f"tier_name.{tier.value}")),
         text=text,
         lang=lang,  # type: ignore[arg-type]
         source=f"generated from the GPU catalog ({len(gpus)} entries of tier '{tier.value}'); "
