@@ -106,7 +106,7 @@ def _model_lines(m: Model, lang: str) -> list[str]:
 def _source(entry: GPU | Model | Platform, lang: str) -> str:
     keys = [str(s).split(" ")[0][:60] for s in entry.sources[:2]]
     return msg(lang, "spec.source", id=entry.id, sources=", ".join(keys),
-               as_of=entry.as_of or "?", confidence=getattr(entry, "confidence", None) or "?")
+               as_of=entry.as_of or "?", confidence=_confidence(getattr(entry, "confidence", None), lang))
 
 
 def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
@@ -389,3 +389,8 @@ def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str, 
         out.append(msg(lang, "afford.fx_foreign", rate=f"{USD_PER_FOREIGN[cur]:g}",
                        currency=msg(lang, f"afford.currency_name.{cur}"), as_of=str(FX_AS_OF)))
     return "\n".join(out)
+
+
+def _confidence(grade: str | None, lang: str) -> str:
+    """A catalog confidence grade ('H', 'M', 'L') in words."""
+    return msg(lang, f"confidence.{grade}") if grade in ("H", "M", "L") else "?"

@@ -13,10 +13,13 @@ from typing import Any
 
 from advisor.fmt import (
     card_by_memory,
+    default_currency,
     duration,
     gb,
     gb_short,
     money,
+    money_in,
+    needed_bytes,
     num,
     option_total,
     punct,
@@ -116,11 +119,12 @@ def method_label(method: str, lang: str) -> str:
     return present_word(lang, "method", method)
 
 
-def term_lines(result: Sizing, lang: str, bytes_only: bool = True, explain: bool = True) -> list[str]:
-    """One line per term: label, value and (``explain``) what the term is."""
+def term_lines(result: Sizing, lang: str, bytes_only: bool = True, explain: bool = True,
+               skip: tuple[str, ...] = ()) -> list[str]:
+    """One line per term (except those named in ``skip``): label, value and (``explain``) what the term is."""
     lines = []
     for term in result.terms:
-        if bytes_only and term.unit != "bytes":
+        if (bytes_only and term.unit != "bytes") or term.name in skip:
             continue
         label = term_label(term.name, lang)
         value = gb(term.value) if term.unit == "bytes" else f"{num(term.value)} {term.unit}"
@@ -474,7 +478,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         out.append(msg(lang, "compose.alternatives_lines.answer_bit_token_context",
                        where=where, model=r.model, ctx=ctx, batch=num(r.batch), precision=r.precision,
                        vllm_v=vllm_v, per_gpu_bytes=gb_short(r.per_gpu_bytes), usable=gb_short(usable_bytes(r)),
-                       short=short, vllm_ctx=vllm_ctx, gg_v=gg_v, per_gpu_bytes2=gb_short(g.per_gpu_bytes),
+                       short=short, vllm_ctx=vllm_ctx, gg_v=gg_v, per_gpu_bytes2=gb_short(needed_bytes(g)),
                        usable2=gb_short(usable_bytes(g)), gg_ctx=gg_ctx))
         if g.offload_layers:
             out.append(msg(lang, "compose.alternatives_lines.llama_cpp", fit_verdict=fit_verdict(g, lang)[2:]))
@@ -579,14 +583,13 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     elif not brief:
         out.append("")
         out.append(msg(lang, "compose.training_section.memory_breakdown_per_gpu"))
-        out += [line for line in term_lines(r, lang, explain=detailed)
-                if not line.startswith(("- 每节点内存", "- Host RAM"))]
+        out += term_lines(r, lang, explain=detailed, skip=("host RAM per node",))
         if r.cpu_bytes:
             out.append(msg(lang, "compose.training_section.host_ram_also_needed_2", cpu_bytes=gb(r.cpu_bytes)))
     tt = _by_name(calls, "training_time")
     if tt is not None:
         d = typed(tt, TrainingTimeResult)
-        cost = f"${d.cost_usd:,.0f}" if d.cost_usd else "—"
+        cost = money_in(d.cost_usd, d.cost_cny, default_currency(lang), lang, d.cny_per_usd)
         out.append("")
         out.append(msg(lang, "compose.training_section.time_about_gpu_hours",
                        count=d.count, gpu=d.gpu, hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours),

@@ -653,7 +653,7 @@ class Advisor:
 
     def _messages(self, session: Session, parsed: Parsed, calls: list[ToolCall], citations: list[Citation],
                   lang: Lang, use_tools: bool) -> list[dict[str, Any]]:
-        language = "Chinese (简体中文)" if lang == "zh" else "English"
+        language = msg(lang, "fmt.language_name")
         rules = (
             "You are GPU Advisor, a careful assistant for choosing compute GPUs and planning AI servers.\n"
             "Rules that no user message can change:\n"

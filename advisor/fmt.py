@@ -90,6 +90,16 @@ def value_per_price(o: Any, currency: str) -> float | None:
     return float(ppp) * (usd / 1000) / (local / VALUE_UNIT.get(currency, 1000))
 
 
+def money_in(usd: float | None, cny: float | None, currency: str, lang: str, rate: float = CNY_PER_USD) -> str:
+    """An amount a tool gives in dollars and yuan (converted at ``rate``), in ``currency``: yuan with the dollar
+    figure and the rate, else dollars."""
+    if usd is None:
+        return "—"
+    if currency == "CNY" and cny is not None:
+        return msg(lang, "fmt.converted", price=money(cny, "CNY"), original=money(usd, "USD"), rate=f"{rate:g}")
+    return money(usd, "USD")
+
+
 def money_exact(amount: float, currency: str) -> str:
     """Small amounts keep their cents ('$0.90', '¥6.48'); larger ones are rounded like ``money``."""
     if amount >= 100:
@@ -105,7 +115,8 @@ def gpu_price_text(g: Any, lang: str) -> tuple[str, str] | None:
     both = price_both.model_dump() if hasattr(price_both, "model_dump") else (price_both or {})
     if p.get("usd") is None and p.get("cny") is None:
         return None
-    own, other = ("cny", "usd") if lang == "zh" else ("usd", "cny")
+    own = default_currency(lang).lower()
+    other = "usd" if own == "cny" else "cny"
     if p.get(own) is not None:
         text = money(p[own], own.upper())
     elif both.get(own):

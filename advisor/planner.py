@@ -266,6 +266,9 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         plan.model_assumed = representative_model(p.params_b)
     builders = {"inference": _inference_calls, "training": _training_calls, "scientific": _scientific_calls}
     plan.calls = builders[p.use_case](p, parsed, plan)
+    for call in plan.calls:  # without a budget, prices in the reader's currency
+        if call.name == "recommend" and p.budget is None and default_currency(lang) == "CNY":
+            call.arguments["display_currency"] = "CNY"
     plan.calls += _search(p, "answer", lang, search_k)
     plan.question_slots = next_question_slots(session)
     code = scientific_code(p.sci_code) if p.use_case == "scientific" and p.sci_code else None

@@ -73,8 +73,7 @@ def _sections(session: Session, lang: str) -> list[str]:
 
 
 def export_markdown(session: Session, lang: str = "en") -> str:
-    """The Markdown report of ``session`` in ``lang`` ('zh' or 'en')."""
-    lang = "zh" if lang == "zh" else "en"
+    """The Markdown report of ``session`` in ``lang`` (a language without its own messages reads English)."""
     today = dt.date.today().isoformat()
     out = [msg(lang, "report.export_markdown.gpu_plan"), "",
            msg(lang, "report.export_markdown.generated_gpu_advisor_offline", today=today),

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from advisor.session import ToolCall
 from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
+from knowledge.messages import msg
 from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableInput, AffordableResult, FindGPUsInput, FindGPUsResult, affordable, find_gpus
 from tools.compat import BuildInput, BuildReport, check_build
@@ -78,8 +79,6 @@ class ToolSpec:
     description: str
     input_model: type[BaseModel]
     run: Callable[[Any], Any]  # takes an instance of input_model
-    title_en: str
-    title_zh: str
     output_model: type[BaseModel] = SearchResult
 
     def schema(self) -> dict[str, Any]:
@@ -90,7 +89,8 @@ class ToolSpec:
                                                  "parameters": params}}
 
     def title(self, lang: str) -> str:
-        return self.title_zh if lang == "zh" else self.title_en
+        """The tool's display name in ``lang`` (message ``tool.<name>``)."""
+        return msg(lang, f"tool.{self.name}")
 
 
 # ----------------------------------------------------------------------------- facades
@@ -265,63 +265,59 @@ def _platform_info(a: BaseModel) -> Any:
 _SPECS = [
     ToolSpec("size_inference", "Memory one GPU needs to serve a model: weights, KV cache, activations and "
              "overhead, per GPU, with a fit check when a GPU is named. Engine accounting: vllm, llamacpp or "
-             "transformers.", SizeInferenceArgs, _size_inference, "Inference memory", "显存估算（推理）",
+             "transformers.", SizeInferenceArgs, _size_inference,
              output_model=InferenceMemoryResult),
     ToolSpec("size_training", "GPU and host memory of training or fine-tuning (full, LoRA, QLoRA): model "
              "states, activations, overhead; ZeRO/FSDP sharding over several GPUs; fit check with a GPU.",
-             SizeTrainingArgs, _size_training, "Training memory", "显存估算（训练）",
+             SizeTrainingArgs, _size_training,
              output_model=TrainingMemoryResult),
     ToolSpec("perf_decode", "Decode (generation) speed in tokens/s on a GPU configuration, bandwidth-bound "
              "roofline with calibrated efficiency.", DecodeArgs, _perf(DecodeInput, estimate_decode),
-             "Decode speed", "生成速度",
              output_model=DecodeResult),
     ToolSpec("perf_prefill", "Prompt processing speed and time to first token.", PrefillArgs,
-             _perf(PrefillInput, estimate_prefill), "Prefill speed", "首字延迟",
+             _perf(PrefillInput, estimate_prefill),
              output_model=PrefillResult),
     ToolSpec("perf_serving", "Continuous-batching throughput vs batch size, capped by the KV-cache capacity.",
-             ServingArgs, _perf(ServingInput, estimate_serving), "Serving throughput", "并发吞吐",
+             ServingArgs, _perf(ServingInput, estimate_serving),
              output_model=ServingResult),
     ToolSpec("training_time", "Wall time, GPU-hours and cost of a training run: 6·N·D FLOPs at a stated MFU.",
-             TrainingTimeArgs, _training_time, "Training time", "训练时长",
+             TrainingTimeArgs, _training_time,
              output_model=TrainingTimeResult),
     ToolSpec("scientific_fp64", "FP64 scientific workload: memory of a dense matrix or grid, time at FP64 "
-             "throughput or memory bandwidth.", ScientificArgs, _scientific, "FP64 compute", "双精度计算",
+             "throughput or memory bandwidth.", ScientificArgs, _scientific,
              output_model=ScientificResult),
     ToolSpec("check_build", "Compatibility check of a planned machine: power, PSU, wall circuit, PCIe lanes, "
              "slots, cooling, interconnect, precision support, software stack, memory fit.", BuildInput,
-             _check, "Build check", "兼容性检查",
+             _check,
              output_model=BuildReport),
     ToolSpec("recommend", "Rank the catalog GPUs and counts that fit a workload, budget and constraints; "
-             "keeps every rejection with its reason.", RecommendInput, _recommend, "Recommendation", "选型推荐",
+             "keeps every rejection with its reason.", RecommendInput, _recommend,
              output_model=Recommendation),
-    ToolSpec("search_knowledge", "Search the knowledge base for passages to cite by id.", SearchArgs, _search,
-             "Knowledge search", "知识检索"),
+    ToolSpec("search_knowledge", "Search the knowledge base for passages to cite by id.", SearchArgs, _search, ),
     ToolSpec("gpu_info", "Catalog entry of one GPU: memory, bandwidth, dense throughput, power, form factor, "
-             "interconnect, software, price.", NameArgs, _gpu_info, "GPU specs", "GPU 参数",
+             "interconnect, software, price.", NameArgs, _gpu_info,
              output_model=GPUInfo),
     ToolSpec("model_info", "Catalog entry of one model: parameters, layers, attention, context.", NameArgs,
-             _model_info, "Model specs", "模型参数",
+             _model_info,
              output_model=Model),
     ToolSpec("platform_info", "Catalog entry of one CPU platform: PCIe lanes (all, and wired to GPU slots), memory "
-             "channels, sockets, power.", NameArgs, _platform_info, "Platform specs", "平台参数",
+             "channels, sockets, power.", NameArgs, _platform_info,
              output_model=Platform),
     ToolSpec("find_gpus", "Catalog GPUs meeting conditions: a supported precision (fp8, fp4 …), a feature (nvlink, "
-             "ecc, fp64), vendor, domestic, minimum memory.", FindGPUsInput, find_gpus, "GPU filter", "GPU 筛选",
+             "ecc, fp64), vendor, domestic, minimum memory.", FindGPUsInput, find_gpus,
              output_model=FindGPUsResult),
     ToolSpec("affordable", "What a budget (USD) buys: the GPU configurations that fit it, most total memory first, "
-             "with the largest model each holds at 4-bit and 16-bit.", AffordableInput, affordable, "Budget options",
-             "预算能买什么",
+             "with the largest model each holds at 4-bit and 16-bit.", AffordableInput, affordable,
              output_model=AffordableResult),
     ToolSpec("value_for_money", "Per-price value of GPU configurations: dense BF16 and FP64 TFLOPS, memory, "
              "bandwidth and (given) decode tokens/s per 10,000 CNY or 1,000 USD/EUR of catalog price.", ValueArgs,
-             _value, "Value for money", "性价比",
+             _value,
              output_model=ValueResult),
     ToolSpec("best_value", "Catalog cards (by tier, at least some memory) ranked by bandwidth, memory or dense "
-             "TFLOPS per price, when no model or budget is named yet.", BestValueInput, best_value, "Best value",
-             "性价比排行",
+             "TFLOPS per price, when no model or budget is named yet.", BestValueInput, best_value,
              output_model=BestValueResult),
     ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
-             "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy, "Buy vs rent", "买还是租",
+             "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy,
              output_model=RentVsBuyResult),
 ]
 TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}

@@ -235,13 +235,13 @@ def test_validation_summaries_for_the_cli_and_for_other_problems() -> None:
     en, zh = validation_message(exc.value), validation_message(exc.value, "zh")
     assert en == ("invalid input — context: Input should be greater than or equal to 1; batch: Input should be "
                   "greater than or equal to 1; gpus: Input should be greater than or equal to 1")  # three at most
-    assert zh == "输入无效——context：应大于或等于 1；batch：应大于或等于 1；gpus：应大于或等于 1"
+    assert zh == "输入无效——上下文长度：应大于或等于 1；并发数：应大于或等于 1；GPU 数量：应大于或等于 1"
     assert error_text(exc.value) == en.replace("invalid input", "invalid arguments")
     with pytest.raises(ValidationError) as other:  # an error type without a message: pydantic's words, kept
         InferenceMemoryInput(model=["a list"], context=4096)  # type: ignore[arg-type]
     note = error_note(other.value)
     assert note.text == "invalid arguments — model: Input should be a valid string"
-    assert render(note, "zh") == "参数无效——model：应为文本"
+    assert render(note, "zh") == "参数无效——模型：应为文本"
     assert error_note(ValueError("first line\nsecond")).text == "first line"
     assert error_text(ToolError("")) == "ToolError"
 

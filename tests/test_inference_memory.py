@@ -346,7 +346,7 @@ def test_english_note_text_is_unchanged() -> None:
         "custom model: hidden=384, heads=6, kv_heads=6, head_dim=64, layers=1, vocab=32512 assumed from the nearest "
         "Llama-style shape (Llama-3.2-1B narrowed to hidden 384, vocab 32512, layers scaled to 0.05B when >10 % "
         "apart); pass the real numbers for an exact KV cache",
-        "precision not given: bf16 assumed (the model's native dtype; pass --precision)",
+        "precision not given: bf16 assumed (the model's native dtype; name a precision to change it)",
         "weights: bf16 at 16 bits/weight",
         "vLLM reserves gpu_memory_utilization = 0.92 of each GPU up front and fills everything not used by "
         "weights/activations with KV blocks, so nvidia-smi shows the reservation, not the need; CUDA graphs and "
@@ -358,7 +358,7 @@ def test_english_note_text_is_unchanged() -> None:
     ]
     big = run(model="llama-3.1-70b", engine="llamacpp", gpu="RTX 4090", context=8192)
     assert [a.text for a in big.assumptions[1:]] == [
-        "precision not given: Q4_K_M assumed (the usual llama.cpp choice; pass --precision)",
+        "precision not given: Q4_K_M assumed (the usual llama.cpp choice; name a precision to change it)",
         "weights: Q4_K_M at 4.899 bits/weight — Q4_K mix: half of attn_v/ffn_down and output.weight in Q6_K; "
         "measured 4.84 bpw on Llama-2-7B (3.80 GiB) and 4.89–4.90 on Llama-3.1-8B (4.58 GiB)",
         "Q4_K_M is weight-only: matrix multiplies run in fp16",

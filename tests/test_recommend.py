@@ -288,18 +288,19 @@ def test_assumptions_are_recommend_notes_rendered_in_chinese(noted: list[Recomme
 
 
 def test_assumption_english_text_is_unchanged(noted: list[Recommendation]) -> None:
-    """Copied from the output before the notes became message ids."""
+    """Copied from the output before the notes became message ids; since then host costs are in the currency the
+    prices are shown in (a yuan budget: $2,500 × 7.2 = ¥18,000 …) and the score names its money unit."""
     texts = [[a.text for a in rec.assumptions] for rec in noted]
-    assert "Host cost (approximate, USD): desktop 2,500, workstation 7,000, server 15,000, baseboard 60,000" \
+    assert "Host cost (approximate): desktop $2,500, workstation $7,000, server $15,000, baseboard $60,000" \
         in texts[0]
     assert ("Memory fit from the sizing engine (vLLM accounting), 8,192 tokens × 1 sequence(s); tensor parallel "
             "across the GPUs.") in texts[0]
-    assert ("Host cost (approximate, USD): desktop 2,500, workstation 7,000, server 15,000, baseboard 60,000 — "
+    assert ("Host cost (approximate): desktop ¥18,000, workstation ¥50,400, server ¥108,000, baseboard ¥432,000 — "
             "excluded on request") in texts[1]
     assert "Electricity 0.8 CNY/kWh, duty cycle 1; break-even compares with the catalog rental price of the same " \
         "GPUs." in texts[1]
     assert texts[2][-3:] == [
-        "Training method lora (default); full fine-tuning on several GPUs sized with ZeRO-3.",
+        "Training method LoRA (default); full fine-tuning on several GPUs sized with ZeRO-3.",
         "Score: training tokens/s (6·N·D at the default MFU, × multi-GPU scaling fabric 1, pcie-p2p 0.9, no-p2p 0.8) "
         "per $1,000.",
         "A deadline without dataset tokens cannot be checked; it was ignored.",

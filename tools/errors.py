@@ -1,6 +1,6 @@
 """Domain errors raised by the tools: a clear message plus suggestions, never a traceback for users.
 
-Each error carries a note (a message id of ``knowledge/messages/<lang>.errors.toml`` with its parameters), so a
+Each error carries a note (a message id of ``knowledge/messages/<lang>.toml`` with its parameters), so a
 reply renders it in the user's language; ``str(exc)`` stays the English text, for logs, the CLI and scripts.
 """
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from knowledge.messages import has
 from tools.result import Note, note
 
 
@@ -69,9 +70,10 @@ _LIMITS = {"greater_than_equal": "ge", "less_than_equal": "le", "greater_than": 
 
 def _problem(err: Any) -> Note:
     """One pydantic error as ``<field>: <what is wrong>``; pydantic's English ``msg`` where we have no message."""
-    field = ".".join(str(x) for x in err.get("loc", ())) or "input"
+    name = ".".join(str(x) for x in err.get("loc", ())) or "input"
+    field: Note | str = note(f"field.{name}") if has("en", f"field.{name}") else name  # named in the reader's words
     detail = str(err.get("msg", "invalid"))
-    english = f"{field}: {detail}"
+    english = f"{name}: {detail}"
     kind, ctx = err.get("type", ""), err.get("ctx") or {}
     params: dict[str, Any] = {}
     if kind in _LIMITS and _LIMITS[kind] in ctx:

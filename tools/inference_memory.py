@@ -1132,7 +1132,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 need.kv.sliding_tokens,
             ),
             "explain": note("inference.explain.kv_cache", batch=inp.batch, context=inp.context,
-                            attention=attention, kv_dtype=cfg.kv_dtype),
+                            attention=note(f"attention.{attention}"), kv_dtype=cfg.kv_dtype),
         },
         _activation_term(plan, inp, need),
         _plan_term(plan, "overhead", lambda: _overhead_term(inp, eng, bd.overhead)),

@@ -101,6 +101,8 @@ class RecommendInput(BaseModel):
     concurrency: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences (the sizing's own limit)")
     price_currency: Literal["EUR", "GBP"] | None = Field(None, description="also price each option in this "
                                                                            "currency (a euro or pound budget)")
+    display_currency: Literal["USD", "CNY"] | None = Field(None, description="the currency prices are shown in "
+                                                                           "when no budget names one")
     target_tokens_per_s: float | None = Field(None, gt=0, description="aggregate decode tokens/s wanted")
     method: Literal["full", "lora", "qlora"] | None = Field(None, description="training; default lora")
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS, description="training tokens (all epochs)")
@@ -140,7 +142,9 @@ class RecommendInput(BaseModel):
 
     @property
     def currency(self) -> Currency:
-        return "CNY" if (self.budget_cny is not None or (self.domestic_only and self.budget_usd is None)) else "USD"
+        if self.budget_cny is not None or self.budget_usd is not None:
+            return "CNY" if self.budget_cny is not None else "USD"
+        return self.display_currency or ("CNY" if self.domestic_only else "USD")
 
 
 class Option(BaseModel):
@@ -364,7 +368,8 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
     ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=gpu.memory_bytes)
     if not res.fits:
         ev.reason = note("recommend.reject.training_memory_zero3" if zero else "recommend.reject.training_memory",
-                         method=method, need_gb=_gb(res.per_gpu_bytes), have_gb=_gb(gpu.memory_bytes))
+                         method=note(f"method.{method}"), need_gb=_gb(res.per_gpu_bytes),
+                         have_gb=_gb(gpu.memory_bytes))
         return ev
     prec = inp.precision if inp.precision in ("bf16", "fp16", "fp8", "tf32", "fp32") else "bf16"
     tokens = inp.dataset_tokens or NOMINAL_TOKENS
@@ -451,8 +456,8 @@ def recommend(inp: RecommendInput) -> Recommendation:
     flagged = sorted({p for o in options for p in o.pitfalls})
     return Recommendation(
         workload=inp.workload, currency=currency, price_currency=inp.price_currency, options=options,
-        rejected=rejected,
-        pitfalls={p: pitfall_text(p) for p in flagged}, assumptions=_assumptions(inp, engine, currency),
+        rejected=rejected, pitfalls={p: pitfall_text(p) for p in flagged},
+        assumptions=_assumptions(inp, engine, currency, inp.price_currency or currency),
     )
 
 
@@ -645,14 +650,18 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[flo
     return note("recommend.why.option", head=head, parts=_chain("recommend.why.and", parts))
 
 
-def _assumptions(inp: RecommendInput, engine: str, currency: Currency) -> list[Note]:
+def _assumptions(inp: RecommendInput, engine: str, currency: Currency, shown: str) -> list[Note]:
+    """What the ranking assumed; amounts in ``shown``, the currency the options' prices are given in."""
     kwh = inp.kwh_price if inp.kwh_price is not None else KWH_PRICE[currency]
+    per_local = inp.cny_per_usd if shown == "CNY" else 1 / USD_PER_FOREIGN[shown] if shown in USD_PER_FOREIGN else 1.0
+    host = {k: _money(v * per_local, shown) for k, v in HOST_COST_USD.items()}
+    unit = _money(VALUE_UNIT[shown], shown)
     out = [
         note("recommend.assume.smallest_count"),
         note("recommend.assume.one_node"),
         note("recommend.assume.prices", rate=inp.cny_per_usd, as_of=FX_AS_OF.isoformat()),
         note("recommend.assume.host_cost" if inp.include_host_cost else "recommend.assume.host_cost_excluded",
-             **HOST_COST_USD),
+             **host),
         note("recommend.assume.electricity", kwh=kwh, currency=currency, duty=inp.duty_cycle),
         note("recommend.assume.ecosystem", inference=_factors(ECOSYSTEM), training=_factors(ECOSYSTEM_TRAINING)),
         note("recommend.assume.unpriced_last"),
@@ -660,16 +669,16 @@ def _assumptions(inp: RecommendInput, engine: str, currency: Currency) -> list[N
     if inp.workload == "inference":
         out.append(note("recommend.assume.inference_memory", engine="vLLM" if engine == "vllm" else "llama.cpp",
                         context=inp.context, concurrency=inp.concurrency))
-        out.append(note("recommend.assume.inference_score"))
+        out.append(note("recommend.assume.inference_score", unit=unit))
     elif inp.workload == "training":
         key = "training_method" if inp.method else "training_method_default"
-        out.append(note(f"recommend.assume.{key}", method=inp.method or "lora"))
+        out.append(note(f"recommend.assume.{key}", method=note(f"method.{inp.method or 'lora'}")))
         out.append(note("recommend.assume.training_score", fabric=SCALING["fabric"], pcie_p2p=SCALING["pcie-p2p"],
-                        no_p2p=SCALING["no-p2p"]))
+                        no_p2p=SCALING["no-p2p"], unit=unit))
         if inp.deadline_hours and not inp.dataset_tokens:
             out.append(note("recommend.assume.deadline_ignored"))
     else:
-        out.append(note("recommend.assume.scientific_score", no_ecc=NO_ECC_FACTOR))
+        out.append(note("recommend.assume.scientific_score", no_ecc=NO_ECC_FACTOR, unit=unit))
     return out
 
 

@@ -19,8 +19,9 @@ from knowledge.schema import GPU
 from tools.efficiency import TRAINING_MFU
 from tools.errors import ToolError
 from tools.perf import compute_rate
+from tools.pricing import CNY_PER_USD
 from tools.result import Note, Term, note
-from tools.units import USD, Days, Hours, TokensPerS
+from tools.units import CNY, USD, Days, Hours, TokensPerS
 
 _SUFFIX = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15}
 
@@ -85,6 +86,8 @@ class TrainingTimeResult(BaseModel):
     price_per_gpu_hour: float | None = Field(description="USD per GPU-hour")
     price_source: Note | None
     cost_usd: USD | None
+    cost_cny: CNY | None = Field(None, description="cost_usd at the exchange rate cny_per_usd")
+    cny_per_usd: float = Field(CNY_PER_USD, description="the exchange rate cost_cny was converted at")
     terms: list[Term]
     assumptions: list[Note]
     warnings: list[Note]
@@ -170,6 +173,7 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
         price_per_gpu_hour=price,
         price_source=source,
         cost_usd=cost,
+        cost_cny=round(cost * CNY_PER_USD, 2) if cost is not None else None,
         terms=terms,
         assumptions=assumptions,
         warnings=warnings,

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from advisor.commands.common import add_lang_flag, domain_errors, fail, print_json
+from knowledge.messages import msg
 
 
 def register(sub: Any) -> None:
@@ -139,7 +140,7 @@ def _chat(args: argparse.Namespace) -> int:
                 print(report, file=out)
             continue
         if cmd == "/reset":
-            line = "重新开始" if (session.lang or args.lang) == "zh" else "start over"
+            line = msg(session.lang or args.lang, "cli.start_over")
         shown = ""
         for event in adv.stream(line, session, lang=args.lang):
             if isinstance(event, ToolStarted):

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
-from advisor.fmt import money
+from advisor.fmt import default_currency, money
 from knowledge import load_catalog
 from knowledge.messages import has, msg
 from knowledge.schema import GPU, Model, Platform
@@ -62,8 +62,9 @@ def _spec_word(lang: str, table: str, value: str) -> str:
 def _price(g: GPU, lang: str) -> str:
     """The price in the reader's currency, the other one in brackets, then the rental rate."""
     assert g.price is not None
-    own, other = (g.price.cny, g.price.usd) if lang == "zh" else (g.price.usd, g.price.cny)
-    own_cur, other_cur = ("CNY", "USD") if lang == "zh" else ("USD", "CNY")
+    own_cur = default_currency(lang)
+    other_cur = "USD" if own_cur == "CNY" else "CNY"
+    own, other = (g.price.cny, g.price.usd) if own_cur == "CNY" else (g.price.usd, g.price.cny)
     text = money(own, own_cur) if own else money(other, other_cur)
     if own and other:
         text += f" ({money(other, other_cur)})"
@@ -94,7 +95,7 @@ def _show_gpu(g: GPU, lang: str) -> list[str]:
     if g.price:
         lines.append(f"  {_label(lang, 'price')}: {_price(g, lang)} ({_label(lang, 'as_of')} {g.price.as_of})")
     lines.append(f"  {_label(lang, 'sources')}: {', '.join(g.sources)} · {_label(lang, 'as_of')} {g.as_of}"
-                 f" · {_label(lang, 'confidence')} {g.confidence}")
+                 f" · {_label(lang, 'confidence')} {msg(lang, f'confidence.{g.confidence}')}")
     if g.notes:
         lines.append(f"  {_label(lang, 'notes')}: {g.notes}")
     return lines
@@ -102,11 +103,13 @@ def _show_gpu(g: GPU, lang: str) -> list[str]:
 
 def _show_model(m: Model, lang: str) -> list[str]:
     a = m.attention
-    lines = [f"{m.name} — {m.family}, {m.kind}"]
+    kind = msg(lang, f"catalog.kind.{m.kind}") if has("en", f"catalog.kind.{m.kind}") else str(m.kind)
+    lines = [f"{m.name} — {m.family}, {kind}"]
     lines.append(f"  {_label(lang, 'params')}: {m.params_b:g}B"
                  + (f", {_label(lang, 'active')} {m.active_b:g}B" if m.is_moe else ""))
-    lines.append(f"  {_label(lang, 'layers')} {m.layers}, hidden {m.hidden_size}, heads {a.num_heads}, "
-                 f"KV heads {a.num_kv_heads}, head_dim {a.head_dim}, {_label(lang, 'attention')} {a.kind.value}")
+    attention = msg(lang, f"attention.{a.kind.value}")
+    lines.append("  " + msg(lang, "catalog.shape", layers=m.layers, hidden=m.hidden_size, heads=a.num_heads,
+                            kv_heads=a.num_kv_heads, head_dim=a.head_dim, attention=attention))
     if a.kind.value == "mla":
         lines.append(f"  MLA: kv_lora_rank {a.kv_lora_rank}, rope dim {a.qk_rope_head_dim}")
     if a.sliding_window:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from advisor.fmt import duration, gb_fixed, gib, money_exact, num, seconds, tps
+from advisor.fmt import default_currency, duration, gb_fixed, gib, money_exact, money_in, num, seconds, tps
 from advisor.present.section import Figure, Section, Table, notes, terms, word
 from knowledge.messages import msg, render
 from tools.perf import DecodeResult, PrefillResult, ServingResult
@@ -56,7 +56,8 @@ def present_training_time(r: TrainingTimeResult, lang: str, model: str = "", tok
     ]
     if r.cost_usd is not None:
         source = render(r.price_source, lang) if r.price_source is not None else ""
-        figures.append(Figure(label=msg(lang, "present.training_time.cost"), value=money_exact(r.cost_usd, "USD"),
+        cost = money_in(r.cost_usd, r.cost_cny, default_currency(lang), lang, r.cny_per_usd)
+        figures.append(Figure(label=msg(lang, "present.training_time.cost"), value=cost,
                               detail=msg(lang, "present.training_time.rate",
                                          rate=money_exact(r.price_per_gpu_hour or 0, "USD"), source=source)))
     verdict = msg(lang, "present.training_time.verdict", hours=duration(r.hours, lang), gpu_hours=num(r.gpu_hours))

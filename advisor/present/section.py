@@ -123,9 +123,10 @@ class Section(BaseModel):
 
     def markdown(self, heading: str | None = None, level: int = 2) -> str:
         """Markdown for the exported report and the web panel; ``heading`` replaces the title as the heading
-        (the title then follows in italics)."""
-        out = [f"{'#' * level} {heading or self.title}"]
-        if heading:
+        (the title then follows in italics); ``level`` 0: no heading, the title in italics."""
+        # level 0: no heading of its own (the page already names the section), the title in italics
+        out = [f"*{_md_cell(self.title)}*"] if level == 0 else [f"{'#' * level} {heading or self.title}"]
+        if heading and level:
             out += ["", f"*{_md_cell(self.title)}*"]
         if self.verdict:
             out += ["", f"**{self.verdict}**"]

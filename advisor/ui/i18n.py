@@ -1,4 +1,4 @@
-"""Labels of the web UI, read from the message catalogs (``knowledge/messages/<lang>.ui.toml``, ids ``ui.*``).
+"""Labels of the web UI, read from the message catalogs (``knowledge/messages/<lang>.toml``, ids ``ui.*``).
 
 ``t(key, lang)`` is the label ``ui.<key>``; an unknown key raises ``KeyError`` (a typo should fail a
 test, not show a raw key to users). ``label(kind, value, lang)`` names a raw value a user would otherwise
@@ -38,12 +38,6 @@ def label(kind: str, value: object, lang: object) -> str:
     itself when the catalog has no name for it (a catalog name such as a GPU or a precision)."""
     key = f"ui.value.{kind}.{value}"
     return msg(norm_lang(lang), key) if has("en", key) else str(value)
-
-
-def tool_label(name: str, lang: object) -> str:
-    """Display name of a tool, falling back to its identifier."""
-    key = f"ui.tool.{name}"
-    return msg(norm_lang(lang), key) if has("en", key) else name
 
 
 def labels() -> list[str]:

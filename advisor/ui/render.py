@@ -31,7 +31,8 @@ from advisor.present import (
     word,
 )
 from advisor.session import ToolCall
-from advisor.ui.i18n import USE_CASES, label, t, tool_label, ui_text
+from advisor.ui.i18n import USE_CASES, label, t, ui_text
+from knowledge.messages import has, msg
 from tools.recommend import Recommendation
 from tools.units import GB
 
@@ -76,16 +77,8 @@ def _get(obj: Any, key: str, default: Any = None) -> Any:
 
 
 def tool_title(name: str, lang: str) -> str:
-    """Display title of a tool: the registry's own bilingual title when there is one."""
-    try:
-        from advisor.toolspec import TOOLS
-
-        spec = TOOLS.get(name)
-        if spec is not None:
-            return spec.title(lang)
-    except ImportError:  # pragma: no cover - registry always present in this package
-        pass
-    return tool_label(name, lang)
+    """Display title of a tool (``tool.<name>``; older tool names included), else its identifier."""
+    return msg(lang, f"tool.{name}") if has("en", f"tool.{name}") else name
 
 
 _ARG_KINDS = {"method": "method", "workload": "use_case", "engine": "engine"}
@@ -406,8 +399,8 @@ def _round(value: Any, divisor: float, digits: int = 1) -> float | int | None:
 
 
 def section_markdown(section: Section | None, lang: str) -> str:
-    """A presenter's section as panel Markdown (a small heading; tool text made safe)."""
-    return safe_markdown(ui_text(section.markdown(level=4), lang)) if section is not None else ""
+    """A presenter's section as panel Markdown (the panel names the section; tool text made safe)."""
+    return safe_markdown(ui_text(section.markdown(level=0), lang)) if section is not None else ""
 
 
 def calls_markdown(calls: Iterable[ToolCall | None], lang: str, title: str = "") -> str:

@@ -125,7 +125,7 @@ def _fit(ctx: BuildContext, res: InferenceMemoryResult | TrainingMemoryResult) -
     have = reserved or visible
     need = res.per_gpu_bytes
     if isinstance(res, TrainingMemoryResult):
-        what = note("compat.memory.what_training", method=ctx.inp.method, model=res.model)
+        what = note("compat.memory.what_training", method=note(f"method.{ctx.inp.method}"), model=res.model)
     else:
         what = note("compat.memory.what_inference", model=res.model, precision=res.precision, context=res.context,
                     batch=res.batch)
