@@ -14,9 +14,12 @@ import pytest
 
 from advisor.engine import Advisor, FinalReply, TextDelta, ToolFinished, ToolStarted
 from advisor.engine import Reply as EngineReply
+from advisor.present.calls import result as call_result
 from advisor.session import Citation, Profile, ToolCall
 from advisor.toolspec import run_tool
 from advisor.ui import chart, i18n, profile, render
+from tools.inference_memory import InferenceMemoryResult
+from tools.recommend import Recommendation
 
 # --------------------------------------------------------------------------- safe text
 
@@ -88,8 +91,11 @@ def test_step_summaries_quote_the_tool_fields() -> None:
     assert f"{dec.result['tokens_per_s']:,.1f} tokens/s" in line
     lo, hi = dec.result["tokens_per_s_range"]
     assert f"{lo:,.1f}–{hi:,.1f}" in line
-    chk = {"ok": False, "findings": [{"severity": "error"}, {"severity": "warning"}, {"severity": "warning"}]}
-    assert render.result_summary("check_build", chk, "en") == "❌ 1 error · 2 warning · 0 info"
+    chk = run_tool("check_build", {"gpus": [{"gpu": "RTX 4090", "count": 4}], "psu_w": 1200, "mains": "120v-15a"})
+    assert chk.result is not None
+    sev = [f["severity"] for f in chk.result["findings"]]
+    expected = f"❌ {sev.count('error')} error · {sev.count('warning')} warning · {sev.count('info')} info"
+    assert sev.count("error") >= 1 and render.result_summary("check_build", chk.result, "en") == expected
 
 
 # --------------------------------------------------------------------------- citations, notices
@@ -157,168 +163,121 @@ def test_turn_view_replaces_a_rejected_llm_draft() -> None:
 
 # --------------------------------------------------------------------------- memory chart
 
-BYTES = {
-    "weights": 16_060_000_000,
-    "kv_cache": 1_073_741_824,
-    "activations": 1_390_000_000,
-    "gradients": 0,
-    "optimizer": 0,
-    "overhead": 161_061_274,
-}
+
+def _typed(name: str, args: dict):
+    """A real tool call's result as its output model (what the panel draws from)."""
+    call = run_tool(name, args)
+    assert call.ok, call.error
+    return call_result(call)
 
 
-def _result(**extra: object) -> dict:
-    out = {
-        "model": "Llama-3.1-8B",
-        "precision": "bf16",
-        "context": 8192,
-        "batch": 1,
-        "gpus": 1,
-        "breakdown": dict(BYTES),
-        "per_gpu_bytes": sum(BYTES.values()),
-    }
-    out.update(extra)
-    return out
+def _sizing(**args: object) -> InferenceMemoryResult:
+    r = _typed("size_inference", {"model": "llama-3.1-8b", "precision": "bf16", "context": 8192, **args})
+    assert isinstance(r, InferenceMemoryResult)
+    return r
+
+
+SEGMENT_ORDER = ("weights", "kv_cache", "activations", "gradients", "optimizer", "overhead")
 
 
 def test_chart_data_keeps_nonzero_segments_in_order() -> None:
-    assert chart.memory_chart_data(_result()) == [
-        ("weights", BYTES["weights"]),
-        ("kv_cache", BYTES["kv_cache"]),
-        ("activations", BYTES["activations"]),
-        ("overhead", BYTES["overhead"]),
-    ]
-    assert chart.memory_chart_data(None) == [] and chart.memory_chart_data({"breakdown": "x"}) == []
+    r = _sizing(gpu="RTX 4090")
+    expected = [(k, getattr(r.breakdown, k)) for k in SEGMENT_ORDER if getattr(r.breakdown, k) > 0]
+    assert [k for k, _ in expected] == ["weights", "kv_cache", "activations", "overhead"]  # inference: no optimizer
+    assert chart.memory_chart_data(r) == expected and chart.memory_chart_data(None) == []
 
 
 def test_chart_frame_in_gb_and_gib() -> None:
-    frame = chart.memory_chart_frame(_result(gpu_memory_bytes=24 * 2**30 - 2**29), "en")
+    r = _sizing(gpu="RTX 4090")
+    frame = chart.memory_chart_frame(r, "en")
     assert list(frame["category"]) == ["Weights", "KV cache", "Activations", "Overhead", "Usable memory"]
-    assert frame["GB"][0] == pytest.approx(16.06)
+    assert frame["GB"][0] == pytest.approx(r.breakdown.weights / 1e9)
+    # 8,192 tokens × 32 layers × 2 (K, V) × 8 KV heads × 128 × 2 B = 1 GiB of KV cache (vLLM rounds to 16-token blocks)
     assert frame["GiB"][1] == pytest.approx(1.0)
-    assert frame["GiB"][4] == pytest.approx(23.5)
+    assert frame["GiB"][4] == pytest.approx(0.92 * 23.5)  # vLLM reserves 0.92 × the 23.5 GiB the engine sees
 
 
 def _widths(svg: str) -> dict[str, float]:
-    return {
-        m.group(1): float(m.group(2))
-        for m in re.finditer(
-            r'class="seg seg-(\w+)" x="[\d.]+" y="26" '
-            r'width="([\d.]+)"',
-            svg,
-        )
-    }
+    return {m.group(1): float(m.group(2))
+            for m in re.finditer(r'class="seg seg-(\w+)" x="[\d.]+" y="26" width="([\d.]+)"', svg)}
 
 
 def test_chart_bars_are_proportional_and_limit_is_the_vllm_reservation() -> None:
-    cap = 24 * 2**30 - 2**29  # what vLLM sees on a 24 GB card
-    reserved = int(cap * 0.92)
-    need = sum(BYTES.values())
-    svg = chart.memory_chart_svg(
-        _result(
-            gpu_memory_bytes=cap, reserved_bytes=reserved, fits=True, gpu="RTX 4090", headroom_bytes=reserved - need
-        ),
-        "en",
-    )
+    r = _sizing(gpu="RTX 4090")
+    cap, reserved, need = r.gpu_memory_bytes, r.reserved_bytes, r.per_gpu_bytes
+    assert cap and reserved and reserved == pytest.approx(0.92 * cap, abs=2**20)
+    svg = chart.memory_chart_svg(r, "en")
     scale = max(need, cap) * 1.06
     widths = _widths(svg)
     assert set(widths) == {"weights", "kv_cache", "activations", "overhead"}
     for key, w in widths.items():
-        assert w == pytest.approx(584 * BYTES[key] / scale, abs=0.06)
-    limit_x = float(re.search(r'class="limit" x1="([\d.]+)"', svg).group(1))
-    assert limit_x == pytest.approx(8 + 584 * reserved / scale, abs=0.06)
+        assert w == pytest.approx(584 * getattr(r.breakdown, key) / scale, abs=0.06)
+    limit = re.search(r'class="limit" x1="([\d.]+)"', svg)
+    assert limit and float(limit.group(1)) == pytest.approx(8 + 584 * reserved / scale, abs=0.06)
     assert "✅ fits" in svg and f"headroom {(reserved - need) / 1e9:,.1f} GB" in svg
     assert "vLLM 0.92 ×" in svg
 
 
 def test_chart_says_how_much_is_missing() -> None:
-    cap = 16 * 2**30 - 2**29  # a 16 GB card: the 18.7 GB need does not fit
-    need = sum(BYTES.values())
-    svg = chart.memory_chart_svg(
-        _result(gpu_memory_bytes=cap, fits=False, headroom_bytes=cap - need, gpu="<b>GPU</b>"), "zh"
-    )
-    assert f"缺口 {(need - cap) / 1e9:,.1f} GB" in svg
-    assert "❌ 放不下" in svg
+    r = _sizing(gpu="RTX 4060 Ti 16GB")  # 16 GB: the ~18 GB of an 8B model at bf16 does not fit
+    assert r.fits is False
+    short = r.per_gpu_bytes - (r.reserved_bytes or 0)
+    svg = chart.memory_chart_svg(r.model_copy(update={"gpu": "<b>GPU</b>"}), "zh")
+    assert f"缺口 {short / 1e9:,.1f} GB" in svg and "❌ 放不下" in svg
     assert "<b>GPU</b>" not in svg and "&lt;b&gt;GPU&lt;/b&gt;" in svg
     assert "<script" not in svg and "http" not in svg  # self-contained, no scripts or remote assets
 
 
 def test_chart_empty_state() -> None:
     assert "mem-empty" in chart.memory_chart_svg(None, "zh")
-    assert i18n.t("chart_empty", "en") in chart.memory_chart_svg({"breakdown": {}}, "en")
+    assert i18n.t("chart_empty", "en") in chart.memory_chart_svg(None, "en")
 
 
 # --------------------------------------------------------------------------- comparison table
 
 
 def test_comparison_frame_from_a_real_recommendation() -> None:
-    call = run_tool(
-        "recommend",
-        {"workload": "inference", "model": "llama-3.1-70b", "precision": "int4", "context": 8192, "budget_usd": 20000},
-    )
-    assert call.ok, call.error
-    rec = call.result
+    rec = _typed("recommend", {"workload": "inference", "model": "llama-3.1-70b", "precision": "int4",
+                               "context": 8192, "budget_usd": 20000})
+    assert isinstance(rec, Recommendation)
     frame = render.comparison_frame(rec, "en")
-    options = rec["options"][:8]
+    options = rec.options[:8]
     assert len(frame) == len(options) >= 1
-    assert list(frame.columns) == [
-        "Configuration",
-        "Memory fit",
-        "Per GPU need / usable (GB)",
-        "Est. tokens/s",
-        "Power (W)",
-        "Price (USD)",
-        "tokens/s per $1k",
-    ]
-    first = options[0]
-    row = frame.iloc[0]
-    assert row["Configuration"] == f"{first['count']}× {first['gpu']}"
-    assert row["Memory fit"] == ("✅" if first["fits"] else "❌")
-    assert row["Per GPU need / usable (GB)"] == (
-        f"{round(first['per_gpu_bytes'] / 1e9, 1):,} / {round(first['gpu_memory_bytes'] / 1e9, 1):,}"
-    )
-    assert row["Est. tokens/s"] == pytest.approx(first["decode_tokens_per_s"], abs=0.05)
-    assert row["Price (USD)"] == f"${first['total_price_usd']:,.0f}"  # money with its symbol, in the budget's USD
-    assert row["tokens/s per $1k"] == pytest.approx(first["perf_per_price"], abs=0.005)
+    assert list(frame.columns) == ["Configuration", "Memory fit", "Per GPU need / usable (GB)", "Est. tokens/s",
+                                   "Power (W)", "Price (USD)", "tokens/s per $1k"]
+    first, row = options[0], frame.iloc[0]
+    assert row["Configuration"] == f"{first.count}× {first.gpu}"
+    assert row["Memory fit"] == ("✅" if first.fits else "❌")
+    assert first.per_gpu_bytes is not None
+    usable = first.gpu_memory_bytes  # per GPU as the engine sees it: the figure the recommender's fit weighs
+    assert row["Per GPU need / usable (GB)"] == f"{round(first.per_gpu_bytes / 1e9, 1):,} / {round(usable / 1e9, 1):,}"
+    assert row["Est. tokens/s"] == pytest.approx(first.decode_tokens_per_s, abs=0.05)
+    assert row["Price (USD)"] == f"${first.total_price_usd:,.0f}"  # money with its symbol, in the budget's USD
+    assert row["tokens/s per $1k"] == pytest.approx(first.perf_per_price, abs=0.005)
 
 
 def test_comparison_frame_uses_fp64_for_scientific_work() -> None:
-    rec = {
-        "workload": "scientific",
-        "options": [
-            {
-                "rank": 1,
-                "gpu": "H100 SXM",
-                "count": 4,
-                "fits": True,
-                "per_gpu_bytes": 40e9,
-                "gpu_memory_bytes": 85e9,
-                "fp64_tflops": 268.0,
-                "decode_tokens_per_s": None,
-                "power_w": 3950.0,
-                "total_price_usd": 130_000.0,
-                "perf_per_price": 268.0 / 130.0,
-            }
-        ],
-    }
-    frame = render.comparison_frame(rec, "zh")
+    rec = _typed("recommend", {"workload": "scientific", "budget_usd": 200000})
+    assert isinstance(rec, Recommendation) and rec.options
+    frame = render.comparison_frame(rec, "zh", currency="USD")
     assert "FP64 TFLOPS" in frame.columns and "预估 tokens/s" not in frame.columns
-    assert frame.iloc[0]["FP64 TFLOPS"] == 268.0
-    assert frame.iloc[0]["每千美元 FP64 TFLOPS"] == pytest.approx(2.06)
+    first = rec.options[0]
+    assert frame.iloc[0]["FP64 TFLOPS"] == pytest.approx(first.fp64_tflops, abs=0.05)
+    assert frame.iloc[0]["每千美元 FP64 TFLOPS"] == pytest.approx(first.perf_per_price, abs=0.005)
     md = render.frame_markdown(frame)
-    assert md.splitlines()[0].startswith("| 配置 |") and "4× H100 SXM" in md
-    assert (
-        render.comparison_frame(None, "en").empty and render.frame_markdown(render.comparison_frame(None, "en")) == ""
-    )
+    assert md.splitlines()[0].startswith("| 配置 |") and f"{first.count}× {first.gpu}" in md
+    empty = render.comparison_frame(None, "en")
+    assert empty.empty and render.frame_markdown(empty) == ""
 
 
 def test_ruled_out_configurations_are_listed_with_their_reasons_in_the_ui_language() -> None:
-    rec = _ok("recommend", {"workload": "inference", "model": "llama-3.1-70b", "precision": "fp8", "context": 8192,
-                            "budget_cny": 150000})
-    memory = next(r for r in rec["rejected"] if r["stage"] == "memory")
+    rec = _typed("recommend", {"workload": "inference", "model": "llama-3.1-70b", "precision": "fp8", "context": 8192,
+                               "budget_cny": 150000})
+    assert isinstance(rec, Recommendation)
+    memory = next(r for r in rec.rejected if r.stage == "memory")
     for lang, title, reason in (("zh", "排除的配置", "显存不足"), ("en", "Ruled out", "does not fit")):
         notes = render.comparison_notes(rec, lang)
-        assert title in notes and reason in notes and memory["gpu"] in notes
+        assert title in notes and reason in notes and memory.gpu in notes
 
 
 # --------------------------------------------------------------------------- checklist
@@ -504,13 +463,16 @@ def _panel(lang: str) -> list[str]:
         "check_build",
         {"gpus": [{"gpu": "RTX 4090", "count": 4}], "psu_w": 1200, "mains": "120v-15a", "workload": "inference"},
     )
-    cur = render.display_currency("CNY", lang, rec)
+    typed_rec = call_result(ToolCall(name="recommend", result=rec))
+    assert isinstance(typed_rec, Recommendation)
+    cur = render.display_currency("CNY", lang, typed_rec)
     calls = {name: ToolCall(name=name, result=r) for name, r in (("size_inference", vllm), ("size_training", train),
              ("perf_decode", dec), ("perf_prefill", pre), ("perf_serving", srv), ("check_build", chk))}
     out = [render.calls_markdown([ToolCall(name="size_inference", result=offload)], lang),
            render.calls_markdown([calls["size_inference"]], lang),
            render.calls_markdown([calls["size_training"]], lang)]
-    out += [chart.memory_chart_svg(r, lang) for r in (vllm, offload, train)]
+    sized = [("size_inference", vllm), ("size_inference", offload), ("size_training", train)]
+    out += [chart.memory_chart_svg(chart.sizing_of(ToolCall(name=n, result=r)), lang) for n, r in sized]
     out += [
         render.result_summary(n, r, lang)
         for n, r in (
@@ -524,8 +486,8 @@ def _panel(lang: str) -> list[str]:
     ]
     out += [
         render.calls_markdown([calls["perf_decode"], calls["perf_prefill"], calls["perf_serving"]], lang),
-        render.frame_markdown(render.comparison_frame(rec, lang, currency=cur)),
-        render.comparison_notes(rec, lang, currency=cur),
+        render.frame_markdown(render.comparison_frame(typed_rec, lang, currency=cur)),
+        render.comparison_notes(typed_rec, lang, currency=cur),
         render.calls_markdown([calls["check_build"]], lang),
     ]
     assert all(out), "every piece renders something"
@@ -580,17 +542,18 @@ def test_need_usable_and_verdict_agree_for_vllm_short_by_a_little() -> None:
     assert r["headroom_bytes"] == usable - need  # the tool's own verdict weighs the same two figures
     need_s, usable_s, short_s = (f"{x / 1e9:,.1f} GB" for x in (need, usable, need - usable))
     assert (need_s, usable_s, short_s) == ("26.3 GB", "23.2 GB", "3.0 GB")
+    sized = chart.sizing_of(ToolCall(name="size_inference", result=r))
     for lang, verdict, short in (("en", "does not fit", "short by"), ("zh", "放不下", "缺口")):
         summary = render.calls_markdown([ToolCall(name="size_inference", result=r)], lang)
         assert need_s in summary and usable_s in summary and f"{verdict} · {short} {short_s}" in summary
-        svg = chart.memory_chart_svg(r, lang)
+        svg = chart.memory_chart_svg(sized, lang)
         assert f"{render.t('capacity', lang)} {usable_s}" in svg and f"{short} {short_s}" in svg
         assert f"{render.t('need', lang)} {need_s}" in svg
         step = render.result_summary("size_inference", r, lang)
         assert usable_s in step and verdict in step and f"{visible / 1e9:,.1f} GB" not in step
-        frame = chart.memory_chart_frame(r, lang)
+        frame = chart.memory_chart_frame(sized, lang)
         assert frame["GB"].iloc[-1] == pytest.approx(usable / 1e9)
-    limit = re.search(r'class="limit" x1="([\d.]+)"', chart.memory_chart_svg(r, "en"))
+    limit = re.search(r'class="limit" x1="([\d.]+)"', chart.memory_chart_svg(sized, "en"))
     assert limit is not None
     limit_x = float(limit.group(1))
     assert limit_x == pytest.approx(8 + 584 * usable / (max(need, visible) * 1.06), abs=0.06)
@@ -631,6 +594,8 @@ def test_money_in_the_sessions_currency() -> None:
         {"workload": "inference", "model": "llama-3.1-70b", "precision": "int4", "context": 8192, "budget_cny": 100000},
     )
     first = rec["options"][0]
+    rec = call_result(ToolCall(name="recommend", result=rec))
+    assert isinstance(rec, Recommendation)
     assert render.display_currency("CNY", "en", rec) == "CNY"  # the budget's currency wins
     assert render.display_currency(None, "zh", rec) == "CNY"  # a Chinese page without a budget: yuan
     assert render.display_currency(None, "en", rec) == "USD"

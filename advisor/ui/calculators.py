@@ -137,7 +137,7 @@ def memory_calc(
             _error(call.error_in(lang) or t("calc_error", lang), lang),
             {"arguments": args},
         )
-    return chart.memory_chart_svg(call.result, lang), render.calls_markdown([call], lang), call.result
+    return chart.memory_chart_svg(chart.sizing_of(call), lang), render.calls_markdown([call], lang), call.result
 
 
 def perf_calc(

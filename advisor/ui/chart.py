@@ -3,16 +3,19 @@ memory the fit verdict weighs it against, as self-contained HTML + SVG, and the 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import pandas as pd
 
 from advisor import fmt
 from advisor.present import fit_status
+from advisor.present.calls import result as call_result
+from advisor.session import ToolCall
 from advisor.ui.i18n import label, t
 from advisor.ui.render import escape_html
+from tools.inference_memory import InferenceMemoryResult
+from tools.training_memory import TrainingMemoryResult
 from tools.units import GB, GiB
+
+Sizing = InferenceMemoryResult | TrainingMemoryResult
 
 SEGMENTS: tuple[tuple[str, str], ...] = (
     ("weights", "#4C78A8"),
@@ -24,15 +27,20 @@ SEGMENTS: tuple[tuple[str, str], ...] = (
 )
 
 
-def memory_chart_data(result: Mapping[str, Any] | None) -> list[tuple[str, int]]:
+def sizing_of(call: ToolCall | None) -> Sizing | None:
+    """A sizing call's result, typed (None for other calls, failed ones, or a result that no longer validates)."""
+    r = call_result(call)
+    return r if isinstance(r, InferenceMemoryResult | TrainingMemoryResult) else None
+
+
+def memory_chart_data(result: Sizing | None) -> list[tuple[str, int]]:
     """Non-zero breakdown segments of a sizing result, in a fixed order: [(category, bytes)]."""
-    if not result or not isinstance(result.get("breakdown"), Mapping):
+    if result is None:
         return []
-    bd = result["breakdown"]
-    return [(k, int(bd.get(k) or 0)) for k, _ in SEGMENTS if int(bd.get(k) or 0) > 0]
+    return [(k, getattr(result.breakdown, k)) for k, _ in SEGMENTS if getattr(result.breakdown, k) > 0]
 
 
-def memory_chart_frame(result: Mapping[str, Any] | None, lang: str) -> pd.DataFrame:
+def memory_chart_frame(result: Sizing | None, lang: str) -> pd.DataFrame:
     """The chart's data as a table: category, GB (1e9 B), GiB (2^30 B) — plus the usable-memory row."""
     rows = [{"category": t(k, lang), "GB": v / GB, "GiB": v / GiB} for k, v in memory_chart_data(result)]
     usable = fmt.usable_bytes(result) if result else None
@@ -41,7 +49,7 @@ def memory_chart_frame(result: Mapping[str, Any] | None, lang: str) -> pd.DataFr
     return pd.DataFrame(rows, columns=["category", "GB", "GiB"])
 
 
-def memory_chart_svg(result: Mapping[str, Any] | None, lang: str) -> str:
+def memory_chart_svg(result: Sizing | None, lang: str) -> str:
     """A stacked horizontal bar (weights / KV cache / activations / … per GPU) drawn against the
     candidate GPU's usable memory, as self-contained HTML + SVG (no scripts, no network assets)."""
     segs = memory_chart_data(result)
@@ -49,7 +57,7 @@ def memory_chart_svg(result: Mapping[str, Any] | None, lang: str) -> str:
         return f'<div class="mem-chart mem-empty">{escape_html(t("chart_empty", lang))}</div>'
     on_gpu = sum(v for _, v in segs)
     need = fmt.needed_bytes(result) or on_gpu
-    cap = result.get("gpu_memory_bytes")
+    cap = result.gpu_memory_bytes
     # the figure the verdict uses: vLLM's reservation (total × gpu_memory_utilization), else what the engine sees
     usable = fmt.usable_bytes(result)
     scale_max = max(on_gpu, cap or 0) * 1.06 or 1
@@ -69,13 +77,13 @@ def memory_chart_svg(result: Mapping[str, Any] | None, lang: str) -> str:
             f'fill="{colors[key]}"><title>{escape_html(tip)}</title></rect>'
         )
         pos += value
-    if result.get("all_layers_bytes"):
+    if isinstance(result, InferenceMemoryResult) and result.all_layers_bytes:
         label_need = t("chart.need_offload", lang, on_gpu=fmt.gb_short(on_gpu), all=fmt.gb_short(need))
     else:
         label_need = f"{t('need', lang)} {fmt.gb_short(on_gpu)}"
     rects.append(f'<text x="{x0}" y="18" class="lbl">{escape_html(label_need)}</text>')
     if cap and usable:
-        gpu_name = str(result.get("gpu") or "GPU")
+        gpu_name = result.gpu or "GPU"
         rects.append(
             f'<rect class="cap" x="{x0}" y="70" width="{x(cap) - x0:.1f}" height="14" fill="#d9d9d9">'
             f"<title>{escape_html(gpu_name)}: {fmt.gb(cap)}</title></rect>"
@@ -114,18 +122,16 @@ def memory_chart_svg(result: Mapping[str, Any] | None, lang: str) -> str:
     )
 
 
-def _chart_title(result: Mapping[str, Any], lang: str) -> str:
+def _chart_title(result: Sizing, lang: str) -> str:
     """Model · precision or method · context × batch · GPUs; "per GPU" only where the bar is one of several."""
-    bits = [str(result.get("model") or "")]
-    if result.get("kind") == "training":
-        bits.append(label("method", result.get("method") or "", lang))
+    bits = [result.model]
+    if isinstance(result, TrainingMemoryResult):
+        bits.append(label("method", result.method, lang))
     else:
-        bits.append(str(result.get("precision") or ""))
-        if result.get("context"):
-            bits.append(f"{fmt.num(int(result['context']))} tok × {result.get('batch', 1)}")
-    n = int(result.get("gpus") or 1)
-    if n > 1:
-        bits.append(t("chart.title_gpus", lang, n=n, gpu=result.get("gpu") or "GPU"))
-    elif result.get("gpu"):
-        bits.append(str(result["gpu"]))
+        bits.append(result.precision)
+        bits.append(f"{fmt.num(result.context)} tok × {result.batch}")
+    if result.gpus > 1:
+        bits.append(t("chart.title_gpus", lang, n=result.gpus, gpu=result.gpu or "GPU"))
+    elif result.gpu:
+        bits.append(result.gpu)
     return " · ".join(b for b in bits if b)

@@ -23,7 +23,7 @@ from advisor.engine import Advisor
 from advisor.session import Session, SessionError
 from advisor.settings import Settings
 from advisor.ui import api, calculators, profile, render
-from advisor.ui.chart import memory_chart_svg
+from advisor.ui.chart import Sizing, memory_chart_svg, sizing_of
 from advisor.ui.i18n import EXAMPLES, LANGS, METHODS, USE_CASES, label, norm_lang, t
 from advisor.ui.relabel import Labels
 from advisor.ui.state import DEFAULT_KEY, AdvisorPool, UIState, ui_settings
@@ -396,7 +396,7 @@ def build_blocks(
                 values = profile.profile_values(session.profile)
                 st.shown_profile = dict(values)
                 sizing = _sizing_result(session)
-                rec = session.result("recommend")
+                rec = render.recommendation_of(session.last_results.get("recommend"))
                 out: list[Any] = [values[k] for k in profile.PROFILE_FIELDS]
                 # money in the budget's currency; without one, yuan on a Chinese page and dollars otherwise
                 currency = render.display_currency(profile.budget_currency(session.profile), lang, rec)
@@ -617,17 +617,11 @@ def _status_md(adv: Any, lang: str, applied: bool = False) -> str:
     return f"**{head}** {render.safe_markdown(adv.describe())}"
 
 
-def _sizing_result(session: Session) -> dict[str, Any] | None:
-    order = (
-        ("size_training", "size_inference")
-        if session.profile.use_case == "training"
-        else ("size_inference", "size_training")
-    )
-    for name in order:
-        result = session.result(name)
-        if isinstance(result, dict) and isinstance(result.get("breakdown"), dict):
-            return result
-    return None
+def _sizing_result(session: Session) -> Sizing | None:
+    """The sizing the panel charts: training first on a training session, else inference."""
+    order = ("size_training", "size_inference") if session.profile.use_case == "training" else (
+        "size_inference", "size_training")
+    return next((r for r in (sizing_of(session.last_results.get(n)) for n in order) if r is not None), None)
 
 
 def _changes_text(changes: dict[str, Any], lang: str) -> str:

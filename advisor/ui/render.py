@@ -30,10 +30,16 @@ from advisor.present import (
     present_recommend,
     word,
 )
+from advisor.present.calls import result as call_result
 from advisor.session import ToolCall
+from advisor.toolspec import TOOLS
 from advisor.ui.i18n import USE_CASES, label, t, ui_text
 from knowledge.messages import has, msg
-from tools.recommend import Recommendation
+from tools.compat import BuildReport
+from tools.inference_memory import InferenceMemoryResult
+from tools.perf import DecodeResult, PrefillResult, ServingResult
+from tools.recommend import Option, Recommendation
+from tools.training_memory import TrainingMemoryResult
 from tools.units import GB
 
 log = logging.getLogger(__name__)
@@ -113,48 +119,30 @@ def result_summary(name: str, result: Any, lang: str) -> str:
     """One or two lines saying what a tool found, in ``lang`` (units always labelled)."""
     if not isinstance(result, Mapping):
         return ""
-    if "per_gpu_bytes" in result and "breakdown" in result:
-        return fit_line(result, lang)
-    if name == "perf_decode" or ("tokens_per_s" in result and "step_time_s" in result):
-        lo, hi = result.get("tokens_per_s_range") or (None, None)
-        return t(
-            "summary.decode",
-            lang,
-            tps=fmt.tps(result.get("tokens_per_s")),
-            lo=fmt.num(lo),
-            hi=fmt.num(hi),
-            bound=word(lang, "bound_by", result.get("bound") or "unknown"),
-        )
-    if "ttft_s" in result:
-        return t(
-            "summary.prefill", lang, tps=fmt.tps(result.get("tokens_per_s")), ttft=fmt.seconds(result.get("ttft_s"))
-        )
-    if "max_concurrency" in result and "points" in result:
-        peak = result.get("peak") or {}
-        return t(
-            "summary.serving",
-            lang,
-            concurrency=fmt.num(result.get("max_concurrency")),
-            tps=fmt.tps(_get(peak, "tokens_per_s")),
-        )
-    if "findings" in result and "ok" in result:
-        sev = [f.get("severity") for f in result.get("findings", []) if isinstance(f, Mapping)]
-        return t(
-            "summary.check",
-            lang,
-            mark="✅" if result.get("ok") else "❌",
-            errors=sev.count("error"),
-            warnings=sev.count("warning"),
-            infos=sev.count("info"),
-        )
-    if "options" in result and "rejected" in result:
-        opts = result.get("options") or []
-        n_opts, n_rej = len(opts), len(result.get("rejected") or [])
-        if opts:
-            top = f"{opts[0].get('count', 1)}× {opts[0].get('gpu')}"
-            return t("summary.recommend_top", lang, options=n_opts, rejected=n_rej, top=top)
-        return t("summary.recommend", lang, options=n_opts, rejected=n_rej)
-    if "results" in result:
+    r = call_result(ToolCall(name=name, result=dict(result))) if name in TOOLS else None
+    match r:
+        case InferenceMemoryResult() | TrainingMemoryResult():
+            return fit_line(r, lang)
+        case DecodeResult():
+            lo, hi = r.tokens_per_s_range
+            return t("summary.decode", lang, tps=fmt.tps(r.tokens_per_s), lo=fmt.num(lo), hi=fmt.num(hi),
+                     bound=word(lang, "bound_by", r.bound))
+        case PrefillResult():
+            return t("summary.prefill", lang, tps=fmt.tps(r.tokens_per_s), ttft=fmt.seconds(r.ttft_s))
+        case ServingResult():
+            peak = r.peak.tokens_per_s if r.peak is not None else None
+            return t("summary.serving", lang, concurrency=fmt.num(r.max_concurrency), tps=fmt.tps(peak))
+        case BuildReport():
+            sev = [f.severity for f in r.findings]
+            return t("summary.check", lang, mark="✅" if r.ok else "❌", errors=sev.count("error"),
+                     warnings=sev.count("warning"), infos=sev.count("info"))
+        case Recommendation():
+            n_opts, n_rej = len(r.options), len(r.rejected)
+            if r.options:
+                top = f"{r.options[0].count}× {r.options[0].gpu}"
+                return t("summary.recommend_top", lang, options=n_opts, rejected=n_rej, top=top)
+            return t("summary.recommend", lang, options=n_opts, rejected=n_rej)
+    if name == "search_knowledge":  # the search module's own JSON
         ids = [str(_get(p, "id", "")) for p in result.get("results") or []]
         return t("list_sep", lang).join(ids) or str(result.get("reason") or "")
     return ""
@@ -269,18 +257,23 @@ def use_case_options(lang: str) -> list[str]:
 # ------------------------------------------------------------------------------ money
 
 
-def display_currency(budget_currency: str | None, lang: str, recommendation: Mapping[str, Any] | None = None) -> str:
+def recommendation_of(call: ToolCall | None) -> Recommendation | None:
+    """A recommend call's result, typed (None when there is none or it no longer validates)."""
+    r = call_result(call)
+    return r if isinstance(r, Recommendation) else None
+
+
+def display_currency(budget_currency: str | None, lang: str, rec: Recommendation | None = None) -> str:
     """The currency the panel shows money in: the budget's; else the recommendation's euro / pound pricing;
-    else yuan for a Chinese page and dollars otherwise."""
+    else the page language's (yuan on a Chinese page, dollars otherwise)."""
     if budget_currency in fmt.SYMBOLS:
         return str(budget_currency)
-    priced = (recommendation or {}).get("price_currency")
-    if priced in fmt.SYMBOLS:
-        return str(priced)
+    if rec is not None and rec.price_currency in fmt.SYMBOLS:
+        return str(rec.price_currency)
     return fmt.default_currency(lang)
 
 
-def _priced_in(opts: list[Any], currency: str) -> str:
+def _priced_in(opts: list[Option], currency: str) -> str:
     """``currency`` when the options carry totals in it (euro / pound totals only exist when asked), else USD."""
     return currency if currency == "USD" or any(fmt.option_price(o, currency) is not None for o in opts) else "USD"
 
@@ -288,52 +281,34 @@ def _priced_in(opts: list[Any], currency: str) -> str:
 # ------------------------------------------------------------------------------ comparison table
 
 
-def comparison_frame(
-    recommendation: Mapping[str, Any] | None, lang: str, limit: int = 8, currency: str | None = None
-) -> pd.DataFrame:
+def comparison_frame(rec: Recommendation | None, lang: str, limit: int = 8,
+                     currency: str | None = None) -> pd.DataFrame:
     """Candidate configurations: memory fit, est. tokens/s (or FP64), power, price and perf per price in
     ``currency`` (default: :func:`display_currency` without a budget)."""
-    opts = [o for o in list((recommendation or {}).get("options") or [])[:limit] if isinstance(o, Mapping)]
-    cur = _priced_in(opts, currency or display_currency(None, lang, recommendation))
+    opts = rec.options[:limit] if rec is not None else []
+    cur = _priced_in(opts, currency or display_currency(None, lang, rec))
     per = t(f"per_price.{cur}", lang)
-    scientific = (recommendation or {}).get("workload") == "scientific" or any(
-        o.get("fp64_tflops") is not None and o.get("decode_tokens_per_s") is None for o in opts
-    )
-    training = (recommendation or {}).get("workload") == "training"
-    fp32 = scientific and any(o.get("fp32_tflops") is not None for o in opts)  # a single-precision code
+    workload = rec.workload if rec is not None else ""
+    scientific = workload == "scientific" or any(
+        o.fp64_tflops is not None and o.decode_tokens_per_s is None for o in opts)
+    fp32 = scientific and any(o.fp32_tflops is not None for o in opts)  # a single-precision code
     flops = "fp32" if fp32 else "fp64"
-    perf_col = t(f"col_{flops}", lang) if scientific else (t("col_train_tps", lang) if training else t("col_tps", lang))
-    cols = [
-        t("col_config", lang),
-        t("col_fit", lang),
-        t("col_mem", lang),
-        perf_col,
-        t("col_power", lang),
-        t("col_price", lang, currency=cur),
-        t(f"col_ppp_{flops}", lang, per=per) if scientific else t("col_ppp", lang, per=per),
-    ]
+    if scientific:
+        perf_col = t(f"col_{flops}", lang)
+    else:
+        perf_col = t("col_train_tps", lang) if workload == "training" else t("col_tps", lang)
+    cols = [t("col_config", lang), t("col_fit", lang), t("col_mem", lang), perf_col, t("col_power", lang),
+            t("col_price", lang, currency=cur),
+            t(f"col_ppp_{flops}", lang, per=per) if scientific else t("col_ppp", lang, per=per)]
     rows = []
     for o in opts:
-        fit = "✅" if o.get("fits") else "❌"
         if scientific:
-            perf = o.get(f"{flops}_tflops")
-        elif training:
-            perf = o.get("training_tokens_per_s")
+            perf = o.fp32_tflops if fp32 else o.fp64_tflops
         else:
-            perf = o.get("decode_tokens_per_s")
-        need, usable = o.get("per_gpu_bytes"), fmt.usable_bytes(o)
-        mem = f"{_gb_number(need)} / {_gb_number(usable)}"
-        rows.append(
-            [
-                f"{o.get('count', 1)}× {o.get('gpu', '?')}",
-                fit,
-                mem,
-                _round(perf, 1),
-                _round(o.get("power_w"), 1, 0),
-                fmt.option_total(dict(o), cur),
-                _round(fmt.value_per_price(o, cur), 1, 2),
-            ]
-        )
+            perf = o.training_tokens_per_s if workload == "training" else o.decode_tokens_per_s
+        mem = f"{_gb_number(o.per_gpu_bytes)} / {_gb_number(fmt.usable_bytes(o))}"
+        rows.append([f"{o.count}× {o.gpu}", "✅" if o.fits else "❌", mem, _round(perf, 1), _round(o.power_w, 1, 0),
+                     fmt.option_total(o, cur), _round(fmt.value_per_price(o, cur), 1, 2)])
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -359,20 +334,13 @@ def frame_markdown(frame: pd.DataFrame) -> str:
     return "\n".join([head, sep, *body])
 
 
-def comparison_notes(
-    recommendation: Mapping[str, Any] | None, lang: str, limit: int = 5, currency: str | None = None
-) -> str:
+def comparison_notes(rec: Recommendation | None, lang: str, limit: int = 5, currency: str | None = None) -> str:
     """Why each ranked option, numbered like the table: its memory, speed, price and value in ``currency``,
     then the warnings of its build check (each with its fix); then what was ruled out and why, and the pitfalls —
     the presenter's words, not the tool's raw lines."""
-    if not recommendation or not (recommendation.get("options") or recommendation.get("rejected")):
+    if rec is None or not (rec.options or rec.rejected):
         return ""
-    try:
-        rec = Recommendation.model_validate(recommendation)
-    except ValueError:  # a hand-edited session: say nothing rather than something wrong
-        log.warning("recommendation in the session does not validate; no notes shown")
-        return ""
-    cur = _priced_in([o.model_dump() for o in rec.options], currency or display_currency(None, lang, recommendation))
+    cur = _priced_in(rec.options, currency or display_currency(None, lang, rec))
     section = present_recommend(rec, lang, currency=cur, limit=limit, rejected=6)
     why = section.lists[0] if rec.options and section.lists else None
     items = why.items if why else []
