@@ -843,8 +843,8 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
         for term in result_of(call).terms[:8]:
             label = term_label(term.name, lang)
             value = gb(term.value) if term.unit == "bytes" else f"{num(term.value)} {term.unit}"
-            out.append(msg(lang, "compose.compose_why.term", label=label, value=value, formula=term.formula,
-                           explain=render(term.explain, lang)))
+            out.append(msg(lang, "compose.compose_why.term", label=label, value=value,
+                           formula=render(term.formula, lang), explain=render(term.explain, lang)))
             shown = True
         if name.startswith("size"):
             out += ["", msg(lang, "plain.training" if name == "size_training" else "plain.inference"), ""]

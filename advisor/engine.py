@@ -848,6 +848,6 @@ def _compact(name: str, result: Any) -> Any:
                             for r in result.get("results", [])]}
     out = {k: v for k, v in result.items() if k not in ("assumptions", "points")}
     if "terms" in out:
-        out["terms"] = [{"name": x["name"], "value": x["value"], "unit": x["unit"], "formula": x["formula"]}
-                        for x in out["terms"]]
+        out["terms"] = [{"name": x["name"], "value": x["value"], "unit": x["unit"],
+                         "formula": render(x["formula"], "en")} for x in out["terms"]]
     return out

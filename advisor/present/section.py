@@ -222,8 +222,8 @@ def term_label(name: str, lang: str) -> str:
 
 
 def terms(items: Iterable[Term], lang: str) -> list[TermLine]:
-    return [TermLine(label=term_label(t.name, lang), value=unit_value(t.value, t.unit, lang), formula=t.formula,
-                     meaning=render(t.explain, lang)) for t in items]
+    return [TermLine(label=term_label(t.name, lang), value=unit_value(t.value, t.unit, lang),
+                     formula=render(t.formula, lang), meaning=render(t.explain, lang)) for t in items]
 
 
 def notes(items: Iterable[Note | str], lang: str) -> list[str]:
