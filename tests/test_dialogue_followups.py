@@ -10,6 +10,7 @@ from advisor import Advisor
 from advisor.engine import FinalReply, ProfileUpdated, TextDelta, ToolFinished, ToolStarted
 from advisor.session import Session
 from knowledge import load_catalog
+from knowledge.messages import render
 
 try:
     from fakes.script import assert_grounded, calls, gb, one, recompute, turn
@@ -64,7 +65,7 @@ def test_why_explains_the_last_result_with_formulas_and_citations(adv: Advisor, 
     assert r.mode == "why" and [c.name for c in r.tool_calls] == ["search_knowledge"]
     for term in last["terms"]:
         if term["unit"] == "bytes":
-            assert term["formula"] in r.text and gb(term["value"]) in r.text
+            assert render(term["formula"], "zh") in r.text and gb(term["value"]) in r.text
     assert "KV 缓存" in r.text and "权重" in r.text
     assert r.citations and f"[{r.citations[0].id}]" in r.text
     assert_grounded(r, started)
@@ -99,7 +100,7 @@ def test_export_is_a_markdown_report_without_paths(adv: Advisor, started: Sessio
     size = started.last_results["size_inference"].result
     assert gb(size["per_gpu_bytes"]) in report
     for term in size["terms"]:
-        assert term["formula"].replace("|", "\\|") in report
+        assert render(term["formula"], "zh").replace("|", "\\|") in report
     assert "## 参考资料" in report and all(f"[{cid}]" in report for cid in started.citations)
     assert "/root" not in report and "/home" not in report and "/tmp" not in report
     assert adv.export(started, "en").startswith("# GPU plan")

@@ -207,7 +207,7 @@ def _stages(n_layers: int, parts: int) -> list[range]:
 # --- engine pieces ---------------------------------------------------------------------------
 
 
-def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int) -> tuple[int, str]:
+def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int) -> tuple[int, Note]:
     """Torch activation peak of vLLM's profile run.
 
     forward: ``T · (3·I + 6·h) · b`` (gate/up/activation outputs of the MLP plus residual and
@@ -221,14 +221,12 @@ def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: 
     forward = t * (3 * inter + 6 * spec.hidden_size) * act_bytes
     n_logits = t if inp.profile_logits_all_tokens else min(inp.max_num_seqs, t)
     logits = round(n_logits * spec.vocab_size * VLLM_LOGIT_BYTES)
-    formula = (
-        f"{t} tok × (3×{inter} + 6×{spec.hidden_size}) × {act_bytes} B + "
-        f"{n_logits} × vocab {spec.vocab_size} × {VLLM_LOGIT_BYTES} B"
-    )
+    formula = note("inference.formula.activations_vllm", tokens=t, intermediate=inter, hidden=spec.hidden_size,
+                   act_bytes=act_bytes, logits=n_logits, vocab=spec.vocab_size, logit_bytes=VLLM_LOGIT_BYTES)
     return forward + logits, formula
 
 
-def llamacpp_compute_buffer(spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_attention: bool) -> tuple[int, str]:
+def llamacpp_compute_buffer(spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_attention: bool) -> tuple[int, Note]:
     """Size of llama.cpp's CUDA compute buffer, reserved for a worst-case ubatch.
 
     Peak = max(attention, logits). Without flash attention the attention step materialises
@@ -240,17 +238,13 @@ def llamacpp_compute_buffer(spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_at
     per_cell, hidden_rows, logits = _llamacpp_buffer_parts(spec, n_ubatch, flash_attention)
     attn = per_cell * n_ctx + hidden_rows
     if logits >= attn:
-        return logits, (
-            f"max(attention, logits) = logits: {n_ubatch} × (vocab {spec.vocab_size} + {spec.hidden_size}) × 4 B"
-        )
+        return logits, note("inference.formula.activations_llamacpp_logits", n_ubatch=n_ubatch,
+                            vocab=spec.vocab_size, hidden=spec.hidden_size)
     if flash_attention:
-        attn_f = f"{n_ubatch} × n_ctx {n_ctx} × 2 B (f16 mask) + {n_ubatch} × 4 × {spec.hidden_size} × 4 B"
-    else:
-        attn_f = (
-            f"{n_ubatch} × n_ctx {n_ctx} × ({spec.num_heads} heads + 1 mask) × 4 B + "
-            f"{n_ubatch} × 4 × {spec.hidden_size} × 4 B"
-        )
-    return attn, f"max(attention, logits) = attention: {attn_f}"
+        return attn, note("inference.formula.activations_llamacpp_fa", n_ubatch=n_ubatch, n_ctx=n_ctx,
+                          hidden=spec.hidden_size)
+    return attn, note("inference.formula.activations_llamacpp", n_ubatch=n_ubatch, n_ctx=n_ctx,
+                      heads=spec.num_heads, hidden=spec.hidden_size)
 
 
 def _llamacpp_buffer_parts(spec: ModelSpec, n_ubatch: int, flash_attention: bool) -> tuple[int, int, int]:
@@ -259,7 +253,7 @@ def _llamacpp_buffer_parts(spec: ModelSpec, n_ubatch: int, flash_attention: bool
     return per_cell, n_ubatch * 4 * spec.hidden_size * 4, n_ubatch * (spec.vocab_size + spec.hidden_size) * 4
 
 
-def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes: int) -> tuple[int, str]:
+def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes: int) -> tuple[int, Note]:
     """Prefill peak of a Hugging Face forward: ``tokens · (4·h + 2·I) · b + seqs · V · 4 · 2``.
 
     Hidden states and the MLP's gate/up outputs for every prompt token (SDPA/flash attention,
@@ -267,11 +261,8 @@ def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes:
     """
     per_token, per_seq = _transformers_activation_parts(spec, act_bytes)
     act = tokens * per_token + seqs * per_seq
-    return (
-        act,
-        f"{tokens} tok × (4×{spec.hidden_size} + 2×{_intermediate(spec)}) × {act_bytes} B + "
-        f"{seqs} × {spec.vocab_size} × 8 B",
-    )
+    return act, note("inference.formula.activations_transformers", tokens=tokens, hidden=spec.hidden_size,
+                     intermediate=_intermediate(spec), act_bytes=act_bytes, seqs=seqs, vocab=spec.vocab_size)
 
 
 def _transformers_activation_parts(spec: ModelSpec, act_bytes: int) -> tuple[int, int]:
@@ -294,7 +285,7 @@ class _Config:
     parallel: Literal["tp", "pp"]
     weights: _Weights
     act_bytes: int
-    vllm_activations: tuple[int, str] | None = None  # vLLM's profile-run peak: fixed by model and settings
+    vllm_activations: tuple[int, Note] | None = None  # vLLM's profile-run peak: fixed by model and settings
     # sizers by -ngl value (None: every layer): fixed per config, asked for by every search step
     sizers: dict[int | None, _Sizer] = field(default_factory=dict, compare=False)
 
@@ -1143,7 +1134,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 "name": "cpu_ram",
                 "value": need.cpu_bytes,
                 "unit": "bytes",
-                "formula": "token embeddings + layers left on the CPU (+ their KV)",
+                "formula": note("inference.formula.cpu_ram"),
                 "explain": note("inference.explain.cpu_ram"),
             }
         )
@@ -1153,7 +1144,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 "name": "vllm_reservation",
                 "value": float(budget["reserved_bytes"]),  # type: ignore[arg-type]
                 "unit": "bytes",
-                "formula": f"total × gpu_memory_utilization {inp.gpu_memory_utilization:g}",
+                "formula": note("inference.formula.vllm_reservation", utilization=inp.gpu_memory_utilization),
                 "explain": note("inference.explain.vllm_reservation"),
             }
         )
@@ -1163,7 +1154,8 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 "name": "kv_capacity",
                 "value": float(budget["kv_capacity_tokens"]),  # type: ignore[arg-type]
                 "unit": "tokens",
-                "formula": "KV budget / KV bytes per token" + (" (16-token blocks)" if inp.engine == "vllm" else ""),
+                "formula": note("inference.formula.kv_capacity_vllm" if inp.engine == "vllm"
+                                else "inference.formula.kv_capacity"),
                 "explain": note("inference.explain.kv_capacity"),
             }
         )
@@ -1183,7 +1175,7 @@ def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object
     cfg = plan.cfg
     spec, w = cfg.spec, cfg.weights
 
-    def term(formula: str) -> dict[str, object]:  # a plain dict: validated with the result
+    def term(formula: Note) -> dict[str, object]:  # a plain dict: validated with the result
         return {
             "name": "weights",
             "value": need.breakdown.weights,
@@ -1200,20 +1192,19 @@ def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object
             f"weights {need.breakdown.weights} {need.kv_layers} {head}",
             lambda: Term(
                 **term(
-                    f"GPU: {need.kv_layers} of {spec.layers} layers"
-                    + (" + output head" if head else "")
-                    + f"; token embeddings ({w.embedding / MiB:.1f} MiB) stay in host RAM"
+                    note("inference.formula.weights_llamacpp_head" if head else "inference.formula.weights_llamacpp",
+                         kv_layers=need.kv_layers, layers=spec.layers, embedding_mib=w.embedding / MiB)
                 )
             ),
         )
 
     def fixed() -> Term:  # the same for every request of this plan
         if cfg.parallel == "pp" and inp.gpus > 1:
-            formula = f"largest stage: {need.kv_layers} of {spec.layers} layers (+ embeddings/head at the ends)"
+            formula = note("inference.formula.weights_pp", kv_layers=need.kv_layers, layers=spec.layers)
         elif inp.gpus > 1:
-            formula = f"{w.total / GiB:.2f} GiB / tp {inp.gpus}"
+            formula = note("inference.formula.weights_tp", total_gib=w.total / GiB, gpus=inp.gpus)
         else:
-            formula = f"{spec.params / 1e9:.2f} B params × {cfg.prec.bits_per_weight:g} bits"
+            formula = note("inference.formula.weights", params_b=spec.params / 1e9, bits=cfg.prec.bits_per_weight)
         return Term(**term(formula))
 
     return _plan_term(plan, "weights", fixed)
@@ -1222,7 +1213,7 @@ def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object
 def _activation_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object:
     cfg = plan.cfg
 
-    def term(formula: str) -> dict[str, object]:  # a plain dict: validated with the result
+    def term(formula: Note) -> dict[str, object]:  # a plain dict: validated with the result
         return {"name": "activations", "value": need.breakdown.activations, "unit": "bytes", "formula": formula,
                 "explain": note(f"inference.explain.activations_{inp.engine}")}
 
@@ -1233,17 +1224,18 @@ def _activation_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> obj
     else:
         formula = transformers_activations(cfg.spec, inp.context * inp.batch, inp.batch, cfg.act_bytes)[1]
         if cfg.parallel == "tp" and inp.gpus > 1:
-            formula += f", / tp {inp.gpus}"
+            formula = note("inference.formula.per_tp", formula=formula, gpus=inp.gpus)
     return term(formula)
 
 
 def _overhead_term(inp: InferenceMemoryInput, eng: str, value: int) -> Term:
     if inp.engine == "llamacpp":
-        formula = "CUDA context + cuBLAS ≈ 384 MiB per GPU (not in llama.cpp's log)"
+        formula = note("inference.formula.overhead_llamacpp", mib=LLAMACPP_CUDA_CONTEXT / MiB)
     elif inp.engine == "vllm":
-        formula = f"non-torch memory ≈ {value / GiB:.2f} GiB per GPU" + (" (NCCL buffers)" if inp.gpus > 1 else "")
+        formula = note("inference.formula.overhead_vllm_tp" if inp.gpus > 1 else "inference.formula.overhead_vllm",
+                       gib=value / GiB)
     else:
-        formula = "CUDA context + cuBLAS workspace + allocator slack ≈ 0.75 GiB per GPU"
+        formula = note("inference.formula.overhead_transformers", gib=TRANSFORMERS_OVERHEAD / GiB)
     return Term(
         name="overhead",
         value=value,

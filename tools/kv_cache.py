@@ -27,7 +27,7 @@ from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, PerSpecCache
 from tools.precision import kv_bytes_per_element, resolve_kv_dtype
-from tools.result import note
+from tools.result import Note, note
 from tools.units import Bytes, BytesF, Tokens
 
 Engine = Literal["vllm", "llamacpp", "transformers", "generic"]
@@ -50,7 +50,7 @@ class KVLayout(BaseModel):
     replicas: int = Field(description="ranks holding a copy of each KV head (1 = no replication)")
     bytes_per_token_layer: BytesF = Field(description="cache bytes per token per attention layer, one rank")
     state_bytes_per_seq: Bytes = Field(description="linear/SSM state per sequence, all such layers")
-    formula: str
+    formula: Note = Field(description="cache bytes per token and layer, as a formula")
 
     @property
     def attention_layers(self) -> int:
@@ -97,14 +97,14 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
     if spec.attention == AttentionKind.mla:
         width = (spec.kv_lora_rank or 0) + (spec.qk_rope_head_dim or 0)
         per_layer = width * b
-        formula = f"(kv_lora_rank {spec.kv_lora_rank} + rope {spec.qk_rope_head_dim}) × {b:g} B"
+        formula = note("inference.formula.kv_layout_mla", rank=spec.kv_lora_rank, rope=spec.qk_rope_head_dim, b=b)
     else:
         v_dim = spec.v_head_dim or spec.head_dim
         per_layer = heads * (spec.head_dim + v_dim) * b
         if v_dim == spec.head_dim:
-            formula = f"2 × {heads} KV heads × {spec.head_dim} head_dim × {b:g} B"
+            formula = note("inference.formula.kv_layout", heads=heads, head_dim=spec.head_dim, b=b)
         else:
-            formula = f"{heads} KV heads × (K {spec.head_dim} + V {v_dim}) × {b:g} B"
+            formula = note("inference.formula.kv_layout_kv", heads=heads, head_dim=spec.head_dim, v_dim=v_dim, b=b)
     full, sliding, linear = spec.layers, 0, 0
     window = None
     if spec.attention == AttentionKind.sliding and spec.sliding_window:
@@ -116,7 +116,7 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
         linear = spec.layers - full
     elif spec.attention == AttentionKind.none:  # not an autoregressive transformer: nothing cached
         full = 0
-        formula = "no KV cache (not an autoregressive transformer)"
+        formula = note("inference.formula.kv_none")
     state = (spec.linear_state_bytes_per_seq or 0) if linear else 0
     return KVLayout(
         kv_dtype=name,
@@ -149,7 +149,7 @@ class KVCacheSize(BaseModel):
     sliding_tokens: Tokens = Field(description="tokens held by each sliding-window layer (all sequences)")
     state_bytes: Bytes = Field(ge=0)
     layout: KVLayout
-    formula: str
+    formula: Note
 
 
 def kv_cache_size(
@@ -208,21 +208,25 @@ def kv_bytes(lay: KVLayout, full_tokens: int, sliding_tokens: int, sequences: in
     return round(lay.bytes_per_token_layer * cells) + lay.state_bytes_per_seq * sequences
 
 
-def kv_formula(lay: KVLayout, engine: Engine, context: int, sequences: int, full_tokens: int, sliding: int) -> str:
-    """The formula text of :func:`kv_cache_size` for one configuration (``full_tokens``/``sliding`` from
-    :func:`kv_tokens`)."""
+def kv_formula(lay: KVLayout, engine: Engine, context: int, sequences: int, full_tokens: int, sliding: int) -> Note:
+    """The formula of :func:`kv_cache_size` for one configuration (``full_tokens``/``sliding`` from
+    :func:`kv_tokens`), as an ``inference.formula.kv_*`` note."""
     if engine == "vllm":
-        how = f"{sequences} seq × ⌈{context}/16⌉ blocks × 16"
+        how = note("inference.formula.kv_tokens_vllm", sequences=sequences, context=context)
     elif engine == "llamacpp":
-        how = f"n_ctx {full_tokens} cells (= {context} × {sequences} slots, padded to 256)"
+        how = note("inference.formula.kv_tokens_llamacpp", n_ctx=full_tokens, context=context, sequences=sequences)
     else:
-        how = f"{context} tokens × {sequences} seq"
-    parts = [f"{lay.full_layers} layers × {how} × [{lay.formula}]"]
-    if lay.sliding_layers:
-        parts.append(f"{lay.sliding_layers} sliding layers × {sliding} tokens (window {lay.sliding_window}) × same")
-    if lay.linear_layers:
-        parts.append(f"{lay.linear_layers} linear layers: {lay.state_bytes_per_seq} B state × {sequences} seq")
-    return " + ".join(parts)
+        how = note("inference.formula.kv_tokens", context=context, sequences=sequences)
+    return note(
+        "inference.formula.kv_full",
+        layers=lay.full_layers,
+        tokens=how,
+        per_token=lay.formula,
+        sliding=note("inference.formula.kv_sliding", layers=lay.sliding_layers, tokens=sliding,
+                     window=lay.sliding_window) if lay.sliding_layers else "",
+        linear=note("inference.formula.kv_linear", layers=lay.linear_layers, state=lay.state_bytes_per_seq,
+                    sequences=sequences) if lay.linear_layers else "",
+    )
 
 
 def kv_cache_bytes(

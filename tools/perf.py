@@ -110,16 +110,16 @@ def _attention_flops_per_token(spec: ModelSpec, context: int) -> float:
     return 4 * spec.num_heads * spec.head_dim * (full * context + sliding * win)
 
 
-def _moe_weight_bytes(spec: ModelSpec, precision: str, batch: int) -> tuple[float, str]:
+def _moe_weight_bytes(spec: ModelSpec, precision: str, batch: int) -> tuple[float, Note]:
     """Weight bytes one decode step reads; for MoE the experts touched by ``batch`` tokens."""
     if not (spec.is_moe and spec.num_experts and spec.experts_per_token) or spec.params == spec.active_params:
-        return weight_read_bytes(spec, precision), "active weights"
+        return weight_read_bytes(spec, precision), note("perf.formula.active_weights")
     e, k = spec.num_experts, spec.experts_per_token
     all_experts = (spec.params - spec.active_params) * e / (e - k)
     touched = e * (1 - (1 - k / e) ** batch)  # expected distinct experts per layer
     dense = weight_read_bytes(spec, precision, active=False) - all_experts * _bpp(precision)
     read = dense + all_experts * min(1.0, touched / e) * _bpp(precision)
-    return read, f"dense part + {touched:.1f} of {e} experts per layer (top-{k}, batch {batch})"
+    return read, note("perf.formula.moe_weights", touched=touched, experts=e, k=k, batch=batch)
 
 
 def _bpp(precision: str) -> float:
@@ -160,7 +160,7 @@ class DecodeResult(BaseModel):
     warnings: list[Note]
 
 
-def _term(name: str, value: float, unit: str, formula: str, explain: str) -> Term:
+def _term(name: str, value: float, unit: str, formula: Note, explain: str) -> Term:
     """A term explained by message ``perf.explain.<explain>``."""
     return Term(name=name, value=value, unit=unit, formula=formula, explain=note(f"perf.explain.{explain}"))
 
@@ -199,36 +199,37 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
             "weights read per step",
             weights,
             "bytes",
-            f"{weights_how}: params × bits/8, minus the untied input embedding (a row lookup)",
+            note("perf.formula.decode_weights", how=weights_how),
             "decode_weights",
         ),
         _term(
             "KV read per step",
             b * kv_seq,
             "bytes",
-            f"batch {b} × KV of {inp.context} tokens ({inp.kv_dtype}){' per rank' if tp > 1 else ''}",
+            note("perf.formula.decode_kv_tp" if tp > 1 else "perf.formula.decode_kv", batch=b, context=inp.context,
+                 kv_dtype=inp.kv_dtype),
             "decode_kv",
         ),
         _term(
             "streaming time",
             stream,
             "s",
-            f"bytes / ({gpu.bandwidth_gbs:g} GB/s × η_stream {fit.eta_stream:.3f})",
+            note("perf.formula.decode_streaming", bandwidth=gpu.bandwidth_gbs, eta=fit.eta_stream),
             "decode_streaming",
         ),
         _term(
             "fixed per-layer cost",
             fixed,
             "s",
-            f"{spec.layers} layers × τ {fit.tau_layer_s * 1e6:.0f} µs",
+            note("perf.formula.decode_fixed", layers=spec.layers, tau_us=fit.tau_layer_s * 1e6),
             "decode_fixed",
         ),
         _term(
             "compute time",
             compute,
             "s",
-            f"{b} × (2·P_active + attention) FLOPs / ({rate.precision} "
-            f"{rate.flops_per_s / 1e12:g} TFLOPS × MFU {inp.mfu:g}{f' × {tp}' if tp > 1 else ''})",
+            note("perf.formula.decode_compute_tp" if tp > 1 else "perf.formula.decode_compute", batch=b,
+                 precision=rate.precision, tflops=rate.flops_per_s / 1e12, mfu=inp.mfu, tp=tp),
             "decode_compute",
         ),
     ]
@@ -238,7 +239,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
                 "layer-split hand-offs",
                 hop,
                 "s",
-                f"τ_hop {fit.tau_hop_s * 1e3:.2f} ms × log2({inp.count})",
+                note("perf.formula.decode_hops", hop_ms=fit.tau_hop_s * 1e3, count=inp.count),
                 "decode_hops",
             )
         )
@@ -248,7 +249,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
                 "tensor-parallel all-reduce",
                 comm,
                 "s",
-                f"2 × {spec.layers} layers × ({link.note.text})",
+                note("perf.formula.decode_allreduce", layers=spec.layers, link=link.note),
                 "decode_allreduce",
             )
         )
@@ -257,7 +258,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
             "decode throughput",
             tps,
             "tokens/s",
-            "batch / (max(streaming, compute) + fixed + comm)",
+            note("perf.formula.decode_throughput"),
             "decode_throughput",
         )
     )
@@ -366,32 +367,32 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             "prefill FLOPs",
             flops,
             "FLOP",
-            f"2 × {spec.active_params:,} active params × {s * b:,} tokens + causal attention 2·L·s²·a·d",
+            note("perf.formula.prefill_flops", active=spec.active_params, tokens=s * b),
             "prefill_flops",
         ),
         _term(
             "compute time",
             compute,
             "s",
-            f"FLOPs / ({rate.precision} dense {rate.flops_per_s / 1e12:g} TFLOPS"
-            f" × MFU {inp.mfu:g}{f' × {tp} GPUs' if tp > 1 else ''})",
+            note("perf.formula.prefill_compute_tp" if tp > 1 else "perf.formula.prefill_compute",
+                 precision=rate.precision, tflops=rate.flops_per_s / 1e12, mfu=inp.mfu, tp=tp),
             "prefill_compute",
         ),
         _term(
             "weight streaming",
             memory,
             "s",
-            "all weights read once / (bandwidth × η_stream)",
+            note("perf.formula.prefill_streaming"),
             "prefill_streaming",
         ),
     ]
-    if comm:
+    if comm and link is not None:
         terms.append(
             _term(
                 "tensor-parallel all-reduce",
                 comm,
                 "s",
-                f"2 × {spec.layers} × all-reduce of {s * b}·h·2 B ({link.note.text if link else ''})",
+                note("perf.formula.prefill_allreduce", layers=spec.layers, tokens=s * b, link=link.note),
                 "prefill_allreduce",
             )
         )
@@ -400,7 +401,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             "time to first token",
             ttft,
             "s",
-            "max(compute, streaming) + fixed + comm",
+            note("perf.formula.prefill_ttft"),
             "prefill_ttft",
         )
     )
@@ -532,14 +533,14 @@ def estimate_serving(inp: ServingInput) -> ServingResult:
             name="kv_capacity",
             value=capacity,
             unit="tokens",
-            formula="vLLM KV budget / KV bytes per token",
+            formula=note("perf.formula.serving_kv_capacity"),
             explain=note("perf.explain.serving_kv_capacity"),
         ),
         Term(
             name="max_concurrency",
             value=conc,
             unit="sequences",
-            formula=f"capacity / {inp.context:,}",
+            formula=note("perf.formula.serving_concurrency", context=inp.context),
             explain=note("perf.explain.serving_concurrency"),
         ),
     ]
@@ -549,7 +550,7 @@ def estimate_serving(inp: ServingInput) -> ServingResult:
                 name="peak throughput",
                 value=peak.tokens_per_s,
                 unit="tokens/s",
-                formula=f"{peak.batch} / step time {peak.step_time_s * 1e3:.1f} ms",
+                formula=note("perf.formula.serving_peak", batch=peak.batch, step_ms=peak.step_time_s * 1e3),
                 explain=note("perf.explain.serving_peak"),
             )
         )

@@ -35,8 +35,9 @@ def note(message_id: str, **params: NoteParam | Note) -> Note:
 
 
 class Term(BaseModel):
-    """One term of a computed figure, with its formula and a one-line explanation as a note
-    (``<area>.explain.<name>`` messages; readers show ``render(term.explain, lang)``).
+    """One term of a computed figure, with its formula and a one-line explanation, both notes
+    (``<area>.formula.*`` and ``<area>.explain.<name>`` messages; readers show ``render(term.formula, lang)``
+    and ``render(term.explain, lang)``; ``term.formula.text`` is the English formula).
 
     Frozen: results may share a term that does not change between calls."""
 
@@ -45,7 +46,7 @@ class Term(BaseModel):
     name: str
     value: float = Field(description="in the unit named by `unit`")
     unit: str = Field(description="'bytes', 'tokens/s', 's', 'W', …")
-    formula: str
+    formula: Note = Field(description="how the value is computed: symbols and numbers, words in the note's language")
     explain: Note = Field(description="what the term is, in plain words")
 
 class MemoryBreakdown(BaseModel):

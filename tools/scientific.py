@@ -79,20 +79,20 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
     if inp.problem == "dense-lu":
         n = inp.n or 0
         mem, flops = 8 * n**2, 2 / 3 * n**3
-        mem_f, flops_f = f"8 B × N² (N = {n:,})", "2/3 · N³"
+        mem_f, flops_f = note("perf.formula.fp64_memory_lu", n=n), note("perf.formula.fp64_flops_lu")
         bytes_moved = 0.0
     elif inp.problem == "dense-gemm":
         n = inp.n or 0
         mem, flops = 3 * 8 * n**2, 2 * n**3
-        mem_f, flops_f = f"3 matrices × 8 B × N² (N = {n:,})", "2 · N³"
+        mem_f, flops_f = note("perf.formula.fp64_memory_gemm", n=n), note("perf.formula.fp64_flops_gemm")
         bytes_moved = 0.0
     else:
         cells = inp.cells or 0
         state = cells * inp.variables * 8
         mem = state * inp.time_levels
         flops = (inp.flops_per_cell_step or 0) * cells * inp.steps
-        mem_f = f"{cells:,.0f} cells × {inp.variables} variables × 8 B × {inp.time_levels} time levels"
-        flops_f = f"{inp.flops_per_cell_step or 0:g} FLOPs × cells × {inp.steps} steps"
+        mem_f = note("perf.formula.fp64_memory_grid", cells=cells, variables=inp.variables, levels=inp.time_levels)
+        flops_f = note("perf.formula.fp64_flops_grid", flops_per_cell=inp.flops_per_cell_step or 0, steps=inp.steps)
         bytes_moved = mem * inp.steps  # every step reads the old levels and writes the new one
     per_gpu = mem / c
     visible, visible_note = engine_visible_bytes(gpu)
@@ -112,7 +112,7 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
             name="per GPU",
             value=per_gpu,
             unit="bytes",
-            formula=f"memory / {c}",
+            formula=note("perf.formula.fp64_per_gpu", count=c),
             explain=note("perf.explain.fp64_per_gpu"),
         ),
         Term(
@@ -133,8 +133,7 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
                 name="time",
                 value=seconds,
                 unit="s",
-                formula=f"max(steps × state × levels / ({c} × {gpu.bandwidth_gbs:g} GB/s × {eff:g}), "
-                "FLOPs / FP64 rate)",
+                formula=note("perf.formula.fp64_time_grid", count=c, bandwidth=gpu.bandwidth_gbs, efficiency=eff),
                 explain=note("perf.explain.fp64_time_grid"),
             )
         )
@@ -146,7 +145,7 @@ def estimate_fp64(inp: ScientificInput) -> ScientificResult:
                 name="time",
                 value=seconds,
                 unit="s",
-                formula=f"FLOPs / ({c} × FP64 {fp64:g} TFLOPS × efficiency {eff:g})",
+                formula=note("perf.formula.fp64_time_dense", count=c, fp64=fp64, efficiency=eff),
                 explain=note("perf.explain.fp64_time_dense"),
             )
         )

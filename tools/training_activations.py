@@ -50,6 +50,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.result import Note, note
 from tools.units import Bytes
 
 Recompute = Literal["none", "selective", "full"]
@@ -94,12 +95,12 @@ class ActivationEstimate(BaseModel):
     head_bytes: Bytes = Field(description="final norm input/output")
     logits_bytes: Bytes
     total_bytes: Bytes
-    per_layer_formula: str
-    layers_formula: str
-    logits_formula: str
+    per_layer_formula: Note
+    layers_formula: Note
+    logits_formula: Note
 
 
-def _per_layer(a: ActivationInput) -> tuple[float, str]:
+def _per_layer(a: ActivationInput) -> tuple[float, Note]:
     """Bytes one layer keeps without recomputation (on one TP rank)."""
     s, b, h, e, t = a.seq, a.micro_batch, a.hidden, a.element_bytes, a.tp
     kv = math.ceil(a.kv_heads / t) * a.head_dim  # per rank, at least one head
@@ -123,13 +124,16 @@ def _per_layer(a: ActivationInput) -> tuple[float, str]:
     total = e * s * b * (elems_per_token + probs)
     kv_txt = "kv" if t == 1 else "kv/t"
     norm_txt = "4h" if t == 1 else ("4h/t" if a.sequence_parallel else "4h")
-    formula = f"e·s·b·({norm_txt} + 2h{'/t' if t > 1 else ''} + 2·{kv_txt} + 4I{'/t' if t > 1 else ''})"
-    if a.experts_per_token:
-        formula += " with I = k·I_expert + shared, plus routed copies and router scores"
-    if probs:
-        formula += f" + e·a{'/t' if t > 1 else ''}·s²·b"
-    if a.flash_attention:
-        formula += " + 4·a·s·b (fp32 LSE)"
+    per_t = "/t" if t > 1 else ""
+    formula = note(
+        "training.formula.per_layer",
+        norm=norm_txt,
+        t=per_t,
+        kv=kv_txt,
+        moe=note("training.formula.per_layer_moe") if a.experts_per_token else "",
+        probs=note("training.formula.per_layer_probs", t=per_t) if probs else "",
+        lse=note("training.formula.per_layer_lse") if a.flash_attention else "",
+    )
     return total, formula
 
 
@@ -141,13 +145,15 @@ def estimate_activations(a: ActivationInput) -> ActivationEstimate:
     if a.recompute == "full":
         checkpoints = e * s * b * h / split
         layers_total = a.layers * checkpoints + layer
-        layers_formula = f"L·e·s·b·h{'/t' if split > 1 else ''} + one layer recomputed"
+        layers_formula = note("training.formula.layers_full", t="/t" if split > 1 else "")
     else:
         layers_total = a.layers * layer
-        layers_formula = "L · per-layer" + (" (selective: s² term recomputed)" if a.recompute == "selective" else "")
+        layers_formula = note("training.formula.layers_selective" if a.recompute == "selective"
+                              else "training.formula.layers")
     head = 2 * e * s * b * h / split
     logits = s * b * a.vocab / t * a.logits_bytes_per_element * a.logits_copies
-    logits_formula = f"b·s·V{'/t' if t > 1 else ''}·{a.logits_bytes_per_element:g} B × {a.logits_copies:g} copies"
+    logits_formula = note("training.formula.logits", t="/t" if t > 1 else "",
+                          element_bytes=a.logits_bytes_per_element, copies=a.logits_copies)
     total = layers_total + head + logits
     return ActivationEstimate(
         per_layer_bytes=round(layer),

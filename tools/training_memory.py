@@ -43,7 +43,7 @@ from tools.modelspec import ModelSpec, check_tensor_parallel
 from tools.precision import resolve_precision
 from tools.result import MemoryBreakdown, Note, Term, note
 from tools.training_activations import ActivationInput, Recompute, estimate_activations
-from tools.units import GB, Bytes, GiB, MiB, Tokens, fmt_bytes
+from tools.units import GB, Bytes, GiB, MiB, Tokens
 
 Method = Literal["full", "lora", "qlora"]
 Regime = Literal["mixed", "bf16", "fp32"]
@@ -217,7 +217,7 @@ def _frozen_bytes(spec: ModelSpec, method: str, base_precision: str | None) -> t
     return nbytes, nbytes / spec.params, label
 
 
-def _t(name: str, value: float, formula: str, explain: Note, unit: str = "bytes") -> Term:
+def _t(name: str, value: float, formula: Note, explain: Note, unit: str = "bytes") -> Term:
     return Term(name=name, value=round(value), unit=unit, formula=formula, explain=explain)
 
 
@@ -291,24 +291,25 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
         # DeepSpeed LLmem = 4·LL: gathered 16-bit params + 16-bit grads of the largest layer.
         working_w = largest * half_w
         working_g = largest * half_w if inp.method == "full" else 0.0
-        ws_formula = f"4·LL, LL = {largest:,.0f} params (largest layer)"
+        ws_formula = note("training.formula.working_set_zero3", largest=largest)
     elif inp.fsdp:
         # Root unit (embeddings + lm_head) stays gathered; current + prefetched block gathered.
         frozen_or_w = half_w if inp.method == "full" else max(frozen_bpp, 0.5)
         working_w = (root_params + 2 * block_params) * frozen_or_w
         working_g = block_params * half_w if inp.method == "full" else 0.0
-        ws_formula = "(root unit + 2 blocks) × 16-bit weights + 1 block of 16-bit grads"
+        ws_formula = note("training.formula.working_set_fsdp")
     weights += working_w
     grads += working_g
+    per_dp = note("training.formula.per_dp", dp=dp)
+    on_cpu = note("training.formula.on_cpu") if offload_opt else ""
 
     if inp.method == "full":
         terms.append(
             _t(
                 "weights",
                 weights,
-                f"P/tp × {st.w:g} B"
-                + (f" / N({dp})" if sharded3 else "")
-                + (" + gathered working set" if working_w else ""),
+                note("training.formula.weights", bytes=st.w, shard=per_dp if sharded3 else "",
+                     gathered=note("training.formula.gathered") if working_w else ""),
                 note("training.explain.weights"),
             )
         )
@@ -317,9 +318,8 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             _t(
                 "frozen base",
                 f_rank / w_dp if not inp.offload_params else 0.0,
-                f"{frozen_label.text if frozen_label else ''}: {frozen_total:,} B"
-                + (" / tp" if tp > 1 else "")
-                + (f" / N({dp})" if sharded3 else ""),
+                note("training.formula.frozen", label=frozen_label or "", total=frozen_total,
+                     tp=note("training.formula.per_tp") if tp > 1 else "", shard=per_dp if sharded3 else ""),
                 note("training.explain.frozen_base"),
             )
         )
@@ -327,7 +327,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             _t(
                 "adapters",
                 t_rank * st.w / w_dp if not inp.offload_params else 0.0,
-                f"{trainable:,} LoRA params × 4 B (fp32)",
+                note("training.formula.adapters", trainable=trainable),
                 note("training.explain.adapters", rank=inp.lora_rank,
                      targets=", ".join(resolve_targets(inp.lora_targets))),
             )
@@ -336,9 +336,8 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
         _t(
             "gradients",
             grads,
-            f"T × {st.g + st.half_grads:g} B"
-            + (f" / N({dp})" if grads_div > 1 else "")
-            + (" (on CPU: offloaded)" if offload_opt else ""),
+            note("training.formula.states", bytes=st.g + st.half_grads, shard=per_dp if grads_div > 1 else "",
+                 on_cpu=on_cpu),
             note("training.explain.gradients"),
         )
     )
@@ -346,9 +345,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
         _t(
             "optimizer",
             optim,
-            f"T × {st.o:g} B"
-            + (f" / N({dp})" if opt_div > 1 else "")
-            + (" (on CPU: offloaded)" if offload_opt else ""),
+            note("training.formula.states", bytes=st.o, shard=per_dp if opt_div > 1 else "", on_cpu=on_cpu),
             note("training.explain.optimizer_master" if inp.method == "full" and inp.regime == "mixed"
                  else "training.explain.optimizer", optimizer=inp.optimizer),
         )
@@ -390,7 +387,8 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
         _t(
             "activations",
             act.layers_bytes + act.head_bytes,
-            f"{act.layers_formula}; per layer {act.per_layer_formula} = {fmt_bytes(act.per_layer_bytes, 'MiB')}",
+            note("training.formula.activations", layers=act.layers_formula, per_layer=act.per_layer_formula,
+                 per_layer_mib=act.per_layer_bytes / MiB),
             note("training.explain.activations_flash" if inp.flash_attention else "training.explain.activations",
                  recompute=recompute),
         )
@@ -413,8 +411,8 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
         _t(
             "overhead",
             overhead,
-            f"CUDA context {fmt_bytes(inp.cuda_context_bytes, 'MiB', 0)} + {inp.fragmentation:.0%} × "
-            "(activations + gradients)" + (" + dequantisation scratch (largest linear × 2 B)" if dequant else ""),
+            note("training.formula.overhead_dequant" if dequant else "training.formula.overhead",
+                 context_mib=inp.cuda_context_bytes / MiB, fragmentation=inp.fragmentation),
             note("training.explain.overhead_dequant" if dequant else "training.explain.overhead"),
         )
     )
@@ -432,21 +430,21 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
     # ---- host RAM (per node), DeepSpeed accounting -----------------------------------
     load_bpp = 4.0 if inp.method == "full" else max(frozen_bpp, 2.0)
     if inp.zero_stage == 3 and inp.zero_init:
-        load_floor, load_txt = largest * tp * load_bpp * gpn, f"LL·{load_bpp:g}·gpus_per_node"
+        load_floor, load_txt = largest * tp * load_bpp * gpn, note("training.formula.load_zero3", bpp=load_bpp)
     elif inp.fsdp and inp.zero_init:  # rank 0 loads, the others start on the meta device
-        load_floor, load_txt = spec.params * load_bpp, f"P·{load_bpp:g} (rank 0 loads; sync_module_states)"
+        load_floor, load_txt = spec.params * load_bpp, note("training.formula.load_fsdp", bpp=load_bpp)
     else:
-        load_floor, load_txt = spec.params * load_bpp * gpn, f"P·{load_bpp:g}·gpus_per_node"
+        load_floor, load_txt = spec.params * load_bpp * gpn, note("training.formula.load", bpp=load_bpp)
     offloaded = 0.0
     if offload_opt:
         offloaded = trainable * (st.g + st.o) / nodes
     if inp.offload_params:
         offloaded += (trainable * (0.0 if fsdp_master else st.w) + frozen_total) / nodes
     cpu = max(load_floor, offloaded) * inp.buffer_factor
-    cpu_formula = f"max(loading: {load_txt}, offloaded states / nodes) × {inp.buffer_factor:g}"
+    cpu_formula = note("training.formula.host_ram", loading=load_txt, buffer=inp.buffer_factor)
     if inp.zero_stage == 3 and inp.zero_init and offloaded:
         cpu = offloaded * inp.buffer_factor  # DeepSpeed: 16 or 18·P/nodes × 1.5
-        cpu_formula = f"offloaded states / nodes × {inp.buffer_factor:g}"
+        cpu_formula = note("training.formula.host_ram_offloaded", buffer=inp.buffer_factor)
     terms.append(
         _t(
             "host RAM per node",

@@ -114,28 +114,29 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
             name="training FLOPs",
             value=flops,
             unit="FLOP",
-            formula=f"{k} × N {inp.params:.3g} × D {inp.tokens:.3g}",
+            formula=note("perf.formula.train_flops", k=k, params=inp.params, tokens=inp.tokens),
             explain=note("perf.explain.train_flops_recompute" if k == 8 else "perf.explain.train_flops", k=k),
         ),
         Term(
             name="achieved throughput",
             value=achieved,
             unit="FLOP/s",
-            formula=f"{inp.count} GPUs × {rate.precision} dense {rate.flops_per_s / 1e12:g} TFLOPS × MFU {inp.mfu:g}",
+            formula=note("perf.formula.train_achieved", count=inp.count, precision=rate.precision,
+                         tflops=rate.flops_per_s / 1e12, mfu=inp.mfu),
             explain=note("perf.explain.train_achieved"),
         ),
         Term(
             name="wall-clock time",
             value=hours,
             unit="h",
-            formula="FLOPs / achieved / 3600",
+            formula=note("perf.formula.train_hours"),
             explain=note("perf.explain.train_hours"),
         ),
         Term(
             name="GPU-hours",
             value=gpu_hours,
             unit="GPU·h",
-            formula=f"hours × {inp.count}",
+            formula=note("perf.formula.train_gpu_hours", count=inp.count),
             explain=note("perf.explain.train_gpu_hours"),
         ),
     ]
@@ -145,7 +146,7 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
                 name="cost",
                 value=cost,
                 unit="USD",
-                formula=f"GPU-hours × ${price:g}/h ({source.text if source else None})",
+                formula=note("perf.formula.train_cost", price=price, source=source),
                 explain=note("perf.explain.train_cost"),
             )
         )
