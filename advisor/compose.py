@@ -830,7 +830,7 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
     call = session.last_results.get(formula_tool) if formula_tool else None
     formulas = getattr(result_of(call), "formula", None) if call is not None and call.ok else None
     if formulas:
-        out += [f"- `{render(f, lang)}`" for f in ([formulas] if isinstance(formulas, str) else formulas)[:6]]
+        out += [f"- `{render(f, lang)}`" for f in (formulas if isinstance(formulas, list) else [formulas])[:6]]
         if citations:
             out += ["", *citations_block(citations, lang)]
         return "\n".join(out).strip()

@@ -847,6 +847,9 @@ def _compact(name: str, result: Any) -> Any:
         return {"results": [{"id": r["id"], "title": r["title"], "text": r["text"][:500]}
                             for r in result.get("results", [])]}
     out = {k: v for k, v in result.items() if k not in ("assumptions", "points")}
+    if "formula" in out:  # result-level formulas (notes): their English text
+        f = out["formula"]
+        out["formula"] = [render(x, "en") for x in f] if isinstance(f, list) else render(f, "en")
     if "terms" in out:
         out["terms"] = [{"name": x["name"], "value": x["value"], "unit": x["unit"],
                          "formula": render(x["formula"], "en")} for x in out["terms"]]

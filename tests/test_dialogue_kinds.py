@@ -332,7 +332,7 @@ def test_why_after_buy_or_rent_gives_its_formula_and_sources(adv: Advisor) -> No
     s = adv.new_session()
     turn(adv, s, "8 张 H100，租还是买划算？")
     r = turn(adv, s, "为什么")
-    assert r.mode == "why" and "break-even months = purchase / (rent per month" in r.text
+    assert r.mode == "why" and "`回本月数 = 购置费用 / (每月租金 − 每月电费)`" in r.text  # the formula in Chinese
     assert r.citations and all(c.id.startswith("rent-vs-buy/") for c in r.citations)
 
 

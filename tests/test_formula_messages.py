@@ -218,3 +218,73 @@ def test_build_formulas_name_their_quantities_in_chinese() -> None:
         zh = render(f, "zh")
         assert _CJK.search(zh) and not re.search(r"\b[a-z]+_[a-z_]+\b", zh), zh
     assert render(report.formula[1], "zh").startswith("建议电源功率 = max(系统功耗 × ")
+
+
+# ----------------------------------------------------------------------------- result-level formulas
+# The `formula` of the cost, value and catalog results (perf.formula.price/rent/value/find/afford.*): the English
+# as the tools wrote it before these became notes (copied from their output), the Chinese in Chinese words.
+
+_BREAK_EVEN = "break-even months = purchase / (rent per month − electricity per month)"
+_PROJECT = ["project rent = rent per month × months", "project buy = purchase + electricity per month × months"]
+RESULT_CALLS: list[tuple[str, dict[str, Any], list[str]]] = [
+    ("rent_vs_buy", {"gpu": "h100", "count": 8, "months": 3, "currency": "CNY"}, [
+        "yearly kWh = 6750 W / 1000 × 8760 h × 1", "yearly cost = kWh × 0.8 CNY", _BREAK_EVEN, *_PROJECT]),
+    ("rent_vs_buy", {"gpu": "rtx-4090", "count": 2, "hours_per_day": 8, "kwh_price": 0.3}, [
+        "yearly kWh = 1300 W / 1000 × 8760 h × 0.333333", "yearly cost = kWh × 0.3 USD", _BREAK_EVEN, *_PROJECT]),
+    ("value_for_money", {"options": [{"gpu": "rtx-4090"}, {"gpu": "rtx-5090", "count": 2}], "currency": "CNY"}, [
+        "price = catalog unit price × count", "X per 10,000 CNY = X × count / price × 10,000"]),
+    ("value_for_money", {"options": [{"gpu": "rtx-4090"}], "currency": "EUR"}, [
+        "price = catalog unit price × count", "X per 1,000 EUR = X × count / price × 1,000"]),
+    ("best_value", {}, ["bandwidth_gbs per 1,000 USD = bandwidth_gbs / card price × 1,000"]),
+    ("best_value", {"metric": "bf16_tflops", "currency": "CNY"}, [
+        "bf16_tflops per 10,000 CNY = bf16_tflops / card price × 10,000"]),
+    ("best_value", {"metric": "fp64_tflops", "currency": "GBP", "tiers": ["datacenter"]}, [
+        "fp64_tflops per 1,000 GBP = fp64_tflops / card price × 1,000"]),
+    ("best_value", {"metric": "memory_gb"}, ["memory_gb per 1,000 USD = memory_gb / card price × 1,000"]),
+    ("find_gpus", {"supports": "fp8"}, [
+        "supports(p) = the catalog has a dense figure for p and p is not marked unsupported"]),
+    ("affordable", {"budget_usd": 5000}, [
+        "largest model = memory × 0.8 / bytes per parameter (0.612 B at Q4_K_M, 2 B at bf16)",
+        "price = card price × count + host"]),
+    ("affordable", {"budget_usd": 5000, "currency": "CNY"}, [
+        "largest model = memory × 0.8 / bytes per parameter (0.612 B at Q4_K_M, 2 B at bf16)",
+        "price = card price × count + host"]),
+]
+
+
+def _result_formulas(result: Any) -> list[Note]:
+    f = result.formula
+    return f if isinstance(f, list) else [f]
+
+
+@pytest.mark.parametrize(("name", "arguments", "expected"), RESULT_CALLS,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(RESULT_CALLS)])
+def test_result_formulas_keep_their_english_and_are_chinese_in_chinese(
+    name: str, arguments: dict[str, Any], expected: list[str]
+) -> None:
+    formulas = _result_formulas(_call(name, arguments))
+    assert [f.text for f in formulas] == expected
+    for f in formulas:
+        assert isinstance(f, Note) and render(f, "en") == f.text
+        assert all(i.startswith("perf.formula.") for i in _ids(f)), _ids(f)
+        assert_chinese_formula(f)
+        assert _CJK.search(render(f, "zh")), render(f, "zh")
+
+
+def test_result_formulas_in_chinese_keep_the_math() -> None:
+    rent = [render(f, "zh") for f in _call(*RESULT_CALLS[0][:2]).formula]
+    assert rent == ["年用电量 (kWh) = 6750 W / 1000 × 8760 h × 1", "年电费 = 年用电量 (kWh) × 0.8 CNY",
+                    "回本月数 = 购置费用 / (每月租金 − 每月电费)", "项目租用费用 = 每月租金 × 月数",
+                    "项目购买费用 = 购置费用 + 每月电费 × 月数"]
+    best = _call(*RESULT_CALLS[5][:2]).formula[0]
+    assert render(best, "zh") == "每 10,000 CNY 的稠密 BF16 算力 (TFLOPS) = 稠密 BF16 算力 (TFLOPS) / 单卡价格 × 10,000"
+    afford = _call(*RESULT_CALLS[9][:2]).formula[0]
+    assert render(afford, "zh") == "最大模型 = 显存 × 0.8 / 每参数字节数（Q4_K_M 下 0.612 B，bf16 下 2 B）"
+
+
+def test_the_llm_facts_keep_the_english_result_formulas() -> None:
+    from advisor.engine import _compact
+
+    for name, arguments, expected in RESULT_CALLS:
+        compact = _compact(name, run_tool(name, arguments).result)
+        assert compact["formula"] == (expected if name != "find_gpus" else expected[0]), name

@@ -52,7 +52,7 @@ class FindGPUsResult(BaseModel):
     unknown: list[str] = Field(default_factory=list, description="names whose support the catalog does not record")
     total: int = Field(description="catalog GPUs considered")
     criteria: dict[str, str | float | bool]
-    formula: str
+    formula: Note = Field(description="perf.formula.find.supports")
     assumptions: list[Note]
 
 
@@ -102,7 +102,7 @@ def find_gpus(inp: FindGPUsInput) -> FindGPUsResult:
                                                for k, v in inp.model_dump(exclude_none=True).items() if v != []}
     return FindGPUsResult(
         matches=matches[:MAX_LISTED], unknown=unknown, total=len(gpus), criteria=criteria,
-        formula="supports(p) = the catalog has a dense figure for p and p is not marked unsupported",
+        formula=note("perf.formula.find.supports"),
         assumptions=[note("perf.find.dense"), note("perf.find.as_recorded")],
     )
 
@@ -148,7 +148,7 @@ class AffordableResult(BaseModel):
     currency: str
     weight_share: float = Field(description="share of the memory the weights may take in the model-size columns")
     unpriced: list[str] = Field(description="cards the catalog has no price for (not ranked)")
-    formula: list[str]
+    formula: list[Note] = Field(description="perf.formula.afford.* notes")
     assumptions: list[Note]
 
 
@@ -190,9 +190,9 @@ def affordable(inp: AffordableInput) -> AffordableResult:
     return AffordableResult(
         options=options[:inp.limit], budget_usd=inp.budget_usd, currency=inp.currency, weight_share=WEIGHT_SHARE,
         unpriced=unpriced,
-        formula=[f"largest model = memory × {WEIGHT_SHARE} / bytes per parameter "
-                 f"({low_bytes:.3g} B at {LOW_BIT}, {high_bytes:g} B at {HIGH_BIT})",
-                 "price = card price × count + host"],
+        formula=[note("perf.formula.afford.largest_model", share=WEIGHT_SHARE, low_bytes=low_bytes, low=LOW_BIT,
+                      high_bytes=high_bytes, high=HIGH_BIT),
+                 note("perf.formula.afford.price")],
         assumptions=[note("perf.afford.share", share=WEIGHT_SHARE), note("perf.afford.street"),
                      note("perf.afford.host" if inp.include_host else "perf.afford.no_host"), _prices(inp.currency)])
 

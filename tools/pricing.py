@@ -108,7 +108,7 @@ class CostResult(BaseModel):
     rent_usd_per_month: float | None
     break_even_months: float | None = Field(description="None when unknown or when renting is cheaper than "
                                                         "power")
-    formula: list[str]
+    formula: list[Note] = Field(description="perf.formula.price.* notes")
     assumptions: list[Note]
 
 
@@ -139,9 +139,9 @@ def cost_of_ownership(inp: CostInput) -> CostResult:
         rent_usd_per_month=round(rent_month, 2) if rent_month is not None else None,
         break_even_months=round(be, 1) if be is not None else None,
         formula=[
-            f"yearly kWh = {inp.power_w:g} W / 1000 × {HOURS_PER_YEAR:g} h × {inp.duty_cycle:g}",
-            f"yearly cost = kWh × {kwh_price:g} {inp.currency}",
-            "break-even months = purchase / (rent per month − electricity per month)",
+            note("perf.formula.price.yearly_kwh", power_w=inp.power_w, hours=HOURS_PER_YEAR, duty=inp.duty_cycle),
+            note("perf.formula.price.yearly_cost", price=kwh_price, currency=inp.currency),
+            note("perf.formula.price.break_even"),
         ],
         assumptions=assumptions,
     )

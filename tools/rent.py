@@ -52,7 +52,7 @@ class RentVsBuyResult(BaseModel):
     project_buy: float | None = Field(description="buying plus electricity for `months`, in `currency`")
     cheaper: Literal["rent", "buy"] | None
     price_as_of: str | None
-    formula: list[str]
+    formula: list[Note] = Field(description="perf.formula.price.* and perf.formula.rent.* notes")
     assumptions: list[Note]
 
 
@@ -116,7 +116,6 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
         energy_per_month=round(energy_month, 2), break_even_months=cost.break_even_months,
         project_rent=project_rent, project_buy=project_buy, cheaper=cheaper,
         price_as_of=str(gpu.price.as_of) if gpu.price else None,
-        formula=[*cost.formula, "project rent = rent per month × months",
-                 "project buy = purchase + electricity per month × months"],
+        formula=[*cost.formula, note("perf.formula.rent.project_rent"), note("perf.formula.rent.project_buy")],
         assumptions=assumptions,
     )

@@ -72,7 +72,7 @@ class ValueResult(BaseModel):
     leaders: dict[str, str] = Field(description="metric → GPU id giving the most per unit, among the priced "
                                                 "configurations that hold the workload (only with ≥ 2 of them)")
     unpriced: list[str] = Field(description="GPU ids without a catalog price")
-    formula: list[str]
+    formula: list[Note] = Field(description="perf.formula.value.* notes")
     assumptions: list[Note]
 
 
@@ -136,8 +136,8 @@ def value_for_money(inp: ValueInput) -> ValueResult:
                 leaders[metric] = max(have, key=lambda o: o.per_unit[metric]).gpu
     return ValueResult(
         currency=inp.currency, unit=unit, options=options, leaders=leaders, unpriced=unpriced,
-        formula=["price = catalog unit price × count",
-                 f"X per {unit:,.0f} {inp.currency} = X × count / price × {unit:,.0f}"],
+        formula=[note("perf.formula.value.price"),
+                 note("perf.formula.value.per_unit", unit=unit, currency=inp.currency)],
         assumptions=[note("perf.value.street"), note("perf.value.dense"), note("perf.value.gpu_only"),
                      note("perf.value.never_leads"),
                      note("perf.value.fx_foreign", cny_per_usd=inp.cny_per_usd, rate=USD_PER_FOREIGN[inp.currency],
@@ -172,7 +172,7 @@ class BestValueResult(BaseModel):
     currency: ValueCurrency
     unit: float
     ranked: list[OptionValue] = Field(description="most of `metric` per unit of money first")
-    formula: list[str]
+    formula: list[Note] = Field(description="perf.formula.value.* notes")
     assumptions: list[Note]
 
 
@@ -193,7 +193,8 @@ def best_value(inp: BestValueInput) -> BestValueResult:
     tiers = _listed([note(f"perf.tier.{t}") for t in inp.tiers])
     return BestValueResult(
         metric=inp.metric, currency=inp.currency, unit=unit, ranked=valued[:inp.limit],
-        formula=[f"{inp.metric} per {unit:,.0f} {inp.currency} = {inp.metric} / card price × {unit:,.0f}"],
+        formula=[note("perf.formula.value.best", metric=note(f"perf.formula.value.metric.{inp.metric}"), unit=unit,
+                      currency=inp.currency)],
         assumptions=[note("perf.value.one_card_vendors", tiers=tiers, memory_gb=inp.min_memory_gb,
                           vendors=", ".join(inp.vendors)) if inp.vendors
                      else note("perf.value.one_card", tiers=tiers, memory_gb=inp.min_memory_gb),
