@@ -100,6 +100,14 @@ def money_in(usd: float | None, cny: float | None, currency: str, lang: str, rat
     return money(usd, "USD")
 
 
+def money_in_exact(usd: float, cny: float, currency: str, lang: str, rate: float = CNY_PER_USD) -> str:
+    """Like :func:`money_in` for small amounts that keep their cents ('¥20.88（按 $2.90、汇率 7.2 换算）')."""
+    if currency == "CNY":
+        return msg(lang, "fmt.converted", price=money_exact(cny, "CNY"), original=money_exact(usd, "USD"),
+                   rate=f"{rate:g}")
+    return money_exact(usd, "USD")
+
+
 def money_exact(amount: float, currency: str) -> str:
     """Small amounts keep their cents ('$0.90', '¥6.48'); larger ones are rounded like ``money``."""
     if amount >= 100:

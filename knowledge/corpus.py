@@ -227,11 +227,12 @@ def corpus_hash(passages: Iterable[Passage]) -> str:
 
 
 def source_fingerprint() -> str:
-    """SHA-256 over everything the default corpus is made from: the articles, the catalog data and
-    the ``knowledge`` package's code (which writes the generated documents)."""
+    """SHA-256 over everything the default corpus is made from: the articles, the catalog data, the
+    ``knowledge`` package's code and the message files (which write the generated cards)."""
     package = Path(str(resources.files("knowledge")))
     files = sorted(package.glob("*.py")) + sorted(
-        f for folder in ("corpus", "data") for f in (package / folder).rglob("*") if f.is_file()
+        f for folder in ("corpus", "data", "messages") for f in (package / folder).rglob("*")
+        if f.is_file() and "__pycache__" not in f.parts
     )
     h = hashlib.sha256()
     for f in files:

@@ -177,7 +177,7 @@ def test_size_train_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     # notes are message ids with parameters, and their English text
     host = next(a for a in d["assumptions"] if a["id"] == "training.assume.host_ram")
     assert host["params"] == {"buffer_factor": 1.5, "gpus_per_node": 1, "nodes": 1}
-    assert host["text"] == "host RAM: DeepSpeed estimator accounting with buffer factor 1.5; 1 GPUs per node, 1 node(s)"
+    assert host["text"] == "host RAM: DeepSpeed estimator accounting with buffer factor 1.5; 1 GPU per node, 1 node"
 
 
 def test_size_train_zero3_offload_host_ram(capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ from advisor import Advisor
 from advisor.engine import FinalReply, ProfileUpdated, TextDelta, ToolFinished, ToolStarted
 from advisor.session import Session
 from knowledge import load_catalog
-from knowledge.messages import render
+from knowledge.messages import msg, render
 
 try:
     from fakes.script import assert_grounded, calls, gb, one, recompute, turn
@@ -161,7 +161,8 @@ def test_profile_edit_recomputes(adv: Advisor, started: Session) -> None:
 def test_bad_profile_edit_is_refused_without_damage(adv: Advisor, started: Session) -> None:
     before = started.profile.model_copy(deep=True)
     r = adv.update_profile(started, {"concurrency": -4})
-    assert r.mode == "error" and "concurrency" in r.text
+    field = msg(r.lang, "field.concurrency")  # the field named in the reply's language ('并发数' in Chinese)
+    assert r.mode == "error" and field in r.text and "1" in r.text
     assert started.profile == before
 
 

@@ -353,7 +353,7 @@ def test_english_note_text_is_unchanged() -> None:
         "the CUDA context come out of the remaining 8%",
         "vLLM activation peak profiled at max_num_batched_tokens 8192 and max_num_seqs 256 (logits for the sampled "
         "sequences only, as current vLLM profiles)",
-        "KV cache sized for 1 sequence(s) × 4,096 tokens (the requested context, as given)",
+        "KV cache sized for 1 sequence × 4,096 tokens (the requested context, as given)",
         "GeForce RTX 4090: '24 GB' = 24 GiB physical, minus ~0.5 GiB driver reserve = 23.50 GiB seen by the engine",
     ]
     big = run(model="llama-3.1-70b", engine="llamacpp", gpu="RTX 4090", context=8192)
@@ -362,8 +362,8 @@ def test_english_note_text_is_unchanged() -> None:
         "weights: Q4_K_M at 4.899 bits/weight — Q4_K mix: half of attn_v/ffn_down and output.weight in Q6_K; "
         "measured 4.84 bpw on Llama-2-7B (3.80 GiB) and 4.89–4.90 on Llama-3.1-8B (4.58 GiB)",
         "Q4_K_M is weight-only: matrix multiplies run in fp16",
-        "KV cache sized for 1 sequence(s) × 8,192 tokens (the requested context, not the model's maximum 131,072)",
-        "llama.cpp: n_ctx = 8192 × 1 slot(s) shared ring, n_ubatch 512, flash attention on",
+        "KV cache sized for 1 sequence × 8,192 tokens (the requested context, not the model's maximum 131,072)",
+        "llama.cpp: n_ctx = 8192 × 1 slot shared ring, n_ubatch 512, flash attention on",
         "GeForce RTX 4090: '24 GB' = 24 GiB physical, minus ~0.5 GiB driver reserve = 23.50 GiB seen by the engine",
     ]
     assert [w.text for w in big.warnings] == [

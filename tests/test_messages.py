@@ -64,3 +64,11 @@ def test_a_note_renders_in_each_language_and_keeps_english_text_for_json() -> No
     assert render(n, "zh") == "未指定上下文：按 8,192 tokens 计（--context N）"
     assert render(n.model_dump(), "zh") == render(n, "zh")
     assert render("plain text", "zh") == "plain text"
+
+
+def test_english_words_follow_the_number_and_chinese_needs_no_plural() -> None:
+    assert msg("en", "present.check.errors", count=1) == "✗ Build has 1 error"
+    assert msg("en", "present.check.errors", count=3) == "✗ Build has 3 errors"
+    assert msg("en", "present.check.title", count=1) == "Build check · 1 GPU"
+    assert "(s)" not in "".join(catalog("en").values())  # no 'error(s)' left for a reader to decode
+    assert msg("zh", "present.check.errors", count=3) == msg("zh", "present.check.errors", count=1).replace("1", "3")

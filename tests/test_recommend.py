@@ -293,7 +293,7 @@ def test_assumption_english_text_is_unchanged(noted: list[Recommendation]) -> No
     texts = [[a.text for a in rec.assumptions] for rec in noted]
     assert "Host cost (approximate): desktop $2,500, workstation $7,000, server $15,000, baseboard $60,000" \
         in texts[0]
-    assert ("Memory fit from the sizing engine (vLLM accounting), 8,192 tokens × 1 sequence(s); tensor parallel "
+    assert ("Memory fit from the sizing engine (vLLM accounting), 8,192 tokens × 1 sequence; tensor parallel "
             "across the GPUs.") in texts[0]
     assert ("Host cost (approximate): desktop ¥18,000, workstation ¥50,400, server ¥108,000, baseboard ¥432,000 — "
             "excluded on request") in texts[1]

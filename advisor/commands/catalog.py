@@ -7,10 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
-from advisor.fmt import default_currency, money
+from advisor.fmt import default_currency, money, money_in_exact
 from knowledge import load_catalog
 from knowledge.messages import has, msg
 from knowledge.schema import GPU, Model, Platform
+from tools.pricing import CNY_PER_USD
 
 NOUNS = {"gpus": ("list or show GPUs", "H100"), "models": ("list or show models", "llama3.1:8b"),
          "platforms": ("list or show CPU platforms", "EPYC 9654")}
@@ -69,7 +70,8 @@ def _price(g: GPU, lang: str) -> str:
     if own and other:
         text += f" ({money(other, other_cur)})"
     if g.price.rental_usd_per_hour:
-        text += "; " + msg(lang, "catalog.rent", rate=f"{g.price.rental_usd_per_hour:g}")
+        usd = g.price.rental_usd_per_hour
+        text += "; " + msg(lang, "catalog.rent", rate=money_in_exact(usd, usd * CNY_PER_USD, own_cur, lang))
     return text
 
 

@@ -30,7 +30,7 @@ def present_training(r: TrainingMemoryResult, lang: str) -> Section:
                  for label, v in rows]
     s.lines.append(msg(lang, "present.training.trainable", trainable=f"{r.trainable_params:,}",
                        params=f"{r.params:,}"))
-    if r.max_concurrency is not None:
+    if r.max_concurrency:  # 0: not even one micro-batch fits, which the verdict already says
         s.lines.append(msg(lang, "present.training.limits", micro_batch=r.max_concurrency,
                            seq=f"{r.max_context_tokens or 0:,}"))
     return s

@@ -4,11 +4,14 @@ Every sentence a user reads — chat replies, CLI text, the web UI, exported rep
 attach to their results — lives in ``<lang>.toml`` next to this module. A message id missing in a
 language falls back to English, so a new language can start with a few messages. Parameters are
 ``str.format`` fields (format specs such as ``{tokens:,}`` allowed); a missing parameter is a bug and
-raises KeyError. Tools emit notes as ``{"id": ..., "params": {...}}`` and ``render`` turns them into text.
+raises KeyError. A spec starting with ``|`` picks a word by the number, for languages that inflect:
+``{count:|error|errors}`` is 'error' when count is 1, else 'errors'. Tools emit notes as
+``{"id": ..., "params": {...}}`` and ``render`` turns them into text.
 """
 
 from __future__ import annotations
 
+import string
 import tomllib
 from collections.abc import Mapping
 from functools import cache
@@ -37,6 +40,19 @@ def catalog(lang: str) -> dict[str, str]:
     return out
 
 
+class _Formatter(string.Formatter):
+    """``str.format`` plus the ``{n:|one|other}`` plural spec."""
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if format_spec.startswith("|"):
+            one, _, other = format_spec[1:].partition("|")
+            return one if value == 1 else other
+        return super().format_field(value, format_spec)
+
+
+_FORMAT = _Formatter()
+
+
 def msg(lang: str | None, key: str, **params: object) -> str:
     """The message ``key`` in ``lang`` (English when that language lacks it), formatted with ``params``.
 
@@ -46,7 +62,7 @@ def msg(lang: str | None, key: str, **params: object) -> str:
         text = catalog(FALLBACK)[key]
     if not params:
         return text
-    return text.format(**{k: render(v, lang) if _is_note(v) else v for k, v in params.items()})
+    return _FORMAT.vformat(text, (), {k: render(v, lang) if _is_note(v) else v for k, v in params.items()})
 
 
 def _is_note(item: object) -> bool:
