@@ -342,10 +342,9 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         key = "verdict.inference_need_split" if count > 1 else "verdict.inference_need"
         out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count))
     if r.gpu_memory_bytes and not combined:  # the combined verdict already gives these figures
-        usable = r.reserved_bytes or r.gpu_memory_bytes
         card = r.gpu or (card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else "GPU")
-        need = r.all_layers_bytes or r.per_gpu_bytes  # llama.cpp offload: the need with every layer on
-        line = msg(lang, "compose.inference_section.per_gpu_needs_engine", need=gb(need), card=card, usable=gb(usable))
+        line = msg(lang, "compose.inference_section.per_gpu_needs_engine", need=gb(needed_bytes(r)), card=card,
+                   usable=gb(usable_bytes(r)))
         if r.headroom_bytes is not None:
             h = r.headroom_bytes
             line += (msg(lang, "compose.inference_section.leaving_spare", h=gb(h)) if h >= 0 else
@@ -379,7 +378,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         bound = msg(lang, "speed.bound_memory" if d.bound == "memory" else "speed.bound_compute")
         lead = msg(lang, "speed.verdict", speed=tps(d.tokens_per_s), where=where, lo=num(lo), hi=num(hi),
                    per_request=tps(d.per_sequence_tokens_per_s), bound=bound)
-        fit = out[0].replace("**", "").removeprefix("结论：").removeprefix("Answer: ") if out else ""
+        fit = out[0].replace("**", "").removeprefix(word(lang, "answer_prefix")) if out else ""
         out = [lead, *([fit] if fit else []), *out[1:]]
     elif perf is not None:
         d = typed(perf, DecodeResult)
@@ -498,7 +497,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
             ordered = working or sorted(ordered, key=lambda ac: typed(ac[1], InferenceMemoryResult).per_gpu_bytes)[:2]
         for a, c in ordered:
             x = typed(c, InferenceMemoryResult)
-            out.append(f"| {_alt_label(a, x, lang)} | {gb_short(x.per_gpu_bytes)} | {gb_short(usable_bytes(x))} | "
+            out.append(f"| {_alt_label(a, x, lang)} | {gb_short(needed_bytes(x))} | {gb_short(usable_bytes(x))} | "
                        f"{fit_verdict(x, lang)} |")
         if any(a in ("int4", "gguf") for a, _ in sized):
             out.append(msg(lang, "compose.alternatives_lines.bit_quantisation_costs_little"))
@@ -848,6 +847,12 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
             shown = True
         if name.startswith("size"):
             out += ["", msg(lang, "plain.training" if name == "size_training" else "plain.inference"), ""]
+    rec_call = session.last_results.get("recommend")
+    if not shown and rec_call is not None and rec_call.ok:  # why this ranking: how options are scored and gated
+        rec = typed(rec_call, Recommendation)
+        out += [f"- {render(a, lang)}" for a in rec.assumptions
+                if a.id.endswith(("_score", ".ecosystem", ".smallest_count", ".inference_memory"))]
+        shown = True
     if not shown:
         out = [msg(lang, "compose.compose_why.there_no_result_explain")]
     if citations:

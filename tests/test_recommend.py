@@ -326,12 +326,14 @@ def test_reasons_and_whys_are_recommend_notes_in_both_languages(noted: list[Reco
 
 
 def test_why_text_is_unchanged_in_both_languages(box_70b: Recommendation) -> None:
-    """Copied from the output before the reasons became message ids (the watch topics aside)."""
+    """Copied from the output before the reasons became message ids (the watch topics and the value's metric, now
+    named, aside)."""
     o = next(o for o in box_70b.options if o.gpu_id == "rtx-5090")
-    assert o.why.text.startswith("2× GeForce RTX 5090 (consumer): 24.3 GB of 31.1 GB per GPU, 6.9 GB spare; "
-                                 "~36 tokens/s decode; $7,500 incl. ~$2,500 host → 4.76 per $1k; watch: ")
+    assert o.why.text.startswith("2× GeForce RTX 5090 (consumer): 24.3 GB of 31.1 GB per GPU, 6.9 GB spare; ~36 "
+                                 "tokens/s decode; $7,500 incl. ~$2,500 host → 4.76 decode tokens/s per $1k; watch: ")
     assert render(o.why, "zh").startswith("2 张 GeForce RTX 5090（消费级）：每卡 24.3 GB / 31.1 GB，余量 6.9 GB；"
-                                          "解码约 36 tokens/s；约 $7,500（含主机约 $2,500），每千美元 4.76；注意：")
+                                          "解码约 36 tokens/s；约 $7,500（含主机约 $2,500），"
+                                          "每千美元 4.76 解码 tokens/s；注意：")
     over = next(r for r in box_70b.rejected if r.stage == "budget")
     assert re.fullmatch(r"over budget: \$[\d,]+ \(GPUs \$[\d,]+ \+ host \$[\d,]+\) > \$10,000", over.reason.text)
     assert re.fullmatch(r"超出预算：\$[\d,]+（显卡 \$[\d,]+ \+ 主机 \$[\d,]+）> \$10,000", render(over.reason, "zh"))
@@ -366,10 +368,10 @@ def test_why_prices_in_the_buyers_currency() -> None:
         en, zh = o.why.text, render(o.why, "zh")
         assert o.total_price_cny is not None and "$" not in en and "$" not in zh
         assert f"¥{o.total_price_cny:,.0f}" in en and f"约 ¥{o.total_price_cny:,.0f}" in zh
-        assert " per ¥10k" in en and "每万元" in zh
+        assert " decode tokens/s per ¥10k" in en and "每万元" in zh
         assert o.perf_per_price is not None
         per_10k = o.perf_per_price * 10 * o.total_price_usd / o.total_price_cny  # type: ignore[operator]
-        assert f"→ {per_10k:,.2f} per ¥10k" in en
+        assert f"→ {per_10k:,.2f} decode tokens/s per ¥10k" in en
     eur = recommend(RecommendInput(**ask, budget_usd=10_000, price_currency="EUR"))  # type: ignore[arg-type]
     o = eur.options[0]
     assert o.total_price_local is not None and f"€{o.total_price_local:,.0f}" in o.why.text

@@ -25,6 +25,7 @@ Every rejection is kept with its reason, and every option with why it was chosen
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Literal
 
@@ -365,11 +366,11 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
     zero = 3 if (method == "full" and count > 1) else 0
     res = estimate_training_memory(TrainingMemoryInput(model=spec, method=method, gpus=count, zero_stage=zero,
                                                        gpu=gpu), limits=False)  # only the verdict is used
-    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=gpu.memory_bytes)
+    usable = res.gpu_memory_bytes or gpu.memory_bytes  # what the training verdict weighed: the engine-visible bytes
+    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable)
     if not res.fits:
         ev.reason = note("recommend.reject.training_memory_zero3" if zero else "recommend.reject.training_memory",
-                         method=note(f"method.{method}"), need_gb=_gb(res.per_gpu_bytes),
-                         have_gb=_gb(gpu.memory_bytes))
+                         method=note(f"method.{method}"), need_gb=_gb(res.per_gpu_bytes), have_gb=_gb(usable))
         return ev
     prec = inp.precision if inp.precision in ("bf16", "fp16", "fp8", "tf32", "fp32") else "bf16"
     tokens = inp.dataset_tokens or NOMINAL_TOKENS
@@ -543,10 +544,14 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
             reject(gpu, count, "budget", note("recommend.reject.no_price"))
             return None
         if total > budget:
+            # a euro / pound budget is checked in dollars and said in its own currency
+            per = 1 / USD_PER_FOREIGN[inp.price_currency] if inp.price_currency and cur == "USD" else 1.0
+            said_in = inp.price_currency if per != 1.0 and inp.price_currency else cur
+            host_part = _host(host_usd, inp)
             reject(gpu, count, "budget", note(
-                "recommend.reject.over_budget", total=_money(total, cur),
-                gpus=_money(total - _host(host_usd, inp), cur), host=_money(_host(host_usd, inp), cur),
-                budget=_money(budget, cur)))
+                "recommend.reject.over_budget", total=_money(total * per, said_in),
+                gpus=_money((total - host_part) * per, said_in), host=_money(host_part * per, said_in),
+                budget=_money(budget * per, said_in)))
             return None
     currency = inp.currency
     rent = price.rental_usd_per_hour * count if price.rental_usd_per_hour else None
@@ -634,8 +639,9 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[flo
         priced = (note("recommend.why.price_host", total=_money(total, cur), host=_money(host, cur)) if host
                   else note("recommend.why.price", total=_money(total, cur)))
         if total > 0:  # value: the ranking metric per 1,000 (10,000 yuan) of the total
+            slug = re.sub(r"[^a-z0-9]+", "_", ev.metric_label.lower()).strip("_")
             priced = note("recommend.why.value", price=priced, value=ev.metric / (total / VALUE_UNIT[cur]),
-                          unit=note(f"recommend.why.per.{cur}"))
+                          unit=note(f"recommend.why.per.{cur}"), metric=note(f"present.metric.{slug}"))
         parts.append(priced)
     else:
         parts.append(note("recommend.why.no_price"))

@@ -390,7 +390,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
             note("training.formula.activations", layers=act.layers_formula, per_layer=act.per_layer_formula,
                  per_layer_mib=act.per_layer_bytes / MiB),
             note("training.explain.activations_flash" if inp.flash_attention else "training.explain.activations",
-                 recompute=recompute),
+                 recompute=note(f"recompute.{recompute}")),
         )
     )
     terms.append(

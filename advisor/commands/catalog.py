@@ -66,9 +66,13 @@ def _price(g: GPU, lang: str) -> str:
     own_cur = default_currency(lang)
     other_cur = "USD" if own_cur == "CNY" else "CNY"
     own, other = (g.price.cny, g.price.usd) if own_cur == "CNY" else (g.price.usd, g.price.cny)
-    text = money(own, own_cur) if own else money(other, other_cur)
-    if own and other:
-        text += f" ({money(other, other_cur)})"
+    if own:
+        text = money(own, own_cur) + (f" ({money(other, other_cur)})" if other else "")
+    else:  # only the other currency's price: converted at the stated rate
+        other = other or 0.0
+        converted = other * CNY_PER_USD if own_cur == "CNY" else other / CNY_PER_USD
+        text = msg(lang, "fmt.converted", price=money(converted, own_cur), original=money(other, other_cur),
+                   rate=f"{CNY_PER_USD:g}")
     if g.price.rental_usd_per_hour:
         usd = g.price.rental_usd_per_hour
         text += "; " + msg(lang, "catalog.rent", rate=money_in_exact(usd, usd * CNY_PER_USD, own_cur, lang))

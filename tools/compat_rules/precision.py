@@ -96,7 +96,7 @@ def _unsupported(ctx: BuildContext, gpu: GPU, p: Precision, pname: str) -> Findi
 
 # vLLM quantisation kernels missing per hardware class (hardware_rules.md §4.1, S-VLLM-QUANT).
 _VLLM_QUANT_GAPS: dict[str, dict[str, str]] = {
-    "int4": {"amd": "AWQ and GPTQ", "volta": "AWQ"},
+    "int4": {"amd": "AWQ / GPTQ", "volta": "AWQ"},
     "int8": {"amd": "INT8 W8A8", "intel": "INT8 W8A8", "volta": "INT8 W8A8"},
     "nf4": {"amd": "bitsandbytes", "intel": "bitsandbytes"},
     "gguf": {"intel": "GGUF"},

@@ -68,8 +68,7 @@ def stack_family(gpu: GPU) -> str:
 
 
 STACK_NAMES = {
-    "cuda": "CUDA", "rocm-cdna": "ROCm "
-                                 "(Instinct)", "rocm-rdna": "ROCm (Radeon)", "gaudi": "Intel Gaudi software",
+    "cuda": "CUDA", "rocm-cdna": "ROCm (Instinct)", "rocm-rdna": "ROCm (Radeon)", "gaudi": "Intel Gaudi SDK",
     "xpu": "oneAPI / Intel XPU", "ascend": "CANN (Ascend)", "mlu": "Cambricon Neuware", "maca": "MetaX MACA",
     "musa": "Moore Threads MUSA", "dtk": "Hygon DTK (HIP-compatible)", "supa": "Biren BIRENSUPA",
     "corex": "Iluvatar CoreX SDK",
