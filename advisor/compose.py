@@ -133,17 +133,15 @@ def term_lines(result: Sizing, lang: str, bytes_only: bool = True, explain: bool
     return lines
 
 
-_RESERVATIONS = ("vllm_reservation", "kv_capacity", "host RAM per node", "per GPU", "memory", "cpu_ram")
+_BREAKDOWN_ORDER = ("weights", "kv_cache", "gradients", "optimizer", "activations", "overhead")
 
 
 def terms_inline(result: Sizing, lang: str) -> str:
-    """The memory terms on one line ('权重 70.5 GB + KV 缓存 1.3 GB + …'), for the short reply."""
-    parts = []
-    for term in result.terms:
-        if term.unit != "bytes" or term.name in _RESERVATIONS:
-            continue
-        label = term_label(term.name, lang)
-        parts.append(f"{label} {gb_short(term.value)}")
+    """The per-GPU breakdown on one line ('权重 70.5 GB + KV 缓存 1.3 GB + …'), for the short reply: the parts that
+    add up to the per-GPU total (the explained terms overlap: logits sit inside activations, the ZeRO-3 working
+    set inside weights)."""
+    parts = [f"{term_label(k, lang)} {gb_short(getattr(result.breakdown, k))}" for k in _BREAKDOWN_ORDER
+             if getattr(result.breakdown, k)]
     if not parts:
         return ""
     if isinstance(result, InferenceMemoryResult) and result.all_layers_bytes and result.offload_layers:

@@ -89,3 +89,18 @@ def test_chinese_finetune_script_asks_method_then_data(adv: Advisor) -> None:
     assert calls(r, "recommend")  # no GPU named: suggest configurations
     assert "数据量" in r.question and "多长时间" in r.question
     assert_grounded(r, s)
+
+
+@pytest.mark.parametrize("text", ["full fine-tune Llama-3-8B on 2x RTX 3090", "两张3090全参微调 Llama-3-8B"])
+def test_per_gpu_breakdown_adds_up_to_the_need(adv: Advisor, text: str) -> None:
+    """The one-line breakdown lists parts that sum to the per-GPU need (the explained terms overlap: logits sit
+    inside activations and the ZeRO-3 working set inside weights, so they are not added again)."""
+    import re
+
+    s = adv.new_session()
+    r = turn(adv, s, text)
+    size = recompute(one(r, "size_training"))
+    line = next(ln for ln in r.text.splitlines() if ln.startswith(("Per GPU:", "每卡构成")))
+    parts = [float(x) for x in re.findall(r"([\d.]+) GB", line)]
+    assert len(parts) >= 4
+    assert sum(parts) == pytest.approx(size["per_gpu_bytes"] / 1e9, abs=0.05 * len(parts))  # each shown to 0.1 GB
