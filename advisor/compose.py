@@ -673,7 +673,7 @@ def _check_section(calls: list[ToolCall], lang: str, brief: bool = False, detail
             lines.append(msg(lang, "compose.check_section.build_check_has_more", warns=warns))
         return ["", *lines] if lines else []
     report = typed(chk, BuildReport)
-    lines = [] if brief else _findings(report.findings, lang)
+    lines = [] if brief else _findings(report.findings, lang, limit=len(report.findings))  # every note it has
     errors = sum(1 for f in report.findings if f.severity == "error")
     warns = sum(1 for f in report.findings if f.severity == "warning")
     head = msg(lang, "compose.check_section.build_check_error_s", errors=errors, warns=warns)
@@ -773,8 +773,9 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         out += _scientific_section(calls, p, plan, lang)
     size_call = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
     brief = repeated(previous, size_call)  # same configuration as last turn: only what is new in detail
-    out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build")),
-                          detailed=detailed)
+    # a repeated build check is brief, unless this turn asks for the details the last one offered
+    out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build"))
+                          and not detailed, detailed=detailed)
     fits_here = any(c.ok and getattr(result_of(c), "fits", None) and c.arguments.get("gpu") for _, c in alts)
     if detailed or not fits_here:  # the short reply keeps to the user's own cards when an option fits them
         out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
@@ -789,7 +790,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     elif p.use_case == "training" and _by_name(calls, "size_training") and not brief:
         out += ["", msg(lang, "plain.training")]
     assumptions = _assumption_lines(plan, calls, p, lang)
-    if lang == "en" and detailed:
+    if detailed:
         assumptions += _tool_assumptions(calls, lang)
     if brief:  # only what was not said last turn
         said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")

@@ -194,3 +194,21 @@ def test_warm_up_then_a_fast_turn() -> None:
     t0 = time.perf_counter()
     r = adv.reply("llama 3.1 8b fp16", s)
     assert r.mode == "answer" and time.perf_counter() - t0 < 10
+
+
+@pytest.mark.parametrize("first,more", [
+    ("4张4090装塔式机箱，1600W电源，跑 Llama 3.1 70B int4，8k 上下文", "详细"),
+    ("Llama 3.1 70B int4 inference on 4x RTX 4090 in a tower, 1600W PSU, 8k context", "details"),
+])
+def test_details_after_a_build_check_list_its_findings(adv: Advisor, first: str, more: str) -> None:
+    """The short reply says how many build-check notes it left out and that 'details' shows them: it must."""
+    from knowledge.messages import render
+
+    s = adv.new_session()
+    r1 = adv.reply(first, s)
+    chk = next(c for c in r1.tool_calls if c.name == "check_build")
+    warnings = [f for f in (chk.result or {}).get("findings", []) if f["severity"] == "warning"]
+    assert warnings and str(len(warnings)) in r1.text  # 'N more notes … say details'
+    r2 = adv.reply(more, s)
+    for f in warnings:
+        assert render(f["message"], r2.lang) in r2.text
