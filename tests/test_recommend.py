@@ -310,7 +310,7 @@ def test_assumption_english_text_is_unchanged(noted: list[Recommendation]) -> No
     assert texts[4][-1] == ("Score: FP64 TFLOPS (tensor FP64 where it exists) per $1,000, × 0.5 without ECC; "
                             "FP16/BF16 figures are ignored.")
     prices = next(a for a in noted[4].assumptions if a.id == "recommend.assume.prices")
-    assert prices.params == {"rate": 7.1, "as_of": "2026-06-01"}
+    assert prices.params == {"rate": 7.1, "as_of": "2026-06-01", "foreign": ""}  # no euro or pound budget
 
 
 def test_reasons_and_whys_are_recommend_notes_in_both_languages(noted: list[Recommendation],
@@ -376,3 +376,12 @@ def test_why_prices_in_the_buyers_currency() -> None:
     o = eur.options[0]
     assert o.total_price_local is not None and f"€{o.total_price_local:,.0f}" in o.why.text
     assert " per €1k" in o.why.text and "每千欧元" in render(o.why, "zh") and "$" not in o.why.text
+
+
+def test_a_euro_budget_states_the_euro_rate() -> None:
+    from tools.pricing import USD_PER_EUR
+
+    rec = recommend(RecommendInput(workload="inference", model="llama-3.1-8b", budget_usd=5000,  # type: ignore[arg-type]
+                                   price_currency="EUR"))
+    prices = next(a for a in rec.assumptions if a.id == "recommend.assume.prices")
+    assert f"1 EUR = {USD_PER_EUR:g} USD" in prices.text and f"1 EUR = {USD_PER_EUR:g} USD" in render(prices, "zh")

@@ -665,7 +665,9 @@ def _assumptions(inp: RecommendInput, engine: str, currency: Currency, shown: st
     out = [
         note("recommend.assume.smallest_count"),
         note("recommend.assume.one_node"),
-        note("recommend.assume.prices", rate=inp.cny_per_usd, as_of=FX_AS_OF.isoformat()),
+        note("recommend.assume.prices", rate=inp.cny_per_usd, as_of=FX_AS_OF.isoformat(),
+             foreign=note("recommend.assume.foreign_rate", currency=shown, usd=USD_PER_FOREIGN[shown])
+             if shown in USD_PER_FOREIGN else ""),
         note("recommend.assume.host_cost" if inp.include_host_cost else "recommend.assume.host_cost_excluded",
              **host),
         note("recommend.assume.electricity", kwh=kwh, currency=currency, duty=inp.duty_cycle),
