@@ -25,6 +25,7 @@ from advisor import answers as A
 from advisor import compare, grounding
 from advisor import compose as C
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
+from advisor.fmt import punct
 from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, parse
 from advisor.nlu.rules import MAX_CARDS
 from advisor.planner import Plan, plan_turn
@@ -372,11 +373,13 @@ class Advisor:
             others = ", ".join(C.gpu_name(i) for i in ids if i != picked)
             notices.append(msg(out_lang, "engine.turn.has_several_variants_using",
                                name=name, gpu_name=C.gpu_name(picked), others=others))
+        unknown_notes: list[str] = []
         for name, sugg in parsed.unknown_gpus.items():
             safe = re.sub(r"[<>&\"']", "", name)[:40]
-            names = ", ".join(sugg)
+            names = punct(out_lang, "list").join(sugg)
             hint = msg(out_lang, "engine.turn.did_you_mean", names=names) if sugg else ""
-            notices.append(msg(out_lang, "engine.turn.not_gpu_catalog", safe=safe, hint=hint))
+            unknown_notes.append(msg(out_lang, "engine.turn.not_gpu_catalog", safe=safe, hint=hint))
+        notices += unknown_notes
 
         notices += _unusable_notices(parsed, session, out_lang)
         if recompute:
@@ -444,6 +447,12 @@ class Advisor:
             body = C.compose_answer(plan, session, calls, citations, out_lang, parsed, previous,
                                     detailed=self.settings.detailed or parsed.wants_detail)
 
+        unknown = [n for n in notices if parsed.unknown_gpus and n in unknown_notes]
+        if unknown and not parsed.gpus and mode in ("spec", "opening", "ask", "empty"):
+            # the only GPU named is not in the catalog: say that first, in the reply itself, with the nearest names
+            generic = msg(out_lang, "spec.unknown_entity")
+            body = "\n".join(unknown) + ("" if body.strip() == generic else "\n\n" + body)
+            notices = [n for n in notices if n not in unknown]
         _remember_kind(session, mode, parsed, calls)
         slots = [] if mode in ("opening", "reset") else plan.question_slots
         if mode in ("opening", "reset"):

@@ -131,7 +131,8 @@ def test_limits_and_odd_input(adv: Advisor) -> None:
     assert "<script>" not in r.text
     r = adv.reply("🙂" * 50, s)
     assert r.text
-    assert adv.reply("H300 够吗", s).notices  # unknown GPU: a suggestion, not a crash
+    r = adv.reply("H300 够吗", s)  # unknown GPU: a suggestion, not a crash
+    assert "H300" in r.text and "H200" in r.text
 
 
 def test_session_survives_save_and_load_mid_conversation(adv: Advisor, started: Session, tmp_path: Path) -> None:
@@ -212,3 +213,17 @@ def test_details_after_a_build_check_list_its_findings(adv: Advisor, first: str,
     r2 = adv.reply(more, s)
     for f in warnings:
         assert render(f["message"], r2.lang) in r2.text
+
+
+@pytest.mark.parametrize("text,lang", [("H300 显存多大", "zh"), ("how much vram does the H300 have?", "en")])
+def test_an_unknown_gpu_is_answered_in_the_reply_with_the_nearest_names(adv: Advisor, text: str, lang: str) -> None:
+    """Asked about a card the catalog does not have, the reply itself says so and names the nearest cards, instead of
+    asking to 'name a GPU' with the real answer hidden in a side note."""
+    from knowledge.messages import msg
+
+    s = adv.new_session()
+    r = adv.reply(text, s)
+    first = r.text.splitlines()[0]
+    assert r.lang == lang and "H300" in first and "H200" in first and "H100" in first
+    assert msg(lang, "spec.unknown_entity") not in r.text
+    assert not any("H300" in n for n in r.notices)  # said once, in the reply
