@@ -149,6 +149,23 @@ def _chassis(p: Profile) -> str | None:
     return {"workstation": "tower", "server": "rack"}.get(p.form_factor or "")
 
 
+def _machine_args(p: Profile) -> dict[str, Any]:
+    """What the user said about the machine around the GPUs (wall circuit, PSU, RAM, CPU, chassis), for every
+    build check — the one a build question asks for and the one beside a sizing answer."""
+    args: dict[str, Any] = {}
+    if p.mains:
+        args["mains"] = p.mains
+    if p.psu_w:
+        args["psu_w"] = p.psu_w
+    if p.system_ram_gb:
+        args["system_ram_gb"] = p.system_ram_gb
+    if p.cpu:
+        args["platform"] = p.cpu
+    if _chassis(p):
+        args["chassis"] = _chassis(p)
+    return args
+
+
 def _engine(precision: str | None) -> str:
     if precision:
         from tools.precision import resolve_precision
@@ -389,16 +406,7 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
     if p.gpu_power_limit_w:
         gpus = [{**g, "power_limit_w": p.gpu_power_limit_w} for g in gpus]
     args: dict[str, Any] = {"gpus": gpus}
-    if p.mains:
-        args["mains"] = p.mains
-    if p.psu_w:
-        args["psu_w"] = p.psu_w
-    if p.system_ram_gb:
-        args["system_ram_gb"] = p.system_ram_gb
-    if p.cpu:
-        args["platform"] = p.cpu
-    if _chassis(p):
-        args["chassis"] = _chassis(p)
+    args.update(_machine_args(p))
     if p.use_case:
         args["workload"] = p.use_case
     if p.model and p.use_case in ("inference", "training"):
@@ -579,8 +587,7 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
             check["precision"] = p.precision
         if p.cuda_required:
             check["cuda_required"] = True
-        if _chassis(p):
-            check["chassis"] = _chassis(p)
+        check.update(_machine_args(p))
         calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
     if "model" in model:
         rec: dict[str, Any] = {"workload": "inference", "model": model["model"], "context": context,
@@ -743,8 +750,7 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
             check["model"] = model["model"]
         if p.cuda_required:
             check["cuda_required"] = True
-        if _chassis(p):
-            check["chassis"] = _chassis(p)
+        check.update(_machine_args(p))
         calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
     if "model" in model:
         rec: dict[str, Any] = {"workload": "training", "model": model["model"], "method": method, "context": seq,
@@ -774,6 +780,7 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
             check["problem_bytes"] = problem_bytes
         if p.cuda_required:
             check["cuda_required"] = True
+        check.update(_machine_args(p))
         calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
     rec: dict[str, Any] = {"workload": "scientific", "fp64_required": p.fp64 is not False, **_common_rec(p)}
     if p.sci_code and scientific_code(p.sci_code).cuda_only:

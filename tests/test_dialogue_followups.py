@@ -227,3 +227,18 @@ def test_an_unknown_gpu_is_answered_in_the_reply_with_the_nearest_names(adv: Adv
     assert r.lang == lang and "H300" in first and "H200" in first and "H100" in first
     assert msg(lang, "spec.unknown_entity") not in r.text
     assert not any("H300" in n for n in r.notices)  # said once, in the reply
+
+
+@pytest.mark.parametrize("text,mains", [
+    ("4张4090跑 Llama 3.1 70B int4 推理，8k 上下文，家里是美国120V的电路，1600W电源", "120v-15a"),
+    ("Llama 3.1 70B int4 inference on 4x RTX 4090, 8k context, 1600W PSU on a 120V 15A outlet", "120v-15a"),
+])
+def test_a_sizing_answers_build_check_uses_the_stated_psu_and_wall_circuit(adv: Advisor, text: str,
+                                                                            mains: str) -> None:
+    """4 × 450 W cards + 250 W CPU + 150 W platform = 2,200 W sustained: over a 1,600 W PSU, and 2,200 / 0.9 =
+    2,444 W at the wall is over a 120 V / 15 A outlet's 1,440 W continuous limit — both must be said."""
+    s = adv.new_session()
+    r = adv.reply(text, s)
+    chk = next(c for c in r.tool_calls if c.name == "check_build")
+    assert chk.arguments.get("mains") == mains and chk.arguments.get("psu_w") == 1600
+    assert "1,440 W" in r.text and "2,444 W" in r.text

@@ -256,15 +256,22 @@ def more_attributes(ctx: Context) -> list[str] | None:
     return [name for _, name in found][:2] or None
 
 
-_AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)\b(?:\s*/\s*(\d{3})\s*v)?|(\d{3})\s*v\s*/?\s*(\d{1,3})\s*a\b", _I)
+_AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)(?![a-z])(?:\s*/\s*(\d{3})\s*v)?|"
+                   r"(\d{3})\s*(?:v|伏)\s*/?\s*(\d{1,3})\s*a(?![a-z])", _I)
+_VOLTS = re.compile(r"(?<!\d)(100|110|115|120|127|220|230|240)\s*(?:v|伏|volts?)(?![a-z])", _I)
+_USUAL_AMPS = {"100": 15, "110": 15, "115": 15, "120": 15, "127": 15, "220": 10, "230": 16, "240": 13}  # a plain outlet
 _OUTLET = re.compile(r"插座|墙插|电路|回路|跳闸|空开|outlet|circuit|breaker|wall|socket|mains", _I)
 
 
 def mains(ctx: Context) -> str | None:
-    """The wall circuit: '10A 插座' (220 V in Chinese), '15A outlet' (120 V in English), '230V/16A'."""
+    """The wall circuit: '10A 插座' (220 V in Chinese), '15A outlet' (120 V in English), '230V/16A', '120V 15A插座',
+    a voltage alone with its usual outlet ('美国120V的电路' → 120 V / 15 A)."""
     m = _AMPS.search(ctx.masked)
-    if not m or not _OUTLET.search(ctx.text):
+    if not _OUTLET.search(ctx.text):
         return None
+    if not m:  # a voltage alone ('美国120V的电路'): that country's usual outlet
+        v = _VOLTS.search(ctx.masked)
+        return f"{v.group(1)}v-{_USUAL_AMPS[v.group(1)]}a" if v else None
     amps = int(m.group(1) or m.group(4))
     volts = m.group(2) or m.group(3)
     if volts is None:
