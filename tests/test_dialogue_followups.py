@@ -242,3 +242,12 @@ def test_a_sizing_answers_build_check_uses_the_stated_psu_and_wall_circuit(adv: 
     chk = next(c for c in r.tool_calls if c.name == "check_build")
     assert chk.arguments.get("mains") == mains and chk.arguments.get("psu_w") == 1600
     assert "1,440 W" in r.text and "2,444 W" in r.text
+
+
+@pytest.mark.parametrize("text", ["check my build: 4x RTX 4090, single 1600W PSU, Threadripper",
+                                  "帮我检查一下配置：4张4090，1600W电源"])
+def test_an_imperative_build_check_is_checked(adv: Advisor, text: str) -> None:
+    """'check my build: …' has no question mark or question word; it still asks for the build check."""
+    r = adv.reply(text, adv.new_session())
+    assert r.mode == "build" and any(c.name == "check_build" for c in r.tool_calls)
+    assert "1,600 W" in r.text and "2,200 W" in r.text  # 4 × 450 W + 250 W CPU + 150 W platform

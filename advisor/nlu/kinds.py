@@ -87,6 +87,10 @@ _BUILD_PART = re.compile(r"主板|电源|机箱|散热器|风扇|内存条|处�
 _RESPECTIVELY = re.compile(r"分别|各自|respectively|each of", re.IGNORECASE)
 _SHORT_WORDS = 14
 _SHORT_CHARS = 30
+# an imperative asks too: 'check my build: 4x 4090, 1600W PSU' has no question word or mark
+_CHECK_ASK = re.compile(r"\b(check|verify|sanity[- ]check|review|validate)\b.{0,24}"
+                        r"\b(build|rig|setup|config\w*|machine|system|box|server|workstation|parts)\b"
+                        r"|检查.{0,8}(兼容|配置|整机|装机)|帮我(看看|查查|检查)", re.I)
 
 
 def _short(text: str) -> bool:
@@ -125,7 +129,7 @@ def by_rules(text: str, f: Features) -> Kind | None:
         return Kind.whatif
     if f.platform_only and f.attribute and f.question and not (recommend or f.budget):
         return Kind.spec
-    if f.gpus and not f.sized and (_hit("build", text) or f.hardware) and f.question:
+    if f.gpus and not f.sized and (_hit("build", text) or f.hardware) and (f.question or _CHECK_ASK.search(text)):
         return Kind.build
     if f.sized and f.question and _hit("fit", text) and not (_hit("which_to_buy", text) or f.budget or f.deadline
                                                             or (f.hardware and not _VRAM_WORD.search(text))
