@@ -554,7 +554,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     r = typed(size, TrainingMemoryResult)
     gpu = size.arguments.get("gpu")
     count = r.gpus
-    method = method_label(r.method, lang)
+    # pre-training implied by the dataset is sized as full training and named as what it is
+    method = method_label("pretrain" if plan.assumed.get("method") == "pretrain" else r.method, lang)
     what = f"{r.model} ({method})"
     if r.fits is True:
         out.append(msg(lang, "compose.training_section.answer_training_fits_per",

@@ -178,10 +178,16 @@ def _engine(precision: str | None) -> str:
     return "vllm"
 
 
+PRETRAIN_TOKENS = 1e11  # a dataset this large is pre-training: fine-tuning sets run from millions to a few billion
+
+
 def _method(p: Profile) -> str:
+    """The method sized: the one named; full for pre-training (named, or implied by ≥ 100B tokens); else LoRA."""
     if p.method in ("lora", "qlora", "full"):
         return p.method
-    return "full" if p.method == "pretrain" else "lora"
+    if p.method == "pretrain" or (p.method is None and (dataset_tokens(p) or 0) >= PRETRAIN_TOKENS):
+        return "full"
+    return "lora"
 
 
 def dataset_tokens(p: Profile) -> float | None:
@@ -717,8 +723,8 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     model = _model_args(p, plan)
     gpu, count = _config(p)
     method = _method(p)
-    if p.method is None:
-        plan.assumed["method"] = method
+    if p.method is None:  # said in the reply: LoRA by default, pre-training when the dataset says so
+        plan.assumed["method"] = "pretrain" if method == "full" else method
     seq = p.context_tokens or DEFAULT_TRAIN_SEQ
     size: dict[str, Any] = {**model, "method": method, "gpus": count, "seq": seq}
     if gpu:

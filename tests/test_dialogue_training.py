@@ -104,3 +104,15 @@ def test_per_gpu_breakdown_adds_up_to_the_need(adv: Advisor, text: str) -> None:
     parts = [float(x) for x in re.findall(r"([\d.]+) GB", line)]
     assert len(parts) >= 4
     assert sum(parts) == pytest.approx(size["per_gpu_bytes"] / 1e9, abs=0.05 * len(parts))  # each shown to 0.1 GB
+
+
+@pytest.mark.parametrize("text,word", [("8张H100训练一个7b模型，1T token，要多久？", "预训练"),
+                                       ("train a 7B model on 1T tokens with 8 H100s, how long?", "pre-training")])
+def test_a_trillion_token_run_is_sized_as_pre_training(adv: Advisor, text: str, word: str) -> None:
+    """Fine-tuning sets are millions to a few billion tokens; 1T tokens with no method named is pre-training, which
+    trains every weight (full), not LoRA — and the reply says which it assumed."""
+    r = turn(adv, adv.new_session(), text)
+    size = one(r, "size_training")
+    assert size.arguments["method"] == "full"
+    assumed = next(ln for ln in r.text.splitlines() if ln.startswith(("**假设**", "**Assumptions**")))
+    assert word in r.text.splitlines()[0] and word in assumed
