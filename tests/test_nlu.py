@@ -323,3 +323,11 @@ def test_full_deepseek_is_r1_unless_v3_is_named(text: str, model: str) -> None:
 ])
 def test_a_card_outside_the_catalog_is_known_by_the_memory_written_after_it(text: str, gb: float) -> None:
     assert p(text).card_memory_gb == gb
+
+
+@pytest.mark.parametrize("text,method", [("fine tune llama 3 8b fully on 2 a100", "full"),
+                                         ("fine-tune all the weights of qwen 7b", "full"),
+                                         ("fine-tune it, fully sharded with FSDP", None),
+                                         ("fine tune llama 3 8b on 2 a100", None)])
+def test_full_fine_tuning_said_after_the_verb(text: str, method: str | None) -> None:
+    assert parse(text).method == method
