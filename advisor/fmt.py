@@ -11,10 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from knowledge.messages import msg
-from tools.pricing import CNY_PER_USD
+from tools.pricing import CNY_PER_USD, SYMBOLS, VALUE_UNIT
 from tools.units import GB, GiB
-
-SYMBOLS = {"CNY": "¥", "EUR": "€", "GBP": "£", "USD": "$"}
 
 
 def num(x: float | None, digits: int = 1) -> str:
@@ -78,16 +76,13 @@ def option_total(o: Any, currency: str) -> str:
     return money(option_price(o, "USD"), "USD")
 
 
-VALUE_UNIT = {"CNY": 10_000}  # performance per ¥10k; per 1k of the other currencies
-
-
 def value_per_price(o: Any, currency: str) -> float | None:
     """The option's performance per $1k (its ``perf_per_price``) re-based to per ¥10k, €1k or £1k, from the
     option's own two totals."""
     ppp, usd, local = _field(o, "perf_per_price"), option_price(o, "USD"), option_price(o, currency)
     if not isinstance(ppp, int | float) or not usd or not local:
         return None
-    return float(ppp) * (usd / 1000) / (local / VALUE_UNIT.get(currency, 1000))
+    return float(ppp) * (usd / 1000) / (local / VALUE_UNIT.get(currency, 1000.0))
 
 
 def money_in(usd: float | None, cny: float | None, currency: str, lang: str, rate: float = CNY_PER_USD) -> str:

@@ -35,6 +35,9 @@ USD_PER_EUR = 1.15  # engineering default: the euro traded at about 1.05–1.18 
 USD_PER_GBP = 1.33  # engineering default: the pound traded at about 1.25–1.37 USD through 2025–26; budgets only
 USD_PER_FOREIGN: dict[str, float] = {"EUR": USD_PER_EUR, "GBP": USD_PER_GBP}  # rates as of FX_AS_OF
 KWH_PRICE: dict[str, float] = {"CNY": 0.8, "USD": 0.15}
+SYMBOLS: dict[str, str] = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£"}
+# the money a value-per-price figure is quoted per: ¥10,000 (万元) for yuan, 1,000 of the others
+VALUE_UNIT: dict[str, float] = {"CNY": 10_000.0, "USD": 1_000.0, "EUR": 1_000.0, "GBP": 1_000.0}
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = 730.0
 

@@ -47,7 +47,9 @@ from tools.pricing import (
     FX_AS_OF,
     HOST_COST_USD,
     KWH_PRICE,
+    SYMBOLS,
     USD_PER_FOREIGN,
+    VALUE_UNIT,
     CostInput,
     Currency,
     cost_of_ownership,
@@ -68,9 +70,6 @@ DESKTOP_COUNTS = (1, 2, 4)
 # Multi-GPU training scaling beyond the MFU: engineering judgement from Dettmers' lane/P2P notes.
 SCALING = {"fabric": 1.0, "pcie-p2p": 0.9, "no-p2p": 0.8}
 NO_ECC_FACTOR = 0.5
-SYMBOLS = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£"}
-# the money a value figure is quoted per: ¥10,000 (万元) for yuan, 1,000 of the others
-VALUE_UNIT = {"CNY": 10_000.0, "USD": 1_000.0, "EUR": 1_000.0, "GBP": 1_000.0}
 # Software-ecosystem readiness (the seed's pitfall 2: "生态就绪度比硬件峰值性能更重要"), engineering judgement
 # from the support matrices in hardware_rules.md §4: CUDA runs everything first; CDNA has official vLLM/SGLang;
 # Gaudi, Ascend and RDNA rely on plugins or partial support; the other domestic stacks on vendor forks.
