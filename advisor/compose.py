@@ -208,7 +208,8 @@ def _rejections(rec: Recommendation, lang: str, limit: int = 3) -> list[str]:
         if r.stage in seen:
             continue
         seen.add(r.stage)
-        out.append(f"- {r.gpu}" + (f" ×{r.count}" if r.count else "") + f": {reason}")
+        config = f"{r.count}× {r.gpu}" if r.count else r.gpu  # as the options and the panel write it
+        out.append(f"- {config}: {reason}")
         if len(out) >= limit:
             break
     return out
