@@ -24,6 +24,7 @@ from advisor.fmt import (
     option_total,
     punct,
     tps,
+    unit_value,
     usable_bytes,
 )
 from advisor.nlu import Kind, Parsed
@@ -842,7 +843,7 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
             continue
         for term in result_of(call).terms[:8]:
             label = term_label(term.name, lang)
-            value = gb(term.value) if term.unit == "bytes" else f"{num(term.value)} {term.unit}"
+            value = gb(term.value) if term.unit == "bytes" else unit_value(term.value, term.unit, lang)
             out.append(msg(lang, "compose.compose_why.term", label=label, value=value,
                            formula=render(term.formula, lang), explain=render(term.explain, lang)))
             shown = True
@@ -858,7 +859,7 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
         out = [msg(lang, "compose.compose_why.there_no_result_explain")]
     if citations:
         out += ["", *citations_block(citations, lang)]
-    return "\n".join(out).strip()
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()  # one blank line between blocks
 
 
 def compose_ask(session: Session, lang: str) -> str:
