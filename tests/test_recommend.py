@@ -385,3 +385,16 @@ def test_a_euro_budget_states_the_euro_rate() -> None:
                                    price_currency="EUR"))
     prices = next(a for a in rec.assumptions if a.id == "recommend.assume.prices")
     assert f"1 EUR = {USD_PER_EUR:g} USD" in prices.text and f"1 EUR = {USD_PER_EUR:g} USD" in render(prices, "zh")
+
+
+def test_an_int4_vllm_plan_does_not_recommend_cards_vllm_cannot_load_it_on() -> None:
+    """vLLM has no AWQ/GPTQ kernels for Radeon (hardware_rules §4.1): an int4 plan sized for vLLM rules those cards
+    out, saying why, instead of ranking them with a warning that the model will not load."""
+    rec = recommend(RecommendInput(workload="inference", model="llama-3.1-70b", precision="int4",  # type: ignore[arg-type]
+                                   budget_cny=100_000))
+    assert rec.options and not any(f.id == "vllm-quant-hardware" for o in rec.options for f in o.findings)
+    amd = [r for r in rec.rejected if r.stage == "compat" and "R9700" in r.gpu]
+    assert amd and "AWQ" in amd[0].reason.text
+    gguf = recommend(RecommendInput(workload="inference", model="llama-3.1-70b", precision="Q4_K_M",  # type: ignore[arg-type]
+                                    budget_cny=100_000))
+    assert not any(r.stage == "compat" and "AWQ" in r.reason.text for r in gguf.rejected)  # llama.cpp runs GGUF there

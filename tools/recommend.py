@@ -499,6 +499,12 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
         first = report.errors[0]
         reject(gpu, count, "compat", note("recommend.reject.compat", count=count, gpu=gpu.name, finding=first.message))
         return None
+    gap = next((f for f in report.findings if f.id == "vllm-quant-hardware"), None)
+    vllm_plan = inp.workload == "inference" and framework in (None, "vllm") and not (
+        inp.precision and resolve_precision(inp.precision).family == "gguf")  # the memory fit assumed vLLM
+    if gap is not None and vllm_plan:  # and vLLM cannot load this precision on this card
+        reject(gpu, count, "compat", note("recommend.reject.compat", count=count, gpu=gpu.name, finding=gap.message))
+        return None
     t = report.totals
     if inp.power_limit_w and t.wall_draw_w > inp.power_limit_w:
         reject(gpu, count, "power", note("recommend.reject.power", wall_w=t.wall_draw_w, limit_w=inp.power_limit_w))
