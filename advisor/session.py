@@ -259,7 +259,11 @@ class Session(BaseModel):
             text = p.read_text(encoding="utf-8")
         except FileNotFoundError as exc:
             raise SessionError(f"session file {p.name} does not exist") from exc
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:  # cut inside a multi-byte character: the end of the file is missing
+            hint = " (the file looks truncated)" if exc.reason == "unexpected end of data" else ""
+            raise SessionError(f"session file {p.name} cannot be read{hint}: {exc}; the file was left unchanged "
+                               "— delete it or use another session file") from exc
+        except OSError as exc:
             raise SessionError(f"session file {p.name} cannot be read: {exc}") from exc
         return cls.from_json(text, where=f"session file {p.name}")
 

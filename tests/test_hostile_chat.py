@@ -299,6 +299,15 @@ def test_corrupt_session_file_is_reported_and_left_unchanged(adv: Advisor, tmp_p
     assert path.read_bytes() == bad, "a corrupt session file must never be silently replaced"
 
 
+def test_a_file_cut_inside_a_character_is_reported_as_truncated(adv: Advisor, tmp_path: Path) -> None:
+    path = tmp_path / "session.json"
+    original = saved_session(adv, path)
+    first_multibyte = next(i for i, byte in enumerate(original) if byte >= 0xC0)  # a UTF-8 lead byte
+    path.write_bytes(original[: first_multibyte + 1])  # the character's continuation bytes are missing
+    with pytest.raises(SessionError, match="truncated"):
+        Session.load(path)
+
+
 def test_after_a_corrupt_file_a_new_session_file_works(adv: Advisor, tmp_path: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     broken = tmp_path / "broken.json"
