@@ -1,9 +1,13 @@
 """Deterministic bilingual replies composed from tool results and retrieved passages.
 
 The reply leads with the answer, then the key numbers with their units (decimal GB with the
-binary GiB beside it), a plain-words explanation of the terms (weights, KV cache, overhead),
-what was assumed, warnings, the passages cited by id, and the next question. Every figure is
-formatted from a tool result or the user's own words, so the text passes the grounding check.
+binary GiB beside it), the terms, what was assumed, warnings, the passages cited by id, and the
+next question. The sentences that answer the user's question (what changed since the last turn,
+which lighter method or precision would fit, what was assumed) are the conversation's own; the
+fit line, the term lines, the option table and its reasons, ruled-out configurations and build
+findings are taken from the result's presenter section (:mod:`advisor.present`), so the chat says
+them exactly as the CLI, the panel and the report do. Every figure is formatted from a tool result
+or the user's own words, so the text passes the grounding check.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from advisor.fmt import (
 )
 from advisor.nlu import Kind, Parsed
 from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan, user_currency
-from advisor.present import gpu_name, model_name, present_call, term_label
+from advisor.present import fit_line, gpu_name, model_name, present_call, present_recommend, term_label, terms
 from advisor.present import word as present_word
+from advisor.present.check import finding_item
+from advisor.present.recommend import rejected_item
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, get_tool, typed
 from knowledge import load_catalog
@@ -122,16 +128,11 @@ def method_label(method: str, lang: str) -> str:
 
 def term_lines(result: Sizing, lang: str, bytes_only: bool = True, explain: bool = True,
                skip: tuple[str, ...] = ()) -> list[str]:
-    """One line per term (except those named in ``skip``): label, value and (``explain``) what the term is."""
-    lines = []
-    for term in result.terms:
-        if (bytes_only and term.unit != "bytes") or term.name in skip:
-            continue
-        label = term_label(term.name, lang)
-        value = gb(term.value) if term.unit == "bytes" else f"{num(term.value)} {term.unit}"
-        text = render(term.explain, lang) if explain else ""
-        lines.append(f"- {label}: {value}" + (f" — {text}" if text else ""))
-    return lines
+    """One line per term of the result's section (except those named in ``skip``): label, value and
+    (``explain``) what the term is."""
+    picked = [t for t in result.terms if not (bytes_only and t.unit != "bytes") and t.name not in skip]
+    return [f"- {t.label}: {t.value}" + (f" — {t.meaning}" if explain and t.meaning else "")
+            for t in terms(picked, lang)]
 
 
 _BREAKDOWN_ORDER = ("weights", "kv_cache", "gradients", "optimizer", "activations", "overhead")
@@ -153,46 +154,22 @@ def terms_inline(result: Sizing, lang: str) -> str:
 
 
 def _findings(findings: list[Finding], lang: str, limit: int = 4) -> list[str]:
-    out = []
-    for f in findings:
-        if f.severity == "info":
-            continue
-        mark = "❌" if f.severity == "error" else "⚠️"
-        fix = render(f.fix, lang) if f.fix else ""
-        out.append(f"- {mark} {render(f.message, lang)}" + (f" {word(lang, 'fix')}{fix}" if fix else ""))
-        if len(out) >= limit:
-            break
-    return out
+    """The build check's warnings and errors as the check's section words them, marked for chat."""
+    items = [finding_item(f, lang, marks=True) for f in findings if f.severity != "info"][:limit]
+    return [" ".join([f"- {item.text}", *item.details]) for item in items]
 
 
 def _options(rec: Recommendation, lang: str, limit: int = 3, detailed: bool = True,
              currency: str | None = None) -> list[str]:
-    opts = rec.options[:limit]
-    if not opts:
+    """The top options: the recommendation section's table and (``detailed``) its 'why' list."""
+    if not rec.options:
         return []
-    cur = rec.price_currency or currency or rec.currency
-    with_host = any(o.host_price_usd for o in opts)
-    head = msg(lang, "table.options_head", total=word(lang, "total_with_host" if with_host else "total_cards_only"))
-    rows = [head, "|---|---|---|---|---|"]
-    for o in opts:
-        price = option_total(o, cur)
-        if o.decode_tokens_per_s is not None:
-            speed = tps(o.decode_tokens_per_s)
-        elif o.training_hours is not None:
-            speed = duration(o.training_hours, lang)
-        elif o.training_tokens_per_s is not None:
-            speed = tps(o.training_tokens_per_s)
-        elif o.fp64_tflops is not None:
-            speed = f"FP64 {num(o.fp64_tflops)} TFLOPS"
-        elif o.fp32_tflops is not None:
-            speed = f"FP32 {num(o.fp32_tflops)} TFLOPS"
-        else:
-            speed = "—"
-        label = f"{o.count}× {o.gpu}"
-        rows.append(f"| {o.rank} | {label} | {price} | {speed} | {num(o.power_w)} W |")
-    if detailed:
-        rows += ["", *(f"{o.rank}. {render(o.why, lang)}" for o in opts)]
-    return rows
+    section = present_recommend(rec, lang, currency=rec.price_currency or currency or rec.currency, limit=limit,
+                                rejected=0)
+    out = section.table.markdown().split("\n") if section.table else []
+    if detailed:  # with options, the section's first list is why each one is there (its warnings: the panel)
+        out += ["", *(item.text for item in section.lists[0].items)]
+    return out
 
 
 _STAGE_ORDER = {"budget": 0, "power": 1, "target": 2, "compat": 3, "interconnect": 4, "memory": 5, "data": 6,
@@ -205,12 +182,10 @@ def _rejections(rec: Recommendation, lang: str, limit: int = 3) -> list[str]:
     out: list[str] = []
     ranked = sorted(rec.rejected, key=lambda r: (_STAGE_ORDER.get(r.stage, 9), -(r.count or 0)))
     for r in ranked:
-        reason = render(r.reason, lang)
         if r.stage in seen:
             continue
         seen.add(r.stage)
-        config = f"{r.count}× {r.gpu}" if r.count else r.gpu  # as the options and the panel write it
-        out.append(f"- {config}: {reason}")
+        out.append(f"- {rejected_item(r, lang).text}")
         if len(out) >= limit:
             break
     return out
@@ -342,16 +317,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         key = "verdict.inference_need_split" if count > 1 else "verdict.inference_need"
         out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count))
     if r.gpu_memory_bytes and not combined:  # the combined verdict already gives these figures
-        card = r.gpu or (card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else "GPU")
-        line = msg(lang, "compose.inference_section.per_gpu_needs_engine", need=gb(needed_bytes(r)), card=card,
-                   usable=gb(usable_bytes(r)))
-        if r.headroom_bytes is not None:
-            h = r.headroom_bytes
-            line += (msg(lang, "compose.inference_section.leaving_spare", h=gb(h)) if h >= 0 else
-                     msg(lang, "compose.inference_section.short", h=gb(-h)))
-        else:
-            line += punct(lang, "stop")
-        out.append(line)
+        out.append(fit_line(r, lang, card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else ""))
         if r.fits is False and r.max_context_tokens:
             out.append(msg(lang, "compose.inference_section.concurrent_request_s_longest",
                            batch=num(r.batch), max_context_tokens=num(r.max_context_tokens)))
@@ -569,9 +535,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         key = "verdict.training_need_gpus" if count > 1 else "verdict.training_need"
         out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count))
     if r.gpu_memory_bytes and r.headroom_bytes is not None:
-        h = r.headroom_bytes
-        out.append(msg(lang, "verdict.offers_spare" if h >= 0 else "verdict.offers_short", gpu=r.gpu,
-                       usable=gb(r.gpu_memory_bytes), spare=gb(abs(h))))
+        out.append(fit_line(r, lang))
     out.append(msg(lang, "compose.training_section.trainable_parameters_m_b",
                    trainable_params=num(r.trainable_params / 1000000.0), params=num(r.params / 1000000000.0, 2),
                    seq=num(r.seq), micro_batch=num(r.micro_batch)))

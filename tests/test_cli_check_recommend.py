@@ -122,7 +122,7 @@ def test_recommend_text_in_the_budget_currency_without_raw_values(capsys: pytest
     top = data["options"][0]
     row = next(line for line in zh.splitlines() if line.strip().startswith("1. "))
     assert f"¥{top['total_price_cny']:,.0f}" in row and "$" not in row
-    assert f"{top['per_gpu_bytes'] / 1e9:.1f}/" in row
+    assert f"{top['per_gpu_bytes'] / 1e9:.1f} / " in row
     for raw in ("score", "consumer", "workstation", "datacenter", "tok/s", "per sequence"):
         assert raw not in zh
     argv = ["recommend", "--workload", "training", "--model", "llama-3.1-8b", "--method", "qlora",

@@ -7,11 +7,13 @@ from advisor.present.section import Item, ItemList, Section, notes
 from knowledge.messages import msg, render
 from tools.compat import BuildReport, Finding
 
+_MARK = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
-def finding_item(f: Finding, lang: str) -> Item:
-    """'[ERROR] message' with '→ fix' under it."""
-    return Item(text=f"[{msg(lang, f'present.severity.{f.severity}')}] {render(f.message, lang)}",
-                details=[f"→ {render(f.fix, lang)}"] if f.fix else [])
+
+def finding_item(f: Finding, lang: str, marks: bool = False) -> Item:
+    """'[ERROR] message' (``marks``: '❌ message', for chat) with '→ fix' under it."""
+    head = _MARK[f.severity] if marks else f"[{msg(lang, f'present.severity.{f.severity}')}]"
+    return Item(text=f"{head} {render(f.message, lang)}", details=[f"→ {render(f.fix, lang)}"] if f.fix else [])
 
 
 def present_check(report: BuildReport, lang: str, formulas: bool = False) -> Section:

@@ -10,7 +10,7 @@ from advisor.present.section import Item, ItemList, Section, Table, notes, word
 from knowledge import load_catalog
 from knowledge.messages import msg, render
 from tools.compat_rules.software import stack_family
-from tools.recommend import Option, Recommendation
+from tools.recommend import Option, Recommendation, Rejected
 
 TEXT_OPTIONS = 10
 TEXT_REJECTED = 15
@@ -27,9 +27,10 @@ def present_recommend(rec: Recommendation, lang: str, currency: str | None = Non
     else:
         s.verdict = msg(lang, "present.recommend.count", count=len(rec.options),
                         shown=min(limit, len(rec.options)))
+        total = "total_host" if any(o.host_price_usd for o in rec.options[:limit]) else "total_cards"
         header = [msg(lang, f"present.recommend.col_{c}") for c in ("rank", "config", "tier", "memory", "perf",
-                                                                      "total")]
-        s.table = Table(header=header, rows=[_row(o, cur, lang) for o in rec.options[:limit]], right=[0, 4, 5])
+                                                                      "power", total)]
+        s.table = Table(header=header, rows=[_row(o, cur, lang) for o in rec.options[:limit]], right=[0, 4, 5, 6])
         s.lists.append(ItemList(title=msg(lang, "present.recommend.why"),
                                 items=[_why(o, cur, lang) for o in rec.options[:limit]]))
     shown = [r for r in rec.rejected if r.stage != "constraint"]
@@ -40,8 +41,7 @@ def present_recommend(rec: Recommendation, lang: str, currency: str | None = Non
             more.append(msg(lang, "present.recommend.more_rejected", count=len(shown) - rejected))
         if hidden:
             more.append(msg(lang, "present.recommend.hidden", count=hidden))
-        items = [Item(text=msg(lang, "present.recommend.rejected", config=(f"{r.count}× " if r.count else "") + r.gpu,
-                               reason=render(r.reason, lang))) for r in shown[:rejected]]
+        items = [rejected_item(r, lang) for r in shown[:rejected]]
         s.lists.append(ItemList(title=msg(lang, "present.recommend.ruled_out"), items=items, more="  ".join(more),
                                 bullet="- "))
     if rec.pitfalls:
@@ -49,6 +49,12 @@ def present_recommend(rec: Recommendation, lang: str, currency: str | None = Non
                                 items=[Item(text=render(n, lang)) for n in rec.pitfalls.values()],
                                 bullet="- "))
     return s
+
+
+def rejected_item(r: Rejected, lang: str) -> Item:
+    """'8× A10 24GB: over budget …' — the configuration written as the options write it."""
+    return Item(text=msg(lang, "present.recommend.rejected", config=(f"{r.count}× " if r.count else "") + r.gpu,
+                         reason=render(r.reason, lang)))
 
 
 def _workload(w: str) -> str:
@@ -73,10 +79,10 @@ def _metric(o: Option, lang: str) -> str:
 
 
 def _row(o: Option, cur: str, lang: str) -> list[str]:
-    mem = (f"{gb_short(o.per_gpu_bytes).removesuffix(' GB')}/{gb_short(o.gpu_memory_bytes)}"
+    mem = (f"{gb_short(o.per_gpu_bytes).removesuffix(' GB')} / {gb_short(o.gpu_memory_bytes)}"
            if o.per_gpu_bytes is not None else gb_short(o.gpu_memory_bytes))
     return [f"{o.rank}.", f"{o.count}× {o.gpu}", word(lang, "tier", o.tier), mem, _perf(o, lang),
-            option_total(o, cur)]
+            f"{num(o.power_w)} W", option_total(o, cur)]
 
 
 def _why(o: Option, cur: str, lang: str) -> Item:

@@ -28,6 +28,10 @@ class Table(BaseModel):
     rows: list[list[str]]
     right: list[int] = Field(default_factory=list, description="columns aligned right (numbers)")
 
+    def markdown(self) -> str:
+        align = "|" + "".join("---:|" if i in self.right else "---|" for i in range(len(self.header)))
+        return "\n".join([_md_row(self.header), align, *(_md_row(r) for r in self.rows)])
+
 
 class Item(BaseModel):
     """An entry of a list: a finding, an option, a rejection; ``details`` are indented under it."""
@@ -139,8 +143,7 @@ class Section(BaseModel):
         if self.lines:
             out += [""] + [f"- {line}" for line in self.lines]
         if self.table:
-            out += ["", _md_row(self.table.header), "|" + "---|" * len(self.table.header)]
-            out += [_md_row(r) for r in self.table.rows]
+            out += ["", self.table.markdown()]
         for lst in self.lists:
             out += ["", lst.markdown()]
         if self.terms:
@@ -175,15 +178,15 @@ def fit_status(result: Any, lang: str) -> str:
     return msg(lang, "present.fit.short", short=gb_short(need - usable))
 
 
-def fit_line(result: Any, lang: str) -> str:
+def fit_line(result: Any, lang: str, card: str = "") -> str:
     """'RTX 4090: needs 26.3 GB per GPU, 23.2 GB usable → ❌ does not fit · short by 3.0 GB'; the need alone
-    when no GPU was given."""
+    when no GPU was given; ``card`` names a card known only by its memory ('24 GB card')."""
     get = result.get if isinstance(result, dict) else (lambda k: getattr(result, k, None))
     need, usable = needed_bytes(result), usable_bytes(result)
     key = "present.fit.need_all_layers" if get("all_layers_bytes") else "present.fit.need"
     if usable is None or get("fits") is None:
         return msg(lang, key, need=gb(need))
-    return msg(lang, "present.fit.line", gpu=get("gpu") or msg(lang, "present.inference.given_memory"),
+    return msg(lang, "present.fit.line", gpu=get("gpu") or card or msg(lang, "present.inference.given_memory"),
                need=msg(lang, key, need=gb(need)), usable=gb(usable), status=fit_status(result, lang))
 
 
