@@ -234,6 +234,12 @@ def test_electricity_and_break_even_by_hand() -> None:
     assert half.yearly_energy_cost == pytest.approx(0.5 * 8760 * 0.5 * 0.3)
 
 
+def test_a_euro_budget_states_the_electricity_price_in_euros() -> None:
+    rec = recommend(RecommendInput(workload="inference", model="llama-3.1-8b", budget_usd=3450, price_currency="EUR"))
+    line = next(render(a, "en") for a in rec.assumptions if "kWh" in render(a, "en"))
+    assert f"{0.15 / 1.15:.2f} EUR/kWh" in line and "USD/kWh" not in line  # 0.15 USD at 1.15 USD per euro
+
+
 def test_renting_cheaper_than_power_never_breaks_even() -> None:
     res = cost_of_ownership(CostInput(purchase_usd=1000, power_w=3000, rental_usd_per_hour=0.1))
     assert res.break_even_months is None  # 73 USD rent/month < 328 USD of electricity

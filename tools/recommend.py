@@ -675,6 +675,8 @@ def _assumptions(inp: RecommendInput, engine: str, currency: Currency, shown: st
              if shown in USD_PER_FOREIGN else ""),
         note("recommend.assume.host_cost" if inp.include_host_cost else "recommend.assume.host_cost_excluded",
              **host),
+        note("recommend.assume.electricity", kwh=round(kwh / USD_PER_FOREIGN[shown], 3), currency=shown,
+             duty=inp.duty_cycle) if shown in USD_PER_FOREIGN and currency == "USD" else
         note("recommend.assume.electricity", kwh=kwh, currency=currency, duty=inp.duty_cycle),
         note("recommend.assume.ecosystem", inference=_factors(ECOSYSTEM), training=_factors(ECOSYSTEM_TRAINING)),
         note("recommend.assume.unpriced_last"),
