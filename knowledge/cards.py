@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from knowledge.catalog import Catalog, load_catalog
+from knowledge.catalog_text import gpu_link_note, gpu_notes, gpu_price_note, model_notes
 from knowledge.corpus import LANGS, Passage
 from knowledge.messages import FALLBACK, has, msg
 from knowledge.schema import GPU, Model, Tier
@@ -102,18 +103,20 @@ def _price(g: GPU, lang: str) -> str | None:
         bits.append(_t(lang, "price.rent", rate=num(p.rental_usd_per_hour)))
     if not bits:
         return None
+    note = gpu_price_note(g.id, lang)
     return _t(
         lang,
         "price.line",
         as_of=p.as_of,
         prices=_sep(lang, "comma").join(bits),
-        note=_opt(lang, "paren", p.note, note=p.note),
+        note=_opt(lang, "paren", note, note=note),
     )
 
 
 def _link(g: GPU, lang: str) -> str:
     link = g.interconnect
     key = f"cards.link_kind.{link.kind}"
+    note = gpu_link_note(g.id, lang)
     return _t(
         lang,
         "link.line",
@@ -121,7 +124,7 @@ def _link(g: GPU, lang: str) -> str:
         bandwidth=_opt(lang, "link.bandwidth", link.bandwidth_gbs, bandwidth=num(link.bandwidth_gbs)),
         max_gpus=_opt(lang, "link.max_gpus", link.max_gpus > 1, count=link.max_gpus),
         p2p=_yes(link.p2p, lang),
-        note=_opt(lang, "paren", link.note, note=link.note),
+        note=_opt(lang, "paren", note, note=note),
     )
 
 
@@ -188,8 +191,8 @@ def gpu_card(g: GPU, lang: str) -> Passage:
     lines.append(_t(lang, "gpu.software", software=_sep(lang, "list").join(g.software), mig=_yes(g.mig, lang)))
     if pr := _price(g, lang):
         lines.append(pr)
-    if g.notes:
-        lines.append(_t(lang, "notes", notes=g.notes))
+    if notes := gpu_notes(g.id, lang):
+        lines.append(_t(lang, "notes", notes=notes))
     lines.append(
         _t(
             lang,
@@ -283,8 +286,8 @@ def model_card(m: Model, lang: str) -> Passage:
         lines.append(_t(lang, "model.license", license=m.license))
     if m.hf_repo:
         lines.append(_t(lang, "model.hf_repo", repo=m.hf_repo))
-    if m.notes:
-        lines.append(_t(lang, "notes", notes=m.notes))
+    if notes := model_notes(m.id, lang):
+        lines.append(_t(lang, "notes", notes=notes))
     lines.append(_t(lang, "model.sources", sources=_sep(lang, "join").join(m.sources), as_of=m.as_of))
     return Passage(
         id=f"model/{m.id}/{lang}",

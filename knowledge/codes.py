@@ -1,4 +1,7 @@
-"""Scientific codes and the precision their GPU builds compute in (``data/codes/scientific.toml``)."""
+"""Scientific codes and the precision their GPU builds compute in (``data/codes/scientific.toml``).
+
+What each build computes in, in words, is the message ``catalog_text.code_note.<id>``
+(:func:`knowledge.catalog_text.code_note`)."""
 
 from __future__ import annotations
 
@@ -16,7 +19,6 @@ class ScientificCode(BaseModel):
     names: list[str] = Field(min_length=1, description="how users write it, zh and en")
     fp64: bool = Field(description="whether the GPU build computes in double precision")
     cuda_only: bool = Field(description="whether the GPU build runs on NVIDIA GPUs only")
-    note: str
     source: str
     as_of: str
 

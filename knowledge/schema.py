@@ -1,6 +1,8 @@
 """Typed schemas of the catalogs: GPUs, models and CPU platforms.
 
-Every entry carries its sources, an as-of date and a confidence grade.
+Every entry carries its sources, an as-of date and a confidence grade. The prose about an entry (notes,
+price and link notes, a platform's lane layout) is not here: it is messages in each language, read
+through :mod:`knowledge.catalog_text`.
 Throughput figures are always *dense* (no structured-sparsity doubling);
 ``None`` means "unknown" unless the precision is listed in
 ``GPU.unsupported``, in which case the hardware has no such path at all.
@@ -86,7 +88,6 @@ class Interconnect(_Strict):
     bandwidth_gbs: float = Field(0, ge=0, description="bidirectional GB/s per GPU (1 GB = 1e9 B)")
     max_gpus: int = Field(1, ge=1, description="largest group joined by the link (8 for a switch node)")
     p2p: bool | None = Field(None, description="PCIe/link peer-to-peer usable by NCCL-class libraries")
-    note: str = ""
 
 
 class Price(_Strict):
@@ -94,7 +95,6 @@ class Price(_Strict):
     cny: float | None = Field(None, gt=0)
     rental_usd_per_hour: float | None = Field(None, gt=0)
     as_of: dt.date
-    note: str = ""
     sources: list[str] = Field(default_factory=list)
 
 
@@ -141,7 +141,6 @@ class GPU(_Strict):
     sources: list[str] = Field(min_length=1)
     as_of: dt.date
     confidence: Confidence
-    notes: str = ""
 
     @model_validator(mode="after")
     def _unsupported_has_no_value(self) -> GPU:
@@ -231,7 +230,6 @@ class Model(_Strict):
     aliases: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
     as_of: dt.date
-    notes: str = ""
 
     @model_validator(mode="after")
     def _check(self) -> Model:
@@ -266,7 +264,6 @@ class Platform(_Strict):
     pcie_gen: int = Field(ge=3, le=6)
     cpu_pcie_lanes: int = Field(ge=8, description="CPU lanes usable by slots and NVMe, whole platform")
     gpu_slot_lanes: int = Field(ge=8, description="lanes wired to x16-class slots on typical boards")
-    chipset_lanes_note: str = ""
     max_cores: int = Field(ge=2, description="cores of the largest CPU, per socket")
     memory_channels: int = Field(ge=1, description="per socket")
     memory_type: str
@@ -277,7 +274,6 @@ class Platform(_Strict):
     sources: list[str] = Field(min_length=1)
     as_of: dt.date
     confidence: Confidence = "M"
-    notes: str = ""
 
     @field_validator("gpu_slot_lanes")
     @classmethod

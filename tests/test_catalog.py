@@ -8,6 +8,7 @@ import re
 import pytest
 
 from knowledge import UnknownNameError, load_catalog
+from knowledge.catalog_text import gpu_notes
 from knowledge.schema import GPU, Cooling, FormFactor, Precision, Tier
 
 CATALOG = load_catalog()
@@ -140,7 +141,7 @@ def test_provenance(gpu: GPU) -> None:
     if gpu.price is not None:
         assert gpu.price.as_of <= TODAY
     if gpu.confidence == "L":
-        assert gpu.notes, f"{gpu.id}: low-confidence rows must say what is uncertain"
+        assert gpu_notes(gpu.id, "en"), f"{gpu.id}: low-confidence rows must say what is uncertain"
 
 
 def test_no_alias_points_to_two_entries() -> None:

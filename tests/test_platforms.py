@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge import UnknownNameError, load_catalog
+from knowledge.catalog_text import platform_notes
 from knowledge.resolve import variants
 from knowledge.schema import Platform
 
@@ -125,11 +126,12 @@ def test_platform_aliases_unique() -> None:
 
 @pytest.mark.parametrize("platform", PLATFORMS, ids=lambda p: p.id)
 def test_platform_provenance(platform: Platform) -> None:
-    assert platform.sources and platform.notes
+    notes = platform_notes(platform.id, "en")
+    assert platform.sources and notes
     assert all(s.startswith(("https://", "http://")) for s in platform.sources), platform.sources
     assert platform.domestic == (platform.vendor in {"Huawei", "Hygon", "Phytium"})
     if platform.confidence == "L":
-        assert "source" in platform.notes.lower() or "report" in platform.notes.lower()
+        assert "source" in notes.lower() or "report" in notes.lower()
     # DDR generation in the memory type matches the PCIe generation era
     if platform.pcie_gen >= 5:
         assert "DDR5" in platform.memory_type, platform.id

@@ -9,6 +9,7 @@ from typing import Any
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
 from advisor.fmt import default_currency, money, money_in_exact
 from knowledge import load_catalog
+from knowledge.catalog_text import entry_json, gpu_notes, platform_chipset_note, platform_notes
 from knowledge.messages import has, msg
 from knowledge.schema import GPU, Model, Platform
 from tools.pricing import CNY_PER_USD
@@ -102,8 +103,8 @@ def _show_gpu(g: GPU, lang: str) -> list[str]:
         lines.append(f"  {_label(lang, 'price')}: {_price(g, lang)} ({_label(lang, 'as_of')} {g.price.as_of})")
     lines.append(f"  {_label(lang, 'sources')}: {', '.join(g.sources)} · {_label(lang, 'as_of')} {g.as_of}"
                  f" · {_label(lang, 'confidence')} {msg(lang, f'confidence.{g.confidence}')}")
-    if g.notes:
-        lines.append(f"  {_label(lang, 'notes')}: {g.notes}")
+    if notes := gpu_notes(g.id, lang):
+        lines.append(f"  {_label(lang, 'notes')}: {notes}")
     return lines
 
 
@@ -137,11 +138,13 @@ def _platform_row(p: Platform) -> str:
 
 def _show_platform(p: Platform, lang: str) -> list[str]:
     lines = [_platform_row(p)]
-    lines.append(f"  {_label(lang, 'gpu_lanes')}: {p.gpu_slot_lanes}; {p.chipset_lanes_note}")
+    chipset = platform_chipset_note(p.id, lang)
+    lanes = f"  {_label(lang, 'gpu_lanes')}: {p.gpu_slot_lanes}"
+    lines.append(lanes + msg(lang, "fmt.semicolon") + chipset if chipset else lanes)
     lines.append(f"  {_label(lang, 'max_memory')}: {p.max_memory_gb} GB; socket {p.socket}")
     lines.append(f"  {_label(lang, 'sources')}: {', '.join(p.sources)} · {_label(lang, 'as_of')} {p.as_of}")
-    if p.notes:
-        lines.append(f"  {_label(lang, 'notes')}: {p.notes}")
+    if notes := platform_notes(p.id, lang):
+        lines.append(f"  {_label(lang, 'notes')}: {notes}")
     return lines
 
 
@@ -163,14 +166,14 @@ def _run(args: argparse.Namespace) -> int:
             example = NOUNS[args.noun][1]
             raise ValueError(f"'{args.noun} show' needs a name, e.g. gpu-advisor {args.noun} show {example}")
         entry = getattr(catalog, lookup)(args.name)
-        if args.json:
-            print_json(entry)
+        if args.json:  # with its notes, in English as JSON keeps them
+            print_json(entry_json(entry))
         else:
             print("\n".join(show(entry, lang)))
         return 0
     entries = getattr(catalog, attr)
     if args.json:
-        print_json({args.noun: list(entries)})
+        print_json({args.noun: [entry_json(e) for e in entries]})
     else:
         for e in entries:
             print(row(e))
