@@ -32,7 +32,14 @@ from advisor.fmt import (
     usable_bytes,
 )
 from advisor.nlu import Kind, Parsed
-from advisor.planner import DEFAULT_CONCURRENCY, DEFAULT_CONTEXT, TOKENS_PER_SAMPLE, Plan, user_currency
+from advisor.planner import (
+    DEFAULT_CONCURRENCY,
+    DEFAULT_CONTEXT,
+    TOKENS_PER_SAMPLE,
+    Plan,
+    buyer_region,
+    user_currency,
+)
 from advisor.present import fit_line, gpu_name, model_name, present_call, present_recommend, term_label, terms
 from advisor.present import word as present_word
 from advisor.present.check import finding_item
@@ -41,6 +48,7 @@ from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, get_tool, typed
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
+from knowledge.markets import availability
 from knowledge.messages import has as has_message
 from knowledge.messages import msg, render
 from tools.compat_rules.types import BuildReport, Finding
@@ -299,17 +307,17 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append(msg(lang, "compose.inference_section.answer_does_not_fit", where=where, what=what))
     elif count == 1:
         rec = _by_name(calls, "recommend")
-        none = rec is not None and not typed(rec, Recommendation).options
+        none = rec is not None and not priced(typed(rec, Recommendation))
         budget = money(p.budget.amount, p.budget.currency) if p.budget else ""
         where = msg(lang, "compose.inference_section.within",
                     budget=budget) if p.budget else msg(lang, "compose.inference_section.under_these_constraints")
         tail = msg(lang, "compose.inference_section.no_configuration_can_run", where=where) if none else ""
         quantised = next(((a, typed(c, Recommendation)) for a, c in (alts or []) if c.ok and c.name == "recommend"
-                          and typed(c, Recommendation).options), None) if none else None
+                          and priced(typed(c, Recommendation))), None) if none else None
         if quantised is not None:  # say at once which lower precision does run, and on what
             a, qrec = quantised
             tail += msg(lang, "answer.but_quantised", precision=msg(lang, f"if_quant.{a}"),
-                        option=_option_brief(qrec.options[0], rec_currency(qrec), lang))
+                        option=_option_brief(priced(qrec)[0], rec_currency(qrec), lang))
         out.append(msg(lang, "compose.inference_section.answer_needs_about_gpu",
                        what=what, per_gpu_bytes=gb(r.per_gpu_bytes),
                        weights_total_bytes=gb(r.weights_total_bytes), tail=tail))
@@ -405,8 +413,13 @@ def _fp8_capable(option: Option) -> bool:
         return True
 
 
+def priced(rec: Recommendation) -> list[Option]:
+    """The options with a known price (the ones a budget was checked against), in rank order."""
+    return [o for o in rec.options if o.total_price_usd is not None]
+
+
 def _option_brief(o: Option, currency: str, lang: str) -> str:
-    price = option_total(o, currency)
+    price = option_total(o, currency) if o.total_price_usd is not None else msg(lang, "present.recommend.price_unknown")
     speed = tps(o.decode_tokens_per_s) if o.decode_tokens_per_s is not None else None
     key = "table.option_short_speed" if speed else "table.option_short"
     return msg(lang, key, count=o.count, gpu=o.gpu, price=price, speed=speed)
@@ -480,7 +493,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                         weights_total_bytes=gb(typed(sz, InferenceMemoryResult).weights_total_bytes))
                     if sz is not None else "")
             arec = typed(rec, Recommendation) if rec is not None else None
-            opts = [o for o in (arec.options if arec else []) if a != "fp8" or _fp8_capable(o)][:3]
+            opts = [o for o in (priced(arec) if arec else []) if a != "fp8" or _fp8_capable(o)][:3]
             cur = rec_currency(arec) if arec else "USD"
             if opts:
                 where = (msg(lang, "compose.alternatives_lines.best_value_within_budget") if p.budget else
@@ -612,9 +625,19 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
         return []
     r = typed(rec, Recommendation)
     out = [""]
-    if r.options:
+    known = priced(r)
+    unpriced = [o for o in r.options if o.total_price_usd is None]
+    cur = r.price_currency or currency or r.currency
+    if known:  # the priced options make the table; the unpriced ones (not checked against a budget) follow
         out.append(msg(lang, "compose.recommend_section.recommended_configurations_performance_per"))
+        out += _options(r.model_copy(update={"options": known}), lang, detailed=detailed, currency=currency)
+        if unpriced:
+            out.append(msg(lang, "compose.recommend_section.unpriced_also", options=punct(lang, "semicolon").join(
+                _option_brief(o, cur, lang) for o in unpriced[:3])))
+    elif unpriced:
+        out.append(msg(lang, "compose.recommend_section.unpriced_heading"))
         out += _options(r, lang, detailed=detailed, currency=currency)
+        out.append(msg(lang, "compose.recommend_section.unpriced_note"))
     elif alternatives:  # the alternatives above already say what would work
         prec = rec.arguments.get("precision")
         out.append(msg(lang, "verdict.why_none_at", precision=prec) if prec
@@ -702,6 +725,18 @@ def _errors(calls: list[ToolCall], lang: str) -> list[str]:
 # ----------------------------------------------------------------------------- replies
 
 
+def _market_line(p: Profile, lang: str) -> list[str]:
+    """A card under discussion that cannot be bought (or only under a licence) where the user buys it."""
+    if not p.gpu or any(e.gpu == p.gpu for e in p.existing or []):  # owned cards need no shop
+        return []
+    region, _ = buyer_region(p, lang)
+    where = availability(p.gpu, region)
+    if where.status == "available" or where.rule is None:
+        return []
+    return ["", msg(lang, f"market.named_{where.status}", gpu=gpu_name(p.gpu),
+                    region=msg(lang, f"market.region.{region}"), rule=msg(lang, f"market.rule.{where.rule.id}"))]
+
+
 def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str) -> list[str]:
     """'How many do I need?': the least count (of 1, 2, 4, 8 and the one asked about) that fits."""
     if not counts:
@@ -743,6 +778,8 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     # a repeated build check is brief, unless this turn asks for the details the last one offered
     out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build"))
                           and not detailed, detailed=detailed)
+    said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
+    out += [line for line in _market_line(p, lang) if not line or line not in said]  # once per conversation turn
     fits_here = any(c.ok and getattr(result_of(c), "fits", None) and c.arguments.get("gpu") for _, c in alts)
     if detailed or not fits_here:  # the short reply keeps to the user's own cards when an option fits them
         out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
@@ -777,6 +814,8 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         out.append(msg(lang, "assume.ollama", precision=plan.assumed["precision_gguf"]))
     if plan.assumed.get("card_only") and _by_name(calls, "recommend"):
         out.append(msg(lang, "afford.card_only"))
+    if plan.assumed.get("region") and _by_name(calls, "recommend"):
+        out.append(msg(lang, f"assume.region_{plan.assumed['region']}"))
     warnings = _tool_warnings(calls, lang) if p.use_case != "scientific" and not brief else []
     if warnings:
         out += ["", msg(lang, "answer.warnings_head"), *[f"- {w}" for w in warnings]]
@@ -827,10 +866,11 @@ def compose_why(session: Session, citations: list[Citation], lang: str) -> str:
 
 
 def compose_ask(session: Session, lang: str) -> str:
+    """Before the next question: what we have, and whether a card named can be bought where the user buys."""
     known = _known_summary(session.profile, lang)
-    if known:
-        return msg(lang, "compose.compose_ask.got_size_this_properly", known=known)
-    return msg(lang, "compose.compose_ask.sure_few_details_first")
+    head = (msg(lang, "compose.compose_ask.got_size_this_properly", known=known) if known else
+            msg(lang, "compose.compose_ask.sure_few_details_first"))
+    return "\n".join([head, *_market_line(session.profile, lang)])
 
 
 def injection_notice(lang: str) -> str:

@@ -174,7 +174,7 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
     for slot in ("precision", "kv_dtype", "context_tokens", "concurrency", "method", "dataset_tokens",
                  "dataset_samples", "epochs", "deadline_days", "fp64", "problem_size_gb", "budget",
                  "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "system_ram_gb", "sci_code",
-                 "cpu", "cpu_name", "nodes",
+                 "cpu", "cpu_name", "nodes", "region", "home",
                  "sharding", "grad_checkpointing", "has_host", "budget_scope", "mains", "gpu_power_limit_w",
                  "hours_per_day", "kwh_price", "engine_hint", "rental_rate"):
         value = getattr(parsed, slot)
@@ -525,7 +525,9 @@ class Advisor:
                 value = getattr(C.result_of(call), "fits", None)
                 fit = value if fit is None else (fit and value is not False)
             if call.ok and pc.purpose == "recommend":
-                no_option = not getattr(C.result_of(call), "options", None)  # recommend or affordable
+                options = getattr(C.result_of(call), "options", None) or []  # recommend or affordable
+                # a budget was checked against priced options only: unpriced ones do not settle the question
+                no_option = not [o for o in options if getattr(o, "total_price_usd", 0) is not None]
             if pc.purpose == "search" and call.ok:
                 citations = self._citations(call.result)
         if plan.mode != "compare" and any(c.name != "search_knowledge" for c in calls):

@@ -146,6 +146,9 @@ def _budget_args(p: Profile) -> dict[str, Any]:
 
 
 def _chassis(p: Profile) -> str | None:
+    """The chassis the user's words imply: a workstation or a machine at home is a tower, a server a rack."""
+    if p.form_factor is None and p.home:
+        return "tower"
     return {"workstation": "tower", "server": "rack"}.get(p.form_factor or "")
 
 
@@ -289,9 +292,14 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         plan.model_assumed = representative_model(p.params_b)
     builders = {"inference": _inference_calls, "training": _training_calls, "scientific": _scientific_calls}
     plan.calls = builders[p.use_case](p, parsed, plan)
+    region, stated = buyer_region(p, lang)
     for call in plan.calls:  # without a budget, prices in the reader's currency
         if call.name == "recommend" and p.budget is None and default_currency(lang) == "CNY":
             call.arguments["display_currency"] = "CNY"
+        if call.name == "recommend":  # only cards the buyer can get where they buy
+            call.arguments["region"] = region
+            if not stated:
+                plan.assumed["region"] = region
     plan.calls += _search(p, "answer", lang, search_k)
     plan.question_slots = next_question_slots(session)
     code = scientific_code(p.sci_code) if p.use_case == "scientific" and p.sci_code else None
@@ -796,6 +804,18 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
     calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
                              only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
     return calls
+
+
+def buyer_region(p: Profile, lang: str) -> tuple[Literal["cn", "global"], bool]:
+    """Where the cards are bought, and whether the user said so: what they said, a domestic-only requirement
+    (mainland China), the budget's currency (yuan: China; euro or pound: elsewhere), else their language."""
+    if p.region:
+        return p.region, True
+    if p.domestic:
+        return "cn", True
+    if p.budget and p.budget.currency in ("CNY", "EUR", "GBP"):
+        return ("cn" if p.budget.currency == "CNY" else "global"), False
+    return ("cn" if lang == "zh" else "global"), False
 
 
 def user_currency(p: Profile, lang: str, allowed: tuple[str, ...] = ("USD", "CNY", "EUR", "GBP")) -> str:

@@ -78,6 +78,9 @@ class Profile(BaseModel):
     sharding: Literal["zero1", "zero2", "zero3", "fsdp"] | None = None
     grad_checkpointing: bool | None = None
     has_host: bool | None = Field(None, description="a computer for the cards is already owned")
+    home: bool | None = Field(None, description="a machine for home or personal use (a desktop tower)")
+    region: Literal["cn", "global"] | None = Field(None, description="where the cards are bought (mainland China or "
+                                                                     "elsewhere), when said")
     budget_scope: Literal["gpu_only", "system"] | None = None
     excluded_vendors: list[str] = Field(default_factory=list)
     allowed_gpus: list[str] = Field(default_factory=list)

@@ -90,10 +90,21 @@ class Interconnect(_Strict):
     p2p: bool | None = Field(None, description="PCIe/link peer-to-peer usable by NCCL-class libraries")
 
 
+PriceKind = Literal["list", "street", "used", "channel-cn", "derived", "rental"]
+
+
 class Price(_Strict):
+    """What a card costs. ``kind``: how the purchase price was found — a list price or MSRP, a street price, a
+    used-market price, a China channel price, one derived from other figures, or ``rental`` when only a rental
+    rate is known; ``cny_kind`` when the yuan price is of another kind than the dollar one (a China channel
+    price beside a US list price). What the figures rest on is the message ``catalog_text.gpu_price.<id>``."""
+
     usd: float | None = Field(None, gt=0)
     cny: float | None = Field(None, gt=0)
     rental_usd_per_hour: float | None = Field(None, gt=0)
+    kind: PriceKind = "list"
+    cny_kind: PriceKind | None = None
+    confidence: Confidence = "M"
     as_of: dt.date
     sources: list[str] = Field(default_factory=list)
 

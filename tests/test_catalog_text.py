@@ -113,7 +113,7 @@ def test_the_message_file_renders_the_texts_as_written() -> None:
     assert model_notes("qwen2.5-72b", "en").startswith("Card: 72.7B total")
     assert model_notes("qwen2.5-72b", "zh").startswith("模型卡：总参数 72.7B")
     assert code_note("openfoam", "zh") == "默认以双精度构建（WM_PRECISION_OPTION=DP）。"
-    assert catalog_text("gpu_price", "b300", "zh") == "" == gpu_price_note("b300", "en")  # no price, no note
+    assert catalog_text("gpu_price", "biren-br104", "zh") == "" == gpu_price_note("biren-br104", "en")  # no price
 
 
 def test_the_data_files_hold_no_prose() -> None:

@@ -541,6 +541,10 @@ def test_a_home_budget_for_a_70b_names_a_quantised_route_that_runs(adv: Advisor,
     assert ("it runs" in head or "就能跑" in head) and ("INT4" in head or "Q4_K_M" in head)
     gguf = [c for c in calls(r, "recommend") if c.arguments.get("precision") == "Q4_K_M"]
     assert gguf and "RTX 3090" in gguf[0].result["options"][0]["gpu"]  # two 24 GB cards, the home classic
+    # at home means a desktop tower: no passive server card or SXM module is offered
+    assert all(c.arguments.get("chassis") == "tower" for c in calls(r, "recommend"))
+    offered = {o["gpu_id"] for c in calls(r, "recommend") for o in c.result["options"]}
+    assert not offered & {"a10", "t4", "l4", "l40s", "atlas-300i-duo", "a100-pcie-40gb"}
     assert all(o["total_price_usd"] <= budget_usd for o in gguf[0].result["options"])
 
 

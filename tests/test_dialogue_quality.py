@@ -47,9 +47,11 @@ def test_72b_on_a_budget_without_precision_shows_what_quantising_buys(adv: Advis
     assert "precision" not in size.arguments and size.arguments["model"] == "qwen2.5-72b"
     rec = one(r, "recommend")
     assert "precision" not in rec.arguments and rec.arguments["budget_cny"] == 100_000
+    # a yuan budget in Chinese: cards sold in mainland China (said in the reply); export-controlled ones are out
+    assert rec.arguments["region"] == "cn" and "按中国大陆能买到的卡推荐" in r.text
     native = direct("recommend", workload="inference", model="qwen2.5-72b", context=8192, concurrency=1,
-                    budget_cny=100_000)
-    assert native["options"] == []
+                    budget_cny=100_000, region="cn")
+    assert [o for o in native["options"] if o["total_price_usd"] is not None] == []
     assert "预算 ¥100,000 内没有能跑它的配置" in r.text.split("\n")[0]
     # 72.7 B parameters × 2 bytes ≈ 145 GB of BF16 weights (independent of the tool)
     assert gb(72.7e9 * 2) in r.text
@@ -64,7 +66,7 @@ def test_72b_on_a_budget_without_precision_shows_what_quantising_buys(adv: Advis
                       gpus=1)
         assert gb(need["per_gpu_bytes"]) in r.text
         buy = direct("recommend", workload="inference", model="qwen2.5-72b", precision=prec, context=8192,
-                     concurrency=1, budget_cny=100_000)
+                     concurrency=1, budget_cny=100_000, region="cn")
         assert buy["options"], f"{prec}: the budget should buy something once quantised"
         best = buy["options"][0]
         assert f"{best['count']}× {best['gpu']}（{price_cny(best)}" in r.text

@@ -371,9 +371,11 @@ def test_inference_memory_never_crashes_and_never_returns_bad_numbers(data: st.D
         fields |= CUSTOM_MODEL_FIELDS
     if which == "spec":
         fields["spec"] = F(model_spec, junk_value, required=True)
-    result = build_and_run(InferenceMemoryInput, draw_fields(data, fields), estimate_inference_memory)
-    if result is not None:
-        assert which not in ("model+custom", "nothing"), "exactly one model source must be required"
+    kwargs = draw_fields(data, fields)
+    result = build_and_run(InferenceMemoryInput, kwargs, estimate_inference_memory)
+    if result is not None:  # a field drawn as None is absent: count the sources actually given
+        given = [kwargs.get(k) is not None for k in ("model", "params_b", "spec")]
+        assert sum(given) == 1, f"exactly one model source must be required, got {given}"
         assert result.per_gpu_bytes >= result.breakdown.weights
         if result.fits is not None:
             assert result.headroom_bytes is not None
@@ -642,10 +644,14 @@ def test_recommend_never_crashes_and_never_returns_bad_numbers(data: st.DataObje
     if result is not None:
         inp = RecommendInput(**kwargs)
         assert [o.rank for o in result.options] == list(range(1, len(result.options) + 1))
+        unpriced = [o.total_price_usd is None for o in result.options]
+        assert unpriced == sorted(unpriced), "options without a price rank after every priced one"
         for option in result.options:
             assert option.fits, f"{option.gpu} ×{option.count} is offered but does not fit"
+            if option.total_price_usd is None:  # kept, marked 'ask a vendor'; the budget could not be checked
+                continue
             if inp.budget_usd is not None:
-                assert option.total_price_usd is not None and option.total_price_usd <= inp.budget_usd * (1 + 1e-9)
+                assert option.total_price_usd <= inp.budget_usd * (1 + 1e-9)
             if inp.budget_cny is not None:
                 assert option.total_price_cny is not None and option.total_price_cny <= inp.budget_cny * (1 + 1e-9)
 

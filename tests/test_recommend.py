@@ -333,13 +333,13 @@ def test_reasons_and_whys_are_recommend_notes_in_both_languages(noted: list[Reco
 
 def test_why_text_is_unchanged_in_both_languages(box_70b: Recommendation) -> None:
     """Copied from the output before the reasons became message ids (the watch topics and the value's metric, now
-    named, aside)."""
+    named, aside), with the 2026 street price of the RTX 5090 ($3,200: 2 × 3,200 + 2,500 host = $8,900)."""
     o = next(o for o in box_70b.options if o.gpu_id == "rtx-5090")
     assert o.why.text.startswith("2× GeForce RTX 5090 (consumer): 24.3 GB of 31.1 GB per GPU, 6.9 GB spare; ~36 "
-                                 "tokens/s decode; $7,500 incl. ~$2,500 host → 4.76 decode tokens/s per $1k; watch: ")
+                                 "tokens/s decode; $8,900 incl. ~$2,500 host → 4.01 decode tokens/s per $1k; watch: ")
     assert render(o.why, "zh").startswith("2 张 GeForce RTX 5090（消费级）：每卡 24.3 GB / 31.1 GB，余量 6.9 GB；"
-                                          "解码约 36 tokens/s；约 $7,500（含主机约 $2,500），"
-                                          "每千美元 4.76 解码 tokens/s；注意：")
+                                          "解码约 36 tokens/s；约 $8,900（含主机约 $2,500），"
+                                          "每千美元 4.01 解码 tokens/s；注意：")
     over = next(r for r in box_70b.rejected if r.stage == "budget")
     assert re.fullmatch(r"over budget: \$[\d,]+ \(GPUs \$[\d,]+ \+ host \$[\d,]+\) > \$10,000", over.reason.text)
     assert re.fullmatch(r"超出预算：\$[\d,]+（显卡 \$[\d,]+ \+ 主机 \$[\d,]+）> \$10,000", render(over.reason, "zh"))

@@ -32,6 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import load_catalog
+from knowledge.markets import Region, Status, availability, markets_as_of
 from knowledge.schema import GPU, FormFactor, Platform, Tier
 from tools.compat import BuildInput, BuildReport, Finding, GPUCount, check_build
 from tools.compat_rules.software import STACK_NAMES, resolve_framework, stack_family
@@ -62,7 +63,7 @@ from tools.training_time import MAX_TOKENS, TrainingTimeInput, estimate_training
 from tools.units import CNY, GB, TFLOPS, USD, Bytes, Hours, TokensPerS, Watts
 
 RejectFn = Callable[..., None]
-Stage = Literal["constraint", "memory", "interconnect", "target", "compat", "power", "budget", "data"]
+Stage = Literal["constraint", "market", "memory", "interconnect", "target", "compat", "power", "budget", "data"]
 
 MODULE_COUNTS = (4, 8)
 PCIE_DC_COUNTS = (1, 2, 4, 8)
@@ -117,6 +118,8 @@ class RecommendInput(BaseModel):
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
     cuda_required: bool = False
     domestic_only: bool = False
+    region: Region | None = Field(None, description="where the cards are bought: 'cn' (mainland China) or 'global'; "
+                                                    "cards not sold there are ruled out; None: every market")
     framework: str | None = None
     chassis: Chassis | None = None
     form_factor: Literal["pcie", "sxm", "oam", "module"] | None = None
@@ -132,6 +135,8 @@ class RecommendInput(BaseModel):
     def _check(self) -> RecommendInput:
         if self.budget_usd is not None and self.budget_cny is not None:
             raise ValueError("give the budget in USD or in CNY, not both")
+        if self.domestic_only and self.region == "global":
+            raise ValueError("Chinese domestic accelerators are sold in mainland China only: use region 'cn'")
         if self.workload in ("inference", "training") and not self.model:
             raise ValueError(f"{self.workload} needs a model (e.g. model='llama-3.1-70b')")
         if self.mains is not None and not self.mains.strip():
@@ -191,6 +196,8 @@ class Option(BaseModel):
     chassis: str
     recommended_psu_w: Watts
     software_stack: str
+    market: Status = Field("available", description="availability in the request's region")
+    market_rule: str | None = Field(None, description="the rule behind a restricted market (knowledge/data/markets)")
     why: Note = Field(description="why this option: memory, speed, price in the buyer's currency, stack, what to watch")
     findings: list[Finding]
     pitfalls: list[Pitfall]
@@ -440,6 +447,11 @@ def recommend(inp: RecommendInput) -> Recommendation:
         if why:
             reject(gpu, None, "constraint", why)
             continue
+        market = availability(gpu.id, inp.region) if inp.region else None
+        if market is not None and market.status == "unavailable" and market.rule is not None:
+            reject(gpu, None, "market", note("recommend.reject.market", region=note(f"market.region.{inp.region}"),
+                                             rule=note(f"market.rule.{market.rule.id}")))
+            continue
         counts = sorted(set(candidate_counts(gpu)) | ({owned[gpu.id]} if gpu.id in owned else set()))
         for count in counts:
             if count < owned.get(gpu.id, 0):
@@ -545,16 +557,25 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     if budget is not None:
         total = total_cny if inp.budget_cny is not None else total_usd
         cur = "CNY" if inp.budget_cny is not None else "USD"
-        if total is None:
-            reject(gpu, count, "budget", note("recommend.reject.no_price"))
-            return None
-        if total > budget:
-            # a euro / pound budget is checked in dollars and said in its own currency
-            per = 1 / USD_PER_FOREIGN[inp.price_currency] if inp.price_currency and cur == "USD" else 1.0
-            said_in = inp.price_currency if per != 1.0 and inp.price_currency else cur
-            host_part = _host(host_usd, inp)
+        host_part = _host(host_usd, inp)
+        # a euro / pound budget is checked in dollars and said in its own currency
+        per = 1 / USD_PER_FOREIGN[inp.price_currency] if inp.price_currency and cur == "USD" else 1.0
+        said_in = inp.price_currency if per != 1.0 and inp.price_currency else cur
+        if total is None:  # unpriced: kept unless even the cheapest comparable card would break the budget
+            ref = comparable_price(gpu, inp.cny_per_usd)
+            each = (ref[1] if cur == "USD" else ref[2]) if ref else 0.0
+            floor = each * buy + host_part
+            if floor > budget:
+                reason = (note("recommend.reject.floor_over_budget", ref=ref[0], each=_money(each * per, said_in),
+                               count=buy, total=_money(floor * per, said_in), budget=_money(budget * per, said_in))
+                          if ref else note("recommend.reject.host_over_budget", host=_money(host_part * per, said_in),
+                                           budget=_money(budget * per, said_in)))
+                reject(gpu, count, "budget", reason)
+                return None
+        if total is not None and total > budget:  # an unpriced option stays, marked 'ask a vendor', after the priced
             reject(gpu, count, "budget", note(
-                "recommend.reject.over_budget", total=_money(total * per, said_in),
+                "recommend.reject.over_budget" if host_part else "recommend.reject.over_budget_cards",
+                total=_money(total * per, said_in),
                 gpus=_money((total - host_part) * per, said_in), host=_money(host_part * per, said_in),
                 budget=_money(budget * per, said_in)))
             return None
@@ -579,7 +600,9 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         shown, host_shown = total_local, host_usd / USD_PER_FOREIGN[cur]
     else:
         shown, host_shown = total_usd, host_usd
-    why = _why(gpu, count, ev, headroom, (shown, host_shown, cur), stack, report)
+    market = availability(gpu.id, inp.region) if inp.region else None
+    restricted = market.rule.id if market is not None and market.status == "restricted" and market.rule else None
+    why = _why(gpu, count, ev, headroom, (shown, host_shown, cur), stack, report, restricted)
     return Option(
         rank=0, gpu=gpu.name, gpu_id=gpu.id, count=count, vendor=gpu.vendor, tier=gpu.tier.value, fits=True,
         per_gpu_bytes=ev.per_gpu_bytes, gpu_memory_bytes=ev.usable_bytes, headroom_bytes=headroom,
@@ -596,9 +619,22 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         score_basis="per-price" if ppp is not None else "performance-only", ecosystem_factor=eco,
         platform=plat.name, chassis=chassis,
         recommended_psu_w=t.recommended_psu_w, software_stack=stack, why=why,
+        market="restricted" if restricted else "available", market_rule=restricted,
         findings=[f for f in report.findings if f.severity != "info" or f.category in ("software", "interconnect")],
         pitfalls=pitfalls,
     )
+
+
+def comparable_price(gpu: GPU, cny_per_usd: float = CNY_PER_USD) -> tuple[str, float, float] | None:
+    """(name, USD, CNY) of the cheapest priced card of ``gpu``'s tier with at least its memory — a lower bound
+    to hold an unpriced card against a budget; None when no priced card of the tier is that large."""
+    priced = [(g, gpu_price(g, cny_per_usd)) for g in load_catalog().gpus
+              if g.tier == gpu.tier and g.memory_gb >= gpu.memory_gb and g.id != gpu.id]
+    priced = [(g, p) for g, p in priced if p.usd is not None and p.cny is not None]
+    if not priced:
+        return None
+    g, p = min(priced, key=lambda gp: (gp[1].usd or 0.0, gp[0].id))
+    return g.name, float(p.usd or 0.0), float(p.cny or 0.0)
 
 
 def _host(host_usd: float, inp: RecommendInput) -> float:
@@ -620,7 +656,7 @@ def _pitfalls(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: Buil
 
 
 def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[float | None, float, str],
-         stack: str, report: BuildReport) -> Note:
+         stack: str, report: BuildReport, restricted: str | None = None) -> Note:
     """Why this option, one note: '2× RTX 4090 (consumer): 20.1 GB of 23.6 GB per GPU, …; $4,100 → 11.2 per $1k'.
 
     ``price``: (total, host share, currency) in the buyer's currency; the value figure is per $1k (€1k, £1k)
@@ -652,6 +688,8 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[flo
         parts.append(note("recommend.why.no_price"))
     if stack_family(gpu) != "cuda":
         parts.append(note("recommend.why.software", stack=stack))
+    if restricted:  # sold in the buyer's region only under a licence or to approved buyers
+        parts.append(note("recommend.why.restricted", rule=note(f"market.rule.{restricted}")))
     # what the build check warns about, as topics (power, cooling …): the rule ids are not for readers
     watch = dict.fromkeys(f.category for f in report.findings if f.severity == "warning")
     if watch:
@@ -680,6 +718,8 @@ def _assumptions(inp: RecommendInput, engine: str, currency: Currency, shown: st
         note("recommend.assume.electricity", kwh=kwh, currency=currency, duty=inp.duty_cycle),
         note("recommend.assume.ecosystem", inference=_factors(ECOSYSTEM), training=_factors(ECOSYSTEM_TRAINING)),
         note("recommend.assume.unpriced_last"),
+        *([note("recommend.assume.region", region=note(f"market.region.{inp.region}"),
+                as_of=markets_as_of().isoformat())] if inp.region else []),
     ]
     if inp.workload == "inference":
         out.append(note("recommend.assume.inference_memory", engine="vLLM" if engine == "vllm" else "llama.cpp",

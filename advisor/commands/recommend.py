@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
     p.add_argument("--vendor", action="append", default=[], help="allowed vendor, repeatable")
     p.add_argument("--cuda-required", action="store_true", help="the code depends on CUDA")
     p.add_argument("--domestic", action="store_true", help="domestic (信创) accelerators only")
+    p.add_argument("--region", choices=["cn", "global", "any"], default=None,
+                   help="where the cards are bought: cn (mainland China), global (elsewhere) or any; default: cn "
+                        "with --budget-cny or --domestic, else any")
     p.add_argument("--framework", help="serving/training framework to check against")
     p.add_argument("--chassis", choices=["tower", "rack", "open-frame"])
     p.add_argument("--form-factor", choices=["pcie", "sxm", "oam", "module"])
@@ -70,11 +73,18 @@ def build_input(args: argparse.Namespace) -> RecommendInput:
         dataset_tokens=args.dataset_tokens, deadline_hours=args.deadline_hours, fp64_required=not args.no_fp64,
         problem_bytes=int(args.problem_gb * GB) if args.problem_gb else None, matrix_n=args.matrix_n,
         budget_usd=args.budget_usd, budget_cny=args.budget_cny, vendors=args.vendor,
-        cuda_required=args.cuda_required, domestic_only=args.domestic, framework=args.framework,
+        cuda_required=args.cuda_required, domestic_only=args.domestic, region=_region(args),
+        framework=args.framework,
         chassis=args.chassis, form_factor=args.form_factor, power_limit_w=args.power_limit_w, mains=args.mains,
         existing_gpus=[parse_gpu_arg(h) for h in args.have], existing_platform=args.have_cpu,
         include_host_cost=not args.no_host_cost, kwh_price=args.kwh_price, duty_cycle=args.duty_cycle, **extra,
     )
+
+
+def _region(args: argparse.Namespace) -> str | None:
+    if args.region:
+        return None if args.region == "any" else str(args.region)
+    return "cn" if args.budget_cny is not None or args.domestic else None
 
 
 def to_json(rec: Recommendation, lang: str) -> dict[str, Any]:

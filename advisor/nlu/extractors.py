@@ -163,6 +163,21 @@ def has_host(ctx: Context) -> bool | None:
     return True if vocab.matches("slot", "has_host", ctx.text) else None
 
 
+def home(ctx: Context) -> bool | None:
+    """'在家跑', 'for my homelab': a machine at home — a desktop tower, not a server room."""
+    return True if vocab.matches("slot", "home", ctx.text) else None
+
+
+def region(ctx: Context) -> str | None:
+    """Where the cards will be bought: 'cn' (mainland China, incl. 'can't buy it' / export-control talk) or
+    'global' (a place outside mainland China)."""
+    if vocab.matches("slot", "region_global", ctx.text):
+        return "global"
+    if vocab.matches("slot", "region_cn", ctx.text):
+        return "cn"
+    return None
+
+
 def budget_scope(ctx: Context) -> str | None:
     """Whether the money is for the GPUs alone or the whole machine."""
     if vocab.matches("slot", "budget_gpu_only", ctx.text):
@@ -417,6 +432,8 @@ EXTRACTORS: dict[str, Extractor] = {
     "grad_checkpointing": grad_checkpointing,
     "has_host": has_host,
     "budget_scope": budget_scope,
+    "region": region,
+    "home": home,
     "excluded_vendors": excluded_vendors,
     "allowed_gpus": allowed_gpus,
 }

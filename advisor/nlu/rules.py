@@ -100,6 +100,8 @@ class Parsed(BaseModel):
     grad_checkpointing: bool | None = None
     has_host: bool | None = Field(None, description="a computer to put the cards in is already owned")
     budget_scope: Literal["gpu_only", "system"] | None = None
+    region: Literal["cn", "global"] | None = Field(None, description="where the cards are bought")
+    home: bool | None = Field(None, description="the machine is for home or personal use")
     excluded_vendors: list[str] | None = None
     allowed_gpus: list[str] | None = None
     asked_attribute: str | None = Field(None, description="the fact a spec question asks for (memory, price …)")
@@ -220,6 +222,12 @@ _UNSURE = vocab.required("slot", "unsure")
 # precision tokens
 _GGUF = re.compile(r"(?<![A-Za-z0-9])(i?q[1-8]_[a-z0-9]{1,2}(?:_[a-z0-9]{1,2})?)(?![A-Za-z0-9])", _I)
 _GGUF_SHORT = re.compile(r"(?<![A-Za-z0-9_])q([4568])(?![_A-Za-z0-9])", _I)
+# "can't get H100s", "H100 买不到": a card ruled out by the market, not the one to plan on
+_UNOBTAINABLE_BEFORE = re.compile(
+    r"(can\W?t|cannot|can not|unable to|no way to|no access to)\s+(get|buy|obtain|import|source|access)\s*(any\s+)?$"
+    r"|(买不到|买不了|没法买|拿不到|搞不到|无法购买|进不来)\s*$", _I)
+_UNOBTAINABLE_AFTER = re.compile(
+    r"^\s*(s\b)?\s*(买不到|买不了|拿不到|搞不到|进不来|are(n\W?t| not) (available|sold))", _I)
 _NOT_PRECISION = re.compile(r"(\bno|\bnot|without|不支持|没有|不用|不要)\s*$", _I)
 _FLOATS = re.compile(r"(?<![A-Za-z0-9])(fp|bf|int|f|e4m|mxfp|nvfp|nf)(4|8|16|32)(?![0-9])", _I)
 _BITS = re.compile(r"(?<![0-9.])(2|3|4|5|6|8|16|32)\s*-?\s*(bits?|位|比特)", _I)
@@ -570,6 +578,9 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         gid = mention.ids[0] if len(mention.ids) == 1 else _pick(cat, mention.ids)
         if len(mention.ids) > 1:
             out.ambiguous[mention.text] = mention.ids
+        if _UNOBTAINABLE_BEFORE.search(text[max(0, mention.start - 24):mention.start]) \
+                or _UNOBTAINABLE_AFTER.match(text[mention.end:mention.end + 24]):
+            continue  # "can't get H100s", "H100 买不到": the card ruled out, not the one to plan on
         count = _count_near(text, mention.start, mention.end)
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
         is_existing = (existing_marker is not None and existing_marker.end() <= mention.start

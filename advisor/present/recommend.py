@@ -82,7 +82,11 @@ def _row(o: Option, cur: str, lang: str) -> list[str]:
     mem = (f"{gb_short(o.per_gpu_bytes).removesuffix(' GB')} / {gb_short(o.gpu_memory_bytes)}"
            if o.per_gpu_bytes is not None else gb_short(o.gpu_memory_bytes))
     return [f"{o.rank}.", f"{o.count}× {o.gpu}", word(lang, "tier", o.tier), mem, _perf(o, lang),
-            f"{num(o.power_w)} W", option_total(o, cur)]
+            f"{num(o.power_w)} W", _total(o, cur, lang)]
+
+
+def _total(o: Option, cur: str, lang: str) -> str:
+    return option_total(o, cur) if o.total_price_usd is not None else msg(lang, "present.recommend.price_unknown")
 
 
 def _why(o: Option, cur: str, lang: str) -> Item:

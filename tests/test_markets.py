@@ -1,0 +1,170 @@
+"""Where cards can be bought: the market table, the recommender's region gate, and the chat around it.
+
+Expectations come from the export rules themselves, not from the code:
+* US rules of Oct 2022 stop A100/H100-class chips going to China; the Oct 2023 update adds everything above
+  its performance threshold (A800/H800, L40S, RTX 4090 and later RTX 5090, MI300-class, Gaudi 3, Blackwell).
+  A buyer in mainland China can still buy H20 (licence since Apr 2025) and, from Dec 2025, H200 to approved
+  buyers — both with a caveat — and every card below the threshold (L20, RTX 4090 D, RTX 3090, A6000 …).
+* Chinese domestic accelerators and the China-only variants (H20, L20, RTX 4090 D, A800, H800) are not sold
+  outside mainland China.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from advisor.cli import main
+from advisor.engine import Advisor
+from advisor.nlu.rules import parse
+from knowledge import load_catalog
+from knowledge.markets import availability, load_markets
+from knowledge.messages import has, render
+from tests.fakes.script import one, turn
+from tools.recommend import Recommendation, RecommendInput, recommend
+
+CAT = load_catalog()
+BLOCKED_IN_CHINA = {"a100-sxm-80gb", "h100-sxm", "h100-pcie", "a800-sxm-80gb", "h800-sxm", "l40s", "rtx-4090",
+                    "rtx-5090", "b200", "mi300x", "gaudi3-oam", "rtx-pro-6000-blackwell-ws"}
+BUYABLE_IN_CHINA = {"rtx-4090d", "l20", "rtx-3090", "rtx-a6000", "rtx-5080", "l4"}
+CHINA_ONLY = {"h20", "l20", "rtx-4090d", "a800-sxm-80gb", "h800-sxm"}
+
+
+def test_every_listed_gpu_and_rule_is_known_and_worded_in_both_languages() -> None:
+    markets = load_markets()
+    ids = {g.id for g in CAT.gpus}
+    for entry in markets.entries:
+        assert set(entry.gpus) <= ids, set(entry.gpus) - ids
+    for rule in markets.rules:
+        assert rule.sources and all(has(lang, f"market.rule.{rule.id}") for lang in ("en", "zh"))
+    assert all(g.id in next(e.gpus for e in markets.entries if e.rule == "cn-domestic")
+               for g in CAT.gpus if g.domestic)
+
+
+@pytest.mark.parametrize("gpu", sorted(BLOCKED_IN_CHINA))
+def test_export_controlled_cards_cannot_be_bought_in_china(gpu: str) -> None:
+    where = availability(gpu, "cn")
+    assert where.status == "unavailable" and where.rule is not None and where.rule.date.year in (2022, 2023)
+    assert availability(gpu, "global").status == ("unavailable" if gpu in CHINA_ONLY else "available")
+
+
+def test_china_buyers_can_get_the_cards_below_the_threshold_and_h20_h200_with_a_caveat() -> None:
+    assert all(availability(g, "cn").status == "available" for g in BUYABLE_IN_CHINA)
+    assert availability("h20", "cn").status == "restricted" and availability("h200-sxm", "cn").status == "restricted"
+    assert all(availability(g, "global").status == "unavailable" for g in CHINA_ONLY)
+
+
+@pytest.fixture(scope="module")
+def china_72b() -> Recommendation:
+    return recommend(RecommendInput(workload="inference", model="qwen2.5-72b", budget_cny=2_000_000, region="cn"))
+
+
+def test_a_china_buyer_is_never_offered_an_export_controlled_card(china_72b: Recommendation) -> None:
+    offered = {o.gpu_id for o in china_72b.options}
+    assert offered and not offered & BLOCKED_IN_CHINA
+    market = {r.gpu_id for r in china_72b.rejected if r.stage == "market"}
+    assert market >= BLOCKED_IN_CHINA
+    reason = next(r.reason for r in china_72b.rejected if r.gpu_id == "h100-sxm")
+    assert "2022" in render(reason, "en") and "中国大陆" in render(reason, "zh")
+
+
+def test_a_china_buyer_sees_the_licence_caveat_on_h20_and_h200(china_72b: Recommendation) -> None:
+    restricted = [o for o in china_72b.options if o.gpu_id in ("h20", "h200-sxm", "h200-nvl")]
+    assert restricted, "a ¥2M budget for a 72B model has room for H20 / H200 servers"
+    for o in restricted:
+        assert o.market == "restricted" and "licen" in render(o.why, "en") and "许可" in render(o.why, "zh")
+
+
+def test_a_buyer_outside_china_gets_no_domestic_or_china_only_card() -> None:
+    rec = recommend(RecommendInput(workload="inference", model="qwen2.5-72b", budget_usd=300_000, region="global"))
+    offered = {o.gpu_id for o in rec.options}
+    assert offered and not offered & (CHINA_ONLY | {g.id for g in CAT.gpus if g.domestic})
+    assert any(o.gpu_id in ("h100-sxm", "h200-sxm", "b200", "mi300x") for o in rec.options)
+
+
+def test_domestic_only_outside_china_is_a_clear_error() -> None:
+    with pytest.raises(ValidationError, match="mainland China only"):
+        RecommendInput(workload="inference", model="qwen2.5-72b", domestic_only=True, region="global")
+
+
+@pytest.mark.parametrize(("text", "region"), [
+    ("我们公司在杭州，想部署一个 32B 的模型", "cn"),
+    ("人在上海，H100 买不到，有什么替代", "cn"),
+    ("国内采购，预算 80 万", "cn"),
+    ("受出口管制影响，我们只能买特供版", "cn"),
+    ("we're a Chinese startup looking at inference boxes", "cn"),
+    ("our lab is based in Shenzhen", "cn"),
+    ("我在美国读书，想买张卡跑模型", "global"),
+    ("we are based in the UK and need a training server", "global"),
+    ("buying in Japan, budget ¥2,000,000", "global"),
+    ("I want to run Llama 3 8B at home", None),
+])
+def test_the_region_is_read_from_what_people_say(text: str, region: str | None) -> None:
+    assert parse(text).region == region
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def test_chinese_chat_without_a_place_assumes_mainland_china_and_says_so(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "预算 50 万，部署 Qwen2.5-72B 推理，10 个并发，买什么卡")
+    rec = one(r, "recommend")
+    assert rec.arguments["region"] == "cn"
+    offered = {o["gpu_id"] for o in rec.result["options"]}
+    assert not offered & BLOCKED_IN_CHINA
+    assert "按中国大陆能买到的卡推荐" in r.text
+
+
+def test_saying_where_you_buy_changes_the_cards(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "Qwen2.5-72B inference for 10 users, budget $300k, what should we buy?")
+    assert one(turn(adv, s, "we are in Shanghai"), "recommend").arguments["region"] == "cn"
+    r = turn(adv, s, "actually we buy through our office in Singapore")
+    rec = one(r, "recommend")
+    assert rec.arguments["region"] == "global"
+    assert not {o["gpu_id"] for o in rec.result["options"]} & CHINA_ONLY
+
+
+def test_a_named_card_the_buyer_cannot_get_is_flagged(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "我们在北京，想用 4 张 RTX 4090 跑 Llama-3.1-70B int4 推理")
+    assert "买不到新卡" in r.text and "2023" in r.text
+    s = adv.new_session()
+    r = turn(adv, s, "We are in Texas. Can 4x RTX 4090 run Llama-3.1-70B int4 for inference?")
+    assert "cannot be bought" not in r.text
+
+
+def test_cli_and_chat_agree_for_a_china_buyer(adv: Advisor, capsys: pytest.CaptureFixture[str]) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "我在国内，预算 50 万，部署 Qwen2.5-72B 推理，上下文 8k，1 个并发")
+    chat = one(r, "recommend").result["options"]
+    assert main(["recommend", "--workload", "inference", "--model", "qwen2.5-72b", "--budget-cny", "500000",
+                 "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)["options"]
+    assert [(o["gpu_id"], o["count"]) for o in cli[:3]] == [(o["gpu_id"], o["count"]) for o in chat[:3]]
+
+
+@pytest.mark.parametrize("text", ["I'm in China and can't get H100s. What should I buy for Qwen2.5-72B inference, "
+                                  "budget ¥800k?", "H100 买不到，部署 Qwen2.5-72B 推理有什么替代，预算 80 万"])
+def test_a_card_the_buyer_cannot_get_is_ruled_out_not_planned_on(adv: Advisor, text: str) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, text)
+    assert s.profile.gpu is None and not [c for c in r.tool_calls if c.arguments.get("gpu") == "h100-sxm"]
+    rec = one(r, "recommend")
+    assert rec.arguments["region"] == "cn" and rec.result["options"]
+    assert not {o["gpu_id"] for o in rec.result["options"]} & BLOCKED_IN_CHINA
+
+
+def test_the_market_warning_is_said_once_and_answers_an_availability_question(adv: Advisor) -> None:
+    s = adv.new_session()
+    r = turn(adv, s, "想用 8 张 H200 训练，国内能买到吗")
+    assert "H200 SXM 141GB 在中国大陆" in r.text and "许可" in r.text  # asked before the next question
+    s = adv.new_session()
+    first = turn(adv, s, "两张 4090 做 Llama-3-8B 的 LoRA 微调，够不够")
+    again = turn(adv, s, "详细")
+    assert "买不到新卡" in first.text and "买不到新卡" not in again.text
