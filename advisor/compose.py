@@ -30,6 +30,7 @@ from advisor.fmt import (
     tps,
     unit_value,
     usable_bytes,
+    usd_in,
 )
 from advisor.nlu import Kind, Parsed
 from advisor.planner import (
@@ -54,6 +55,7 @@ from knowledge.messages import msg, render
 from tools.compat_rules.types import BuildReport, Finding
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
+from tools.pricing import HOST_COST_USD
 from tools.recommend import Option, Recommendation
 from tools.scientific import ScientificResult
 from tools.training_memory import TrainingMemoryResult
@@ -182,6 +184,17 @@ def _options(rec: Recommendation, lang: str, limit: int = 3, detailed: bool = Tr
 
 _STAGE_ORDER = {"budget": 0, "power": 1, "target": 2, "compat": 3, "interconnect": 4, "memory": 5, "data": 6,
                 "constraint": 7}
+
+
+def _host_line(options: list[Option], currency: str, lang: str) -> list[str]:
+    """What the totals include for the computer around the cards, once per host size shown."""
+    hosts = sorted({o.host_price_usd for o in options if o.host_price_usd})
+    if not hosts:
+        return []
+    kind = {usd: k for k, usd in HOST_COST_USD.items()}
+    amounts = [msg(lang, "compose.recommend_section.host_amount", amount=usd_in(h, currency),
+                   kind=msg(lang, f"perf.host_kind.{kind[h]}") if h in kind else "") for h in hosts]
+    return [msg(lang, "compose.recommend_section.host_line", hosts=punct(lang, "list").join(amounts))]
 
 
 def _rejections(rec: Recommendation, lang: str, limit: int = 3) -> list[str]:
@@ -631,6 +644,7 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
     if known:  # the priced options make the table; the unpriced ones (not checked against a budget) follow
         out.append(msg(lang, "compose.recommend_section.recommended_configurations_performance_per"))
         out += _options(r.model_copy(update={"options": known}), lang, detailed=detailed, currency=currency)
+        out += _host_line(known[:3], cur, lang)
         if unpriced:
             out.append(msg(lang, "compose.recommend_section.unpriced_also", options=punct(lang, "semicolon").join(
                 _option_brief(o, cur, lang) for o in unpriced[:3])))

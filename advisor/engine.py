@@ -457,6 +457,8 @@ class Advisor:
         slots = [] if mode in ("opening", "reset") else plan.question_slots
         if mode in ("opening", "reset"):
             slots = ["use_case"]
+        elif mode == "answer" and _host_decides(session, plan, calls):
+            slots = [*slots, "budget_scope"]  # asked once, after the plan's own question: it changes the answer
         confirm = any(a in ("int4", "fp8", "gguf") for a in plan.alt_calls.values())  # options shown: pick one
         question = C.question_text(slots, lang if mode in ("opening", "reset") else out_lang, confirm=confirm,
                                    after_yes=said_yes)
@@ -755,6 +757,18 @@ def _unusable_notices(parsed: Parsed, session: Session, lang: Lang) -> list[str]
 _KIND_OF_MODE = {"spec": Kind.spec, "build": Kind.build, "rent": Kind.rent_vs_buy, "afford": Kind.recommend,
                  "value": Kind.recommend, "answer": Kind.size_inference, "compare": Kind.compare,
                  "concept": Kind.concept}
+
+
+def _host_decides(session: Session, plan: Plan, calls: list[ToolCall]) -> bool:
+    """The budget's scope is unknown and it changes the answer: a configuration is over budget only because of
+    the host computer priced with it. Asked once per conversation."""
+    p = session.profile
+    if p.budget is None or p.budget_scope is not None or p.has_host or "budget_scope" in session.asked:
+        return False
+    if plan.assumed.get("card_only"):
+        return False
+    return any(c.ok and c.name == "recommend" and c.call_id not in plan.alt_calls
+               and any(r.host_decides for r in C.result_of(c).rejected) for c in calls)
 
 
 def _remember_kind(session: Session, mode: str, parsed: Parsed, calls: list[ToolCall]) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from knowledge.messages import msg
-from tools.pricing import CNY_PER_USD, SYMBOLS, VALUE_UNIT
+from tools.pricing import CNY_PER_USD, SYMBOLS, USD_PER_FOREIGN, VALUE_UNIT
 from tools.units import GB, GiB
 
 
@@ -83,6 +83,16 @@ def value_per_price(o: Any, currency: str) -> float | None:
     if not isinstance(ppp, int | float) or not usd or not local:
         return None
     return float(ppp) * (usd / 1000) / (local / VALUE_UNIT.get(currency, 1000.0))
+
+
+def usd_in(usd: float, currency: str, rate: float = CNY_PER_USD) -> str:
+    """A dollar amount (a host estimate) in ``currency`` at the stated rates: yuan at ``rate``, euro or pound at
+    theirs, dollars as they are."""
+    if currency == "CNY":
+        return money(usd * rate, "CNY")
+    if currency in USD_PER_FOREIGN:
+        return money(usd / USD_PER_FOREIGN[currency], currency)
+    return money(usd, "USD")
 
 
 def money_in(usd: float | None, cny: float | None, currency: str, lang: str, rate: float = CNY_PER_USD) -> str:

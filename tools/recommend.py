@@ -210,6 +210,7 @@ class Rejected(BaseModel):
     count: int | None
     stage: Stage
     reason: Note
+    host_decides: bool = Field(False, description="over budget only because of the host: the cards alone fit")
 
 class Recommendation(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -439,8 +440,9 @@ def recommend(inp: RecommendInput) -> Recommendation:
     options: list[Option] = []
     rejected: list[Rejected] = []
 
-    def reject(g: GPU, count: int | None, stage: Stage, reason: Note) -> None:
-        rejected.append(Rejected(gpu=g.name, gpu_id=g.id, count=count, stage=stage, reason=reason))
+    def reject(g: GPU, count: int | None, stage: Stage, reason: Note, host_decides: bool = False) -> None:
+        rejected.append(Rejected(gpu=g.name, gpu_id=g.id, count=count, stage=stage, reason=reason,
+                                 host_decides=host_decides))
 
     for gpu in sorted(catalog.gpus, key=lambda x: x.id):
         why = _constraint(gpu, inp)
@@ -577,7 +579,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
                 "recommend.reject.over_budget" if host_part else "recommend.reject.over_budget_cards",
                 total=_money(total * per, said_in),
                 gpus=_money((total - host_part) * per, said_in), host=_money(host_part * per, said_in),
-                budget=_money(budget * per, said_in)))
+                budget=_money(budget * per, said_in)), host_decides=host_part > 0 and total - host_part <= budget)
             return None
     currency = inp.currency
     rent = price.rental_usd_per_hour * count if price.rental_usd_per_hour else None
