@@ -529,10 +529,12 @@ def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
     """When the requested training does not fit the card: what LoRA / QLoRA would need on it."""
     lines = []
     for alt, c in alts:
-        if alt in ("lora", "qlora") and c.ok and c.name == "size_training":
+        if alt in ("lora", "qlora", "zero3", "offload") and c.ok and c.name == "size_training":
             r = typed(c, TrainingMemoryResult)
             key = "answer.lighter_fits" if r.fits else "answer.lighter_short"
-            lines.append(msg(lang, key, method=method_label(alt, lang), need=gb(r.per_gpu_bytes),
+            how = msg(lang, f"alt_train.{alt}", cpu=gb_short(r.cpu_bytes)) if alt in ("zero3", "offload") \
+                else method_label(alt, lang)
+            lines.append(msg(lang, key, method=how, need=gb(r.per_gpu_bytes),
                              card=config_label(c.arguments.get("gpu"), r.gpus, lang),
                              have=gb(r.gpu_memory_bytes or 0)))
     return lines

@@ -750,6 +750,13 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
         for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]:
             calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
                                      arguments={**size, "method": lighter}))
+    if gpu and count > 1 and not p.sharding:  # on the GPUs named: sharding first, then offloading the optimizer
+        if "zero_stage" not in size:
+            calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt="zero3", when="no_fit",
+                                     arguments={**size, "zero_stage": 3}))
+        elif method == "full":
+            calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt="offload", when="no_fit",
+                                     arguments={**size, "offload_optimizer": True}))
     if gpu and parsed.asks_count:
         sharded = {**size, "zero_stage": 3} if method == "full" and not p.sharding else size
         calls += _count_calls("size_training", sharded, count)  # full fine-tuning over several GPUs shards

@@ -116,3 +116,24 @@ def test_a_trillion_token_run_is_sized_as_pre_training(adv: Advisor, text: str, 
     assert size.arguments["method"] == "full"
     assumed = next(ln for ln in r.text.splitlines() if ln.startswith(("**假设**", "**Assumptions**")))
     assert word in r.text.splitlines()[0] and word in assumed
+
+
+def test_owned_gpus_get_sharding_before_anything_is_bought(adv: Advisor) -> None:
+    """LoRA on Llama-3.1-70B: the frozen BF16 base is 70.6e9 × 2 B ≈ 141 GB — a full copy per H100 (plain data
+    parallel) cannot fit 80 GB, while FSDP / ZeRO-3 over 8 GPUs leaves ≈ 18 GB of it on each: the reply says so."""
+    s = adv.new_session()
+    r = turn(adv, s, "8 张 H100 做 Llama-3.1-70B 的 LoRA 微调，放得下吗")
+    sharded = [c for c in calls(r, "size_training") if c.arguments.get("zero_stage") == 3]
+    assert sharded and sharded[0].result["fits"] and sharded[0].result["per_gpu_bytes"] < 40e9
+    assert "ZeRO-3 / FSDP" in r.text and "放得下" in r.text
+
+
+def test_full_fine_tuning_on_two_24gb_cards_offers_optimizer_offload(adv: Advisor) -> None:
+    """Full fine-tuning of an 8B with ZeRO-3 over 2 GPUs still holds 8 B × 18 B / 2 ≈ 72 GB of model states per
+    GPU; moving the fp32 master weights and Adam states (12 B/param) to CPU RAM leaves the 16-bit weights and
+    gradients sharded (≈ 16 GB per GPU) plus activations: it fits a 24 GB card, at the cost of host RAM."""
+    s = adv.new_session()
+    r = turn(adv, s, "Fine-tune Llama-3-8B with full fine-tuning on 2x RTX 4090")
+    off = [c for c in calls(r, "size_training") if c.arguments.get("offload_optimizer")]
+    assert off and off[0].result["fits"] and off[0].result["cpu_bytes"] > 96e9
+    assert "optimizer offload to CPU RAM" in r.text

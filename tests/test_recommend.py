@@ -197,7 +197,20 @@ def test_existing_cards_are_free() -> None:
     rec = recommend(RecommendInput(workload="inference", model="Llama-3.1-8B", precision="bf16",
                                    existing_gpus=[GPUCount(gpu="RTX 4090", count=1)]))
     mine = next(o for o in rec.options if o.gpu_id == "rtx-4090")
-    assert mine.count == 1 and mine.price_usd == 0 and mine.total_price_usd == mine.host_price_usd
+    # an owned card already sits in a computer: nothing to buy, not even a host
+    assert mine.count == 1 and mine.price_usd == 0 and mine.host_price_usd == 0 and mine.total_price_usd == 0
+    assert "nothing to buy" in mine.why.text and mine.rank == 1
+
+
+def test_owned_gpus_are_planned_first_with_lora_sharded_over_them() -> None:
+    """LoRA on a 70B: the frozen BF16 base alone is 70.6e9 × 2 B ≈ 141 GB, more than an 80 GB H100, so plain data
+    parallel (a full copy per GPU) cannot fit; FSDP / ZeRO-3 over 8 GPUs puts ≈ 18 GB of it on each, so the eight
+    H100s already owned do the job and nothing has to be bought."""
+    rec = recommend(RecommendInput(workload="training", model="llama-3.1-70b", method="lora",
+                                   existing_gpus=[GPUCount(gpu="h100-sxm", count=8)]))
+    top = rec.options[0]
+    assert (top.gpu_id, top.count, top.total_price_usd) == ("h100-sxm", 8, 0)
+    assert top.per_gpu_bytes is not None and top.per_gpu_bytes < 40e9 and "ZeRO-3" in top.why.text
 
 
 def test_owned_cards_of_one_gpu_over_a_builds_limit_are_a_clear_error() -> None:

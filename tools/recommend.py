@@ -319,6 +319,7 @@ class _Eval(BaseModel):
     fp32: float | None = None
     metric: float = 0.0
     metric_label: str = ""
+    sharded: bool = Field(False, description="training: ZeRO-3 / FSDP shards the model states over the GPUs")
 
 
 # ---------------------------------------------------------------------------------------- gates
@@ -373,8 +374,12 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
     zero = 3 if (method == "full" and count > 1) else 0
     res = estimate_training_memory(TrainingMemoryInput(model=spec, method=method, gpus=count, zero_stage=zero,
                                                        gpu=gpu), limits=False)  # only the verdict is used
+    if not res.fits and count > 1 and zero == 0:  # LoRA / QLoRA: plain data parallel first, then FSDP / ZeRO-3
+        zero = 3  # shards the frozen base weights too, the norm for large-model LoRA over several GPUs
+        res = estimate_training_memory(TrainingMemoryInput(model=spec, method=method, gpus=count, zero_stage=zero,
+                                                           gpu=gpu), limits=False)
     usable = res.gpu_memory_bytes or gpu.memory_bytes  # what the training verdict weighed: the engine-visible bytes
-    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable)
+    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable, sharded=zero == 3)
     if not res.fits:
         ev.reason = note("recommend.reject.training_memory_zero3" if zero else "recommend.reject.training_memory",
                          method=note(f"method.{method}"), need_gb=_gb(res.per_gpu_bytes), have_gb=_gb(usable))
@@ -550,7 +555,8 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     t = report.totals
     price = gpu_price(gpu, inp.cny_per_usd)
     buy = count - owned
-    host_usd = HOST_COST_USD[host] if (inp.include_host_cost and not inp.existing_platform) else 0.0
+    # owned cards sit in a machine already: a host is priced only when cards are bought
+    host_usd = HOST_COST_USD[host] if (inp.include_host_cost and not inp.existing_platform and buy > 0) else 0.0
     gpus_usd = price.usd * buy if price.usd is not None else None
     gpus_cny = price.cny * buy if price.cny is not None else None
     total_usd = gpus_usd + host_usd if gpus_usd is not None else None
@@ -669,6 +675,8 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[flo
                           spare_gb=_gb(headroom)))
     if ev.decode is not None:
         parts.append(note("recommend.why.decode", tokens_per_s=ev.decode))
+    if ev.sharded and ev.train_tps is not None:
+        parts.append(note("recommend.why.sharded"))
     if ev.train_tps is not None:
         parts.append(note("recommend.why.training_hours", tokens_per_s=ev.train_tps, hours=ev.train_hours)
                      if ev.train_hours else note("recommend.why.training", tokens_per_s=ev.train_tps))
@@ -678,7 +686,9 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[flo
     if ev.fp32 is not None:
         parts.append(note("recommend.why.fp32", tflops=ev.fp32))
     total, host, cur = price
-    if total is not None:
+    if total == 0:  # every card already owned, in its own machine
+        parts.append(note("recommend.why.owned"))
+    elif total is not None:
         priced = (note("recommend.why.price_host", total=_money(total, cur), host=_money(host, cur)) if host
                   else note("recommend.why.price", total=_money(total, cur)))
         if total > 0:  # value: the ranking metric per 1,000 (10,000 yuan) of the total
