@@ -559,6 +559,8 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["existing_gpus"] = [{"gpu": e.gpu, "count": e.count} for e in p.existing]
     if p.excluded_vendors:
         args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
+    if p.allowed_gpus:  # "we can only buy L40S or H100"
+        args["only_gpus"] = list(p.allowed_gpus)
     if p.has_host or p.budget_scope == "gpu_only" or _card_only(p):
         args["include_host_cost"] = False  # the same rule as the budget listing (_afford_plan)
     if p.psu_w and not p.power_limit_w:

@@ -116,6 +116,8 @@ class RecommendInput(BaseModel):
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False,
                                description=f"exchange rate (default as of {FX_AS_OF})")
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
+    only_gpus: list[str] = Field(default_factory=list, description="the GPUs the buyer can consider ('only L40S or "
+                                                                   "H100'), catalog names or ids; empty = any")
     cuda_required: bool = False
     domestic_only: bool = False
     region: Region | None = Field(None, description="where the cards are bought: 'cn' (mainland China) or 'global'; "
@@ -279,7 +281,7 @@ def host_for(gpu: GPU, count: int, existing_platform: str | None = None,
         plat = catalog.platform(existing_platform)
     elif module:
         plat = _pick_platform(("server",), gpu.domestic, True)
-    elif server_card:
+    elif server_card or chassis == "rack":  # a rack chassis is a server, whatever the card
         plat = _pick_platform(("server",), gpu.domestic, count > 4)
     elif count <= 2:
         plat = _pick_platform(("desktop",), gpu.domestic, None)
@@ -326,6 +328,9 @@ class _Eval(BaseModel):
 
 
 def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
+    if inp.only_gpus and gpu.id not in {load_catalog().gpu(g).id for g in inp.only_gpus}:
+        return note("recommend.reject.not_listed", gpus=_chain("recommend.list", [load_catalog().gpu(g).name
+                                                                                  for g in inp.only_gpus]))
     if inp.vendors and gpu.vendor.lower() not in {v.lower() for v in inp.vendors}:
         return note("recommend.reject.vendor", vendor=gpu.vendor, vendors=_chain("recommend.list", [*inp.vendors]))
     if inp.domestic_only and not gpu.domestic:
