@@ -229,6 +229,104 @@ def test_v100_legacy_compute_capability():
     assert v100.supports("bf16") is False
 
 
+
+# ---------------------------------------------------------------- December 2026 additions (catalog audit, section 1)
+
+# The US rule of Oct 2023 (us-2023-10): total processing performance TPP = dense TOPS x bit length; 4,800 or more
+# means a licence is needed for China, so the card is not sold there.
+TPP_THRESHOLD = 4800
+
+
+def _tpp(dense_tops: float, bits: int) -> float:
+    return dense_tops * bits
+
+
+def test_rtx_5070_ti_and_5070_dense_is_half_of_ai_tops():
+    ti, plain = gpu("5070 Ti"), gpu("5070")
+    # S-NV-RTX50-SPECS: 1,406 AI TOPS (5070 Ti) and 988 (5070), FP4 with 2:4 sparsity
+    assert ti.throughput.fp4 == pytest.approx(1406 / 2, rel=REL)
+    assert plain.throughput.fp4 == pytest.approx(988 / 2, rel=REL)
+    # S-VIDEOCARDZ-5070TI / S-TH-RTX50-SPECS: 16 GB at 896 GB/s, 300 W; 12 GB at 672 GB/s, 250 W
+    assert (ti.memory_gb, ti.bandwidth_gbs, ti.tdp_w) == (16, 896, 300)
+    assert (plain.memory_gb, plain.bandwidth_gbs, plain.tdp_w) == (12, 672, 250)
+    for g in (ti, plain):
+        # GeForce convention: BF16 with FP32 accumulate = FP4 dense / 8; FP8 (FP32 acc) = FP4 / 4; INT8 = FP4 / 2
+        assert g.throughput.bf16 == pytest.approx(g.throughput.fp4 / 8, rel=REL)
+        assert g.throughput.fp8 == pytest.approx(g.throughput.fp4 / 4, rel=REL)
+        assert g.throughput.int8 == pytest.approx(g.throughput.fp4 / 2, rel=REL)
+        assert _tpp(g.throughput.int8, 8) < TPP_THRESHOLD
+
+
+def test_rtx_5060_ti_8gb_is_its_own_entry_and_the_bare_alias_keeps_16gb(catalog):
+    # the bare '5060 Ti' stays on the 16 GB card; the 8 GB card must be named
+    assert catalog.gpu("5060 Ti").id == "rtx-5060-ti-16gb"
+    assert catalog.gpu("RTX 5060 Ti").id == "rtx-5060-ti-16gb"
+    for name in ("5060 Ti 8GB", "RTX 5060 Ti 8GB", "5060Ti 8G"):
+        assert catalog.gpu(name).id == "rtx-5060-ti-8gb", name
+    small, big = gpu("5060 Ti 8GB"), gpu("5060 Ti 16GB")
+    # S-TH-RTX50-SPECS: same 36 SM, 448 GB/s, 180 W, PCIe 5.0 x8 as the 16 GB card
+    assert small.memory_gb == 8 and big.memory_gb == 16
+    assert (small.bandwidth_gbs, small.tdp_w, small.pcie_lanes) == (big.bandwidth_gbs, big.tdp_w, big.pcie_lanes)
+    assert small.throughput == big.throughput
+    assert small.price is not None and small.price.usd == 379 and small.price.kind == "list"
+
+
+def test_rtx_5090_d_v2_china_variant():
+    g = gpu("RTX 5090 D v2")
+    # S-TH-5090DV2: 24 GB GDDR7, 384-bit, 1,344 GB/s, 575 W, 2,375 AI TOPS, ¥16,499
+    assert (g.memory_gb, g.bandwidth_gbs, g.tdp_w) == (24, 1344, 575)
+    assert g.throughput.fp4 == pytest.approx(2375 / 2, rel=REL)
+    assert g.china_market and g.price.cny == 16499
+    # capped to stay just under the threshold, unlike the RTX 5090
+    assert _tpp(g.throughput.int8, 8) < TPP_THRESHOLD <= _tpp(gpu("5090").throughput.int8, 8)
+    # S-TH-5090DV2: the cap is on the tensor cores only; FP32 104.8 TFLOPS at the 5090's 2,407 MHz boost
+    assert g.throughput.fp32 == gpu("5090").throughput.fp32 == pytest.approx(170 * 256 * 2.407e9 / 1e12, rel=REL)
+
+
+@pytest.mark.parametrize(
+    ("name", "memory", "bandwidth", "watts", "slots", "ai_tops_range"),
+    [
+        # S-PUREPC-RTXPRO / S-HMCTECH-RTXPRO / S-TECHCITY: AI TOPS (FP4 sparse) ranges as the sources give them
+        ("RTX PRO 5000", 48, 1344, 300, 2, (2060, 2360)),
+        ("RTX PRO 4500", 32, 896, 200, 2, (1690, 1760)),
+        ("RTX PRO 4000", 24, 672, 140, 1, (1290, 1410)),
+    ],
+)
+def test_rtx_pro_blackwell_family(name, memory, bandwidth, watts, slots, ai_tops_range):
+    g = gpu(name)
+    assert (g.memory_gb, g.bandwidth_gbs, g.tdp_w, g.slot_width) == (memory, bandwidth, watts, slots)
+    assert g.ecc and g.cooling.value == "blower"
+    low, high = ai_tops_range
+    # the catalog keeps the low end of the range, dense = sparse / 2
+    assert g.throughput.fp4 == pytest.approx(low / 2, rel=REL)
+    # pro cards: FP16/BF16 with full-rate FP32 accumulate = FP4 / 4, FP8 = INT8 = FP4 / 2
+    assert g.throughput.bf16 == pytest.approx(g.throughput.fp4 / 4, rel=REL)
+    assert g.throughput.fp8 == g.throughput.int8 == pytest.approx(g.throughput.fp4 / 2, rel=REL)
+    # even the high end of the range is below the China threshold
+    assert _tpp(high / 2, 4) < TPP_THRESHOLD
+
+
+def test_arc_pro_b50_is_slot_powered():
+    g = gpu("Arc Pro B50")
+    # S-CHIPVERSUS-B50 / S-ARCHITOSH-B50: 16 GB GDDR6, 224 GB/s, 70 W without aux power, 170 INT8 TOPS, $349
+    assert (g.memory_gb, g.bandwidth_gbs, g.tdp_w, g.throughput.int8) == (16, 224, 70, 170)
+    assert g.throughput.fp16 == pytest.approx(170 / 2, rel=REL)
+    # S-CHIPVERSUS-B50: 2,048 shaders at 2,600 MHz, FP32 10.65 TFLOPS
+    assert g.throughput.fp32 == pytest.approx(2048 * 2 * 2.6e9 / 1e12, rel=5e-3)
+    assert g.power_connectors == [] and (g.pcie_gen, g.pcie_lanes) == (5, 8)
+    assert g.price.usd == 349 and g.supports("fp8") is False
+
+
+def test_mi350x_is_the_air_cooled_mi355x_at_lower_clock():
+    g, liquid = gpu("MI350X"), gpu("MI355X")
+    # S-AMD-MI350X-BR: 288 GB HBM3E, 8 TB/s, 1000 W; 256 CU x 2.2 GHz x 8192 FP8 FLOP/clk = 4.61 PF dense
+    assert (g.memory_gb, g.bandwidth_gbs, g.tdp_w) == (288, 8000, 1000)
+    assert g.throughput.fp8 == pytest.approx(256 * 2.2e9 * 8192 / 1e12, rel=REL)
+    assert g.throughput.fp8 / liquid.throughput.fp8 == pytest.approx(2.2 / 2.4, rel=REL)
+    assert g.isa_target == liquid.isa_target == "gfx950"
+    assert g.cooling.value != "liquid"
+
+
 # ---------------------------------------------------------------- names and sources
 
 

@@ -56,6 +56,20 @@ def test_china_buyers_can_get_the_cards_below_the_threshold_and_h20_h200_with_a_
     assert all(availability(g, "global").status == "unavailable" for g in CHINA_ONLY)
 
 
+
+def test_december_2026_additions_follow_the_2023_threshold() -> None:
+    """TPP = dense TOPS x bit length: the RTX 5090 D v2 (4,750) and the new RTX PRO 4000/4500/5000 and GeForce
+    5070 Ti / 5070 / 5060 Ti 8GB stay under 4,800 and are sold in China; the MI350X (FP8 4,614 x 8) is not. The
+    5090 D v2 is made for China and is not sold elsewhere."""
+    for gpu in ("rtx-5090-d-v2", "rtx-pro-5000-blackwell", "rtx-pro-4500-blackwell", "rtx-pro-4000-blackwell",
+                "rtx-5070-ti", "rtx-5070", "rtx-5060-ti-8gb", "arc-pro-b50"):
+        assert availability(gpu, "cn").status == "available", gpu
+    for gpu, region, rule_id in (("mi350x", "cn", "us-2023-10"), ("rtx-5090-d-v2", "global", "cn-variant")):
+        where = availability(gpu, region)
+        assert where.status == "unavailable" and where.rule is not None and where.rule.id == rule_id, gpu
+    assert availability("rtx-5090", "cn").status == "unavailable"
+
+
 @pytest.fixture(scope="module")
 def china_72b() -> Recommendation:
     return recommend(RecommendInput(workload="inference", model="qwen2.5-72b", budget_cny=2_000_000, region="cn"))

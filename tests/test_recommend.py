@@ -49,8 +49,11 @@ def test_70b_top_options_fit_and_are_workstation_or_consumer(box_70b: Recommenda
         assert o.tier in {"workstation", "consumer"}
         assert o.decode_tokens_per_s and o.decode_tokens_per_s > 0
     for o in box_70b.options:
-        assert o.total_price_usd is not None and o.total_price_usd <= 10_000
+        # a card with no catalog price (the RTX PRO 4000/4500/5000 Blackwell) is kept, marked unpriced
+        assert o.total_price_usd is None or o.total_price_usd <= 10_000
         assert o.tier != "datacenter"
+    priced = [o.total_price_usd is not None for o in box_70b.options]
+    assert priced == sorted(priced, reverse=True)  # unpriced options come after every priced one
 
 
 def test_70b_no_single_24gb_card(box_70b: Recommendation) -> None:
@@ -71,8 +74,10 @@ def test_70b_four_4090s_are_ruled_out_for_missing_p2p(box_70b: Recommendation) -
 
 
 def test_70b_ranking_is_by_score_and_deterministic(box_70b: Recommendation) -> None:
-    scores = [o.score for o in box_70b.options]
-    assert scores == sorted(scores, reverse=True)
+    # priced options by value, then the unpriced ones (scored on performance alone) by performance
+    for priced in (True, False):
+        scores = [o.score for o in box_70b.options if (o.total_price_usd is not None) is priced]
+        assert scores == sorted(scores, reverse=True)
     assert [o.rank for o in box_70b.options] == list(range(1, len(box_70b.options) + 1))
     again = recommend(RecommendInput(workload="inference", model="Llama-3.1-70B", precision="int4",
                                      budget_usd=10_000))
@@ -83,8 +88,9 @@ def test_70b_budget_in_cny_uses_the_exchange_rate(box_70b: Recommendation) -> No
     cny = recommend(RecommendInput(workload="inference", model="Llama-3.1-70B", precision="int4",
                                    budget_cny=72_000))
     assert cny.currency == "CNY"
+    assert any(o.total_price_cny is not None for o in cny.options)
     for o in cny.options:
-        assert o.total_price_cny is not None and o.total_price_cny <= 72_000
+        assert o.total_price_cny is None or o.total_price_cny <= 72_000  # None: an unpriced card, ranked last
         assert o.energy_currency == "CNY"
 
 
@@ -382,10 +388,12 @@ def test_why_prices_in_the_buyers_currency() -> None:
     budget quotes euros."""
     ask = {"workload": "inference", "model": "Llama-3.1-70B", "precision": "int4"}
     cny = recommend(RecommendInput(**ask, budget_cny=100_000))  # type: ignore[arg-type]
-    assert cny.options
+    assert cny.options and cny.options[0].total_price_cny is not None
     for o in cny.options:
         en, zh = o.why.text, render(o.why, "zh")
-        assert o.total_price_cny is not None and "$" not in en and "$" not in zh
+        assert "$" not in en and "$" not in zh
+        if o.total_price_cny is None:  # an unpriced card (RTX PRO Blackwell): no total, no value per ¥10k
+            continue
         assert f"¥{o.total_price_cny:,.0f}" in en and f"约 ¥{o.total_price_cny:,.0f}" in zh
         assert " decode tokens/s per ¥10k" in en and "每万元" in zh
         assert o.perf_per_price is not None
