@@ -625,6 +625,9 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
                        bandwidth=num(g.bandwidth_gbs), ecc=word(lang, "yes" if g.ecc else "no")))
         if p.fp64 is not False and fp64 is not None and fp32 and fp64 < fp32 / 8:
             out.append(msg(lang, "compose.scientific_section.note_this_card_s"))
+    if rec is not None and rec.arguments.get("fp64_required", True) and p.fp64 is not False:
+        kind = rec.arguments.get("fp64_kind") or ("matrix" if rec.arguments.get("matrix_n") else "vector")
+        out.append(msg(lang, f"recommend.assume.fp64_{kind}"))  # which FP64 rate the ranking used, and why
     if sci is not None:
         s = typed(sci, ScientificResult)
         verdict = word(lang, "fits" if s.fits else "does_not_fit")

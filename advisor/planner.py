@@ -808,6 +808,8 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
     rec: dict[str, Any] = {"workload": "scientific", "fp64_required": p.fp64 is not False, **_common_rec(p)}
     if p.sci_code and scientific_code(p.sci_code).cuda_only:
         rec["cuda_required"] = True  # the code's GPU build runs on NVIDIA only
+    if p.sci_code and scientific_code(p.sci_code).fp64_kind:
+        rec["fp64_kind"] = scientific_code(p.sci_code).fp64_kind  # CFD: vector FP64; VASP: tensor-core FP64
     if problem_bytes:
         rec["problem_bytes"] = problem_bytes
     calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",

@@ -9,6 +9,7 @@ import re
 import tomllib
 from functools import cache
 from importlib import resources
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -18,6 +19,8 @@ class ScientificCode(BaseModel):
     name: str
     names: list[str] = Field(min_length=1, description="how users write it, zh and en")
     fp64: bool = Field(description="whether the GPU build computes in double precision")
+    fp64_kind: Literal["vector", "matrix"] | None = Field(None, description="FP64 codes: dense matrix algebra "
+                                                                             "(tensor-core FP64) or vector work")
     cuda_only: bool = Field(description="whether the GPU build runs on NVIDIA GPUs only")
     source: str
     as_of: str

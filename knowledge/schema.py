@@ -66,6 +66,8 @@ class Throughput(_Strict):
     """
 
     fp64: float | None = Field(None, ge=0)
+    fp64_vector: float | None = Field(None, ge=0, description="FP64 on the vector units when tensor/matrix FP64 "
+                                                              "is faster (A100, H100, MI300); None: same as fp64")
     fp32: float | None = Field(None, ge=0)
     tf32: float | None = Field(None, ge=0)
     bf16: float | None = Field(None, ge=0)

@@ -37,3 +37,22 @@ def test_the_chat_passes_the_allowed_gpus(adv: Advisor) -> None:
                                      "budget $200k")
     rec = one(r, "recommend")
     assert {o["gpu_id"] for o in rec.result["options"]} <= {"l40s", "h100-sxm"} and "L40S" in r.text
+
+
+def test_cfd_is_ranked_on_vector_fp64_and_dense_algebra_on_tensor_cores() -> None:
+    """An A100 does 9.7 TFLOPS of FP64 on its vector units and 19.5 with tensor cores (datasheet); stencil codes
+    (CFD, FEM) see the first, dense LU/GEMM the second. An H100 PCIe: 26 vs 51."""
+    cfd = recommend(RecommendInput(workload="scientific", budget_usd=60_000, region="global"))
+    dense = recommend(RecommendInput(workload="scientific", budget_usd=60_000, region="global", matrix_n=60_000))
+    for rec, a100, h100 in ((cfd, 9.7, 26), (dense, 19.5, 51)):
+        by = {(o.gpu_id, o.count): o.fp64_tflops for o in rec.options}
+        assert by.get(("a100-pcie-80gb", 1)) in (None, a100) and by.get(("h100-pcie", 1)) in (None, h100)
+        assert ("h100-pcie", 1) in by
+    assert any("vector units" in n.text for n in cfd.assumptions)
+    assert any("tensor/matrix cores" in n.text for n in dense.assumptions)
+
+
+def test_a_named_code_decides_the_fp64_rate_in_the_chat(adv: Advisor) -> None:
+    vasp = one(turn(adv, adv.new_session(), "VASP calculations, budget $60k, which GPUs?"), "recommend")
+    foam = one(turn(adv, adv.new_session(), "OpenFOAM 双精度 CFD，预算 40 万，买什么卡"), "recommend")
+    assert vasp.arguments["fp64_kind"] == "matrix" and foam.arguments["fp64_kind"] == "vector"

@@ -109,6 +109,9 @@ class RecommendInput(BaseModel):
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS, description="training tokens (all epochs)")
     deadline_hours: float | None = Field(None, gt=0)
     fp64_required: bool = True
+    fp64_kind: Literal["vector", "matrix"] | None = Field(
+        None, description="which FP64 rate the code sees: the vector units (CFD, FEM, stencils, FFT) or tensor/matrix "
+                          "cores (dense linear algebra); default: matrix for matrix_n, else vector")
     problem_bytes: int | None = Field(None, gt=0, le=8 * 10**15, description="scientific working set, bytes")
     matrix_n: int | None = Field(None, ge=1, le=100_000_000, description="scientific dense N×N double LU")
     budget_usd: float | None = Field(None, gt=0)
@@ -400,10 +403,20 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
     return ev
 
 
+def fp64_kind(inp: RecommendInput) -> Literal["vector", "matrix"]:
+    """The FP64 rate a scientific request is rated on: dense LU (``matrix_n``) uses tensor/matrix cores."""
+    return inp.fp64_kind or ("matrix" if inp.matrix_n else "vector")
+
+
+def _fp64_rate(gpu: GPU, inp: RecommendInput) -> float | None:
+    t = gpu.throughput
+    return t.fp64_vector or t.fp64 if fp64_kind(inp) == "vector" else t.fp64
+
+
 def _scientific_eval(gpu: GPU, count: int, inp: RecommendInput) -> _Eval:
     visible, _ = engine_visible_bytes(gpu)
     if inp.fp64_required:
-        fp64 = (gpu.throughput.fp64 or 0) * count
+        fp64 = (_fp64_rate(gpu, inp) or 0) * count
         ev = _Eval(fits=True, per_gpu_bytes=None, usable_bytes=visible, fp64=fp64,
                    metric=fp64 * (1.0 if gpu.ecc else NO_ECC_FACTOR), metric_label="FP64 TFLOPS (ECC-weighted)")
     else:  # single/mixed-precision codes (GROMACS, AlphaFold): FP32 throughput decides, ECC is not required
@@ -735,6 +748,8 @@ def _assumptions(inp: RecommendInput, engine: str, currency: Currency, shown: st
         note("recommend.assume.electricity", kwh=kwh, currency=currency, duty=inp.duty_cycle),
         note("recommend.assume.ecosystem", inference=_factors(ECOSYSTEM), training=_factors(ECOSYSTEM_TRAINING)),
         note("recommend.assume.unpriced_last"),
+        *([note(f"recommend.assume.fp64_{fp64_kind(inp)}")] if inp.workload == "scientific" and inp.fp64_required
+          else []),
         *([note("recommend.assume.region", region=note(f"market.region.{inp.region}"),
                 as_of=markets_as_of().isoformat())] if inp.region else []),
     ]
