@@ -525,6 +525,20 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
     return out
 
 
+def _cheapest_line(calls: list[ToolCall], alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
+    """'The cheapest way': the lowest-priced configuration any computed precision runs on, first."""
+    found: list[tuple[float, str, Option, str]] = []
+    for alt, c in [("native", c) for c in calls] + alts:
+        if c.ok and c.name == "recommend":
+            rec = typed(c, Recommendation)
+            found += [(o.total_price_usd or 0.0, alt, o, rec_currency(rec)) for o in priced(rec)]
+    if not found:
+        return []
+    _, alt, o, cur = min(found, key=lambda f: (f[0], -(f[2].decode_tokens_per_s or 0.0)))
+    how = msg(lang, f"if_quant.{alt}") if alt != "native" else msg(lang, "answer.cheapest_native")
+    return [msg(lang, "answer.cheapest", option=_option_brief(o, cur, lang), how=how), ""]
+
+
 def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
     """When the requested training does not fit the card: what LoRA / QLoRA would need on it."""
     lines = []
@@ -783,6 +797,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     calls = [c for c in calls if c.call_id not in plan.alt_calls]  # the requested configuration's own calls
     out += count_verdict(calls, counts, lang)
     if p.use_case == "inference":
+        out += _cheapest_line(calls, alts, lang) if parsed.asks_cheapest else []
         out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed,
                                   speed_first=parsed.kind == Kind.speed)
         if parsed.kind == Kind.speed and not _by_name(calls, "perf_decode") and p.card_memory_gb and not p.gpu:

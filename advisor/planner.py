@@ -612,7 +612,8 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
             rec["precision"] = p.precision
         calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
                                  only_if_no_fit=not _wants_recommendation(p, parsed, gpu or card_bytes)))
-        calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec, card_bytes)
+        calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec, card_bytes,
+                                         cheapest=parsed.asks_cheapest)
         if gpu and parsed.asks_count:
             calls += _count_calls("size_inference", size, count)
     return calls
@@ -660,7 +661,8 @@ def _parallel_for(model: str, count: int) -> str | None:
 
 
 def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int, context: int, batch: int,
-                            rec: dict[str, Any], card_bytes: int | None = None) -> list[PlannedCall]:
+                            rec: dict[str, Any], card_bytes: int | None = None,
+                            cheapest: bool = False) -> list[PlannedCall]:
     """Nearby configurations the tools also size, so a 'no' comes with what would work instead.
 
     With a GPU: lower precisions on the same machine (vLLM FP8 where the card has it, INT4/AWQ), the
@@ -699,15 +701,16 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="more_gpus", when="no_fit",
                                    arguments=more))
         return out
+    when = "always" if cheapest else "native_failed"  # 'the cheapest way': the quantised routes, whatever fits
     for q, _ in lower:
-        out.append(PlannedCall(name="size_inference", purpose="size", alt=q, when="native_failed",
+        out.append(PlannedCall(name="size_inference", purpose="size", alt=q, when=when,
                                arguments={**base, "gpus": 1, "precision": q, "engine": "vllm"}))
-        out.append(PlannedCall(name="recommend", purpose="recommend", alt=q, when="native_failed",
+        out.append(PlannedCall(name="recommend", purpose="recommend", alt=q, when=when,
                                arguments={**rec, "precision": q}))
     if family != "gguf" and batch <= GGUF_MAX_USERS:  # llama.cpp: the home route, for one or a few users
-        out.append(PlannedCall(name="size_inference", purpose="size", alt="gguf", when="native_failed",
+        out.append(PlannedCall(name="size_inference", purpose="size", alt="gguf", when=when,
                                arguments={**base, "gpus": 1, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
-        out.append(PlannedCall(name="recommend", purpose="recommend", alt="gguf", when="native_failed",
+        out.append(PlannedCall(name="recommend", purpose="recommend", alt="gguf", when=when,
                                arguments={**rec, "precision": GGUF_DEFAULT}))
     return out
 

@@ -59,3 +59,17 @@ def test_someone_with_a_pc_is_not_asked(adv: Advisor) -> None:
     s = adv.new_session()
     r = turn(adv, s, "I already have a desktop PC. Budget $9,000 for cards to serve Llama-3.1-70B int4 to 5 users")
     assert "GPUs only" not in (r.question or "") and "Total (cards only)" in r.text
+
+
+@pytest.mark.parametrize("text", ["what's the cheapest way to run Llama 3.3 70B at home in the US?",
+                                  "在家跑 Qwen2.5-72B 最省钱的方案是什么"])
+def test_the_cheapest_way_leads_with_the_lowest_priced_route_of_any_precision(adv: Advisor, text: str) -> None:
+    """A 70B at BF16 needs ≈ 141 GB of weights (2 B per parameter): no home box holds it for little money, while
+    4-bit GGUF (≈ 43 GB) fits two 24 GB cards — so the cheapest route is a quantised one, said first."""
+    r = turn(adv, adv.new_session(), text)
+    head = r.text.splitlines()[0]
+    assert head.startswith(("**Cheapest way:", "**最省钱的方案：")) and ("GGUF" in head or "INT4" in head)
+    prices = [o["total_price_usd"] for c in r.tool_calls if c.ok and c.name == "recommend"
+              for o in c.result["options"] if o["total_price_usd"] is not None]
+    cheapest = min(prices)
+    assert cheapest < 10_000  # two used or workstation 24 GB cards and a desktop

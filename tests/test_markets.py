@@ -182,3 +182,12 @@ def test_the_market_warning_is_said_once_and_answers_an_availability_question(ad
     first = turn(adv, s, "两张 4090 做 Llama-3-8B 的 LoRA 微调，够不够")
     again = turn(adv, s, "详细")
     assert "买不到新卡" in first.text and "买不到新卡" not in again.text
+
+
+def test_a_yuan_buyer_pays_and_is_ranked_on_the_china_channel_price(china_72b: Recommendation) -> None:
+    """H20 in China: ¥135,000 per GPU through the channel (late 2025), not its $12,000 launch price × 7.2 —
+    4 GPUs + an HGX baseboard host ($60,000 × 7.2 = ¥432,000) = ¥972,000; value per price follows what is paid."""
+    h20 = next(o for o in china_72b.options if o.gpu_id == "h20")
+    assert h20.count == 4 and h20.total_price_cny == pytest.approx(4 * 135_000 + 60_000 * 7.2)
+    assert h20.perf_per_price == pytest.approx(h20.decode_tokens_per_s / (h20.total_price_cny / 7.2 / 1000),
+                                               rel=0.01)

@@ -610,7 +610,10 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     cost = cost_of_ownership(CostInput(purchase_usd=total_usd, power_w=t.wall_draw_w, rental_usd_per_hour=rent,
                                        kwh_price=inp.kwh_price, currency=currency, duty_cycle=inp.duty_cycle,
                                        cny_per_usd=inp.cny_per_usd))
-    ppp = ev.metric / (total_usd / 1000) if total_usd else None
+    # value per dollar of what this buyer pays: a yuan budget pays the yuan price (a China channel price where the
+    # catalog has one, e.g. H20 or H200), counted in dollars at the stated rate
+    paid_usd = total_cny / inp.cny_per_usd if inp.currency == "CNY" and total_cny is not None else total_usd
+    ppp = ev.metric / (paid_usd / 1000) if paid_usd else None
     eco = ecosystem_factor(gpu, inp.workload)
     score = round((ppp if ppp is not None else ev.metric) * eco, 6)
     pitfalls = _pitfalls(gpu, count, inp, ev, report)

@@ -112,6 +112,7 @@ class Parsed(BaseModel):
     wants_detail: bool = Field(False, description="asks for the full derivation ('详细', 'in detail')")
     asks_per_memory: bool = Field(False, description="asks for the cost per GB of memory ('cheapest per GB of VRAM')")
     asks_best: bool = Field(False, description="asks for the best or cheapest card ('best GPU for …', '最好的卡')")
+    asks_cheapest: bool = Field(False, description="wants the cheapest way ('cheapest way to run 70B', '最省钱')")
     asks_daily: bool = Field(False, description="asks what renting costs per day ('租一天多少钱')")
     asks_hourly: bool = Field(False, description="asks what renting costs per hour ('租一小时多少钱')")
     asks_value: bool = Field(False, description="asks about value for money ('哪个性价比高', 'better value per "
@@ -842,6 +843,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     out.asks_hourly = bool(vocab.matches("slot", "hourly_question", text))
     out.asks_daily = bool(vocab.matches("slot", "daily_question", text))
     out.asks_best = bool(vocab.matches("slot", "best_card", text))
+    out.asks_cheapest = bool(vocab.matches("slot", "cheapest", text))
     out.asks_per_memory = bool(vocab.matches("slot", "per_memory", text))
     out.asks_count = bool(_HOW_MANY.search(text))
     many = _MANY_CARDS.search(text)
