@@ -542,11 +542,12 @@ def _cheapest_line(calls: list[ToolCall], alts: list[tuple[str, ToolCall]], lang
 def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
     """When the requested training does not fit the card: what LoRA / QLoRA would need on it."""
     lines = []
-    for alt, c in alts:
-        if alt in ("lora", "qlora", "zero3", "offload") and c.ok and c.name == "size_training":
+    order = ("checkpointing", "zero3", "offload", "lora", "qlora")  # the same method first, then lighter ones
+    for alt, c in sorted(alts, key=lambda ac: order.index(ac[0]) if ac[0] in order else len(order)):
+        if alt in order and c.ok and c.name == "size_training":
             r = typed(c, TrainingMemoryResult)
             key = "answer.lighter_fits" if r.fits else "answer.lighter_short"
-            how = msg(lang, f"alt_train.{alt}", cpu=gb_short(r.cpu_bytes)) if alt in ("zero3", "offload") \
+            how = msg(lang, f"alt_train.{alt}", cpu=gb_short(r.cpu_bytes)) if alt not in ("lora", "qlora") \
                 else method_label(alt, lang)
             lines.append(msg(lang, key, method=how, need=gb(r.per_gpu_bytes),
                              card=config_label(c.arguments.get("gpu"), r.gpus, lang),

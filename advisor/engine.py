@@ -193,6 +193,8 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         put("existing", parsed.existing)
     if parsed.excluded_vendors:
         put("excluded_vendors", parsed.excluded_vendors)
+    if parsed.only_vendors:
+        put("only_vendors", parsed.only_vendors)
     if parsed.allowed_gpus:
         put("allowed_gpus", parsed.allowed_gpus)
     if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:

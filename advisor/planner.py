@@ -47,6 +47,7 @@ DEFAULT_RENT_HOURS = 24.0
 # an unqualified budget is read as money for the cards (the reply says so and how to change it).
 CARD_ONLY_BELOW_USD = 4500.0
 _VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar", "MetaX")
+_DOMESTIC_VENDORS = ("huawei",)  # the vendor words the understanding reads (advisor/nlu/extractors.py)
 
 
 class PlannedCall(BaseModel):
@@ -559,6 +560,8 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["existing_gpus"] = [{"gpu": e.gpu, "count": e.count} for e in p.existing]
     if p.excluded_vendors:
         args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
+    if p.only_vendors:  # "只能买华为的卡", "only NVIDIA"
+        args["vendors"] = [v for v in _VENDORS if v.lower() in p.only_vendors]
     if p.allowed_gpus:  # "we can only buy L40S or H100"
         args["only_gpus"] = list(p.allowed_gpus)
     if p.has_host or p.budget_scope == "gpu_only" or _card_only(p):
@@ -755,6 +758,9 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
         for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]:
             calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
                                      arguments={**size, "method": lighter}))
+    if gpu and method == "full" and p.grad_checkpointing is None:  # checkpointing: the usual first step for full
+        calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt="checkpointing", when="no_fit",
+                                 arguments={**size, "recompute": "full"}))
     if gpu and count > 1 and not p.sharding:  # on the GPUs named: sharding first, then offloading the optimizer
         if "zero_stage" not in size:
             calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt="zero3", when="no_fit",
@@ -825,8 +831,8 @@ def buyer_region(p: Profile, lang: str) -> tuple[Literal["cn", "global"], bool]:
     (mainland China), the budget's currency (yuan: China; euro or pound: elsewhere), else their language."""
     if p.region:
         return p.region, True
-    if p.domestic:
-        return "cn", True
+    if p.domestic or (p.only_vendors and all(v in _DOMESTIC_VENDORS for v in p.only_vendors)):
+        return "cn", True  # Chinese accelerators are sold in mainland China
     if p.budget and p.budget.currency in ("CNY", "EUR", "GBP"):
         return ("cn" if p.budget.currency == "CNY" else "global"), False
     return ("cn" if lang == "zh" else "global"), False

@@ -83,6 +83,7 @@ class Profile(BaseModel):
                                                                      "elsewhere), when said")
     budget_scope: Literal["gpu_only", "system"] | None = None
     excluded_vendors: list[str] = Field(default_factory=list)
+    only_vendors: list[str] = Field(default_factory=list, description="vendors the choice is restricted to")
     allowed_gpus: list[str] = Field(default_factory=list)
     mains: str | None = Field(None, max_length=20, description="wall circuit, e.g. '220v-10a'")
     engine_hint: Literal["llamacpp"] | None = Field(None, description="runs Ollama / llama.cpp (GGUF files)")

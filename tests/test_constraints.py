@@ -56,3 +56,13 @@ def test_a_named_code_decides_the_fp64_rate_in_the_chat(adv: Advisor) -> None:
     vasp = one(turn(adv, adv.new_session(), "VASP calculations, budget $60k, which GPUs?"), "recommend")
     foam = one(turn(adv, adv.new_session(), "OpenFOAM 双精度 CFD，预算 40 万，买什么卡"), "recommend")
     assert vasp.arguments["fp64_kind"] == "matrix" and foam.arguments["fp64_kind"] == "vector"
+
+
+@pytest.mark.parametrize(("text", "vendors"), [
+    ("只能买华为的卡，部署 DeepSeek-R1-Distill-Qwen-32B，预算 100 万", {"Huawei"}),
+    ("only NVIDIA please: serve Qwen2.5-32B to 10 users, budget $40k", {"NVIDIA"}),
+])
+def test_a_vendor_restriction_is_a_gate(adv: Advisor, text: str, vendors: set[str]) -> None:
+    rec = one(turn(adv, adv.new_session(), text), "recommend")
+    assert set(rec.arguments["vendors"]) == vendors
+    assert rec.result["options"] and {o["vendor"] for o in rec.result["options"]} == vendors

@@ -137,3 +137,17 @@ def test_full_fine_tuning_on_two_24gb_cards_offers_optimizer_offload(adv: Adviso
     off = [c for c in calls(r, "size_training") if c.arguments.get("offload_optimizer")]
     assert off and off[0].result["fits"] and off[0].result["cpu_bytes"] > 96e9
     assert "optimizer offload to CPU RAM" in r.text
+
+
+def test_full_fine_tuning_tries_checkpointing_before_changing_the_method(adv: Advisor) -> None:
+    """Qwen2.5-14B full fine-tuning with ZeRO-3 over 4 × A100 80GB: model states 14.8e9 × 18 B / 4 ≈ 66 GB per
+    GPU, plus ~20 GB of activations at 2,048 tokens without checkpointing — just over 80 GB; recomputing the
+    activations leaves a few GB of them, so it fits and the user keeps full fine-tuning."""
+    s = adv.new_session()
+    r = turn(adv, s, "我们实验室已经有 4 张 A100 80GB，想全参数微调 Qwen2.5-14B，够吗")
+    ckpt = [c for c in calls(r, "size_training") if c.arguments.get("recompute") == "full"
+            and c.arguments.get("method") == "full"]
+    assert ckpt and ckpt[0].result["fits"]
+    lines = r.text.splitlines()
+    first_fix = next(i for i, line in enumerate(lines) if line.startswith("**改用"))
+    assert "梯度检查点" in lines[first_fix]

@@ -212,6 +212,17 @@ def excluded_vendors(ctx: Context) -> list[str] | None:
     return out or None
 
 
+def only_vendors(ctx: Context) -> list[str] | None:
+    """'只能买华为的卡', 'only NVIDIA' → the vendors the choice is restricted to."""
+    only = vocab.matches("slot", "only", ctx.text)
+    if not only:
+        return None
+    tail = ctx.text[only.end():only.end() + 24]
+    found = [vendor for vendor, pattern in _VENDORS.items()
+             if (m := re.search(pattern, tail, _I)) and not re.search(r"[，,。;；!?！？]", tail[:m.start()])]
+    return found or None
+
+
 def allowed_gpus(ctx: Context) -> list[str] | None:
     """'only L40S or H100', '只能用 910B 和 H20' → the GPUs the choice is restricted to."""
     only = vocab.matches("slot", "only", ctx.text)
@@ -435,6 +446,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "region": region,
     "home": home,
     "excluded_vendors": excluded_vendors,
+    "only_vendors": only_vendors,
     "allowed_gpus": allowed_gpus,
 }
 

@@ -103,6 +103,7 @@ class Parsed(BaseModel):
     region: Literal["cn", "global"] | None = Field(None, description="where the cards are bought")
     home: bool | None = Field(None, description="the machine is for home or personal use")
     excluded_vendors: list[str] | None = None
+    only_vendors: list[str] | None = Field(None, description="vendors the choice is restricted to ('only NVIDIA')")
     allowed_gpus: list[str] | None = None
     asked_attribute: str | None = Field(None, description="the fact a spec question asks for (memory, price …)")
     more_attributes: list[str] | None = Field(None, description="further facts asked in the same message")
