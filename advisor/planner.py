@@ -147,10 +147,18 @@ def _budget_args(p: Profile) -> dict[str, Any]:
 
 
 def _chassis(p: Profile) -> str | None:
-    """The chassis the user's words imply: a workstation or a machine at home is a tower, a server a rack."""
-    if p.form_factor is None and p.home:
+    """The chassis the user's words imply: a workstation or a machine at home is a tower, a server a rack; owning
+    only consumer or workstation cards means a desktop tower to add to."""
+    if p.form_factor is None and (p.home or (p.existing and all(_desk_card(e.gpu) for e in p.existing))):
         return "tower"
     return {"workstation": "tower", "server": "rack"}.get(p.form_factor or "")
+
+
+def _desk_card(gpu_id: str) -> bool:
+    try:
+        return load_catalog().gpu(gpu_id).tier.value in ("consumer", "workstation")
+    except LookupError:
+        return False
 
 
 def _machine_args(p: Profile) -> dict[str, Any]:

@@ -66,3 +66,11 @@ def test_a_vendor_restriction_is_a_gate(adv: Advisor, text: str, vendors: set[st
     rec = one(turn(adv, adv.new_session(), text), "recommend")
     assert set(rec.arguments["vendors"]) == vendors
     assert rec.result["options"] and {o["vendor"] for o in rec.result["options"]} == vendors
+
+
+def test_owning_consumer_cards_means_a_desktop_to_add_to(adv: Advisor) -> None:
+    """Two RTX 3090s sit in a desktop: what to buy next is a desktop card, not an OAM/SXM server module."""
+    r = turn(adv, adv.new_session(), "We own 2x RTX 3090. Can we QLoRA Llama-3.1-70B on them?")
+    rec = one(r, "recommend")
+    assert rec.arguments["chassis"] == "tower"
+    assert {o["tier"] for o in rec.result["options"]} <= {"consumer", "workstation"}
