@@ -113,7 +113,7 @@ def question_text(slots: list[str], lang: str | None, confirm: bool = False,
     if len(slots) == 2 and not (confirm and "precision" in slots) and has_message(lang, pair):
         return msg(lang, pair)
     parts = [msg(lang, key) for key in (_question_id(s, confirm, after_yes) for s in slots) if key]
-    return " ".join(parts) or None
+    return punct(lang, "sentence_gap").join(parts) or None
 
 
 def _question_id(slot: str, confirm: bool, after_yes: bool) -> str | None:
