@@ -38,7 +38,7 @@ from advisor.planner import (
     DEFAULT_CONTEXT,
     TOKENS_PER_SAMPLE,
     Plan,
-    buyer_region,
+    session_region,
     user_currency,
 )
 from advisor.present import fit_line, gpu_name, model_name, present_call, present_recommend, term_label, terms
@@ -759,11 +759,12 @@ def _errors(calls: list[ToolCall], lang: str) -> list[str]:
 # ----------------------------------------------------------------------------- replies
 
 
-def _market_line(p: Profile, lang: str) -> list[str]:
+def _market_line(session: Session, lang: str) -> list[str]:
     """A card under discussion that cannot be bought (or only under a licence) where the user buys it."""
+    p = session.profile
     if not p.gpu or any(e.gpu == p.gpu for e in p.existing or []):  # owned cards need no shop
         return []
-    region, _ = buyer_region(p, lang)
+    region, _ = session_region(session, lang)
     where = availability(p.gpu, region)
     if where.status == "available" or where.rule is None:
         return []
@@ -814,7 +815,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     out += _check_section(calls, lang, brief=brief and repeated(previous, _by_name(calls, "check_build"))
                           and not detailed, detailed=detailed)
     said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
-    out += [line for line in _market_line(p, lang) if not line or line not in said]  # once per conversation turn
+    out += [line for line in _market_line(session, lang) if not line or line not in said]  # once per conversation turn
     fits_here = any(c.ok and getattr(result_of(c), "fits", None) and c.arguments.get("gpu") for _, c in alts)
     if detailed or not fits_here:  # the short reply keeps to the user's own cards when an option fits them
         out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
@@ -905,7 +906,7 @@ def compose_ask(session: Session, lang: str) -> str:
     known = _known_summary(session.profile, lang)
     head = (msg(lang, "compose.compose_ask.got_size_this_properly", known=known) if known else
             msg(lang, "compose.compose_ask.sure_few_details_first"))
-    return "\n".join([head, *_market_line(session.profile, lang)])
+    return "\n".join([head, *_market_line(session, lang)])
 
 
 def injection_notice(lang: str) -> str:

@@ -301,7 +301,7 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         plan.model_assumed = representative_model(p.params_b)
     builders = {"inference": _inference_calls, "training": _training_calls, "scientific": _scientific_calls}
     plan.calls = builders[p.use_case](p, parsed, plan)
-    region, stated = buyer_region(p, lang)
+    region, stated = session_region(session, lang)
     for call in plan.calls:  # without a budget, prices in the reader's currency
         if call.name == "recommend" and p.budget is None and default_currency(lang) == "CNY":
             call.arguments["display_currency"] = "CNY"
@@ -832,6 +832,16 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
     calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
                              only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
     return calls
+
+
+def session_region(session: Session, lang: str) -> tuple[Literal["cn", "global"], bool]:
+    """:func:`buyer_region`, with the first guess kept for the session: switching the UI language later does not
+    move the buyer to another market."""
+    region, stated = buyer_region(session.profile, lang)
+    if not stated:
+        region = session.region_guess or region
+        session.region_guess = region
+    return region, stated
 
 
 def buyer_region(p: Profile, lang: str) -> tuple[Literal["cn", "global"], bool]:

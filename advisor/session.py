@@ -185,6 +185,9 @@ class Session(BaseModel):
                                                     "such as 'and with a 1600W PSU?' continue it)")
     focus: list[str] = Field(default_factory=list, description="GPU ids the last spec question was about ('它')")
     focus_attribute: str | None = Field(None, description="the fact the last spec question asked ('and the A100?')")
+    region_guess: Literal["cn", "global"] | None = Field(None, description="the buying region first assumed (from "
+                                                                           "language or currency), kept for the "
+                                                                           "session until the user says one")
 
     # ------------------------------------------------------------------ helpers
     def result(self, tool: str) -> Any:

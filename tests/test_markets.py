@@ -191,3 +191,13 @@ def test_a_yuan_buyer_pays_and_is_ranked_on_the_china_channel_price(china_72b: R
     assert h20.count == 4 and h20.total_price_cny == pytest.approx(4 * 135_000 + 60_000 * 7.2)
     assert h20.perf_per_price == pytest.approx(h20.decode_tokens_per_s / (h20.total_price_cny / 7.2 / 1000),
                                                rel=0.01)
+
+
+def test_the_assumed_region_stays_when_the_conversation_switches_language(adv: Advisor) -> None:
+    s = adv.new_session()
+    first = one(turn(adv, s, "预算 50 万，部署 Qwen2.5-72B 推理，10 个并发，买什么卡"), "recommend")
+    assert first.arguments["region"] == "cn"
+    again = one(turn(adv, s, "what about 20 concurrent users?", lang="en"), "recommend")
+    assert again.arguments["region"] == "cn"  # still mainland China until the user says otherwise
+    moved = one(turn(adv, s, "we actually buy in Singapore"), "recommend")
+    assert moved.arguments["region"] == "global"
