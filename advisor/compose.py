@@ -477,6 +477,8 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         if speed is not None and g.fits:
             out.append(msg(lang, "answer.gguf_speed", speed=tps(typed(speed, DecodeResult).tokens_per_s)))
         sized = [(a, c) for a, c in sized if a != "gguf"]
+    # an FP8 KV cache is worth a row only where it makes the difference (the weights themselves may not fit)
+    sized = [(a, c) for a, c in sized if a != "kv_fp8" or typed(c, InferenceMemoryResult).fits]
     if sized and target:
         out += ["", msg(lang, "compose.alternatives_lines.other_ways_run_same"),
                 msg(lang, "compose.alternatives_lines.option_needed_per_gpu"),

@@ -696,6 +696,13 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
                 continue
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt=q, when="no_fit",
                                    arguments={**cfg, "precision": q, "engine": "vllm"}))
+        if gpu and not p.kv_dtype and _gpu_supports(gpu, "fp8") and _engine(p.precision) == "vllm":
+            # the KV cache in FP8 halves it and keeps the weights as they are: the fix for long contexts and many users
+            kv: dict[str, Any] = {**cfg, "kv_dtype": "fp8", "engine": "vllm"}
+            if p.precision:
+                kv["precision"] = p.precision
+            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="kv_fp8", when="no_fit",
+                                   arguments=kv))
         if family != "gguf":
             when = "always" if is_generic_4bit(p.precision) else "no_fit"
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf", when=when,

@@ -74,3 +74,13 @@ def test_owning_consumer_cards_means_a_desktop_to_add_to(adv: Advisor) -> None:
     rec = one(r, "recommend")
     assert rec.arguments["chassis"] == "tower"
     assert {o["tier"] for o in rec.result["options"]} <= {"consumer", "workstation"}
+
+
+def test_an_fp8_kv_cache_is_offered_when_the_cache_is_what_does_not_fit(adv: Advisor) -> None:
+    """Llama-3.1-70B's KV cache is 2 × 80 layers × 8 KV heads × 128 × 2 B = 327,680 B per token at 16 bit; 8 users
+    × 32,768 tokens hold 85.9 GB, 42.9 GB per GPU over two H100s — with 36.3 GB of FP8 weights it misses 78.5 GB.
+    At FP8 the cache halves to 21.5 GB per GPU: 36.3 + 21.5 + 2.5 activations + 0.5 overhead = 60.8 GB fits."""
+    r = turn(adv, adv.new_session(), "Llama-3.1-70B fp8 on 2x H100, 32k context, 8 users")
+    kv = [c for c in r.tool_calls if c.ok and c.name == "size_inference" and c.arguments.get("kv_dtype") == "fp8"]
+    assert kv and kv[0].result["fits"] and kv[0].result["per_gpu_bytes"] == pytest.approx(60.8e9, rel=0.01)
+    assert "FP8 KV cache" in r.text
