@@ -40,3 +40,14 @@ def test_glm_4_6_is_not_glm_4_5() -> None:
     except LookupError:
         found = None
     assert found != "glm-4.5"
+
+
+def test_minimax_m2_and_glm_4_6_are_sized_from_their_own_configs() -> None:
+    """MiniMax-M2: 62 layers × 8 KV heads × 128 × 2 (K and V) × 2 B = 253,952 B of KV per token at 16 bit;
+    230B parameters published in FP8 ≈ 230 GB of weights. GLM-4.6: the GLM-4.5 shape with 202,752 positions."""
+    from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+
+    m2 = estimate_inference_memory(InferenceMemoryInput(model="MiniMax-M2", context=8192))
+    assert m2.kv_bytes_per_token == 62 * 8 * 128 * 2 * 2
+    assert m2.weights_total_bytes == pytest.approx(230e9, rel=0.02)
+    assert CAT.model("GLM-4.6").max_context == 202_752 and CAT.model("GLM-4.6").layers == CAT.model("glm-4.5").layers
