@@ -274,14 +274,14 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         return Plan(mode="why", calls=calls)
     if kind == Kind.why and not session.last_results:  # 'why is the 3090 the value king?': nothing of ours to explain
         if parsed.asks_value and not (p.budget or p.known("model")):
-            return _best_value_plan(p, lang, parsed)
+            return _best_value_plan(session, lang, parsed)
         return Plan(mode="concept", calls=_search_text(parsed.text, lang, search_k))
     buying = kind == Kind.recommend or (kind in (Kind.inform, Kind.whatif, Kind.correct)
                                          and session.last_kind == Kind.recommend)
     if buying and p.budget and not p.known("model") and p.use_case != "scientific":
-        return _afford_plan(session)
+        return _afford_plan(session, lang)
     if kind == Kind.recommend and not (p.budget or p.known("model")) and (parsed.asks_value or parsed.asks_best):
-        return _best_value_plan(p, lang, parsed)
+        return _best_value_plan(session, lang, parsed)
     if kind == Kind.recommend and not p.known("model") and (p.domestic or p.excluded_vendors) and not p.budget:
         return _filter_plan(session)
     implied = None if p.use_case else implied_use_case(p, parsed)
@@ -461,9 +461,10 @@ def _filter_plan(session: Session) -> Plan:
                 question_slots=["use_case"] if p.use_case is None else ["model"])
 
 
-def _best_value_plan(p: Profile, lang: str, parsed: Parsed) -> Plan:
+def _best_value_plan(session: Session, lang: str, parsed: Parsed) -> Plan:
     """'Best bang for the buck GPU?' with no model or budget yet: the cards giving the most per price, ranked
-    (by memory when the question is per GB)."""
+    (by memory when the question is per GB), among those sold where the buyer buys."""
+    p = session.profile
     metric = {"training": "bf16_tflops", "scientific": "fp64_tflops"}.get(p.use_case or "", "bandwidth_gbs")
     if parsed.asks_per_memory:
         metric = "memory_gb"
@@ -472,12 +473,14 @@ def _best_value_plan(p: Profile, lang: str, parsed: Parsed) -> Plan:
     args: dict[str, Any] = {"metric": metric, "tiers": tiers, "currency": user_currency(p, lang), "min_memory_gb": 16}
     if p.use_case == "training" and not p.excluded_vendors:
         args["vendors"] = ["NVIDIA"]  # training stacks (PEFT, DeepSpeed, Unsloth) assume CUDA; said in the reply
+    args["region"] = session_region(session, lang)[0]
     return Plan(mode="value", calls=[PlannedCall(name="best_value", arguments=args, purpose="info")],
                 question_slots=["model"] if p.use_case in (None, "inference", "training") else [])
 
 
-def _afford_plan(session: Session) -> Plan:
-    """A budget and no model yet: what the money buys, most memory first; then the question that narrows it."""
+def _afford_plan(session: Session, lang: str) -> Plan:
+    """A budget and no model yet: what the money buys where the buyer buys, most memory first; then the question
+    that narrows it."""
     p = session.profile
     plan = Plan(mode="afford")
     if _card_only(p):
@@ -489,6 +492,9 @@ def _afford_plan(session: Session) -> Plan:
         args["domestic_only"] = True
     if p.excluded_vendors:
         args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
+    if p.only_vendors:
+        args["vendors"] = [v for v in _VENDORS if v.lower() in p.only_vendors]
+    args["region"] = session_region(session, lang)[0]
     slots = ["use_case"] if p.use_case is None else ["model"]
     plan.calls = [PlannedCall(name="affordable", arguments=args, purpose="recommend")]
     plan.question_slots = [s for s in slots if s not in session.asked] or slots

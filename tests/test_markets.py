@@ -201,3 +201,16 @@ def test_the_assumed_region_stays_when_the_conversation_switches_language(adv: A
     assert again.arguments["region"] == "cn"  # still mainland China until the user says otherwise
     moved = one(turn(adv, s, "we actually buy in Singapore"), "recommend")
     assert moved.arguments["region"] == "global"
+
+
+def test_what_a_budget_buys_and_the_best_value_cards_are_those_sold_there(adv: Advisor) -> None:
+    """¥300,000 would buy RTX 5090s or an RTX PRO 6000 elsewhere; in mainland China neither is sold new."""
+    r = turn(adv, adv.new_session(), "预算 30 万能买什么卡")
+    afford = one(r, "affordable")
+    assert afford.arguments["region"] == "cn"
+    assert not {o["gpu"] for o in afford.result["options"]} & {"rtx-5090", "rtx-4090", "rtx-pro-6000-blackwell-ws",
+                                                                "rtx-pro-6000-blackwell-max-q", "rtx-6000-ada"}
+    r = turn(adv, adv.new_session(), "best bang for buck GPU for local LLMs? we're in Berlin")
+    value = one(r, "best_value")
+    assert value.arguments["region"] == "global"
+    assert value.result["ranked"] and not {o["gpu"] for o in value.result["ranked"]} & CHINA_ONLY

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
+from knowledge.markets import Region, availability
 from knowledge.schema import GPU, Precision
 from tools.precision import resolve_precision
 from tools.pricing import CNY_PER_USD, FX_AS_OF, HOST_COST_USD, USD_PER_FOREIGN, gpu_price
@@ -122,6 +123,7 @@ class AffordableInput(BaseModel):
     include_host: bool = Field(True, description="the budget also buys the computer the cards go in")
     domestic_only: bool = False
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
+    region: Region | None = Field(None, description="only cards sold new there (knowledge/data/markets.toml)")
     limit: int = Field(5, ge=1, le=20)
     currency: Literal["USD", "CNY", "EUR", "GBP"] = Field("USD", description="currency of the `price` column")
 
@@ -162,6 +164,8 @@ def affordable(inp: AffordableInput) -> AffordableResult:
         if inp.domestic_only and not g.domestic:
             continue
         if inp.vendors and g.vendor.lower() not in {v.lower() for v in inp.vendors}:
+            continue
+        if inp.region and availability(g.id, inp.region).status == "unavailable":
             continue
         price = gpu_price(g)
         if price.usd is None:

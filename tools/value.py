@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
+from knowledge.markets import Region, availability
 from knowledge.schema import GPU
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN, gpu_price
 from tools.result import Note, note
@@ -160,6 +161,7 @@ class BestValueInput(BaseModel):
     min_memory_gb: float = Field(16, ge=0, le=1024, description="vendor-labelled memory per card")
     metric: Literal["bandwidth_gbs", "memory_gb", "bf16_tflops", "fp64_tflops"] = "bandwidth_gbs"
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
+    region: Region | None = Field(None, description="only cards sold new there (knowledge/data/markets.toml)")
     currency: ValueCurrency = "USD"
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
     limit: int = Field(5, ge=1, le=10)
@@ -185,7 +187,8 @@ def best_value(inp: BestValueInput) -> BestValueResult:
     """Catalog cards of the given tiers with at least ``min_memory_gb``, ranked by ``metric`` per price."""
     allowed = {v.lower() for v in inp.vendors}
     candidates = [g for g in load_catalog().gpus if g.tier.value in inp.tiers and g.memory_gb >= inp.min_memory_gb
-                  and (not allowed or g.vendor.lower() in allowed)]
+                  and (not allowed or g.vendor.lower() in allowed)
+                  and not (inp.region and availability(g.id, inp.region).status == "unavailable")]
     valued = [v for g in candidates if (v := _valued(ValueOption(gpu=g), inp.currency, inp.cny_per_usd)) is not None
               and inp.metric in v.per_unit]
     valued.sort(key=lambda v: -v.per_unit[inp.metric])
