@@ -15,6 +15,7 @@ from advisor.fmt import gpu_price_text, money, money_exact, num
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
 from advisor.toolspec import GPUInfo, typed
+from knowledge.markets import availability, markets_as_of
 from knowledge.messages import has, msg, render
 from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableResult, FindGPUsResult
@@ -68,14 +69,17 @@ def _gpu_verdict(g: GPUInfo, attribute: str | None, precision: str | None, lang:
                    max_gpus=link.max_gpus)
     if attribute == "ecc":
         return msg(lang, "spec.ecc_yes" if g.ecc else "spec.ecc_no", name=name)
-    if attribute == "china":
-        return msg(lang, "spec.china_yes" if g.china_market or g.domestic else "spec.china_no",
-                   name=name, as_of=g.as_of)
+    if attribute == "china":  # from the market table: the rule behind a 'no' or a licence, and its date
+        where = availability(g.id, "cn")
+        rule = msg(lang, f"market.rule.{where.rule.id}") if where.rule else ""
+        key = {"available": "spec.china_yes", "restricted": "spec.china_restricted"}.get(where.status, "spec.china_no")
+        return msg(lang, key, name=name, as_of=markets_as_of().isoformat(), rule=rule)
     if attribute == "price":
         price = gpu_price_text(g, lang)
         if not price:
             return msg(lang, "spec.price_unknown", name=name)
-        return msg(lang, "spec.price", name=name, price=price[0], kind=msg(lang, "spec.kind.street"), as_of=price[1])
+        kind = g.price.kind if g.price else "street"
+        return msg(lang, "spec.price", name=name, price=price[0], kind=msg(lang, f"spec.kind.{kind}"), as_of=price[1])
     if attribute == "bandwidth":
         return msg(lang, "spec.bandwidth", name=name, bandwidth=num(g.bandwidth_gbs), memory=num(g.memory_gb),
                    memory_type=g.memory_type)

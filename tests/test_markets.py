@@ -214,3 +214,20 @@ def test_what_a_budget_buys_and_the_best_value_cards_are_those_sold_there(adv: A
     value = one(r, "best_value")
     assert value.arguments["region"] == "global"
     assert value.result["ranked"] and not {o["gpu"] for o in value.result["ranked"]} & CHINA_ONLY
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("RTX 3090 国内能买吗", "在中国大陆有售"),
+    ("A800 还能买到吗", "在中国大陆买不到新卡"),
+    ("H20 还能买吗", "许可证"),
+    ("Can I still buy an RTX 4090 new in Shenzhen?", "cannot be bought new in mainland China"),
+])
+def test_an_availability_question_is_answered_from_the_market_table(adv: Advisor, text: str, says: str) -> None:
+    """A800 (a 2022 China variant) fell under the 2023 rules; the RTX 3090 is below every threshold."""
+    r = turn(adv, adv.new_session(), text)
+    assert says in r.text.splitlines()[0]
+
+
+def test_a_price_answer_names_the_kind_of_price(adv: Advisor) -> None:
+    r = turn(adv, adv.new_session(), "3090 多少钱")
+    assert "二手价" in r.text.splitlines()[0]  # the catalog's RTX 3090 price is a used-market one
