@@ -15,6 +15,7 @@ from advisor.fmt import gpu_price_text, money, money_exact, num
 from advisor.planner import tensor_precision
 from advisor.session import Citation, ToolCall
 from advisor.toolspec import GPUInfo, typed
+from knowledge import load_catalog
 from knowledge.markets import availability, markets_as_of
 from knowledge.messages import has, msg, render
 from knowledge.schema import GPU, Model, Platform
@@ -387,7 +388,9 @@ def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str, 
     out += ["", msg(lang, "afford.note", share=f"{r.weight_share:.0%}")]
     if card_only:
         out.append(msg(lang, "afford.card_only"))
-    if cur == "CNY":
+    catalog = load_catalog()
+    converted = host or any((g := catalog.gpu(o.gpu)).price is None or g.price.cny is None for o in r.options)
+    if cur == "CNY" and converted:  # yuan prices the catalog has (China channel, street) are shown as they are
         out.append(msg(lang, "afford.fx", rate=f"{CNY_PER_USD:g}", as_of=str(FX_AS_OF)))
     elif cur in USD_PER_FOREIGN:
         out.append(msg(lang, "afford.fx_foreign", rate=f"{USD_PER_FOREIGN[cur]:g}",
