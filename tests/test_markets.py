@@ -231,3 +231,12 @@ def test_an_availability_question_is_answered_from_the_market_table(adv: Advisor
 def test_a_price_answer_names_the_kind_of_price(adv: Advisor) -> None:
     r = turn(adv, adv.new_session(), "3090 多少钱")
     assert "二手价" in r.text.splitlines()[0]  # the catalog's RTX 3090 price is a used-market one
+
+
+def test_the_exchange_rate_line_appears_only_when_something_was_converted(adv: Advisor) -> None:
+    """Domestic cards carry yuan prices of their own (China channel); with the host left out nothing is converted,
+    while a listing with a host estimate (kept in dollars) converts it at the stated rate."""
+    r = turn(adv, adv.new_session(), "信创，已经有服务器了，只买卡，预算 20 万能买什么卡")
+    assert one(r, "affordable").result["options"] and "换算" not in r.text
+    r = turn(adv, adv.new_session(), "预算 30 万能买什么卡")
+    assert "按 7.2 人民币/美元换算" in r.text
