@@ -25,7 +25,6 @@ from advisor.fmt import (
     money_in,
     needed_bytes,
     num,
-    option_total,
     punct,
     tps,
     unit_value,
@@ -44,7 +43,7 @@ from advisor.planner import (
 from advisor.present import fit_line, gpu_name, model_name, present_call, present_recommend, term_label, terms
 from advisor.present import word as present_word
 from advisor.present.check import finding_item
-from advisor.present.recommend import rejected_item
+from advisor.present.recommend import rejected_item, total_text
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, get_tool, typed
 from knowledge import load_catalog
@@ -432,7 +431,7 @@ def priced(rec: Recommendation) -> list[Option]:
 
 
 def _option_brief(o: Option, currency: str, lang: str) -> str:
-    price = option_total(o, currency) if o.total_price_usd is not None else msg(lang, "present.recommend.price_unknown")
+    price = total_text(o, currency, lang)
     speed = tps(o.decode_tokens_per_s) if o.decode_tokens_per_s is not None else None
     key = "table.option_short_speed" if speed else "table.option_short"
     return msg(lang, key, count=o.count, gpu=o.gpu, price=price, speed=speed)

@@ -47,7 +47,6 @@ DEFAULT_RENT_HOURS = 24.0
 # an unqualified budget is read as money for the cards (the reply says so and how to change it).
 CARD_ONLY_BELOW_USD = 4500.0
 _VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar", "MetaX")
-_DOMESTIC_VENDORS = ("huawei",)  # the vendor words the understanding reads (advisor/nlu/extractors.py)
 
 
 class PlannedCall(BaseModel):
@@ -857,12 +856,18 @@ def session_region(session: Session, lang: str) -> tuple[Literal["cn", "global"]
     return region, stated
 
 
+def _domestic_vendor(vendor: str) -> bool:
+    """A vendor ('huawei') whose catalog cards are all Chinese domestic accelerators."""
+    cards = [g for g in load_catalog().gpus if g.vendor.lower() == vendor.lower()]
+    return bool(cards) and all(g.domestic for g in cards)
+
+
 def buyer_region(p: Profile, lang: str) -> tuple[Literal["cn", "global"], bool]:
     """Where the cards are bought, and whether the user said so: what they said, a domestic-only requirement
     (mainland China), the budget's currency (yuan: China; euro or pound: elsewhere), else their language."""
     if p.region:
         return p.region, True
-    if p.domestic or (p.only_vendors and all(v in _DOMESTIC_VENDORS for v in p.only_vendors)):
+    if p.domestic or (p.only_vendors and all(_domestic_vendor(v) for v in p.only_vendors)):
         return "cn", True  # Chinese accelerators are sold in mainland China
     if p.budget and p.budget.currency in ("CNY", "EUR", "GBP"):
         return ("cn" if p.budget.currency == "CNY" else "global"), False

@@ -82,6 +82,11 @@ def availability(gpu_id: str, region: Region) -> Availability:
     return Availability(gpu_id=gpu_id, region=region, status="available")
 
 
+def sold_in(gpu_id: str, region: Region | None) -> bool:
+    """Whether ``gpu_id`` can be bought new in ``region`` (under a licence counts); any card when no region."""
+    return region is None or availability(gpu_id, region).status != "unavailable"
+
+
 def markets_as_of() -> dt.date:
     """The date the market table was last checked (its newest entry)."""
     return max(entry.as_of for entry in load_markets().entries)

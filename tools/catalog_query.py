@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
-from knowledge.markets import Region, availability
+from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU, Precision
 from tools.precision import resolve_precision
 from tools.pricing import CNY_PER_USD, FX_AS_OF, HOST_COST_USD, USD_PER_FOREIGN, gpu_price
@@ -165,7 +165,7 @@ def affordable(inp: AffordableInput) -> AffordableResult:
             continue
         if inp.vendors and g.vendor.lower() not in {v.lower() for v in inp.vendors}:
             continue
-        if inp.region and availability(g.id, inp.region).status == "unavailable":
+        if not sold_in(g.id, inp.region):
             continue
         price = gpu_price(g)
         if price.usd is None:

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
-from knowledge.markets import Region, availability
+from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN, gpu_price
 from tools.result import Note, note
@@ -188,7 +188,7 @@ def best_value(inp: BestValueInput) -> BestValueResult:
     allowed = {v.lower() for v in inp.vendors}
     candidates = [g for g in load_catalog().gpus if g.tier.value in inp.tiers and g.memory_gb >= inp.min_memory_gb
                   and (not allowed or g.vendor.lower() in allowed)
-                  and not (inp.region and availability(g.id, inp.region).status == "unavailable")]
+                  and sold_in(g.id, inp.region)]
     valued = [v for g in candidates if (v := _valued(ValueOption(gpu=g), inp.currency, inp.cny_per_usd)) is not None
               and inp.metric in v.per_unit]
     valued.sort(key=lambda v: -v.per_unit[inp.metric])

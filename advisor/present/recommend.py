@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from advisor.fmt import VALUE_UNIT, gb_short, money, num, option_price, option_total, tps, value_per_price
+from advisor.fmt import VALUE_UNIT, gb_short, money, num, option_total, tps, usd_in, value_per_price
 from advisor.present.check import finding_item
 from advisor.present.section import Item, ItemList, Section, Table, notes, word
 from knowledge import load_catalog
@@ -82,10 +82,11 @@ def _row(o: Option, cur: str, lang: str) -> list[str]:
     mem = (f"{gb_short(o.per_gpu_bytes).removesuffix(' GB')} / {gb_short(o.gpu_memory_bytes)}"
            if o.per_gpu_bytes is not None else gb_short(o.gpu_memory_bytes))
     return [f"{o.rank}.", f"{o.count}× {o.gpu}", word(lang, "tier", o.tier), mem, _perf(o, lang),
-            f"{num(o.power_w)} W", _total(o, cur, lang)]
+            f"{num(o.power_w)} W", total_text(o, cur, lang)]
 
 
-def _total(o: Option, cur: str, lang: str) -> str:
+def total_text(o: Option, cur: str, lang: str) -> str:
+    """An option's total in ``cur``, or 'price unknown' for a card without a price."""
     return option_total(o, cur) if o.total_price_usd is not None else msg(lang, "present.recommend.price_unknown")
 
 
@@ -111,8 +112,7 @@ def _why(o: Option, cur: str, lang: str) -> Item:
     if total == "—":
         parts.append(msg(lang, "present.recommend.no_price"))
     else:
-        local, usd = option_price(o, cur), o.total_price_usd
-        host = money(o.host_price_usd * local / usd, cur) if local and usd and o.host_price_usd else ""
+        host = usd_in(o.host_price_usd, cur) if o.host_price_usd else ""
         parts.append(msg(lang, "present.recommend.price_host", total=total, host=host) if host
                      else msg(lang, "present.recommend.price", total=total))
         value = value_per_price(o, cur)
