@@ -43,7 +43,7 @@ from advisor.planner import (
 from advisor.present import fit_line, gpu_name, model_name, present_call, present_recommend, term_label, terms
 from advisor.present import word as present_word
 from advisor.present.check import finding_item
-from advisor.present.recommend import rejected_item, total_text
+from advisor.present.recommend import network_text, rejected_item, total_text
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, get_tool, typed
 from knowledge import load_catalog
@@ -55,7 +55,8 @@ from tools.compat_rules.types import BuildReport, Finding
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
 from tools.pricing import HOST_COST_USD
-from tools.recommend import Option, Recommendation
+from tools.recommend import NODE_GPUS, Option, Recommendation, nodes_for
+from tools.scale_out import MAX_NODES
 from tools.scientific import ScientificResult
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
@@ -187,11 +188,13 @@ _STAGE_ORDER = {"budget": 0, "power": 1, "target": 2, "compat": 3, "interconnect
 
 def _host_line(options: list[Option], currency: str, lang: str) -> list[str]:
     """What the totals include for the computer around the cards, once per host size shown."""
-    hosts = sorted({o.host_price_usd for o in options if o.host_price_usd})
+    # per machine: a plan over several nodes pays one host per node
+    hosts = sorted({round(o.host_price_usd / o.nodes, 2) for o in options if o.host_price_usd})
     if not hosts:
         return []
     kind = {usd: k for k, usd in HOST_COST_USD.items()}
-    amounts = [msg(lang, "compose.recommend_section.host_amount", amount=usd_in(h, currency),
+    each = msg(lang, "compose.recommend_section.host_each") if any(o.nodes > 1 for o in options) else ""
+    amounts = [msg(lang, "compose.recommend_section.host_amount", amount=usd_in(h, currency), each=each,
                    kind=msg(lang, f"perf.host_kind.{kind[h]}") if h in kind else "") for h in hosts]
     return [msg(lang, "compose.recommend_section.host_line", hosts=punct(lang, "list").join(amounts))]
 
@@ -773,8 +776,9 @@ def _market_line(session: Session, lang: str) -> list[str]:
                     region=msg(lang, f"market.region.{region}"), rule=msg(lang, f"market.rule.{where.rule.id}"))]
 
 
-def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str) -> list[str]:
-    """'How many do I need?': the least count (of 1, 2, 4, 8 and the one asked about) that fits."""
+def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str, currency: str = "USD") -> list[str]:
+    """'How many do I need?': the least count (of 1, 2, 4, 8, the nodes of 8 tried and the one asked about) that
+    fits; past one node, the network between the nodes and the build's total from the recommender's plan."""
     if not counts:
         return []
     size = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
@@ -784,9 +788,19 @@ def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str) -> l
     enough = next((c for c in tried if sizing(c).fits), None)
     r = sizing(enough or tried[-1])
     usable = usable_bytes(r)
-    key = "count.enough" if enough else "count.none"
-    return [msg(lang, key, n=r.gpus, gpu=r.gpu or "?", need=gb_short(r.per_gpu_bytes),
-                usable=gb_short(usable)), ""]
+    nodes = nodes_for(r.gpus)
+    key = ("count.none_cluster" if r.gpus >= MAX_NODES * NODE_GPUS else "count.none") if not enough else \
+        "count.enough_nodes" if nodes > 1 else "count.enough"
+    out = [msg(lang, key, n=r.gpus, gpu=r.gpu or "?", need=gb_short(r.per_gpu_bytes), usable=gb_short(usable),
+               nodes=nodes, per_node=r.gpus // nodes)]
+    rec_call = _by_name(calls, "recommend")
+    rec = result_of(rec_call) if rec_call is not None and rec_call.ok else None
+    plan = next((o for o in rec.options if o.gpu == r.gpu and o.count == r.gpus and o.network is not None), None) \
+        if enough and nodes > 1 and isinstance(rec, Recommendation) else None
+    if plan is not None:  # the same build as the recommender priced it: network and total
+        out.append(msg(lang, "count.network", network=network_text(plan, currency, lang),
+                       total=total_text(plan, currency, lang)))
+    return [*out, ""]
 
 
 def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
@@ -798,7 +812,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     alts = [(plan.alt_calls[c.call_id], c) for c in calls if c.call_id in plan.alt_calls
             and plan.alt_calls[c.call_id] != "count"]
     calls = [c for c in calls if c.call_id not in plan.alt_calls]  # the requested configuration's own calls
-    out += count_verdict(calls, counts, lang)
+    out += count_verdict(calls, counts, lang, user_currency(p, lang, ("USD", "CNY")))
     if p.use_case == "inference":
         out += _cheapest_line(calls, alts, lang) if parsed.asks_cheapest else []
         out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed,

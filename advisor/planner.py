@@ -20,6 +20,7 @@ from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from tools.gpu_memory import card_visible_bytes
 from tools.pricing import to_usd
+from tools.recommend import candidate_counts
 
 DEFAULT_CONTEXT = 8192
 DEFAULT_CONCURRENCY = 1
@@ -742,10 +743,13 @@ COUNTS = (1, 2, 4, 8)
 
 
 def _count_calls(tool: str, size: dict[str, Any], count: int) -> list[PlannedCall]:
-    """'How many do I need?': the same request sized on 1, 2, 4 and 8 of the card (the answer is the least that
-    fits; layers split by pipeline where the heads do not divide)."""
+    """'How many do I need?': the same request sized on 1, 2, 4 and 8 of the card, and on 2, 4 and 8 nodes of 8
+    for a datacenter card the recommender would cluster (the answer is the least that fits; layers split by
+    pipeline where the heads do not divide)."""
     out = []
-    for n in COUNTS:
+    gpu = size.get("gpu")
+    clusters = tuple(c for c in candidate_counts(load_catalog().gpu(gpu)) if c > COUNTS[-1]) if gpu else ()
+    for n in (*COUNTS, *clusters):
         if n == count:
             continue
         args = {**size, "gpus": n}
@@ -790,6 +794,8 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
                                      arguments={**size, "offload_optimizer": True}))
     if gpu and parsed.asks_count:
         sharded = {**size, "zero_stage": 3} if method == "full" and not p.sharding else size
+        if method == "full" and p.grad_checkpointing is None:  # and checkpoints, as the recommender plans it
+            sharded["recompute"] = "full"
         calls += _count_calls("size_training", sharded, count)  # full fine-tuning over several GPUs shards
     tokens = dataset_tokens(p)
     if gpu and tokens:

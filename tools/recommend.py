@@ -57,6 +57,7 @@ from tools.pricing import (
     gpu_price,
 )
 from tools.result import Note, NoteParam, note
+from tools.scale_out import MAX_NODES, ScaleOutInput, ScaleOutPlan, plan_scale_out
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import MAX_TOKENS, TrainingTimeInput, estimate_training_time
@@ -65,11 +66,15 @@ from tools.units import CNY, GB, TFLOPS, USD, Bytes, Hours, TokensPerS, Watts
 RejectFn = Callable[..., None]
 Stage = Literal["constraint", "market", "memory", "interconnect", "target", "compat", "power", "budget", "data"]
 
-MODULE_COUNTS = (4, 8)
-PCIE_DC_COUNTS = (1, 2, 4, 8)
+NODE_GPUS = 8  # GPUs in one node; a plan past it spreads over nodes of 8
+CLUSTER_COUNTS = tuple(NODE_GPUS * n for n in (2, 4, MAX_NODES))  # datacenter cards only: 2, 4, 8 nodes
+MODULE_COUNTS = (4, 8, *CLUSTER_COUNTS)
+PCIE_DC_COUNTS = (1, 2, 4, 8, *CLUSTER_COUNTS)
 DESKTOP_COUNTS = (1, 2, 4)
-# Multi-GPU training scaling beyond the MFU: engineering judgement from Dettmers' lane/P2P notes.
-SCALING = {"fabric": 1.0, "pcie-p2p": 0.9, "no-p2p": 0.8}
+CLUSTER_MIN_GB = 40  # 8 nodes of 16–24 GB inference cards is never the build to buy: bigger cards cost less
+# Multi-GPU training scaling beyond the MFU: engineering judgement from Dettmers' lane/P2P notes; across nodes
+# on one 400G rail per GPU, the same judgement as PCIe peer-to-peer inside a node.
+SCALING = {"fabric": 1.0, "pcie-p2p": 0.9, "no-p2p": 0.8, "multi-node": 0.9}
 NO_ECC_FACTOR = 0.5
 # Software-ecosystem readiness (the seed's pitfall 2: "生态就绪度比硬件峰值性能更重要"), engineering judgement
 # from the support matrices in hardware_rules.md §4: CUDA runs everything first; CDNA has official vLLM/SGLang;
@@ -165,7 +170,9 @@ class Option(BaseModel):
     rank: int
     gpu: str
     gpu_id: str
-    count: int
+    count: int = Field(description="GPUs in all nodes together")
+    nodes: int = Field(1, description="machines the GPUs are spread over (8 GPUs each past one node)")
+    network: ScaleOutPlan | None = Field(None, description="the network between the nodes, when nodes > 1")
     vendor: str
     tier: str
     fits: bool
@@ -174,7 +181,7 @@ class Option(BaseModel):
     headroom_bytes: Bytes | None
     price_usd: USD | None = Field(description="the GPUs to buy")
     price_cny: CNY | None
-    host_price_usd: USD
+    host_price_usd: USD = Field(description="every node's host")
     total_price_usd: USD | None
     total_price_cny: CNY | None
     total_price_local: float | None = Field(None, description="the total in `price_currency`, when asked")
@@ -186,8 +193,8 @@ class Option(BaseModel):
     fp32_tflops: TFLOPS | None = Field(None, description="scientific without FP64: FP32 TFLOPS of the configuration")
     perf_metric: str
     perf_per_price: float | None = Field(description="perf_metric per 1,000 USD of total price")
-    power_w: Watts = Field(description="sustained system power (DC)")
-    wall_draw_w: Watts
+    power_w: Watts = Field(description="sustained system power (DC), all nodes")
+    wall_draw_w: Watts = Field(description="from the wall, all nodes")
     yearly_energy_kwh: float
     yearly_energy_cost: float
     energy_currency: Currency
@@ -199,7 +206,7 @@ class Option(BaseModel):
     ecosystem_factor: float = Field(description="software readiness weight of the GPU's stack (1.0 = CUDA)")
     platform: str
     chassis: str
-    recommended_psu_w: Watts
+    recommended_psu_w: Watts = Field(description="per node")
     software_stack: str
     market: Status = Field("available", description="availability in the request's region")
     market_rule: str | None = Field(None, description="the rule behind a restricted market (knowledge/data/markets)")
@@ -252,9 +259,12 @@ def _money(amount: float, currency: str) -> Note:
 
 
 def candidate_counts(gpu: GPU) -> tuple[int, ...]:
-    if gpu.form_factor != FormFactor.pcie:
-        return MODULE_COUNTS
-    return PCIE_DC_COUNTS if gpu.tier == Tier.datacenter else DESKTOP_COUNTS
+    """GPU counts a real build uses; clusters of several nodes only for datacenter cards of 40 GB or more."""
+    counts = (MODULE_COUNTS if gpu.form_factor != FormFactor.pcie else
+              PCIE_DC_COUNTS if gpu.tier == Tier.datacenter else DESKTOP_COUNTS)
+    if gpu.memory_gb < CLUSTER_MIN_GB:
+        counts = tuple(c for c in counts if c <= NODE_GPUS)
+    return counts
 
 
 def _pick_platform(segments: tuple[str, ...], domestic: bool, two_socket: bool | None) -> Platform:
@@ -296,9 +306,16 @@ def host_for(gpu: GPU, count: int, existing_platform: str | None = None,
     return plat, box, host
 
 
+def nodes_for(count: int) -> int:
+    """Machines ``count`` GPUs need: one up to a node's worth, else nodes of :data:`NODE_GPUS`."""
+    return 1 if count <= NODE_GPUS else -(-count // NODE_GPUS)
+
+
 def _scaling(gpu: GPU, count: int) -> tuple[float, str]:
     if count == 1:
         return 1.0, "single GPU"
+    if nodes_for(count) > 1:
+        return SCALING["multi-node"], "one network rail per GPU between nodes"
     link = gpu.interconnect
     if link.kind not in ("pcie", "none") and count <= max(link.max_gpus, 1):
         return SCALING["fabric"], f"{link.kind} {link.bandwidth_gbs:g} GB/s"
@@ -325,6 +342,7 @@ class _Eval(BaseModel):
     metric: float = 0.0
     metric_label: str = ""
     sharded: bool = Field(False, description="training: ZeRO-3 / FSDP shards the model states over the GPUs")
+    recompute: bool = Field(False, description="full fine-tuning: activation checkpointing was needed to fit")
 
 
 # ---------------------------------------------------------------------------------------- gates
@@ -370,7 +388,10 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
                          card_gb=gpu.memory_gb)
         return ev
     parallel = "tensor" if res.parallel == "tp" else "layer"
-    d = estimate_decode(DecodeInput(model=spec, gpu=gpu, count=count, parallel=parallel, precision=res.precision,
+    # across nodes the layers are split between them and each token passes every node in turn: per token, one
+    # node's tensor-parallel group streaming the whole model (the network hop is not modelled)
+    d = estimate_decode(DecodeInput(model=spec, gpu=gpu, count=min(count, NODE_GPUS), parallel=parallel,
+                                    precision=res.precision,
                                     kv_dtype=res.kv_dtype, context=inp.context, batch=inp.concurrency))
     ev.decode, ev.decode_range = d.tokens_per_s, d.tokens_per_s_range
     ev.metric, ev.metric_label = d.tokens_per_s, "decode tokens/s"
@@ -386,8 +407,14 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
         zero = 3  # shards the frozen base weights too, the norm for large-model LoRA over several GPUs
         res = estimate_training_memory(TrainingMemoryInput(model=spec, method=method, gpus=count, zero_stage=zero,
                                                            gpu=gpu), limits=False)
+    recompute = False
+    if not res.fits and method == "full" and count > 1:  # sharded full fine-tuning: activation checkpointing next,
+        recompute = True  # the norm for large models (LoRA / QLoRA already recompute by default)
+        res = estimate_training_memory(TrainingMemoryInput(model=spec, method=method, gpus=count, zero_stage=zero,
+                                                           gpu=gpu, recompute="full"), limits=False)
     usable = res.gpu_memory_bytes or gpu.memory_bytes  # what the training verdict weighed: the engine-visible bytes
-    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable, sharded=zero == 3)
+    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable, sharded=zero == 3,
+               recompute=recompute)
     if not res.fits:
         ev.reason = note("recommend.reject.training_memory_zero3" if zero else "recommend.reject.training_memory",
                          method=note(f"method.{method}"), need_gb=_gb(res.per_gpu_bytes), have_gb=_gb(usable))
@@ -395,7 +422,8 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
     prec = inp.precision if inp.precision in ("bf16", "fp16", "fp8", "tf32", "fp32") else "bf16"
     tokens = inp.dataset_tokens or NOMINAL_TOKENS
     tt = estimate_training_time(TrainingTimeInput(params=spec.active_params, tokens=tokens, gpu=gpu, count=count,
-                                                  precision=prec, model_name=spec.name))
+                                                  precision=prec, model_name=spec.name,
+                                                  recompute="full" if recompute else "none"))
     scale, _ = _scaling(gpu, count)
     ev.train_tps = tt.tokens_per_s_per_gpu * count * scale
     ev.train_hours = (tt.hours / scale) if inp.dataset_tokens else None
@@ -491,10 +519,12 @@ def recommend(inp: RecommendInput) -> Recommendation:
     for i, o in enumerate(options, 1):
         o.rank = i
     flagged = sorted({p for o in options for p in o.pitfalls})
+    clusters = [o.network for o in options if o.network is not None]
     return Recommendation(
         workload=inp.workload, currency=currency, price_currency=inp.price_currency, options=options,
         rejected=rejected, pitfalls={p: pitfall_text(p) for p in flagged},
-        assumptions=_assumptions(inp, engine, currency, inp.price_currency or currency),
+        assumptions=_assumptions(inp, engine, currency, inp.price_currency or currency)
+        + (clusters[0].assumptions[:1] if clusters else []),  # how a job spreads over nodes, once
     )
 
 
@@ -514,7 +544,9 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
         reject(gpu, count, "memory", ev.reason)
         return "next"
     p2p_off = gpu.interconnect.p2p is False and gpu.interconnect.kind in ("pcie", "none")
-    if inp.workload == "inference" and count >= 4 and p2p_off:
+    nodes = nodes_for(count)
+    per_node = count // nodes
+    if inp.workload == "inference" and per_node >= 4 and p2p_off:
         reject(gpu, count, "interconnect", note("recommend.reject.no_p2p", count=count, gpu=gpu.name))
         return None
     if inp.workload == "inference" and inp.target_tokens_per_s and (ev.decode or 0) < inp.target_tokens_per_s:
@@ -525,16 +557,17 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
         reject(gpu, count, "target", note("recommend.reject.too_slow_training", hours=ev.train_hours,
                                           deadline=inp.deadline_hours))
         return "next"
-    plat, chassis, host = default_build(gpu, count, inp)
-    build = BuildInput(
-        gpus=[GPUCount(gpu=gpu.id, count=count)], platform=plat.id, chassis=chassis, mains=inp.mains,
+    plat, chassis, host = default_build(gpu, per_node, inp)
+    build = BuildInput(  # one node: a cluster is that many identical nodes
+        gpus=[GPUCount(gpu=gpu.id, count=per_node)], platform=plat.id, chassis=chassis, mains=inp.mains,
         workload=inp.workload, precision=inp.precision if inp.workload != "scientific" else None,
         framework=framework, cuda_required=inp.cuda_required,
     )
     report = _checked_build(build)
     if not report.ok:
         first = report.errors[0]
-        reject(gpu, count, "compat", note("recommend.reject.compat", count=count, gpu=gpu.name, finding=first.message))
+        reject(gpu, count, "compat", note("recommend.reject.compat", count=per_node, gpu=gpu.name,
+                                          finding=first.message))
         return None
     gap = next((f for f in report.findings if f.id == "vllm-quant-hardware"), None)
     vllm_plan = inp.workload == "inference" and framework in (None, "vllm") and not (
@@ -543,8 +576,9 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
         reject(gpu, count, "compat", note("recommend.reject.compat", count=count, gpu=gpu.name, finding=gap.message))
         return None
     t = report.totals
-    if inp.power_limit_w and t.wall_draw_w > inp.power_limit_w:
-        reject(gpu, count, "power", note("recommend.reject.power", wall_w=t.wall_draw_w, limit_w=inp.power_limit_w))
+    if inp.power_limit_w and t.wall_draw_w * nodes > inp.power_limit_w:
+        reject(gpu, count, "power", note("recommend.reject.power", wall_w=t.wall_draw_w * nodes,
+                                         limit_w=inp.power_limit_w))
         return None
     return _option(gpu, count, inp, ev, report, plat, chassis, host, owned, reject)
 
@@ -573,17 +607,27 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     t = report.totals
     price = gpu_price(gpu, inp.cny_per_usd)
     buy = count - owned
-    # owned cards sit in a machine already: a host is priced only when cards are bought
-    host_usd = HOST_COST_USD[host] if (inp.include_host_cost and not inp.existing_platform and buy > 0) else 0.0
+    nodes = nodes_for(count)
+    # owned cards sit in machines already: a host is priced per node whose cards are bought
+    new_nodes = -(-buy // (count // nodes)) if buy > 0 else 0
+    host_usd = (HOST_COST_USD[host] * new_nodes
+                if inp.include_host_cost and not inp.existing_platform and buy > 0 else 0.0)
+    network = None
+    if nodes > 1:
+        network = plan_scale_out(ScaleOutInput(
+            gpu=gpu.id, nodes=nodes, gpus_per_node=count // nodes, workload=inp.workload,
+            nic_included=host == "baseboard", hidden_size=load_model_spec(inp.model).hidden_size if inp.model
+            else None))
+    net_usd = network.cost_usd if network is not None and new_nodes else 0.0
     gpus_usd = price.usd * buy if price.usd is not None else None
     gpus_cny = price.cny * buy if price.cny is not None else None
-    total_usd = gpus_usd + host_usd if gpus_usd is not None else None
-    total_cny = gpus_cny + host_usd * inp.cny_per_usd if gpus_cny is not None else None
+    total_usd = gpus_usd + host_usd + net_usd if gpus_usd is not None else None
+    total_cny = gpus_cny + (host_usd + net_usd) * inp.cny_per_usd if gpus_cny is not None else None
     budget = inp.budget_cny if inp.budget_cny is not None else inp.budget_usd
     if budget is not None:
         total = total_cny if inp.budget_cny is not None else total_usd
         cur = "CNY" if inp.budget_cny is not None else "USD"
-        host_part = _host(host_usd, inp)
+        host_part = _host(host_usd + net_usd, inp)
         # a euro / pound budget is checked in dollars and said in its own currency
         per = 1 / USD_PER_FOREIGN[inp.price_currency] if inp.price_currency and cur == "USD" else 1.0
         said_in = inp.price_currency if per != 1.0 and inp.price_currency else cur
@@ -607,7 +651,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
             return None
     currency = inp.currency
     rent = price.rental_usd_per_hour * count if price.rental_usd_per_hour else None
-    cost = cost_of_ownership(CostInput(purchase_usd=total_usd, power_w=t.wall_draw_w, rental_usd_per_hour=rent,
+    cost = cost_of_ownership(CostInput(purchase_usd=total_usd, power_w=t.wall_draw_w * nodes, rental_usd_per_hour=rent,
                                        kwh_price=inp.kwh_price, currency=currency, duty_cycle=inp.duty_cycle,
                                        cny_per_usd=inp.cny_per_usd))
     # value per dollar of what this buyer pays: a yuan budget pays the yuan price (a China channel price where the
@@ -623,17 +667,16 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
                    if inp.price_currency and total_usd is not None else None)
     # the buyer's money: the euro or pound budget's, else yuan or dollars (the presenters' choice too)
     cur = inp.price_currency or currency
-    if cur == "CNY":
-        shown, host_shown = total_cny, host_usd * inp.cny_per_usd
-    elif cur in USD_PER_FOREIGN:
-        shown, host_shown = total_local, host_usd / USD_PER_FOREIGN[cur]
-    else:
-        shown, host_shown = total_usd, host_usd
+    per_usd = inp.cny_per_usd if cur == "CNY" else 1 / USD_PER_FOREIGN[cur] if cur in USD_PER_FOREIGN else 1.0
+    shown = total_cny if cur == "CNY" else total_local if cur in USD_PER_FOREIGN else total_usd
+    host_shown = host_usd * per_usd
     market = availability(gpu.id, inp.region) if inp.region else None
     restricted = market.rule.id if market is not None and market.status == "restricted" and market.rule else None
-    why = _why(gpu, count, ev, headroom, (shown, host_shown, cur), stack, report, restricted)
+    why = _why(gpu, count, ev, headroom, (shown, host_shown, cur), stack, report, restricted,
+               (network, net_usd * per_usd) if network is not None else None)
     return Option(
-        rank=0, gpu=gpu.name, gpu_id=gpu.id, count=count, vendor=gpu.vendor, tier=gpu.tier.value, fits=True,
+        rank=0, gpu=gpu.name, gpu_id=gpu.id, count=count, nodes=nodes, network=network, vendor=gpu.vendor,
+        tier=gpu.tier.value, fits=True,
         per_gpu_bytes=ev.per_gpu_bytes, gpu_memory_bytes=ev.usable_bytes, headroom_bytes=headroom,
         price_usd=gpus_usd, price_cny=gpus_cny, host_price_usd=host_usd, total_price_usd=total_usd,
         total_price_cny=total_cny, total_price_local=total_local,
@@ -641,7 +684,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         training_tokens_per_s=ev.train_tps, training_hours=ev.train_hours, fp64_tflops=ev.fp64,
         fp32_tflops=ev.fp32,
         perf_metric=ev.metric_label, perf_per_price=round(ppp, 4) if ppp is not None else None,
-        power_w=t.system_power_w, wall_draw_w=t.wall_draw_w, yearly_energy_kwh=cost.yearly_energy_kwh,
+        power_w=t.system_power_w * nodes, wall_draw_w=t.wall_draw_w * nodes, yearly_energy_kwh=cost.yearly_energy_kwh,
         yearly_energy_cost=cost.yearly_energy_cost, energy_currency=cost.currency,
         yearly_energy_cost_usd=cost.yearly_energy_cost_usd, rental_usd_per_hour=rent,
         break_even_months=cost.break_even_months, score=score,
@@ -685,7 +728,8 @@ def _pitfalls(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: Buil
 
 
 def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[float | None, float, str],
-         stack: str, report: BuildReport, restricted: str | None = None) -> Note:
+         stack: str, report: BuildReport, restricted: str | None = None,
+         network: tuple[ScaleOutPlan, float] | None = None) -> Note:
     """Why this option, one note: '2× RTX 4090 (consumer): 20.1 GB of 23.6 GB per GPU, …; $4,100 → 11.2 per $1k'.
 
     ``price``: (total, host share, currency) in the buyer's currency; the value figure is per $1k (€1k, £1k)
@@ -698,6 +742,8 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[flo
         parts.append(note("recommend.why.decode", tokens_per_s=ev.decode))
     if ev.sharded and ev.train_tps is not None:
         parts.append(note("recommend.why.sharded"))
+    if ev.recompute:
+        parts.append(note("recommend.why.recompute"))
     if ev.train_tps is not None:
         parts.append(note("recommend.why.training_hours", tokens_per_s=ev.train_tps, hours=ev.train_hours)
                      if ev.train_hours else note("recommend.why.training", tokens_per_s=ev.train_tps))
@@ -719,6 +765,12 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[flo
         parts.append(priced)
     else:
         parts.append(note("recommend.why.no_price"))
+    if network is not None:  # the nodes and the network between them, its cost in the buyer's currency
+        plan, cost = network
+        parts.append(note("recommend.why.network", nodes=plan.nodes, fabric=plan.fabric, ports=plan.ports_per_node,
+                          gbps=plan.port_gbps,
+                          cost=_money(cost, cur), topology=note(f"recommend.why.topology.{plan.topology}"),
+                          unpriced=note("recommend.why.network_unpriced") if plan.unpriced else ""))
     if stack_family(gpu) != "cuda":
         parts.append(note("recommend.why.software", stack=stack))
     if restricted:  # sold in the buyer's region only under a licence or to approved buyers
@@ -728,7 +780,9 @@ def _why(gpu: GPU, count: int, ev: _Eval, headroom: int | None, price: tuple[flo
     if watch:
         parts.append(note("recommend.why.watch", topics=_chain(
             "recommend.list", [note(f"recommend.watch_category.{c}") for c in watch])))
-    head = note("recommend.why.head", count=count, gpu=gpu.name, tier=note(f"recommend.tier.{gpu.tier.value}"))
+    head = (note("recommend.why.head_nodes", nodes=network[0].nodes, per_node=count // network[0].nodes,
+                 gpu=gpu.name, tier=note(f"recommend.tier.{gpu.tier.value}")) if network is not None else
+            note("recommend.why.head", count=count, gpu=gpu.name, tier=note(f"recommend.tier.{gpu.tier.value}")))
     return note("recommend.why.option", head=head, parts=_chain("recommend.why.and", parts))
 
 

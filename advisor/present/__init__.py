@@ -17,7 +17,7 @@ from advisor.present.perf import (
     present_serving,
     present_training_time,
 )
-from advisor.present.recommend import present_recommend
+from advisor.present.recommend import config_label, present_recommend
 from advisor.present.section import (
     Figure,
     Item,
@@ -37,7 +37,31 @@ from advisor.present.section import (
 )
 from advisor.present.training import present_training
 
-__all__ = ["Figure", "Item", "ItemList", "Section", "Table", "TermLine", "combine", "fit_line", "fit_status",
-           "gpu_name", "model_name", "notes", "present_call", "present_check", "present_decode", "present_fp64",
-           "present_inference", "present_prefill", "present_recommend", "present_serving", "present_training",
-           "present_training_time", "term_label", "terms", "word"]
+__all__ = [
+    "Figure",
+    "Item",
+    "ItemList",
+    "Section",
+    "Table",
+    "TermLine",
+    "combine",
+    "config_label",
+    "fit_line",
+    "fit_status",
+    "gpu_name",
+    "model_name",
+    "notes",
+    "present_call",
+    "present_check",
+    "present_decode",
+    "present_fp64",
+    "present_inference",
+    "present_prefill",
+    "present_recommend",
+    "present_serving",
+    "present_training",
+    "present_training_time",
+    "term_label",
+    "terms",
+    "word",
+]

@@ -51,6 +51,23 @@ def present_recommend(rec: Recommendation, lang: str, currency: str | None = Non
     return s
 
 
+def config_label(o: Option, lang: str) -> str:
+    """'8× H200 SXM 141GB', or '2 nodes × 8× H100 SXM 80GB' for a plan over several machines."""
+    if o.nodes > 1:
+        return msg(lang, "present.recommend.nodes_config", nodes=o.nodes, per_node=o.count // o.nodes, gpu=o.gpu)
+    return f"{o.count}× {o.gpu}"
+
+
+def network_text(o: Option, cur: str, lang: str) -> str | None:
+    """The nodes and the network between them, its cost in ``cur``; None for one machine."""
+    plan = o.network
+    if plan is None:
+        return None
+    key = "present.recommend.network_unpriced" if plan.unpriced else "present.recommend.network"
+    return msg(lang, key, nodes=plan.nodes, fabric=plan.fabric, ports=plan.ports_per_node, gbps=num(plan.port_gbps),
+               topology=msg(lang, f"recommend.why.topology.{plan.topology}"), cost=usd_in(plan.cost_usd, cur))
+
+
 def rejected_item(r: Rejected, lang: str) -> Item:
     """'8× A10 24GB: over budget …' — the configuration written as the options write it."""
     return Item(text=msg(lang, "present.recommend.rejected", config=(f"{r.count}× " if r.count else "") + r.gpu,
@@ -81,7 +98,7 @@ def _metric(o: Option, lang: str) -> str:
 def _row(o: Option, cur: str, lang: str) -> list[str]:
     mem = (f"{gb_short(o.per_gpu_bytes).removesuffix(' GB')} / {gb_short(o.gpu_memory_bytes)}"
            if o.per_gpu_bytes is not None else gb_short(o.gpu_memory_bytes))
-    return [f"{o.rank}.", f"{o.count}× {o.gpu}", word(lang, "tier", o.tier), mem, _perf(o, lang),
+    return [f"{o.rank}.", config_label(o, lang), word(lang, "tier", o.tier), mem, _perf(o, lang),
             f"{num(o.power_w)} W", total_text(o, cur, lang)]
 
 
@@ -119,9 +136,12 @@ def _why(o: Option, cur: str, lang: str) -> Item:
         if value is not None:
             parts.append(msg(lang, "present.recommend.per_price", value=num(value, 2), metric=_metric(o, lang),
                              unit=money(VALUE_UNIT.get(cur, 1000), cur)))
+    network = network_text(o, cur, lang)
+    if network:
+        parts.append(network)
     if stack_family(gpu) != "cuda":
         parts.append(msg(lang, "present.recommend.software", stack=o.software_stack))
-    text = msg(lang, "present.recommend.option", rank=o.rank, config=f"{o.count}× {o.gpu}",
+    text = msg(lang, "present.recommend.option", rank=o.rank, config=config_label(o, lang),
                tier=word(lang, "tier", o.tier), parts=msg(lang, "present.recommend.sep").join(parts))
     details = []
     for f in o.findings:

@@ -23,6 +23,7 @@ from advisor import fmt
 from advisor.present import (
     Section,
     combine,
+    config_label,
     fit_line,
     gpu_name,
     model_name,
@@ -139,7 +140,7 @@ def result_summary(name: str, result: Any, lang: str) -> str:
         case Recommendation():
             n_opts, n_rej = len(r.options), len(r.rejected)
             if r.options:
-                top = f"{r.options[0].count}× {r.options[0].gpu}"
+                top = config_label(r.options[0], lang)
                 return t("summary.recommend_top", lang, options=n_opts, rejected=n_rej, top=top)
             return t("summary.recommend", lang, options=n_opts, rejected=n_rej)
     if name == "search_knowledge":  # the search module's own JSON
@@ -307,7 +308,7 @@ def comparison_frame(rec: Recommendation | None, lang: str, limit: int = 8,
         else:
             perf = o.training_tokens_per_s if workload == "training" else o.decode_tokens_per_s
         mem = f"{_gb_number(o.per_gpu_bytes)} / {_gb_number(fmt.usable_bytes(o))}"
-        rows.append([f"{o.count}× {o.gpu}", "✅" if o.fits else "❌", mem, _round(perf, 1), _round(o.power_w, 1, 0),
+        rows.append([config_label(o, lang), "✅" if o.fits else "❌", mem, _round(perf, 1), _round(o.power_w, 1, 0),
                      fmt.option_total(o, cur), _round(fmt.value_per_price(o, cur), 1, 2)])
     return pd.DataFrame(rows, columns=cols)
 

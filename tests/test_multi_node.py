@@ -1,0 +1,104 @@
+"""Plans that need more than one machine: how many nodes, the network between them, and what it costs.
+
+Expert reasoning the tests hold the tools to:
+- DeepSeek-V3 in FP8 is about 671 GB of weights (1 byte per parameter, a few BF16 layers on top); eight H100s
+  offer 8 × 78.5 GB ≈ 628 GB to vLLM, so one HGX H100 node cannot hold it and two (16 GPUs) can.
+- Inference across two nodes splits the layers between them: only a token's hidden state crosses
+  (7,168 × 2 bytes for DeepSeek-V3), so one 400 Gb/s port per node carries 400e9 / 8 / 14,336 ≈ 3.49 M tokens/s.
+  HGX nodes ship with their NICs; two nodes are cabled directly, no switch.
+- Full fine-tuning of Llama-3.1-70B with AdamW keeps 16–18 bytes per parameter (1.1–1.3 TB); ZeRO-3 over 16
+  H100s still leaves ~79 GB of model states per GPU, over 32 it is ~40 GB: four nodes, one port per GPU.
+- Published two-node figure: the 16 ports of two directly cabled 8-GPU H100 nodes took USD 12,960 of
+  connectors and cables and no switch (Aug 2024 cluster cost sheet, knowledge/data/fabric.toml).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from advisor.cli import main
+from advisor.engine import Advisor
+from knowledge import load_catalog
+from knowledge.fabric import fabric_for, load_fabrics
+from tests.fakes.script import one, turn
+from tools.recommend import RecommendInput, recommend
+from tools.scale_out import ScaleOutInput, plan_scale_out
+
+
+def test_two_directly_cabled_hgx_nodes_cost_what_the_published_two_node_sheet_says() -> None:
+    plan = plan_scale_out(ScaleOutInput(gpu="H100 SXM", nodes=2, workload="training", nic_included=True))
+    assert (plan.topology, plan.switches, plan.nics_to_buy, plan.links) == ("direct", 0, 0, 16)
+    assert plan.per_gpu_gbps == 400 and plan.links_usd == 12_960 and plan.cost_usd == 12_960
+
+
+def test_a_pcie_cluster_buys_a_nic_per_gpu_and_shares_one_switch() -> None:
+    """4 nodes × 8 L40S training: 32 ConnectX-7 at $2,188, 32 ports of cabling at $810, one 64-port switch."""
+    plan = plan_scale_out(ScaleOutInput(gpu="L40S", nodes=4, workload="training"))
+    assert (plan.topology, plan.switches, plan.nics_to_buy) == ("one-switch", 1, 32)
+    assert plan.cost_usd == pytest.approx(32 * 2188 + 32 * 810 + 30_000)
+
+
+def test_inference_needs_one_port_per_node_and_says_how_many_tokens_it_carries() -> None:
+    plan = plan_scale_out(ScaleOutInput(gpu="H100 SXM", nodes=2, workload="inference", nic_included=True,
+                                        hidden_size=7168))
+    assert plan.ports_per_node == 1 and plan.cost_usd == 2 * 810
+    assert plan.handoff_tokens_per_s == pytest.approx(400e9 / 8 / (7168 * 2))
+
+
+def test_a_fabric_without_a_checked_price_says_so_and_every_gpu_has_one_fabric() -> None:
+    plan = plan_scale_out(ScaleOutInput(gpu="B300", nodes=4, workload="training", nic_included=True))
+    assert plan.port_gbps == 800 and set(plan.unpriced) == {"links", "switches"}
+    assert fabric_for("ascend-910b").port_gbps == 200
+    listed = {g for f in load_fabrics() for g in f.gpus}
+    assert listed <= {g.id for g in load_catalog().gpus}
+    with pytest.raises(ValidationError):
+        ScaleOutInput(gpu="H100 SXM", nodes=9, workload="training")
+
+
+def test_a_model_that_needs_two_nodes_gets_two_nodes_and_their_network() -> None:
+    rec = recommend(RecommendInput(workload="inference", model="deepseek-v3", precision="fp8", only_gpus=["H100"]))
+    (opt,) = rec.options
+    assert (opt.count, opt.nodes) == (16, 2) and opt.network is not None
+    assert opt.network.topology == "direct" and opt.network.cost_usd == 1_620
+    card = load_catalog().gpu("h100-sxm").price
+    assert card is not None and card.usd is not None
+    assert opt.total_price_usd == pytest.approx(16 * card.usd + 2 * 60_000 + 1_620)
+    assert {r.count for r in rec.rejected if r.stage == "memory"} >= {8}
+
+
+def test_full_fine_tuning_spreads_over_nodes_with_sharding_and_checkpointing() -> None:
+    rec = recommend(RecommendInput(workload="training", model="llama-3.1-70b", method="full", only_gpus=["H100"]))
+    (opt,) = rec.options
+    assert (opt.count, opt.nodes) == (32, 4) and opt.network is not None
+    assert opt.network.ports_per_node == 8 and opt.network.switches == 1
+    assert opt.network.cost_usd == pytest.approx(32 * 810 + 30_000)  # HGX nodes carry their NICs
+    assert "ZeRO-3" in opt.why.text and "checkpointing" in opt.why.text
+
+
+def test_small_inference_cards_are_not_clustered() -> None:
+    rec = recommend(RecommendInput(workload="inference", model="deepseek-v3", precision="fp8", only_gpus=["T4", "L4"]))
+    assert not rec.options and max(r.count or 0 for r in rec.rejected) == 8
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def test_cli_and_chat_agree_on_the_two_node_plan(adv: Advisor, capsys: pytest.CaptureFixture[str]) -> None:
+    r = turn(adv, adv.new_session(), "Serve DeepSeek-V3 in FP8 on H100s — how many do I need?")
+    assert "16× H100 SXM 80GB: 2 nodes of 8" in r.text and "$1,620" in r.text and "$521,620" in r.text
+    chat = {(o["gpu_id"], o["count"]): o["total_price_usd"] for o in one(r, "recommend").result["options"]}
+    assert main(["recommend", "--workload", "inference", "--model", "deepseek-v3", "--precision", "fp8",
+                 "--region", "global", "--json"]) == 0
+    cli = {(o["gpu_id"], o["count"]): o["total_price_usd"] for o in json.loads(capsys.readouterr().out)["options"]}
+    assert chat[("h100-sxm", 16)] == cli[("h100-sxm", 16)] == 521_620
+
+
+def test_a_chinese_buyer_is_told_the_nodes_and_the_network_in_yuan(adv: Advisor) -> None:
+    r = turn(adv, adv.new_session(), "DeepSeek-V3 用 BF16 部署在 H20 上，要几台机器？")
+    assert "至少要 16 张 H20 96GB (HGX)，即 2 台 8 卡节点" in r.text
+    assert "节点之间直连，无需交换机" in r.text and f"¥{1_620 * 7.2:,.0f}" in r.text

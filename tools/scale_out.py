@@ -1,0 +1,116 @@
+"""Scale-out plan: the network N GPU nodes need and what it adds to the bill.
+
+``plan_scale_out(ScaleOutInput) -> ScaleOutPlan``. Rules (knowledge/data/fabric.toml, with sources):
+
+- training across nodes (data parallel, ZeRO-3 / FSDP) exchanges gradients or parameters every step:
+  one port per GPU, each GPU position on its own rail, as HGX/DGX nodes ship (8 × 400G);
+- inference splits the layers across nodes (tensor parallel inside a node, pipeline between nodes):
+  only the hidden state of each token crosses, ``hidden × 2`` bytes, so one port per node is enough;
+  the plan states how many tokens/s that port carries;
+- two nodes are cabled port to port (no switch); three to eight nodes share one switch;
+- NICs are bought only for nodes that do not ship with them (8-GPU baseboard nodes and Ascend modules do).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge import load_catalog
+from knowledge.fabric import fabric_for
+from tools.result import Note, note
+from tools.units import USD
+
+MAX_NODES = 8  # one switch tier: beyond it the fabric needs spine switches, which this plan does not design
+HANDOFF_BYTES = 2  # a token's hidden state crosses a pipeline boundary in 16-bit
+
+
+class ScaleOutInput(BaseModel):
+    """``nodes`` machines of ``gpus_per_node`` × ``gpu`` working on one job."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str = Field(description="catalog GPU")
+    nodes: int = Field(ge=2, le=MAX_NODES)
+    gpus_per_node: int = Field(8, ge=1, le=8)
+    workload: Literal["inference", "training", "scientific"]
+    nic_included: bool = Field(False, description="the nodes ship with one port per GPU (HGX / OAM baseboards)")
+    hidden_size: int | None = Field(None, ge=1, le=1_000_000, description="inference: the model's hidden size")
+
+
+class ScaleOutPlan(BaseModel):
+    """The network between the nodes, its parts and cost (USD; None where a part's price is unknown)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fabric_id: str
+    fabric: str
+    nodes: int
+    gpus: int
+    port_gbps: float = Field(description="one port's line rate, Gb/s")
+    ports_per_node: int
+    per_gpu_gbps: float = Field(description="network bandwidth per GPU, Gb/s")
+    topology: Literal["direct", "one-switch"]
+    nics_to_buy: int
+    links: int = Field(description="ports cabled (each end counted once)")
+    switches: int
+    nic: str
+    switch: str
+    nic_usd: USD | None
+    links_usd: USD | None
+    switches_usd: USD | None
+    cost_usd: USD = Field(description="the priced parts together")
+    unpriced: list[str] = Field(description="parts whose price is unknown: 'nics', 'links', 'switches'")
+    handoff_tokens_per_s: float | None = Field(None, description="inference: tokens/s one port carries between "
+                                                                  "pipeline stages")
+    price_kind: str
+    confidence: str
+    sources: list[str]
+    as_of: str
+    formula: list[Note]
+    assumptions: list[Note]
+
+
+def plan_scale_out(inp: ScaleOutInput) -> ScaleOutPlan:
+    """Ports, cabling, switches and cost for a job spread over ``inp.nodes`` nodes."""
+    gpu = load_catalog().gpu(inp.gpu)
+    fab = fabric_for(gpu.id)
+    per_node = inp.gpus_per_node if inp.workload != "inference" else 1
+    ports = inp.nodes * per_node
+    direct = inp.nodes == 2
+    links = ports  # cabling is priced per port: direct, each port to its rail twin; else each port to the switch
+    switches = 0 if direct else math.ceil(ports / fab.switch_ports)
+    nics = 0 if inp.nic_included or fab.nic_usd == 0 else ports
+    parts: dict[str, float | None] = {
+        "nics": nics * fab.nic_usd if fab.nic_usd is not None else (0.0 if nics == 0 else None),
+        "links": links * fab.link_usd if fab.link_usd is not None else None,
+        "switches": switches * fab.switch_usd if fab.switch_usd is not None else (0.0 if switches == 0 else None),
+    }
+    handoff = None
+    if inp.workload == "inference" and inp.hidden_size:
+        handoff = fab.port_gbps * 1e9 / 8 / (inp.hidden_size * HANDOFF_BYTES)
+    per_gpu = fab.port_gbps * per_node / inp.gpus_per_node
+    formula = [
+        note("scaleout.formula.ports", nodes=inp.nodes, per_node=per_node, ports=ports, gbps=fab.port_gbps,
+             per_gpu=per_gpu),
+        note("scaleout.formula.direct" if direct else "scaleout.formula.switch", ports=ports,
+             switch_ports=fab.switch_ports, switches=switches),
+    ]
+    if handoff is not None:
+        formula.append(note("scaleout.formula.handoff", gbps=fab.port_gbps, hidden=inp.hidden_size,
+                            tokens_per_s=handoff))
+    assumptions = [note(f"scaleout.assume.{inp.workload if inp.workload == 'inference' else 'training'}"),
+                   note("scaleout.assume.nics_included" if nics == 0 else "scaleout.assume.nics_bought",
+                        nic=fab.nic)]
+    return ScaleOutPlan(
+        fabric_id=fab.id, fabric=fab.name, nodes=inp.nodes, gpus=inp.nodes * inp.gpus_per_node,
+        port_gbps=fab.port_gbps, ports_per_node=per_node, per_gpu_gbps=per_gpu,
+        topology="direct" if direct else "one-switch", nics_to_buy=nics, links=links, switches=switches,
+        nic=fab.nic, switch=fab.switch if switches else "", nic_usd=parts["nics"], links_usd=parts["links"],
+        switches_usd=parts["switches"], cost_usd=sum(v for v in parts.values() if v is not None),
+        unpriced=[k for k, v in parts.items() if v is None], handoff_tokens_per_s=handoff,
+        price_kind=fab.price_kind, confidence=fab.confidence, sources=fab.sources, as_of=fab.as_of.isoformat(),
+        formula=formula, assumptions=assumptions,
+    )
