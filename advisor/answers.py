@@ -11,9 +11,9 @@ import re
 
 from advisor.compare import per_money
 from advisor.compose import citations_block, without_glosses
-from advisor.fmt import gpu_price_text, money, money_exact, num
-from advisor.planner import tensor_precision
-from advisor.session import Citation, ToolCall
+from advisor.fmt import gpu_price_text, money, money_exact, num, usd_in
+from advisor.planner import tensor_precision, user_currency
+from advisor.session import Citation, Profile, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge import load_catalog
 from knowledge.markets import availability, markets_as_of
@@ -23,6 +23,7 @@ from tools.catalog_query import AffordableResult, FindGPUsResult
 from tools.compat_rules.types import BuildReport
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
 from tools.rent import RentVsBuyResult
+from tools.scale_out import ScaleOutPlan
 from tools.value import BestValueResult
 
 LIST_LIMIT = 12
@@ -295,6 +296,34 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
     if assumed_card:
         out.append(msg(lang, "build.assumed.card", gpu=assumed_card))
     return "\n".join(out)
+
+
+def network_lines(calls: list[ToolCall], lang: str, p: Profile) -> str:
+    """'What network do two 8-GPU servers need?': the fabric, ports and bandwidth per GPU, how the nodes are
+    cabled, what to buy and its cost in the user's currency — ahead of the per-node build check."""
+    found = _ok(calls, "plan_network")
+    if not found:
+        return ""
+    r = typed(found[0], ScaleOutPlan)
+    cur = user_currency(p, lang, ("USD", "CNY"))
+    gpu = load_catalog().gpu(found[0].arguments["gpu"]).name
+    parts = [msg(lang, "network.nics_bought", count=r.nics_to_buy, nic=r.nic) if r.nics_to_buy else
+             msg(lang, "network.nics_included", nic=r.nic),
+             msg(lang, "network.links", count=r.links, cost=usd_in(r.links_usd, cur) if r.links_usd is not None else
+                 msg(lang, "network.unpriced"))]
+    if r.switches:
+        parts.append(msg(lang, "network.switches", count=r.switches, switch=r.switch,
+                         cost=usd_in(r.switches_usd, cur) if r.switches_usd is not None else
+                         msg(lang, "network.unpriced")))
+    out = [msg(lang, f"network.verdict.{r.topology}", nodes=r.nodes, per_node=r.gpus // r.nodes, gpu=gpu,
+               fabric=r.fabric, ports=r.ports_per_node, gbps=num(r.port_gbps), per_gpu=num(r.per_gpu_gbps)),
+           msg(lang, "network.why_training" if r.handoff_tokens_per_s is None else "network.why_inference",
+               tokens=num(r.handoff_tokens_per_s or 0)),
+           msg(lang, "network.parts", parts="; ".join(parts) if lang == "en" else "；".join(parts),
+               total=usd_in(r.cost_usd, cur), more=msg(lang, "network.unpriced_more") if r.unpriced else ""),
+           msg(lang, "network.source", kind=msg(lang, f"spec.kind.{r.price_kind}"), confidence=r.confidence,
+               as_of=r.as_of), ""]
+    return "\n".join(out) + "\n"
 
 
 # ----------------------------------------------------------------------------- buy vs rent

@@ -432,6 +432,7 @@ class Advisor:
             body = A.compose_build(calls, label, session.profile.cpu_name, out_lang,
                                    assumed_card=C.gpu_name(card) if card else None,
                                    topic="ram" if parsed.asks_ram or parsed.system_ram_gb else parsed.build_topic)
+            body = A.network_lines(calls, out_lang, session.profile) + body
         elif mode == "value":
             body = A.compose_best_value(calls, out_lang)
         elif mode == "afford":
@@ -446,8 +447,9 @@ class Advisor:
             body = A.compose_rent(calls, months, rent.arguments["hours_per_day"] if rent else 24.0, out_lang,
                                   hourly_first=parsed.asks_hourly, daily_first=parsed.asks_daily)
         else:
-            body = C.compose_answer(plan, session, calls, citations, out_lang, parsed, previous,
-                                    detailed=self.settings.detailed or parsed.wants_detail)
+            body = A.network_lines(calls, out_lang, session.profile) + C.compose_answer(
+                plan, session, calls, citations, out_lang, parsed, previous,
+                detailed=self.settings.detailed or parsed.wants_detail)
 
         unknown = [n for n in notices if parsed.unknown_gpus and n in unknown_notes]
         if unknown and not parsed.gpus and mode in ("spec", "opening", "ask", "empty"):

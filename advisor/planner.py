@@ -20,7 +20,8 @@ from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from tools.gpu_memory import card_visible_bytes
 from tools.pricing import to_usd
-from tools.recommend import candidate_counts
+from tools.recommend import NODE_GPUS, candidate_counts, nodes_for
+from tools.scale_out import MAX_NODES
 
 DEFAULT_CONTEXT = 8192
 DEFAULT_CONCURRENCY = 1
@@ -211,13 +212,28 @@ def dataset_tokens(p: Profile) -> float | None:
 
 
 def _config(p: Profile) -> tuple[str | None, int]:
-    """The GPU configuration under discussion: the named one, else the hardware already owned."""
+    """The GPU configuration under discussion: the named one, else the hardware already owned; over several
+    machines, every machine's GPUs together."""
     if p.gpu:
-        return p.gpu, p.gpu_count or 1
+        return p.gpu, all_nodes(p, p.gpu_count or 1)
     if p.existing:
         first = p.existing[0]
-        return first.gpu, p.gpu_count or first.count
-    return None, p.gpu_count or 1
+        return first.gpu, all_nodes(p, p.gpu_count or first.count)
+    return None, all_nodes(p, p.gpu_count or 1)
+
+
+def one_node(count: int) -> int:
+    """The GPUs of one machine: a build check looks at one node of a cluster (they are identical)."""
+    return count // nodes_for(count)
+
+
+def all_nodes(p: Profile, per_node: int) -> int:
+    """GPUs in all the machines said ('two servers of 8 H100' → 16); a count equal to the machines counted them
+    ('two L40S servers'), and a cluster past 8 nodes of 8 is beyond what is planned here."""
+    nodes = p.nodes or 1
+    if nodes > 1 and per_node != nodes and per_node * nodes <= MAX_NODES * NODE_GPUS:
+        return per_node * nodes
+    return per_node
 
 
 def _search_query(p: Profile, mode: str, lang: str) -> str:
@@ -443,7 +459,28 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
     if p.cuda_required:
         args["cuda_required"] = True
     plan.calls = [PlannedCall(name="check_build", arguments=args, purpose="check")]
+    nodes = p.nodes or 1
+    if 1 < nodes <= MAX_NODES and len(gpus) == 1 and parsed.build_topic in ("network", "link"):
+        plan.calls.append(_network_call(p, gpus[0]["gpu"], min(gpus[0]["count"], NODE_GPUS), nodes))
     return plan
+
+
+def _network_asked(p: Profile, parsed: Parsed, gpu: str | None, count: int) -> list[PlannedCall]:
+    """The network between the machines, when a plan over several of them asks about it."""
+    if gpu and count > NODE_GPUS and parsed.build_topic in ("network", "link"):
+        return [_network_call(p, gpu, one_node(count), nodes_for(count))]
+    return []
+
+
+def _network_call(p: Profile, gpu: str, per_node: int, nodes: int) -> PlannedCall:
+    """The network between ``nodes`` machines of ``per_node`` × ``gpu`` for the session's workload (training
+    unless inference or scientific was said); baseboard nodes come with their NICs."""
+    card = load_catalog().gpu(gpu)
+    args: dict[str, Any] = {"gpu": card.id, "nodes": nodes, "gpus_per_node": per_node,
+                            "workload": p.use_case or "training", "nic_included": card.form_factor.value != "pcie"}
+    if p.use_case == "inference" and p.model:
+        args["hidden_size"] = load_catalog().model(p.model).hidden_size
+    return PlannedCall(name="plan_network", arguments=args, purpose="check")
 
 
 def _typical_card(platform: str | None) -> str:
@@ -571,7 +608,8 @@ def _common_rec(p: Profile) -> dict[str, Any]:
     if _chassis(p):
         args["chassis"] = _chassis(p)
     if p.existing:
-        args["existing_gpus"] = [{"gpu": e.gpu, "count": e.count} for e in p.existing]
+        args["existing_gpus"] = [{"gpu": e.gpu, "count": all_nodes(p, e.count) if len(p.existing) == 1 else e.count}
+                                 for e in p.existing]
     if p.excluded_vendors:
         args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
     if p.only_vendors:  # "只能买华为的卡", "only NVIDIA"
@@ -605,14 +643,16 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     elif card_bytes:
         size["gpu_memory_bytes"] = card_bytes  # a card known only by its memory: sized against that
     calls = [PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gpu)]
+    calls += _network_asked(p, parsed, gpu, count)
     if gpu:
-        perf = {**model, "gpu": gpu, "count": count, "context": context, "batch": batch}
+        # across nodes each token passes every node in turn: per token, one node's tensor-parallel group
+        perf = {**model, "gpu": gpu, "count": one_node(count), "context": context, "batch": batch}
         if p.precision:
             perf["precision"] = p.precision
         if p.kv_dtype:
             perf["kv_dtype"] = p.kv_dtype
         calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gpu))
-        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": count}], "workload": "inference",
+        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "inference",
                                  "context": context, "concurrency": batch}
         if "model" in model:
             check["model"] = model["model"]
@@ -778,6 +818,7 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     if p.grad_checkpointing is not None:
         size["recompute"] = "full" if p.grad_checkpointing else "none"
     calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
+    calls += _network_asked(p, parsed, gpu, count)
     if gpu and p.method in (None, "lora", "full") and method != "qlora":  # the lighter methods, if this one fails
         for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]:
             calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
@@ -802,8 +843,8 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
         calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,
                                  arguments={**model, "tokens": tokens, "gpu": gpu, "count": count}))
     if gpu:
-        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": count}], "workload": "training", "method": method,
-                                 "context": seq}
+        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "training",
+                                 "method": method, "context": seq}
         if "model" in model:
             check["model"] = model["model"]
         if p.cuda_required:
@@ -831,7 +872,7 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
         if problem_bytes:
             calls.append(PlannedCall(name="scientific_fp64", purpose="size", gpu=gpu, arguments={
                 "gpu": gpu, "count": count, "problem": "grid", "cells": problem_bytes / 8, "time_levels": 1}))
-        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": count}], "workload": "scientific"}
+        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "scientific"}
         if p.fp64 is not False:
             check["precision"] = "fp64"
         if problem_bytes:

@@ -43,6 +43,7 @@ from tools.pricing import GPUPrice, gpu_price
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.rent import RentVsBuyInput, RentVsBuyResult, rent_vs_buy
 from tools.result import note
+from tools.scale_out import ScaleOutInput, ScaleOutPlan, plan_scale_out
 from tools.scientific import ScientificInput, ScientificResult, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, TrainingMemoryResult, estimate_training_memory
 from tools.training_time import TrainingTimeInput, TrainingTimeResult, estimate_training_time
@@ -316,6 +317,9 @@ _SPECS = [
     ToolSpec("best_value", "Catalog cards (by tier, at least some memory) ranked by bandwidth, memory or dense "
              "TFLOPS per price, when no model or budget is named yet.", BestValueInput, best_value,
              output_model=BestValueResult),
+    ToolSpec("plan_network", "The network between GPU nodes of one job (2 to 8 nodes): port speed, ports per node, "
+             "bandwidth per GPU, NICs, cabling, switches and their cost (USD), with sources.", ScaleOutInput,
+             plan_scale_out, output_model=ScaleOutPlan),
     ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
              "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy,
              output_model=RentVsBuyResult),

@@ -102,3 +102,24 @@ def test_a_chinese_buyer_is_told_the_nodes_and_the_network_in_yuan(adv: Advisor)
     r = turn(adv, adv.new_session(), "DeepSeek-V3 用 BF16 部署在 H20 上，要几台机器？")
     assert "至少要 16 张 H20 96GB (HGX)，即 2 台 8 卡节点" in r.text
     assert "节点之间直连，无需交换机" in r.text and f"¥{1_620 * 7.2:,.0f}" in r.text
+
+
+def test_what_network_two_training_nodes_need_is_answered_first(adv: Advisor) -> None:
+    r = turn(adv, adv.new_session(), "What networking do I need to connect two 8-GPU H100 servers for training?")
+    net = one(r, "plan_network")
+    assert (net.arguments["nodes"], net.arguments["gpus_per_node"]) == (2, 8)
+    assert r.text.startswith("**2 nodes of 8× H100") and "no switch needed" in r.text and "$12,960" in r.text
+
+
+def test_a_chinese_question_about_four_pcie_nodes_gets_nics_a_switch_and_yuan(adv: Advisor) -> None:
+    r = turn(adv, adv.new_session(), "4 台 8 卡 L40S 服务器一起训练，节点间组网要什么？")
+    assert "所有端口接入一台交换机" in r.text and "32 块 ConnectX-7" in r.text
+    assert f"¥{(32 * 2188 + 32 * 810 + 30_000) * 7.2:,.0f}" in r.text
+
+
+@pytest.mark.parametrize("text", ["Our lab has two DGX H100 boxes. Can we full fine-tune Qwen2.5-72B across both?",
+                                  "我们有两台 8 卡 H100 服务器，想全参微调 Qwen2.5-72B，够吗？"])
+def test_machines_of_eight_are_sized_as_all_their_gpus(adv: Advisor, text: str) -> None:
+    r = turn(adv, adv.new_session(), text)
+    size = one(r, "size_training")
+    assert size.arguments["gpus"] == 16 and size.arguments["zero_stage"] == 3

@@ -25,6 +25,7 @@ CALLS = {
     "value_for_money": {"options": [{"gpu": "H100"}, {"gpu": "H200"}]},
     "best_value": {},
     "rent_vs_buy": {"gpu": "H100", "count": 8},
+    "plan_network": {"gpu": "H100", "nodes": 2, "workload": "training", "nic_included": True},
 }
 
 

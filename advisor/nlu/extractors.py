@@ -125,8 +125,18 @@ _NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:个|台
 _AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*(卡|张)|[一二两四八]\s*(卡|张))")
 
 
+_NODES_OF_N = re.compile(rf"({N}|two|three|four|eight)\s+\d+[\s-]*(?:gpus?|cards?|卡)\b[^.,;，。]{{0,24}}?"
+                         rf"(?:nodes?|servers|machines|boxes)\b", _I)
+
+
 def nodes(ctx: Context) -> int | None:
-    """'两台服务器', '2 nodes', '4 个节点' → machines; a '台' right before a GPU name is a card count, not this."""
+    """'两台服务器', '2 nodes', '4 个节点', 'two 8-GPU servers' → machines; a '台' right before a GPU name is a card
+    count, not this."""
+    m = _NODES_OF_N.search(ctx.masked)
+    if m:
+        value = parse_number(m.group(1))
+        if value and 1 <= value <= 4096:
+            return int(value)
     for m in _NODES.finditer(ctx.masked):
         after = ctx.masked[m.end():m.end() + 6]
         if m.group(0).endswith("台") and not _AFTER_MACHINE.match(after):

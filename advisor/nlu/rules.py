@@ -388,23 +388,33 @@ def _find_precision(text: str) -> str | None:
 
 _PER_NODE_COUNT = re.compile(
     rf"({N})\s*(?:x\s*)?(?:gpus?|cards?|张卡?|块卡?|卡)?\s*(?:each|apiece|per (?:node|server|box|machine))\b|"
-    rf"(?:每台|每个节点|每节点|单台)\s*({N})\s*(?:张|块|卡)", _I)
-_ACROSS_NODES = re.compile(r"\b(?:across|over|spread (?:over|across)|split (?:over|across))\s+\S+\s*"
+    rf"(?:每台|每个节点|每节点|单台)\s*({N})\s*(?:张|块|卡)|"
+    rf"\b(\d+)[\s-]*gpu\s+(?:\S+\s+){{0,2}}(?:servers|nodes|boxes|machines)\b", _I)
+_BASEBOARD_NODE = re.compile(r"\b[dh]gx\b", _I)  # a DGX / HGX box holds 8 GPUs
+NODE_GPUS = 8
+_ACROSS_NODES = re.compile(r"\b(?:across|over|in|on|spread (?:over|across)|split (?:over|across))\s+\S+\s*"
                            r"(?:nodes|servers|machines|boxes)\b|"
                            r"(?:分布在|分到|分摊到|分在)\s*\S{1,3}\s*(?:台|个节点|节点)", _I)
 
 
-def _per_node(text: str, gpu: GpuCount, nodes: int) -> GpuCount:
+def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False) -> GpuCount:
     """The labels' multi-node convention, GPUs per node: '8 GPUs each' fills the count; '16x H200 across 2
-    nodes' is 8 per node."""
+    nodes' is 8 per node; 'two DGX H100' (or two servers of a baseboard ``module`` card) is 8 per node."""
     m = _PER_NODE_COUNT.search(text)
+    if gpu.stated and gpu.count == nodes and (_BASEBOARD_NODE.search(text) or module):
+        return GpuCount(gpu=gpu.gpu, count=NODE_GPUS, stated=True)  # 'two DGX H100', '4 台 H800 服务器': machines
     if not gpu.stated and m:
-        value = parse_number(m.group(1) or m.group(2))
+        value = parse_number(m.group(1) or m.group(2) or m.group(3))
         if value and 1 <= value <= MAX_CARDS:
             return GpuCount(gpu=gpu.gpu, count=int(value), stated=True)
     if gpu.stated and gpu.count > nodes and gpu.count % nodes == 0 and _ACROSS_NODES.search(text):
         return GpuCount(gpu=gpu.gpu, count=gpu.count // nodes, stated=True)
     return gpu
+
+
+def _module(catalog: Catalog, gpu_id: str) -> bool:
+    """A card sold only on 8-GPU baseboards (SXM, OAM, modules): a 'server' of it holds eight."""
+    return catalog.gpu(gpu_id).form_factor.value != "pcie"
 
 
 _NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes")  # what a question asks, not states
@@ -826,7 +836,9 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         if verb_count and 1 < int(verb_count.group(1)) <= MAX_CARDS:
             out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(verb_count.group(1)), stated=True)]
     if out.nodes and len(out.gpus) == 1:
-        out.gpus = [_per_node(masked, out.gpus[0], out.nodes)]
+        out.gpus = [_per_node(masked, out.gpus[0], out.nodes, _module(cat, out.gpus[0].gpu))]
+    if out.nodes and out.existing and len(out.existing) == 1:  # owned machines follow the same convention
+        out.existing = [_per_node(masked, out.existing[0], out.nodes, _module(cat, out.existing[0].gpu))]
     if out.allowed_gpus:  # "only L40S or H100": a restriction, not two cards to compare
         out.gpus = [g for g in out.gpus if g.gpu not in out.allowed_gpus or g.stated]
     catalog_filter = bool(_CATALOG_FILTER.search(text)) and not out.model
