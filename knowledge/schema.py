@@ -200,6 +200,12 @@ class Attention(_Strict):
     linear_state_bytes_per_seq: int | None = Field(
         None, ge=0, description="constant recurrent state per sequence for linear/SSM layers (bf16)"
     )
+    indexer_head_dim: int | None = Field(
+        None,
+        ge=1,
+        description="DSA (DeepSeek-V3.2, GLM-5): width of the lightning-indexer key cached per token and layer "
+        "beside the MLA latent, stored as FP8 with one fp32 scale per 128 values (config index_head_dim)",
+    )
 
     @model_validator(mode="after")
     def _check_kind(self) -> Attention:
@@ -211,6 +217,8 @@ class Attention(_Strict):
             raise ValueError("sliding attention needs sliding_window and full_attention_layers")
         if self.kind == AttentionKind.hybrid and self.full_attention_layers is None:
             raise ValueError("hybrid attention needs full_attention_layers")
+        if self.indexer_head_dim is not None and self.kind != AttentionKind.mla:
+            raise ValueError("indexer_head_dim (DSA) is only modelled on top of MLA")
         return self
 
 
@@ -232,8 +240,11 @@ class Model(_Strict):
     intermediate_size: int | None = Field(None, ge=1)
     vocab_size: int = Field(ge=1)
     max_context: int = Field(ge=1)
-    native_dtype: Literal["fp32", "bf16", "fp16", "fp8", "mxfp4"] = Field(
-        "bf16", description="precision of the published weights; mxfp4 = MX FP4 experts, bf16 rest (gpt-oss)"
+    native_dtype: Literal["fp32", "bf16", "fp16", "fp8", "mxfp4", "int4"] = Field(
+        "bf16",
+        description="precision of the published weights; mxfp4 = MX FP4 experts, bf16 rest (gpt-oss); "
+        "int4 = 4-bit integer routed experts in groups of 32 with a bf16 scale, bf16 rest (Kimi K2-Thinking, "
+        "K2.5, K2.6)",
     )
     attention: Attention
     moe: MoE | None = None

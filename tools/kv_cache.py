@@ -5,6 +5,9 @@ Per token and layer (element size ``b`` of the cache dtype):
 * MHA/GQA/MQA: ``2 · n_kv_heads · head_dim · b`` (K and V; ``v_head_dim`` when V differs);
 * MLA (DeepSeek): ``(kv_lora_rank + qk_rope_head_dim) · b`` — one latent, not × heads, and
   not split by tensor parallelism (every rank keeps the whole latent);
+* DSA (DeepSeek-V3.2, GLM-5) adds the lightning indexer's key to every MLA layer:
+  ``index_head_dim`` FP8 bytes plus one fp32 scale per 128 values (128 + 4 = 132 B), whatever
+  the cache dtype of the latent — vLLM, SGLang and TensorRT-LLM all keep it this way;
 * sliding-window layers (Gemma 2/3, gpt-oss, Mistral-7B-v0.1) hold at most the window;
 * linear-attention / SSM layers hold a constant state per sequence.
 
@@ -33,6 +36,8 @@ from tools.units import Bytes, BytesF, Tokens
 Engine = Literal["vllm", "llamacpp", "transformers", "generic"]
 VLLM_BLOCK_SIZE = 16  # vllm/config/cache.py DEFAULT_BLOCK_SIZE
 LLAMACPP_CTX_PAD = 256  # llama.cpp pads the KV cells to a multiple of 256
+INDEXER_QUANT_BLOCK = 128  # DSA indexer key: one fp32 scale per 128 FP8 values
+INDEXER_SCALE_BYTES = 4
 
 
 class KVLayout(BaseModel):
@@ -49,6 +54,9 @@ class KVLayout(BaseModel):
     kv_heads_per_rank: int = Field(description="KV heads one rank stores (1 for MLA's latent)")
     replicas: int = Field(description="ranks holding a copy of each KV head (1 = no replication)")
     bytes_per_token_layer: BytesF = Field(description="cache bytes per token per attention layer, one rank")
+    indexer_bytes_per_token_layer: BytesF = Field(
+        0, description="of which the DSA indexer key (FP8 + scales); 0 without DSA"
+    )
     state_bytes_per_seq: Bytes = Field(description="linear/SSM state per sequence, all such layers")
     formula: Note = Field(description="cache bytes per token and layer, as a formula")
 
@@ -94,10 +102,20 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
     name = resolve_kv_dtype(kv_dtype).name
     b = kv_bytes_per_element(kv_dtype)
     heads, replicas = kv_heads_per_rank(spec, tp)
+    indexer = 0
     if spec.attention == AttentionKind.mla:
         width = (spec.kv_lora_rank or 0) + (spec.qk_rope_head_dim or 0)
         per_layer = width * b
         formula = note("inference.formula.kv_layout_mla", rank=spec.kv_lora_rank, rope=spec.qk_rope_head_dim, b=b)
+        if spec.indexer_head_dim:
+            indexer = indexer_bytes_per_token_layer(spec.indexer_head_dim)
+            per_layer += indexer
+            formula = note(
+                "inference.formula_dsa.kv_layout_mla_dsa",
+                latent=formula,
+                dim=spec.indexer_head_dim,
+                scale=indexer - spec.indexer_head_dim,
+            )
     else:
         v_dim = spec.v_head_dim or spec.head_dim
         per_layer = heads * (spec.head_dim + v_dim) * b
@@ -128,9 +146,15 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
         kv_heads_per_rank=heads,
         replicas=replicas,
         bytes_per_token_layer=per_layer,
+        indexer_bytes_per_token_layer=indexer,
         state_bytes_per_seq=state,
         formula=formula,
     )
+
+
+def indexer_bytes_per_token_layer(index_head_dim: int) -> int:
+    """Bytes the DSA lightning indexer caches per token and layer: FP8 keys plus one fp32 scale per block."""
+    return index_head_dim + -(-index_head_dim // INDEXER_QUANT_BLOCK) * INDEXER_SCALE_BYTES
 
 
 def kv_bytes_per_token(spec: ModelSpec, kv_dtype: str = "fp16", tp: int = 1) -> int:

@@ -20,7 +20,7 @@ from knowledge import UnknownNameError, load_catalog
 from knowledge.paths import expand_user
 from knowledge.schema import AttentionKind, Model
 from tools.errors import ToolError
-from tools.precision import resolve_precision
+from tools.precision import native_precision, resolve_precision
 from tools.result import Note, note
 
 Source = Literal["catalog", "custom", "gguf", "hf"]
@@ -53,6 +53,9 @@ class ModelSpec(BaseModel):
         None, ge=0, description="layers attending over the whole context; the others are sliding or linear"
     )
     linear_state_bytes_per_seq: int | None = Field(None, ge=0)
+    indexer_head_dim: int | None = Field(
+        None, ge=1, description="DSA lightning-indexer key width cached per token and layer (FP8 + fp32 scale)"
+    )
     num_experts: int | None = Field(None, ge=2)
     experts_per_token: int | None = Field(None, ge=1)
     tie_word_embeddings: bool = False
@@ -155,10 +158,11 @@ class ModelSpec(BaseModel):
             sliding_window=a.sliding_window,
             full_attention_layers=a.full_attention_layers,
             linear_state_bytes_per_seq=a.linear_state_bytes_per_seq,
+            indexer_head_dim=a.indexer_head_dim,
             num_experts=m.moe.num_experts if m.moe else None,
             experts_per_token=m.moe.experts_per_token if m.moe else None,
             tie_word_embeddings=m.tie_word_embeddings,
-            native_dtype=m.native_dtype,
+            native_dtype=native_precision(m.native_dtype),
             notes=(note("inference.spec.catalog", id=m.id, sources=", ".join(m.sources)),),
         )
 

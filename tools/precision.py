@@ -159,6 +159,23 @@ _PRECISIONS: tuple[PrecisionSpec, ...] = (
         "lm_head stay fp16, so whole checkpoints are larger. Weight-only: matmuls run in fp16/bf16",
         source="AWQ/GPTQ group_size=128 layout",
     ),
+    # Symmetric 4-bit integers in groups of 32, each group with one bf16 scale and no zero point:
+    # 4 + 16/32 = 4.5 bits/weight incl. scales. The native format of Kimi K2-Thinking, K2.5 and K2.6
+    # (compressed-tensors pack-quantized, routed experts only; attention, the shared expert and the dense
+    # layer stay bf16 — about 1% of the parameters, counted at 4.5 bits here as mxfp4 does for gpt-oss).
+    # Weight-only (Marlin W4A16): matmuls run in bf16. No `note`: a note needs its message in both
+    # languages under [inference.precision_note].
+    PrecisionSpec(
+        name="int4-g32",
+        quantizes_embeddings=False,
+        family="int",
+        bits_per_weight=4.5,
+        base_bits_per_weight=4.0,
+        compute_precision="fp16",
+        weight_only=True,
+        aliases=("int4-group32", "w4a16-g32", "compressed-tensors-int4", "int4-qat"),
+        source="moonshotai Kimi-K2.5 config.json quantization_config (num_bits 4, group_size 32, symmetric)",
+    ),
     PrecisionSpec(
         name="nf4",
         quantizes_embeddings=False,
@@ -326,6 +343,16 @@ def resolve_precision(name: str) -> PrecisionSpec:
     if spec is None:
         raise _unknown("precision", name, _P_INDEX, [p.name for p in _PRECISIONS])
     return spec
+
+
+# Catalog ``native_dtype`` values that name a family rather than one storage layout: the layout the
+# published checkpoints really use (knowledge.schema.Model.native_dtype).
+_NATIVE_LAYOUT = {"int4": "int4-g32"}
+
+
+def native_precision(native_dtype: str) -> str:
+    """The precision name a catalog ``native_dtype`` is stored in ('int4' → 'int4-g32'; others unchanged)."""
+    return _NATIVE_LAYOUT.get(native_dtype, native_dtype)
 
 
 def bytes_per_param(precision: str) -> float:
