@@ -199,7 +199,10 @@ def _size_training(a: BaseModel) -> Any:
 def _perf(real: type[BaseModel], fn: Callable[[Any], Any]) -> Callable[[BaseModel], Any]:
     def run(a: BaseModel) -> Any:
         gpu = load_catalog().gpu(a.gpu)  # type: ignore[attr-defined]
-        return fn(real(model=_spec(a), gpu=gpu, **_rest(a)))
+        spec, rest = _spec(a), _rest(a)
+        # no precision said: the model's own files (gpt-oss MXFP4, DeepSeek FP8, Kimi K2.5 INT4), as the sizing does
+        rest.setdefault("precision", spec.weight_precision or spec.native_dtype)
+        return fn(real(model=spec, gpu=gpu, **rest))
     return run
 
 

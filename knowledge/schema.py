@@ -36,6 +36,7 @@ class FormFactor(StrEnum):
     sxm = "sxm"
     oam = "oam"
     module = "module"  # other vendor modules (Ascend mezzanine, superchip boards)
+    system = "system"  # a complete computer whose GPU shares the unified memory (DGX Spark, Strix Halo)
 
 
 class Cooling(StrEnum):
@@ -149,11 +150,21 @@ class GPU(_Strict):
     interconnect: Interconnect
     software: list[str] = Field(min_length=1)
     mig: bool = False
+    gpu_assignable_gb: float | None = Field(
+        None, gt=0, description="unified-memory systems: the part of the shared memory the GPU can be given (the "
+                                "OS and page cache keep the rest); None for cards with their own memory")
     price: Price | None = None
     aliases: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
     as_of: dt.date
     confidence: Confidence
+
+    @model_validator(mode="after")
+    def _system_fields(self) -> GPU:
+        if (self.form_factor == FormFactor.system) != (self.gpu_assignable_gb is not None):
+            raise ValueError(f"{self.id}: a unified-memory system (form_factor 'system') and only one gives "
+                             "gpu_assignable_gb")
+        return self
 
     @model_validator(mode="after")
     def _unsupported_has_no_value(self) -> GPU:

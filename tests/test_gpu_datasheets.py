@@ -435,6 +435,8 @@ def test_form_factor_fields_consistent(catalog):
     for g in catalog.gpus:
         if g.form_factor.value == "pcie":
             assert g.slot_width is not None, f"{g.id}: PCIe card without slot width"
+        elif g.form_factor.value == "system":  # a whole computer: no slot, powered by its own adapter
+            assert g.slot_width is None and g.power_connectors == [] and g.gpu_assignable_gb, g.id
         else:
             assert g.slot_width is None and g.power_connectors == ["board"], g.id
         if g.tier.value == "datacenter" and g.id not in ("l40s", "l40", "l20"):

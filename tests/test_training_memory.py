@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from knowledge import load_catalog
 from knowledge.messages import catalog, render
 from knowledge.schema import GPU
 from tools.deepspeed_estimator import DeepSpeedEstimateInput, deepspeed_model_states
@@ -508,6 +509,8 @@ def _representative() -> list:
         estimate_training_memory(TrainingMemoryInput(model=L2_7B, method="lora", gpus=2, recompute="full", seq=1024,
                                                      gpu=gpu("A2", 8, "GDDR6").model_copy(update={"ecc": True})),
                                  limits=False),
+        # a unified-memory system: the GPU gets what the OS leaves of the shared memory
+        estimate_training_memory(TrainingMemoryInput(model=L3_8B, method="qlora", gpu=load_catalog().gpu("DGX Spark"))),
     ]
 
 

@@ -171,7 +171,8 @@ def affordable(inp: AffordableInput) -> AffordableResult:
         if price.usd is None:
             unpriced.append(g.name)
             continue
-        counts = (8,) if g.form_factor in ("sxm", "oam") else COUNTS_BY_TIER.get(str(g.tier), (1, 2))
+        counts = ((8,) if g.form_factor in ("sxm", "oam") else (1,) if g.form_factor == "system"
+                  else COUNTS_BY_TIER.get(str(g.tier), (1, 2)))
         best = None
         for n in counts:
             host = HOST_COST_USD[host_for(g, n)[2]] if inp.include_host else 0.0

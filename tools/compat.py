@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from knowledge import UnknownNameError, load_catalog
-from tools.compat_rules import RULES
+from knowledge.schema import FormFactor
+from tools.compat_rules import RULES, SYSTEM_RULES
 from tools.compat_rules.memory import size_memory
 from tools.compat_rules.precision import hardware_precision
 from tools.compat_rules.software import resolve_framework
@@ -123,6 +124,13 @@ def _sort_key(f: Finding) -> tuple[int, int]:
     return SEVERITY_ORDER[f.severity], CATEGORY_ORDER.index(f.category)
 
 
+def _system_alone(name: str) -> Finding:
+    """A unified-memory system is a whole computer: it takes no other GPU, and two of them are two machines."""
+    return Finding(id="system-alone", category="platform", severity="error",
+                   message=note("compat.platform.system_alone", gpu=name),
+                   fix=note("compat.fix.platform.system_alone", gpu=name), numbers={})
+
+
 def check_build(inp: BuildInput) -> BuildReport:
     """Run every compatibility rule on a planned build."""
     defaulted = bool(inp.model and inp.workload is None)
@@ -134,8 +142,11 @@ def check_build(inp: BuildInput) -> BuildReport:
     size_memory(ctx)
     totals = compute_totals(ctx)
     findings: list[Finding] = []
-    for rule in RULES:
+    systems = [c for c in ctx.cards if c.gpu.form_factor == FormFactor.system]
+    for rule in (SYSTEM_RULES if systems else RULES):  # a complete box has no slots, lanes or PSU to check
         findings += rule(ctx)
+    if systems and (len(ctx.cards) > 1 or ctx.gpu_count > 1):
+        findings.append(_system_alone(systems[0].gpu.name))
     findings.sort(key=_sort_key)  # stable: rule order kept within a severity and category
     return BuildReport(
         ok=not any(f.severity == "error" for f in findings), findings=findings, totals=totals,

@@ -31,6 +31,11 @@ def card_visible_bytes(memory_gb: float) -> int:
 
 def engine_visible_bytes(gpu: GPU) -> tuple[int, str]:
     """(bytes an engine reports as total, one-line explanation)."""
+    if gpu.gpu_assignable_gb is not None:  # unified memory: the OS and page cache keep part of the pool
+        visible = int(gpu.gpu_assignable_gb * GiB - DRIVER_RESERVED_BYTES)
+        return visible, (f"{gpu.name}: {gpu.memory_gb:g} GB of unified memory shared with the CPU and OS; about "
+                         f"{gpu.gpu_assignable_gb:g} GiB can be given to the GPU, minus ~0.5 GiB driver reserve = "
+                         f"{visible / GiB:.2f} GiB seen by the engine")
     physical = gpu.memory_gb * GiB
     note = f"{gpu.name}: '{gpu.memory_gb:g} GB' = {gpu.memory_gb:g} GiB physical"
     if inline_ecc_on(gpu):

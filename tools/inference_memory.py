@@ -761,6 +761,9 @@ def _visible(gpu: GPU) -> tuple[int, Note]:
     seen, explained = engine_visible_bytes(gpu)
     if isinstance(explained, Note):
         return seen, explained
+    if gpu.gpu_assignable_gb is not None:  # a unified-memory system: the OS keeps part of the shared pool
+        return seen, note("inference.assume.gpu_visible_unified", gpu=gpu.name, memory_gb=gpu.memory_gb,
+                          assignable_gb=gpu.gpu_assignable_gb, visible_gib=seen / GiB)
     key = "gpu_visible_ecc" if inline_ecc_on(gpu) else "gpu_visible"
     return seen, note(f"inference.assume.{key}", gpu=gpu.name, memory_gb=gpu.memory_gb, visible_gib=seen / GiB)
 

@@ -47,6 +47,7 @@ HOST_COST_USD: dict[str, float] = {
     "workstation": 7000.0,  # Threadripper PRO / Xeon W, WRX90/W790 board, 256 GB RDIMM, 2 × PSU
     "server": 15000.0,  # 2U/4U PCIe GPU server, EPYC/Xeon SP, 512 GB, redundant PSUs
     "baseboard": 60000.0,  # HGX/OAM node share beyond the GPUs: CPUs, switches, NICs, chassis
+    "system": 0.0,  # a unified-memory system (DGX Spark, Strix Halo): its price is the whole computer
 }
 
 

@@ -260,6 +260,8 @@ def _money(amount: float, currency: str) -> Note:
 
 def candidate_counts(gpu: GPU) -> tuple[int, ...]:
     """GPU counts a real build uses; clusters of several nodes only for datacenter cards of 40 GB or more."""
+    if gpu.form_factor == FormFactor.system:
+        return (1,)  # a complete computer: a second one is a second machine
     counts = (MODULE_COUNTS if gpu.form_factor != FormFactor.pcie else
               PCIE_DC_COUNTS if gpu.tier == Tier.datacenter else DESKTOP_COUNTS)
     if gpu.memory_gb < CLUSTER_MIN_GB:
@@ -288,6 +290,8 @@ def host_for(gpu: GPU, count: int, existing_platform: str | None = None,
     """(platform, chassis, host class) a builder would pair with ``count`` × ``gpu``; the one rule the
     recommender, the budget listing and buy-vs-rent all price a machine by."""
     catalog = load_catalog()
+    if gpu.form_factor == FormFactor.system:  # the box is the computer: no host to add
+        return _pick_platform(("desktop",), gpu.domestic, None), "system", "system"
     module = gpu.form_factor != FormFactor.pcie
     server_card = gpu.tier == Tier.datacenter or gpu.cooling.value == "passive"
     if existing_platform:
@@ -342,6 +346,7 @@ class _Eval(BaseModel):
     metric: float = 0.0
     metric_label: str = ""
     sharded: bool = Field(False, description="training: ZeRO-3 / FSDP shards the model states over the GPUs")
+    precision: str | None = Field(None, description="inference: the weight precision the sizing resolved")
     recompute: bool = Field(False, description="full fine-tuning: activation checkpointing was needed to fit")
 
 
@@ -360,8 +365,12 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
         return note("recommend.reject.needs_cuda", vendor=gpu.vendor, stack=STACK_NAMES[stack_family(gpu)])
     if inp.form_factor and gpu.form_factor.value != inp.form_factor:
         return note("recommend.reject.form_factor", form_factor=gpu.form_factor.value, wanted=inp.form_factor)
-    if inp.chassis in ("tower", "open-frame") and gpu.form_factor != FormFactor.pcie:
-        return note("recommend.reject.module_chassis", form_factor=gpu.form_factor.value.upper(), chassis=inp.chassis)
+    # a module needs its baseboard server: not in a tower, nor in the PC a cards-only budget puts the cards in
+    own_pc = not inp.include_host_cost and not any(load_catalog().gpu(e.gpu).id == gpu.id for e in inp.existing_gpus)
+    if (inp.chassis in ("tower", "open-frame") or own_pc) and gpu.form_factor not in (FormFactor.pcie,
+                                                                                      FormFactor.system):
+        return note("recommend.reject.module_chassis", form_factor=gpu.form_factor.value.upper(),
+                    chassis=note(f"recommend.chassis.{inp.chassis or 'pc'}"))
     if inp.workload == "scientific" and inp.fp64_required and not gpu.throughput.fp64:
         return note("recommend.reject.no_fp64")
     return None
@@ -382,7 +391,7 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
             return _Eval(fits=False, per_gpu_bytes=None, usable_bytes=gpu.memory_bytes,
                          reason=note("recommend.reject.cannot_split", count=count, error=str(exc)))
     usable = res.reserved_bytes or res.gpu_memory_bytes or gpu.memory_bytes
-    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable)
+    ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable, precision=res.precision)
     if not res.fits:
         ev.reason = note("recommend.reject.inference_memory", need_gb=_gb(res.per_gpu_bytes), usable_gb=_gb(usable),
                          card_gb=gpu.memory_gb)
@@ -558,9 +567,11 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
                                           deadline=inp.deadline_hours))
         return "next"
     plat, chassis, host = default_build(gpu, per_node, inp)
+    system = host == "system"
     build = BuildInput(  # one node: a cluster is that many identical nodes
-        gpus=[GPUCount(gpu=gpu.id, count=per_node)], platform=plat.id, chassis=chassis, mains=inp.mains,
-        workload=inp.workload, precision=inp.precision if inp.workload != "scientific" else None,
+        gpus=[GPUCount(gpu=gpu.id, count=per_node)], platform=None if system else plat.id,
+        chassis=None if system else chassis, mains=inp.mains,
+        workload=inp.workload, precision=(ev.precision or inp.precision) if inp.workload != "scientific" else None,
         framework=framework, cuda_required=inp.cuda_required,
     )
     report = _checked_build(build)
@@ -689,7 +700,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         yearly_energy_cost_usd=cost.yearly_energy_cost_usd, rental_usd_per_hour=rent,
         break_even_months=cost.break_even_months, score=score,
         score_basis="per-price" if ppp is not None else "performance-only", ecosystem_factor=eco,
-        platform=plat.name, chassis=chassis,
+        platform=gpu.name if host == "system" else plat.name, chassis=chassis,
         recommended_psu_w=t.recommended_psu_w, software_stack=stack, why=why,
         market="restricted" if restricted else "available", market_rule=restricted,
         findings=[f for f in report.findings if f.severity != "info" or f.category in ("software", "interconnect")],
@@ -702,7 +713,9 @@ def comparable_price(gpu: GPU, cny_per_usd: float = CNY_PER_USD) -> tuple[str, f
     to hold an unpriced card against a budget; None when no priced card of the tier is that large."""
     priced = [(g, gpu_price(g, cny_per_usd)) for g in load_catalog().gpus
               if g.tier == gpu.tier and g.memory_gb >= gpu.memory_gb and g.id != gpu.id]
-    priced = [(g, p) for g, p in priced if p.usd is not None and p.cny is not None]
+    # new-card prices only: a used V100 says nothing about what a new accelerator of the tier costs
+    priced = [(g, p) for g, p in priced if p.usd is not None and p.cny is not None
+              and g.price is not None and g.price.kind not in ("used", "rental")]
     if not priced:
         return None
     g, p = min(priced, key=lambda gp: (gp[1].usd or 0.0, gp[0].id))

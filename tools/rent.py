@@ -69,7 +69,8 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     if host_kind == "baseboard" and inp.count < NODE_GPUS:  # SXM/OAM come as 8-GPU nodes: this many GPUs' share
         node_share = inp.count / NODE_GPUS
         host_usd *= node_share
-    host_power = platform.typical_cpu_power_w * platform.sockets + PLATFORM_OVERHEAD_W if inp.include_host else 0.0
+    host_power = (platform.typical_cpu_power_w * platform.sockets + PLATFORM_OVERHEAD_W
+                  if inp.include_host and host_kind != "system" else 0.0)  # a system's rating covers its CPU
     host_power *= node_share
     # a Chinese buyer pays the China street price where the catalog has one (export-control premium included)
     card_usd = (gpu.price.cny / inp.cny_per_usd if inp.currency == "CNY" and gpu.price and gpu.price.cny

@@ -188,7 +188,7 @@ def best_value(inp: BestValueInput) -> BestValueResult:
     allowed = {v.lower() for v in inp.vendors}
     candidates = [g for g in load_catalog().gpus if g.tier.value in inp.tiers and g.memory_gb >= inp.min_memory_gb
                   and (not allowed or g.vendor.lower() in allowed)
-                  and sold_in(g.id, inp.region)]
+                  and sold_in(g.id, inp.region) and g.form_factor != "system"]  # cards, not whole computers
     valued = [v for g in candidates if (v := _valued(ValueOption(gpu=g), inp.currency, inp.cny_per_usd)) is not None
               and inp.metric in v.per_unit]
     valued.sort(key=lambda v: -v.per_unit[inp.metric])

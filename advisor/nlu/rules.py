@@ -390,8 +390,9 @@ _PER_NODE_COUNT = re.compile(
     rf"({N})\s*(?:x\s*)?(?:gpus?|cards?|张卡?|块卡?|卡)?\s*(?:each|apiece|per (?:node|server|box|machine))\b|"
     rf"(?:每台|每个节点|每节点|单台)\s*({N})\s*(?:张|块|卡)|"
     rf"\b(\d+)[\s-]*gpu\s+(?:\S+\s+){{0,2}}(?:servers|nodes|boxes|machines)\b", _I)
-_BASEBOARD_NODE = re.compile(r"\b[dh]gx\b", _I)  # a DGX / HGX box holds 8 GPUs
+_BASEBOARD_NODE = re.compile(r"\b[dh]gx\b(?!\s*spark)", _I)  # a DGX / HGX box holds 8 GPUs (a DGX Spark is one)
 NODE_GPUS = 8
+MAX_DGX_NODES = 8  # 'two DGX H100' counts boxes; past a handful the number is more likely GPUs
 _ACROSS_NODES = re.compile(r"\b(?:across|over|in|on|spread (?:over|across)|split (?:over|across))\s+\S+\s*"
                            r"(?:nodes|servers|machines|boxes)\b|"
                            r"(?:分布在|分到|分摊到|分在)\s*\S{1,3}\s*(?:台|个节点|节点)", _I)
@@ -401,7 +402,9 @@ def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False) -> Gpu
     """The labels' multi-node convention, GPUs per node: '8 GPUs each' fills the count; '16x H200 across 2
     nodes' is 8 per node; 'two DGX H100' (or two servers of a baseboard ``module`` card) is 8 per node."""
     m = _PER_NODE_COUNT.search(text)
-    if gpu.stated and gpu.count == nodes and (_BASEBOARD_NODE.search(text) or module):
+    if _BASEBOARD_NODE.search(text) and (not gpu.stated or gpu.count == nodes):
+        return GpuCount(gpu=gpu.gpu, count=NODE_GPUS, stated=True)  # a DGX / HGX box holds eight
+    if gpu.stated and gpu.count == nodes and module:
         return GpuCount(gpu=gpu.gpu, count=NODE_GPUS, stated=True)  # 'two DGX H100', '4 台 H800 服务器': machines
     if not gpu.stated and m:
         value = parse_number(m.group(1) or m.group(2) or m.group(3))
@@ -414,7 +417,7 @@ def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False) -> Gpu
 
 def _module(catalog: Catalog, gpu_id: str) -> bool:
     """A card sold only on 8-GPU baseboards (SXM, OAM, modules): a 'server' of it holds eight."""
-    return catalog.gpu(gpu_id).form_factor.value != "pcie"
+    return catalog.gpu(gpu_id).form_factor.value in ("sxm", "oam", "module")
 
 
 _NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes")  # what a question asks, not states
@@ -835,10 +838,15 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         verb_count = _VERB_COUNT.search(masked)
         if verb_count and 1 < int(verb_count.group(1)) <= MAX_CARDS:
             out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(verb_count.group(1)), stated=True)]
+    named = next(iter(out.gpus or out.existing or []), None)
+    boxes = masked if not _BASEBOARD_NODE.search(text) or _BASEBOARD_NODE.search(masked) else masked + " dgx"
+    if out.nodes is None and named is not None and named.stated and 1 < named.count <= MAX_DGX_NODES \
+            and _BASEBOARD_NODE.search(boxes):  # 'two DGX H100': the count is of boxes
+        out.nodes = named.count
     if out.nodes and len(out.gpus) == 1:
-        out.gpus = [_per_node(masked, out.gpus[0], out.nodes, _module(cat, out.gpus[0].gpu))]
+        out.gpus = [_per_node(boxes, out.gpus[0], out.nodes, _module(cat, out.gpus[0].gpu))]
     if out.nodes and out.existing and len(out.existing) == 1:  # owned machines follow the same convention
-        out.existing = [_per_node(masked, out.existing[0], out.nodes, _module(cat, out.existing[0].gpu))]
+        out.existing = [_per_node(boxes, out.existing[0], out.nodes, _module(cat, out.existing[0].gpu))]
     if out.allowed_gpus:  # "only L40S or H100": a restriction, not two cards to compare
         out.gpus = [g for g in out.gpus if g.gpu not in out.allowed_gpus or g.stated]
     catalog_filter = bool(_CATALOG_FILTER.search(text)) and not out.model

@@ -21,4 +21,7 @@ RULES: tuple[Rule, ...] = (
     check_precision, check_software, check_memory, check_platform,
 )
 
-__all__ = ["RULES", "Rule"]
+# a unified-memory system (DGX Spark, Strix Halo) is bought whole: only what runs on it is checked
+SYSTEM_RULES: tuple[Rule, ...] = (check_precision, check_software, check_memory)
+
+__all__ = ["RULES", "SYSTEM_RULES", "Rule"]

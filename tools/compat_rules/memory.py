@@ -198,6 +198,8 @@ def _scientific(ctx: BuildContext) -> list[Finding]:
 def _system_ram(ctx: BuildContext) -> list[Finding]:
     t = ctx.totals
     assert t is not None
+    if t.recommended_system_ram_gb == 0:  # a unified-memory system: its memory is the GPU's memory
+        return []
     rec, lo = t.recommended_system_ram_gb, t.min_system_ram_gb
     ram = ctx.inp.system_ram_gb
     nums = {"system_ram_gb": ram, "total_vram_gb": t.total_vram_label_gb, "recommended_ram_gb": rec,

@@ -171,6 +171,12 @@ def compute_totals(ctx: BuildContext) -> Totals:
         min_system_ram_gb=max(c.gpu.memory_gb for c in cards),
         cpu_cores_needed=max(16, 4 * n),
     )
+    if all(c.gpu.form_factor == FormFactor.system for c in cards):  # a complete box: its rating covers it all
+        box = float(gpu_power)
+        totals = totals.model_copy(update=dict(
+            cpu_power_w=0.0, platform_overhead_w=0.0, system_power_w=box, recommended_psu_w=box,
+            transient_peak_w=None, wall_draw_w=box, recommended_system_ram_gb=0.0, min_system_ram_gb=0.0,
+            cpu_cores_needed=0))
     ctx.totals = totals
     return totals
 
