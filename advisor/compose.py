@@ -182,6 +182,8 @@ def _options(rec: Recommendation, lang: str, limit: int = 3, detailed: bool = Tr
     return out
 
 
+_OWN_FILTERS = {"recommend.reject.not_domestic", "recommend.reject.vendor", "recommend.reject.not_listed",
+                "recommend.reject.market"}
 _STAGE_ORDER = {"budget": 0, "power": 1, "target": 2, "compat": 3, "interconnect": 4, "memory": 5, "data": 6,
                 "constraint": 7}
 
@@ -203,7 +205,10 @@ def _rejections(rec: Recommendation, lang: str, limit: int = 3) -> list[str]:
     """One reason per gate, the gates closest to passing first (budget before memory before constraints)."""
     seen: set[str] = set()
     out: list[str] = []
-    ranked = sorted(rec.rejected, key=lambda r: (_STAGE_ORDER.get(r.stage, 9), -(r.count or 0)))
+    # within a stage, a card the user's own filters let through says more ('VASP has no build for CANN') than
+    # one they ruled out themselves ('not a domestic card')
+    ranked = sorted(rec.rejected, key=lambda r: (_STAGE_ORDER.get(r.stage, 9), r.reason.id in _OWN_FILTERS,
+                                                 -(r.count or 0)))
     for r in ranked:
         if r.stage in seen:
             continue
@@ -684,7 +689,8 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
     else:
         out.append(msg(lang, "compose.recommend_section.no_configuration_passes_these"))
         out += _rejections(r, lang)
-        out.append(msg(lang, "compose.recommend_section.consider_lower_precision_e"))
+        out.append(msg(lang, "compose.recommend_section.consider_scientific" if r.workload == "scientific"
+                       else "compose.recommend_section.consider_lower_precision_e"))
     return out
 
 
@@ -861,6 +867,9 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         out += ["", msg(lang, "assume.sci_fp64" if code.fp64 else "assume.sci_fp32", code=code.name)]
         if code.cuda_only:
             out.append(msg(lang, "assume.sci_cuda", code=code.name))
+        else:  # which vendors' cards can run it at all
+            stacks = punct(lang, "list").join(msg(lang, f"recommend.code_stack.{s}") for s in code.stacks)
+            out.append(msg(lang, "assume.sci_stacks", code=code.name, stacks=stacks))
     if "precision_gguf" in plan.assumed:
         out.append(msg(lang, "assume.ollama", precision=plan.assumed["precision_gguf"]))
     if plan.assumed.get("card_only") and _by_name(calls, "recommend"):

@@ -882,6 +882,8 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
         check.update(_machine_args(p))
         calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
     rec: dict[str, Any] = {"workload": "scientific", "fp64_required": p.fp64 is not False, **_common_rec(p)}
+    if p.sci_code:  # only cards whose software stack has a build of the code (VASP: CUDA; GROMACS: CUDA, ROCm, SYCL)
+        rec["code"] = p.sci_code
     if p.sci_code and scientific_code(p.sci_code).cuda_only:
         rec["cuda_required"] = True  # the code's GPU build runs on NVIDIA only
     if p.sci_code and scientific_code(p.sci_code).fp64_kind:

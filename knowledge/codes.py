@@ -13,6 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+GpuStack = Literal["cuda", "rocm", "xpu"]
+
 
 class ScientificCode(BaseModel):
     id: str
@@ -21,9 +23,16 @@ class ScientificCode(BaseModel):
     fp64: bool = Field(description="whether the GPU build computes in double precision")
     fp64_kind: Literal["vector", "matrix"] | None = Field(None, description="FP64 codes: dense matrix algebra "
                                                                              "(tensor-core FP64) or vector work")
-    cuda_only: bool = Field(description="whether the GPU build runs on NVIDIA GPUs only")
+    stacks: list[GpuStack] = Field(min_length=1, description="GPU software stacks the code has builds for: cuda "
+                                                             "(NVIDIA), rocm (AMD, HIP or SYCL), xpu (Intel GPUs)")
+    stacks_source: str = Field(description="where the builds are documented")
     source: str
     as_of: str
+
+    @property
+    def cuda_only(self) -> bool:
+        """Whether the GPU build runs on NVIDIA GPUs only."""
+        return self.stacks == ["cuda"]
 
 
 @cache

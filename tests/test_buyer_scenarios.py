@@ -81,9 +81,9 @@ SCENARIOS: list[tuple[str, list[str], Callable[[Options], bool]]] = [
      ["--workload", "inference", "--model", "qwen2.5-32b", "--concurrency", "10", "--vendor", "NVIDIA",
       "--budget-usd", "40000", "--region", "global"], _nvidia),
     ("GROMACS molecular dynamics, mixed precision, budget $20k",
-     ["--workload", "scientific", "--no-fp64", "--budget-usd", "20000", "--region", "global"], _md),
+     ["--workload", "scientific", "--code", "gromacs", "--budget-usd", "20000", "--region", "global"], _md),
     ("OpenFOAM CFD in double precision, budget $60k",
-     ["--workload", "scientific", "--budget-usd", "60000", "--region", "global"], _cfd),
+     ["--workload", "scientific", "--code", "openfoam", "--budget-usd", "60000", "--region", "global"], _cfd),
 ]
 
 

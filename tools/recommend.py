@@ -32,6 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import load_catalog
+from knowledge.codes import find_code, scientific_code, scientific_codes
 from knowledge.markets import Region, Status, availability, markets_as_of
 from knowledge.schema import GPU, FormFactor, Platform, Tier
 from tools.compat import BuildInput, BuildReport, Finding, GPUCount, check_build
@@ -87,6 +88,11 @@ ECOSYSTEM_TRAINING = {"cuda": 1.0, "rocm-cdna": 0.85, "gaudi": 0.75, "ascend": 0
                       "dtk": 0.6, "mlu": 0.6, "maca": 0.6, "musa": 0.5, "corex": 0.5, "supa": 0.5}
 
 
+# the stack group a code's GPU build names (knowledge/data/codes): ROCm covers Instinct and Radeon alike, and Hygon's
+# DTK, which compiles and runs HIP code (STACK_NAMES: 'HIP-compatible'), takes the codes' HIP builds
+CODE_STACK = {"cuda": "cuda", "rocm-cdna": "rocm", "rocm-rdna": "rocm", "dtk": "rocm", "xpu": "xpu"}
+
+
 def ecosystem_factor(gpu: GPU, workload: str) -> float:
     """Software-readiness weight of a GPU's stack for a workload (1.0 = CUDA)."""
     table = ECOSYSTEM_TRAINING if workload == "training" else ECOSYSTEM
@@ -117,6 +123,9 @@ class RecommendInput(BaseModel):
     fp64_kind: Literal["vector", "matrix"] | None = Field(
         None, description="which FP64 rate the code sees: the vector units (CFD, FEM, stencils, FFT) or tensor/matrix "
                           "cores (dense linear algebra); default: matrix for matrix_n, else vector")
+    code: str | None = Field(None, description="scientific code (knowledge/data/codes: 'gromacs', 'VASP' …): only "
+                                               "cards on a software stack it has GPU builds for; its FP64 need and "
+                                               "FP64 kind unless given")
     problem_bytes: int | None = Field(None, gt=0, le=8 * 10**15, description="scientific working set, bytes")
     matrix_n: int | None = Field(None, ge=1, le=100_000_000, description="scientific dense N×N double LU")
     budget_usd: float | None = Field(None, gt=0)
@@ -149,6 +158,16 @@ class RecommendInput(BaseModel):
             raise ValueError("Chinese domestic accelerators are sold in mainland China only: use region 'cn'")
         if self.workload in ("inference", "training") and not self.model:
             raise ValueError(f"{self.workload} needs a model (e.g. model='llama-3.1-70b')")
+        if self.code is not None:
+            code = find_code(self.code)
+            if code is None:
+                names = ", ".join(c.name for c in scientific_codes())
+                raise ToolError(f"unknown scientific code {self.code!r}", suggestions=[f"one of: {names}"])
+            self.code = code.id
+            if "fp64_required" not in self.model_fields_set:
+                self.fp64_required = code.fp64
+            if self.fp64_kind is None and code.fp64_kind:
+                self.fp64_kind = code.fp64_kind
         if self.mains is not None and not self.mains.strip():
             self.mains = None  # a blank circuit is no circuit (the build checks would reject '')
         if self.mains:
@@ -363,6 +382,11 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
         return note("recommend.reject.not_domestic")
     if inp.cuda_required and gpu.vendor != "NVIDIA":
         return note("recommend.reject.needs_cuda", vendor=gpu.vendor, stack=STACK_NAMES[stack_family(gpu)])
+    if inp.code is not None:  # the code's GPU builds decide which software stacks can run it
+        code = scientific_code(inp.code)
+        if CODE_STACK.get(stack_family(gpu)) not in code.stacks:
+            return note("recommend.reject.no_code_build", code=code.name, stack=STACK_NAMES[stack_family(gpu)],
+                        builds=_chain("recommend.list", [note(f"recommend.code_stack.{s}") for s in code.stacks]))
     if inp.form_factor and gpu.form_factor.value != inp.form_factor:
         return note("recommend.reject.form_factor", form_factor=gpu.form_factor.value, wanted=inp.form_factor)
     # a module needs its baseboard server: not in a tower, nor in the PC a cards-only budget puts the cards in
@@ -457,9 +481,9 @@ def _scientific_eval(gpu: GPU, count: int, inp: RecommendInput) -> _Eval:
         ev = _Eval(fits=True, per_gpu_bytes=None, usable_bytes=visible, fp64=fp64,
                    metric=fp64 * (1.0 if gpu.ecc else NO_ECC_FACTOR), metric_label="FP64 TFLOPS (ECC-weighted)")
     else:  # single/mixed-precision codes (GROMACS, AlphaFold): FP32 throughput decides, ECC is not required
-        fp32 = (gpu.throughput.fp32 or 0) * count
-        ev = _Eval(fits=True, per_gpu_bytes=None, usable_bytes=visible, fp32=fp32, metric=fp32,
-                   metric_label="FP32 TFLOPS")
+        rate = gpu.throughput.fp32  # None: no sourced FP32 figure — shown as unknown, ranked last
+        ev = _Eval(fits=True, per_gpu_bytes=None, usable_bytes=visible, fp32=rate * count if rate else None,
+                   metric=(rate or 0) * count, metric_label="FP32 TFLOPS")
     sci = None
     if inp.matrix_n:
         sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="dense-lu", n=inp.matrix_n))

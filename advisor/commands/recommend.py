@@ -34,6 +34,8 @@ def register(sub: Any) -> None:
     p.add_argument("--method", choices=["full", "lora", "qlora"], help="training method (default lora)")
     p.add_argument("--dataset-tokens", type=_count, help="training tokens, e.g. 2B, 1.4T")
     p.add_argument("--deadline-hours", type=float, help="training must finish within")
+    p.add_argument("--code", help="scientific code (gromacs, vasp, openfoam …): its GPU builds, FP64 need and "
+                                  "FP64 kind")
     p.add_argument("--no-fp64", action="store_true", help="scientific: FP64 not required")
     p.add_argument("--problem-gb", type=float, help="scientific: working set in GB")
     p.add_argument("--matrix-n", type=int, help="scientific: dense N×N double LU")
@@ -67,10 +69,14 @@ def build_input(args: argparse.Namespace) -> RecommendInput:
     extra: dict[str, Any] = {}
     if args.cny_per_usd:
         extra["cny_per_usd"] = args.cny_per_usd
+    if args.code:
+        extra["code"] = args.code
+    if args.no_fp64 or not args.code:  # with a code, its own FP64 need unless --no-fp64 says otherwise
+        extra["fp64_required"] = not args.no_fp64
     return RecommendInput(
         workload=args.workload, model=args.model, precision=args.precision, context=args.context,
         concurrency=args.concurrency, target_tokens_per_s=args.target_tps, method=args.method,
-        dataset_tokens=args.dataset_tokens, deadline_hours=args.deadline_hours, fp64_required=not args.no_fp64,
+        dataset_tokens=args.dataset_tokens, deadline_hours=args.deadline_hours,
         problem_bytes=int(args.problem_gb * GB) if args.problem_gb else None, matrix_n=args.matrix_n,
         budget_usd=args.budget_usd, budget_cny=args.budget_cny, vendors=args.vendor,
         cuda_required=args.cuda_required, domestic_only=args.domestic, region=_region(args),
