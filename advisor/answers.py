@@ -288,7 +288,10 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
     if warnings:
         out += ["", msg(lang, "build.warnings"), *[f"- {render(f.message, lang)}"
                                                    for f in warnings[:3]]]
-    out += ["", msg(lang, "build.totals", gpus=num(tot.gpu_power_w), system=num(tot.system_power_w),
+    key = ("build.totals" if tot.slots_needed else "build.totals_system" if tot.platform_overhead_w == 0
+           else "build.totals_board")  # PCIe cards; a complete unified-memory system; modules on a baseboard
+    out += ["", msg(lang, key, gpus=num(tot.gpu_power_w),
+                    system=num(tot.system_power_w),
                     wall=num(tot.wall_draw_w),
                     psu=num(tot.recommended_psu_w), lanes=tot.lanes_needed, slots=num(tot.slots_needed))]
     if cpu_unknown:

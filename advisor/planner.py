@@ -448,7 +448,8 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
     args.update(_machine_args(p))
     if p.use_case:
         args["workload"] = p.use_case
-    if p.model and p.use_case in ("inference", "training"):
+    several = (p.nodes or 1) > 1  # one node of a cluster is checked; whether the model fits is the cluster's matter
+    if p.model and p.use_case in ("inference", "training") and not several:
         args["model"] = p.model
         if p.use_case == "inference":
             args.update(context=p.context_tokens or DEFAULT_CONTEXT, concurrency=p.concurrency or DEFAULT_CONCURRENCY)
