@@ -34,7 +34,8 @@ BANDWIDTH_RANGE = {
     "hbm3e": (1000, 8200),
     "gddr6x": (500, 1100),
     "gddr6": (100, 1000),
-    "gddr7": (300, 1900),
+    "gddr5": (80, 550),  # Tesla P40: 347 GB/s
+    "gddr7": (250, 1900),  # RTX PRO 2000 Blackwell: 128-bit at 18 Gbps = 288 GB/s
     "lpddr": (50, 700),
 }
 
