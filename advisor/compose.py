@@ -548,6 +548,24 @@ def _cheapest_line(calls: list[ToolCall], alts: list[tuple[str, ToolCall]], lang
     return [msg(lang, "answer.cheapest", option=_option_brief(o, cur, lang), how=how), ""]
 
 
+def _add_to_owned(calls: list[ToolCall], p: Profile, lang: str, currency: str) -> list[str]:
+    """Owned cards that do not hold the training as asked: how many more of the same card would, and what they cost
+    (the recommender's plan with the owned cards counted free)."""
+    size = _by_name(calls, "size_training")
+    rec_call = _by_name(calls, "recommend")
+    if not p.existing or size is None or not size.ok or getattr(result_of(size), "fits", True) or rec_call is None \
+            or not rec_call.ok:
+        return []
+    rec = result_of(rec_call)
+    owned = {e.gpu: e.count for e in p.existing}
+    more = next((o for o in rec.options if o.gpu_id in owned and o.count > owned[o.gpu_id]), None) \
+        if isinstance(rec, Recommendation) else None
+    if more is None or more.price_usd is None:
+        return []
+    return [msg(lang, "compose.add_to_owned", add=more.count - owned[more.gpu_id], gpu=more.gpu, count=more.count,
+                cost=total_text(more, currency, lang), need=gb_short(more.per_gpu_bytes or 0))]
+
+
 def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
     """When the requested training does not fit the card: what LoRA / QLoRA would need on it."""
     lines = []
@@ -828,6 +846,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     elif p.use_case == "training":
         out += _training_section(calls, p, plan, lang, previous, detailed=detailed)
         out += _lighter_methods(alts, lang)
+        out += _add_to_owned(calls, p, lang, user_currency(p, lang, ("USD", "CNY")))
     else:
         out += _scientific_section(calls, p, plan, lang)
     size_call = _by_name(calls, "size_inference") or _by_name(calls, "size_training")

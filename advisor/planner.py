@@ -634,6 +634,9 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     if p.concurrency is None:
         plan.assumed["concurrency"] = DEFAULT_CONCURRENCY
     size: dict[str, Any] = {**model, "context": context, "batch": batch, "gpus": count, "engine": _engine(p.precision)}
+    if count > NODE_GPUS and size["engine"] == "vllm" and not ("model" in model and _parallel_for(model["model"],
+                                                                                              one_node(count))):
+        size["pipeline_stages"] = nodes_for(count)  # across machines: tensor parallel inside, layers between them
     if p.precision:
         size["precision"] = p.precision
     if p.kv_dtype:
@@ -757,7 +760,7 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
             if gpu:  # its speed, shown only when the GGUF sizing fits
                 out.append(PlannedCall(name="perf_decode", purpose="perf", gpu=gpu, alt="gguf_speed", when=when,
                                        arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT}))
-        if gpu and count < MAX_ALT_GPUS:
+        if gpu and count < MAX_ALT_GPUS and load_catalog().gpu(gpu).form_factor.value != "system":  # one box
             more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p.precision)}
             if p.precision:
                 more["precision"] = p.precision
@@ -794,8 +797,12 @@ def _count_calls(tool: str, size: dict[str, Any], count: int) -> list[PlannedCal
         if n == count:
             continue
         args = {**size, "gpus": n}
-        if n > 1 and "model" in args and args.get("engine") == "vllm" and _parallel_for(args["model"], n):
+        if n > NODE_GPUS and args.get("engine") == "vllm":  # across nodes: tensor parallel inside, layers between
+            args["pipeline_stages"] = nodes_for(n)
+        if n > 1 and "model" in args and args.get("engine") == "vllm" and _parallel_for(args["model"],
+                                                                                         one_node(n)):
             args["parallel"] = "pp"
+            args.pop("pipeline_stages", None)
         out.append(PlannedCall(name=tool, purpose="size", gpu=size.get("gpu"), alt="count", arguments=args))
     return out
 

@@ -123,3 +123,17 @@ def test_machines_of_eight_are_sized_as_all_their_gpus(adv: Advisor, text: str) 
     r = turn(adv, adv.new_session(), text)
     size = one(r, "size_training")
     assert size.arguments["gpus"] == 16 and size.arguments["zero_stage"] == 3
+
+
+def test_an_mla_cache_too_big_for_one_node_is_split_between_nodes_by_layer() -> None:
+    """DeepSeek-V3.2 keeps (512 + 64) × 2 B of latent plus a 132 B indexer key per token and layer, 61 layers:
+    78,324 B per token, × 32,768 tokens × 100 users = 256.7 GB. Tensor parallel copies the latent to every GPU of a
+    node, so only splitting the layers between nodes divides it: 2 nodes leave 128 GB of cache + 42 GB of weights
+    per GPU (over an H200's 138.8 GB usable), 4 nodes 64 + 21 GB — the least that fits."""
+    rec = recommend(RecommendInput(workload="inference", model="deepseek-v3.2", context=32768, concurrency=100,
+                                   only_gpus=["H200 SXM"]))
+    (opt,) = rec.options
+    assert (opt.count, opt.nodes) == (32, 4)
+    assert opt.per_gpu_bytes is not None and 80e9 < opt.per_gpu_bytes < 100e9
+    memory = {r.count for r in rec.rejected if r.stage == "memory"}
+    assert memory >= {8, 16}

@@ -79,6 +79,9 @@ class InferenceMemoryInput(BaseModel):
     batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
     gpus: int = Field(1, ge=1, le=4096)
     parallel: Literal["tp", "pp"] | None = Field(None, description="default: tp for vLLM, layer split otherwise")
+    pipeline_stages: int = Field(1, ge=1, le=64, description="tensor parallel only: the layers split into this many "
+                                                           "stages (nodes), tensor parallel inside each over "
+                                                           "gpus / stages GPUs — how vLLM runs across nodes")
     gpu: str | None = Field(None, description="catalog GPU name for the fit check")
     gpu_memory_bytes: int | None = Field(
         None, gt=0, le=10 * 2**40, description="override: total bytes the engine sees on each GPU"
@@ -98,6 +101,8 @@ class InferenceMemoryInput(BaseModel):
     def _one_model(self) -> InferenceMemoryInput:
         if (self.model is not None) + (self.spec is not None) + (self.params_b is not None) != 1:
             raise ToolError(note("error.inference.one_model"))
+        if self.gpus % self.pipeline_stages:
+            raise ToolError(note("error.inference.stages_divide", gpus=self.gpus, stages=self.pipeline_stages))
         return self
 
 
@@ -366,8 +371,9 @@ class _Sizer:
 
     def __init__(self, cfg: _Config, inp: InferenceMemoryInput, gpu_layers: int | None) -> None:
         spec, engine = cfg.spec, inp.engine
-        tp = inp.gpus if cfg.parallel == "tp" else 1
-        pp = inp.gpus if cfg.parallel == "pp" else 1
+        stages = inp.pipeline_stages if cfg.parallel == "tp" else 1  # tensor parallel inside each pipeline stage
+        tp = inp.gpus // stages if cfg.parallel == "tp" else 1
+        pp = inp.gpus if cfg.parallel == "pp" else stages
         self.tp = tp
         self.layout = kv_layout(spec, cfg.kv_dtype, tp)
         self.kv_engine: Engine = "generic" if engine == "transformers" else engine
@@ -376,7 +382,7 @@ class _Sizer:
         self.place: _Placement | None = None
         if engine == "llamacpp" or pp > 1:
             self.place = _placement(cfg, pp, gpu_layers, llamacpp=engine == "llamacpp")
-            self.weights, self.kv_layers = self.place.weights, self.place.kv_layers
+            self.weights, self.kv_layers = -(-self.place.weights // tp), self.place.kv_layers
         else:
             self.weights, self.kv_layers = math.ceil(cfg.weights.total / tp), spec.layers
         self.fixed_activations: int | None = None
@@ -516,8 +522,8 @@ def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_laye
         assert place is not None
         cpu = place.host_weights + round(kv_all * place.host_layers / n_layers)
         all_gpus = place.all_weights + round(kv_all * place.gpu_layers / n_layers) + place.stages * (act + overhead)
-    elif place is not None:  # layer split: each GPU holds its own stage
-        all_gpus = cfg.weights.total + kv_all + g * (act + overhead)
+    elif place is not None:  # layer split: each GPU (or tensor-parallel group) holds its own stage
+        all_gpus = cfg.weights.total + kv_all * sizer.tp + g * (act + overhead)
     else:  # tensor parallel: identical ranks
         all_gpus = g * (weights + kv_gpu + act + overhead)
     return _Need(
@@ -614,6 +620,7 @@ def _plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
         inp.engine,
         inp.gpus,
         inp.parallel,
+        inp.pipeline_stages,
         inp.gpu_memory_utilization,
         inp.max_num_batched_tokens,
         inp.max_num_seqs,
@@ -640,9 +647,10 @@ def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
     elif engine == "llamacpp" and parallel == "tp":
         warnings.append(note("inference.warn.llamacpp_tensor_split"))
         parallel = "pp"
-    if parallel == "tp" and inp.gpus > 1:
-        check_tensor_parallel(spec, inp.gpus)
-    if parallel == "pp" and inp.gpus > spec.layers:
+    stages = inp.pipeline_stages if parallel == "tp" else 1
+    if parallel == "tp" and inp.gpus // stages > 1:
+        check_tensor_parallel(spec, inp.gpus // stages)
+    if stages > spec.layers or (parallel == "pp" and inp.gpus > spec.layers):
         raise ToolError(
             note("error.inference.too_many_stages", gpus=inp.gpus, layers=spec.layers),
             suggestions=[note("error.hint.at_most_gpus", gpus=spec.layers), note("error.hint.or_tp")],
@@ -662,7 +670,7 @@ def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
         why = "files" if spec.weight_precision else "llamacpp" if engine == "llamacpp" else "native"
         assumptions.append(note(f"inference.assume.precision_{why}", precision=prec.name))
     _explain_settings(inp, cfg, assumptions, warnings)
-    per_token = kv_bytes_per_token(spec, kv_name, inp.gpus if parallel == "tp" else 1)
+    per_token = kv_bytes_per_token(spec, kv_name, inp.gpus // stages if parallel == "tp" else 1)
     return _Plan(
         cfg=cfg,
         assumptions=tuple(assumptions),
@@ -810,7 +818,10 @@ def _explain_settings(inp: InferenceMemoryInput, cfg: _Config, assumptions: list
             warnings.append(note("inference.warn.vllm_gguf"))
     if inp.engine == "transformers" and prec.family == "gguf":
         warnings.append(note("inference.warn.transformers_gguf"))
-    if inp.gpus > 1:
+    if inp.gpus > 1 and cfg.parallel == "tp" and inp.pipeline_stages > 1:
+        assumptions.append(note("inference.assume.tp_pp", gpus=inp.gpus, stages=inp.pipeline_stages,
+                                tp=inp.gpus // inp.pipeline_stages))
+    elif inp.gpus > 1:
         how = "tensor_parallel" if cfg.parallel == "tp" else "layer_split"
         assumptions.append(note(f"inference.assume.{how}", gpus=inp.gpus))
         if cfg.parallel == "tp" and spec.attention.value != "mla" and inp.gpus > spec.num_kv_heads:

@@ -403,9 +403,10 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
 def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, engine: str) -> _Eval:
     base = dict(model=inp.model, precision=inp.precision, context=inp.context, batch=inp.concurrency,
                 gpu=gpu.id, engine=engine)
+    stages = nodes_for(count) if engine == "vllm" else 1  # across nodes: tensor parallel inside, layers between
     try:
-        res: InferenceMemoryResult = estimate_inference_memory(InferenceMemoryInput(**base, gpus=count),
-                                                               limits=False)
+        res: InferenceMemoryResult = estimate_inference_memory(
+            InferenceMemoryInput(**base, gpus=count, pipeline_stages=stages), limits=False)
     except ToolError as exc:
         if count == 1:
             raise

@@ -223,10 +223,13 @@ def excluded_vendors(ctx: Context) -> list[str] | None:
 
 
 def only_vendors(ctx: Context) -> list[str] | None:
-    """'只能买华为的卡', 'only NVIDIA' → the vendors the choice is restricted to."""
+    """'只能买华为的卡', 'only NVIDIA', 'LAMMPS on AMD GPUs', '用华为的卡' → the vendors the choice is restricted to."""
     only = vocab.matches("slot", "only", ctx.text)
     if not only:
-        return None
+        named = [vendor for vendor, pattern in _VENDORS.items()
+                 if re.search(rf"\b(?:on|with|using)\s+(?:{pattern})\s+(?:gpus?|cards?|hardware|accelerators?)\b|"
+                              rf"(?:用|上)\s*(?:{pattern})\s*的?\s*(?:卡|显卡|gpu|加速卡)", ctx.text, _I)]
+        return named or None
     tail = ctx.text[only.end():only.end() + 24]
     found = [vendor for vendor, pattern in _VENDORS.items()
              if (m := re.search(pattern, tail, _I)) and not re.search(r"[，,。;；!?！？]", tail[:m.start()])]
