@@ -217,6 +217,19 @@ class Attention(_Strict):
         description="DSA (DeepSeek-V3.2, GLM-5): width of the lightning-indexer key cached per token and layer "
         "beside the MLA latent, stored as FP8 with one fp32 scale per 128 values (config index_head_dim)",
     )
+    global_head_dim: int | None = Field(
+        None,
+        ge=1,
+        description="sliding-window models whose full-attention (global) layers use their own head size "
+        "(Gemma 4: config global_head_dim 512 beside head_dim 256); None: the same as head_dim",
+    )
+    global_num_kv_heads: int | None = Field(
+        None,
+        ge=1,
+        description="KV heads of those global layers (Gemma 4: config num_global_key_value_heads); None: the same "
+        "as num_kv_heads. Their keys double as values (attention_k_eq_v), but only in the weights: the engines "
+        "still cache a K and a V tensor per layer",
+    )
 
     @model_validator(mode="after")
     def _check_kind(self) -> Attention:
@@ -230,6 +243,10 @@ class Attention(_Strict):
             raise ValueError("hybrid attention needs full_attention_layers")
         if self.indexer_head_dim is not None and self.kind != AttentionKind.mla:
             raise ValueError("indexer_head_dim (DSA) is only modelled on top of MLA")
+        if (self.global_head_dim or self.global_num_kv_heads) and self.kind != AttentionKind.sliding:
+            raise ValueError("global_head_dim / global_num_kv_heads need sliding attention (the global layers' shape)")
+        if self.global_num_kv_heads and self.num_heads % self.global_num_kv_heads:
+            raise ValueError("num_heads must be a multiple of global_num_kv_heads")
         return self
 
 

@@ -412,7 +412,8 @@ def test_unknown_model_gives_suggestions() -> None:
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda m: m.id)
 def test_provenance_and_consistency(model: Model) -> None:
-    assert any(s.startswith("hf:") and s.endswith("config.json") for s in model.sources), model.sources
+    # Mistral's own format publishes params.json in place of config.json (Mistral Large 3)
+    assert any(s.startswith("hf:") and s.endswith(("config.json", "params.json")) for s in model.sources), model.sources
     assert all(s.startswith(("hf:", "https://", "http://")) for s in model.sources), model.sources
     assert model.hf_repo and model.license
     if model.moe is not None:

@@ -8,7 +8,11 @@ Per token and layer (element size ``b`` of the cache dtype):
 * DSA (DeepSeek-V3.2, GLM-5) adds the lightning indexer's key to every MLA layer:
   ``index_head_dim`` FP8 bytes plus one fp32 scale per 128 values (128 + 4 = 132 B), whatever
   the cache dtype of the latent — vLLM, SGLang and TensorRT-LLM all keep it this way;
-* sliding-window layers (Gemma 2/3, gpt-oss, Mistral-7B-v0.1) hold at most the window;
+* sliding-window layers (Gemma 2/3/4, gpt-oss, Mistral-7B-v0.1) hold at most the window;
+* Gemma 4's full-attention (global) layers have their own shape: ``2 · global_kv_heads ·
+  global_head_dim · b`` (31B: 4 KV heads of 512 beside the sliding layers' 16 of 256). Their
+  keys double as values in the weights (``attention_k_eq_v``), yet Transformers and vLLM still
+  cache a K and a V tensor (V is the raw key projection, normalised without RoPE), so both count;
 * linear-attention / SSM layers hold a constant state per sequence.
 
 Under tensor parallelism each rank holds ``max(1, n_kv_heads / tp)`` KV heads: when tp
@@ -53,7 +57,16 @@ class KVLayout(BaseModel):
     sliding_window: Tokens | None
     kv_heads_per_rank: int = Field(description="KV heads one rank stores (1 for MLA's latent)")
     replicas: int = Field(description="ranks holding a copy of each KV head (1 = no replication)")
-    bytes_per_token_layer: BytesF = Field(description="cache bytes per token per attention layer, one rank")
+    bytes_per_token_layer: BytesF = Field(
+        description="cache bytes per token per attention layer, one rank (the sliding layers' when the global "
+        "layers have their own shape)"
+    )
+    global_bytes_per_token_layer: BytesF | None = Field(
+        None, description="cache bytes per token of each full-attention layer when its shape differs (Gemma 4); "
+        "None: bytes_per_token_layer"
+    )
+    global_kv_heads_per_rank: int | None = Field(None, description="KV heads one rank stores in a global layer")
+    global_formula: Note | None = Field(None, description="the global layers' bytes per token, as a formula")
     indexer_bytes_per_token_layer: BytesF = Field(
         0, description="of which the DSA indexer key (FP8 + scales); 0 without DSA"
     )
@@ -64,18 +77,26 @@ class KVLayout(BaseModel):
     def attention_layers(self) -> int:
         return self.full_layers + self.sliding_layers
 
+    @property
+    def full_bytes_per_token_layer(self) -> float:
+        """Cache bytes per token of one full-attention layer on one rank."""
+        if self.global_bytes_per_token_layer is None:
+            return self.bytes_per_token_layer
+        return self.global_bytes_per_token_layer
+
 
 def _divisors(n: int) -> str:
     return ", ".join(str(t) for t in range(1, n + 1) if n % t == 0)
 
 
-def kv_heads_per_rank(spec: ModelSpec, tp: int = 1) -> tuple[int, int]:
-    """(KV heads per rank, replicas). Raises ToolError when tp neither divides nor is a multiple."""
+def kv_heads_per_rank(spec: ModelSpec, tp: int = 1, kv: int | None = None) -> tuple[int, int]:
+    """(KV heads per rank, replicas) of ``kv`` heads (default: the spec's). Raises ToolError when tp neither
+    divides nor is a multiple."""
     if tp < 1:
         raise ToolError(note("error.tp.at_least_one", tp=tp))
     if spec.attention == AttentionKind.mla:
         return 1, tp
-    kv = spec.num_kv_heads
+    kv = kv or spec.num_kv_heads
     if tp <= kv:
         if kv % tp:
             raise ToolError(
@@ -125,10 +146,19 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
             formula = note("inference.formula.kv_layout_kv", heads=heads, head_dim=spec.head_dim, v_dim=v_dim, b=b)
     full, sliding, linear = spec.layers, 0, 0
     window = None
+    global_per_layer: float | None = None
+    global_heads: int | None = None
+    global_formula: Note | None = None
     if spec.attention == AttentionKind.sliding and spec.sliding_window:
         full = spec.full_attention_layers if spec.full_attention_layers is not None else spec.layers
         sliding = spec.layers - full
         window = spec.sliding_window
+        if spec.global_head_dim or spec.global_num_kv_heads:
+            g_dim = spec.global_head_dim or spec.head_dim
+            global_heads = kv_heads_per_rank(spec, tp, spec.global_num_kv_heads)[0]
+            global_per_layer = 2 * global_heads * g_dim * b
+            global_formula = note("inference.formula_global.kv_layout_global", heads=global_heads, head_dim=g_dim,
+                                  b=b)
     elif spec.attention == AttentionKind.hybrid:
         full = spec.full_attention_layers if spec.full_attention_layers is not None else spec.layers
         linear = spec.layers - full
@@ -146,6 +176,9 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
         kv_heads_per_rank=heads,
         replicas=replicas,
         bytes_per_token_layer=per_layer,
+        global_bytes_per_token_layer=global_per_layer,
+        global_kv_heads_per_rank=global_heads,
+        global_formula=global_formula,
         indexer_bytes_per_token_layer=indexer,
         state_bytes_per_seq=state,
         formula=formula,
@@ -160,7 +193,9 @@ def indexer_bytes_per_token_layer(index_head_dim: int) -> int:
 def kv_bytes_per_token(spec: ModelSpec, kv_dtype: str = "fp16", tp: int = 1) -> int:
     """Cache bytes one token adds on one rank, over all attention layers (before any window cap)."""
     lay = kv_layout(spec, kv_dtype, tp)
-    return round(lay.bytes_per_token_layer * lay.attention_layers)
+    if lay.global_bytes_per_token_layer is None:
+        return round(lay.bytes_per_token_layer * lay.attention_layers)
+    return round(lay.global_bytes_per_token_layer * lay.full_layers + lay.bytes_per_token_layer * lay.sliding_layers)
 
 
 class KVCacheSize(BaseModel):
@@ -228,8 +263,13 @@ def kv_tokens(
 
 def kv_bytes(lay: KVLayout, full_tokens: int, sliding_tokens: int, sequences: int) -> int:
     """Cache bytes on one rank for the token counts of :func:`kv_tokens` plus the recurrent state."""
-    cells = lay.full_layers * full_tokens + lay.sliding_layers * sliding_tokens
-    return round(lay.bytes_per_token_layer * cells) + lay.state_bytes_per_seq * sequences
+    if lay.global_bytes_per_token_layer is None:
+        cells = lay.full_layers * full_tokens + lay.sliding_layers * sliding_tokens
+        cache = round(lay.bytes_per_token_layer * cells)
+    else:
+        cache = round(lay.global_bytes_per_token_layer * lay.full_layers * full_tokens
+                      + lay.bytes_per_token_layer * lay.sliding_layers * sliding_tokens)
+    return cache + lay.state_bytes_per_seq * sequences
 
 
 def kv_formula(lay: KVLayout, engine: Engine, context: int, sequences: int, full_tokens: int, sliding: int) -> Note:
@@ -241,13 +281,20 @@ def kv_formula(lay: KVLayout, engine: Engine, context: int, sequences: int, full
         how = note("inference.formula.kv_tokens_llamacpp", n_ctx=full_tokens, context=context, sequences=sequences)
     else:
         how = note("inference.formula.kv_tokens", context=context, sequences=sequences)
+    if lay.global_formula is not None:  # the global layers have their own shape: each kind shows its own
+        per_token = lay.global_formula
+        swa = note("inference.formula_global.kv_sliding_own", layers=lay.sliding_layers, tokens=sliding,
+                   window=lay.sliding_window, per_token=lay.formula)
+    else:
+        per_token = lay.formula
+        swa = note("inference.formula.kv_sliding", layers=lay.sliding_layers, tokens=sliding,
+                   window=lay.sliding_window)
     return note(
         "inference.formula.kv_full",
         layers=lay.full_layers,
         tokens=how,
-        per_token=lay.formula,
-        sliding=note("inference.formula.kv_sliding", layers=lay.sliding_layers, tokens=sliding,
-                     window=lay.sliding_window) if lay.sliding_layers else "",
+        per_token=per_token,
+        sliding=swa if lay.sliding_layers else "",
         linear=note("inference.formula.kv_linear", layers=lay.linear_layers, state=lay.state_bytes_per_seq,
                     sequences=sequences) if lay.linear_layers else "",
     )
@@ -275,7 +322,7 @@ def tokens_for_budget(
     sequence, so with ``context`` given their cost is spread over the context.
     """
     lay = kv_layout(spec, kv_dtype, tp)
-    per_token = lay.bytes_per_token_layer * lay.full_layers
+    per_token = lay.full_bytes_per_token_layer * lay.full_layers
     if lay.sliding_layers:
         ctx = context or (lay.sliding_window or 1)
         share = min(ctx, lay.sliding_window or ctx) / ctx

@@ -56,6 +56,12 @@ class ModelSpec(BaseModel):
     indexer_head_dim: int | None = Field(
         None, ge=1, description="DSA lightning-indexer key width cached per token and layer (FP8 + fp32 scale)"
     )
+    global_head_dim: int | None = Field(
+        None, ge=1, description="head size of the full-attention layers when it differs from head_dim (Gemma 4)"
+    )
+    global_num_kv_heads: int | None = Field(
+        None, ge=1, description="KV heads of the full-attention layers when they differ from num_kv_heads (Gemma 4)"
+    )
     num_experts: int | None = Field(None, ge=2)
     experts_per_token: int | None = Field(None, ge=1)
     tie_word_embeddings: bool = False
@@ -71,8 +77,9 @@ class ModelSpec(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> ModelSpec:
-        if self.num_heads % self.num_kv_heads:
-            raise ToolError(note("error.spec.heads_multiple", heads=self.num_heads, kv_heads=self.num_kv_heads))
+        for kv in (self.num_kv_heads, self.global_num_kv_heads):
+            if kv and self.num_heads % kv:
+                raise ToolError(note("error.spec.heads_multiple", heads=self.num_heads, kv_heads=kv))
         if self.active_params > self.params:
             raise ToolError(note("error.spec.active_params"))
         if self.attention == AttentionKind.mla and not (self.kv_lora_rank and self.qk_rope_head_dim):
@@ -159,6 +166,8 @@ class ModelSpec(BaseModel):
             full_attention_layers=a.full_attention_layers,
             linear_state_bytes_per_seq=a.linear_state_bytes_per_seq,
             indexer_head_dim=a.indexer_head_dim,
+            global_head_dim=a.global_head_dim,
+            global_num_kv_heads=a.global_num_kv_heads,
             num_experts=m.moe.num_experts if m.moe else None,
             experts_per_token=m.moe.experts_per_token if m.moe else None,
             tie_word_embeddings=m.tie_word_embeddings,
@@ -572,13 +581,23 @@ def _looks_like_path(ref: str) -> bool:
         return False
 
 
+def _kv_uneven(spec: ModelSpec, tp: int) -> int | None:
+    """The KV-head count (of any layer kind) that ``tp`` neither divides nor is a multiple of; None if none."""
+    if spec.attention == AttentionKind.mla:
+        return None
+    for kv in (spec.num_kv_heads, spec.global_num_kv_heads):
+        if kv and kv % tp and tp % kv:
+            return kv
+    return None
+
+
 def valid_tp_sizes(spec: ModelSpec, limit: int = 64) -> list[int]:
     """Tensor-parallel sizes that split both the query heads and the KV heads cleanly."""
     out = []
     for tp in range(1, limit + 1):
         if spec.num_heads % tp:
             continue
-        if spec.attention != AttentionKind.mla and spec.num_kv_heads % tp and tp % spec.num_kv_heads:
+        if _kv_uneven(spec, tp) is not None:
             continue
         out.append(tp)
     return out
@@ -591,8 +610,8 @@ def check_tensor_parallel(spec: ModelSpec, tp: int) -> None:
     if tp == 1:
         return
     heads_ok = spec.num_heads % tp == 0
-    kv_ok = spec.attention == AttentionKind.mla or not (spec.num_kv_heads % tp and tp % spec.num_kv_heads)
-    if heads_ok and kv_ok:
+    uneven = _kv_uneven(spec, tp)
+    if heads_ok and uneven is None:
         return
     ok = valid_tp_sizes(spec, limit=max(tp, 16))
     suggestion = [note("error.hint.use_tp", sizes=", ".join(str(t) for t in ok if t > 1 and t <= 16) or "1")]
@@ -601,8 +620,8 @@ def check_tensor_parallel(spec: ModelSpec, tp: int) -> None:
             note("error.tp.heads", tp=tp, heads=spec.num_heads, model=spec.name),
             suggestions=[*suggestion, note("error.hint.pipeline")],
         )
-    if spec.attention != AttentionKind.mla and spec.num_kv_heads % tp and tp % spec.num_kv_heads:
+    if uneven is not None:
         raise ToolError(
-            note("error.tp.kv_heads_uneven", tp=tp, kv_heads=spec.num_kv_heads, model=spec.name),
+            note("error.tp.kv_heads_uneven", tp=tp, kv_heads=uneven, model=spec.name),
             suggestions=suggestion,
         )
