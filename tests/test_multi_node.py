@@ -137,3 +137,12 @@ def test_an_mla_cache_too_big_for_one_node_is_split_between_nodes_by_layer() -> 
     assert opt.per_gpu_bytes is not None and 80e9 < opt.per_gpu_bytes < 100e9
     memory = {r.count for r in rec.rejected if r.stage == "memory"}
     assert memory >= {8, 16}
+
+
+@pytest.mark.parametrize("text", ["一台 8 卡 A100 80G 能不能跑 Llama-3.1-405B 的 BF16 推理，还是得加机器？",
+                                  "Is one 8x A100 80GB node enough for Llama-3.1-405B in BF16, or do we need more "
+                                  "machines?"])
+def test_asking_whether_more_machines_are_needed_gets_the_count(adv: Advisor, text: str) -> None:
+    """405B at BF16 is 811.7 GB of weights: 8 × 78.5 GB usable is not enough, 16 A100s (two nodes) are."""
+    r = turn(adv, adv.new_session(), text)
+    assert "16" in r.text.splitlines()[0] and ("2 nodes" in r.text.splitlines()[0] or "2 台" in r.text.splitlines()[0])
