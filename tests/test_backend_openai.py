@@ -62,7 +62,11 @@ def test_tools_are_offered_results_fed_back_and_text_grounded(server: FakeChatSe
     s = adv.new_session()
     r = adv.reply(QUESTION, s)
     assert r.grounded is True and not r.replaced and r.notices == []
-    assert r.text.startswith("[fake-llm]") and r.question and r.text.endswith(r.question)
+    computed = Advisor(search_k=0).reply(QUESTION, Advisor().new_session())  # the deterministic answer
+    body = computed.text.removesuffix(computed.question or "").strip()
+    # the model adds: the computed answer first, then its explanation, then the question
+    assert r.text.startswith(body) and "\n\n**In plain words:** [fake-llm]" in r.text
+    assert r.question and r.text.endswith(r.question)
     size = recompute(one(r, "size_inference"))
     assert gb(size["per_gpu_bytes"]) in r.text
     body = server.requests[0]
@@ -183,7 +187,7 @@ def test_one_bad_sentence_is_repaired_not_replaced(server: FakeChatServer) -> No
 
     server.script = script
     r = _advisor(server).reply(QUESTION, Advisor().new_session())
-    assert r.text.startswith("[fake-llm] It does not fit.") and "999" not in r.text
+    assert "**In plain words:** [fake-llm] It does not fit." in r.text and "999" not in r.text
     assert any("sentences were removed" in n for n in r.notices) and not r.replaced
 
 
@@ -224,3 +228,24 @@ def test_settings_from_the_environment(server: FakeChatServer, monkeypatch: pyte
     assert server.requests[-1]["model"] == "env-model" and r.grounded
     assert "sk-test" not in json.dumps(r.to_json()) and "sk-test" not in repr(adv.settings)
     assert Advisor().backend.name == "deterministic"  # Advisor() stays offline whatever the environment says
+
+
+def test_a_reply_cut_off_by_the_token_limit_is_not_kept(server: FakeChatServer) -> None:
+    server.script = [FakeReply(content="[fake-llm] It does not fit because the", finish_reason="length")]
+    r = _advisor(server).reply(QUESTION, Advisor().new_session())
+    assert "[fake-llm]" not in r.text and r.replaced and any("cut off" in n for n in r.notices)
+
+
+def test_a_users_own_figure_is_not_evidence(server: FakeChatServer) -> None:
+    """'My 4090 has 96 GB' is the user's claim, not a fact of the turn: a model repeating it is not believed."""
+    server.script = [FakeReply(content="[fake-llm] It does not fit, even with the 96 GB your card has.")]
+    r = _advisor(server).reply("My RTX 4090 has 96 GB. " + QUESTION, Advisor().new_session())
+    assert "96 GB your card" not in r.text and r.grounded is False
+
+
+def test_tool_calls_are_sent_back_with_empty_content_not_null(server: FakeChatServer) -> None:
+    """llama.cpp's OpenAI-compatible server rejects an assistant message whose content is null."""
+    server.script = quoting_model
+    _advisor(server).reply(QUESTION, Advisor().new_session())
+    assistants = [m for m in server.requests[0]["messages"] if m.get("role") == "assistant" and m.get("tool_calls")]
+    assert assistants and all(m["content"] == "" for m in assistants)
