@@ -747,7 +747,7 @@ class Advisor:
             ev.merge(cached)
         texts = [f"{c.title} {c.text}" for c in citations]
         texts.append(deterministic)
-        return ev.merge(grounding.evidence_from([], texts))
+        return ev.merge(grounding.evidence_from([], texts)).merge(grounding.card_capacities(calls))
 
 
 # ----------------------------------------------------------------------------- helpers

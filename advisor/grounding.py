@@ -64,7 +64,6 @@ _MULT = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "b": 1e9, "bill
 _MASKS = [
     re.compile(r"\[[^\]\n]{1,60}\]"),  # citations [id]
     re.compile(r"https?://\S+"),
-    re.compile(r"`[^`\n]*`"),  # inline code: formulas are shown, not claimed
     # versions and product numbers after a name ('PCIe 4.0', 'CUDA 12.4', 'Llama 3.1', 'RTX 4090'), but not a
     # size that follows a family name ('Llama 70B' keeps its 70B)
     re.compile(r"(?i)\b(pcie|gen|cuda|rocm|nvlink|version|ver|v|llama|qwen|gemma|deepseek|mistral|phi|python|vllm|"
@@ -75,9 +74,14 @@ _MASKS = [
     re.compile(r"(?i)\b\d+[-_]?(bit|bits|位|比特)\b"),
     re.compile(r"(?i)\b\d+(?:\.\d+)?[a-z]*_[a-z0-9_]+\b"),
     re.compile(r"\b\d+/\d+\b"),  # 24/7, 2:4 style ratios
-    re.compile(r"\b(19|20)\d{2}(-\d{2}){0,2}\b"),  # years and dates
+    # years and dates — but not '2000 W' or '2048 tokens', which are quantities
+    re.compile(rf"(?i)\b(19|20)\d{{2}}(-\d{{2}}){{0,2}}\b(?!\s*(?:{_UNIT_ALT}|元|美元)(?![a-z]))"),
     re.compile(r"(?m)^\s*\d+[.)、]\s"),  # list markers
 ]
+
+
+_LETTER_DIGIT = next(p for p in _MASKS if p.pattern.startswith(r"(?i)\b[a-z]+[-_]?\d+"))  # A100, H100-80GB
+_GLUED = re.compile(r"(?i)[-_](\d+(?:\.\d+)?(?:gb|gib|tb|mb|g|w))$")
 
 
 class Mention(BaseModel):
@@ -91,9 +95,15 @@ class Mention(BaseModel):
 
 
 class Evidence(BaseModel):
-    """Quantities a reply may quote, by dimension (base units)."""
+    """Quantities a reply may quote, by dimension (base units); memory figures also by role: what a configuration
+    needs ("need") and what a GPU has or offers ("capacity")."""
 
     values: dict[str, list[float]] = Field(default_factory=dict)
+    roles: dict[str, list[float]] = Field(default_factory=dict)
+
+    def add_role(self, role: str, value: float) -> None:
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            self.roles.setdefault(role, []).append(float(value))
 
     def add(self, dim: str, value: float) -> None:
         if value is None or isinstance(value, bool) or not math.isfinite(value):
@@ -103,6 +113,8 @@ class Evidence(BaseModel):
     def merge(self, other: Evidence) -> Evidence:
         for dim, vals in other.values.items():
             self.values.setdefault(dim, []).extend(vals)
+        for role, vals in other.roles.items():
+            self.roles.setdefault(role, []).extend(vals)
         return self
 
 
@@ -148,9 +160,11 @@ def mask_identifiers(text: str) -> str:
     for pat in _MASKS:
         for m in pat.finditer(text):
             # keep unit-bearing numbers like '80GB', '35tok/s', '1.5kW' that the letter+digit rule catches
-            if pat is _MASKS[4] and re.fullmatch(rf"(?i)\d+(\.\d+)?({_UNIT_ALT})", m.group(0)):
+            if pat is _LETTER_DIGIT and re.fullmatch(rf"(?i)\d+(\.\d+)?({_UNIT_ALT})", m.group(0)):
                 continue
-            spans.append((m.start(), m.end()))
+            glued = _GLUED.search(m.group(0)) if pat is _LETTER_DIGIT else None
+            # a size glued to a name ('H100-500GB') is still a claim: only the name part is masked
+            spans.append((m.start(), m.start() + glued.start() + 1 if glued else m.end()))
     chars = list(text)
     for a, b in spans:
         for i in range(a, b):
@@ -169,10 +183,77 @@ def _decimals_tolerance(num: str) -> float:
     return 0.5 * 10**zeros
 
 
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_EN_WORDS = {w: i for i, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                                         "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen",
+                                         "seventeen", "eighteen", "nineteen"])}
+_EN_TENS = {w: 10 * (i + 2) for i, w in enumerate(["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
+                                                   "ninety"])}
+_WORD_UNITS = {"gb": "gb", "g": "gb", "gib": "gib", "tb": "tb", "w": "w", "瓦": "w", "gigabytes": "gb",
+               "terabytes": "tb", "watts": "w", "张": "张", "块": "块", "卡": "卡", "cards": "cards", "gpus": "gpus"}
+_CN_NUMBER = re.compile(r"([零〇一二两三四五六七八九十百千万]+)\s*(GB|GiB|TB|G|W|瓦|张|块|卡)(?![A-Za-z])",
+                        re.IGNORECASE)
+_EN_WORD = "|".join([*_EN_WORDS, *_EN_TENS])
+_EN_NUMBER = re.compile(rf"(?i)\b((?:{_EN_WORD})(?:[\s-]+(?:{_EN_WORD}|hundred|thousand|and))*)\s+"
+                        r"(gigabytes|terabytes|watts|gb|gib|tb|w|cards|gpus)\b")
+
+
+def _cn_value(word: str) -> float | None:
+    """'二十四' → 24, '一百二十八' → 128, '两万' → 20000 (up to 万)."""
+    total, section, digit = 0, 0, None
+    for ch in word:
+        if ch in _CN_DIGITS:
+            digit = _CN_DIGITS[ch]
+        elif ch in _CN_UNITS:
+            section += (digit if digit is not None else 1) * _CN_UNITS[ch]
+            digit = None
+        elif ch == "万":
+            total += (section + (digit or 0)) * 10_000
+            section, digit = 0, None
+    value = total + section + (digit or 0)
+    return float(value) if value or "零" in word or "〇" in word else None
+
+
+def _en_value(words: str) -> float | None:
+    """'twenty-four' → 24, 'one hundred twenty eight' → 128."""
+    total, current = 0, 0
+    for w in re.split(r"[\s-]+", words.lower()):
+        if w in _EN_WORDS:
+            current += _EN_WORDS[w]
+        elif w in _EN_TENS:
+            current += _EN_TENS[w]
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        elif w == "thousand":
+            total += max(current, 1) * 1000
+            current = 0
+    return float(total + current)
+
+
+def _word_numbers(text: str, masked: str) -> list[Mention]:
+    """Quantities written in words ('二十四 GB', 'twenty-four gigabytes'): checked like digits."""
+    out = []
+    for pattern, parse in ((_CN_NUMBER, _cn_value), (_EN_NUMBER, _en_value)):
+        for m in pattern.finditer(text):
+            if masked[m.start():m.end()].strip() == "":
+                continue  # inside a name or a citation
+            value = parse(m.group(1))
+            if value is None:
+                continue
+            unit = _WORD_UNITS[m.group(2).lower()]
+            dim, factor = _UNITS[unit]
+            out.append(Mention(text=m.group(0), start=m.start(), end=m.end(), number=value, dim=dim,
+                               value=value * factor, tolerance=0.5 * factor))
+    return out
+
+
 def extract(text: str) -> list[Mention]:
-    """Numbers in ``text`` with their units, identifiers masked."""
+    """Numbers in ``text`` with their units, identifiers masked; quantities written in words included."""
     masked = mask_identifiers(text)
-    out: list[Mention] = []
+    code = [(c.start(), c.end()) for c in re.finditer(r"`[^`\n]*`", text)]  # formulas: only unit-bearing figures
+    out: list[Mention] = _word_numbers(text, masked)
     for m in _MENTION.finditer(masked):
         num = m.group("num")
         base = float(num.replace(",", ""))
@@ -200,9 +281,11 @@ def extract(text: str) -> list[Mention]:
         value = number * factor
         last_digit = 0.5 * (10 ** -len(num.split(".")[1]) if "." in num else 1)
         tolerance = max(min(tol_written, 0.05 * abs(base)), last_digit) * mult * factor
+        if dim in ("plain", "count") and any(a <= m.start() < b for a, b in code):
+            continue
         out.append(Mention(text=m.group(0), start=m.start(), end=m.end(), number=number, dim=dim, value=value,
                            tolerance=tolerance))
-    return out
+    return sorted(out, key=lambda mention: mention.start)
 
 
 # ----------------------------------------------------------------------------- evidence
@@ -378,8 +461,26 @@ def _walk(obj: Any, ev: Evidence, key: str = "", parent: str = "", texts: list[s
         dim, factor = (unit.dim, unit.factor) if unit is not None else _key_dim(key, parent)
         ev.add(dim, obj * factor)
         ev.add("plain", obj)
+        role = _role_of_field(key, parent) if dim == "bytes" else None
+        if role is not None:
+            ev.add_role(role, obj * factor)
     elif isinstance(obj, str) and texts is not None and re.search(r"\d", obj):
         texts.append(obj)
+
+
+# memory fields by role: what a configuration needs (its total and its parts) and what a GPU has or offers
+_NEED_FIELDS = re.compile(r"per_gpu|total|need|weights|kv|activation|overhead|gradient|optimizer|cache|cpu_bytes|"
+                          r"host_ram|model_states")
+_CAPACITY_FIELDS = re.compile(r"gpu_memory|reserved|usable|visible|memory_gb|vram|capacity|memory_bytes")
+
+
+def _role_of_field(key: str, parent: str) -> str | None:
+    k = key.lower()
+    if _CAPACITY_FIELDS.search(k):
+        return "capacity"
+    if _NEED_FIELDS.search(k) or "breakdown" in parent.lower():
+        return "need"
+    return None
 
 
 def _schema(item: Any) -> tuple[Any, type[BaseModel] | None] | None:
@@ -416,9 +517,39 @@ def evidence_from(results: Iterable[Any] = (), texts: Iterable[str] = ()) -> Evi
         else:
             _walk(typed[0], ev, texts=strings, ann=typed[1])
     for t in dict.fromkeys([*strings, *texts]):  # each distinct text once
+        previous = 0
         for m in extract(t):
             ev.add(m.dim, m.value)
             ev.add("plain", m.number)
+            if m.dim == "bytes":  # a text's memory figure takes the role its own words give it, if any
+                role = role_of(t, m, previous)
+                if role is not None:
+                    ev.add_role(role, m.value)
+            previous = m.end
+    return ev
+
+
+def card_capacities(calls: Iterable[Any]) -> Evidence:
+    """The memory of every catalog GPU a call of the turn names, as a capacity ('the 4090's 24 GB'), in GB and in
+    the GiB the label really means."""
+    ev = Evidence()
+    names: list[str] = []
+    for c in calls:
+        args = getattr(c, "arguments", None) or {}
+        if isinstance(args.get("gpu"), str):
+            names.append(args["gpu"])
+        listed = args.get("gpus")  # check_build: a list of {gpu, count}; the sizing tools: a count
+        if isinstance(listed, list):
+            names += [g["gpu"] for g in listed if isinstance(g, dict) and isinstance(g.get("gpu"), str)]
+    catalog = load_catalog()
+    for name in dict.fromkeys(names):
+        try:
+            gpu = catalog.gpu(name)
+        except LookupError:
+            continue
+        for value in (gpu.memory_gb * GB, gpu.memory_gb * GiB):
+            ev.add("bytes", value)
+            ev.add_role("capacity", value)
     return ev
 
 
@@ -465,7 +596,8 @@ def _exempt(m: Mention) -> bool:
 _POSITIVE = re.compile(r"够用|足够|够了|能跑|可以跑|跑得动|跑得起来|放得下|装得下|能装下|可以装下|没问题|完全可以|"
                        r"\bfits?\b|will fit|is enough|are enough|plenty|can run|will run|runs? (fine|comfortably)|"
                        r"no problem|works", re.IGNORECASE)
-_NEGATIVE = re.compile(r"不够|不足|放不下|装不下|跑不动|跑不了|不能|无法|不行|超出|超过了?显存|爆显存|\bOOM\b|"
+_NEGATIVE = re.compile(r"can(?:no|')t fit|can not fit|"
+                       r"不够|不足|放不下|装不下|跑不动|跑不了|不能|无法|不行|超出|超过了?显存|爆显存|\bOOM\b|"
                        r"out of memory|does(n't| not) fit|won'?t fit|will not fit|not enough|insufficient|cannot|"
                        r"can'?t|too (large|big)|exceeds?|short by|falls short|not fit", re.IGNORECASE)
 
@@ -478,15 +610,53 @@ def verdict_conflict(text: str, fits: bool | None) -> str | None:
     pos = bool(_POSITIVE.search(_NEGATIVE.sub(" ", text)))  # 'won't fit' / '不够用' are not positive claims
     if fits is False and not neg:
         return "the tools say it does not fit, but the reply does not say so"
+    if fits is False and pos:  # 'it does not fit on one — but it fits': when unsure, reject
+        return "the tools say it does not fit, but the reply also says it fits"
     if fits is True and neg and not pos:
         return "the tools say it fits, but the reply says it does not"
     return None
 
 
+_CAPACITY_BEFORE = re.compile(r"(?i)(\b(has|have|had|offers?|usable|available|capacity|only|within|of its|"
+                               r"fits? (in|into|on|within))\b|"
+                               r"只有|仅有|仅|可用|容量|显存是|显存为|(卡|显存)有)[\s:：,，]{0,4}$")
+_NEED_BEFORE = re.compile(r"(?i)(\b(needs?|needed|requires?|required|uses?|takes?|occupies|occupy|consumes?)\b|"
+                          r"需要|需|占用|要)[\s:：,，`]{0,4}$")
+_CAPACITY_AFTER = re.compile(r"(?i)^\s*(gb|gib|tb|g)?\s*(of\s+)?(usable|available|free|left|可用)")
+_FILLER = re.compile(r"(?i)约|大约|大概|左右|\babout\b|\baround\b|\broughly\b|\bapproximately\b|~|≈")
+
+
+def role_of(text: str, m: Mention, previous_end: int) -> str | None:
+    """'need' or 'capacity' when the words next to a memory figure say which it is, else None."""
+    if m.dim != "bytes":
+        return None
+    before = _FILLER.sub(" ", text[previous_end:m.start])
+    if _NEED_BEFORE.search(before):
+        return "need"
+    if _CAPACITY_BEFORE.search(before) or _CAPACITY_AFTER.match(text[m.end:m.end + 16]):
+        return "capacity"
+    return None
+
+
+def _matches_role(m: Mention, values: list[float]) -> bool:
+    return any(abs(v - m.value) <= m.tolerance + 1e-9 * max(1.0, abs(v)) for v in values)
+
+
 def check(text: str, evidence: Evidence, fits: bool | None = None) -> GroundingReport:
-    """Every number in ``text`` against ``evidence``; plus the fit verdict when the tools gave one."""
+    """Every number in ``text`` against ``evidence``, a memory figure against the facts of its role ('needs 21.9
+    GB' must be a need, '只有 16 GB' a capacity); plus the fit verdict when the tools gave one."""
     mentions = [m for m in extract(text) if not _exempt(m)]
-    bad = [m for m in mentions if not _matches(m, evidence)]
+    bad = []
+    previous = 0
+    for m in mentions:
+        role = role_of(text, m, previous) if evidence.roles else None
+        previous = m.end
+        values = evidence.roles.get(role or "", [])
+        if role is not None and values:
+            if not _matches_role(m, values):
+                bad.append(m)
+        elif not _matches(m, evidence):
+            bad.append(m)
     conflict = verdict_conflict(text, fits)
     return GroundingReport(ok=not bad and conflict is None, checked=mentions, ungrounded=bad,
                            verdict_conflict=conflict)

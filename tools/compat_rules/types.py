@@ -132,7 +132,8 @@ class BuildInput(BaseModel):
     model: str | None = Field(None, description="catalog model, for the memory fit")
     context: int = Field(8192, ge=1, le=MAX_CONTEXT_SEARCH,
                          description="tokens per sequence for the inference memory fit")
-    concurrency: int = Field(1, ge=1, description="concurrent sequences for the inference memory fit")
+    concurrency: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences for the inference memory fit "
+                                                                "(the sizing's own limit)")
     method: Literal["full", "lora", "qlora"] = Field("full", description="training method for the memory fit")
     problem_bytes: int | None = Field(None, gt=0, description="scientific: working-set bytes of the problem")
     nvme_drives: int | None = Field(None, ge=0, le=32)
