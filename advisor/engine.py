@@ -72,6 +72,7 @@ class Reply(BaseModel):
     backend: str = "deterministic"
     grounded: bool | None = Field(None, description="LLM text passed the grounding check (None: no LLM text)")
     replaced: bool = Field(False, description="the LLM text was replaced by the deterministic reply")
+    finish_reason: str | None = Field(None, description="why the model stopped ('stop', 'length' …); None: no LLM")
     report: str | None = Field(None, description="Markdown report, on export turns")
 
     def to_json(self) -> dict[str, Any]:
@@ -84,6 +85,10 @@ class Reply(BaseModel):
                             {"error": c.error}} for c in self.tool_calls],
             "citations": [{"id": c.id, "title": c.title, "source": c.source} for c in self.citations],
             "notices": self.notices,
+            "backend": self.backend,
+            "grounded": self.grounded,
+            "replaced": self.replaced,
+            "finish_reason": self.finish_reason,
         }
 
 
@@ -588,7 +593,7 @@ class Advisor:
         yield TextDelta(text="\n\n" + label, provisional=True)
         try:
             text, system = yield from self._llm_generate(plan, session, parsed, calls, citations, lang,
-                                                         deterministic)
+                                                         deterministic, reply)
             if _echoes(text, system):
                 raise LLMFailure(msg(lang, "engine.llm_body.model_repeated_its_instructions"))
         except (LLMFailure, BackendError) as exc:
@@ -619,8 +624,8 @@ class Advisor:
         return deterministic
 
     def _llm_generate(self, plan: Plan, session: Session, parsed: Parsed, calls: list[ToolCall],
-                      citations: list[Citation], lang: Lang,
-                      computed: str) -> Generator[Event, None, tuple[str, str]]:
+                      citations: list[Citation], lang: Lang, computed: str,
+                      reply: Reply) -> Generator[Event, None, tuple[str, str]]:
         backend = self.backend
         deadline = time.monotonic() + self.settings.turn_timeout_s
         use_tools = backend.supports_tools
@@ -637,6 +642,7 @@ class Advisor:
                     response = item
             if response is None:
                 raise LLMFailure("no reply")
+            reply.finish_reason = response.finish_reason
             if not response.tool_calls:
                 content = (response.content or "").strip()
                 if not content:

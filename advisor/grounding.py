@@ -620,7 +620,8 @@ def verdict_conflict(text: str, fits: bool | None) -> str | None:
 _CAPACITY_BEFORE = re.compile(r"(?i)(\b(has|have|had|offers?|usable|available|capacity|only|within|of its|"
                                r"fits? (in|into|on|within))\b|"
                                r"只有|仅有|仅|可用|容量|显存是|显存为|(卡|显存)有)[\s:：,，]{0,4}$")
-_NEED_BEFORE = re.compile(r"(?i)(\b(needs?|needed|requires?|required|uses?|takes?|occupies|occupy|consumes?)\b|"
+_NEED_BEFORE = re.compile(r"(?i)(\b(needs?|needed|requires?|required|requirement|uses?|takes?|occupies|occupy|"
+                          r"consumes?)(\s+of)?\b|"
                           r"需要|需|占用|要)[\s:：,，`]{0,4}$")
 _CAPACITY_AFTER = re.compile(r"(?i)^\s*(gb|gib|tb|g)?\s*(of\s+)?(usable|available|free|left|可用)")
 _FILLER = re.compile(r"(?i)约|大约|大概|左右|\babout\b|\baround\b|\broughly\b|\bapproximately\b|~|≈")

@@ -114,3 +114,18 @@ def test_engine_turn_with_the_small_model_is_always_grounded(llm) -> None:
     else:  # the draft was rejected or repaired, and the user is told
         assert reply.notices
     assert [t.role for t in s.history] == ["user", "assistant"] and s.profile.params_b == 70
+
+
+def test_the_system_text_keeps_its_role_when_the_template_has_one() -> None:
+    messages = [{"role": "system", "content": "rules"}, {"role": "user", "content": "q1"}]
+    kept = fold_messages(messages, keep_system=True)
+    assert kept[0] == {"role": "system", "content": "rules"} and kept[1] == {"role": "user", "content": "q1"}
+    assert fold_messages(messages)[0] == {"role": "user", "content": "rules\n\nq1"}
+
+
+def test_threads_default_to_physical_cores() -> None:
+    import os
+
+    from advisor.backends.llama_cpp import physical_cores
+
+    assert 1 <= physical_cores() <= (os.cpu_count() or 1)

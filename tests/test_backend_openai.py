@@ -249,3 +249,34 @@ def test_tool_calls_are_sent_back_with_empty_content_not_null(server: FakeChatSe
     _advisor(server).reply(QUESTION, Advisor().new_session())
     assistants = [m for m in server.requests[0]["messages"] if m.get("role") == "assistant" and m.get("tool_calls")]
     assert assistants and all(m["content"] == "" for m in assistants)
+
+
+def test_the_json_reply_says_what_the_model_did(server: FakeChatServer) -> None:
+    server.script = quoting_model
+    kept = _advisor(server).reply(QUESTION, Advisor().new_session()).to_json()
+    assert (kept["backend"], kept["grounded"], kept["replaced"], kept["finish_reason"]) == (
+        "openai:fake-model", True, False, "stop")
+    server.script = [FakeReply(content="[fake-llm] It does not fit because", finish_reason="length")]
+    cut = _advisor(server).reply(QUESTION, Advisor().new_session()).to_json()
+    assert (cut["grounded"], cut["replaced"], cut["finish_reason"]) == (False, True, "length")
+    offline = Advisor(search_k=0).reply(QUESTION, Advisor().new_session()).to_json()
+    assert (offline["backend"], offline["grounded"], offline["finish_reason"]) == ("deterministic", None, None)
+
+
+def test_keep_alives_do_not_extend_the_deadline(server: FakeChatServer) -> None:
+    """A server that only sends keep-alive lines: the turn ends within its deadline + 2 s, computed answer kept."""
+    server.script = [FakeReply(content="[fake-llm] late", keepalive_s=30)]
+    adv = _advisor(server, llm_timeout_s=2)
+    t0 = time.monotonic()
+    r = adv.reply(QUESTION, adv.new_session())
+    assert time.monotonic() - t0 < adv.settings.llm_timeout_s + 2
+    assert r.replaced and "[fake-llm]" not in r.text and any("timeout" in n for n in r.notices)
+
+
+def test_a_two_megabyte_reply_is_cut_not_kept(server: FakeChatServer) -> None:
+    server.script = [FakeReply(content="It does not fit. " * 120_000, chunk_chars=4096)]
+    adv = _advisor(server)
+    t0 = time.monotonic()
+    r = adv.reply(QUESTION, adv.new_session())
+    assert time.monotonic() - t0 < adv.settings.turn_timeout_s
+    assert r.replaced and r.finish_reason == "length" and len(r.text) < 20_000

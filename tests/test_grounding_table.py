@@ -131,6 +131,18 @@ WRONG_FIT = [
     "It fits, and your 96 GB card has room to spare.",
     "It fits; budget 2000 W for the box.",
 ]
+WRONG_FIT_MORE = [
+    "It fits: only 12 GB of the card is usable.",
+    "It fits; the RTX 4090 has 32 GB.",
+    "It fits with a need of 25 GB per GPU.",
+    "It fits: it requires just 9 GB.",
+    "It fits and runs at 900 tokens/s.",
+    "It fits; the engine sees 40 GB.",
+    "It fits on the 20 GB that vLLM reserves.",
+    "It fits, with forty gigabytes free.",
+    "它放得下：显存只有 12 GB 也够用。",
+    "放得下，这张卡有 32 GB。",
+]
 WRONG_FIT_ZH = [
     "放不下，这张卡不够。",
     "放不下：需要 28.3 GB。",
@@ -182,9 +194,9 @@ def fit() -> tuple[Evidence, bool]:
 
 
 def test_the_table_is_as_large_as_promised() -> None:
-    wrong = WRONG_NO_FIT + WRONG_NO_FIT_ZH + WRONG_FIT + WRONG_FIT_ZH
+    wrong = WRONG_NO_FIT + WRONG_NO_FIT_ZH + WRONG_FIT + WRONG_FIT_MORE + WRONG_FIT_ZH
     right = RIGHT_NO_FIT + RIGHT_NO_FIT_ZH + RIGHT_FIT + RIGHT_FIT_ZH
-    assert len(wrong) >= 70 and len(right) >= 40
+    assert len(wrong) >= 80 and len(right) >= 40
 
 
 @pytest.mark.parametrize("text", WRONG_NO_FIT + WRONG_NO_FIT_ZH)
@@ -198,7 +210,7 @@ def test_right_explanations_of_a_no_fit_are_kept(no_fit: tuple[Evidence, bool], 
     assert report.ok, (text, report.bad_numbers, report.verdict_conflict)
 
 
-@pytest.mark.parametrize("text", WRONG_FIT + WRONG_FIT_ZH)
+@pytest.mark.parametrize("text", WRONG_FIT + WRONG_FIT_MORE + WRONG_FIT_ZH)
 def test_wrong_explanations_of_a_fit_are_rejected(fit: tuple[Evidence, bool], text: str) -> None:
     assert not check(text, *fit).ok, text
 

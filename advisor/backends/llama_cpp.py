@@ -37,8 +37,25 @@ def pick_chat_format(metadata: dict[str, str], configured: str | None) -> str | 
     return _ARCH_FORMATS.get(metadata.get("general.architecture", ""), "chatml")
 
 
-def fold_messages(messages: list[Message]) -> list[Message]:
-    """Rewrite OpenAI messages as strictly alternating user/assistant text turns."""
+_SYSTEM_FORMATS = ("chatml", "llama-2", "llama-3", "qwen", "mistral-instruct", "functionary")
+
+
+def physical_cores() -> int:
+    """Cores this process may use, one thread per physical core (hyper-threads slow llama.cpp's decode down on a
+    busy box): the distinct sibling groups among the allowed CPUs, else the allowed CPU count."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else list(range(os.cpu_count() or 1))
+    groups = set()
+    for cpu in allowed:
+        try:
+            groups.add(Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text().strip())
+        except OSError:
+            groups.add(str(cpu))
+    return max(1, len(groups))
+
+
+def fold_messages(messages: list[Message], keep_system: bool = False) -> list[Message]:
+    """Rewrite OpenAI messages as strictly alternating user/assistant text turns; the system text stays a system
+    message when the chat template has that role (``keep_system``), else it opens the first user turn."""
     out: list[Message] = []
     system: list[str] = []
 
@@ -63,6 +80,10 @@ def fold_messages(messages: list[Message]) -> list[Message]:
             add("assistant", text.strip())
         else:
             add("user", content)
+    if out and out[0]["role"] == "assistant":
+        out.insert(0, {"role": "user", "content": "(conversation continues)"})
+    if system and keep_system:  # fixed text first, in its own role: prefix caches hit across turns
+        return [{"role": "system", "content": "\n\n".join(system)}, *out]
     if system:
         prefix = "\n\n".join(system)
         if out and out[0]["role"] == "user":
@@ -101,7 +122,7 @@ class LlamaCppBackend(Backend):
                                    "(pip install 'gpu-advisor[local]')") from exc
             try:
                 self._llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads or
-                                            max(1, (os.cpu_count() or 2)), chat_format=chat_format,
+                                            physical_cores(), chat_format=chat_format,
                                             seed=seed, verbose=False)
             except Exception as exc:  # bad or unsupported GGUF
                 raise BackendError("unavailable", f"llama backend: cannot load {path.name}: {exc}") from exc
@@ -114,6 +135,9 @@ class LlamaCppBackend(Backend):
         self.template_source = ("configured" if chat_format else "file" if fmt is None else
                                 f"architecture {metadata.get('general.architecture', '?')}")
         self.name = f"llama.cpp:{Path(self.model_path).name}"
+        template = str(metadata.get("tokenizer.chat_template") or "")
+        # a template that names the system role renders it; the others (Gemma) get it folded into the first turn
+        self.system_role = "system" in template or (self.chat_format or "").startswith(_SYSTEM_FORMATS)
         self._lock = threading.Lock()  # one llama.cpp context serves one generation at a time
 
     @classmethod
@@ -143,7 +167,7 @@ class LlamaCppBackend(Backend):
         if tools and self.supports_tools:
             yield self._with_tools(messages, tools)
             return
-        folded = fold_messages(messages)
+        folded = fold_messages(messages, keep_system=self.system_role)
         try:
             chunks = self._llm.create_chat_completion(messages=folded, stream=True, max_tokens=self.max_tokens,
                                                       temperature=self.temperature)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
 from advisor.backends.base import Backend, BackendError, LLMResponse, LLMToolCall, Message
 from advisor.settings import Settings
+
+MAX_REPLY_CHARS = 16_000  # far above a 2–4 sentence explanation; a runaway reply is cut, never held in memory
 
 
 class OpenAICompatBackend(Backend):
@@ -41,8 +44,6 @@ class OpenAICompatBackend(Backend):
 
     def stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
                deadline: float | None = None) -> Iterator[str | LLMResponse]:
-        import openai
-
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True,
                                   "temperature": self.temperature, "max_tokens": self.max_tokens}
         if tools:
@@ -50,13 +51,28 @@ class OpenAICompatBackend(Backend):
             kwargs["tool_choice"] = "auto"
         timeout = self.timeout_s if deadline is None else max(0.5, min(self.timeout_s, deadline - time.monotonic()))
         text: list[str] = []
+        size = 0
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
+        watchdog: threading.Timer | None = None
+        expired = threading.Event()
         try:
             response = self._client.chat.completions.create(timeout=timeout, **kwargs)
+            # a wall clock for the whole reply (this call's own limit or the turn's, the sooner): keep-alive lines
+            # from the server reset a read timeout, never this
+            limit = time.monotonic() + self.timeout_s if deadline is None else min(deadline,
+                                                                                    time.monotonic() + self.timeout_s)
+
+            def cut() -> None:
+                expired.set()
+                response.close()
+
+            watchdog = threading.Timer(max(0.0, limit - time.monotonic()), cut)
+            watchdog.daemon = True
+            watchdog.start()
             try:
                 for chunk in response:
-                    if deadline is not None and time.monotonic() > deadline:
+                    if expired.is_set() or (deadline is not None and time.monotonic() > deadline):
                         raise BackendError("timeout", f"{self.name}: the reply took longer than the turn allows")
                     if getattr(chunk, "error", None):
                         raise BackendError("http", f"{self.name}: server error in stream: {chunk.error}")
@@ -65,6 +81,10 @@ class OpenAICompatBackend(Backend):
                     choice = chunk.choices[0]
                     delta = choice.delta
                     if delta is not None and delta.content:
+                        size += len(delta.content)
+                        if size > MAX_REPLY_CHARS:  # a runaway reply: stop reading, keep nothing of it
+                            finish = "length"
+                            break
                         text.append(delta.content)
                         yield delta.content
                     for tc in (delta.tool_calls or []) if delta is not None else []:
@@ -78,21 +98,17 @@ class OpenAICompatBackend(Backend):
                     if choice.finish_reason:
                         finish = choice.finish_reason
             finally:
+                if watchdog is not None:
+                    watchdog.cancel()
                 response.close()
         except BackendError:
             raise
-        except openai.APITimeoutError as exc:
-            raise BackendError("timeout", f"{self.name}: no answer within {timeout:.0f} s") from exc
-        except openai.APIConnectionError as exc:
-            raise BackendError("connection", f"{self.name}: cannot reach {self.base_url or 'the server'}") from exc
-        except openai.RateLimitError as exc:
-            raise BackendError("rate_limited", f"{self.name}: rate limited (HTTP 429)") from exc
-        except openai.APIStatusError as exc:
-            raise BackendError("http", f"{self.name}: HTTP {exc.status_code}") from exc
-        except openai.APIError as exc:
-            raise BackendError("malformed", f"{self.name}: bad response ({type(exc).__name__})") from exc
-        except Exception as exc:  # garbage in the stream: JSON, encoding, protocol errors
-            raise BackendError("malformed", f"{self.name}: unreadable response ({type(exc).__name__})") from exc
+        except Exception as exc:
+            if expired.is_set():  # the watchdog closed the stream under the reader
+                raise BackendError("timeout", f"{self.name}: the reply took longer than the turn allows") from exc
+            raise _backend_error(self.name, self.base_url, timeout, exc) from exc
+        if expired.is_set():
+            raise BackendError("timeout", f"{self.name}: the reply took longer than the turn allows")
         if finish is None:
             raise BackendError("truncated", f"{self.name}: the stream ended before the reply was finished")
         tool_calls = [LLMToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=c["arguments"])
@@ -101,3 +117,20 @@ class OpenAICompatBackend(Backend):
 
     def close(self) -> None:
         self._client.close()
+
+
+def _backend_error(name: str, base_url: str | None, timeout: float, exc: Exception) -> BackendError:
+    """The typed error for a failure of the openai client."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return BackendError("timeout", f"{name}: no answer within {timeout:.0f} s")
+    if isinstance(exc, openai.APIConnectionError):
+        return BackendError("connection", f"{name}: cannot reach {base_url or 'the server'}")
+    if isinstance(exc, openai.RateLimitError):
+        return BackendError("rate_limited", f"{name}: rate limited (HTTP 429)")
+    if isinstance(exc, openai.APIStatusError):
+        return BackendError("http", f"{name}: HTTP {exc.status_code}")
+    if isinstance(exc, openai.APIError):
+        return BackendError("malformed", f"{name}: bad response ({type(exc).__name__})")
+    return BackendError("malformed", f"{name}: unreadable response ({type(exc).__name__})")  # garbage in the stream

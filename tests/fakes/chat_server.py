@@ -28,6 +28,7 @@ class FakeReply:
     garbage: bool = False  # body is not JSON / SSE lines are not JSON
     chunk_chars: int = 6  # streamed content piece size
     finish_reason: str | None = None
+    keepalive_s: float = 0.0  # SSE comment lines (': keep-alive') every 0.2 s for this long before any content
 
 
 class FakeChatServer:
@@ -154,6 +155,11 @@ class FakeChatServer:
                         self.wfile.flush()
                         return
                     send({"role": "assistant", "content": ""})
+                    until = time.monotonic() + reply.keepalive_s
+                    while time.monotonic() < until and not server._released.is_set():
+                        self.wfile.write(b": keep-alive\n\n")
+                        self.wfile.flush()
+                        server._released.wait(0.2)
                     text = reply.content
                     pieces = [text[i:i + reply.chunk_chars] for i in range(0, len(text), reply.chunk_chars)]
                     for n, piece in enumerate(pieces):
