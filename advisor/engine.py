@@ -47,12 +47,11 @@ _BOOL_SLOTS = ("cuda_required", "domestic", "fp64")
 _LLM_MODES = ("answer", "compare", "why")
 ALT_CALL_PREFIX = "alt_"  # call ids of alternatives the planner sized beside the requested configuration
 _AFTER_YES = ("cuda_required", "domestic", "existing", "form_factor", "power_limit_w")
+# at most three tools a turn, with slim schemas (toolspec.SLIM_FIELDS): small local models see ~1k tokens of tools
 _TOOLS_BY_PATH = {
-    "inference": ["size_inference", "perf_decode", "perf_prefill", "perf_serving", "check_build", "recommend",
-                  "search_knowledge", "gpu_info", "model_info"],
-    "training": ["size_training", "training_time", "check_build", "recommend", "search_knowledge", "gpu_info",
-                 "model_info"],
-    "scientific": ["scientific_fp64", "check_build", "recommend", "search_knowledge", "gpu_info"],
+    "inference": ["size_inference", "perf_decode", "recommend"],
+    "training": ["size_training", "training_time", "recommend"],
+    "scientific": ["scientific_fp64", "recommend", "gpu_info"],
 }
 
 
@@ -632,7 +631,7 @@ class Advisor:
         allowed = _TOOLS_BY_PATH.get(session.profile.use_case or "inference", list(TOOLS))
         messages = self._messages(session, parsed, calls, citations, lang, use_tools, computed)
         system = messages[0]["content"]
-        tools = [TOOLS[n].schema() for n in allowed] if use_tools else None
+        tools = [TOOLS[n].slim_schema() for n in allowed] if use_tools else None
         for step in range(self.settings.max_tool_steps + 1):
             response = None
             for item in backend.stream(messages, tools, deadline):

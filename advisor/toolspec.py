@@ -89,10 +89,38 @@ class ToolSpec:
         return {"type": "function", "function": {"name": self.name, "description": self.description,
                                                  "parameters": params}}
 
+    def slim_schema(self) -> dict[str, Any]:
+        """The schema a small local model is shown: the user-level fields only (``SLIM_FIELDS``), the rest left
+        to their defaults; a few hundred tokens instead of the full input model."""
+        full = self.schema()
+        keep = SLIM_FIELDS.get(self.name)
+        params = full["function"]["parameters"]
+        if keep is None:
+            return full
+        props = {k: v for k, v in params.get("properties", {}).items() if k in keep}
+        slim: dict[str, Any] = {"type": "object", "properties": props,
+                                "required": [r for r in params.get("required", []) if r in props]}
+        if "$defs" in params and "$ref" in json.dumps(props):
+            slim["$defs"] = params["$defs"]
+        return {"type": "function", "function": {"name": self.name, "description": self.description,
+                                                 "parameters": slim}}
+
     def title(self, lang: str) -> str:
         """The tool's display name in ``lang`` (message ``tool.<name>``)."""
         return msg(lang, f"tool.{self.name}")
 
+
+# what a user would say, per tool: the fields a small model is offered (the others keep their defaults)
+SLIM_FIELDS: dict[str, tuple[str, ...]] = {
+    "size_inference": ("model", "gpu", "gpus", "precision", "context", "batch", "engine"),
+    "perf_decode": ("model", "gpu", "count", "precision", "context", "batch"),
+    "size_training": ("model", "gpu", "gpus", "method", "seq", "zero_stage"),
+    "training_time": ("model", "gpu", "count", "tokens"),
+    "recommend": ("workload", "model", "precision", "context", "concurrency", "method", "budget_usd", "budget_cny"),
+    "scientific_fp64": ("gpu", "count", "problem", "n", "cells"),
+    "gpu_info": ("name",),
+    "model_info": ("name",),
+}
 
 # ----------------------------------------------------------------------------- facades
 

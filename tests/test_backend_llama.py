@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -129,3 +130,20 @@ def test_threads_default_to_physical_cores() -> None:
     from advisor.backends.llama_cpp import physical_cores
 
     assert 1 <= physical_cores() <= (os.cpu_count() or 1)
+
+
+def test_a_prompt_longer_than_the_context_says_which_n_ctx_it_needs() -> None:
+    """llama.cpp refuses a prompt longer than n_ctx; the error names the size that would take it."""
+
+    class Overflowing:  # a stand-in for a loaded llama_cpp.Llama: the real one needs a prompt this long
+        metadata: ClassVar[dict[str, str]] = {}
+        model_path = "tiny.gguf"
+        chat_format = None
+
+        def create_chat_completion(self, **_: object) -> object:
+            raise ValueError("Requested tokens (5000) exceed context window of 4096")
+
+    backend = LlamaCppBackend(llama=Overflowing())
+    with pytest.raises(BackendError) as info:
+        backend.complete([{"role": "user", "content": "hi"}])
+    assert "5000 tokens" in str(info.value) and "ADVISOR_LLAMA_N_CTX=8192" in str(info.value)

@@ -120,7 +120,7 @@ def test_http_errors(server: FakeChatServer, offline: dict[str, Any], status: in
     ('{"model": "llama-3.1-8b", "context": "lots"}', "invalid"),  # wrong type for a field
 ])
 def test_bad_tool_arguments(server: FakeChatServer, offline: dict[str, Any], arguments: str, expect: str) -> None:
-    tool = "gpu_info" if "name" in arguments else "size_inference"
+    tool = "perf_decode" if "name" in arguments else "size_inference"
     server.script = [FakeReply(tool_calls=[(tool, arguments)]), FakeReply(content="done")]
     assert_fallback(llm_advisor(server.base_url), offline, expect)
 
@@ -144,7 +144,7 @@ def test_llm_tool_results_reach_the_model_and_a_good_reply_is_kept(server: FakeC
     """Control case: a well-behaved model (one tool call, then an answer quoting only real numbers) is kept."""
     size = offline["size"]
     gb = f"{size['per_gpu_bytes'] / 1e9:.1f} GB"
-    server.script = [FakeReply(tool_calls=[("gpu_info", '{"name": "RTX 4090"}')]),
+    server.script = [FakeReply(tool_calls=[("perf_decode", '{"model": "llama-3.1-8b", "gpu": "RTX 4090"}')]),
                      FakeReply(content=f"Yes — Llama 3.1 8B fits on one RTX 4090; it needs about {gb} per GPU.")]
     reply = llm_advisor(server.base_url).reply(QUESTION, Session())
     assert reply.grounded is True and not reply.replaced, reply.notices

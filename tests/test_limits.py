@@ -111,7 +111,8 @@ def test_tool_rounds_per_turn_are_capped_with_a_notice() -> None:
     falls back to the computed answer and says why."""
     with FakeChatServer() as srv:
         srv.script = lambda body: FakeReply(tool_calls=[(
-            "gpu_info", json.dumps({"name": "RTX 4090" if len(srv.requests) % 2 else "A100 80GB"}))])
+            "perf_decode", json.dumps({"model": "llama-3.1-8b",
+                                       "gpu": "RTX 4090" if len(srv.requests) % 2 else "A100 80GB"}))])
         adv = Advisor(llm="openai", openai_base_url=srv.base_url, openai_model="fake", max_tool_steps=2,
                       llm_timeout_s=5, turn_timeout_s=20)
         t0 = time.perf_counter()

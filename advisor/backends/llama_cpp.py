@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -35,6 +36,20 @@ def pick_chat_format(metadata: dict[str, str], configured: str | None) -> str | 
     if metadata.get("tokenizer.chat_template"):
         return None
     return _ARCH_FORMATS.get(metadata.get("general.architecture", ""), "chatml")
+
+
+_OVERFLOW = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
+
+
+def _generation_error(name: str, what: str, exc: Exception) -> BackendError:
+    """The backend error for a failed generation; a prompt longer than the context says which n_ctx it needs."""
+    m = _OVERFLOW.search(str(exc))
+    if m:
+        need = int(m.group(1))
+        size = 1 << max(need + 512, 1).bit_length()  # room for the reply, rounded up to a power of two
+        return BackendError("internal", f"{name}: the prompt is {need} tokens, more than the context of "
+                                        f"{m.group(2)}; set ADVISOR_LLAMA_N_CTX={size} (or more)")
+    return BackendError("internal", f"{name}: {what}: {exc}")
 
 
 _SYSTEM_FORMATS = ("chatml", "llama-2", "llama-3", "qwen", "mistral-instruct", "functionary")
@@ -172,7 +187,7 @@ class LlamaCppBackend(Backend):
             chunks = self._llm.create_chat_completion(messages=folded, stream=True, max_tokens=self.max_tokens,
                                                       temperature=self.temperature)
         except Exception as exc:
-            raise BackendError("internal", f"{self.name}: cannot start generation: {exc}") from exc
+            raise _generation_error(self.name, "cannot start generation", exc) from exc
         text: list[str] = []
         finish: str | None = None
         try:
@@ -187,7 +202,7 @@ class LlamaCppBackend(Backend):
                     finish = "length"
                     break
         except Exception as exc:
-            raise BackendError("internal", f"{self.name}: generation failed: {exc}") from exc
+            raise _generation_error(self.name, "generation failed", exc) from exc
         yield LLMResponse(content="".join(text), finish_reason=finish or "stop")
 
     def _with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> LLMResponse:
@@ -195,7 +210,7 @@ class LlamaCppBackend(Backend):
             out = self._llm.create_chat_completion(messages=messages, tools=tools, tool_choice="auto",
                                                    max_tokens=self.max_tokens, temperature=self.temperature)
         except Exception as exc:
-            raise BackendError("internal", f"{self.name}: generation failed: {exc}") from exc
+            raise _generation_error(self.name, "generation failed", exc) from exc
         choice = (out.get("choices") or [{}])[0]
         msg = choice.get("message") or {}
         calls = []

@@ -96,6 +96,11 @@ class FakeChatServer:
                 except json.JSONDecodeError:
                     self._json(400, {"error": {"message": "bad request body"}})
                     return
+                if any(m.get("content") is None for m in body.get("messages", [])):
+                    # llama.cpp's server rejects a message whose content is null (an assistant tool call included)
+                    server.requests.append(body)
+                    self._json(500, {"error": {"message": "content must not be null", "type": "server_error"}})
+                    return
                 reply = server._next(body)
                 if reply.delay_s:
                     server._released.wait(reply.delay_s)
