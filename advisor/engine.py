@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 Lang = Literal["zh", "en"]
 _BOOL_SLOTS = ("cuda_required", "domestic", "fp64")
-_LLM_MODES = ("answer", "compare", "why")
+_LLM_MODES = ("answer", "compare", "why", "concept")
 ALT_CALL_PREFIX = "alt_"  # call ids of alternatives the planner sized beside the requested configuration
 _AFTER_YES = ("cuda_required", "domestic", "existing", "form_factor", "power_limit_w")
 # at most three tools a turn, with slim schemas (toolspec.SLIM_FIELDS): small local models see ~1k tokens of tools
@@ -603,6 +603,10 @@ class Advisor:
         evidence = self._evidence(session, calls, citations, deterministic)
         fits = _verdict(calls) if plan.mode == "answer" else None
         text, dropped = _strip_unknown_citations(text, {c.id for c in citations} | set(session.citations))
+        if plan.mode == "concept" and citations and not any(f"[{c.id}]" in text for c in citations):
+            reply.notices.append(msg(lang, "engine.llm_body.no_citation"))  # a concept answer must cite a passage
+            reply.replaced, reply.grounded = True, False
+            return deterministic
         if dropped:
             reply.notices.append(msg(lang, "engine.llm_body.removed_citations_passages_that", join=', '.join(dropped)))
         report = grounding.check(text, evidence, fits)
@@ -710,8 +714,9 @@ class Advisor:
                       "sentences that explain it in plain words. Use only these facts and their exact numbers; do "
                       "not add any other number. A fact marked ❌ does not fit: say so.\nFacts:\n"
                       + C.key_facts(calls, lang))
-            if citations:
-                system += "\nSources: " + ", ".join(f"[{c.id}]" for c in citations[:3])
+            if citations:  # the passages' own text, bounded (~300 tokens): a concept is explained from them
+                system += ("\nPassages (cite the ones you use by their [id]):\n"
+                           + "\n".join(f"[{c.id}] {c.text[:400]}" for c in citations[:3]))
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         history = [t for t in session.history[:-1] if t.text][-4 if use_tools else -2:]
         for turn in history:

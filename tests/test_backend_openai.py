@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -282,3 +283,26 @@ def test_a_two_megabyte_reply_is_cut_not_kept(server: FakeChatServer) -> None:
     r = adv.reply(QUESTION, adv.new_session())
     assert time.monotonic() - t0 < adv.settings.turn_timeout_s
     assert r.replaced and r.finish_reason == "length" and len(r.text) < 20_000
+
+
+def _citing(cite: bool) -> Callable[[dict[str, Any]], FakeReply]:
+    """A fake model that explains a concept, citing the first passage it was given or none."""
+    def script(body: dict[str, Any]) -> FakeReply:
+        import re
+
+        ids = re.findall(r"^\[([^\]\n]+)\]", body["messages"][0]["content"], re.M)
+        tail = f" [{ids[0]}]" if cite and ids else ""
+        return FakeReply(content=f"[fake-llm] The KV cache keeps every token's keys and values, so it grows with "
+                                 f"the context and the number of users{tail}.")
+    return script
+
+
+@pytest.mark.parametrize("cite", [True, False])
+def test_a_concept_explanation_must_cite_a_passage(server: FakeChatServer, cite: bool) -> None:
+    server.script = _citing(cite)
+    adv = _advisor(server, search_k=3)
+    r = adv.reply("What is a KV cache and why does it grow with the context?", adv.new_session())
+    assert r.citations, "the concept question found passages"
+    assert ("[fake-llm]" in r.text) is cite and r.replaced is (not cite)
+    if not cite:
+        assert any("cited none of the passages" in n for n in r.notices)
