@@ -13,7 +13,7 @@
 | ``ADVISOR_MAX_MESSAGE_CHARS`` | longer messages are truncated, with a notice | 8000 |
 | ``ADVISOR_MAX_TURNS_KEPT`` | turns of history kept in a session (older ones are dropped) | 50 |
 | ``ADVISOR_MAX_TOOL_STEPS`` | LLM tool-call rounds per turn before it counts as a loop | 4 |
-| ``ADVISOR_MAX_TOKENS`` | tokens the LLM may generate per step | 700 |
+| ``ADVISOR_MAX_TOKENS`` | tokens the LLM may generate per step (an explanation is 2–4 sentences) | 256 |
 | ``ADVISOR_ASK_DENSE`` | one-shot ``gpu-advisor ask`` uses the fused (vector + keyword) search, like ``--dense`` | 0 |
 """
 
@@ -43,7 +43,8 @@ class Settings(BaseSettings):
     llm_timeout_s: float = Field(30.0, gt=0, le=600)
     turn_timeout_s: float = Field(90.0, gt=0, le=3600)
     temperature: float = Field(0.2, ge=0, le=2)
-    max_tokens: int = Field(700, ge=16, le=32_768)
+    max_tokens: int = Field(256, ge=16, le=32_768, description="the model explains in 2–4 sentences (~100 tokens); "
+                                                             "a reply that reaches this limit is dropped")
     max_message_chars: int = Field(8000, ge=100, le=1_000_000)
     max_turns_kept: int = Field(50, ge=2, le=10_000)
     max_tool_steps: int = Field(4, ge=1, le=32)
