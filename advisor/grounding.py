@@ -464,6 +464,9 @@ def _walk(obj: Any, ev: Evidence, key: str = "", parent: str = "", texts: list[s
         role = _role_of_field(key, parent) if dim == "bytes" else None
         if role is not None:
             ev.add_role(role, obj * factor)
+        scope = _scope_of_field(key, parent) if dim == "bytes" else None
+        if scope is not None:
+            ev.add_role(scope, obj * factor)
     elif isinstance(obj, str) and texts is not None and re.search(r"\d", obj):
         texts.append(obj)
 
@@ -472,6 +475,16 @@ def _walk(obj: Any, ev: Evidence, key: str = "", parent: str = "", texts: list[s
 _NEED_FIELDS = re.compile(r"per_gpu|total|need|weights|kv|activation|overhead|gradient|optimizer|cache|cpu_bytes|"
                           r"host_ram|model_states")
 _CAPACITY_FIELDS = re.compile(r"gpu_memory|reserved|usable|visible|memory_gb|vram|capacity|memory_bytes")
+
+
+def _scope_of_field(key: str, parent: str) -> str | None:
+    """'per_gpu' or 'all_gpus' for a memory field whose name says which (the scope of a need)."""
+    k = key.lower()
+    if "per_gpu" in k or "breakdown" in parent.lower():
+        return "per_gpu"
+    if "all_gpus" in k or "total" in k:  # total_bytes, weights_total_bytes, total_vram_bytes …
+        return "all_gpus"
+    return None
 
 
 def _role_of_field(key: str, parent: str) -> str | None:
@@ -639,6 +652,30 @@ def role_of(text: str, m: Mention, previous_end: int) -> str | None:
     return None
 
 
+_PER_GPU_AFTER = re.compile(r"(?i)^\s*(gb|gib|tb|g)?\s*(\(.{0,16}\)\s*)?"
+                            r"((on |for |in )?each( gpu| card)?|per gpu|per card|a gpu|/gpu|/card)\b|"
+                            r"^\s*(gb|gib|tb|g)?\s*(/卡|/张)")
+_PER_GPU_BEFORE = re.compile(r"(每卡|每张卡?|单卡|each gpu|per gpu|each card)[^，。,.;；]{0,12}$", re.IGNORECASE)
+# across the GPUs, said so ('in all', 'combined', '两张卡一共'): a bare 'total' / '合计' is often one GPU's sum
+_ALL_GPUS_BEFORE = re.compile(r"(?i)(\bin all\b|\baltogether\b|\bcombined\b|\bacross (the |all |both )?(gpus|cards)\b|"
+                              r"\ball (the )?(gpus|cards)\b|[两二三四八\d]\s*张卡?(一共|共|合计|加起来|总共)|所有卡)")
+_ALL_GPUS_AFTER = re.compile(r"(?i)^[ \t]*(gb|gib|tb|g)?[ \t]*(\(.{0,16}\)[ \t]*)?(in all\b|altogether\b|combined\b|"
+                             r"across (the |all |both )?(gpus|cards)\b|(for|on) (all|both) (the )?(gpus|cards)\b)")
+
+
+def scope_of(text: str, m: Mention, previous_end: int) -> str | None:
+    """'per_gpu' or 'all_gpus' when the words next to a memory figure say which, else None."""
+    if m.dim != "bytes":
+        return None
+    before, after = text[previous_end:m.start], text[m.end:m.end + 24]
+    if _PER_GPU_AFTER.match(after) or _PER_GPU_BEFORE.search(before):
+        return "per_gpu"
+    clause = re.split(r"[，。,;；:：\n]", text[max(0, m.start - 16):m.start])[-1]  # '两张卡合计' may hold a count
+    if _ALL_GPUS_BEFORE.search(clause) or _ALL_GPUS_AFTER.match(after):
+        return "all_gpus"
+    return None
+
+
 def _matches_role(m: Mention, values: list[float]) -> bool:
     return any(abs(v - m.value) <= m.tolerance + 1e-9 * max(1.0, abs(v)) for v in values)
 
@@ -651,12 +688,15 @@ def check(text: str, evidence: Evidence, fits: bool | None = None) -> GroundingR
     previous = 0
     for m in mentions:
         role = role_of(text, m, previous) if evidence.roles else None
+        scope = scope_of(text, m, previous) if evidence.roles else None
         previous = m.end
         values = evidence.roles.get(role or "", [])
-        if role is not None and values:
-            if not _matches_role(m, values):
-                bad.append(m)
-        elif not _matches(m, evidence):
+        scoped = evidence.roles.get(scope or "", [])
+        if role is not None and values and not _matches_role(m, values):
+            bad.append(m)
+        elif scope is not None and scoped and role != "capacity" and not _matches_role(m, scoped):
+            bad.append(m)  # 'needs 56.7 GB per GPU' when 56.7 GB is both GPUs together
+        elif role is None and not _matches(m, evidence):
             bad.append(m)
     conflict = verdict_conflict(text, fits)
     return GroundingReport(ok=not bad and conflict is None, checked=mentions, ungrounded=bad,

@@ -219,3 +219,43 @@ def test_wrong_explanations_of_a_fit_are_rejected(fit: tuple[Evidence, bool], te
 def test_right_explanations_of_a_fit_are_kept(fit: tuple[Evidence, bool], text: str) -> None:
     report = check(text, *fit)
     assert report.ok, (text, report.bad_numbers, report.verdict_conflict)
+
+
+# Two cards: Qwen2.5-32B in FP8 at 8k for one user fits on two RTX 4090s — 21.0 GB per GPU (weights 17.2 GB
+# each), 41.9 GB across both, weights 34.3 GB in all. A per-GPU figure said of both cards, or the reverse, is wrong.
+TWO_CARDS = "Can two RTX 4090s run Qwen2.5-32B in FP8 with 8k context for one user?"
+WRONG_SCOPE = [
+    "It fits: it needs 41.9 GB per GPU.",
+    "It fits; each card needs 34.3 GB.",
+    "It fits, with 41.9 GB on each card.",
+    "It fits: 21.0 GB across both cards.",
+    "It fits; the two cards need 21.0 GB combined.",
+    "放得下：每卡需要 41.9 GB。",
+    "放得下，单卡要 34.3 GB。",
+    "放得下，两张卡合计需要 21.0 GB。",
+]
+RIGHT_SCOPE = [
+    "It fits: 21.0 GB per GPU, 41.9 GB across both cards.",
+    "It fits; the weights total 34.3 GB, about 17.2 GB per card.",
+    "It fits with 21.0 GB needed on each card.",
+    "放得下：每卡需要 21.0 GB，两张卡合计 41.9 GB。",
+    "放得下，权重共 34.3 GB，每卡 17.2 GB。",
+]
+
+
+@pytest.fixture(scope="module")
+def two_cards() -> tuple[Evidence, bool]:
+    ev, fits = _evidence(TWO_CARDS)
+    assert fits is True
+    return ev, fits
+
+
+@pytest.mark.parametrize("text", WRONG_SCOPE)
+def test_a_figure_for_the_wrong_number_of_gpus_is_rejected(two_cards: tuple[Evidence, bool], text: str) -> None:
+    assert not check(text, *two_cards).ok, text
+
+
+@pytest.mark.parametrize("text", RIGHT_SCOPE)
+def test_per_gpu_and_all_gpu_figures_in_their_place_are_kept(two_cards: tuple[Evidence, bool], text: str) -> None:
+    report = check(text, *two_cards)
+    assert report.ok, (text, report.bad_numbers, report.verdict_conflict)
