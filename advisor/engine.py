@@ -876,16 +876,23 @@ def _strip_unknown_citations(text: str, known: set[str]) -> tuple[str, list[str]
     return _CITE.sub(sub, text), dropped
 
 
+def _per_card(option: dict[str, Any]) -> float | None:
+    """One card's price in a recommended option ('a second card costs …')."""
+    price, count = option.get("price_usd"), option.get("count")
+    return price / count if isinstance(price, int | float) and isinstance(count, int) and count > 0 else None
+
+
 def _compact(name: str, result: Any) -> Any:
     """Tool results trimmed for an LLM context: the headline fields, no long lists."""
     if not isinstance(result, dict):
         return result
     if name == "recommend":
-        keep = ("rank", "gpu", "count", "fits", "per_gpu_bytes", "gpu_memory_bytes", "total_price_usd",
-                "total_price_cny", "decode_tokens_per_s", "training_hours", "fp64_tflops", "power_w")
+        keep = ("rank", "gpu", "count", "fits", "per_gpu_bytes", "gpu_memory_bytes", "price_usd", "price_cny",
+                "host_price_usd", "total_price_usd", "total_price_cny", "decode_tokens_per_s", "training_hours",
+                "fp64_tflops", "power_w")
         return {"workload": result.get("workload"), "currency": result.get("currency"),
-                "options": [{**{k: o.get(k) for k in keep}, "why": (o.get("why") or {}).get("text")}
-                            for o in result.get("options", [])[:3]],
+                "options": [{**{k: o.get(k) for k in keep}, "card_price_usd": _per_card(o),
+                             "why": (o.get("why") or {}).get("text")} for o in result.get("options", [])[:3]],
                 "rejected_count": len(result.get("rejected", []))}
     if name == "check_build":
         return {"ok": result.get("ok"), "findings": [

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field
 
+from advisor.facets import field_labels, text_labels
 from knowledge import load_catalog
 from knowledge.schema import GPU, Model
 from tools.units import GB, TB, GiB, MiB, Unit
@@ -449,6 +450,9 @@ def _walk(obj: Any, ev: Evidence, key: str = "", parent: str = "", texts: list[s
                     and (child_unit or _unwrap(child, v)[1]) is None:
                 dim, factor = _UNITS.get(text_unit.lower(), ("plain", 1.0))
                 ev.add(dim, v * factor)
+                name = obj.get("name")  # a term names its quantity ('Weights read per step')
+                for label in field_labels(re.sub(r"\W+", "_", name) if isinstance(name, str) else "", key, dim):
+                    ev.add_role(label, v * factor)
                 continue
             _walk(v, ev, str(k), key or parent, texts, child, child_unit)
     elif isinstance(obj, list | tuple):
@@ -461,39 +465,10 @@ def _walk(obj: Any, ev: Evidence, key: str = "", parent: str = "", texts: list[s
         dim, factor = (unit.dim, unit.factor) if unit is not None else _key_dim(key, parent)
         ev.add(dim, obj * factor)
         ev.add("plain", obj)
-        role = _role_of_field(key, parent) if dim == "bytes" else None
-        if role is not None:
-            ev.add_role(role, obj * factor)
-        scope = _scope_of_field(key, parent) if dim == "bytes" else None
-        if scope is not None:
-            ev.add_role(scope, obj * factor)
+        for label in field_labels(key, parent, dim):
+            ev.add_role(label, obj * factor)
     elif isinstance(obj, str) and texts is not None and re.search(r"\d", obj):
         texts.append(obj)
-
-
-# memory fields by role: what a configuration needs (its total and its parts) and what a GPU has or offers
-_NEED_FIELDS = re.compile(r"per_gpu|total|need|weights|kv|activation|overhead|gradient|optimizer|cache|cpu_bytes|"
-                          r"host_ram|model_states")
-_CAPACITY_FIELDS = re.compile(r"gpu_memory|reserved|usable|visible|memory_gb|vram|capacity|memory_bytes")
-
-
-def _scope_of_field(key: str, parent: str) -> str | None:
-    """'per_gpu' or 'all_gpus' for a memory field whose name says which (the scope of a need)."""
-    k = key.lower()
-    if "per_gpu" in k or "breakdown" in parent.lower():
-        return "per_gpu"
-    if "all_gpus" in k or "total" in k:  # total_bytes, weights_total_bytes, total_vram_bytes …
-        return "all_gpus"
-    return None
-
-
-def _role_of_field(key: str, parent: str) -> str | None:
-    k = key.lower()
-    if _CAPACITY_FIELDS.search(k):
-        return "capacity"
-    if _NEED_FIELDS.search(k) or "breakdown" in parent.lower():
-        return "need"
-    return None
 
 
 def _schema(item: Any) -> tuple[Any, type[BaseModel] | None] | None:
@@ -534,10 +509,9 @@ def evidence_from(results: Iterable[Any] = (), texts: Iterable[str] = ()) -> Evi
         for m in extract(t):
             ev.add(m.dim, m.value)
             ev.add("plain", m.number)
-            if m.dim == "bytes":  # a text's memory figure takes the role its own words give it, if any
-                role = role_of(t, m, previous)
-                if role is not None:
-                    ev.add_role(role, m.value)
+            role = text_labels(t, m, previous).get("role")  # need or capacity, as its own words say; the finer
+            if role is not None:  # facets come from the results' field names only (a text's words are looser)
+                ev.add_role(role, m.value)
             previous = m.end
     return ev
 
@@ -630,52 +604,6 @@ def verdict_conflict(text: str, fits: bool | None) -> str | None:
     return None
 
 
-_CAPACITY_BEFORE = re.compile(r"(?i)(\b(has|have|had|offers?|usable|available|capacity|only|within|of its|"
-                               r"fits? (in|into|on|within))\b|"
-                               r"只有|仅有|仅|可用|容量|显存是|显存为|(卡|显存)有)[\s:：,，]{0,4}$")
-_NEED_BEFORE = re.compile(r"(?i)(\b(needs?|needed|requires?|required|requirement|uses?|takes?|occupies|occupy|"
-                          r"consumes?)(\s+of)?\b|"
-                          r"需要|需|占用|要)[\s:：,，`]{0,4}$")
-_CAPACITY_AFTER = re.compile(r"(?i)^\s*(gb|gib|tb|g)?\s*(of\s+)?(usable|available|free|left|可用)")
-_FILLER = re.compile(r"(?i)约|大约|大概|左右|\babout\b|\baround\b|\broughly\b|\bapproximately\b|~|≈")
-
-
-def role_of(text: str, m: Mention, previous_end: int) -> str | None:
-    """'need' or 'capacity' when the words next to a memory figure say which it is, else None."""
-    if m.dim != "bytes":
-        return None
-    before = _FILLER.sub(" ", text[previous_end:m.start])
-    if _NEED_BEFORE.search(before):
-        return "need"
-    if _CAPACITY_BEFORE.search(before) or _CAPACITY_AFTER.match(text[m.end:m.end + 16]):
-        return "capacity"
-    return None
-
-
-_PER_GPU_AFTER = re.compile(r"(?i)^\s*(gb|gib|tb|g)?\s*(\(.{0,16}\)\s*)?"
-                            r"((on |for |in )?each( gpu| card)?|per gpu|per card|a gpu|/gpu|/card)\b|"
-                            r"^\s*(gb|gib|tb|g)?\s*(/卡|/张)")
-_PER_GPU_BEFORE = re.compile(r"(每卡|每张卡?|单卡|each gpu|per gpu|each card)[^，。,.;；]{0,12}$", re.IGNORECASE)
-# across the GPUs, said so ('in all', 'combined', '两张卡一共'): a bare 'total' / '合计' is often one GPU's sum
-_ALL_GPUS_BEFORE = re.compile(r"(?i)(\bin all\b|\baltogether\b|\bcombined\b|\bacross (the |all |both )?(gpus|cards)\b|"
-                              r"\ball (the )?(gpus|cards)\b|[两二三四八\d]\s*张卡?(一共|共|合计|加起来|总共)|所有卡)")
-_ALL_GPUS_AFTER = re.compile(r"(?i)^[ \t]*(gb|gib|tb|g)?[ \t]*(\(.{0,16}\)[ \t]*)?(in all\b|altogether\b|combined\b|"
-                             r"across (the |all |both )?(gpus|cards)\b|(for|on) (all|both) (the )?(gpus|cards)\b)")
-
-
-def scope_of(text: str, m: Mention, previous_end: int) -> str | None:
-    """'per_gpu' or 'all_gpus' when the words next to a memory figure say which, else None."""
-    if m.dim != "bytes":
-        return None
-    before, after = text[previous_end:m.start], text[m.end:m.end + 24]
-    if _PER_GPU_AFTER.match(after) or _PER_GPU_BEFORE.search(before):
-        return "per_gpu"
-    clause = re.split(r"[，。,;；:：\n]", text[max(0, m.start - 16):m.start])[-1]  # '两张卡合计' may hold a count
-    if _ALL_GPUS_BEFORE.search(clause) or _ALL_GPUS_AFTER.match(after):
-        return "all_gpus"
-    return None
-
-
 def _matches_role(m: Mention, values: list[float]) -> bool:
     return any(abs(v - m.value) <= m.tolerance + 1e-9 * max(1.0, abs(v)) for v in values)
 
@@ -687,16 +615,14 @@ def check(text: str, evidence: Evidence, fits: bool | None = None) -> GroundingR
     bad = []
     previous = 0
     for m in mentions:
-        role = role_of(text, m, previous) if evidence.roles else None
-        scope = scope_of(text, m, previous) if evidence.roles else None
+        labels = text_labels(text, m, previous) if evidence.roles else {}
         previous = m.end
-        values = evidence.roles.get(role or "", [])
-        scoped = evidence.roles.get(scope or "", [])
-        if role is not None and values and not _matches_role(m, values):
-            bad.append(m)
-        elif scope is not None and scoped and role != "capacity" and not _matches_role(m, scoped):
+        if labels.get("role") == "capacity":
+            labels.pop("scope", None)  # a card's memory is per GPU whatever the words say of the need
+        checked = [(axis, evidence.roles[label]) for axis, label in labels.items() if evidence.roles.get(label)]
+        if any(not _matches_role(m, values) for _, values in checked):
             bad.append(m)  # 'needs 56.7 GB per GPU' when 56.7 GB is both GPUs together
-        elif role is None and not _matches(m, evidence):
+        elif not any(axis == "role" for axis, _ in checked) and not _matches(m, evidence):
             bad.append(m)
     conflict = verdict_conflict(text, fits)
     return GroundingReport(ok=not bad and conflict is None, checked=mentions, ungrounded=bad,

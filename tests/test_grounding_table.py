@@ -259,3 +259,103 @@ def test_a_figure_for_the_wrong_number_of_gpus_is_rejected(two_cards: tuple[Evid
 def test_per_gpu_and_all_gpu_figures_in_their_place_are_kept(two_cards: tuple[Evidence, bool], text: str) -> None:
     report = check(text, *two_cards)
     assert report.ok, (text, report.bad_numbers, report.verdict_conflict)
+
+
+# Parts of the need: in the no-fit case above the weights take 16.1 GB and ten users' KV cache 10.7 GB.
+WRONG_PART = [
+    "It does not fit: the weights need 10.7 GB and the KV cache 16.1 GB.",
+    "It does not fit; the KV cache alone takes 16.1 GB.",
+    "It does not fit: 10.7 GB of weights plus the cache is too much.",
+    "放不下：权重 10.7 GB，KV 缓存 16.1 GB。",
+    "放不下，KV 缓存就占了 16.1 GB。",
+]
+RIGHT_PART = [
+    "It does not fit: the weights need 16.1 GB and the KV cache 10.7 GB.",
+    "It does not fit; 10.7 GB of KV cache on top of 16.1 GB of weights is too much.",
+    "放不下：权重 16.1 GB，KV 缓存 10.7 GB。",
+]
+
+
+@pytest.mark.parametrize("text", WRONG_PART)
+def test_one_part_of_the_need_said_as_another_is_rejected(no_fit: tuple[Evidence, bool], text: str) -> None:
+    assert not check(text, *no_fit).ok, text
+
+
+@pytest.mark.parametrize("text", RIGHT_PART)
+def test_the_parts_of_the_need_in_their_place_are_kept(no_fit: tuple[Evidence, bool], text: str) -> None:
+    report = check(text, *no_fit)
+    assert report.ok, (text, report.bad_numbers, report.verdict_conflict)
+
+
+def _turn_evidence(question: str) -> Evidence:
+    adv = Advisor(search_k=0)
+    session = adv.new_session()
+    reply = adv.reply(question, session)
+    body = reply.text.removesuffix(reply.question or "")
+    return adv._evidence(session, reply.tool_calls, reply.citations, body)
+
+
+# Speed: Qwen2.5-7B on one RTX 4090 for 8 users generates about 402 tokens/s in all, 50.2 tokens/s per request.
+SPEED = "How fast is Qwen2.5-7B on one RTX 4090 for 8 users at 4k context?"
+WRONG_RATE = [
+    "Each user gets about 402 tokens/s.",
+    "In total the card generates 50.2 tokens/s for all users.",
+    "每个用户大约 402 tokens/s。",
+    "总吞吐约 50 tokens/s。",
+]
+RIGHT_RATE = [
+    "About 402 tokens/s in total; each user sees about 50 tokens/s.",
+    "Per user it is about 50 tokens/s.",
+    "总吞吐约 402 tokens/s，每个用户约 50 tokens/s。",
+]
+
+# Prices: $6,000 for Qwen2.5-14B for 4 users — first option 2× RTX 3090: the cards $1,500, the host $2,500,
+# $4,000 in all.
+PRICES = "I have $6,000 for a machine to serve Qwen2.5-14B to 4 users. Which GPU should I buy?"
+WRONG_PRICE = [
+    "The cards alone cost $4,000.",
+    "With the host it comes to $1,500.",
+    "The host adds $4,000.",
+    "整机约 $1,500。",
+    "仅显卡就要 $4,000。",
+    "Each card costs $1,500.",
+    "再加一张 3090 要 $1,500。",
+]
+RIGHT_PRICE = [
+    "The cards alone cost $1,500; with the host the total is $4,000.",
+    "Two RTX 3090s come to $4,000 including the host, of which the host is $2,500.",
+    "整机合计 $4,000，其中主机 $2,500，两张 3090 共 $1,500。",
+    "Each RTX 3090 card costs about $750, so two come to $1,500 before the host.",
+]
+
+
+@pytest.fixture(scope="module")
+def speed() -> Evidence:
+    return _turn_evidence(SPEED)
+
+
+@pytest.fixture(scope="module")
+def prices() -> Evidence:
+    return _turn_evidence(PRICES)
+
+
+@pytest.mark.parametrize("text", WRONG_RATE)
+def test_a_per_request_speed_said_as_the_total_or_back_is_rejected(speed: Evidence, text: str) -> None:
+    assert not check(text, speed).ok, text
+
+
+@pytest.mark.parametrize("text", RIGHT_RATE)
+def test_speeds_in_their_place_are_kept(speed: Evidence, text: str) -> None:
+    report = check(text, speed)
+    assert report.ok, (text, report.bad_numbers)
+
+
+@pytest.mark.parametrize("text", WRONG_PRICE)
+def test_a_price_with_or_without_the_host_in_the_wrong_place_is_rejected(prices: Evidence, text: str) -> None:
+    assert not check(text, prices).ok, text
+
+
+@pytest.mark.parametrize("text", RIGHT_PRICE)
+def test_prices_in_their_place_are_kept(prices: Evidence, text: str) -> None:
+    report = check(text, prices)
+    assert report.ok, (text, report.bad_numbers)
