@@ -638,13 +638,23 @@ class Advisor:
         tools = [TOOLS[n].slim_schema() for n in allowed] if use_tools else None
         for step in range(self.settings.max_tool_steps + 1):
             response = None
-            for item in backend.stream(messages, tools, deadline):
+            prompt_chars = len(json.dumps([messages, tools], ensure_ascii=False))
+            budget = backend.pace.budget_s(prompt_chars, self.settings.max_tokens, self.settings.llm_timeout_s,
+                                           self.settings.llm_min_timeout_s)
+            sent = time.monotonic()
+            first: float | None = None
+            pieces = 0
+            for item in backend.stream(messages, tools, min(deadline, sent + budget)):
                 if isinstance(item, str):
+                    first = first if first is not None else time.monotonic() - sent
+                    pieces += 1
                     yield TextDelta(text=item, provisional=True)
                 else:
                     response = item
             if response is None:
                 raise LLMFailure("no reply")
+            if first is not None:
+                backend.pace.record(prompt_chars, first, pieces, time.monotonic() - sent)
             reply.finish_reason = response.finish_reason
             if not response.tool_calls:
                 content = (response.content or "").strip()

@@ -40,7 +40,9 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY", "ADVISOR_OPENAI_API_KEY"))
     openai_model: str = "gpt-4o-mini"
-    llm_timeout_s: float = Field(30.0, gt=0, le=600)
+    llm_timeout_s: float = Field(30.0, gt=0, le=600, description="the most one model call may take; once the "
+                                                               "backend's speed is measured, 3× what it predicts")
+    llm_min_timeout_s: float = Field(5.0, gt=0, le=600, description="the least a measured deadline allows")
     turn_timeout_s: float = Field(90.0, gt=0, le=3600)
     temperature: float = Field(0.2, ge=0, le=2)
     max_tokens: int = Field(256, ge=16, le=32_768, description="the model explains in 2–4 sentences (~100 tokens); "

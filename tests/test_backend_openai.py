@@ -276,6 +276,20 @@ def test_keep_alives_do_not_extend_the_deadline(server: FakeChatServer) -> None:
     assert r.replaced and "[fake-llm]" not in r.text and any("timeout" in n for n in r.notices)
 
 
+def test_after_one_timed_reply_a_stalled_server_is_given_up_on_at_the_measured_pace(server: FakeChatServer) -> None:
+    """The first reply is timed; a later stall ends at 3× what that speed predicts (here the 1 s floor), not at
+    the configured 30 s."""
+    server.script = [FakeReply(content="[fake-llm] " + "It does not fit. " * 6, chunk_chars=4),
+                     FakeReply(content="[fake-llm] late", keepalive_s=30)]
+    adv = _advisor(server, llm_timeout_s=30, llm_min_timeout_s=1)
+    first = adv.reply(QUESTION, adv.new_session())
+    assert first.finish_reason == "stop" and adv.backend.pace.measured
+    t0 = time.monotonic()
+    r = adv.reply(QUESTION, adv.new_session())
+    assert time.monotonic() - t0 < 1 + 2
+    assert r.replaced and "[fake-llm]" not in r.text and any("timeout" in n for n in r.notices)
+
+
 def test_a_two_megabyte_reply_is_cut_not_kept(server: FakeChatServer) -> None:
     server.script = [FakeReply(content="It does not fit. " * 120_000, chunk_chars=4096)]
     adv = _advisor(server)

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from advisor.backends.pace import Pace
+
 Message = dict[str, Any]  # OpenAI chat-completions message: role, content, tool_calls, tool_call_id
 
 FailureKind = Literal[
@@ -59,6 +61,13 @@ class Backend(ABC):
         if final is None:
             raise BackendError("truncated", f"{self.name}: the reply ended without a final message")
         return final
+
+    @property
+    def pace(self) -> Pace:
+        """This backend's speed, measured once on its first long-enough reply (sizes later deadlines)."""
+        if "_pace" not in self.__dict__:
+            self._pace = Pace()
+        return self._pace
 
     def describe(self) -> str:
         return self.name
