@@ -26,7 +26,7 @@ from advisor import compare, grounding
 from advisor import compose as C
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.fmt import punct
-from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, parse
+from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, llm_fill, parse
 from advisor.nlu.rules import MAX_CARDS
 from advisor.planner import Plan, plan_turn
 from advisor.report import export_markdown
@@ -73,6 +73,8 @@ class Reply(BaseModel):
     replaced: bool = Field(False, description="the LLM text was replaced by the deterministic reply")
     finish_reason: str | None = Field(None, description="why the model stopped ('stop', 'length' …); None: no LLM")
     report: str | None = Field(None, description="Markdown report, on export turns")
+    read_by_llm: list[str] = Field(default_factory=list, description="message fields the LLM read where the rules "
+                                                                     "found nothing")
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's ``--json`` shape."""
@@ -88,6 +90,7 @@ class Reply(BaseModel):
             "grounded": self.grounded,
             "replaced": self.replaced,
             "finish_reason": self.finish_reason,
+            "read_by_llm": self.read_by_llm,
         }
 
 
@@ -326,11 +329,13 @@ class Advisor:
         if len(raw) > limit:
             raw = raw[:limit]
             notices.append(msg(lang or session.lang or "en", "engine.stream.message_was_long_only", limit=limit))
+        context = bool(session.last_kind or session.last_results)
         try:
-            parsed = parse(raw, context=bool(session.last_kind or session.last_results))
+            parsed = parse(raw, context=context)
         except Exception:  # never let understanding crash a turn
             log.exception("message parsing failed")
             parsed = Parsed(text=clean(raw))
+        parsed, read_by_llm = self._llm_read(parsed, context)
         detected = parsed.lang
         if detected == "en" and session.lang == "zh" and not has_english_words(parsed.text):
             detected = "zh"  # 'llama 3.1 8b, fp16' after a Chinese turn: names are not a language switch
@@ -350,6 +355,11 @@ class Advisor:
                 text=msg(lang_out, "engine.stream.sorry_something_went_wrong", error=type(exc).__name__),
                 lang=lang_out, notices=[*notices, f"internal error: {type(exc).__name__}"], mode="error",
                 backend=self.backend.name)
+        if read_by_llm:
+            reply.read_by_llm = read_by_llm
+            names = msg(reply.lang or "en", "ui.list_sep").join(msg(reply.lang or "en", f"ui.{_SLOT_LABEL[n]}")
+                                                                 for n in read_by_llm)
+            reply.notices.append(msg(reply.lang or "en", "engine.stream.read_by_llm", fields=names))
         if self.backend_error and not any(t.role == "assistant" and t.notices for t in session.history):
             reply.notices.insert(0, msg(reply.lang or "en", "engine.stream.configured_llm_unavailable_running",
                                         backend_error=self.backend_error))
@@ -626,6 +636,23 @@ class Advisor:
         reply.replaced = True
         return deterministic
 
+    def _llm_read(self, parsed: Parsed, context: bool) -> tuple[Parsed, list[str]]:
+        """A message the rules could not place, read by the configured LLM into the same understanding (only the
+        fields the parser left empty, only numbers the message writes); unchanged without an LLM."""
+        if not (self.backend.is_llm and self.settings.llm_understand and llm_fill.wants_help(parsed)):
+            return parsed, []
+        prompt_chars = len(parsed.text) + len(json.dumps(llm_fill.SCHEMA))
+        budget = self.backend.pace.budget_s(prompt_chars, self.settings.max_tokens, self.settings.llm_timeout_s,
+                                            self.settings.llm_min_timeout_s)
+        reading = llm_fill.read_with_llm(self.backend, parsed, time.monotonic() + budget)
+        if reading is None:
+            return parsed, []
+        try:
+            return llm_fill.fill(parsed, reading, context)
+        except Exception:  # the model's reading must never cost the turn
+            log.exception("LLM reading could not be applied")
+            return parsed, []
+
     def _llm_generate(self, plan: Plan, session: Session, parsed: Parsed, calls: list[ToolCall],
                       citations: list[Citation], lang: Lang, computed: str,
                       reply: Reply) -> Generator[Event, None, tuple[str, str]]:
@@ -771,6 +798,10 @@ class Advisor:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+_SLOT_LABEL = {"use_case": "use_case", "model": "model", "gpus": "gpu", "gpu_count": "gpu_count", "budget": "budget",
+               "context_tokens": "context_tokens", "concurrency": "concurrency", "precision": "precision",
+               "method": "method"}  # a field the LLM read → its label in the side panel ([ui] messages)
 
 
 def _unusable_notices(parsed: Parsed, session: Session, lang: Lang) -> list[str]:

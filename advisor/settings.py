@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     openai_model: str = "gpt-4o-mini"
     llm_timeout_s: float = Field(30.0, gt=0, le=600, description="the most one model call may take; once the "
                                                                "backend's speed is measured, 3× what it predicts")
+    llm_understand: bool = Field(True, description="with an LLM configured, it reads messages the rules could not "
+                                                   "place (fields the parser left empty, numbers the user wrote)")
     llm_min_timeout_s: float = Field(5.0, gt=0, le=600, description="the least a measured deadline allows")
     turn_timeout_s: float = Field(90.0, gt=0, le=3600)
     temperature: float = Field(0.2, ge=0, le=2)

@@ -6,6 +6,7 @@ it a real test of the grounding check. One model is loaded for the whole module 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,6 +17,7 @@ from advisor.backends import BackendError, LLMResponse
 from advisor.backends.llama_cpp import LlamaCppBackend, fold_messages, pick_chat_format
 from advisor.engine import TextDelta
 from advisor.grounding import check, evidence_from, extract
+from advisor.nlu import llm_fill, parse
 from advisor.toolspec import run_tool
 
 try:
@@ -147,3 +149,17 @@ def test_a_prompt_longer_than_the_context_says_which_n_ctx_it_needs() -> None:
     with pytest.raises(BackendError) as info:
         backend.complete([{"role": "user", "content": "hi"}])
     assert "5000 tokens" in str(info.value) and "ADVISOR_LLAMA_N_CTX=8192" in str(info.value)
+
+
+def test_the_schema_constrains_the_real_model_to_a_valid_reading(llm) -> None:
+    """The grammar built from the schema makes even a 270M base model write one valid reading; whatever it
+    read, only numbers the message writes survive into the understanding."""
+    backend = LlamaCppBackend(llama=llm, max_tokens=160, temperature=0.0)
+    text = "公司里二十来个人要用聊天机器人，帮我看看弄个什么设备合适"
+    parsed = parse(text, context=False)
+    reading = llm_fill.read_with_llm(backend, parsed, time.monotonic() + 60)
+    assert reading is not None, "the constrained reply did not validate against the schema"
+    filled, names = llm_fill.fill(parsed, reading, context=False)
+    assert filled.budget is None and filled.model is None  # the message names neither: nothing from nowhere
+    assert filled.concurrency in (None, 20) and filled.context_tokens is None
+    assert set(names) <= {"use_case", "concurrency"}

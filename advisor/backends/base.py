@@ -48,14 +48,15 @@ class Backend(ABC):
 
     @abstractmethod
     def stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-               deadline: float | None = None) -> Iterator[str | LLMResponse]:
-        """Send ``messages`` (and tool schemas); ``deadline`` is a time.monotonic() limit for the whole call."""
+               deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
+        """Send ``messages`` (and tool schemas); ``deadline`` is a time.monotonic() limit for the whole call;
+        ``json_schema``: the reply must be one JSON object that follows it (constrained where the backend can)."""
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-                 deadline: float | None = None) -> LLMResponse:
+                 deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> LLMResponse:
         """The final response, ignoring the deltas."""
         final: LLMResponse | None = None
-        for item in self.stream(messages, tools, deadline):
+        for item in self.stream(messages, tools, deadline, json_schema):
             if isinstance(item, LLMResponse):
                 final = item
         if final is None:

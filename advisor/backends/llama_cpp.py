@@ -171,21 +171,23 @@ class LlamaCppBackend(Backend):
         return f"llama.cpp: {Path(self.model_path).name} (chat format: {fmt}, from {self.template_source})"
 
     def stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-               deadline: float | None = None) -> Iterator[str | LLMResponse]:
+               deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
         limit = time.monotonic() + self.timeout_s
         deadline = min(deadline, limit) if deadline is not None else limit
         with self._lock:
-            yield from self._generate(messages, tools, deadline)
+            yield from self._generate(messages, tools, deadline, json_schema)
 
     def _generate(self, messages: list[Message], tools: list[dict[str, Any]] | None,
-                  deadline: float) -> Iterator[str | LLMResponse]:
-        if tools and self.supports_tools:
+                  deadline: float, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
+        if tools and self.supports_tools and json_schema is None:
             yield self._with_tools(messages, tools)
             return
         folded = fold_messages(messages, keep_system=self.system_role)
+        # a schema becomes a grammar: the model cannot write anything but a JSON object that follows it
+        constrained = {"response_format": {"type": "json_object", "schema": json_schema}} if json_schema else {}
         try:
             chunks = self._llm.create_chat_completion(messages=folded, stream=True, max_tokens=self.max_tokens,
-                                                      temperature=self.temperature)
+                                                      temperature=self.temperature, **constrained)
         except Exception as exc:
             raise _generation_error(self.name, "cannot start generation", exc) from exc
         text: list[str] = []

@@ -43,9 +43,12 @@ class OpenAICompatBackend(Backend):
         return f"OpenAI-compatible: model {self.model} at {self.base_url or 'api.openai.com'}"
 
     def stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-               deadline: float | None = None) -> Iterator[str | LLMResponse]:
+               deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True,
                                   "temperature": self.temperature, "max_tokens": self.max_tokens}
+        if json_schema:
+            kwargs["response_format"] = {"type": "json_schema",
+                                         "json_schema": {"name": "reply", "schema": json_schema, "strict": True}}
         if tools:
             kwargs["tools"] = tools
             kwargs["tool_choice"] = "auto"
