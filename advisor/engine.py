@@ -746,19 +746,23 @@ class Advisor:
                                                           for c in citations[:3])
             if computed:
                 system += "\n\nComputed answer shown to the user:\n" + computed[:1200]
-        else:  # small local models: a short prompt with this turn's facts to explain
+        else:  # small local models: fixed instructions first (a prefix cache hits every turn), facts by the question
             system = (f"You are GPU Advisor. The user already sees the computed answer. In {language}, write 2 to 4 "
-                      "sentences that explain it in plain words. Use only these facts and their exact numbers; do "
-                      "not add any other number. A fact marked ❌ does not fit: say so.\nFacts:\n"
-                      + C.key_facts(calls, lang))
+                      "sentences that explain it in plain words. Use only the facts given with the question and "
+                      "their exact numbers; do not add any other number. A fact marked ❌ does not fit: say so.")
+        question = parsed.text[:2000] or "(no text)"
+        if not use_tools:
+            facts = "Facts:\n" + C.key_facts(calls, lang)
             if citations:  # the passages' own text, bounded (~300 tokens): a concept is explained from them
-                system += ("\nPassages (cite the ones you use by their [id]):\n"
-                           + "\n".join(f"[{c.id}] {c.text[:400]}" for c in citations[:3]))
+                facts += ("\nPassages (cite the ones you use by their [id]):\n"
+                          + "\n".join(f"[{c.id}] {c.text[:400]}" for c in citations[:3]))
+            question = f"{facts}\n\nQuestion: {question}"
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         history = [t for t in session.history[:-1] if t.text][-4 if use_tools else -2:]
-        for turn in history:
-            messages.append({"role": turn.role, "content": turn.text[:600]})
-        messages.append({"role": "user", "content": parsed.text[:2000] or "(no text)"})
+        for turn in history:  # an earlier reply as its verdict line, not the whole table
+            messages.append({"role": turn.role, "content": _gist(turn.text) if turn.role == "assistant"
+                             else turn.text[:600]})
+        messages.append({"role": "user", "content": question})
         if use_tools:
             done = [c for c in calls if c.ok]
             if done:
@@ -915,6 +919,12 @@ def _strip_unknown_citations(text: str, known: set[str]) -> tuple[str, list[str]
         return m.group(0)
 
     return _CITE.sub(sub, text), dropped
+
+
+def _gist(reply: str, limit: int = 300) -> str:
+    """An earlier reply summed up for the model's context: its first line (the verdict), without markup."""
+    first = next((line for line in reply.splitlines() if line.strip()), "")
+    return first.replace("**", "").strip()[:limit]
 
 
 def _per_card(option: dict[str, Any]) -> float | None:

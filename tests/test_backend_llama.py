@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 
@@ -163,3 +163,35 @@ def test_the_schema_constrains_the_real_model_to_a_valid_reading(llm) -> None:
     assert filled.budget is None and filled.model is None  # the message names neither: nothing from nowhere
     assert filled.concurrency in (None, 20) and filled.context_tokens is None
     assert set(names) <= {"use_case", "concurrency"}
+
+
+class _Recording:
+    """The real ``llama_cpp.Llama``, with every chat request it receives kept for inspection."""
+
+    def __init__(self, llm: Any) -> None:
+        self.llm, self.requests = llm, []
+
+    def create_chat_completion(self, **kw: Any) -> Any:
+        self.requests.append(kw)
+        return self.llm.create_chat_completion(**kw)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.llm, name)
+
+
+def test_small_model_prompts_keep_fixed_text_first_and_facts_by_the_question(llm) -> None:
+    recorder = _Recording(llm)
+    adv = Advisor(backend=LlamaCppBackend(llama=recorder, max_tokens=8, temperature=0.0), search_k=0)
+    s = adv.new_session()
+    first = adv.reply("Can one RTX 4090 run Llama-3.1-8B in FP16 with 8k context for 10 users?", s)
+    adv.reply("and with two of them?", s)
+    explain = [r["messages"] for r in recorder.requests if "response_format" not in r]
+    one, two = explain[0], explain[-1]
+    fixed = one[0]["content"].split("\n\n")[0]
+    assert fixed.startswith("You are GPU Advisor") and two[0]["content"].startswith(fixed)  # a cacheable prefix
+    assert "Facts:" not in fixed and "Facts:" in two[-1]["content"]
+    assert not any("Facts:" in m["content"] for m in two[:-1])  # this turn's facts sit by its question
+    assert two[-1]["content"].rstrip().endswith("and with two of them?")
+    verdict = first.text.splitlines()[0].replace("**", "").strip()
+    earlier = [m["content"] for m in two if verdict[:40] in m["content"]]
+    assert earlier and all("|" not in m for m in earlier)  # the earlier reply as its verdict, not its table
