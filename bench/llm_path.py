@@ -28,8 +28,8 @@ QUESTIONS = [
     "Is an H100 enough for Qwen2.5-32B in BF16 at 32k context for 8 users?",
     "DeepSeek-V3 FP8 需要几张 H100？",
     # the rules cannot place these: the model is asked to read them (only numbers written, names copied)
-    "公司里二十来个人要用聊天机器人，帮我看看弄个什么设备合适",
-    "something to run chatbots for my team of about twenty folks, what box?",
+    "帮我看看弄个什么设备合适，二十号人天天跟它唠嗑",
+    "what box would you get so twenty of us can yak with a bot all day?",
 ]
 
 

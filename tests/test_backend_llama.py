@@ -155,7 +155,7 @@ def test_the_schema_constrains_the_real_model_to_a_valid_reading(llm) -> None:
     """The grammar built from the schema makes even a 270M base model write one valid reading; whatever it
     read, only numbers the message writes survive into the understanding."""
     backend = LlamaCppBackend(llama=llm, max_tokens=160, temperature=0.0)
-    text = "公司里二十来个人要用聊天机器人，帮我看看弄个什么设备合适"
+    text = "帮我看看弄个什么设备合适，二十号人天天跟它唠嗑"
     parsed = parse(text, context=False)
     reading = llm_fill.read_with_llm(backend, parsed, time.monotonic() + 60)
     assert reading is not None, "the constrained reply did not validate against the schema"

@@ -22,8 +22,8 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.fakes.chat_server import FakeChatServer, FakeReply
 
-VAGUE_ZH = "公司里二十来个人要用聊天机器人，帮我看看弄个什么设备合适"
-READING = {"use_case": "inference", "use_case_words": "聊天机器人", "model": "Qwen2.5-72B", "gpu": "",
+VAGUE_ZH = "帮我看看弄个什么设备合适，二十号人天天跟它唠嗑"  # colloquial: the rules miss the use and the 20
+READING = {"use_case": "inference", "use_case_words": "唠嗑", "model": "Qwen2.5-72B", "gpu": "",
            "gpu_count": 0, "budget": 50000, "currency": "CNY", "context_tokens": 0, "users": 20}
 
 

@@ -88,6 +88,15 @@ def test_concurrency(text: str, n: int) -> None:
     assert p(text).concurrency == n
 
 
+@pytest.mark.parametrize(("text", "n"), [
+    ("公司里二十来个人要用聊天机器人", 20), ("给二十个人用的客服机器人", 20), ("团队 30 人用的问答助手", 30),
+    ("something to run chatbots for my team of about twenty folks", 20), ("our team of 15 wants a private ChatGPT", 15),
+])
+def test_a_team_and_a_chat_assistant_mean_serving_that_many_users(text: str, n: int) -> None:
+    parsed = p(text)
+    assert (parsed.use_case, parsed.concurrency) == ("inference", n)
+
+
 @pytest.mark.parametrize(("text", "gpu", "count"), [
     ("两张4090", "rtx-4090", 2), ("2x 4090", "rtx-4090", 2), ("2 x A100 80GB", "a100-sxm-80gb", 2),
     ("4090 x2", "rtx-4090", 2), ("four A100s", None, 4), ("8卡 H100", "h100-sxm", 8), ("双卡 4090", "rtx-4090", 2),

@@ -262,8 +262,8 @@ _CONCURRENCY_BEFORE = re.compile(
     rf"(并发(数|量)?|concurrency( of)?|batch( size)?|同时服务)[^\d{CN_NUMERAL_CHARS}]{{0,8}}({N})\s*(k|K)?", _I)
 _STAFF_ZH = r"(?:人|同事|员工|用户|开发者|开发|程序员|工程师|学生|医生|研究员|客服|坐席|律师|老师|分析师)"
 _PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名|号)?\s*(?:人|同事|员工|用户)\s*"
-                     rf"(?:用|使用|在用|同时|访问|一起用|共用|问|左右|在线)|"
-                     rf"(?:team|group|office|staff) of ({N}|\w+)\b|"
+                     rf"(?:用|使用|在用|要用|会用|要使用|同时|访问|一起用|共用|问|左右|在线)|"
+                     rf"(?:team|group|office|staff) of (?:about |around |roughly |approximately |~\s*)?({N}|\w+)\b|"
                      rf"(?:是|改成|改为|换成|变成|到)\s*({N})\s*(?:来)?\s*(?:个|位|名)?\s*人(?![民工])|"
                      rf"^\W*({N})\s*(?:来)?\s*(?:个|位|名)?\s*人\s*[。.!！]?\s*$|"
                      rf"\b({N})\s+(?:\w+\s+)?(?:staff|people|users|students|employees|colleagues|clinicians|doctors|"
@@ -273,7 +273,7 @@ _PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名|号)?\s*(?:人|同事|
                      rf"同时在线\s*({N})|(?:for|to|like) (?:approx\.?|approximately|about|around|roughly|~)?\s*"
                      rf"({N})\s*(?:\w+\s+)?(?:staff|employees|people|colleagues|users|students|researchers|analysts|"
                      rf"artists|agents|engineers|developers|devs|clinicians|doctors|nurses|lawyers|attorneys|"
-                     rf"accountants|teammates|programmers|coders|scientists|members|seats)\b|({N})[- ]seat\b|"
+                     rf"accountants|teammates|programmers|coders|scientists|members|seats|folks)\b|({N})[- ]seat\b|"
                      rf"({N})\s+(?:\w+\s+)?(?:artists|analysts|agents|people|users) hitting", _I)
 _SINGLE_USER = vocab.required("slot", "single_user")
 _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
