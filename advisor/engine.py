@@ -6,8 +6,8 @@ the planned tools, compose the deterministic reply (``compose``). With an LLM ba
 gets the tool results (and, if it supports function calling, the tool schemas for further calls,
 bounded per turn); its text must pass the grounding check, otherwise it is repaired or replaced by
 the deterministic reply. Any LLM failure falls back to the deterministic reply with a notice.
-Events stream out as the turn runs; ``TextDelta.provisional`` text from an LLM may be replaced,
-so renderers should show ``FinalReply.reply.text`` as the final message.
+Events stream out as the turn runs: the computed answer first, the model's explanation only once it has
+passed the check (its raw text is never shown); renderers show ``FinalReply.reply.text`` as the final message.
 """
 
 from __future__ import annotations
@@ -116,11 +116,10 @@ class ToolFinished(BaseModel):
 
 
 class TextDelta(BaseModel):
-    """A piece of the reply. ``replace``: clear the text shown so far first (the LLM's draft was rejected)."""
+    """A piece of the reply. ``replace``: clear the text shown so far first (the reply was rebuilt)."""
 
     type: Literal["text_delta"] = "text_delta"
     text: str
-    provisional: bool = Field(False, description="LLM text before the grounding check; may be replaced")
     replace: bool = False
 
 
@@ -508,13 +507,14 @@ class Advisor:
         retrieval = C.search_notice(reply.tool_calls, out_lang)
         if retrieval and retrieval not in reply.notices:
             reply.notices.append(retrieval)
-        llm_text_kept = self.backend.is_llm and mode in _LLM_MODES and reply.grounded is True
-        if llm_text_kept:
-            if question and question not in final_body:
-                yield TextDelta(text="\n\n" + question)
+        if self.backend.is_llm and mode in _LLM_MODES and reply.text.startswith(body):
+            # the computed answer is on screen already; what follows it (the checked explanation, the question)
+            rest = reply.text[len(body):]
+            if rest:
+                yield TextDelta(text=rest)
         else:
             if self.backend.is_llm and mode in _LLM_MODES:
-                yield TextDelta(text="", replace=True)  # discard the provisional LLM text shown so far
+                yield TextDelta(text="", replace=True)
             for line in reply.text.splitlines(keepends=True):
                 yield TextDelta(text=line)
         return reply
@@ -599,7 +599,6 @@ class Advisor:
         """The computed answer with the LLM's short explanation after it, when that explanation is grounded in
         this turn's facts; the computed answer alone on any failure (the model adds, it never replaces)."""
         label = msg(lang, "engine.llm.explanation_label")
-        yield TextDelta(text="\n\n" + label, provisional=True)
         try:
             text, system = yield from self._llm_generate(plan, session, parsed, calls, citations, lang,
                                                          deterministic, reply)
@@ -672,10 +671,9 @@ class Advisor:
             first: float | None = None
             pieces = 0
             for item in backend.stream(messages, tools, min(deadline, sent + budget)):
-                if isinstance(item, str):
+                if isinstance(item, str):  # timed, never shown: the text is shown only once it is checked
                     first = first if first is not None else time.monotonic() - sent
                     pieces += 1
-                    yield TextDelta(text=item, provisional=True)
                 else:
                     response = item
             if response is None:

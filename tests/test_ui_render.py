@@ -149,8 +149,8 @@ def test_turn_view_replaces_a_rejected_llm_draft() -> None:
     assert view.messages[0].metadata["status"] == "pending"
     view.apply(ToolFinished(call_id="c1", name="size_inference", title="x", ok=False, error="bad"))
     assert view.messages[0].metadata["status"] == "done" and view.messages[0].metadata["title"].startswith("⚠️")
-    view.apply(TextDelta(text="A 4090 runs 405B ", provisional=True))
-    view.apply(TextDelta(text="easily", provisional=True))
+    view.apply(TextDelta(text="A 4090 runs 405B "))
+    view.apply(TextDelta(text="easily"))
     assert view.messages[1].content == "A 4090 runs 405B easily"
     view.apply(TextDelta(text="", replace=True))
     view.apply(TextDelta(text="It does not fit."))

@@ -388,8 +388,8 @@ class TurnView:
 
     Events are read by their ``type`` field, so any object shaped like ``advisor.engine`` events works.
     ``messages`` is the turn's part of the chat at any moment: pending steps show a spinner, finished
-    steps their inputs and result, the reply text grows with each delta (a ``replace`` delta discards
-    the provisional LLM draft), and the final reply replaces the draft and adds sources and notes.
+    steps their inputs and result, the reply text grows with each delta (a ``replace`` delta starts it
+    over), and the final reply replaces the streamed text and adds sources and notes.
     """
 
     def __init__(self, lang: str) -> None:
