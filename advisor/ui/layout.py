@@ -42,26 +42,7 @@ LANG_JS = """
 }
 """
 
-CSS = """
-.gradio-container { max-width: 1500px !important; }
-#app-title h1 { margin: 0; font-size: 1.6em; }
-#app-title p { margin: 2px 0 0; color: var(--body-text-color-subdued); }
-.mem-chart { font-size: 13px; }
-.mem-title { font-weight: 600; margin-bottom: 4px; }
-.mem-chart svg { max-width: 640px; display: block; }
-.mem-chart svg .lbl { font-size: 12px; fill: currentColor; }
-.mem-legend { display: flex; flex-wrap: wrap; gap: 4px 12px; margin-top: 2px; }
-.mem-legend .leg i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; border-radius: 2px; }
-.mem-status { margin-top: 6px; font-weight: 600; }
-.mem-units { color: var(--body-text-color-subdued); font-size: 11px; margin-top: 2px; }
-.mem-empty { color: var(--body-text-color-subdued); padding: 14px; border: 1px dashed var(--border-color-primary);
-             border-radius: 8px; }
-#examples button { font-size: 13px; white-space: normal; text-align: left; }
-#panel-title h3 { margin: 0; }
-#comparison table { font-size: 12.5px; }
-#comparison td, #comparison th { padding: 4px 6px; }
-#checklist, #rejected { font-size: 13px; }
-"""
+CSS = (Path(__file__).parent / "style.css").read_text(encoding="utf-8")
 
 PRECISION_CHOICES = list(calculators.PRECISIONS)
 
