@@ -86,13 +86,15 @@ def test_a_user_session_in_the_browser(browser_page) -> None:
     assert page.locator("#send").inner_text().strip() == "发送"
     page.screenshot(path=str(ARTIFACTS / "ui-1-opening-zh.png"), full_page=True)
 
-    # click an example: the reply, the tool steps and the memory chart appear
+    # click an example: the reply, its calculations (one folded step) and the memory chart appear
     page.click("#example-1")
     page.locator("#mem-chart svg .seg-weights").wait_for()
-    page.locator("#chatbot").get_by_text("显存估算").first.wait_for()
+    page.locator("#chatbot").get_by_text("项计算").first.wait_for()
     page.locator("#chatbot").get_by_text("结论").first.wait_for()
     assert "放不下" in page.locator("#mem-chart").inner_text()
-    assert page.locator("#comparison table tr").count() >= 2  # header + at least one configuration
+    # the reply weighs the user's own two cards and names nothing to buy: neither does the panel
+    assert page.locator("#comparison table tr").count() == 0
+    assert "还没有候选配置" in page.locator("#comparison").inner_text()
     assert page.locator("#checklist").get_by_text("错误").count() >= 1
     kv_before = _legend_gb(page, "KV 缓存")
     page.screenshot(path=str(ARTIFACTS / "ui-2-answer-zh.png"), full_page=True)

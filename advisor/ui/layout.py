@@ -377,16 +377,14 @@ def build_blocks(
                 values = profile.profile_values(session.profile)
                 st.shown_profile = dict(values)
                 sizing = _sizing_result(session)
-                rec = render.recommendation_of(session.last_results.get("recommend"))
                 out: list[Any] = [values[k] for k in profile.PROFILE_FIELDS]
-                # money in the budget's currency; without one, yuan on a Chinese page and dollars otherwise
-                currency = render.display_currency(profile.budget_currency(session.profile), lang, rec)
-                frame = render.comparison_frame(rec, lang, currency=currency)
-                notes = render.comparison_notes(rec, lang, currency=currency)
+                # the options the last reply lists, with its figures, in the currency it used
+                frame, notes = render.panel_comparison(session.last_results, lang,
+                                                       profile.budget_currency(session.profile), session.lang)
                 out += [
                     profile.profile_markdown(session.profile, lang),
                     memory_chart_svg(sizing, lang),
-                    render.frame_markdown(frame) or t("comparison_empty", lang),
+                    frame or t("comparison_empty", lang),
                     notes,
                     render.calls_markdown([session.last_results.get("check_build")], lang)
                     or t("checklist_empty", lang),

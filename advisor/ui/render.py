@@ -14,7 +14,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 from gradio import ChatMessage
@@ -35,6 +35,7 @@ from advisor.present.calls import result as call_result
 from advisor.session import ToolCall
 from advisor.toolspec import TOOLS
 from advisor.ui.i18n import USE_CASES, label, t, ui_text
+from knowledge import load_catalog
 from knowledge.messages import has, msg
 from tools.compat import BuildReport
 from tools.inference_memory import InferenceMemoryResult
@@ -279,17 +280,108 @@ def _priced_in(opts: list[Option], currency: str) -> str:
     return currency if currency == "USD" or any(fmt.option_price(o, currency) is not None for o in opts) else "USD"
 
 
+# ------------------------------------------------------------------------------ what the reply lists
+
+REPLY_OPTIONS = 3  # options the reply names per recommendation: the top priced ones, then up to as many unpriced
+QUANT_ROUTES = ("int4", "fp8", "gguf")  # the reply's 'if you quantise' routes, in its order
+
+
+class ReplyGroup(NamedTuple):
+    """One recommendation as the reply lists it: ``route`` is a quantised alternative ('int4', 'fp8', 'gguf') or
+    None for the precision asked; ``rec`` keeps only the options the reply names, in its order."""
+
+    route: str | None
+    rec: Recommendation
+
+
+def reply_groups(results: Mapping[str, ToolCall | None]) -> list[ReplyGroup]:
+    """The recommendations the chat reply lists, cut to the options it names: the asked precision's (unless the
+    reply keeps to the user's own cards because one of their alternatives fits), then each quantised route's."""
+    groups: list[ReplyGroup] = []
+    main = recommendation_of(results.get("recommend"))
+    if main is not None and not _fits_own_cards(results):
+        priced = [o for o in main.options if o.total_price_usd is not None]
+        unpriced = [o for o in main.options if o.total_price_usd is None]
+        groups.append(ReplyGroup(None, main.model_copy(update={"options": priced[:REPLY_OPTIONS]
+                                                                + unpriced[:REPLY_OPTIONS]})))
+    for route in QUANT_ROUTES:
+        rec = recommendation_of(results.get(f"alt/{route}/recommend"))
+        if rec is not None:
+            opts = [o for o in rec.options if o.total_price_usd is not None and (route != "fp8" or _has_fp8(o))]
+            groups.append(ReplyGroup(route, rec.model_copy(update={"options": opts[:REPLY_OPTIONS]})))
+    return groups
+
+
+def _fits_own_cards(results: Mapping[str, ToolCall | None]) -> bool:
+    """An alternative sized on the user's own cards fits: the reply then keeps to those cards, not a purchase."""
+    return any(key.startswith("alt/") and c is not None and c.ok and c.arguments.get("gpu")
+               and getattr(call_result(c), "fits", None) for key, c in results.items())
+
+
+def _has_fp8(o: Option) -> bool:
+    """The card computes in FP8 (the reply lists only those under the FP8 route); unknown counts as yes."""
+    try:
+        return load_catalog().gpu(o.gpu_id or o.gpu).supports("fp8") is not False
+    except Exception:
+        return True
+
+
+def reply_currency(groups: list[ReplyGroup], budget_currency: str | None, lang: str) -> str:
+    """The currency the reply prices its options in: a euro / pound pricing; for the asked precision the
+    budget's currency (dollars or yuan), else the reply language's; for a quantised route the recommendation's."""
+    for route, rec in groups:
+        if rec.price_currency:
+            return rec.price_currency
+        if route is None:
+            return str(budget_currency) if budget_currency in ("USD", "CNY") else fmt.default_currency(lang)
+        return rec.currency
+    return display_currency(budget_currency, lang)
+
+
+def panel_comparison(results: Mapping[str, ToolCall | None], lang: str, budget_currency: str | None = None,
+                     reply_lang: str | None = None) -> tuple[str, str]:
+    """(table, notes) of the panel's candidate configurations: the options the last reply lists, with its
+    figures, in the currency it used (``reply_lang``: the reply's language, which picks it without a budget)."""
+    groups = reply_groups(results)
+    currency = reply_currency(groups, budget_currency, reply_lang or lang)
+    listed = sum(len(g.rec.options) for g in groups)
+    frame = frame_markdown(comparison_frame(groups, lang, limit=listed, currency=currency))
+    notes = comparison_notes(groups, lang, currency=currency)
+    if not frame:  # nothing to list: still say why the asked precision found nothing, when the reply does
+        main = recommendation_of(results.get("recommend"))
+        notes = notes or (comparison_notes(main, lang, currency=currency) if main and not main.options else "")
+    return frame, notes
+
+
+def _as_groups(rec: Recommendation | list[ReplyGroup] | None) -> list[ReplyGroup]:
+    if rec is None:
+        return []
+    return [ReplyGroup(None, rec)] if isinstance(rec, Recommendation) else list(rec)
+
+
+def route_label(route: str | None, lang: str, short: bool = False) -> str:
+    """The words the reply heads a quantised route with (``if_quant.*``; ``short``: their first word, for a
+    table column); the asked precision's own label."""
+    if route is None:
+        return t("route_asked", lang)
+    return t(f"route_{route}", lang) if short else msg(lang, f"if_quant.{route}")
+
+
 # ------------------------------------------------------------------------------ comparison table
 
 
-def comparison_frame(rec: Recommendation | None, lang: str, limit: int = 8,
+def comparison_frame(rec: Recommendation | list[ReplyGroup] | None, lang: str, limit: int = 8,
                      currency: str | None = None) -> pd.DataFrame:
     """Candidate configurations: memory fit, est. tokens/s (or FP64), power, price and perf per price in
-    ``currency`` (default: :func:`display_currency` without a budget)."""
-    opts = rec.options[:limit] if rec is not None else []
-    cur = _priced_in(opts, currency or display_currency(None, lang, rec))
+    ``currency`` (default: :func:`display_currency` without a budget). Given the reply's groups, every option
+    they name, with a precision column where a quantised route is among them."""
+    groups = _as_groups(rec)
+    first = groups[0].rec if groups else None
+    rows_of = [(route, o) for route, g in groups for o in g.options][:limit]
+    opts = [o for _, o in rows_of]
+    cur = _priced_in(opts, currency or display_currency(None, lang, first))
     per = t(f"per_price.{cur}", lang)
-    workload = rec.workload if rec is not None else ""
+    workload = first.workload if first is not None else ""
     scientific = workload == "scientific" or any(
         o.fp64_tflops is not None and o.decode_tokens_per_s is None for o in opts)
     fp32 = scientific and any(o.fp32_tflops is not None for o in opts)  # a single-precision code
@@ -298,18 +390,20 @@ def comparison_frame(rec: Recommendation | None, lang: str, limit: int = 8,
         perf_col = t(f"col_{flops}", lang)
     else:
         perf_col = t("col_train_tps", lang) if workload == "training" else t("col_tps", lang)
-    cols = [t("col_config", lang), t("col_fit", lang), t("col_mem", lang), perf_col, t("col_power", lang),
-            t("col_price", lang, currency=cur),
+    routes = any(route is not None for route, _ in rows_of)
+    cols = [t("col_config", lang), *([t("col_precision", lang)] if routes else []), t("col_fit", lang),
+            t("col_mem", lang), perf_col, t("col_power", lang), t("col_price", lang, currency=cur),
             t(f"col_ppp_{flops}", lang, per=per) if scientific else t("col_ppp", lang, per=per)]
     rows = []
-    for o in opts:
+    for route, o in rows_of:
         if scientific:
             perf = o.fp32_tflops if fp32 else o.fp64_tflops
         else:
             perf = o.training_tokens_per_s if workload == "training" else o.decode_tokens_per_s
         mem = f"{_gb_number(o.per_gpu_bytes)} / {_gb_number(fmt.usable_bytes(o))}"
-        rows.append([config_label(o, lang), "✅" if o.fits else "❌", mem, _round(perf, 1), _round(o.power_w, 1, 0),
-                     fmt.option_total(o, cur), _round(fmt.value_per_price(o, cur), 1, 2)])
+        precision = [route_label(route, lang, short=True)] if routes else []
+        rows.append([config_label(o, lang), *precision, "✅" if o.fits else "❌", mem, _round(perf, 1),
+                     _round(o.power_w, 1, 0), fmt.option_total(o, cur), _round(fmt.value_per_price(o, cur), 1, 2)])
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -318,16 +412,21 @@ def _gb_number(n_bytes: Any) -> str:
     return f"{n_bytes / GB:,.1f}" if isinstance(n_bytes, int | float) else "—"
 
 
+_NUMERIC_CELL = re.compile(r"^[~≈]?[$¥€£]?[\d.,]+(\s*/\s*[\d.,]+)?$|^—$")
+
+
 def frame_markdown(frame: pd.DataFrame) -> str:
-    """A DataFrame as a Markdown table (cells escaped; None/NaN shown as '—')."""
+    """A DataFrame as a Markdown table (cells escaped; None/NaN shown as '—'); each figure in a
+    ``<span class="num">`` that the page keeps on one line."""
     if frame.empty:
         return ""
 
     def cell(v: Any) -> str:
         if v is None or (isinstance(v, float) and v != v):
             return "—"
-        text = fmt.num(v) if isinstance(v, int | float) and not isinstance(v, bool) else str(v)
-        return safe_markdown(text).replace("|", "\\|")
+        text = _figure(v) if isinstance(v, int | float) and not isinstance(v, bool) else str(v)
+        text = safe_markdown(text).replace("|", "\\|")
+        return f'<span class="num">{text}</span>' if _NUMERIC_CELL.match(text) else text
 
     head = "| " + " | ".join(safe_markdown(str(c)) for c in frame.columns) + " |"
     sep = "|" + "---|" * len(frame.columns)
@@ -335,19 +434,44 @@ def frame_markdown(frame: pd.DataFrame) -> str:
     return "\n".join([head, sep, *body])
 
 
-def comparison_notes(rec: Recommendation | None, lang: str, limit: int = 5, currency: str | None = None) -> str:
-    """Why each ranked option, numbered like the table: its memory, speed, price and value in ``currency``,
+def _figure(v: float) -> str:
+    """A table figure as the reply words it: a measured value keeps its decimal below 100 ('21.0 tokens/s', as
+    :func:`fmt.tps`), a count (an int) has none."""
+    return f"{v:,.1f}" if isinstance(v, float) and v.is_integer() and abs(v) < 100 else fmt.num(v)
+
+
+# a figure with its unit ('¥231,840', '1,100 W', '20.0 GB', '~156 tokens/s'): kept on one line in the notes
+_FIGURE = re.compile(r"[~≈]?[$¥€£]?\d[\d,]*(?:\.\d+)?(?:[ \u00a0](?:W|GB|GiB|TB|tokens/s|TFLOPS|kW|h))?(?![\w])")
+
+
+def nowrap_figures(markdown: str) -> str:
+    """Markdown whose figures (with their unit) cannot break across lines: spaces inside them become no-break."""
+    return _FIGURE.sub(lambda m: m.group(0).replace(" ", "\u00a0"), markdown)
+
+
+def comparison_notes(rec: Recommendation | list[ReplyGroup] | None, lang: str, limit: int = 5,
+                     currency: str | None = None) -> str:
+    """Why each listed option, in the table's order: its memory, speed, price and value in ``currency``,
     then the warnings of its build check (each with its fix); then what was ruled out and why, and the pitfalls —
-    the presenter's words, not the tool's raw lines."""
-    if rec is None or not (rec.options or rec.rejected):
+    the presenter's words, not the tool's raw lines. Several groups: one headed block each (its route)."""
+    groups = [g for g in _as_groups(rec) if g.rec.options or g.rec.rejected]
+    if not groups:
         return ""
+    headed = len(groups) > 1 or groups[0].route is not None
+    blocks = [_group_notes(g, lang, limit, currency, headed) for g in groups]
+    return nowrap_figures("\n\n".join(b for b in blocks if b))
+
+
+def _group_notes(group: ReplyGroup, lang: str, limit: int, currency: str | None, headed: bool) -> str:
+    """One recommendation's notes; ``headed``: under its route's name, without its ruled-out list when it has
+    options (the reply explains what was ruled out only where nothing was left)."""
+    rec = group.rec
     cur = _priced_in(rec.options, currency or display_currency(None, lang, rec))
     section = present_recommend(rec, lang, currency=cur, limit=limit, rejected=6)
     why = section.lists[0] if rec.options and section.lists else None
-    items = why.items if why else []
-    ruled_out = [lst.markdown() for lst in section.lists if lst is not why]
-    lines: list[str] = []
-    for item in items:
+    ruled_out = [] if headed and rec.options else [lst.markdown() for lst in section.lists if lst is not why]
+    lines: list[str] = [f"**{escape_html(route_label(group.route, lang))}**"] if headed else []
+    for item in why.items if why else []:
         lines.append(safe_markdown(ui_text(item.text, lang)).replace("\n", " "))
         for detail in (d.strip() for d in item.details):
             text = safe_markdown(ui_text(detail, lang))
