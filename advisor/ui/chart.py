@@ -81,7 +81,6 @@ def memory_chart_svg(result: Sizing | None, lang: str) -> str:
         label_need = t("chart.need_offload", lang, on_gpu=fmt.gb_short(on_gpu), all=fmt.gb_short(need))
     else:
         label_need = f"{t('need', lang)} {fmt.gb_short(on_gpu)}"
-    rects.append(f'<text x="{x0}" y="18" class="lbl">{escape_html(label_need)}</text>')
     if cap and usable:
         gpu_name = result.gpu or "GPU"
         rects.append(
@@ -103,8 +102,11 @@ def memory_chart_svg(result: Sizing | None, lang: str) -> str:
             )
         else:
             text = t("chart.usable", lang, usable=fmt.gb_short(usable), gpu=gpu_name)
-        rects.append(f'<text x="{x0}" y="104" class="lbl">{escape_html(text)}</text>')
-    svg_h = 112 if cap else 66
+        usable_html = f'<div class="mem-lbl mem-usable">{escape_html(text)}</div>'
+    else:
+        usable_html = ""
+    # the words stay outside the drawing, so they keep their size however narrow the scaled bar gets
+    view = "0 20 600 70" if cap and usable else "0 20 600 44"
     legend = "".join(
         f'<span class="leg"><i style="background:{colors[k]}"></i>{escape_html(t(k, lang))} '
         f"{escape_html(fmt.gb_short(v))}</span>"
@@ -114,9 +116,10 @@ def memory_chart_svg(result: Sizing | None, lang: str) -> str:
     title = _chart_title(result, lang)
     return (
         f'<div class="mem-chart"><div class="mem-title">{escape_html(title)}</div>'
-        f'<svg viewBox="0 0 600 {svg_h}" width="100%" role="img" '
+        f'<div class="mem-lbl mem-need">{escape_html(label_need)}</div>'
+        f'<svg viewBox="{view}" width="100%" role="img" '
         f'aria-label="{escape_html(t("memory_chart", lang))}">{"".join(rects)}</svg>'
-        f'<div class="mem-legend">{legend}</div>'
+        f'{usable_html}<div class="mem-legend">{legend}</div>'
         + (f'<div class="mem-status">{escape_html(status)}</div>' if status else "")
         + '<div class="mem-units">GB = 10⁹ B · GiB = 2³⁰ B</div></div>'
     )
