@@ -522,3 +522,13 @@ def test_assumption_english_text_is_unchanged(noted: list[BuildReport]) -> None:
                                         "+ 150 W platform")
     split = next(a for a in noted[1].assumptions if a.id == "compat.assume.tp_layer_split")
     assert split.params["gpus"] == 3 and split.params["reason"]["id"] == "compat.tp_reason.heads"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("field", ["system_ram_gb", "psu_w", "case_max_gpu_length_mm"])
+@pytest.mark.parametrize("value", [float("inf"), float("nan")])
+def test_an_infinite_or_nan_figure_is_an_input_error_not_a_verdict(field: str, value: float) -> None:
+    """'inf GB of RAM is enough' was once the answer: a figure that is not a number is refused by name."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match=f"{field}[\\s\\S]*finite number"):
+        BuildInput(gpus=[GPUCount(gpu="RTX 4090", count=2)], **{field: value})

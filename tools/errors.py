@@ -70,10 +70,15 @@ _LIMITS = {"greater_than_equal": "ge", "less_than_equal": "le", "greater_than": 
 
 def _problem(err: Any) -> Note:
     """One pydantic error as ``<field>: <what is wrong>``; pydantic's English ``msg`` where we have no message."""
-    name = ".".join(str(x) for x in err.get("loc", ())) or "input"
+    loc = tuple(err.get("loc", ()))
+    name = ".".join(str(x) for x in loc) or "input"
     field: Note | str = note(f"field.{name}") if has("en", f"field.{name}") else name  # named in the reader's words
+    entry = [x for x in loc if isinstance(x, int)]
+    shape = ".".join("n" if isinstance(x, int) else str(x) for x in loc)  # 'gpus.0.count' → 'gpus.n.count'
+    if len(entry) == 1 and has("en", f"field.{shape}"):
+        field = note(f"field.{shape}", n=entry[0] + 1)  # an entry of a list, counted from 1
     detail = str(err.get("msg", "invalid"))
-    english = f"{name}: {detail}"
+    english = f"{field.text if isinstance(field, Note) else name}: {detail}"
     kind, ctx = err.get("type", ""), err.get("ctx") or {}
     params: dict[str, Any] = {}
     if kind in _LIMITS and _LIMITS[kind] in ctx:

@@ -110,7 +110,7 @@ def parse_mains(text: str) -> Mains:
 class BuildInput(BaseModel):
     """A planned machine. Unknown items are None and the checker says what it assumed."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # 'inf' GB of RAM is an input error
 
     gpus: list[GPUCount] = Field(min_length=1)
     platform: str | None = Field(None, description="CPU / platform name from the platform catalog")
