@@ -125,6 +125,7 @@ def test_notices_message() -> None:
 
 
 def test_turn_view_folds_a_real_engine_turn() -> None:
+    """Answer first, then one collapsible '🔧 N calculations' step holding every tool step, then the notes."""
     adv = Advisor(search_k=0)  # no retrieval: these tests are about rendering, not the index
     session = adv.new_session()
     view = render.TurnView("en")
@@ -132,33 +133,37 @@ def test_turn_view_folds_a_real_engine_turn() -> None:
     for ev in events:
         view.apply(ev)
     final = next(ev.reply for ev in events if isinstance(ev, FinalReply))
-    steps = [m for m in view.messages if m.metadata.get("title", "").startswith(("🔧", "⚠️"))]
-    assert len(steps) == len(final.tool_calls) >= 1
-    assert all(m.metadata["status"] == "done" for m in steps)  # no spinner left behind
     started = [ev.name for ev in events if isinstance(ev, ToolStarted)]
     assert started == [c.name for c in final.tool_calls]
-    texts = [m for m in view.messages if not m.metadata]
-    assert len(texts) == 1 and texts[0].content == render.safe_markdown(final.text)
-    if final.citations:
-        assert any(m.metadata.get("title", "").startswith("📚") for m in view.messages)
+    answer, group, *rest = view.messages
+    assert not answer.metadata and answer.content == render.safe_markdown(final.text)
+    n = len(final.tool_calls)
+    assert group.metadata["title"] == f"🔧 {n} calculation{'s' if n != 1 else ''}"
+    assert group.metadata["status"] == "done"
+    steps = [m for m in rest if m.metadata.get("parent_id") == group.metadata["id"]]
+    assert len(steps) == n >= 1 and all(m.metadata["status"] == "done" for m in steps)  # no spinner left
+    assert not any(m.metadata.get("title", "").startswith("📚") for m in view.messages)  # sources: in the text
 
 
-def test_turn_view_replaces_a_rejected_llm_draft() -> None:
+def test_turn_view_shows_the_answer_above_its_calculations_and_replaces_a_rebuilt_text() -> None:
     view = render.TurnView("en")
+    assert [m.content for m in view.messages] == ["⏳ Working…"]  # the answer's place, held from the start
     view.apply(ToolStarted(call_id="c1", name="size_inference", title="x", arguments={"context": 1}))
-    assert view.messages[0].metadata["status"] == "pending"
+    assert view.messages[1].metadata["status"] == "pending"  # calculating: the group spins
     view.apply(ToolFinished(call_id="c1", name="size_inference", title="x", ok=False, error="bad"))
-    assert view.messages[0].metadata["status"] == "done" and view.messages[0].metadata["title"].startswith("⚠️")
+    group = view.messages[1]
+    assert group.metadata["status"] == "done" and "⚠️ 1" in group.metadata["title"]
+    assert view.messages[2].metadata["title"].startswith("⚠️")  # the failed step inside it
     view.apply(TextDelta(text="A 4090 runs 405B "))
     view.apply(TextDelta(text="easily"))
-    assert view.messages[1].content == "A 4090 runs 405B easily"
+    assert view.messages[0].content == "A 4090 runs 405B easily"  # the answer goes above the calculations
     view.apply(TextDelta(text="", replace=True))
     view.apply(TextDelta(text="It does not fit."))
-    assert view.messages[1].content == "It does not fit."
+    assert view.messages[0].content == "It does not fit."
     view.apply(FinalReply(reply=EngineReply(text="It does **not** fit.", lang="en", notices=["replaced"])))
-    assert [m.content for m in view.messages[1:2]] == ["It does **not** fit."]
+    assert view.messages[0].content == "It does **not** fit."
     assert view.messages[-1].metadata["title"] == "ℹ️ Notes"
-    assert len(view.messages) == 3
+    assert len(view.messages) == 4  # answer, the group, its one step, the notes
 
 
 # --------------------------------------------------------------------------- memory chart
@@ -243,11 +248,11 @@ def test_comparison_frame_from_a_real_recommendation() -> None:
     frame = render.comparison_frame(rec, "en")
     options = rec.options[:8]
     assert len(frame) == len(options) >= 1
-    assert list(frame.columns) == ["Configuration", "Memory fit", "Per GPU need / usable (GB)", "Est. tokens/s",
+    assert list(frame.columns) == ["Configuration", "Fits", "Per GPU need / usable (GB)", "Est. tokens/s",
                                    "Power (W)", "Price (USD)", "tokens/s per $1k"]
     first, row = options[0], frame.iloc[0]
     assert row["Configuration"] == f"{first.count}× {first.gpu}"
-    assert row["Memory fit"] == ("✅" if first.fits else "❌")
+    assert row["Fits"] == ("✅" if first.fits else "❌")
     assert first.per_gpu_bytes is not None
     usable = first.gpu_memory_bytes  # per GPU as the engine sees it: the figure the recommender's fit weighs
     assert row["Per GPU need / usable (GB)"] == f"{round(first.per_gpu_bytes / 1e9, 1):,} / {round(usable / 1e9, 1):,}"
@@ -401,7 +406,9 @@ def test_a_resumed_session_rebuilds_its_chat() -> None:
     msgs = render.history_messages(session, "en")
     users = [m for m in msgs if m.role == "user"]
     assert [m.content for m in users] == [render.safe_markdown(t.text) for t in session.history if t.role == "user"]
-    steps = [m for m in msgs if m.metadata.get("title", "").startswith(("🔧", "⚠️"))]
+    groups = {m.metadata["id"] for m in msgs if str(m.metadata.get("id", "")).startswith("calcs-")}
+    steps = [m for m in msgs if m.metadata.get("parent_id") in groups]
+    assert len(groups) == sum(1 for t in session.history if t.tool_calls)  # one group per turn, ids unique
     assert len(steps) == sum(len(t.tool_calls) for t in session.history)
     assert msgs[0].role == "assistant" and "Hello" in msgs[0].content
 

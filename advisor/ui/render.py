@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -511,93 +512,106 @@ class TurnView:
     """Folds one turn's engine events (tool started / finished, text delta, final reply) into chat messages.
 
     Events are read by their ``type`` field, so any object shaped like ``advisor.engine`` events works.
-    ``messages`` is the turn's part of the chat at any moment: pending steps show a spinner, finished
-    steps their inputs and result, the reply text grows with each delta (a ``replace`` delta starts it
-    over), and the final reply replaces the streamed text and adds sources and notes.
+    ``messages`` is the turn's part of the chat at any moment, answer first: the reply text ("Working…" until
+    the first delta, then growing with each; a ``replace`` delta starts it over, the final reply replaces it),
+    then one collapsible "🔧 N calculations" step holding every tool step, then the notes. The reply's own
+    text lists its sources, so they are not repeated.
     """
 
     def __init__(self, lang: str) -> None:
         self.lang = lang
-        self.messages: list[ChatMessage] = []
         self.final: Any = None
-        self._pending: dict[str, tuple[int, dict[str, Any]]] = {}
-        self._reply_idx: int | None = None
-        self._draft = ""
+        self._steps: dict[str, dict[str, Any]] = {}  # call id → the step's info, in start order
+        self._text = ""
+        self._group = f"calcs-{uuid.uuid4().hex[:12]}"  # unique per turn: id() is reused once a view is freed
+
+    @property
+    def messages(self) -> list[ChatMessage]:
+        # the answer's place is held from the start ("Working…"), so it never pushes the steps down the list:
+        # the page then receives each change as a small edit, not the turn again
+        out: list[ChatMessage] = []
+        if self._text or self.final is None:
+            out.append(assistant_message(self._text or f"⏳ {t('thinking', self.lang)}"))
+        out += self._group_messages()
+        if self.final is not None:
+            note = notices_message(_get(self.final, "notices") or [], _get(self.final, "lang") or self.lang)
+            if note is not None:
+                out.append(note)
+        return out
+
+    def add_call(self, call: Any) -> None:
+        """A finished tool call (a ``ToolCall`` or its dict) as a step of this turn."""
+        key = str(_get(call, "call_id") or f"step-{len(self._steps)}")
+        self._steps[key] = {"name": _get(call, "name"), "arguments": _get(call, "arguments") or {},
+                            "result": _get(call, "result"), "error": _get(call, "error"),
+                            "duration_ms": _get(call, "duration_ms", 0.0), "call_id": key, "pending": False}
 
     def apply(self, event: Any) -> bool:
         """Fold one event; True when the visible chat changed."""
         kind = _get(event, "type")
         if kind == "tool_started":
-            info = {
-                "name": _get(event, "name"),
-                "arguments": _get(event, "arguments") or {},
-                "call_id": _get(event, "call_id"),
-            }
-            self.messages.append(tool_step_message(info, self.lang, pending=True))
-            self._pending[str(info["call_id"])] = (len(self.messages) - 1, info)
+            key = str(_get(event, "call_id"))
+            self._steps[key] = {"name": _get(event, "name"), "arguments": _get(event, "arguments") or {},
+                                "call_id": key, "pending": True}
             return True
         if kind == "tool_finished":
-            call_id = str(_get(event, "call_id"))
-            idx, info = self._pending.pop(call_id, (None, {"name": _get(event, "name"), "arguments": {}}))
-            done = {
-                **info,
-                "result": _get(event, "result"),
-                "error": _get(event, "error"),
-                "duration_ms": _get(event, "duration_ms", 0.0),
-                "call_id": call_id,
-            }
-            step = tool_step_message(done, self.lang)
-            if idx is None:
-                self.messages.append(step)
-            else:
-                self.messages[idx] = step
+            key = str(_get(event, "call_id"))
+            info = self._steps.get(key, {"name": _get(event, "name"), "arguments": {}, "call_id": key})
+            self._steps[key] = {**info, "result": _get(event, "result"), "error": _get(event, "error"),
+                                "duration_ms": _get(event, "duration_ms", 0.0), "pending": False}
             return True
         if kind == "text_delta":
             text = str(_get(event, "text", "") or "")
-            self._draft = text if _get(event, "replace", False) else self._draft + text
-            self._set_reply(assistant_message(self._draft))
+            self._text = text if _get(event, "replace", False) else self._text + text
             return True
         if kind == "final":
             self.final = _get(event, "reply")
-            reply_lang = _get(self.final, "lang") or self.lang
-            self._set_reply(assistant_message(str(_get(self.final, "text", "") or "")))
-            self.messages += citations_messages(
-                _get(self.final, "citations") or [], reply_lang, parent=f"sources-{id(self.final):x}"
-            )
-            note = notices_message(_get(self.final, "notices") or [], reply_lang)
-            if note is not None:
-                self.messages.append(note)
+            self._text = str(_get(self.final, "text", "") or "")
             return True
-        if kind == "profile":
-            return False
         return False
 
-    def _set_reply(self, message: ChatMessage) -> None:
-        if self._reply_idx is None:
-            self.messages.append(message)
-            self._reply_idx = len(self.messages) - 1
-        else:
-            self.messages[self._reply_idx] = message
+    def _group_messages(self) -> list[ChatMessage]:
+        """The turn's tool steps folded into one collapsible step (nothing when the turn ran no tool)."""
+        if not self._steps:
+            return []
+        steps = list(self._steps.values())
+        pending = any(s.get("pending") for s in steps)
+        failed = sum(1 for s in steps if s.get("error"))
+        title = t("calculations", self.lang, n=len(steps)) + (f" · ⚠️ {failed}" if failed else "")
+        meta: dict[str, Any] = {"title": escape_html(title), "id": self._group,
+                                "status": "pending" if pending else "done"}
+        total = sum(float(s.get("duration_ms") or 0.0) for s in steps)
+        if not pending and total > 0:
+            meta["duration"] = round(total / 1000, 3)
+        lines = "\n".join(f"- {escape_html(tool_title(str(s.get('name')), self.lang))}" for s in steps)
+        out = [ChatMessage(role="assistant", content=lines, metadata=meta)]  # type: ignore[arg-type]
+        for s in steps:
+            step = tool_step_message(s, self.lang, pending=bool(s.get("pending")))
+            step.metadata = {**(step.metadata or {}), "parent_id": self._group}  # type: ignore[assignment]
+            out.append(step)
+        return out
 
 
 def reply_messages(reply: Any, lang: str) -> list[ChatMessage]:
-    """A finished (non-streamed) reply as chat messages: its tool steps, text, sources and notes."""
+    """A finished (non-streamed) reply as chat messages: its text, its calculations, its notes."""
     view = TurnView(lang)
     for call in _get(reply, "tool_calls") or []:
-        view.messages.append(tool_step_message(call, lang))
+        view.add_call(call)
     view.apply({"type": "final", "reply": reply})
     return view.messages
 
 
 def history_messages(session: Any, lang: str) -> list[ChatMessage]:
-    """The chat of a resumed session, rebuilt from its history: each turn's tool steps and text."""
+    """The chat of a resumed session, rebuilt from its history: each turn's text, then its calculations."""
     out: list[ChatMessage] = []
     for turn in _get(session, "history") or []:
         text = str(_get(turn, "text", "") or "")
         if _get(turn, "role") == "user":
             out.append(user_message(text))
             continue
+        view = TurnView(_get(turn, "lang") or lang)
         for call in _get(turn, "tool_calls") or []:
-            out.append(tool_step_message(call, _get(turn, "lang") or lang))
-        out.append(assistant_message(text))
+            view.add_call(call)
+        view.apply({"type": "text_delta", "text": text})
+        out += view.messages
     return out
