@@ -75,7 +75,7 @@ def test_yuan_budget_quantised_routes_are_the_panels_options() -> None:
              for r in rows]
     assert shown == said
     assert [r["精度"].split("（")[0] for r in rows] == ["INT4"] * 3 + ["FP8"] * 3 + ["GGUF Q4_K_M"] * 3
-    assert all(r["显存是否够"] == "✅" for r in rows)
+    assert all(r["放得下"] == "✅" for r in rows)
     assert "$" not in "".join(map(str, rows)) and "$" not in notes
     assert "**INT4（AWQ/GPTQ，vLLM）**" in notes  # the notes follow the same routes, under the reply's headings
 

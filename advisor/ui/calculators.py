@@ -8,6 +8,7 @@ accepts catalog names — never a file path) and return Markdown / HTML, errors 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 from advisor.toolspec import run_tool
@@ -78,9 +79,11 @@ def _s(value: Any) -> str | None:
 
 
 def _i(value: Any, default: int | None = None) -> int | None:
+    """A form whole number (blank: ``default``); out-of-range values go on to the tool, which says what fits."""
     if value is None or value == "" or (isinstance(value, float) and value != value):
         return default
-    return int(value)
+    number = float(value)
+    return int(number) if math.isfinite(number) else int(math.copysign(10**18, number))
 
 
 def _f(value: Any) -> float | None:
@@ -242,20 +245,20 @@ def build(labels: Labels, lang_box: Any) -> None:
                     ),
                     "model",
                 )
-                m_params = labels.label(gr.Number(None, label=t("params_b", lang), minimum=0), "params_b")
+                m_params = labels.label(gr.Number(None, label=t("params_b", lang)), "params_b")
                 m_prec = labels.label(
                     gr.Dropdown(list(PRECISIONS), value="bf16", allow_custom_value=True, label=t("precision", lang)),
                     "precision",
                 )
             with gr.Row():
                 m_ctx = labels.label(
-                    gr.Number(8192, label=t("context_tokens", lang), precision=0, minimum=1), "context_tokens"
+                    gr.Number(8192, label=t("context_tokens", lang), precision=0), "context_tokens"
                 )
-                m_batch = labels.label(gr.Number(1, label=t("calc_batch", lang), precision=0, minimum=1), "calc_batch")
+                m_batch = labels.label(gr.Number(1, label=t("calc_batch", lang), precision=0), "calc_batch")
                 m_gpu = labels.label(
                     gr.Dropdown(gpus, value="rtx-4090", allow_custom_value=True, label=t("gpu", lang)), "gpu"
                 )
-                m_gpus = labels.label(gr.Number(1, label=t("calc_gpus", lang), precision=0, minimum=1), "calc_gpus")
+                m_gpus = labels.label(gr.Number(1, label=t("calc_gpus", lang), precision=0), "calc_gpus")
                 m_engine = labels.add(
                     gr.Dropdown(_named("engine", ENGINES, lang), value="vllm", label=t("calc_engine", lang)),
                     lambda lg: {"label": t("calc_engine", lg), "choices": _named("engine", ENGINES, lg)},
@@ -283,20 +286,20 @@ def build(labels: Labels, lang_box: Any) -> None:
                 p_model = labels.label(
                     gr.Dropdown(models, value="llama-3.1-8b", allow_custom_value=True, label=t("model", lang)), "model"
                 )
-                p_params = labels.label(gr.Number(None, label=t("params_b", lang), minimum=0), "params_b")
+                p_params = labels.label(gr.Number(None, label=t("params_b", lang)), "params_b")
                 p_gpu = labels.label(
                     gr.Dropdown(gpus, value="rtx-4090", allow_custom_value=True, label=t("gpu", lang)), "gpu"
                 )
-                p_count = labels.label(gr.Number(1, label=t("calc_gpus", lang), precision=0, minimum=1), "calc_gpus")
+                p_count = labels.label(gr.Number(1, label=t("calc_gpus", lang), precision=0), "calc_gpus")
             with gr.Row():
                 p_prec = labels.label(
                     gr.Dropdown(list(PRECISIONS), value="bf16", allow_custom_value=True, label=t("precision", lang)),
                     "precision",
                 )
                 p_ctx = labels.label(
-                    gr.Number(4096, label=t("context_tokens", lang), precision=0, minimum=1), "context_tokens"
+                    gr.Number(4096, label=t("context_tokens", lang), precision=0), "context_tokens"
                 )
-                p_batch = labels.label(gr.Number(1, label=t("calc_batch", lang), precision=0, minimum=1), "calc_batch")
+                p_batch = labels.label(gr.Number(1, label=t("calc_batch", lang), precision=0), "calc_batch")
                 p_serve = labels.label(gr.Checkbox(True, label=t("calc_serving", lang)), "calc_serving")
             p_run = labels.text(gr.Button(t("calc_run", lang), variant="primary", elem_id="calc-perf-run"), "calc_run")
             p_out = gr.Markdown(elem_id="calc-perf-out")
@@ -316,12 +319,12 @@ def build(labels: Labels, lang_box: Any) -> None:
                 c_gpu = labels.label(
                     gr.Dropdown(gpus, value="rtx-4090", allow_custom_value=True, label=t("gpu", lang)), "gpu"
                 )
-                c_count = labels.label(gr.Number(2, label=t("calc_gpus", lang), precision=0, minimum=1), "calc_gpus")
+                c_count = labels.label(gr.Number(2, label=t("calc_gpus", lang), precision=0), "calc_gpus")
                 c_plat = labels.label(
                     gr.Dropdown([("—", ""), *plats], value="", allow_custom_value=True, label=t("calc_platform", lang)),
                     "calc_platform",
                 )
-                c_psu = labels.label(gr.Number(None, label=t("calc_psu", lang), minimum=0), "calc_psu")
+                c_psu = labels.label(gr.Number(None, label=t("calc_psu", lang)), "calc_psu")
             with gr.Row():
                 c_chassis = labels.add(
                     gr.Dropdown(_named("chassis", CHASSIS, lang, blank=True), value="", label=t("calc_chassis", lang)),
@@ -363,7 +366,7 @@ def build(labels: Labels, lang_box: Any) -> None:
                     "calc_model_opt",
                 )
                 c_ctx = labels.label(
-                    gr.Number(8192, label=t("context_tokens", lang), precision=0, minimum=1), "context_tokens"
+                    gr.Number(8192, label=t("context_tokens", lang), precision=0), "context_tokens"
                 )
                 c_cuda = labels.label(gr.Checkbox(False, label=t("calc_cuda", lang)), "calc_cuda")
             c_run = labels.text(gr.Button(t("calc_run", lang), variant="primary", elem_id="calc-check-run"), "calc_run")

@@ -8,6 +8,7 @@ except the read-only engines, catalog and knowledge index.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import tempfile
@@ -37,12 +38,46 @@ DOWNLOAD_MAX_AGE_S = 24 * 3600
 LANG_JS = """
 (lang) => {
   const q = new URLSearchParams(window.location.search).get("lang");
-  const l = (q || navigator.language || lang || "zh").toLowerCase();
-  return l.startsWith("zh") ? "zh" : "en";
+  const l = (q || navigator.language || lang || "zh").toLowerCase().startsWith("zh") ? "zh" : "en";
+  document.documentElement.lang = l === "zh" ? "zh-CN" : "en";
+  if (window.innerWidth > 700) {  // a desk: ready to type; a phone: no keyboard and no jump on load
+    setTimeout(() => document.querySelector("#msg textarea")?.focus({preventScroll: true}), 300);
+  }
+  return l;
+}
+"""
+# Enter / Send: the box is emptied in the browser at once (a character typed a moment later stays); the page
+# keeps its last sends numbered and hands them all over each time, so none is lost or reordered when several
+# are sent before the server has taken the first
+TAKE_JS = """
+(text) => {
+  const sent = (window.__advisorSent = window.__advisorSent || []);
+  window.__advisorSeq = (window.__advisorSeq || 0) + 1;
+  sent.push([window.__advisorSeq, text || ""]);
+  while (sent.length > 20) sent.shift();
+  return [JSON.stringify(sent), ""];
+}
+"""
+# the page's lang attribute follows the UI language (screen readers, fonts, hyphenation)
+SET_LANG_JS = '(l) => { document.documentElement.lang = l === "zh" ? "zh-CN" : "en"; }'
+# a new exchange starts at the top of the chat view: the user's message, then the reply from its first line
+SCROLL_JS = """
+() => {
+  setTimeout(() => {
+    const rows = document.querySelectorAll("#chatbot .user-row");
+    const last = rows[rows.length - 1];
+    if (!last) return;
+    let box = last.parentElement;  // the chat's own scroll box: the page itself must not move
+    while (box && box.id !== "chatbot" && !(box.scrollHeight > box.clientHeight + 1
+           && ["auto", "scroll"].includes(getComputedStyle(box).overflowY))) box = box.parentElement;
+    if (!box || box.id === "chatbot") return;
+    box.scrollTop += last.getBoundingClientRect().top - box.getBoundingClientRect().top - 8;
+  }, 80);
 }
 """
 
 CSS = (Path(__file__).parent / "style.css").read_text(encoding="utf-8")
+PAGE_CSS = (Path(__file__).parent / "page.css").read_text(encoding="utf-8")
 
 PRECISION_CHOICES = list(calculators.PRECISIONS)
 
@@ -50,7 +85,9 @@ PRECISION_CHOICES = list(calculators.PRECISIONS)
 def launch_options() -> dict[str, Any]:
     """Theme and CSS for ``Blocks.launch`` (local fonts only, with CJK fallbacks; no network assets)."""
     font: list[gr.themes.Font | str] = [
-        gr.themes.LocalFont("Source Sans Pro", weights=(400, 600)),
+        # regular and bold are the package's full fonts (its semibold file is a tiny subset: bold Latin
+        # letters came out as small caps); semibold text takes the bold face
+        gr.themes.LocalFont("Source Sans Pro", weights=(400, 700)),
         "Noto Sans CJK SC",
         "Noto Sans SC",
         "PingFang SC",
@@ -59,7 +96,7 @@ def launch_options() -> dict[str, Any]:
         "system-ui",
         "sans-serif",
     ]
-    return {"theme": gr.themes.Default(font=font), "css": CSS}
+    return {"theme": gr.themes.Default(font=font), "css": CSS, "head": f"<style>{PAGE_CSS}</style>"}
 
 
 def default_ui_lang() -> str:
@@ -159,10 +196,11 @@ def build_blocks(
                                 feedback_options=None,
                                 buttons=["copy_all"],
                                 group_consecutive_messages=True,
+                                autoscroll=False,  # SCROLL_JS shows a new reply from its start instead
                             ),
                             "chatbot",
                         )
-                        with gr.Row():
+                        with gr.Row(elem_id="input-row"):
                             msg = labels.label(
                                 gr.Textbox(
                                     label=t("input", lang0),
@@ -171,7 +209,6 @@ def build_blocks(
                                     max_lines=6,
                                     scale=6,
                                     elem_id="msg",
-                                    autofocus=True,
                                 ),
                                 "input",
                                 placeholder="input_placeholder",
@@ -179,6 +216,12 @@ def build_blocks(
                             send = labels.text(
                                 gr.Button(t("send", lang0), variant="primary", scale=1, min_width=80, elem_id="send"),
                                 "send",
+                            )
+                            outbox = gr.Textbox(visible=False, elem_id="outbox")  # carries a sent message
+                            stop = labels.text(
+                                gr.Button(t("stop", lang0), variant="stop", scale=1, min_width=80, visible=False,
+                                          elem_id="stop"),
+                                "stop",
                             )
                         labels.text(gr.Markdown(f"**{t('examples', lang0)}**"), "examples", "**{}**")
                         ex_buttons: list[tuple[Any, str]] = []
@@ -196,7 +239,7 @@ def build_blocks(
                             )
                     with gr.Column(scale=2, min_width=360, elem_id="panel"):
                         labels.text(gr.Markdown(f"### {t('panel', lang0)}", elem_id="panel-title"), "panel", "### {}")
-                        with gr.Accordion(t("profile", lang0), open=True, elem_id="profile") as acc_profile:
+                        with gr.Accordion(t("profile", lang0), open=False, elem_id="profile") as acc_profile:
                             labels.text(gr.Markdown(t("profile_hint", lang0)), "profile_hint", "<small>{}</small>")
                             with gr.Row():
                                 f_use = labels.add(
@@ -220,7 +263,7 @@ def build_blocks(
                                 )
                             with gr.Row():
                                 f_params = labels.label(
-                                    gr.Number(None, label=t("params_b", lang0), minimum=0, elem_id="f-params"),
+                                    gr.Number(None, label=t("params_b", lang0), elem_id="f-params"),
                                     "params_b",
                                 )
                                 f_prec = labels.label(
@@ -239,7 +282,6 @@ def build_blocks(
                                         None,
                                         label=t("context_tokens", lang0),
                                         precision=0,
-                                        minimum=1,
                                         elem_id="f-context",
                                     ),
                                     "context_tokens",
@@ -249,7 +291,6 @@ def build_blocks(
                                         None,
                                         label=t("concurrency", lang0),
                                         precision=0,
-                                        minimum=1,
                                         elem_id="f-concurrency",
                                     ),
                                     "concurrency",
@@ -273,7 +314,7 @@ def build_blocks(
                                 )
                                 f_count = labels.label(
                                     gr.Number(
-                                        None, label=t("gpu_count", lang0), precision=0, minimum=1, elem_id="f-gpu-count"
+                                        None, label=t("gpu_count", lang0), precision=0, elem_id="f-gpu-count"
                                     ),
                                     "gpu_count",
                                 )
@@ -405,14 +446,16 @@ def build_blocks(
                 out += [gr.update(value=rep_path), gr.update(value=ses_path)]
             else:
                 out += [gr.update(value=None), gr.update(value=None)]
-            return out
+            return _only_changed(st, out, first=len(profile_inputs), last=len(profile_inputs) + 5)
 
-        def fresh_state(lang: str, backend_key: str = DEFAULT_KEY) -> UIState:
+        def fresh_state(lang: str, backend_key: str = DEFAULT_KEY, after: UIState | None = None) -> UIState:
+            """A new conversation; ``after``: the one it replaces in this tab (the page's sends stay counted)."""
             adv = pool.get(backend_key)
             session = adv.new_session()
             greet = adv.greeting(session, lang)  # type: ignore[arg-type]
             st = UIState(session=session, lang=lang, backend_key=backend_key)
             st.messages = [render.assistant_message(greet.text, render.use_case_options(lang))]
+            st.last_sent = after.last_sent if after else 0
             return st
 
         def on_load(lang: str) -> list[Any]:
@@ -441,7 +484,7 @@ def build_blocks(
                 st = fresh_state(lang)
             st.lang = lang
             if st.user_turns == 0:  # nothing said yet: greet again in the new language
-                st = fresh_state(lang, st.backend_key)
+                st = fresh_state(lang, st.backend_key, after=st)
             return [
                 st,
                 st.messages,
@@ -450,6 +493,7 @@ def build_blocks(
                 *panel_values(st),
             ]
 
+        lang_box.change(None, [lang_box], None, js=SET_LANG_JS)
         lang_box.input(
             on_lang,
             [lang_box, state],
@@ -457,52 +501,98 @@ def build_blocks(
             api_visibility="private",
         )
 
-        def respond(message: str, st: UIState | None) -> Iterator[list[Any]]:
+        def take(sent: Any, st: UIState | None) -> list[Any]:
+            """First, unqueued step of a send: the page's numbered sends (TAKE_JS) or a plain example text are
+            taken and shown at once, behind a running turn if there is one. The box is never written here."""
+            lost = st is None  # the server no longer has this tab's conversation: only the newest send counts
             if st is None:
                 st = fresh_state(default_ui_lang())
-            text = message if isinstance(message, str) else ""
-            if not text.strip():
-                gr.Info(t("empty_message", st.lang))
-                yield [gr.skip(), st.messages, st] + [gr.skip()] * n_panel
+            limit = getattr(getattr(pool.get(st.backend_key), "settings", None), "max_message_chars", 8000)
+            fresh = _new_sends(sent, st)[-1:] if lost else _new_sends(sent, st)
+            for seq, text in fresh:
+                if text.strip():  # the engine reads this much
+                    st.enqueue(text if len(text) <= limit else text[:limit] + " …", seq)
+            if not any(text.strip() for _, text in fresh):
+                if fresh:
+                    gr.Info(t("empty_message", st.lang))
+                return [gr.skip(), st, gr.skip(), gr.skip()]
+            return [st.shown(), st, gr.update(interactive=False), gr.update(visible=True)]
+
+        def drain(st: UIState | None) -> Iterator[list[Any]]:
+            """Answer this tab's waiting messages in order; a second call while one runs leaves them to it."""
+            idle = [gr.update(interactive=True), gr.update(visible=False)]
+            if st is None or st.busy:
+                yield [gr.skip()] * (3 + n_panel + 2)
                 return
+            while st.inbox and not st.busy:
+                st.busy = True
+                try:
+                    while st.inbox:
+                        yield from _answer(st, st.inbox.pop(0)[1])
+                finally:
+                    st.busy = False
+            # the chat is as the last step sent it: skipped, so the closing message does not carry it again
+            yield [gr.skip(), st, gr.skip(), *([gr.skip()] * n_panel), *idle]
+
+        def _answer(st: UIState, text: str) -> Iterator[list[Any]]:
             adv = pool.get(st.backend_key)
-            limit = getattr(getattr(adv, "settings", None), "max_message_chars", 8000)
-            shown = text if len(text) <= limit else text[:limit] + " …"  # the engine reads only this much too
-            st.messages.append(render.user_message(shown))
+            st.messages.append(render.user_message(text))
             st.user_turns += 1
-            yield ["", st.messages, st] + [gr.skip()] * n_panel
             before = list(st.messages)
+            busy = [gr.skip(), gr.skip()]
             try:
-                yield from _stream_turn(adv, text, st, lambda: ["", st.messages, st] + [gr.skip()] * n_panel)
+                for _ in _stream_turn(adv, text, st):
+                    yield [st.shown(), st, gr.skip(), *([gr.skip()] * n_panel), *busy]
                 panel = panel_values(st)
             except Exception:  # a bug must not freeze the chat or lose the conversation
                 log.exception("chat turn failed")
                 st.messages = [*before, render.assistant_message(t("internal_error", st.lang))]
                 panel = [gr.skip()] * n_panel
-            yield ["", st.messages, st, *panel]
+            yield [st.shown(), st, _profile_open(st), *panel, *busy]
 
-        chat_outputs = [msg, chatbot, state, *panel_outputs]
+        take_outputs = [chatbot, state, send, stop]
+        drain_outputs = [chatbot, state, acc_profile, *panel_outputs, send, stop]
         chat_kw: dict[str, Any] = {"api_visibility": "private", "concurrency_limit": 16, "concurrency_id": "chat"}
-        msg.submit(respond, [msg, state], chat_outputs, **chat_kw)
-        send.click(respond, [msg, state], chat_outputs, **chat_kw)
-        for button, text in ex_buttons:
-            button.click(lambda tx=text: tx, None, msg, api_visibility="private", queue=False).then(
-                respond, [msg, state], chat_outputs, **chat_kw
-            )
+        quick: dict[str, Any] = {"api_visibility": "private", "queue": False}
+        running = []
+        for trigger in (msg.submit, send.click):
+            # "multiple": a send while the previous one is still being taken is not dropped (Gradio's default);
+            # "always_last": a drain asked for while one runs starts after it, so nothing waits for ever
+            sent = trigger(None, [msg], [outbox, msg], js=TAKE_JS, trigger_mode="multiple", **quick)
+            shown = sent.then(take, [outbox, state], take_outputs, trigger_mode="multiple", **quick)
+            shown.then(None, js=SCROLL_JS)
+            running.append(shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw))
+        for button, text in ex_buttons:  # an example is sent as it is; a draft in the box stays
+            shown = button.click(lambda st, tx=text: take(tx, st), [state], take_outputs, trigger_mode="multiple",
+                                 **quick)
+            shown.then(None, js=SCROLL_JS)
+            running.append(shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw))
 
-        def on_option(st: UIState | None, evt: gr.SelectData) -> str:
-            return str(evt.value) if evt and evt.value is not None else ""
+        def on_option(st: UIState | None, evt: gr.SelectData) -> list[Any]:
+            return take(str(evt.value) if evt and evt.value is not None else "", st)
 
-        chatbot.option_select(on_option, [state], msg, api_visibility="private", queue=False).then(
-            respond, [msg, state], chat_outputs, **chat_kw
-        )
+        shown = chatbot.option_select(on_option, [state], take_outputs, trigger_mode="multiple", **quick)
+        running.append(shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw))
+
+        def on_stop(st: UIState | None) -> list[Any]:
+            """Stop the running turn and drop the waiting messages; the conversation so far stays."""
+            if st is not None:
+                st.inbox.clear()
+                if st.busy:
+                    st.messages.append(render.assistant_message(t("stopped", st.lang)))
+                st.busy = False
+            return [st.shown() if st else gr.skip(), st, gr.update(interactive=True), gr.update(visible=False)]
+
+        stop.click(on_stop, [state], [chatbot, state, send, stop], cancels=running, **quick)
 
         def on_new(st: UIState | None) -> list[Any]:
             lang = st.lang if st else default_ui_lang()
-            new = fresh_state(lang, st.backend_key if st else DEFAULT_KEY)
-            return [new, new.messages, *panel_values(new)]
+            new = fresh_state(lang, st.backend_key if st else DEFAULT_KEY, after=st)
+            return [new, new.messages, gr.update(open=False), *panel_values(new)]
 
-        new_chat.click(on_new, [state], [state, chatbot, *panel_outputs], api_visibility="private")
+        new_outputs = [state, chatbot, acc_profile, *panel_outputs]
+        new_chat.click(on_new, [state], new_outputs, api_visibility="private", cancels=running)
+        chatbot.clear(on_new, [state], new_outputs, api_visibility="private", cancels=running)  # the trash icon
 
         def on_recompute(st: UIState | None, *values: Any) -> list[Any]:
             if st is None:
@@ -526,6 +616,7 @@ def build_blocks(
             return [st.messages, st, *panel_values(st)]
 
         recompute.click(on_recompute, [state, *profile_inputs], [chatbot, state, *panel_outputs], **chat_kw)
+        # a profile field's own change never raises in the browser: values are checked when recomputing
 
         def on_apply(st: UIState | None, llm: str, llama: str, url: str, model: str, key: str) -> list[Any]:
             if st is None:
@@ -558,14 +649,16 @@ def build_blocks(
                 session = Session.from_json(data.decode("utf-8", errors="replace"), where="the uploaded session")
             except (OSError, SessionError) as exc:
                 gr.Warning(render.escape_html(f"{t('session_bad', lang)} {api.first_line(exc)}"))
-                return [gr.skip(), gr.skip()] + [gr.skip()] * n_panel
+                return [gr.skip(), gr.skip(), gr.skip()] + [gr.skip()] * n_panel
             new = UIState(session=session, lang=lang, backend_key=st.backend_key if st else DEFAULT_KEY)
             new.messages = render.history_messages(session, lang)
             new.user_turns = sum(1 for turn in session.history if turn.role == "user")
+            new.last_sent = st.last_sent if st else 0
             gr.Info(t("session_resumed", lang))
-            return [new, new.messages, *panel_values(new)]
+            return [new, new.messages, _profile_open(new), *panel_values(new)]
 
-        up_session.upload(on_upload, [state, up_session], [state, chatbot, *panel_outputs], api_visibility="private")
+        up_session.upload(on_upload, [state, up_session], [state, chatbot, acc_profile, *panel_outputs],
+                          api_visibility="private")
 
     demo.queue(default_concurrency_limit=8, max_size=256)
     return demo
@@ -611,8 +704,8 @@ def _changes_text(changes: dict[str, Any], lang: str) -> str:
     return " · ".join(parts) or t("recompute", lang)
 
 
-def _stream_turn(adv: Any, text: str, st: UIState, snapshot: Any) -> Iterator[list[Any]]:
-    """Run one engine turn, folding its events into ``st.messages``; yields UI snapshots while it runs."""
+def _stream_turn(adv: Any, text: str, st: UIState) -> Iterator[None]:
+    """Run one engine turn, folding its events into ``st.messages``; yields whenever the page should redraw."""
     base = list(st.messages)
     view = render.TurnView(st.session.lang or st.lang)
     last = 0.0
@@ -625,5 +718,42 @@ def _stream_turn(adv: Any, text: str, st: UIState, snapshot: Any) -> Iterator[li
         now = time.monotonic()
         if now - last >= STREAM_INTERVAL_S and view.final is None:
             last = now
-            yield snapshot()
+            yield None
     st.messages = base + view.messages
+
+
+def _new_sends(sent: Any, st: UIState) -> list[tuple[int | None, str]]:
+    """The sends not taken yet: from the page's JSON list of ``[number, text]`` (numbers above the last one
+    taken), or one plain text (an example button, an option, an API caller)."""
+    if not isinstance(sent, str):
+        return []
+    try:
+        items = json.loads(sent) if sent.startswith("[[") else None
+    except ValueError:
+        items = None
+    if not isinstance(items, list):
+        return [(None, sent)]
+    fresh: list[tuple[int | None, str]] = []
+    for item in items[:20]:
+        if isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and isinstance(item[1], str) \
+                and item[0] > st.last_sent:
+            fresh.append((item[0], item[1]))
+    st.last_sent = max([st.last_sent, *(n for n, _ in fresh if n is not None)])
+    return fresh
+
+
+def _only_changed(st: UIState, values: list[Any], first: int, last: int) -> list[Any]:
+    """``values`` with the panel views ``first``..``last`` (exclusive) that the page already shows as they are
+    replaced by ``gr.skip()``: a turn that changes nothing in the panel sends nothing for it."""
+    out = list(values)
+    for i in range(first, last):
+        if st.panel_sent.get(i) == values[i]:
+            out[i] = gr.skip()
+        st.panel_sent[i] = values[i]
+    return out
+
+
+def _profile_open(st: UIState) -> Any:
+    """The profile panel opens once it has something in it (on a phone it would push the chat down)."""
+    return gr.update(open=True) if any(v is not None for v in profile.profile_values(st.session.profile).values()) \
+        else gr.skip()

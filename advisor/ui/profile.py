@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,8 +39,9 @@ def profile_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict
     for key in PROFILE_FIELDS:
         new = _blank_to_none(after.get(key))
         old = _blank_to_none(before.get(key))
-        if isinstance(new, float) and key in ("context_tokens", "concurrency", "gpu_count"):
-            new = int(new)
+        if isinstance(new, float) and key in ("context_tokens", "concurrency", "gpu_count") and math.isfinite(new) \
+                and new.is_integer():
+            new = int(new)  # anything else (1e400, 2.5) stays as typed and is refused with a message
         if new != old:
             changes[key] = new
     return changes

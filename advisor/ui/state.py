@@ -36,6 +36,22 @@ class UIState:
     messages: list[Any] = field(default_factory=list)
     shown_profile: dict[str, Any] = field(default_factory=dict)
     user_turns: int = 0
+    inbox: list[tuple[int, str]] = field(default_factory=list)  # (order sent, text) waiting for their turn
+    busy: bool = False  # a turn of this tab is running
+    last_sent: int = 0  # the number of the page's last send taken (see layout.TAKE_JS)
+    panel_sent: dict[int, Any] = field(default_factory=dict)  # what the page's panel views show now
+
+    def enqueue(self, text: str, seq: int | None = None) -> None:
+        """Queue a message in the order it was sent (``seq`` from the page; None: after all the others)."""
+        order = seq if seq is not None else max((s for s, _ in self.inbox), default=0) + 1
+        self.inbox.append((order, text))
+        self.inbox.sort(key=lambda item: item[0])
+
+    def shown(self) -> list[Any]:
+        """The chat as the page shows it: the conversation, then the messages still waiting for their turn."""
+        from advisor.ui.render import user_message  # the render module imports gradio: only when drawing
+
+        return [*self.messages, *(user_message(text) for _, text in self.inbox)]
 
 
 def ui_settings(

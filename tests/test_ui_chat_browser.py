@@ -1,0 +1,177 @@
+"""The chat people rely on, in a real headless Chromium, on a desk (1440×900) and on a phone (390×844).
+
+Nothing typed is lost while a reply streams; rapid sends are all answered, in order; Send is disabled and
+Stop offered while a turn runs; a bad panel value gives one friendly message and the page stays usable;
+the answer comes first with its calculations folded after it, sources once; the trash starts over; the
+page carries its language. Screenshots go to ``tests/artifacts/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ARTIFACTS = Path(__file__).parent / "artifacts"
+CHROMIUM = os.environ.get("GPU_ADVISOR_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
+TIMEOUT_MS = 45_000
+SIZES = {"desktop": (1440, 900), "phone": (390, 844)}
+QUESTION = "我想本地部署 Qwen2.5-72B 做推理，预算 10 万，买什么卡？"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"browser test cannot run in CI: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("playwright is not installed (pip install playwright; never `playwright install`)")
+    if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        _unavailable(f"no Chromium at {CHROMIUM} (apt-get install chromium fonts-noto-cjk fonts-noto-color-emoji)")
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        yield p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+
+
+@pytest.fixture(params=list(SIZES))
+def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
+    """A fresh tab (its own session) at one of the two sizes, the opening shown."""
+    from ui_harness import running_app
+
+    width, height = SIZES[request.param]
+    ctx = browser.new_context(locale="zh-CN", viewport={"width": width, "height": height},
+                              is_mobile=request.param == "phone", has_touch=request.param == "phone")
+    tab = ctx.new_page()
+    tab.set_default_timeout(TIMEOUT_MS)
+    tab.goto(running_app().url, wait_until="load")
+    tab.locator("#chatbot").get_by_text("你好").first.wait_for()
+    tab.size_name = request.param
+    yield tab
+    ctx.close()
+
+
+def _send(page: Any, text: str, wait: bool = True) -> None:
+    """Type ``text`` and press Enter, as a person does: the box empties at once; ``wait``: until the chat
+    shows the message too."""
+    page.fill("#msg textarea", text)
+    page.press("#msg textarea", "Enter")
+    page.wait_for_function("() => document.querySelector('#msg textarea').value === ''", timeout=5_000)
+    if wait:
+        page.locator("#chatbot .user-row").filter(has_text=text).last.wait_for()
+
+
+def _idle(page: Any) -> None:
+    """Wait until no turn runs: Stop hidden, Send enabled, no spinner in the chat."""
+    page.wait_for_function(
+        "() => { const s = document.querySelector('#stop');"
+        " const hidden = !s || s.offsetParent === null;"
+        " const send = document.querySelector('#send');"
+        " return hidden && send && !send.disabled && !document.querySelector('#chatbot .pending'); }",
+        timeout=TIMEOUT_MS)
+
+
+def _rows(page: Any) -> list[tuple[str, str]]:
+    """The chat's rows in order: ('user' | 'bot', text)."""
+    return page.evaluate(
+        "() => Array.from(document.querySelectorAll('#chatbot .message-row')).map(r =>"
+        " [r.classList.contains('user-row') ? 'user' : 'bot', r.innerText.trim()])")
+
+
+def _shot(page: Any, name: str) -> None:
+    page.screenshot(path=str(ARTIFACTS / f"ui-chat-{name}-{page.size_name}.png"), full_page=False)
+
+
+def test_typing_while_a_reply_streams_loses_nothing(page: Any) -> None:
+    page.evaluate(  # record every state the Send and Stop buttons pass through during the turn
+        "() => { window.__seen = {disabled: false, stop: false}; new MutationObserver(() => {"
+        " const s = document.querySelector('#send'); const t = document.querySelector('#stop');"
+        " if (s && s.disabled) window.__seen.disabled = true;"
+        " if (t && t.offsetParent !== null) window.__seen.stop = true;"
+        " }).observe(document.body, {subtree: true, childList: true, attributes: true}); }")
+    _send(page, QUESTION, wait=False)
+    page.type("#msg textarea", "上下文要 32k", delay=15)  # typed while the reply comes in
+    _idle(page)
+    assert page.input_value("#msg textarea") == "上下文要 32k"
+    seen = page.evaluate("window.__seen")
+    assert seen == {"disabled": True, "stop": True}, "Send was not disabled or Stop not offered during the turn"
+    _shot(page, "answer")
+
+
+def test_five_rapid_sends_get_five_answers_in_order(page: Any) -> None:
+    asks = ["70b 模型 4bit 跑推理 两张4090够不够", "那 FP16 呢？", "换成 A100 呢", "上下文 32k 呢", "并发 8 个呢"]
+    for text in asks:
+        _send(page, text, wait=False)
+    page.wait_for_function("() => document.querySelectorAll('#chatbot .user-row').length >= 5")
+    _idle(page)
+    rows = _rows(page)
+    users = [text for who, text in rows if who == "user"]
+    assert users == asks
+    after = [rows[i + 1][0] if i + 1 < len(rows) else None for i, (who, _) in enumerate(rows) if who == "user"]
+    assert after == ["bot"] * 5  # each message is followed by its answer
+
+
+def test_a_bad_panel_value_gives_one_friendly_message_and_the_page_stays_usable(page: Any) -> None:
+    _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
+    _idle(page)
+    page.fill("#f-context input", "0")
+    page.click("#recompute")
+    page.locator("#chatbot").get_by_text("无法使用").first.wait_for()
+    assert page.locator(".toast-body.error, .error-badge, .validation-error").count() == 0
+    assert "less than minimum" not in page.content()
+    _send(page, "那 FP16 呢？")  # the page still answers
+    _idle(page)
+    assert _rows(page)[-1][0] == "bot" and "FP16" in _rows(page)[-2][1]
+    _shot(page, "bad-value")
+
+
+def test_the_answer_comes_first_and_its_calculations_fold_after_it(page: Any) -> None:
+    _send(page, QUESTION)
+    _idle(page)
+    chat = page.locator("#chatbot")
+    answer = chat.get_by_text("推荐配置").first
+    group = chat.get_by_text("项计算").first
+    answer.wait_for()
+    assert answer.bounding_box()["y"] < group.bounding_box()["y"]  # the answer is above its calculations
+    assert chat.get_by_text("选型推荐").count() == 0 or not chat.get_by_text("选型推荐").first.is_visible()
+    assert chat.get_by_text("📚").count() == 0  # sources are listed once, in the reply
+    # the new exchange starts at the top of the chat view: the user's message is in sight
+    user = chat.locator(".user-row").last
+    box = page.evaluate("() => document.querySelector('#chatbot').getBoundingClientRect().top")
+    assert user.bounding_box()["y"] >= box - 2
+
+
+def test_the_trash_starts_a_new_conversation(page: Any) -> None:
+    _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
+    _idle(page)
+    page.locator("#chatbot button[aria-label='清空对话']").first.click()
+    page.locator("#chatbot").get_by_text("你好").first.wait_for()
+    _send(page, "换成 A100 呢")
+    _idle(page)
+    users = [text for who, text in _rows(page) if who == "user"]
+    assert users == ["换成 A100 呢"]  # the old conversation does not come back
+
+
+def test_the_page_carries_its_language_and_fits_a_phone(page: Any) -> None:
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert page.evaluate("window.scrollY") == 0  # the title and tabs are in sight on load
+    assert not page.locator("#profile").get_by_text("上下文长度").is_visible()  # collapsed until it has data
+    width = page.viewport_size["width"]
+    if page.size_name == "phone":
+        box = page.locator("#msg textarea").bounding_box()
+        assert box["width"] >= 0.8 * width, "the input is not full width on a phone"
+        assert page.evaluate("document.documentElement.scrollWidth") <= width + 1  # no sideways scrolling
+    _shot(page, "opening")
+    page.locator("#lang").get_by_text("English").click()
+    page.locator("#send").get_by_text("Send").wait_for()
+    assert page.evaluate("document.documentElement.lang") == "en"
