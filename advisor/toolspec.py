@@ -27,6 +27,7 @@ from tools.catalog_query import AffordableInput, AffordableResult, FindGPUsInput
 from tools.compat import BuildInput, BuildReport, check_build
 from tools.errors import ToolError, error_note
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
+from tools.inputs import ToolInput
 from tools.modelspec import ModelSpec
 from tools.perf import (
     DecodeInput,
@@ -125,6 +126,12 @@ SLIM_FIELDS: dict[str, tuple[str, ...]] = {
 # ----------------------------------------------------------------------------- facades
 
 
+class ToolArgs(ToolInput):
+    """Arguments a model or client sends to a tool: unknown keys refused, figures finite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 def facade(name: str, real: type[BaseModel], *, drop: tuple[str, ...] = (),
            replace: dict[str, tuple[Any, Any]] | None = None, doc: str = "") -> type[BaseModel]:
     """A copy of ``real``'s fields without ``drop`` and with ``replace`` swapped in (name → (type, Field))."""
@@ -135,8 +142,7 @@ def facade(name: str, real: type[BaseModel], *, drop: tuple[str, ...] = (),
             continue
         fields[fname] = (info.annotation, info)
     fields.update(replace)
-    model = create_model(name, __config__=ConfigDict(extra="forbid"), __doc__=doc or real.__doc__,
-                         **fields)
+    model = create_model(name, __base__=ToolArgs, __doc__=doc or real.__doc__, **fields)
     return model
 
 
@@ -161,19 +167,15 @@ TrainingTimeArgs = facade("TrainingTimeArgs", TrainingTimeInput, replace={
 ScientificArgs = facade("ScientificArgs", ScientificInput, replace={"gpu": _GPU_NAME})
 
 
-class SearchArgs(BaseModel):
+class SearchArgs(ToolArgs):
     """Search the knowledge base (buying guide, sizing explanations, GPU and model cards)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     query: str = Field(min_length=1, max_length=1000)
     k: int = Field(3, ge=1, le=10)
     lang: Literal["zh", "en"] | None = None
 
 
-class ValueOptionArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ValueOptionArgs(ToolArgs):
     gpu: str = _GPU_NAME[1]
     count: int = Field(1, ge=1, le=4096)
     tokens_per_s: float | None = Field(None, ge=0, description="decode speed from perf_decode, if sized")
@@ -185,9 +187,7 @@ ValueArgs = facade("ValueArgs", ValueInput, replace={
     "options": (list[ValueOptionArgs], Field(min_length=1, max_length=8, description="configurations to price"))})
 
 
-class NameArgs(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class NameArgs(ToolArgs):
     name: str = Field(min_length=1, max_length=200, description="catalog name or alias")
 
 

@@ -532,3 +532,25 @@ def test_an_infinite_or_nan_figure_is_an_input_error_not_a_verdict(field: str, v
 
     with pytest.raises(ValidationError, match=f"{field}[\\s\\S]*finite number"):
         BuildInput(gpus=[GPUCount(gpu="RTX 4090", count=2)], **{field: value})
+
+
+def test_every_tool_input_refuses_infinite_figures() -> None:
+    """One shared rule (tools.inputs.ToolInput), not a check per field: each tool's input model and the
+    models nested in it refuse inf and NaN ('inf FLOPs × cells' and 'inf GB of RAM' were once computed)."""
+    from pydantic import BaseModel
+
+    from advisor.toolspec import TOOLS
+    from tools.inputs import ToolInput
+
+    def models(model: type[BaseModel]) -> set[type[BaseModel]]:
+        found = {model}
+        for f in model.model_fields.values():
+            for arg in (f.annotation, *getattr(f.annotation, "__args__", ())):
+                for inner in (arg, *getattr(arg, "__args__", ())):
+                    if isinstance(inner, type) and issubclass(inner, BaseModel) and inner not in found:
+                        found |= models(inner)
+        return found
+
+    for spec in TOOLS.values():
+        for model in models(spec.input_model):
+            assert issubclass(model, ToolInput), f"{spec.name}: {model.__name__} accepts inf"

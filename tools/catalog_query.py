@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU, Precision
+from tools.inputs import ToolInput
 from tools.precision import resolve_precision
 from tools.pricing import CNY_PER_USD, FX_AS_OF, HOST_COST_USD, USD_PER_FOREIGN, gpu_price
 from tools.recommend import host_for
@@ -26,7 +27,7 @@ _LINKS = ("nvlink", "nvlink-bridge", "infinity-fabric", "hccs", "mlu-link", "mtl
 MAX_LISTED = 60
 
 
-class FindGPUsInput(BaseModel):
+class FindGPUsInput(ToolInput):
     model_config = ConfigDict(extra="forbid")
 
     supports: Precision | None = Field(None, description="a precision with a hardware path (fp8, fp4, bf16 …)")
@@ -116,7 +117,7 @@ WEIGHT_SHARE = 0.8  # weights may take this share of the memory; the rest holds 
 LOW_BIT, HIGH_BIT = "Q4_K_M", "bf16"  # the sizes reported: what Ollama pulls by default, and native 16-bit
 
 
-class AffordableInput(BaseModel):
+class AffordableInput(ToolInput):
     model_config = ConfigDict(extra="forbid")
 
     budget_usd: float = Field(gt=0, le=1e9, allow_inf_nan=False)

@@ -25,12 +25,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.inputs import ToolInput
 from tools.units import Bytes
 
 DEFAULT_BUFFER_FACTOR = 1.5
 
 
-class DeepSpeedEstimateInput(BaseModel):
+class DeepSpeedEstimateInput(ToolInput):
     """Inputs of DeepSpeed's estimator functions (parameter counts, not bytes)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -30,6 +30,7 @@ from knowledge.messages import has
 from knowledge.schema import GPU
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes, inline_ecc_on
+from tools.inputs import ToolInput
 from tools.kv_cache import (
     LLAMACPP_CTX_PAD,
     VLLM_BLOCK_SIZE,
@@ -57,7 +58,7 @@ TRANSFORMERS_OVERHEAD = int(0.75 * GiB)  # CUDA context + cuBLAS workspace + all
 MAX_CONTEXT_SEARCH = 1 << 24
 
 
-class InferenceMemoryInput(BaseModel):
+class InferenceMemoryInput(ToolInput):
     """What the user wants to run. ``context`` is per sequence and must be given explicitly."""
 
     model_config = ConfigDict(extra="forbid")

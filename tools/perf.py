@@ -31,6 +31,7 @@ from tools.efficiency import (
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+from tools.inputs import ToolInput
 from tools.kv_cache import kv_cache_bytes
 from tools.modelspec import ModelSpec, check_tensor_parallel
 from tools.precision import resolve_kv_dtype, resolve_precision
@@ -126,7 +127,7 @@ def _bpp(precision: str) -> float:
     return resolve_precision(precision).bits_per_weight / 8
 
 
-class DecodeInput(BaseModel):
+class DecodeInput(ToolInput):
     """Generation of ``batch`` sequences, each with ``context`` tokens already in its KV cache."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -298,7 +299,7 @@ def estimate_decode(inp: DecodeInput) -> DecodeResult:
     )
 
 
-class PrefillInput(BaseModel):
+class PrefillInput(ToolInput):
     """Processing a prompt of ``prompt_tokens`` for ``batch`` sequences."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -433,7 +434,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     )
 
 
-class ServingInput(BaseModel):
+class ServingInput(ToolInput):
     """Continuous batching (vLLM-style) at a target context per sequence."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)

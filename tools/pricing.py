@@ -24,6 +24,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.schema import GPU
+from tools.inputs import ToolInput
 from tools.result import Note, note
 from tools.units import CNY, USD
 
@@ -86,7 +87,7 @@ def gpu_price(gpu: GPU, cny_per_usd: float = CNY_PER_USD) -> GPUPrice:
     return GPUPrice(usd=usd, cny=cny, rental_usd_per_hour=p.rental_usd_per_hour, note=said)
 
 
-class CostInput(BaseModel):
+class CostInput(ToolInput):
     """A machine to buy (or rent instead)."""
 
     model_config = ConfigDict(extra="forbid")

@@ -41,6 +41,7 @@ from tools.compat_rules.types import MAX_GPUS_OF_ONE, Chassis, Pitfall, parse_ma
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
+from tools.inputs import ToolInput
 from tools.modelspec import ModelSpec, load_model_spec
 from tools.perf import DecodeInput, estimate_decode
 from tools.precision import resolve_precision
@@ -101,7 +102,7 @@ HEADROOM_PITFALL = 0.10
 NOMINAL_TOKENS = 1e9  # training throughput is the same for any dataset size; used when none is given
 
 
-class RecommendInput(BaseModel):
+class RecommendInput(ToolInput):
     """Workload, budget and constraints."""
 
     model_config = ConfigDict(extra="forbid")

@@ -13,12 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
 from tools.compat_rules.totals import PLATFORM_OVERHEAD_W
+from tools.inputs import ToolInput
 from tools.pricing import CNY_PER_USD, HOST_COST_USD, CostInput, Currency, cost_of_ownership, gpu_price
 from tools.recommend import host_for
 from tools.result import Note, note
 
 
-class RentVsBuyInput(BaseModel):
+class RentVsBuyInput(ToolInput):
     """A number of one GPU to buy, or to rent by the hour instead."""
 
     model_config = ConfigDict(extra="forbid")

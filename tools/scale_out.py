@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
 from knowledge.fabric import fabric_for
+from tools.inputs import ToolInput
 from tools.result import Note, note
 from tools.units import USD
 
@@ -27,7 +28,7 @@ MAX_NODES = 8  # one switch tier: beyond it the fabric needs spine switches, whi
 HANDOFF_BYTES = 2  # a token's hidden state crosses a pipeline boundary in 16-bit
 
 
-class ScaleOutInput(BaseModel):
+class ScaleOutInput(ToolInput):
     """``nodes`` machines of ``gpus_per_node`` × ``gpu`` working on one job."""
 
     model_config = ConfigDict(extra="forbid")

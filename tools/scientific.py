@@ -20,13 +20,14 @@ from knowledge.schema import GPU
 from tools.efficiency import FP64_EFFICIENCY
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
+from tools.inputs import ToolInput
 from tools.result import Note, Term, note
 from tools.units import TFLOPS, Bytes, Seconds
 
 Problem = Literal["dense-lu", "dense-gemm", "grid"]
 
 
-class ScientificInput(BaseModel):
+class ScientificInput(ToolInput):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
     gpu: GPU

@@ -50,13 +50,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.inputs import ToolInput
 from tools.result import Note, note
 from tools.units import Bytes
 
 Recompute = Literal["none", "selective", "full"]
 
 
-class ActivationInput(BaseModel):
+class ActivationInput(ToolInput):
     """Shape of the model and of one micro-batch on one GPU."""
 
     model_config = ConfigDict(extra="forbid")

@@ -38,6 +38,7 @@ from knowledge.schema import GPU
 from tools.deepspeed_estimator import DEFAULT_BUFFER_FACTOR
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes, inline_ecc_on
+from tools.inputs import ToolInput
 from tools.lora import largest_linear_params, lora_trainable_params, mlp_width, resolve_targets
 from tools.modelspec import ModelSpec, check_tensor_parallel
 from tools.precision import resolve_precision
@@ -84,7 +85,7 @@ def resolve_optimizer(name: str) -> tuple[str, bool]:
     return OPTIMIZER_ALIASES[key], key.startswith("paged")
 
 
-class TrainingMemoryInput(BaseModel):
+class TrainingMemoryInput(ToolInput):
     """One training configuration."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)

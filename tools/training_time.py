@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from knowledge.schema import GPU
 from tools.efficiency import TRAINING_MFU
 from tools.errors import ToolError
+from tools.inputs import ToolInput
 from tools.perf import compute_rate
 from tools.pricing import CNY_PER_USD
 from tools.result import Note, Term, note
@@ -43,7 +44,7 @@ def parse_count(text: str | float | int) -> float:
 MAX_TOKENS = 1e17  # far beyond any training run (frontier runs are ~1e13–1e14 tokens)
 
 
-class TrainingTimeInput(BaseModel):
+class TrainingTimeInput(ToolInput):
     """A training run: model size, tokens, hardware, efficiency."""
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)

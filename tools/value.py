@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU
+from tools.inputs import ToolInput
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN, gpu_price
 from tools.result import Note, note
 
@@ -43,7 +44,7 @@ class ValueOption(BaseModel):
                                                 "one that does not is priced but never leads")
 
 
-class ValueInput(BaseModel):
+class ValueInput(ToolInput):
     model_config = ConfigDict(extra="forbid")
 
     options: list[ValueOption] = Field(min_length=1, max_length=8)
@@ -151,7 +152,7 @@ TierName = Literal["consumer", "workstation", "datacenter"]
 _DEFAULT_TIERS: list[TierName] = ["consumer", "workstation"]
 
 
-class BestValueInput(BaseModel):
+class BestValueInput(ToolInput):
     """Which single cards give the most for the money, with no model or budget named yet."""
 
     model_config = ConfigDict(extra="forbid")

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from knowledge.schema import GPU, Platform
 from tools.errors import ToolError, shown
 from tools.inference_memory import MAX_CONTEXT_SEARCH
+from tools.inputs import ToolInput
 from tools.result import Note, note
 from tools.units import Bytes, Watts
 
@@ -47,7 +48,7 @@ def pitfall_text(pitfall_id: str) -> Note:
 MAX_GPUS_OF_ONE = 64  # cards of one GPU model in one build
 
 
-class GPUCount(BaseModel):
+class GPUCount(ToolInput):
     """One GPU model in the build and how many of it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -58,7 +59,7 @@ class GPUCount(BaseModel):
                                                                 "-pl")
 
 
-class SlotLayout(BaseModel):
+class SlotLayout(ToolInput):
     """The motherboard's x16-class slots, when known."""
 
     model_config = ConfigDict(extra="forbid")
@@ -67,7 +68,7 @@ class SlotLayout(BaseModel):
     spacing: int = Field(2, ge=1, le=4, description="slot positions from one x16 slot to the next")
 
 
-class Mains(BaseModel):
+class Mains(ToolInput):
     """A wall circuit: nominal voltage and breaker current."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -107,10 +108,10 @@ def parse_mains(text: str) -> Mains:
     return Mains(volts=volts, amps=amps)
 
 
-class BuildInput(BaseModel):
+class BuildInput(ToolInput):
     """A planned machine. Unknown items are None and the checker says what it assumed."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # 'inf' GB of RAM is an input error
+    model_config = ConfigDict(extra="forbid")
 
     gpus: list[GPUCount] = Field(min_length=1)
     platform: str | None = Field(None, description="CPU / platform name from the platform catalog")
