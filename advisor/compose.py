@@ -160,7 +160,9 @@ def terms_inline(result: Sizing, lang: str) -> str:
         on, off = result.gpu_layers, result.offload_layers
         head = msg(lang, "compose.terms_inline.with_layers_gpu_ram", on=on, off=off)
         return head + " + ".join(parts)
-    return msg(lang, "compose.terms_inline.per_gpu") + " + ".join(parts)
+    # sized on one GPU (a recommendation's options may then use several): the whole need, not a card's share
+    key = "compose.terms_inline.per_gpu" if getattr(result, "gpus", 1) > 1 else "compose.terms_inline.whole"
+    return msg(lang, key) + " + ".join(parts)
 
 
 def _findings(findings: list[Finding], lang: str, limit: int = 4) -> list[str]:

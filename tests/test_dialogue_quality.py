@@ -71,7 +71,7 @@ def test_72b_on_a_budget_without_precision_shows_what_quantising_buys(adv: Advis
         best = buy["options"][0]
         assert f"{best['count']}× {best['gpu']}（{price_cny(best)}" in r.text
         assert f"{best['decode_tokens_per_s']:,.1f} tokens/s" in r.text
-    assert "如果量化" in r.text and r.text.index("如果量化") < r.text.index("每卡构成")  # shown up front
+    assert "如果量化" in r.text and r.text.index("如果量化") < r.text.index("显存构成")  # shown up front
     assert "精度" in r.question and "确认" in r.question  # then asks to confirm the precision
     assert_grounded(r, s)
 
@@ -241,3 +241,20 @@ def test_dense_model_reply_says_nothing_about_experts(adv: Advisor) -> None:
     r = turn(adv, s, "70b 模型 4bit 跑推理 两张4090够不够")
     assert "专家" not in r.text
     assert calls(r, "size_inference")
+
+
+@pytest.mark.parametrize("text,label,wrong", [
+    ("我想本地部署 Qwen2.5-72B 做推理，预算 10 万，买什么卡？", "显存构成：", "每卡构成"),
+    ("serve Qwen2.5-72B for one user, budget $15k, which GPUs?", "Made of: ", "Per GPU:"),
+])
+def test_a_one_gpu_breakdown_is_not_called_per_gpu_beside_multi_gpu_options(text: str, label: str,
+                                                                            wrong: str) -> None:
+    """The breakdown of a need sized on one GPU is the whole need; the options below it use 2 or 4 cards, so
+    'per GPU' would claim 145 GB of weights on each 48 GB card."""
+    adv = Advisor(search_k=0)
+    r = adv.reply(text, adv.new_session())
+    line = next(ln for ln in r.text.splitlines() if ln.startswith(label))
+    size = next(c.result for c in r.tool_calls if c.name == "size_inference" and c.arguments.get("gpus", 1) == 1)
+    parts = [float(x) for x in re.findall(r"([\d.]+) GB", line)]
+    assert sum(parts) == pytest.approx(size["per_gpu_bytes"] / 1e9, abs=0.05 * len(parts))  # the whole need
+    assert wrong not in r.text

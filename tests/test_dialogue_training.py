@@ -100,7 +100,7 @@ def test_per_gpu_breakdown_adds_up_to_the_need(adv: Advisor, text: str) -> None:
     s = adv.new_session()
     r = turn(adv, s, text)
     size = recompute(one(r, "size_training"))
-    line = next(ln for ln in r.text.splitlines() if ln.startswith(("Per GPU:", "每卡构成")))
+    line = next(ln for ln in r.text.splitlines() if ln.startswith(("Per GPU:", "每卡构成", "Made of:", "显存构成")))
     parts = [float(x) for x in re.findall(r"([\d.]+) GB", line)]
     assert len(parts) >= 4
     assert sum(parts) == pytest.approx(size["per_gpu_bytes"] / 1e9, abs=0.05 * len(parts))  # each shown to 0.1 GB
