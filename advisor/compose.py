@@ -181,6 +181,9 @@ def _options(rec: Recommendation, lang: str, limit: int = 3, detailed: bool = Tr
     out = section.table.markdown().split("\n") if section.table else []
     if detailed:  # with options, the section's first list is why each one is there (its warnings: the panel)
         out += ["", *(item.text for item in section.lists[0].items)]
+    else:  # the why list says it for each option; without it, once per rule under the table
+        rules = sorted({o.market_rule for o in rec.options[:limit] if o.market == "restricted" and o.market_rule})
+        out += [msg(lang, "compose.recommend_section.restricted", rule=msg(lang, f"market.rule.{r}")) for r in rules]
     return out
 
 

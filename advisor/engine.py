@@ -26,6 +26,7 @@ from advisor import compare, grounding
 from advisor import compose as C
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.fmt import punct
+from advisor.markdown import tidy
 from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, llm_fill, parse
 from advisor.nlu.rules import MAX_CARDS
 from advisor.planner import Plan, plan_turn
@@ -470,6 +471,7 @@ class Advisor:
             generic = msg(out_lang, "spec.unknown_entity")
             body = "\n".join(unknown) + ("" if body.strip() == generic else "\n\n" + body)
             notices = [n for n in notices if n not in unknown]
+        body = tidy(body)
         _remember_kind(session, mode, parsed, calls)
         slots = [] if mode in ("opening", "reset") else plan.question_slots
         if mode in ("opening", "reset"):

@@ -11,6 +11,7 @@ import datetime as dt
 import re
 
 from advisor.fmt import money, num
+from advisor.markdown import tidy
 from advisor.present import gpu_name, model_name, present_call, word
 from advisor.session import Session
 from knowledge.messages import msg
@@ -86,4 +87,4 @@ def export_markdown(session: Session, lang: str = "en") -> str:
     if session.citations:
         out += ["", msg(lang, "report.export_markdown.sources")]
         out += [f"- [{c.id}] {c.title} — {_scrub(c.source)}" for c in session.citations.values()]
-    return "\n".join(out).strip() + "\n"
+    return tidy("\n".join(out).strip()) + "\n"

@@ -12,6 +12,7 @@ from advisor import Advisor
 from advisor.fmt import gb_short, num
 from advisor.toolspec import run_tool
 from knowledge.messages import render
+from tools.result import Note
 
 try:
     from fakes.script import alternatives, assert_grounded, calls, gb, one, turn
@@ -258,3 +259,32 @@ def test_a_one_gpu_breakdown_is_not_called_per_gpu_beside_multi_gpu_options(text
     parts = [float(x) for x in re.findall(r"([\d.]+) GB", line)]
     assert sum(parts) == pytest.approx(size["per_gpu_bytes"] / 1e9, abs=0.05 * len(parts))  # the whole need
     assert wrong not in r.text
+
+
+def test_a_licence_only_card_is_marked_where_it_is_listed() -> None:
+    """knowledge/data/markets.toml: the H200 is sold in mainland China only under a case-by-case US licence
+    (rule us-2025-12). Listed for a China buyer, its row says so and the rule is spelled out under the table."""
+    adv = Advisor(search_k=0)
+    r = adv.reply("课题组做分子动力学和有限元，需要双精度，预算 50 万", adv.new_session())
+    rows = [ln for ln in r.text.splitlines() if ln.startswith("| ") and "H200" in ln]
+    assert rows and all("（需许可）" in ln for ln in rows)
+    assert render(Note(id="market.rule.us-2025-12"), "zh") in r.text
+    assert "需许可" not in next(ln for ln in r.text.splitlines() if "MI210" in ln)
+
+
+def test_tables_stand_apart_from_the_sentences_around_them() -> None:
+    """A sentence right after a table is read as one more row (it squeezed the real columns in the web chat)."""
+    from advisor.markdown import tidy
+
+    adv = Advisor(search_k=0)
+    for text in ("课题组做分子动力学和有限元，需要双精度，预算 50 万", "70b 模型 4bit 跑推理 两张4090够不够"):
+        lines = adv.reply(text, adv.new_session()).text.split("\n")
+        rows = [i for i, ln in enumerate(lines) if ln.startswith("|")]
+        assert rows
+        for i in rows:
+            for j in (i - 1, i + 1):
+                if 0 <= j < len(lines) and not lines[j].startswith("|"):
+                    assert lines[j] == "", f"no blank line between {lines[i]!r} and {lines[j]!r}"
+    # CommonMark leaves '**…：**2' literal (a closing ** after punctuation needs a space after it)
+    assert tidy("**改用 LoRA 就放得下：**2 张 3090") == "**改用 LoRA 就放得下**：2 张 3090"
+    assert tidy("**结论：放得下。**\n下一行") == "**结论：放得下。**\n下一行"

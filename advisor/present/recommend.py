@@ -54,8 +54,12 @@ def present_recommend(rec: Recommendation, lang: str, currency: str | None = Non
 def config_label(o: Option, lang: str) -> str:
     """'8× H200 SXM 141GB', or '2 nodes × 8× H100 SXM 80GB' for a plan over several machines."""
     if o.nodes > 1:
-        return msg(lang, "present.recommend.nodes_config", nodes=o.nodes, per_node=o.count // o.nodes, gpu=o.gpu)
-    return f"{o.count}× {o.gpu}"
+        label = msg(lang, "present.recommend.nodes_config", nodes=o.nodes, per_node=o.count // o.nodes, gpu=o.gpu)
+    else:
+        label = f"{o.count}× {o.gpu}"
+    if o.market == "restricted":  # sold in the buyer's region only under a licence: said where it is listed
+        label = msg(lang, "present.recommend.restricted_mark", config=label)
+    return label
 
 
 def network_text(o: Option, cur: str, lang: str) -> str | None:
