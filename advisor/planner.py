@@ -828,9 +828,12 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
     calls += _network_asked(p, parsed, gpu, count)
     if gpu and p.method in (None, "lora", "full") and method != "qlora":  # the lighter methods, if this one fails
+        # sized as a turn asking for that method would size it: the ZeRO-3 assumed for full fine-tuning on
+        # several GPUs is not carried over (a lighter method runs data-parallel unless the user shards it)
+        light = {k: v for k, v in size.items() if k != "zero_stage" or p.sharding}
         for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]:
             calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
-                                     arguments={**size, "method": lighter}))
+                                     arguments={**light, "method": lighter}))
     if gpu and method == "full" and p.grad_checkpointing is None:  # checkpointing: the usual first step for full
         calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt="checkpointing", when="no_fit",
                                  arguments={**size, "recompute": "full"}))

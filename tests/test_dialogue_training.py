@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from advisor import Advisor
+from advisor.fmt import gb
 from advisor.planner import TOKENS_PER_SAMPLE
 
 try:
@@ -151,3 +152,22 @@ def test_full_fine_tuning_tries_checkpointing_before_changing_the_method(adv: Ad
     lines = r.text.splitlines()
     first_fix = next(i for i, line in enumerate(lines) if line.startswith("**改用"))
     assert "梯度检查点" in lines[first_fix]
+
+
+@pytest.mark.parametrize("conv", [("我有两张 3090，想微调一下 llama3 8b，全参能跑吗", "那用 lora 呢", "qlora 呢"),
+                                  ("I have two 3090s, can I fully fine-tune llama 3 8b?", "what about lora?",
+                                   "and qlora?")])
+def test_a_lighter_method_offered_is_sized_as_asking_for_it_sizes_it(conv: tuple[str, str, str]) -> None:
+    """'With LoRA it fits: 13.1 GB per GPU' and then, asked for LoRA, '20.4 GB per GPU': the offer carried the
+    ZeRO-3 assumed for full fine-tuning. An offer and the turn that takes it up must say the same figure."""
+    adv = Advisor(search_k=0)
+    s = adv.new_session()
+    first = adv.reply(conv[0], s)
+    offered = {c.arguments["method"]: c.result["per_gpu_bytes"] for c in first.tool_calls
+               if c.name == "size_training" and c.ok and c.arguments["method"] in ("lora", "qlora")}
+    assert set(offered) == {"lora", "qlora"}
+    for text, method in ((conv[1], "lora"), (conv[2], "qlora")):
+        r = adv.reply(text, s)
+        asked = next(c for c in r.tool_calls if c.name == "size_training" and c.arguments["method"] == method)
+        assert asked.result["per_gpu_bytes"] == offered[method]
+        assert gb(offered[method]) in first.text and gb(offered[method]) in r.text
