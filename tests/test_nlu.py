@@ -60,6 +60,8 @@ def test_qlora_on_a_3090() -> None:
     ("$8k", 8_000, "USD"), ("8千美元", 8_000, "USD"), ("预算1.5w", 15_000, "CNY"), ("budget of 50k", 50_000, "USD"),
     ("under $10,000", 10_000, "USD"), ("¥50000", 50_000, "CNY"), ("RMB 200k", 200_000, "CNY"),
     ("预算 2 million dollars", 2_000_000, "USD"),
+    ("budget 10000 yuan", 10_000, "CNY"), ("my budget is 8000 yuan for inference", 8_000, "CNY"),
+    ("we have 50000 rmb", 50_000, "CNY"), ("budget 20000 usd", 20_000, "USD"),
 ])
 def test_budgets(text: str, amount: float, currency: str) -> None:
     r = p(text)
@@ -340,3 +342,18 @@ def test_a_card_outside_the_catalog_is_known_by_the_memory_written_after_it(text
                                          ("fine tune llama 3 8b on 2 a100", None)])
 def test_full_fine_tuning_said_after_the_verb(text: str, method: str | None) -> None:
     assert parse(text).method == method
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("and 32k?", 32_768), ("what about 128k", 131_072), ("32k 呢", 32_768), ("那 16k 呢", 16_384),
+    ("ok and with 16k contxt", 16_384), ("what if 64k context", 65_536),
+])
+def test_a_follow_up_that_is_a_context_size_alone(text: str, tokens: int) -> None:
+    """After an answer, 'and 32k?' changes the context (it was answered at 8,192 tokens again)."""
+    r = parse(text, context=True)
+    assert r.context_tokens == tokens and r.budget is None
+
+
+@pytest.mark.parametrize("text", ["and $32k?", "and 30k?", "budget 32k?"])
+def test_money_or_an_odd_size_alone_is_not_a_context(text: str) -> None:
+    assert parse(text, context=True).context_tokens is None

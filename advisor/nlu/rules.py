@@ -247,11 +247,11 @@ _KV_FP8 = re.compile(r"(fp8|int8|q8_0|q4_0)\s*(的)?\s*kv|"
 _PARAMS = re.compile(rf"(?<![A-Za-z0-9.])({N})\s*(b|B|billion|bn)(?![A-Za-z])(?!\s*(tokens?|token|个?词元))"
                      rf"|({N})\s*亿\s*(参数|参|的?模型)", _I)
 _CONTEXT_AFTER = re.compile(
-    rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|context|ctx|tokens? (of )?context|token 上下文|长度上下文|"
+    rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|conte?xt|ctx|tokens? (of )?context|token 上下文|长度上下文|"
     rf"窗口|prompts?|-token prompt|token prompt|输入|seq(uence)?[ _]?len(gth)?|序列|window|"
     rf"tokens? (each|per (sample|request|chat|prompt)))", _I)
 _CONTEXT_BEFORE = re.compile(
-    rf"(上下文|context|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|单次对话|每次对话|单轮对话|"
+    rf"(上下文|conte?xt|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|单次对话|每次对话|单轮对话|"
     rf"prompts? (?:stay |are |kept )?(?:under|below|up to))"
     rf"(?:一点|一些|[^\d{CN_NUMERAL_CHARS}]){{0,16}}"
     rf"({N})\s*(k|K|m|M|万)?(?![A-Za-z])", _I)
@@ -332,6 +332,9 @@ _GPU_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:(?:rtx|gtx|rx|arc|tesla|quadro)\s*[a
                        r"(?:a|h|b|l|t|v|mi|gb)\d{2,3}[a-z]?|昇腾\s*\d{3}[a-z]?|[pmk](?:4|10|100|40|80)\b|"
                        r"(?:20[6-8]0|30[5-8]0|40[6-8]0|50[6-7]0)(?:\s*ti)?)(?![A-Za-z0-9])", re.IGNORECASE)
 _POW2 = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+# a follow-up that is a context size alone: 'and 32k?', 'what about 128k', '那 16k 呢', 'ok and with 16k'
+_BARE_CONTEXT = re.compile(r"^\W*(?:(?:and|ok(?:ay)?|so|then|what about|how about|what if|with|那|那么|换成|改成|要是|"
+                           r"如果|用|到)\W*)*(\d+)\s*k\W*(?:呢|的呢|tokens?|了呢)?\W*$", _I)
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+_\-]*|[\u3400-\u9fff]+")
 _MODEL_FAMILY = re.compile(
     r"(llama|lamma|llma|lama|qwen|qwne|qwem|deepseek|deepseak|deepsek|mistral|mistal|mixtral|gemma|phi|glm|"
@@ -700,6 +703,10 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
                 if 16 <= value <= 20_000_000:
                     out.context_tokens = round(value)
                     break
+    bare = _BARE_CONTEXT.match(text) if context and out.context_tokens is None else None
+    # '$32k' is money; a bare power-of-two 'k' after an answer is its context
+    if bare and int(bare.group(1)) in _POW2[1:] and not re.search(r"[$¥￥€£]", text):
+        out.context_tokens = int(bare.group(1)) * 1024
     if _SINGLE_USER.search(text):
         out.concurrency = 1
     people = _PEOPLE.search(scan)
@@ -910,7 +917,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
 
 
 _MONEY_CUE = re.compile(r"预算|budget|经费|资金|花|spend|afford|以内|左右|不超过|up to|under|搞定|能买|买得起|"
-                        r"块|元|for (a|the|one) (gpu|card)|for gpus?|出头|来万|pay|price", _I)
+                        r"块|元|yuan|rmb|renminbi|for (a|the|one) (gpu|card)|for gpus?|出头|来万|pay|price", _I)
 _NOT_MONEY_AFTER = re.compile(r"^\s*(个|条|字|次|人|行|样本|词|张|块卡|卡|tokens?|token|词元|小时|天|参数|context|"
                               r"上下文|users?|people|requests?|steps?|samples?|rows?|w\b|瓦|ms\b|毫秒|秒|seconds?\b|"
                               r"b\b|billion\b)", _I)
@@ -923,7 +930,7 @@ def _find_budget(text: str, lang: Lang | None) -> Money | None:
     """The budget: an amount with a currency mark, else one next to a money word, else a Chinese 万 amount
     (in this domain '十来万' and '一万五' are money unless a unit such as tokens or samples follows)."""
     for m in find_money(text):
-        currency = m.currency or _default_currency(text[m.start:m.end], lang)
+        currency = m.currency or _default_currency(text[m.start:m.end + 10], lang)  # '10000 yuan': the word after
         if _WATTS_LIKE.match(text[m.start:m.end]):
             continue  # '1500W' is watts; '1.5w' is 1.5万
         if m.amount >= 10:
@@ -950,6 +957,7 @@ def _default_currency(text: str, lang: Lang | None) -> Literal["CNY", "USD", "EU
         return "EUR"
     if any(w in low for w in _DOLLAR_WORDS):
         return "USD"
-    if re.search(f"[{CN_NUMERAL_CHARS}]|元|块|人民币|rmb|cny|¥|￥", text, _I) or lang == "zh":
+    if re.search(f"[{CN_NUMERAL_CHARS}]|元|块|人民币|rmb|cny|¥|￥|\\b(?:yuan|renminbi|kuai)\\b", text, _I) \
+            or lang == "zh":
         return "CNY"
     return "USD"
