@@ -127,7 +127,12 @@ def test_a_bad_panel_value_gives_one_friendly_message_and_the_page_stays_usable(
     page.fill("#f-context input", "0")
     page.click("#recompute")
     page.locator("#chatbot").get_by_text("无法使用").first.wait_for()
+    toast = page.locator(".toast-body").filter(has_text="上下文长度")  # in sight on a phone too
+    toast.first.wait_for()
+    box = toast.first.bounding_box()
+    assert box and 0 <= box["y"] <= page.viewport_size["height"] - box["height"]
     assert page.locator(".toast-body.error, .error-badge, .validation-error").count() == 0
+    assert page.locator("#chatbot").get_by_text("ℹ️").count() == 0  # said once, not again in a notes fold
     assert "less than minimum" not in page.content()
     _send(page, "那 FP16 呢？")  # the page still answers
     _idle(page)
@@ -149,6 +154,58 @@ def test_the_answer_comes_first_and_its_calculations_fold_after_it(page: Any) ->
     user = chat.locator(".user-row").last
     box = page.evaluate("() => document.querySelector('#chatbot').getBoundingClientRect().top")
     assert user.bounding_box()["y"] >= box - 2
+
+
+@pytest.fixture
+def slow_llm_page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
+    """A tab on an app whose language model never answers until the test ends (a real HTTP server that
+    holds the reply): every turn runs until it is stopped."""
+    from fakes.chat_server import FakeChatServer, FakeReply
+    from ui_harness import free_port
+
+    from advisor.serve import launch_app
+    from advisor.settings import Settings
+
+    with FakeChatServer() as srv:
+        srv.script = [FakeReply(content="An explanation.", delay_s=120)]
+        port = free_port()
+        demo = launch_app("127.0.0.1", port, block=False, quiet=True,
+                          settings=Settings(llm="openai", openai_base_url=srv.base_url, openai_model="fake",
+                                            llm_understand=False))
+        ctx = browser.new_context(locale="zh-CN", viewport={"width": 1440, "height": 900})
+        try:
+            tab = ctx.new_page()
+            tab.set_default_timeout(TIMEOUT_MS)
+            tab.goto(f"http://127.0.0.1:{port}/", wait_until="load")
+            tab.locator("#chatbot").get_by_text("你好").first.wait_for()
+            tab.size_name = "desktop"
+            yield tab
+        finally:
+            ctx.close()
+            demo.close()
+
+
+def test_stop_ends_a_turn_at_once_keeps_what_arrived_and_hands_waiting_messages_back(slow_llm_page: Any) -> None:
+    page = slow_llm_page
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    first, waiting = "70b 模型 4bit 跑推理 两张4090够不够", ["那 FP16 呢？", "换成 A100 呢"]
+    _send(page, first)
+    page.locator("#chatbot").get_by_text("结论").first.wait_for()  # the computed answer is shown; the model is slow
+    for text in waiting:
+        _send(page, text)
+    page.locator("#stop").click()
+    stopped = page.locator("#chatbot").get_by_text("⏹ 已停止")
+    stopped.first.wait_for(timeout=5_000)  # at once, although the model has not answered
+    _idle(page)
+    rows = _rows(page)
+    assert [text for who, text in rows if who == "user"] == [first]
+    who, text = rows[-1]  # the reply's messages share one row
+    assert who == "bot" and text.startswith("结论")  # what had arrived of the answer stays
+    assert text.endswith("⏹ 已停止。之前的内容都还在，随时可以接着问。") and "正在计算" not in text
+    assert page.input_value("#msg textarea").split("\n") == waiting  # the waiting ones: back in the box
+    assert failed == []
+    _shot(page, "stopped")
 
 
 def test_the_trash_starts_a_new_conversation(page: Any) -> None:

@@ -617,3 +617,13 @@ def test_money_in_the_sessions_currency() -> None:
     assert f"¥{first['total_price_cny']:,.0f}" in notes and "$" not in notes
     md = profile.profile_markdown(Profile(use_case="inference", budget={"amount": 100000, "currency": "CNY"}), "zh")
     assert "¥100,000" in md and "推理服务" in md
+
+
+def test_an_argument_named_in_an_error_is_called_by_its_form_label() -> None:
+    from advisor.ui.i18n import t, ui_text
+
+    text = "invalid arguments — context_tokens: Input should be greater than or equal to 1; gpu_count: bad"
+    assert ui_text(text, "en") == (f"invalid arguments — {t('context_tokens', 'en')}: Input should be greater than"
+                                   f" or equal to 1; {t('gpu_count', 'en')}: bad")
+    assert "context_tokens" not in ui_text(text, "en")
+    assert ui_text("invalid arguments — context: x", "en") == "invalid arguments — context: x"  # no form field

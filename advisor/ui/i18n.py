@@ -21,6 +21,8 @@ USE_CASES: tuple[str, ...] = ("training", "inference", "scientific")
 METHODS: tuple[str, ...] = ("full", "lora", "qlora", "pretrain")
 
 _FLAG_HINT = re.compile(r"\s*[（(]--([a-z][a-z0-9-]*)[)）]")
+# 'invalid arguments — context_tokens: …': an argument's name where a sentence names the field that failed
+_FIELD_NAME = re.compile(r"(?<=— |; )([a-z][a-z0-9]*_[a-z0-9_]+)(?=: )")
 
 
 def norm_lang(lang: object) -> Lang:
@@ -57,7 +59,8 @@ EXAMPLES: dict[Lang, tuple[str, ...]] = {code: examples(code) for code in LANGS}
 
 def ui_text(text: str, lang: object) -> str:
     """A tool's sentence made fit for the web page: a command-line flag hint such as "(--cpu)" becomes the
-    name of the form field that sets the same thing, or goes when there is none."""
+    name of the form field that sets the same thing, or goes when there is none; an argument named as the
+    one that failed ('— context_tokens: …') is called by its form label."""
 
     def field(m: re.Match[str]) -> str:
         key = f"ui.flag.{m.group(1)}"
@@ -65,4 +68,8 @@ def ui_text(text: str, lang: object) -> str:
             return ""
         return msg(norm_lang(lang), "ui.flag_hint", field=msg(norm_lang(lang), key))
 
-    return _FLAG_HINT.sub(field, text)
+    def form_label(m: re.Match[str]) -> str:
+        key = f"ui.{m.group(1)}"  # the form field's own label ('Context length (tokens)'), when there is one
+        return msg(norm_lang(lang), key) if has("en", key) else m.group(1)
+
+    return _FIELD_NAME.sub(form_label, _FLAG_HINT.sub(field, text))

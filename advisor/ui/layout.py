@@ -11,9 +11,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import queue
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,7 @@ from advisor.session import Session, SessionError
 from advisor.settings import Settings
 from advisor.ui import api, calculators, profile, render
 from advisor.ui.chart import Sizing, memory_chart_svg, sizing_of
-from advisor.ui.i18n import EXAMPLES, LANGS, METHODS, USE_CASES, label, norm_lang, t
+from advisor.ui.i18n import EXAMPLES, LANGS, METHODS, USE_CASES, label, norm_lang, t, ui_text
 from advisor.ui.relabel import Labels
 from advisor.ui.state import DEFAULT_KEY, AdvisorPool, UIState, ui_settings
 
@@ -71,7 +74,7 @@ SCROLL_JS = """
     while (box && box.id !== "chatbot" && !(box.scrollHeight > box.clientHeight + 1
            && ["auto", "scroll"].includes(getComputedStyle(box).overflowY))) box = box.parentElement;
     if (!box || box.id === "chatbot") return;
-    box.scrollTop += last.getBoundingClientRect().top - box.getBoundingClientRect().top - 8;
+    box.scrollTop += last.getBoundingClientRect().top - box.getBoundingClientRect().top - 44;  // under the header
   }, 80);
 }
 """
@@ -483,7 +486,8 @@ def build_blocks(
             if st is None:
                 st = fresh_state(lang)
             st.lang = lang
-            if st.user_turns == 0:  # nothing said yet: greet again in the new language
+            if st.user_turns == 0 and not st.busy:  # nothing said yet: greet again in the new language
+                st.closed = True
                 st = fresh_state(lang, st.backend_key, after=st)
             return [
                 st,
@@ -521,16 +525,19 @@ def build_blocks(
         def drain(st: UIState | None) -> Iterator[list[Any]]:
             """Answer this tab's waiting messages in order; a second call while one runs leaves them to it."""
             idle = [gr.update(interactive=True), gr.update(visible=False)]
-            if st is None or st.busy:
+            if st is None or st.busy or st.closed:
                 yield [gr.skip()] * (3 + n_panel + 2)
                 return
             while st.inbox and not st.busy:
                 st.busy = True
                 try:
-                    while st.inbox:
+                    while st.inbox and not st.closed:
                         yield from _answer(st, st.inbox.pop(0)[1])
                 finally:
                     st.busy = False
+            if st.closed:  # replaced by a new conversation meanwhile: nothing of this one may reach the page
+                yield [gr.skip()] * (3 + n_panel + 2)
+                return
             # the chat is as the last step sent it: skipped, so the closing message does not carry it again
             yield [gr.skip(), st, gr.skip(), *([gr.skip()] * n_panel), *idle]
 
@@ -542,57 +549,73 @@ def build_blocks(
             busy = [gr.skip(), gr.skip()]
             try:
                 for _ in _stream_turn(adv, text, st):
+                    if st.closed:
+                        return
                     yield [st.shown(), st, gr.skip(), *([gr.skip()] * n_panel), *busy]
-                panel = panel_values(st)
+                # stopped: the engine may still be finishing its step, so the panel is left as it was
+                panel = [gr.skip()] * n_panel if st.stopping or st.closed else panel_values(st)
             except Exception:  # a bug must not freeze the chat or lose the conversation
                 log.exception("chat turn failed")
                 st.messages = [*before, render.assistant_message(t("internal_error", st.lang))]
                 panel = [gr.skip()] * n_panel
-            yield [st.shown(), st, _profile_open(st), *panel, *busy]
+            if st.closed:
+                return
+            opened = _profile_open(st)
+            if st.stopping:  # Stop: the question and what had arrived of the answer stay, with a word
+                st.stopping = False
+                st.messages = [*st.messages, render.assistant_message(t("stopped", st.lang))]
+                opened = gr.skip()  # the panel stays as it was
+            yield [st.shown(), st, opened, *panel, *busy]
 
         take_outputs = [chatbot, state, send, stop]
         drain_outputs = [chatbot, state, acc_profile, *panel_outputs, send, stop]
         chat_kw: dict[str, Any] = {"api_visibility": "private", "concurrency_limit": 16, "concurrency_id": "chat"}
         quick: dict[str, Any] = {"api_visibility": "private", "queue": False}
-        running = []
         for trigger in (msg.submit, send.click):
             # "multiple": a send while the previous one is still being taken is not dropped (Gradio's default);
             # "always_last": a drain asked for while one runs starts after it, so nothing waits for ever
             sent = trigger(None, [msg], [outbox, msg], js=TAKE_JS, trigger_mode="multiple", **quick)
             shown = sent.then(take, [outbox, state], take_outputs, trigger_mode="multiple", **quick)
             shown.then(None, js=SCROLL_JS)
-            running.append(shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw))
+            shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
         for button, text in ex_buttons:  # an example is sent as it is; a draft in the box stays
             shown = button.click(lambda st, tx=text: take(tx, st), [state], take_outputs, trigger_mode="multiple",
                                  **quick)
             shown.then(None, js=SCROLL_JS)
-            running.append(shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw))
+            shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
 
         def on_option(st: UIState | None, evt: gr.SelectData) -> list[Any]:
             return take(str(evt.value) if evt and evt.value is not None else "", st)
 
         shown = chatbot.option_select(on_option, [state], take_outputs, trigger_mode="multiple", **quick)
-        running.append(shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw))
+        shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
 
         def on_stop(st: UIState | None) -> list[Any]:
-            """Stop the running turn and drop the waiting messages; the conversation so far stays."""
-            if st is not None:
-                st.inbox.clear()
-                if st.busy:
-                    st.messages.append(render.assistant_message(t("stopped", st.lang)))
-                st.busy = False
-            return [st.shown() if st else gr.skip(), st, gr.update(interactive=True), gr.update(visible=False)]
+            """Stop the running turn where it stands (the engine is left at its next step) and hand the messages
+            still waiting back to the box; the conversation so far stays."""
+            if st is None:
+                return [gr.skip()] * 5
+            waiting = "\n".join(text for _, text in st.inbox)
+            st.inbox.clear()
+            if st.busy:
+                st.stopping = True
+                buttons = [gr.skip(), gr.skip()]  # the turn's last step sets them back
+            else:
+                buttons = [gr.update(interactive=True), gr.update(visible=False)]
+            return [st.shown(), st, waiting if waiting else gr.skip(), *buttons]
 
-        stop.click(on_stop, [state], [chatbot, state, send, stop], cancels=running, **quick)
+        stop.click(on_stop, [state], [chatbot, state, msg, send, stop], **quick)
 
         def on_new(st: UIState | None) -> list[Any]:
+            if st is not None:
+                st.closed = True  # a turn still running for it stops at its next step and shows nothing
             lang = st.lang if st else default_ui_lang()
             new = fresh_state(lang, st.backend_key if st else DEFAULT_KEY, after=st)
             return [new, new.messages, gr.update(open=False), *panel_values(new)]
 
         new_outputs = [state, chatbot, acc_profile, *panel_outputs]
-        new_chat.click(on_new, [state], new_outputs, api_visibility="private", cancels=running)
-        chatbot.clear(on_new, [state], new_outputs, api_visibility="private", cancels=running)  # the trash icon
+        new_chat.click(on_new, [state], new_outputs, api_visibility="private")
+        chatbot.clear(on_new, [state], new_outputs, api_visibility="private")  # the trash icon
 
         def on_recompute(st: UIState | None, *values: Any) -> list[Any]:
             if st is None:
@@ -606,9 +629,14 @@ def build_blocks(
             lang = st.session.lang or st.lang
             adv = pool.get(st.backend_key)
             try:
-                reply = adv.update_profile(st.session, changes)
+                reply = adv.update_profile(st.session, changes, lang=lang)
             except (ValueError, TypeError) as exc:  # a value the profile cannot hold (e.g. 0 tokens)
                 gr.Warning(render.escape_html(api.first_line(exc)))
+                return [st.messages, st, *panel_values(st)]
+            if reply.mode == "error":  # said once, where the eye is on a phone too (a toast) and in the chat
+                text = ui_text(reply.text, lang)
+                gr.Warning(render.escape_html(text))
+                st.messages.append(render.assistant_message(text))
                 return [st.messages, st, *panel_values(st)]
             if changes:
                 st.messages.append(render.user_message("✏️ " + _changes_text(changes, lang)))
@@ -653,7 +681,9 @@ def build_blocks(
             new = UIState(session=session, lang=lang, backend_key=st.backend_key if st else DEFAULT_KEY)
             new.messages = render.history_messages(session, lang)
             new.user_turns = sum(1 for turn in session.history if turn.role == "user")
-            new.last_sent = st.last_sent if st else 0
+            if st is not None:
+                new.last_sent = st.last_sent
+                st.closed = True
             gr.Info(t("session_resumed", lang))
             return [new, new.messages, _profile_open(new), *panel_values(new)]
 
@@ -705,11 +735,45 @@ def _changes_text(changes: dict[str, Any], lang: str) -> str:
 
 
 def _stream_turn(adv: Any, text: str, st: UIState) -> Iterator[None]:
-    """Run one engine turn, folding its events into ``st.messages``; yields whenever the page should redraw."""
+    """Run one engine turn, folding its events into ``st.messages``; yields whenever the page should redraw.
+
+    The engine runs in a worker thread, so Stop (``st.stopping``) or a new conversation (``st.closed``) ends
+    the turn on the page within ``STOP_POLL_S`` even while a model call blocks; the worker closes the engine's
+    turn at its next step, and the tab's next turn waits for that (one turn touches a session at a time)."""
+    if st.worker is not None:
+        st.worker.join()
+    events: queue.Queue[Any] = queue.Queue()
+
+    def work() -> None:
+        try:
+            for event in adv.stream(text, st.session):
+                events.put(event)
+                if st.stopping or st.closed:
+                    break
+        except BaseException as exc:  # handed to the page's thread, which reports it
+            events.put(_Failed(exc))
+        finally:
+            events.put(_DONE)
+
+    st.worker = threading.Thread(target=work, name="advisor-turn", daemon=True)
+    st.worker.start()
     base = list(st.messages)
     view = render.TurnView(st.session.lang or st.lang)
     last = 0.0
-    for event in adv.stream(text, st.session):
+    while True:
+        try:
+            event = events.get(timeout=STOP_POLL_S)
+        except queue.Empty:
+            event = None
+        if st.stopping or st.closed:
+            st.messages = base + view.shown_so_far()
+            return
+        if event is None:
+            continue
+        if event is _DONE:
+            break
+        if isinstance(event, _Failed):
+            raise event.exc
         if getattr(event, "type", None) == "profile" and st.session.lang:
             view.lang = st.session.lang
         if not view.apply(event):
@@ -719,7 +783,17 @@ def _stream_turn(adv: Any, text: str, st: UIState) -> Iterator[None]:
         if now - last >= STREAM_INTERVAL_S and view.final is None:
             last = now
             yield None
+    st.worker.join()
     st.messages = base + view.messages
+
+
+@dataclass(frozen=True)
+class _Failed:
+    exc: BaseException
+
+
+_DONE = object()
+STOP_POLL_S = 0.2
 
 
 def _new_sends(sent: Any, st: UIState) -> list[tuple[int | None, str]]:

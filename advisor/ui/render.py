@@ -539,6 +539,10 @@ class TurnView:
                 out.append(note)
         return out
 
+    def shown_so_far(self) -> list[ChatMessage]:
+        """What a stopped turn keeps: the answer text that had arrived (no placeholder, no half-run steps)."""
+        return [assistant_message(self._text)] if self._text else []
+
     def add_call(self, call: Any) -> None:
         """A finished tool call (a ``ToolCall`` or its dict) as a step of this turn."""
         key = str(_get(call, "call_id") or f"step-{len(self._steps)}")

@@ -38,6 +38,9 @@ class UIState:
     user_turns: int = 0
     inbox: list[tuple[int, str]] = field(default_factory=list)  # (order sent, text) waiting for their turn
     busy: bool = False  # a turn of this tab is running
+    stopping: bool = False  # Stop was pressed: the running turn ends at its next step
+    closed: bool = False  # replaced by a new conversation: a turn still running for it shows nothing
+    worker: threading.Thread | None = None  # the thread running this tab's engine turn (layout._stream_turn)
     last_sent: int = 0  # the number of the page's last send taken (see layout.TAKE_JS)
     panel_sent: dict[int, Any] = field(default_factory=dict)  # what the page's panel views show now
 
