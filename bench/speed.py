@@ -287,7 +287,11 @@ def bench_ui(quick: bool = False, profile: bool = False) -> list[dict[str, Any]]
                         client.predict(text, "", api_name="/chat")
                 rss_after = rss_mb(app.pid)  # type: ignore[arg-type]
     usable = [_page_usable_s(busy=False), _page_usable_s(busy=True)]
+    traffic = _download_per_turn()
     return [
+        figure("web UI download for the 4th turn of a conversation", traffic[-1] if traffic else None, "KB", 400,
+               note="turns 1–4: " + ", ".join(f"{kb:.0f}" for kb in traffic) + " KB (issue 20: 205, 399, 538, 605 "
+                    "before unchanged panel views and the closing chat value stopped being re-sent)"),
         figure("web UI ready (start → page served)", statistics.median(ready), "s", 8,
                note="runs: " + ", ".join(f"{r:.1f}" for r in ready)),
         figure("web UI usable in Chromium (start → greeting shown)", usable[0], "s", 8),
@@ -326,6 +330,44 @@ def _page_usable_s(busy: bool) -> float | None:
     finally:
         for proc in burners:
             proc.kill()
+
+
+_TURNS = ["我想本地部署 Qwen2.5-72B 做推理，预算 10 万，买什么卡？", "上下文 32k 呢", "并发 8 个呢", "换成 4bit 呢"]
+_IDLE_JS = ("() => { const s = document.querySelector('#stop'); const b = document.querySelector('#send');"
+            " return (!s || s.offsetParent === null) && b && !b.disabled; }")
+
+
+def _download_per_turn() -> list[float]:
+    """KB the page receives for each turn of a four-turn conversation (Chromium's own network count)."""
+    from fakes.app_server import AppServer
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return []
+    chromium = os.environ.get("GPU_ADVISOR_CHROMIUM", "/usr/bin/chromium")
+    if not Path(chromium).exists():
+        return []
+    out: list[float] = []
+    with sync_playwright() as p, AppServer(env={"ADVISOR_LLM": "none", **BYTECODE_ON}) as app:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(locale="zh-CN", viewport={"width": 1440, "height": 900})
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        got = [0]
+        cdp.on("Network.dataReceived", lambda e: got.__setitem__(0, got[0] + e["dataLength"]))
+        page.goto(app.url)
+        page.locator("#chatbot").get_by_text("你好").first.wait_for(timeout=120_000)
+        for text in _TURNS:
+            got[0] = 0
+            page.fill("#msg textarea", text)
+            page.press("#msg textarea", "Enter")
+            page.locator("#chatbot .user-row").filter(has_text=text).last.wait_for()
+            page.wait_for_function(_IDLE_JS, timeout=120_000)
+            page.wait_for_timeout(500)  # the turn's last bytes
+            out.append(got[0] / 1000)
+        browser.close()
+    return out
 
 
 # ------------------------------------------------------------------------------------------- tools
