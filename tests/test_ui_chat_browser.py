@@ -150,13 +150,23 @@ def test_the_answer_comes_first_and_its_calculations_fold_after_it(page: Any) ->
     assert answer.bounding_box()["y"] < group.bounding_box()["y"]  # the answer is above its calculations
     assert chat.get_by_text("选型推荐").count() == 0 or not chat.get_by_text("选型推荐").first.is_visible()
     assert chat.get_by_text("📚").count() == 0  # sources are listed once, in the reply
+    _send(page, "70b 模型 4bit 跑推理 两张4090够不够")  # a reply with a table of other ways to run it
+    _idle(page)
+    tables = page.evaluate(  # per table in the replies: [header cells, cells per row…, tallest header px]
+        "() => Array.from(document.querySelectorAll('#chatbot table')).map(t => ["
+        " t.querySelectorAll('thead th').length, Array.from(t.querySelectorAll('tbody tr'))"
+        ".map(r => r.children.length), Math.max(...Array.from(t.querySelectorAll('th')).map(h => h.offsetHeight))])")
+    assert tables, "the reply's option table is not rendered as a table"
+    for header, rows, tallest in tables:
+        assert rows and all(n == header for n in rows), "a sentence after the table was read as a row"
+        assert tallest < 64, "a header is broken into a column of single characters"
     # the new exchange starts at the top of the chat view: the user's message is in sight
     user = chat.locator(".user-row").last
     box = page.evaluate("() => document.querySelector('#chatbot').getBoundingClientRect().top")
     assert user.bounding_box()["y"] >= box - 2
 
 
-@pytest.fixture
+@pytest.fixture(params=list(SIZES))
 def slow_llm_page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
     """A tab on an app whose language model never answers until the test ends (a real HTTP server that
     holds the reply): every turn runs until it is stopped."""
@@ -172,13 +182,15 @@ def slow_llm_page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]
         demo = launch_app("127.0.0.1", port, block=False, quiet=True,
                           settings=Settings(llm="openai", openai_base_url=srv.base_url, openai_model="fake",
                                             llm_understand=False))
-        ctx = browser.new_context(locale="zh-CN", viewport={"width": 1440, "height": 900})
+        width, height = SIZES[request.param]
+        ctx = browser.new_context(locale="zh-CN", viewport={"width": width, "height": height},
+                                  is_mobile=request.param == "phone", has_touch=request.param == "phone")
         try:
             tab = ctx.new_page()
             tab.set_default_timeout(TIMEOUT_MS)
             tab.goto(f"http://127.0.0.1:{port}/", wait_until="load")
             tab.locator("#chatbot").get_by_text("你好").first.wait_for()
-            tab.size_name = "desktop"
+            tab.size_name = request.param
             yield tab
         finally:
             ctx.close()
@@ -221,6 +233,11 @@ def test_the_trash_starts_a_new_conversation(page: Any) -> None:
 
 def test_the_page_carries_its_language_and_fits_a_phone(page: Any) -> None:
     assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    # bold Latin text has a real bold face (the package's semibold file is a small-caps-looking subset)
+    page.evaluate("document.fonts.load(\"700 16px 'Source Sans Pro'\")")
+    faces = page.evaluate("Array.from(document.fonts).filter(f => f.family.includes('Source Sans Pro'))"
+                          ".map(f => [f.weight, f.status])")
+    assert ["700", "loaded"] in faces and not any(w == "600" for w, _ in faces)
     assert page.evaluate("window.scrollY") == 0  # the title and tabs are in sight on load
     assert not page.locator("#profile").get_by_text("上下文长度").is_visible()  # collapsed until it has data
     width = page.viewport_size["width"]

@@ -149,7 +149,9 @@ def test_turn_view_shows_the_answer_above_its_calculations_and_replaces_a_rebuil
     view = render.TurnView("en")
     assert [m.content for m in view.messages] == ["⏳ Working…"]  # the answer's place, held from the start
     view.apply(ToolStarted(call_id="c1", name="size_inference", title="x", arguments={"context": 1}))
-    assert view.messages[1].metadata["status"] == "pending"  # calculating: the group spins
+    group, step = view.messages[1:3]
+    assert group.metadata["status"] == "done"  # folded while it runs: a pending group would be opened
+    assert step.metadata["status"] == "pending" and step.metadata["parent_id"] == group.metadata["id"]
     view.apply(ToolFinished(call_id="c1", name="size_inference", title="x", ok=False, error="bad"))
     group = view.messages[1]
     assert group.metadata["status"] == "done" and "⚠️ 1" in group.metadata["title"]

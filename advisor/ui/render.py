@@ -582,8 +582,9 @@ class TurnView:
         pending = any(s.get("pending") for s in steps)
         failed = sum(1 for s in steps if s.get("error"))
         title = t("calculations", self.lang, n=len(steps)) + (f" · ⚠️ {failed}" if failed else "")
-        meta: dict[str, Any] = {"title": escape_html(title), "id": self._group,
-                                "status": "pending" if pending else "done"}
+        # always 'done': the page opens a pending step and may leave it open, burying the answer under the
+        # steps; progress shows in the answer's own "Working…" line and in the running step inside
+        meta: dict[str, Any] = {"title": escape_html(title), "id": self._group, "status": "done"}
         total = sum(float(s.get("duration_ms") or 0.0) for s in steps)
         if not pending and total > 0:
             meta["duration"] = round(total / 1000, 3)
