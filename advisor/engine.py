@@ -396,6 +396,8 @@ class Advisor:
             hint = msg(out_lang, "engine.turn.did_you_mean", names=names) if sugg else ""
             unknown_notes.append(msg(out_lang, "engine.turn.not_gpu_catalog", safe=safe, hint=hint))
         notices += unknown_notes
+        for gid, count in parsed.bad_counts.items():
+            notices.append(msg(out_lang, "engine.turn.bad_gpu_count", count=count, gpu=C.gpu_name(gid)))
 
         notices += _unusable_notices(parsed, session, out_lang)
         if recompute:

@@ -357,3 +357,31 @@ def test_a_follow_up_that_is_a_context_size_alone(text: str, tokens: int) -> Non
 @pytest.mark.parametrize("text", ["and $32k?", "and 30k?", "budget 32k?"])
 def test_money_or_an_odd_size_alone_is_not_a_context(text: str) -> None:
     assert parse(text, context=True).context_tokens is None
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("llama 3.1 8b, 1,000,000 tokens of context, one H100", 1_000_000), ("1000000 tokens context", 1_000_000),
+    ("serve llama 3.1 8b with 1M context on one H100", 1_048_576),
+])
+def test_a_million_token_context_is_read_not_taken_for_a_dataset(text: str, tokens: int) -> None:
+    """'1,000,000 tokens of context' was read as a 1M-token dataset and the turn sized at 8,192 tokens."""
+    r = parse(text, context=False)
+    assert r.context_tokens == tokens and r.dataset_tokens is None
+
+
+@pytest.mark.parametrize(("text", "gpu", "count"), [
+    ("serve llama 3 8b on -3 H100", "h100-sxm", -3), ("用 -2 张 4090 跑 7b", "rtx-4090", -2), ("0 H100", "h100-sxm", 0),
+])
+def test_a_count_that_cannot_be_is_kept_to_be_said_back(text: str, gpu: str, count: int) -> None:
+    """'-3 H100' was read as 3 H100s without a word; now it is sized for one and the count is said back."""
+    r = parse(text)
+    assert r.bad_counts == {gpu: count} and [(g.gpu, g.count, g.stated) for g in r.gpus] == [(gpu, 1, False)]
+
+
+def test_a_count_that_cannot_be_is_said_in_the_reply_language() -> None:
+    from advisor import Advisor
+
+    adv = Advisor(search_k=0)
+    r = adv.reply("用 -2 张 4090 跑 7b", adv.new_session())
+    assert any(n.startswith("-2 张 GeForce RTX 4090 不是能用来规划的数量") for n in r.notices)
+    assert "一张 GeForce RTX 4090" in r.text.splitlines()[0]

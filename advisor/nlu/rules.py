@@ -71,6 +71,7 @@ class Parsed(BaseModel):
     gpu_count: int | None = Field(None, description="a card count with no GPU named ('two cards')")
     ambiguous: dict[str, list[str]] = Field(default_factory=dict, description="name -> candidate ids")
     unknown_gpus: dict[str, list[str]] = Field(default_factory=dict, description="GPU-like name -> suggestions")
+    bad_counts: dict[str, int] = Field(default_factory=dict, description="GPU id -> a count of 0 or below, as written")
     budget: Money | None = None
     budget_unlimited: bool = False
     context_tokens: int | None = None
@@ -278,7 +279,7 @@ _PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名|号)?\s*(?:人|同事|
 _SINGLE_USER = vocab.required("slot", "single_user")
 _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
-                             rf"(tokens?|词元|token)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))", _I)
+                             rf"(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))", _I)
 _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:(?:instruction|training|chat|labeled|"
                               rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?"
                               rf"(条|个样本|样本|samples|examples|"
@@ -500,10 +501,13 @@ def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Ment
 
 def _count_near(text: str, start: int, end: int) -> int | None:
     """A card count written next to a GPU name: '两张4090', '2x 4090', 'four A100s', '4090 x2'."""
-    before = _COUNT_BEFORE.search(text[max(0, start - 16):start])
+    window = text[max(0, start - 16):start]
+    before = _COUNT_BEFORE.search(window)
     if before:
         raw = before.group(1) or before.group(2) or before.group(3) or before.group(4)
         value = {"双": 2.0, "单": 1.0, "俩": 2.0}.get(raw) or parse_number(raw)
+        if before.group(1) and (value == 0 or re.search(r"[-−负]\s*$", window[:before.start(1)])):
+            return -int(value or 0)  # '-3 H100', '0 GPUs': a count that cannot be, said back to the user
         if value and 0 < value <= 1024:
             return int(value)
     after = _COUNT_AFTER.search(text[end:end + 12])
@@ -600,6 +604,9 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
                 or _UNOBTAINABLE_AFTER.match(text[mention.end:mention.end + 24]):
             continue  # "can't get H100s", "H100 买不到": the card ruled out, not the one to plan on
         count = _count_near(text, mention.start, mention.end)
+        if count is not None and count <= 0:
+            out.bad_counts[gid] = count
+            count = None
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
         is_existing = (existing_marker is not None and existing_marker.end() <= mention.start
                        and not _NOT_OWNED.search(text[existing_marker.end():mention.start])
