@@ -183,6 +183,7 @@ class KnowledgeIndex:
         self._collection: Any = None
         self._lock = threading.RLock()
         self._last_retry = float("-inf")
+        self._damaged = False  # the last check found graph files a search would crash on
         from knowledge import encoder_cache
         from knowledge.embedding import UseEmbeddingFunction
 
@@ -250,9 +251,15 @@ class KnowledgeIndex:
         meta = col.metadata or {}
         # "complete" is written only after the last vector was added, so a half-built index fails this;
         # the count catches a store that lost vectors afterwards
-        if meta.get("complete") is True and meta.get("corpus_hash") == self.hash and meta.get("vectors") == col.count():
-            return col
-        return None
+        if meta.get("complete") is not True or meta.get("corpus_hash") != self.hash:
+            return None
+        if not self.chroma_url:  # damaged graph files crash the first read (even a count): tested in a child first
+            from knowledge.index_check import searchable
+
+            if not searchable(self.chroma_dir, self.collection_name, self.index_dir / "graph-checked.json"):
+                self._damaged = True
+                return None
+        return col if meta.get("vectors") == col.count() else None
 
     def open(self, rebuild: bool = False) -> BuildReport:
         """Load passages, connect, and build the vector collection unless an identical one exists."""
@@ -267,10 +274,14 @@ class KnowledgeIndex:
         try:
             with self._build_lock():
                 self._client = self._connect()
+                self._damaged = False
                 col = None if rebuild else self._existing_ok()
                 if col is not None:
                     self._collection = col
                     action, reason = "up-to-date", "corpus hash unchanged"
+                elif self._damaged:  # never touched again by this process: the whole store starts afresh
+                    self._collection = self._recreate_local()
+                    action, reason = "rebuilt", "index files were damaged; rebuilt from scratch"
                 else:
                     had_any = self._has_our_collections()
                     self._collection = self._build()
@@ -347,7 +358,11 @@ class KnowledgeIndex:
         try:
             self.close()
             self._client = self._connect()
-            return self._existing_ok() or self._build()
+            self._damaged = False
+            col = self._existing_ok()
+            if col is None and self._damaged:
+                return self._recreate_local()
+            return col or self._build()
         except Exception as exc:
             log.warning("local index at %s unusable (%s); recreating it", self.chroma_dir, exc)
             return self._recreate_local()

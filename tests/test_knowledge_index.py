@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -335,3 +336,71 @@ def test_server_build_reopen_and_search(tmp_path: Path) -> None:
     assert search("被动散热的加速卡放进台式机会过热吗", k=1, index=again)[0].id == "cool/en/passive"
     assert search("900GB/s", k=1, index=again)[0].id == "link/en/nvlink"
     assert not again.dense_error
+
+
+# ------------------------------------------------------------------------------- damaged graph files
+# chromadb writes its HNSW graph to disk every 100 vectors (index.HNSW sync_threshold): 150 passages make a
+# graph that a search really reads from those files.
+_MANY = [passage(f"many/en/p{i}", "en", f"Topic {i}", f"Passage number {i} about GPU subject {i % 17} and "
+                 f"memory size {i * 3} GB.") for i in range(150)]
+_CHILD = """
+import sys
+sys.path[:0] = [{tests!r}, {root!r}]
+from pathlib import Path
+from test_knowledge_index import _MANY, build
+idx = build(Path(sys.argv[1]), _MANY)
+print(idx.report.action, "|", idx.report.reason)
+print(idx.dense_search("Passage number 42 about GPU subject 8", n=1)[0][0])
+"""
+_RAW_QUERY = """
+import sys, chromadb
+client = chromadb.PersistentClient(path=sys.argv[1])
+col = client.list_collections()[0]
+col = client.get_collection(col if isinstance(col, str) else col.name, embedding_function=None)
+col.query(query_embeddings=[[0.01] * int(sys.argv[2])], n_results=5)
+"""
+
+
+def _graph_file(tmp: Path) -> Path:
+    files = list((tmp / "index" / "chroma").glob("*/data_level0.bin"))
+    assert len(files) == 1 and files[0].stat().st_size > 0
+    return files[0]
+
+
+def _run(code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)
+
+
+@pytest.mark.parametrize("damage", ["random bytes", "empty file"])
+def test_a_damaged_graph_file_is_rebuilt_never_a_crash(tmp_path: Path, damage: str) -> None:
+    """Random bytes in data_level0.bin made every vector search end the process (SIGSEGV) while `index`
+    said 'up to date'. Each run here is a child process, so a crash cannot take the test run with it."""
+    from knowledge.embedding import DIMENSIONS
+
+    child = _CHILD.format(tests=str(ROOT / "tests"), root=str(ROOT))
+    first = _run(child, str(tmp_path))
+    assert first.returncode == 0, first.stderr[-2000:]
+    graph = _graph_file(tmp_path)
+    graph.write_bytes(random.Random(7).randbytes(graph.stat().st_size) if damage == "random bytes" else b"")
+    if damage == "random bytes":  # the hazard itself: chromadb alone dies on this file
+        assert _run(_RAW_QUERY, str(tmp_path / "index" / "chroma"), str(DIMENSIONS)).returncode == -11
+    again = _run(child, str(tmp_path))
+    assert again.returncode == 0, again.stderr[-2000:]
+    lines = again.stdout.splitlines()
+    assert lines[1] == "many/en/p42"  # a vector search answers: neither a crash nor keyword-only
+    if damage == "random bytes":
+        assert lines[0] == "rebuilt | index files were damaged; rebuilt from scratch"
+    assert _run(child, str(tmp_path)).stdout.splitlines() == ["up-to-date | corpus hash unchanged", "many/en/p42"]
+
+
+def test_an_intact_index_is_tested_once_then_opened_from_its_fingerprint(tmp_path: Path) -> None:
+    build(tmp_path, _MANY).close()
+    idx = build(tmp_path, _MANY)  # the first open after the build tests the graph in a child process
+    record = tmp_path / "index" / "graph-checked.json"
+    stamp = record.stat().st_mtime_ns
+    idx.close()
+    again = build(tmp_path, _MANY)
+    assert again.report is not None and again.report.action == "up-to-date"
+    assert record.stat().st_mtime_ns == stamp  # the fingerprint held: no second test
+    assert again.dense_search("Passage number 42 about GPU subject 8", n=1)[0][0] == "many/en/p42"
