@@ -7,11 +7,13 @@ raises :class:`SessionError` with a message saying what is wrong and what to do.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
 import tempfile
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -30,6 +32,28 @@ SLOTS = (
     "deadline_days", "fp64", "problem_size_gb", "budget", "cuda_required", "domestic", "existing",
     "form_factor", "power_limit_w",
 )
+
+
+@contextlib.contextmanager
+def session_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the session file's lock (``<file>.lock``, POSIX ``flock``) for a load–turn–save: a second process
+    on the same file waits, then loads the first one's turn and adds its own, so no turn is lost."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no cross-process lock
+        yield
+        return
+    try:
+        fh = open(f"{os.fspath(path)}.lock", "a+b")  # noqa: SIM115 (closed below)
+    except OSError:  # no place for a lock (nor, then, for the session): the save reports it
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 class SessionError(ValueError):

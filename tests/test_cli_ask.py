@@ -100,3 +100,29 @@ def test_real_entry_point_in_a_subprocess(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["lang"] == "en" and any(c["name"] == "size_training" for c in data["tool_calls"])
+
+
+def test_two_processes_on_one_session_file_lose_no_turn(tmp_path: Path) -> None:
+    """Two `ask` processes on one file: the second waits for the first's lock, then adds its turn to it
+    (before, one of the two turns was lost every time, both processes exiting 0)."""
+    env = {**os.environ, "ADVISOR_LLM": "none", "ADVISOR_SEARCH_K": "0", "PYTHONIOENCODING": "utf-8"}
+    path = tmp_path / "s.json"
+    asks = ["70b 4bit on two 4090s?", "what about FP16?", "and 32k?", "换成 A100 呢", "并发 8 个呢", "budget $20k"]
+    for pair in (asks[0:2], asks[2:4], asks[4:6]):
+        procs = [subprocess.Popen([sys.executable, "-m", "advisor", "ask", text, "--session", str(path)], cwd=ROOT,
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for text in pair]
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+            assert out.strip()
+    said = [t.text for t in Session.load(path).history if t.role == "user"]
+    assert sorted(said) == sorted(asks)
+
+
+def test_the_answer_is_printed_even_when_the_session_cannot_be_saved(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")  # the session's folder is a file: saving fails
+    code, out, err = _ask(capsys, "QLoRA qwen2.5-7b on a 3090?", "--session", str(blocker / "s.json"))
+    assert code != 0 and "cannot save the session" in err
+    assert "QLoRA" in out and "3090" in out  # the computed answer reached the user first

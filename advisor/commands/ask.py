@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,31 +79,32 @@ def _load(path: str | None) -> Any:
 
 @domain_errors
 def _ask(args: argparse.Namespace) -> int:
-    from advisor.session import SessionError
+    from advisor.session import SessionError, session_lock
 
     message = sys.stdin.read() if args.message == "-" else args.message
-    try:
-        session = _load(args.session)
-    except SessionError as exc:
-        return fail(str(exc))
-    adv = _advisor(args)
-    if not (args.dense or adv.settings.ask_dense):
-        # one question per process: opening the vector store would cost more than the whole turn
-        from knowledge.search import prefer_quick_start
-
-        prefer_quick_start()
-    reply = adv.reply(message, session, lang=args.lang)
-    if args.session:
+    with session_lock(args.session) if args.session else contextlib.nullcontext():
         try:
-            session.save(args.session)
-        except OSError as exc:
-            return fail(f"cannot save the session to {Path(args.session).name}: {exc.strerror or exc}")
-    if args.json:
-        print_json(reply.to_json())
-    else:
-        for note in reply.notices:
-            print(f"[{note}]")
-        print(reply.text)
+            session = _load(args.session)
+        except SessionError as exc:
+            return fail(str(exc))
+        adv = _advisor(args)
+        if not (args.dense or adv.settings.ask_dense):
+            # one question per process: opening the vector store would cost more than the whole turn
+            from knowledge.search import prefer_quick_start
+
+            prefer_quick_start()
+        reply = adv.reply(message, session, lang=args.lang)
+        if args.json:  # the answer first: a session that cannot be saved must not cost the user the answer
+            print_json(reply.to_json())
+        else:
+            for note in reply.notices:
+                print(f"[{note}]")
+            print(reply.text)
+        if args.session:
+            try:
+                session.save(args.session)
+            except OSError as exc:
+                return fail(f"cannot save the session to {Path(args.session).name}: {exc.strerror or exc}")
     return 0
 
 
