@@ -4,9 +4,9 @@
   ``--port``/``GRADIO_SERVER_PORT``); never creates a share link; Gradio analytics off.
 * ``--auth user:pass`` (or ``GPU_ADVISOR_AUTH="alice:pw1,bob:pw2"``) turns on Gradio's login.
   Binding beyond loopback without auth prints a warning.
-* The LLM backend settings in the UI are read-only when ``GPU_ADVISOR_LOCK_SETTINGS=1``, and by
-  default whenever the server listens beyond loopback (a web user must not point the server at
-  arbitrary model paths or URLs); ``GPU_ADVISOR_LOCK_SETTINGS=0`` unlocks them.
+* The LLM backend settings in the UI are read-only unless ``GPU_ADVISOR_LOCK_SETTINGS=0`` (a web user
+  must not point the server at arbitrary model paths or URLs); even then a change arriving through a
+  reverse proxy (forwarding headers) is refused and logged.
 * The deterministic tools are served as API endpoints, and as MCP tools when the ``mcp`` package
   is installed (``GPU_ADVISOR_MCP=0`` turns that off).
 """
@@ -73,13 +73,12 @@ def is_loopback(host: str) -> bool:
 
 
 def settings_locked(host: str) -> bool:
-    """Whether the UI's backend settings are read-only for this server."""
+    """Whether the UI's backend settings are read-only for this server: always, unless
+    ``GPU_ADVISOR_LOCK_SETTINGS=0`` unlocks them (``host`` is kept for callers). Behind a reverse proxy every
+    user arrives from 127.0.0.1, and unlocked settings would let any of them make the server call a URL or
+    load a server-side file of their choice; even unlocked, a change that came through a proxy is refused."""
     value = os.environ.get("GPU_ADVISOR_LOCK_SETTINGS", "").strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    return not is_loopback(host)
+    return value not in ("0", "false", "no", "off")
 
 
 def bind_warning(host: str, port: int, auth: list[tuple[str, str]] | None) -> str | None:

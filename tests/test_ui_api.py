@@ -280,11 +280,16 @@ def test_serving_options() -> None:
 
 def test_settings_lock(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GPU_ADVISOR_LOCK_SETTINGS", raising=False)
-    assert serve.settings_locked("127.0.0.1") is False and serve.settings_locked("0.0.0.0") is True
+    # locked unless unlocked: behind a reverse proxy every remote user arrives from 127.0.0.1
+    assert serve.settings_locked("127.0.0.1") is True and serve.settings_locked("0.0.0.0") is True
     monkeypatch.setenv("GPU_ADVISOR_LOCK_SETTINGS", "1")
     assert serve.settings_locked("127.0.0.1") is True
     monkeypatch.setenv("GPU_ADVISOR_LOCK_SETTINGS", "0")
-    assert serve.settings_locked("0.0.0.0") is False
+    assert serve.settings_locked("0.0.0.0") is False and serve.settings_locked("127.0.0.1") is False
+    from advisor.ui.state import forwarded
+
+    assert forwarded({"X-Forwarded-For": "203.0.113.9"}) and forwarded({"forwarded": "for=203.0.113.9"})
+    assert not forwarded({"host": "127.0.0.1:7860", "user-agent": "x"})
 
 
 # --------------------------------------------------------------------------- engines per backend

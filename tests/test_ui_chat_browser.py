@@ -249,3 +249,34 @@ def test_the_page_carries_its_language_and_fits_a_phone(page: Any) -> None:
     page.locator("#lang").get_by_text("English").click()
     page.locator("#send").get_by_text("Send").wait_for()
     assert page.evaluate("document.documentElement.lang") == "en"
+
+
+@pytest.mark.parametrize("via_proxy", [False, True])
+def test_unlocked_settings_refuse_a_change_that_came_through_a_proxy(browser: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                     via_proxy: bool) -> None:
+    """Behind a reverse proxy every user arrives from 127.0.0.1: a backend change carrying forwarding headers
+    is refused even when an administrator unlocked the settings; from the machine's own browser it applies."""
+    from ui_harness import free_port
+
+    from advisor.serve import launch_app
+    from advisor.settings import Settings
+
+    monkeypatch.setenv("GPU_ADVISOR_LOCK_SETTINGS", "0")
+    port = free_port()
+    demo = launch_app("127.0.0.1", port, block=False, quiet=True, settings=Settings(llm="none"))
+    headers = {"X-Forwarded-For": "203.0.113.9"} if via_proxy else {}
+    ctx = browser.new_context(locale="zh-CN", viewport={"width": 1440, "height": 900}, extra_http_headers=headers)
+    try:
+        page = ctx.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"http://127.0.0.1:{port}/", wait_until="load")
+        page.get_by_role("tab", name="设置").click()
+        page.locator("#apply-backend").click()
+        if via_proxy:
+            page.locator(".toast-body").filter(has_text="反向代理").first.wait_for()
+            assert "已启用" not in page.locator("#backend-status").inner_text()
+        else:
+            page.locator("#backend-status").get_by_text("已启用").first.wait_for()
+    finally:
+        ctx.close()
+        demo.close()

@@ -30,7 +30,7 @@ from advisor.ui import api, calculators, profile, render
 from advisor.ui.chart import Sizing, memory_chart_svg, sizing_of
 from advisor.ui.i18n import EXAMPLES, LANGS, METHODS, USE_CASES, label, norm_lang, t, ui_text
 from advisor.ui.relabel import Labels
-from advisor.ui.state import DEFAULT_KEY, AdvisorPool, UIState, ui_settings
+from advisor.ui.state import DEFAULT_KEY, PROXY_HEADERS, AdvisorPool, UIState, forwarded, ui_settings
 
 log = logging.getLogger(__name__)
 
@@ -646,10 +646,16 @@ def build_blocks(
         recompute.click(on_recompute, [state, *profile_inputs], [chatbot, state, *panel_outputs], **chat_kw)
         # a profile field's own change never raises in the browser: values are checked when recomputing
 
-        def on_apply(st: UIState | None, llm: str, llama: str, url: str, model: str, key: str) -> list[Any]:
+        def on_apply(st: UIState | None, llm: str, llama: str, url: str, model: str, key: str,
+                     request: gr.Request) -> list[Any]:
             if st is None:
                 st = fresh_state(default_ui_lang())
             if lock_settings:
+                return [st, _status_md(pool.get(st.backend_key), st.lang), ""]
+            if forwarded(getattr(request, "headers", None) or {}):  # unlocked, yet reached through a proxy
+                log.warning("backend settings change refused: the request came through a proxy (%s); keep the "
+                            "settings locked when serving others", ", ".join(sorted(PROXY_HEADERS)))
+                gr.Warning(t("settings_proxy", st.lang))
                 return [st, _status_md(pool.get(st.backend_key), st.lang), ""]
             try:
                 settings = ui_settings(llm, llama, url, model, key)

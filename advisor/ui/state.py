@@ -150,3 +150,16 @@ def _close(adv: Any) -> None:
         adv.backend.close()
     except Exception:  # closing is best effort
         log.debug("closing an evicted backend failed", exc_info=True)
+
+
+# headers a reverse proxy adds: a request carrying one did not come from this machine's own browser
+PROXY_HEADERS = frozenset({"forwarded", "x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-real-ip",
+                           "via"})
+
+
+def forwarded(headers: Any) -> bool:
+    """Whether a request's ``headers`` (a mapping, any case) show that it came through a proxy."""
+    try:
+        return any(str(name).lower() in PROXY_HEADERS for name in headers)
+    except TypeError:
+        return False
