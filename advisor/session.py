@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
 from knowledge.messages import render
+from knowledge.paths import regular_file
 from tools.result import Note
 
 SESSION_VERSION = 1
@@ -43,9 +44,12 @@ def session_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     except ImportError:  # Windows: no cross-process lock
         yield
         return
+    target = Path(path)
     try:
+        if target.exists() and not target.is_file():  # '/dev/zero', a pipe: no lock file beside it; load says why
+            raise OSError("not a regular file")
         fh = open(f"{os.fspath(path)}.lock", "a+b")  # noqa: SIM115 (closed below)
-    except OSError:  # no place for a lock (nor, then, for the session): the save reports it
+    except OSError:  # no place for a lock (nor, then, for the session): the load or the save reports it
         yield
         return
     with fh:
@@ -287,7 +291,7 @@ class Session(BaseModel):
         """Read a saved session. Missing file → SessionError too (callers decide to start fresh)."""
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
+            text = regular_file(p).read_text(encoding="utf-8")
         except FileNotFoundError as exc:
             raise SessionError(f"session file {p.name} does not exist") from exc
         except UnicodeDecodeError as exc:  # cut inside a multi-byte character: the end of the file is missing

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import stat
 from pathlib import Path
 
 
@@ -11,3 +13,11 @@ def expand_user(path: str | Path) -> Path:
         return Path(path).expanduser()
     except RuntimeError:
         return Path(path)
+
+
+def regular_file(path: Path) -> Path:
+    """``path`` when it is a regular file; an OSError (EINVAL) for a folder, FIFO, device or socket, which
+    would block or never end when read ('/dev/zero' as a session, a named pipe as a model file)."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return path

@@ -126,3 +126,18 @@ def test_the_answer_is_printed_even_when_the_session_cannot_be_saved(tmp_path: P
     code, out, err = _ask(capsys, "QLoRA qwen2.5-7b on a 3090?", "--session", str(blocker / "s.json"))
     assert code != 0 and "cannot save the session" in err
     assert "QLoRA" in out and "3090" in out  # the computed answer reached the user first
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_session_that_is_not_a_regular_file_is_one_line_never_a_hang(tmp_path: Path, kind: str) -> None:
+    """A named pipe as the session blocked for ever; /dev/zero filled memory. Run in a child with a timeout."""
+    if kind == "fifo":
+        target = tmp_path / "s.json"
+        os.mkfifo(target)
+    else:
+        target = Path("/dev/zero")
+    env = {**os.environ, "ADVISOR_LLM": "none", "ADVISOR_SEARCH_K": "0", "PYTHONIOENCODING": "utf-8"}
+    proc = subprocess.run([sys.executable, "-m", "advisor", "ask", "hi", "--session", str(target)], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
+    assert not Path(f"{target}.lock").exists()  # nothing left beside a device or a pipe

@@ -379,3 +379,16 @@ def test_real_gemma3_270m_gguf(tmp_path: Path) -> None:
     assert 0 < gap < 8 * 2**20
     # Hand-derived KV: 3 global layers × 4096 tokens + 15 local layers × 512, each 2 × 1 × 256 × 2 B.
     assert kv_cache_bytes(spec, 4096, 1, "fp16") == (3 * 4096 + 15 * 512) * 2 * 256 * 2
+
+
+def test_a_model_path_that_is_a_pipe_is_a_clear_error_never_a_hang(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    fifo = tmp_path / "model.gguf"
+    os.mkfifo(fifo)
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "advisor", "size", "--model", str(fifo)], cwd=root,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "model.gguf is not a regular file" in proc.stderr

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
-from knowledge.paths import expand_user
+from knowledge.paths import expand_user, regular_file
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, estimate_params
@@ -69,11 +69,13 @@ def spec_from_path(path: Path) -> ModelSpec:
         if ggufs:
             return spec_from_gguf(ggufs[0])
         raise ToolError(note("error.files.empty_folder", path=str(path)))
-    if path.suffix.lower() == ".gguf":
-        return spec_from_gguf(path)
-    if path.name.endswith(".json"):
-        return spec_from_hf(path)
-    raise ToolError(note("error.files.unexpected_file", file=path.name))
+    if path.suffix.lower() not in (".gguf", ".json"):
+        raise ToolError(note("error.files.unexpected_file", file=path.name))
+    try:
+        regular_file(path)  # a named pipe or a device would block or never end
+    except OSError as exc:
+        raise ToolError(note("error.files.not_regular", file=path.name)) from exc
+    return spec_from_gguf(path) if path.suffix.lower() == ".gguf" else spec_from_hf(path)
 
 
 # --- GGUF ----------------------------------------------------------------------------------
