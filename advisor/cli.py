@@ -7,6 +7,8 @@ import importlib
 import sys
 from collections.abc import Sequence
 
+from advisor.terminal import PrintableStream
+
 # Each module defines `register(subparsers)` adding its subcommand(s); the parser
 # it adds sets `func(args) -> int`. Keep this list in the order shown by --help.
 COMMAND_MODULES = [
@@ -40,12 +42,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = PrintableStream(out), PrintableStream(err)  # type: ignore[assignment]
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        sys.stdout, sys.stderr = out, err
 
 
 if __name__ == "__main__":

@@ -141,3 +141,13 @@ def test_a_session_that_is_not_a_regular_file_is_one_line_never_a_hang(tmp_path:
                           env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "not a regular file" in proc.stderr and "Traceback" not in proc.stderr
     assert not Path(f"{target}.lock").exists()  # nothing left beside a device or a pipe
+
+
+def test_terminal_control_sequences_from_input_never_reach_the_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """An argument (or a name read from a model file) echoed in a message could retitle the window, clear
+    the screen or plant a hyperlink: everything the CLI prints passes through one filter."""
+    evil = "evil\x1b]0;pwned\x07\x1b[2J\x1b]8;;http://x\x1b\\name\x9b"
+    code = main(["size", "--model", evil])
+    out = capsys.readouterr()
+    assert code != 0 and "evil" in out.err
+    assert not any(c in out.out + out.err for c in ("\x1b", "\x07", "\x9b"))
