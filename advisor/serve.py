@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7860
 MAX_UPLOAD = "2mb"
+MAX_BODY_BYTES = 2_500_000  # the 2 MB upload and its multipart framing; a chat message is a few KB
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
@@ -159,6 +160,9 @@ def launch_app(
     if warning:
         sys.stderr.write(warning + "\n")
     check_bindable(host, port)
+    from starlette.middleware import Middleware
+
+    from advisor.body_limit import BodyLimit
     from advisor.ui.layout import launch_options  # gradio: slow to import, so only once the port is known good
 
     demo = build_app(lock_settings=settings_locked(host), warm=False, settings=settings)
@@ -174,6 +178,8 @@ def launch_app(
         mcp_server=mcp_available(),
         max_file_size=MAX_UPLOAD,
         show_error=False,
+        # every body (a chat message, an API call, an upload) is refused above this before it is parsed
+        app_kwargs={"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)]},
         **launch_options(),
     )
     warm_up()  # after the server is up: it must not slow the start

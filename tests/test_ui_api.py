@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -348,3 +349,24 @@ def test_files_in_the_temp_dir_are_not_served_unless_the_app_made_them(app) -> N
         secret.unlink()
         secret.parent.rmdir()
         folder.rmdir()
+
+
+def test_a_huge_request_body_is_refused_before_it_is_parsed(app, client: Client) -> None:
+    """A 200 MB POST to /chat once cost 400 MB of server memory that was never released."""
+    from advisor.serve import MAX_BODY_BYTES
+
+    big = b'{"data": ["' + b"x" * (MAX_BODY_BYTES + 1) + b'"]}'
+    r = httpx.post(app.url + "gradio_api/call/chat", content=big, headers={"content-type": "application/json"},
+                   timeout=60)
+    assert r.status_code == 413 and "too large" in r.text
+
+    def streamed() -> Iterator[bytes]:  # no Content-Length: cut off once the body passes the limit
+        yield b'{"data": ["'
+        for _ in range(MAX_BODY_BYTES // 100_000 + 2):
+            yield b"x" * 100_000
+        yield b'"]}'
+
+    r = httpx.post(app.url + "gradio_api/call/chat", content=streamed(), headers={"content-type": "application/json"},
+                   timeout=60)
+    assert r.status_code in (400, 413)
+    assert "两张" in str(client.predict("两张4090跑70B够吗", api_name="/chat"))  # and the server answers on
