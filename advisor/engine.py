@@ -42,6 +42,7 @@ from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
 
 log = logging.getLogger(__name__)
+MAX_TOOL_ARGUMENT_CHARS = 20_000  # a model's tool call is a few hundred characters
 
 Lang = Literal["zh", "en"]
 _BOOL_SLOTS = ("cuda_required", "domestic", "fp64")
@@ -700,9 +701,11 @@ class Advisor:
             for tc in response.tool_calls:
                 if tc.name not in TOOLS or tc.name not in allowed:
                     raise LLMFailure(msg(lang, "engine.llm.unknown_tool", name=repr(tc.name[:40])))
+                if len(tc.arguments or "") > MAX_TOOL_ARGUMENT_CHARS:  # no real call comes near; parsing costs
+                    raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments_2"))
                 try:
                     args = json.loads(tc.arguments or "{}")
-                except json.JSONDecodeError as exc:
+                except (json.JSONDecodeError, RecursionError) as exc:  # '[[[[…' 100k deep exhausts the stack
                     raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments_2")) from exc
                 if not isinstance(args, dict):
                     raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments"))

@@ -118,6 +118,8 @@ def test_http_errors(server: FakeChatServer, offline: dict[str, Any], status: in
     ("name=RTX 4090", "malformed"),  # not JSON at all
     ('["RTX 4090"]', "malformed"),  # JSON, but not an object
     ('{"model": "llama-3.1-8b", "context": "lots"}', "invalid"),  # wrong type for a field
+    ('{"model": ' + "[" * 5_000 + "]" * 5_000 + "}", "malformed"),  # deep, short: once a RecursionError
+    ('{"model": "' + "x" * 200_000 + '"}', "malformed"),  # far longer than any real call
 ])
 def test_bad_tool_arguments(server: FakeChatServer, offline: dict[str, Any], arguments: str, expect: str) -> None:
     tool = "perf_decode" if "name" in arguments else "size_inference"
