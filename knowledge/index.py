@@ -303,8 +303,16 @@ class KnowledgeIndex:
                 return self.report
             # the local store cannot be read or written: it is ours, so start it afresh (once)
             log.warning("local index at %s unreadable (%s); rebuilding", self.chroma_dir, exc)
-            with self._build_lock():
-                self._collection = self._recreate_local()
+            try:
+                with self._build_lock():
+                    self._collection = self._recreate_local()
+            except OSError as again:  # a read-only or missing data folder: keyword search still works
+                self._client = self._collection = None
+                self.dense_error = (f"the index folder {self.index_dir} cannot be written ({again.strerror or again}); "
+                                    "keyword search only — set GPU_ADVISOR_DATA to a writable folder")
+                log.warning("%s", self.dense_error)
+                self.report = self._report("lexical-only", self.dense_error, t0)
+                return self.report
             action, reason = "rebuilt", f"index was unreadable ({type(exc).__name__}); rebuilt from scratch"
         self.report = self._report(action, reason, t0)
         return self.report

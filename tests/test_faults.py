@@ -317,17 +317,17 @@ def test_advisor_with_a_dead_chroma_server_says_retrieval_is_degraded(data_copy:
 
 
 def test_advisor_with_an_unusable_data_directory_still_answers_and_says_why(tmp_path: Path) -> None:
-    """GPU_ADVISOR_DATA pointing at a file: no index can be opened at all. The numbers still come, and the
-    reply says why there are no citations."""
+    """GPU_ADVISOR_DATA pointing at a file: no vector index can be written. The numbers still come, citations
+    come from keyword search (they were all dropped once), and the reply says the search was keyword-only."""
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("x")
     out = ask(not_a_dir)
     assert out["reply"].splitlines()[0].startswith("**Answer:")
     call = _search_call(out)
-    reason = (call["result"] or {}).get("reason") if isinstance(call["result"], dict) else None
-    assert reason or call["result"].get("error"), call
-    assert any("knowledge" in n.lower() or "知识" in n for n in out["notices"]), \
-        f"the reply should say the knowledge base is unavailable: {out['notices']}"
+    assert call["result"]["degraded"] is True and call["result"]["results"], call
+    assert out["citations"]
+    assert any("keyword" in n.lower() for n in out["notices"]), \
+        f"the reply should say the search was keyword-only: {out['notices']}"
 
 
 # ------------------------------------------------------------------------------------------- the web app

@@ -404,3 +404,19 @@ def test_an_intact_index_is_tested_once_then_opened_from_its_fingerprint(tmp_pat
     assert again.report is not None and again.report.action == "up-to-date"
     assert record.stat().st_mtime_ns == stamp  # the fingerprint held: no second test
     assert again.dense_search("Passage number 42 about GPU subject 8", n=1)[0][0] == "many/en/p42"
+
+
+def test_a_data_folder_that_cannot_be_written_leaves_keyword_search(tmp_path: Path) -> None:
+    """A read-only data folder once dropped every citation and made `index` print a traceback."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")  # the data folder's parent is a file: nothing can be written
+    idx = KnowledgeIndex(FIXTURE, data_dir=blocker / "data", chroma_url="", progress=False)
+    report = idx.open()
+    assert report.action == "lexical-only" and "cannot be written" in report.reason
+    results = search("NVLink bandwidth", k=1, index=idx)
+    assert results[0].id == "link/en/nvlink" and results.degraded
+    env = {**os.environ, "GPU_ADVISOR_DATA": str(blocker / "data")}
+    proc = subprocess.run([sys.executable, "-m", "advisor", "index"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout  # not built: said in one line
+    assert "keyword search only" in proc.stdout + proc.stderr
