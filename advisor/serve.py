@@ -163,6 +163,7 @@ def launch_app(
     from starlette.middleware import Middleware
 
     from advisor.body_limit import BodyLimit
+    from advisor.login_throttle import LoginThrottle
     from advisor.ui.layout import launch_options  # gradio: slow to import, so only once the port is known good
 
     demo = build_app(lock_settings=settings_locked(host), warm=False, settings=settings)
@@ -179,7 +180,7 @@ def launch_app(
         max_file_size=MAX_UPLOAD,
         show_error=False,
         # every body (a chat message, an API call, an upload) is refused above this before it is parsed
-        app_kwargs={"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES)]},
+        app_kwargs={"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES), Middleware(LoginThrottle)]},
         **launch_options(),
     )
     warm_up()  # after the server is up: it must not slow the start

@@ -297,3 +297,17 @@ def test_exported_report_has_no_local_paths(tmp_path: Path) -> None:
     for path in (str(tmp_path), str(ROOT), str(Path.home()) + "/", "/tmp/", "/root/", "/home/"):
         assert path not in report, f"{path} appears in the exported report"
     assert not re.search(r"(?<![\w.])/(?:usr|etc|var|opt|work)/", report)
+
+
+def test_password_guessing_is_throttled() -> None:
+    """--auth once allowed ~480 guesses a second: after 5 failed logins in a minute, an address is refused
+    (HTTP 429), even with the right password, until the minute has passed."""
+    import httpx
+
+    with AppServer(args=["--auth", "alice:wonderland-pw"], env={"GPU_ADVISOR_MCP": "0"}) as server:
+        url = server.url.rstrip("/") + "/login"
+        wrong = [httpx.post(url, data={"username": "alice", "password": f"guess{i}"}, timeout=30).status_code
+                 for i in range(5)]
+        assert all(400 <= code < 500 and code != 429 for code in wrong), wrong
+        blocked = httpx.post(url, data={"username": "alice", "password": "wonderland-pw"}, timeout=30)
+        assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) <= 61
