@@ -176,11 +176,13 @@ def launch_app(
         auth=pairs,
         prevent_thread_lock=True,
         quiet=quiet,
-        mcp_server=mcp_available(),
+        mcp_server=mcp_available() and not pairs,  # MCP clients cannot pass the login: off when it is on
         max_file_size=MAX_UPLOAD,
         show_error=False,
         # every body (a chat message, an API call, an upload) is refused above this before it is parsed
-        app_kwargs={"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES), Middleware(LoginThrottle)]},
+        app_kwargs={"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES), Middleware(LoginThrottle)],
+                    # with a login, the API's description is not served to whoever asks either
+                    **({"openapi_url": None, "docs_url": None, "redoc_url": None} if pairs else {})},
         **launch_options(),
     )
     warm_up()  # after the server is up: it must not slow the start

@@ -311,3 +311,21 @@ def test_password_guessing_is_throttled() -> None:
         assert all(400 <= code < 500 and code != 429 for code in wrong), wrong
         blocked = httpx.post(url, data={"username": "alice", "password": "wonderland-pw"}, timeout=30)
         assert blocked.status_code == 429 and int(blocked.headers["retry-after"]) <= 61
+
+
+def test_with_auth_on_mcp_and_the_api_description_are_not_served() -> None:
+    """With a login, the MCP handshake, its tool list and /openapi.json were still served to anyone; MCP
+    clients cannot pass the login, so MCP is off when it is on."""
+    import httpx
+
+    with AppServer(args=["--auth", "alice:wonderland-pw"]) as server:
+        for route in ("openapi.json", "docs", "gradio_api/mcp/schema", "gradio_api/openapi.json"):
+            r = httpx.get(server.url + route, timeout=30)
+            assert r.status_code in (401, 403, 404), (route, r.status_code)
+            assert "size_inference" not in r.text and "paths" not in r.text
+        client = {"name": "t", "version": "1"}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": client}}
+        r = httpx.post(server.url + "gradio_api/mcp/", json=init, timeout=30,
+                       headers={"accept": "application/json, text/event-stream"})
+        assert r.status_code in (401, 403, 404) and "serverInfo" not in r.text
