@@ -372,6 +372,8 @@ class Advisor:
                                     citations=[c.id for c in reply.citations], question=reply.question,
                                     notices=reply.notices, backend=reply.backend))
         session.trim(keep)
+        for call in session.last_results.values():
+            call.keep_typed(None)  # the typed copies served this turn; between turns the JSON is enough
         for n in reply.notices:
             yield Notice(text=n)
         yield FinalReply(reply=reply)

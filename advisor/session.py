@@ -26,6 +26,7 @@ from tools.result import Note
 
 SESSION_VERSION = 1
 SESSION_KIND: Final = "gpu-advisor-session"
+FULL_RESULTS_KEPT: Final = 1  # answers whose tool results stay in the history in full (Session.trim)
 
 # Profile slots, in the order the planner considers them.
 SLOTS = (
@@ -149,6 +150,8 @@ class ToolCall(BaseModel):
     by: Literal["planner", "llm"] = "planner"
     call_id: str = Field(default_factory=lambda: "call_" + uuid.uuid4().hex[:12])
     duration_ms: float = 0.0
+    result_dropped: bool = Field(False, description="the result was dropped to bound the session's size (the "
+                                                    "turns before the last few keep only their inputs)")
     _typed: BaseModel | None = PrivateAttr(None)
 
     @property
@@ -163,7 +166,8 @@ class ToolCall(BaseModel):
         """The result as its tool's output model, once ``advisor.toolspec.typed`` has validated it."""
         return self._typed
 
-    def keep_typed(self, value: BaseModel) -> None:
+    def keep_typed(self, value: BaseModel | None) -> None:
+        """Remember the typed result (None forgets it: a session between turns keeps only the JSON)."""
         self._typed = value
 
 
@@ -223,12 +227,20 @@ class Session(BaseModel):
         call = self.last_results.get(tool)
         return call.result if call and call.ok else None
 
-    def trim(self, max_turns: int) -> None:
-        """Keep at most ``max_turns`` turns of history (oldest dropped first)."""
+    def trim(self, max_turns: int, full_results: int = FULL_RESULTS_KEPT) -> None:
+        """Keep at most ``max_turns`` turns of history (oldest dropped first), and the tool results of only
+        the last ``full_results`` answers: older answers keep their calls' inputs, so a session's size stays
+        bounded (a sizing turn's results are ~200 kB of JSON; ``last_results`` keeps the latest of each)."""
         extra = len(self.history) - max_turns
         if extra > 0:
             del self.history[:extra]
             self.dropped_turns += extra
+        answers = [turn for turn in self.history if turn.role == "assistant" and turn.tool_calls]
+        for turn in answers[:max(len(answers) - full_results, 0)]:
+            if any(call.result is not None for call in turn.tool_calls):
+                # copies: the latest calls are shared with last_results, which keeps them whole
+                turn.tool_calls = [ToolCall(**{**call.model_dump(exclude={"result"}), "result_dropped": True})
+                                   if call.result is not None else call for call in turn.tool_calls]
 
     @property
     def turns(self) -> int:

@@ -404,6 +404,8 @@ def error_text(exc: BaseException) -> str:
 # JSON text, so no caller can alter a cached result). Retrieval is not cached: the index may change.
 _CACHE: OrderedDict[str, str] = OrderedDict()
 _CACHE_SIZE = 256
+_CACHE_CHARS = 8_000_000  # and at most this much text in all: a recommendation's result is ~100–200 k characters
+_cache_chars = 0
 _UNCACHED = {"search_knowledge"}
 _CACHE_LOCK = threading.Lock()
 
@@ -415,6 +417,16 @@ def _cache_key(name: str, arguments: dict[str, Any]) -> str | None:
         return name + ":" + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
         return None
+
+
+def _remember(key: str, text: str) -> None:
+    global _cache_chars
+    with _CACHE_LOCK:
+        old = _CACHE.pop(key, None)
+        _cache_chars += len(text) - len(old or "")
+        _CACHE[key] = text
+        while _CACHE and (len(_CACHE) > _CACHE_SIZE or _cache_chars > _CACHE_CHARS):
+            _cache_chars -= len(_CACHE.popitem(last=False)[1])
 
 
 def run_tool(name: str, arguments: dict[str, Any], by: Literal["planner", "llm"] = "planner") -> ToolCall:
@@ -436,10 +448,7 @@ def run_tool(name: str, arguments: dict[str, Any], by: Literal["planner", "llm"]
         args = spec.input_model.model_validate(arguments)
         call.result = _jsonable(spec.run(args))
         if key:
-            with _CACHE_LOCK:
-                _CACHE[key] = json.dumps(call.result, ensure_ascii=False)
-                while len(_CACHE) > _CACHE_SIZE:
-                    _CACHE.popitem(last=False)
+            _remember(key, json.dumps(call.result, ensure_ascii=False))
     except ValidationError as exc:
         call.error_note = error_note(exc)
         call.error, call.error_kind = error_text(exc), "validation"

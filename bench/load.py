@@ -1,18 +1,22 @@
 """Load test: many concurrent chat sessions against the running web app, through ``gradio_client``.
 
-    .venv/bin/python bench/load.py [--sessions 32] [--turns 10] [--url URL] [--json OUT] [--max-s 900]
+    .venv/bin/python bench/load.py [--sessions 32] [--turns 20] [--idle-s 180] [--url URL] [--json OUT]
 
 Starts the app (deterministic backend) on a free 127.0.0.1 port unless ``--url`` names a running one
 (loopback only), then runs ``--sessions`` clients in parallel threads, each with its own Gradio
-session, each holding a ten-turn conversation whose profile is unique to it (its own context length,
-concurrency and budget). Checks:
+session, each holding a conversation of up to twenty turns whose profile is unique to it (its own context
+length, concurrency and budget), then leaves the server idle for ``--idle-s`` seconds. Checks:
 
 * zero errors (every ``/chat`` call returns a reply);
 * isolation — after every turn the profile the server returns is the session's own (context,
   concurrency, budget), the sizing call uses its numbers, and its exported report names its own budget;
   for a sample of sessions the whole conversation must match, reply for reply, the same script run
   in-process on a fresh ``Advisor`` (the deterministic backend makes replies reproducible);
-* bounded: at most ``--max-s`` seconds in all.
+* bounded: at most ``--max-s`` seconds for the turns;
+* memory (only for the app it starts, with sessions expiring after 60 s idle): a first burst of the same
+  size is run and left to expire; the server's RSS after the measured burst and the idle period is within
+  20 % of its RSS before that burst (the cold RSS is shown too: CPython keeps the pages of its busiest
+  moment, so a server ends about 30 % above cold after its first burst, and stays there).
 
 Reports turns/s and p50/p95/max latency per turn as seen by the clients.
 """
@@ -35,8 +39,10 @@ for p in (ROOT, ROOT / "tests", ROOT / "bench"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-from speed import figure, pct, table  # noqa: E402 - bench/ is on the path only once ROOT is known
+from speed import figure, pct, rss_mb, table  # noqa: E402 - bench/ is on the path only once ROOT is known
 
+SESSION_IDLE_S = 60  # the served app's idle expiry here (GPU_ADVISOR_SESSION_IDLE_S); it sweeps every 15 s
+SWEEP_S = 15
 MODELS = ["Llama 3.1 8B", "Qwen2.5 7B", "Llama 3.1 70B", "Mistral 7B"]
 GPUS = ["RTX 4090", "A100 80GB", "L40S", "H100 SXM"]
 
@@ -54,6 +60,16 @@ def script(i: int, turns: int) -> tuple[list[str], dict[str, Any]]:
         "what about FP16?",
         "what about int4?",
         "what about two cards?",
+        "why?",
+        "export",
+        "what about FP8?",
+        "which GPU would you recommend instead?",
+        "how much of that is KV cache?",
+        "what about 4 cards?",
+        "would that run in a workstation with a 1600W PSU?",
+        "what about Q4?",
+        "how fast would it generate?",
+        "compare A100 80GB and H100 SXM",
         "why?",
         "export",
     ]
@@ -166,10 +182,26 @@ def run(url: str, sessions: int, turns: int, max_s: float, sample: int) -> list[
     return rows
 
 
+def memory_rows(pid: int, cold: float, start: float, idle_s: float) -> list[dict[str, Any]]:
+    """RSS after the measured burst, then after ``idle_s`` seconds idle (its sessions expire meanwhile)."""
+    busy = rss_mb(pid)
+    time.sleep(idle_s)  # the point of the measurement: what an idle server gives back
+    idle = rss_mb(pid)
+    return [
+        figure("load: server RSS, cold", cold, "MB", note="before any turn"),
+        figure("load: server RSS at the start", start, "MB",
+               note="after a warm-up burst of the same size had expired: caches full, the allocator's pages in"),
+        figure("load: server RSS after the turns", busy, "MB", note=f"+{busy - start:.0f} MB"),
+        figure(f"load: server RSS after {idle_s:.0f} s idle", idle, "MB", start * 1.2,
+               note="target: within 20 % of the start; sessions idle 60 s are removed"),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sessions", type=int, default=32)
-    ap.add_argument("--turns", type=int, default=10, choices=range(1, 11), metavar="1..10")
+    ap.add_argument("--turns", type=int, default=20, choices=range(1, 21), metavar="1..20")
+    ap.add_argument("--idle-s", type=float, default=180.0, help="idle time before the last memory reading")
     ap.add_argument("--url", help="a running app on loopback (default: start one)")
     ap.add_argument("--json", help="write the rows to this JSON file")
     ap.add_argument("--max-s", type=float, default=900.0, help="stop after this many seconds")
@@ -185,9 +217,20 @@ def main(argv: list[str] | None = None) -> int:
     else:
         from fakes.app_server import AppServer
 
-        with AppServer(env={"ADVISOR_LLM": "none"}) as app:
+        env = {"ADVISOR_LLM": "none", "GPU_ADVISOR_SESSION_IDLE_S": str(SESSION_IDLE_S)}
+        with AppServer(env=env) as app:
             time.sleep(2)  # let the background warm-up finish before the clock starts
+            pid = app.pid or 0
+            cold = rss_mb(pid)
+            # a first burst, left to expire: CPython keeps the pages of its busiest moment (caches and the
+            # allocator's arenas; measured +30 % over cold, flat from then on), so growth is measured after it
+            warm = run(app.url, args.sessions, args.turns, args.max_s, 0)
+            time.sleep(SESSION_IDLE_S + 2 * SWEEP_S)
+            start = rss_mb(pid)
             rows = run(app.url, args.sessions, args.turns, args.max_s, args.sample)
+            rows.insert(2, figure("load: warm-up burst, errors and leaks", warm[0]["value"] + warm[1]["value"], "", 0,
+                                  note=warm[0]["note"] or warm[1]["note"]))
+            rows += memory_rows(pid, cold, start, args.idle_s)
             if "Traceback" in app.output():
                 rows.append(figure("load: tracebacks in the server log", 1, "", 0, note=app.output()[-300:]))
     print(table(rows))

@@ -280,3 +280,39 @@ def test_unlocked_settings_refuse_a_change_that_came_through_a_proxy(browser: An
     finally:
         ctx.close()
         demo.close()
+
+
+def test_a_conversation_the_server_dropped_says_so_and_goes_on(browser: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond GPU_ADVISOR_MAX_SESSIONS (or after the idle expiry) the server no longer has a tab's conversation:
+    the tab's next message is answered in a new one, under a line that says why the old one is gone."""
+    from ui_harness import free_port
+
+    from advisor.serve import launch_app
+    from advisor.settings import Settings
+
+    monkeypatch.setenv("GPU_ADVISOR_MAX_SESSIONS", "1")
+    port = free_port()
+    demo = launch_app("127.0.0.1", port, block=False, quiet=True, settings=Settings(llm="none"))
+    contexts = [browser.new_context(locale="zh-CN", viewport={"width": 1440, "height": 900}) for _ in range(2)]
+    try:
+        first, second = (ctx.new_page() for ctx in contexts)
+        for tab in (first, second):
+            tab.set_default_timeout(TIMEOUT_MS)
+        first.goto(f"http://127.0.0.1:{port}/", wait_until="load")
+        first.locator("#chatbot").get_by_text("你好").first.wait_for()
+        first.size_name = "desktop"
+        _send(first, "70b 模型 4bit 跑推理 两张4090够不够")
+        _idle(first)
+        second.goto(f"http://127.0.0.1:{port}/", wait_until="load")  # a second session: the first one goes
+        second.locator("#chatbot").get_by_text("你好").first.wait_for()
+        _send(first, "那 FP16 呢？")
+        first.locator("#chatbot").get_by_text("服务器已不再保存").first.wait_for()
+        _idle(first)
+        rows = _rows(first)
+        assert [who for who, _ in rows][-2:] == ["user", "bot"] and "FP16" in rows[-2][1]
+        assert not any("4090" in text for who, text in rows if who == "user")  # the old exchange is gone
+        _shot(first, "session-dropped")
+    finally:
+        for ctx in contexts:
+            ctx.close()
+        demo.close()

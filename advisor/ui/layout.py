@@ -24,7 +24,7 @@ import gradio as gr
 
 from advisor import fmt
 from advisor.engine import Advisor
-from advisor.session import Session, SessionError
+from advisor.session import FULL_RESULTS_KEPT, Session, SessionError
 from advisor.settings import Settings
 from advisor.ui import api, calculators, profile, render
 from advisor.ui.chart import Sizing, memory_chart_svg, sizing_of
@@ -513,6 +513,8 @@ def build_blocks(
                 st = fresh_state(default_ui_lang())
             limit = getattr(getattr(pool.get(st.backend_key), "settings", None), "max_message_chars", 8000)
             fresh = _new_sends(sent, st)[-1:] if lost else _new_sends(sent, st)
+            if lost and any(seq is not None and seq > 1 for seq, _ in fresh):  # the page had talked before:
+                st.messages = [render.assistant_message(t("session_expired", st.lang))]  # say why, not hello
             for seq, text in fresh:
                 if text.strip():  # the engine reads this much
                     st.enqueue(text if len(text) <= limit else text[:limit] + " …", seq)
@@ -560,6 +562,7 @@ def build_blocks(
                 panel = [gr.skip()] * n_panel
             if st.closed:
                 return
+            render.drop_old_details(st.messages, FULL_RESULTS_KEPT, st.lang)
             opened = _profile_open(st)
             if st.stopping:  # Stop: the question and what had arrived of the answer stay, with a word
                 st.stopping = False

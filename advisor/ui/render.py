@@ -178,6 +178,8 @@ def tool_step_message(call: Any, lang: str, *, pending: bool = False) -> ChatMes
     if error:
         meta["log"] = t("tool_failed", lang)
         parts.append(f"**{t('tool_error', lang)}**: {safe_markdown(ui_text(str(error), lang))}")
+    elif _get(call, "result_dropped"):
+        parts.append(t("tool_result_dropped", lang))
     else:
         summary = result_summary(name, result, lang)
         if summary:
@@ -548,7 +550,8 @@ class TurnView:
         key = str(_get(call, "call_id") or f"step-{len(self._steps)}")
         self._steps[key] = {"name": _get(call, "name"), "arguments": _get(call, "arguments") or {},
                             "result": _get(call, "result"), "error": _get(call, "error"),
-                            "duration_ms": _get(call, "duration_ms", 0.0), "call_id": key, "pending": False}
+                            "duration_ms": _get(call, "duration_ms", 0.0), "call_id": key, "pending": False,
+                            "result_dropped": bool(_get(call, "result_dropped"))}
 
     def apply(self, event: Any) -> bool:
         """Fold one event; True when the visible chat changed."""
@@ -595,6 +598,22 @@ class TurnView:
             step.metadata = {**(step.metadata or {}), "parent_id": self._group}  # type: ignore[assignment]
             out.append(step)
         return out
+
+
+def drop_old_details(messages: list[Any], keep_turns: int, lang: str) -> None:
+    """Bound a long chat's size: the tool steps before the last ``keep_turns`` user messages lose their raw
+    result JSON (their inputs and one-line summary stay), as the session drops those turns' results."""
+    users = [i for i, m in enumerate(messages) if _get(m, "role") == "user"]
+    if len(users) <= keep_turns:
+        return
+    note = t("tool_result_dropped", lang)
+    for m in messages[:users[-keep_turns]]:
+        content = _get(m, "content")
+        if not isinstance(m, ChatMessage) or not isinstance(content, str) or "parent_id" not in (m.metadata or {}):
+            continue
+        head, sep, raw = content.rpartition("\n\n```json\n")
+        if sep and "```json\n" in head and raw.endswith("```"):  # inputs block, then the raw result block
+            m.content = f"{head}\n\n{note}"
 
 
 def reply_messages(reply: Any, lang: str) -> list[ChatMessage]:
