@@ -160,3 +160,29 @@ def test_a_bad_limit_in_the_environment_is_a_one_line_message(monkeypatch: pytes
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("gpu-advisor: ") and err.count("\n") == 1
     assert var.removeprefix("ADVISOR_").lower() in err.lower()
+
+
+@pytest.mark.parametrize("argv", [
+    ["size", "--model", "llama-3.1-8b", "--gpu-memory-gib", "inf"],
+    ["size", "--model", "llama-3.1-8b", "--gpu-memory-gib", "1e300"],  # finite, but inf once in bytes
+    ["size", "--model", "llama-3.1-8b", "--gpu-memory-gib", "nan"],
+    ["recommend", "--workload", "scientific", "--problem-gb", "inf"],
+    ["recommend", "--workload", "scientific", "--problem-gb", "1e400"],
+    ["check", "--gpu", "rtx-4090", "--count", "2", "--psu-w=-inf"],
+])
+def test_every_number_flag_refuses_infinite_and_absurd_values_by_name(argv: list[str],
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as stop:
+        cli_main(argv)
+    err = capsys.readouterr().err
+    flag = argv[-1].split("=")[0] if "=" in argv[-1] else argv[-2]
+    assert stop.value.code == 2 and flag in err and "Traceback" not in err
+    assert "finite" in err or "out of range" in err
+
+
+def test_no_command_takes_a_plain_float_flag() -> None:
+    """Every number flag goes through the one checked type (a new flag cannot skip it by accident)."""
+    import advisor.commands as commands
+
+    for path in Path(commands.__file__).parent.glob("*.py"):
+        assert "type=float" not in path.read_text(encoding="utf-8"), path.name

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from advisor.commands.common import add_lang_flag, domain_errors, finite_float, lang_of, print_json
 from advisor.present import present_check
 from tools.compat import BuildInput, GPUCount, SlotLayout, check_build, parse_gpu_arg
 from tools.units import GB
@@ -53,8 +53,8 @@ def register(sub: Any) -> None:
                                                                                      "--gpu")
     p.add_argument("--cpu", "--platform", dest="platform", help="CPU / platform, e.g. 'Ryzen 9 9950X', 'EPYC "
                                                                 "9004'")
-    p.add_argument("--psu-w", type=float, help="total PSU watts")
-    p.add_argument("--psu-efficiency", type=float, default=0.9, help="PSU efficiency at load (default 0.9)")
+    p.add_argument("--psu-w", type=finite_float, help="total PSU watts")
+    p.add_argument("--psu-efficiency", type=finite_float, default=0.9, help="PSU efficiency at load (default 0.9)")
     p.add_argument("--chassis", choices=["tower", "rack", "open-frame"])
     p.add_argument("--mains", help="wall circuit: 120v-15a, 120v-20a, 220v-10a, 230v-16a, '230V 16A' …")
     p.add_argument("--workload", choices=["training", "inference", "scientific"])
@@ -68,13 +68,13 @@ def register(sub: Any) -> None:
     p.add_argument("--parallelism", choices=["tensor", "data", "pipeline"], help="multi-GPU split")
     p.add_argument("--os", choices=["linux", "windows", "macos"])
     p.add_argument("--nvme", type=int, help="NVMe drives")
-    p.add_argument("--ram-gb", type=float, help="system RAM in GB")
+    p.add_argument("--ram-gb", type=finite_float, help="system RAM in GB")
     p.add_argument("--slots", type=_positive, help="x16 slots on the board")
     p.add_argument("--slot-spacing", type=_positive, default=2, help="positions between x16 slots (default "
                                                                      "2)")
-    p.add_argument("--case-length-mm", type=float, help="case's maximum GPU length")
-    p.add_argument("--power-limit-w", type=float, help="per-card power limit (nvidia-smi -pl)")
-    p.add_argument("--problem-gb", type=float, help="scientific: working set in GB")
+    p.add_argument("--case-length-mm", type=finite_float, help="case's maximum GPU length")
+    p.add_argument("--power-limit-w", type=finite_float, help="per-card power limit (nvidia-smi -pl)")
+    p.add_argument("--problem-gb", type=finite_float, help="scientific: working set in GB")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_lang_flag(p)
     p.set_defaults(func=_run)

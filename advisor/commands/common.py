@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import locale
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -17,6 +19,7 @@ from knowledge.messages import render
 from tools.errors import error_note
 
 EXIT_DOMAIN_ERROR = 2
+MAX_FLAG_VALUE = 1e15  # above any budget, wattage, size or rate a flag takes
 
 
 def default_lang() -> str:
@@ -27,6 +30,20 @@ def default_lang() -> str:
             return "zh" if value.lower().startswith("zh") else "en"
     loc = locale.getlocale()[0] or ""
     return "zh" if loc.lower().startswith("zh") else "en"
+
+
+def finite_float(text: str) -> float:
+    """argparse type for every number flag: 'inf', 'nan', overflowing values (1e400) and absurd ones (1e300,
+    which overflow once converted to bytes) are refused with the flag's name."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text[:40]!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a finite number")
+    if abs(value) > MAX_FLAG_VALUE:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range (at most {MAX_FLAG_VALUE:.0e} in size)")
+    return value
 
 
 def add_lang_flag(parser: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from advisor.commands.common import add_lang_flag, domain_errors, finite_float, lang_of, print_json
 from advisor.present import (
     combine,
     notes,
@@ -58,7 +58,7 @@ def register(sub: Any) -> None:
     p.add_argument("--kv-dtype", default=None, help="KV cache dtype (default fp16)")
     p.add_argument(
         "--mfu",
-        type=float,
+        type=finite_float,
         help=f"compute efficiency (default {PREFILL_MFU} inference, {TRAINING_MFU} training)",
     )
     p.add_argument("--serve", action="store_true", help="also continuous-batching throughput and concurrency")
@@ -71,7 +71,7 @@ def register(sub: Any) -> None:
         default="none",
         help="full recomputation costs 8·N·D instead of 6·N·D",
     )
-    g.add_argument("--price", type=float, help="USD per GPU-hour (default: catalog rental price)")
+    g.add_argument("--price", type=finite_float, help="USD per GPU-hour (default: catalog rental price)")
     s = p.add_argument_group("FP64 scientific computing (--fp64)")
     s.add_argument("--fp64", choices=["lu", "gemm", "grid"], help="dense LU, dense GEMM, or a grid/stencil code")
     s.add_argument("--n", help="matrix order N (lu, gemm), e.g. 50000")
@@ -79,8 +79,8 @@ def register(sub: Any) -> None:
     s.add_argument("--vars", type=int, default=1, help="doubles per grid cell (default 1)")
     s.add_argument("--levels", type=int, default=2, help="time levels kept (default 2)")
     s.add_argument("--steps", type=int, default=1, help="time steps (default 1)")
-    s.add_argument("--flops-per-cell", type=float, help="FP64 FLOPs per cell per step")
-    s.add_argument("--efficiency", type=float, help="share of FP64 peak (grid: of bandwidth)")
+    s.add_argument("--flops-per-cell", type=finite_float, help="FP64 FLOPs per cell per step")
+    s.add_argument("--efficiency", type=finite_float, help="share of FP64 peak (grid: of bandwidth)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_lang_flag(p)
     p.set_defaults(func=_run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
+from advisor.commands.common import add_lang_flag, domain_errors, finite_float, lang_of, print_json
 from advisor.present.recommend import TEXT_OPTIONS, present_recommend
 from knowledge.messages import render
 from tools.compat import parse_gpu_arg
@@ -30,19 +30,19 @@ def register(sub: Any) -> None:
     p.add_argument("--precision", help="inference weights (bf16, fp8, int8, int4/awq, Q4_K_M …) or training compute")
     p.add_argument("--context", type=int, default=8192, help="tokens per sequence (default 8192)")
     p.add_argument("--concurrency", type=int, default=1, help="concurrent sequences (default 1)")
-    p.add_argument("--target-tps", type=float, help="inference: aggregate decode tokens/s wanted")
+    p.add_argument("--target-tps", type=finite_float, help="inference: aggregate decode tokens/s wanted")
     p.add_argument("--method", choices=["full", "lora", "qlora"], help="training method (default lora)")
     p.add_argument("--dataset-tokens", type=_count, help="training tokens, e.g. 2B, 1.4T")
-    p.add_argument("--deadline-hours", type=float, help="training must finish within")
+    p.add_argument("--deadline-hours", type=finite_float, help="training must finish within")
     p.add_argument("--code", help="scientific code (gromacs, vasp, openfoam …): its GPU builds, FP64 need and "
                                   "FP64 kind")
     p.add_argument("--no-fp64", action="store_true", help="scientific: FP64 not required")
-    p.add_argument("--problem-gb", type=float, help="scientific: working set in GB")
+    p.add_argument("--problem-gb", type=finite_float, help="scientific: working set in GB")
     p.add_argument("--matrix-n", type=int, help="scientific: dense N×N double LU")
     money = p.add_mutually_exclusive_group()
-    money.add_argument("--budget-usd", type=float)
-    money.add_argument("--budget-cny", type=float)
-    p.add_argument("--cny-per-usd", type=float, default=None, help="exchange rate (default 7.2)")
+    money.add_argument("--budget-usd", type=finite_float)
+    money.add_argument("--budget-cny", type=finite_float)
+    p.add_argument("--cny-per-usd", type=finite_float, default=None, help="exchange rate (default 7.2)")
     p.add_argument("--vendor", action="append", default=[], help="allowed vendor, repeatable")
     p.add_argument("--cuda-required", action="store_true", help="the code depends on CUDA")
     p.add_argument("--domestic", action="store_true", help="domestic (信创) accelerators only")
@@ -52,13 +52,13 @@ def register(sub: Any) -> None:
     p.add_argument("--framework", help="serving/training framework to check against")
     p.add_argument("--chassis", choices=["tower", "rack", "open-frame"])
     p.add_argument("--form-factor", choices=["pcie", "sxm", "oam", "module"])
-    p.add_argument("--power-limit-w", type=float, help="maximum wall draw")
+    p.add_argument("--power-limit-w", type=finite_float, help="maximum wall draw")
     p.add_argument("--mains", help="wall circuit, e.g. 120v-15a, 230v-16a")
     p.add_argument("--have", action="append", default=[], metavar="GPU", help="GPUs you own, e.g. 3090x2")
     p.add_argument("--have-cpu", help="platform you already own")
     p.add_argument("--no-host-cost", action="store_true", help="compare GPU prices only")
-    p.add_argument("--kwh-price", type=float, help="electricity price per kWh (default 0.8 CNY / 0.15 USD)")
-    p.add_argument("--duty-cycle", type=float, default=1.0, help="share of the year at load (default 1.0)")
+    p.add_argument("--kwh-price", type=finite_float, help="electricity price per kWh (default 0.8 CNY / 0.15 USD)")
+    p.add_argument("--duty-cycle", type=finite_float, default=1.0, help="share of the year at load (default 1.0)")
     p.add_argument("--limit", type=int, default=TEXT_OPTIONS, help="options shown in text output")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_lang_flag(p)

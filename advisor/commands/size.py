@@ -15,7 +15,7 @@ import importlib
 import re
 from typing import Any
 
-from advisor.commands.common import add_lang_flag, domain_errors, fail, lang_of, print_json
+from advisor.commands.common import add_lang_flag, domain_errors, fail, finite_float, lang_of, print_json
 from advisor.present import present_inference
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.result import Note, note
@@ -64,13 +64,13 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
         "--engine", choices=["vllm", "llamacpp", "transformers"], help="default: llamacpp for GGUF, else vllm"
     )
     g.add_argument("--parallel", choices=["tp", "pp"], help="tensor parallel or layer split (multi-GPU)")
-    g.add_argument("--gpu-memory-utilization", type=float, default=0.92, help="vLLM reservation (default 0.92)")
+    g.add_argument("--gpu-memory-utilization", type=finite_float, default=0.92, help="vLLM reservation (default 0.92)")
     g.add_argument("--max-num-batched-tokens", type=int, default=8192, help="vLLM (default 8192)")
     g.add_argument("--max-num-seqs", type=int, default=256, help="vLLM (default 256)")
     g.add_argument("--n-ubatch", type=int, default=512, help="llama.cpp physical batch (default 512)")
     g.add_argument("--n-gpu-layers", type=int, help="llama.cpp -ngl (default: all that fit)")
     g.add_argument("--no-flash-attn", action="store_true", help="llama.cpp without flash attention")
-    g.add_argument("--gpu-memory-gib", type=float, help="override: GiB each GPU shows to the engine")
+    g.add_argument("--gpu-memory-gib", type=finite_float, help="override: GiB each GPU shows to the engine")
 
 
 def add_training_arguments(p: argparse.ArgumentParser) -> None:
