@@ -172,7 +172,7 @@ def test_errors_of_functions_the_tools_share() -> None:
         (_raises(parse_count, "0"), "count must be a positive number, got '0'"),
         (_raises(ModelSpec.custom, -1.0), "params must be a positive number of billions below 100000, got -1.0"),
         (_raises(ModelSpec.custom, 8, layers=0),
-         "layers must be a whole number of at least 1, got 0 — try: give layers from the model's config.json, "
+         "layers must be a whole number from 1 to 10,000, got 0 — try: give layers from the model's config.json, "
          "or leave it out to use a default"),
         (_raises(load_model_spec, "someorg/no-such-model-anywhere"),
          "'someorg/no-such-model-anywhere' is neither a local path nor a catalog model — try: check the path; "

@@ -392,3 +392,111 @@ def test_a_model_path_that_is_a_pipe_is_a_clear_error_never_a_hang(tmp_path: Pat
     proc = subprocess.run([sys.executable, "-m", "advisor", "size", "--model", str(fifo)], cwd=root,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "model.gguf is not a regular file" in proc.stderr
+
+
+# --- crafted files: one clear line each, never a traceback, a hang or an exhausted memory -------------------
+
+_CRAFTED_GGUF = {  # file → (extra header values, the key the message must name)
+    "blocks.gguf": ({"llama.block_count": ("uint64", 10**12)}, "llama.block_count"),
+    "ctx-inf.gguf": ({"llama.context_length": ("float32", float("inf"))}, "llama.context_length"),
+    "ctx-nan.gguf": ({"llama.context_length": ("float32", float("nan"))}, "llama.context_length"),
+    "hidden.gguf": ({"llama.embedding_length": ("uint64", 2**50)}, "llama.embedding_length"),
+    "words.gguf": ({"llama.block_count": ("string", "many")}, "llama.block_count"),
+    "window.gguf": ({"llama.attention.sliding_window": ("float32", 1e30)}, "llama.attention.sliding_window"),
+    "experts.gguf": ({"llama.expert_count": ("uint64", 2**60), "llama.expert_used_count": ("uint32", 2)},
+                     "llama.expert_count"),
+}
+_CRAFTED_HF = {  # folder → (config.json text, the key the message must name)
+    "overflow": (json.dumps(LLAMA_CFG).replace('"num_hidden_layers": 2', '"num_hidden_layers": 1e400'),
+                 "num_hidden_layers"),
+    "layers": (json.dumps({**LLAMA_CFG, "num_hidden_layers": 10**12}), "num_hidden_layers"),
+    "hidden": (json.dumps({**LLAMA_CFG, "hidden_size": 10**30}), "hidden_size"),
+    "words": (json.dumps({**LLAMA_CFG, "num_hidden_layers": "many"}), "num_hidden_layers"),
+    "list": (json.dumps({**LLAMA_CFG, "num_attention_heads": [8]}), "num_attention_heads"),
+    "half": (json.dumps({**LLAMA_CFG, "num_hidden_layers": 2.5}), "num_hidden_layers"),
+    "bool": (json.dumps({**LLAMA_CFG, "num_hidden_layers": True}), "num_hidden_layers"),
+    "quant": (json.dumps({**LLAMA_CFG, "quantization_config": 5}), "quantization_config"),
+    "text": (json.dumps({**LLAMA_CFG, "text_config": "x"}), "text_config"),
+    "experts": (json.dumps({**LLAMA_CFG, "num_local_experts": 10**20, "num_experts_per_tok": 2}),
+                "num_local_experts"),
+    "linear": (json.dumps({**LLAMA_CFG, "layer_types": ["linear_attention", "full_attention"],
+                           "linear_num_value_heads": "x", "linear_key_head_dim": 4, "linear_value_head_dim": 4}),
+               "linear_num_value_heads"),
+    "nested": ('{"a":' * 100_000 + "1" + "}" * 100_000, "nested too deeply"),
+}
+
+
+def _write_crafted(root: Path) -> dict[str, str]:
+    """The crafted files under ``root``; returns path → what the message must name."""
+    expect: dict[str, str] = {}
+    for name, (values, key) in _CRAFTED_GGUF.items():
+        w = gguf.GGUFWriter(str(root / name), "llama")
+        w.add_embedding_length(256)
+        w.add_head_count(8)
+        for k, (kind, value) in values.items():
+            getattr(w, f"add_{kind}")(k, value)
+        w.add_tensor("token_embd.weight", np.zeros((64, 256), dtype=np.float32))
+        w.add_tensor("blk.0.attn_q.weight", np.zeros((256, 256), dtype=np.float32))
+        w.write_header_to_file()
+        w.write_kv_data_to_file()
+        w.write_tensors_to_file()
+        w.close()
+        expect[str(root / name)] = key
+    w = gguf.GGUFWriter(str(root / "blk-index.gguf"), "llama")  # a layer number from a tensor's name
+    w.add_tensor("blk.999999999999.attn_q.weight", np.zeros((4, 4), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    expect[str(root / "blk-index.gguf")] = "blk.999999999999"
+    nested = b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", 8) + b"x.nested" + struct.pack("<I", 9)
+    (root / "nested.gguf").write_bytes(nested + struct.pack("<IQ", 9, 1) * 100_000 + struct.pack("<IQ", 4, 0))
+    expect[str(root / "nested.gguf")] = "nested more than"
+    for name, (text, key) in _CRAFTED_HF.items():
+        (root / name).mkdir()
+        (root / name / "config.json").write_text(text, encoding="utf-8")
+        expect[str(root / name)] = key
+    for name, index, key in [("total", {"metadata": {"total_size": 10**30}, "weight_map": {}}, "total_size"),
+                             ("meta", {"metadata": [1], "weight_map": {}}, "metadata"),
+                             ("escape", {"weight_map": {"w": "../../../etc/passwd"}}, "../../../etc/passwd")]:
+        (root / name).mkdir()
+        (root / name / "config.json").write_text(json.dumps(LLAMA_CFG), encoding="utf-8")
+        (root / name / "model.safetensors.index.json").write_text(json.dumps(index), encoding="utf-8")
+        expect[str(root / name)] = key
+    return expect
+
+
+_READ_ALL = """
+import json, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # a regression to 'range(10**12)' fails, not the machine
+from tools.errors import ToolError
+from tools.model_files import spec_from_path
+out = {}
+for path in json.loads(sys.argv[1]):
+    try:
+        spec_from_path(path)
+        out[path] = "read without complaint"
+    except ToolError as exc:
+        out[path] = "ToolError: " + str(exc)
+    except BaseException as exc:
+        out[path] = f"{type(exc).__name__}: {str(exc)[:200]}"
+print(json.dumps(out))
+"""
+
+
+def test_crafted_model_files_get_one_clear_line_each(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    expect = _write_crafted(tmp_path)
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", _READ_ALL, json.dumps(sorted(expect))], capture_output=True,
+                          text=True, timeout=300, cwd=root, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    got = json.loads(done.stdout)
+    for path, key in expect.items():
+        message = got[path]
+        assert message.startswith("ToolError: "), (path, message)
+        assert key in message and "\n" not in message, (path, message)
+        named = (Path(path).name, "config.json", "model.safetensors.index.json")
+        assert any(f"{n}: " in message or f"{n}：" in message for n in named), (path, message)  # which file

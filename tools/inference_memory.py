@@ -42,7 +42,7 @@ from tools.kv_cache import (
     kv_layout,
     kv_tokens,
 )
-from tools.modelspec import ModelSpec, PerSpecCache, check_tensor_parallel, load_model_spec
+from tools.modelspec import SPEC_LIMITS, ModelSpec, PerSpecCache, check_tensor_parallel, load_model_spec
 from tools.precision import PrecisionSpec, resolve_kv_dtype, resolve_precision
 from tools.result import MemoryBreakdown, Note, Term, note
 from tools.units import Bytes, GiB, MiB, Tokens
@@ -66,14 +66,14 @@ class InferenceMemoryInput(ToolInput):
     model: str | None = Field(None, description="catalog name, or path to a .gguf / config.json / folder")
     spec: ModelSpec | None = Field(None, description="an already-built spec (custom models)")
     params_b: float | None = Field(
-        None, gt=0, le=100_000, allow_inf_nan=False, description="custom model size in billions"
+        None, gt=0, le=SPEC_LIMITS["params"] / 1e9, allow_inf_nan=False, description="custom model size in billions"
     )
-    layers: int | None = Field(None, ge=1, le=10_000)
-    hidden_size: int | None = Field(None, ge=1, le=1_000_000)
-    num_heads: int | None = Field(None, ge=1, le=10_000)
-    num_kv_heads: int | None = Field(None, ge=1, le=10_000)
-    head_dim: int | None = Field(None, ge=1, le=100_000)
-    vocab_size: int | None = Field(None, ge=1, le=100_000_000)
+    layers: int | None = Field(None, ge=1, le=SPEC_LIMITS["layers"])
+    hidden_size: int | None = Field(None, ge=1, le=SPEC_LIMITS["hidden_size"])
+    num_heads: int | None = Field(None, ge=1, le=SPEC_LIMITS["num_heads"])
+    num_kv_heads: int | None = Field(None, ge=1, le=SPEC_LIMITS["num_kv_heads"])
+    head_dim: int | None = Field(None, ge=1, le=SPEC_LIMITS["head_dim"])
+    vocab_size: int | None = Field(None, ge=1, le=SPEC_LIMITS["vocab_size"])
     precision: str | None = Field(None, description="weight precision; default: the files' own or native dtype")
     kv_dtype: str | None = Field(None, description="KV-cache dtype; default fp16 (bf16 for bf16 models on vLLM)")
     context: int = Field(ge=1, le=MAX_CONTEXT_SEARCH, description="tokens per sequence (prompt + output)")

@@ -11,18 +11,23 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import struct
 from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from knowledge.paths import expand_user, regular_file
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
-from tools.modelspec import ModelSpec, estimate_params
+from tools.modelspec import SPEC_LIMITS, ModelSpec, arch_number, estimate_params
 from tools.precision import gguf_type_precision
 from tools.result import Note, note
+
+log = logging.getLogger(__name__)
 
 # Architectures whose GGUF files do not store the sliding-window layer pattern; llama.cpp
 # hard-codes it (src/llama-model.cpp): one global layer every N.
@@ -65,17 +70,43 @@ def spec_from_path(path: Path) -> ModelSpec:
     if path.is_dir():
         ggufs = sorted(path.glob("*.gguf"))
         if (path / "config.json").exists():
-            return spec_from_hf(path / "config.json")
-        if ggufs:
-            return spec_from_gguf(ggufs[0])
-        raise ToolError(note("error.files.empty_folder", path=str(path)))
+            path = path / "config.json"
+        elif ggufs:
+            path = ggufs[0]
+        else:
+            raise ToolError(note("error.files.empty_folder", path=str(path)))
     if path.suffix.lower() not in (".gguf", ".json"):
         raise ToolError(note("error.files.unexpected_file", file=path.name))
     try:
         regular_file(path)  # a named pipe or a device would block or never end
     except OSError as exc:
         raise ToolError(note("error.files.not_regular", file=path.name)) from exc
-    return spec_from_gguf(path) if path.suffix.lower() == ".gguf" else spec_from_hf(path)
+    try:
+        return spec_from_gguf(path) if path.suffix.lower() == ".gguf" else spec_from_hf(path)
+    except ToolError:
+        raise
+    except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError, RecursionError, MemoryError) as exc:
+        # a crafted file the checks below did not foresee: one line naming the file, never a traceback
+        log.debug("unusable model file %s", path, exc_info=True)
+        raise ToolError(note("error.files.unusable", file=path.name, detail=type(exc).__name__)) from None
+
+
+def _spec(file: str, **fields: Any) -> ModelSpec:
+    """ModelSpec(**fields); a number outside its range names the file and the field."""
+    try:
+        return ModelSpec(**fields)
+    except ValidationError as exc:
+        bad = next((e for e in exc.errors() if e["type"] in _RANGE_ERRORS and e["loc"]), None)
+        if bad is None:
+            raise
+        field = str(bad["loc"][0])
+        raise ToolError(note("error.spec.arch_number", name=f"{file}: {field}", minimum=0,
+                             maximum=SPEC_LIMITS.get(field, SPEC_LIMITS["params"]),
+                             value=repr(bad.get("input"))[:40])) from None
+
+
+_RANGE_ERRORS = {"less_than_equal", "greater_than_equal", "greater_than", "less_than"}
+_MAX_NESTING = 8  # GGUF arrays of arrays: real files nest one level
 
 
 # --- GGUF ----------------------------------------------------------------------------------
@@ -116,8 +147,8 @@ class _GGUFHeader:
                 raise ToolError(note("error.files.gguf_empty", file=path.name)) from exc
         try:
             self._parse(path)
-        except (struct.error, UnicodeDecodeError, IndexError) as exc:
-            raise ToolError(note("error.files.gguf_corrupt", file=path.name, detail=str(exc))) from exc
+        except (struct.error, UnicodeDecodeError, IndexError, OverflowError, MemoryError) as exc:
+            raise ToolError(note("error.files.gguf_corrupt", file=path.name, detail=str(exc)[:200])) from exc
         finally:
             self._buf.close()
 
@@ -159,8 +190,10 @@ class _GGUFHeader:
         self.pos += 8 + n
         return text
 
-    def _value(self, vtype: int) -> Any:
+    def _value(self, vtype: int, depth: int = 0) -> Any:
         buf = self._buf
+        if depth > _MAX_NESTING:
+            raise struct.error(f"arrays nested more than {_MAX_NESTING} deep")
         if vtype == 8:
             return self._string()
         if vtype in self._SCALARS:
@@ -185,7 +218,9 @@ class _GGUFHeader:
                 values = list(struct.unpack_from(f"<{count}{fmt[1]}", buf, self.pos))
                 self.pos += width * count
                 return values
-            return [self._value(etype) for _ in range(count)]  # nested arrays (rare)
+            if count > self._MAX_ARRAY:
+                raise struct.error(f"a nested array of {count} entries")
+            return [self._value(etype, depth + 1) for _ in range(count)]  # nested arrays (rare)
         raise ToolError(note("error.files.gguf_value_type", type=vtype))
 
 
@@ -257,34 +292,40 @@ def spec_from_gguf(path: Path) -> ModelSpec:
     if total_params == 0:
         raise ToolError(note("error.files.gguf_no_tensors", file=path.name))
 
-    layers = int(_scalar(hp("block_count")) or (max(layer_bytes) + 1 if layer_bytes else 1))
-    hidden = int(_scalar(hp("embedding_length")) or 1)
-    head_count = hp("attention.head_count")
-    heads = int(_scalar(head_count) or 1)
+    def num(key: str, field: str) -> int | None:
+        """``{arch}.{key}`` (a per-layer array: its largest entry) as a whole number within its limit."""
+        return arch_number(field, _scalar(hp(key)), 0, label=f"{path.name}: {arch}.{key}")
+
+    if layer_bytes:
+        arch_number("layers", max(layer_bytes) + 1, label=f"{path.name}: blk.{max(layer_bytes)} tensors")
+    layers = num("block_count", "layers") or (max(layer_bytes) + 1 if layer_bytes else 1)
+    hidden = num("embedding_length", "hidden_size") or 1
+    heads = num("attention.head_count", "num_heads") or 1
     kv_raw = hp("attention.head_count_kv")
-    kv = int(_scalar(kv_raw) or heads)
-    key_len = _scalar(hp("attention.key_length"))
-    val_len = _scalar(hp("attention.value_length"))
-    head_dim = int(key_len or (hidden // heads if heads else 1))
-    vocab = _scalar(hp("vocab_size"))
+    kv = num("attention.head_count_kv", "num_kv_heads") or heads
+    key_len = num("attention.key_length", "head_dim")
+    val_len = num("attention.value_length", "v_head_dim")
+    head_dim = key_len or (hidden // heads if heads else 1)
+    vocab = num("vocab_size", "vocab_size")
     if vocab is None:
         tokens = meta.get("tokenizer.ggml.tokens")
-        vocab = int(tokens) if isinstance(tokens, _ArrayLen) else (len(tokens) if tokens else None)
+        vocab = int(tokens) if isinstance(tokens, _ArrayLen) else (len(tokens) if isinstance(tokens, list) else None)
     if vocab is None and emb_rows:
-        vocab = emb_rows // max(1, int(_scalar(hp("embedding_length")) or 1))
-    ctx = _scalar(hp("context_length"))
-    n_exp = _scalar(hp("expert_count"))
-    k_exp = _scalar(hp("expert_used_count"))
-    window = _scalar(hp("attention.sliding_window"))
-    kv_lora = _scalar(hp("attention.kv_lora_rank"))
-    rope_dim = _scalar(hp("rope.dimension_count"))
+        vocab = emb_rows // max(1, hidden)
+    vocab = arch_number("vocab_size", vocab, 0, label=f"{path.name}: vocabulary")
+    ctx = num("context_length", "max_context")
+    n_exp = num("expert_count", "num_experts")
+    k_exp = num("expert_used_count", "experts_per_token")
+    window = num("attention.sliding_window", "sliding_window")
+    kv_lora = num("attention.kv_lora_rank", "kv_lora_rank")
+    rope_dim = num("rope.dimension_count", "qk_rope_head_dim")
 
     kind = AttentionKind.mha if kv == heads else (AttentionKind.mqa if kv == 1 else AttentionKind.gqa)
     full_layers = None
     extra: dict[str, Any] = {}
     if kv_lora:
         kind = AttentionKind.mla
-        extra = {"kv_lora_rank": int(kv_lora), "qk_rope_head_dim": int(rope_dim or 64)}
+        extra = {"kv_lora_rank": kv_lora, "qk_rope_head_dim": rope_dim or 64}
     elif isinstance(kv_raw, list) and any(v == 0 for v in kv_raw):
         kind = AttentionKind.hybrid  # layers with no KV heads are recurrent / SSM layers
         full_layers = sum(1 for v in kv_raw if v)
@@ -299,7 +340,7 @@ def spec_from_gguf(path: Path) -> ModelSpec:
         else:
             full_layers = 0
         kind = AttentionKind.sliding
-        extra = {"sliding_window": int(window)}
+        extra = {"sliding_window": window}
     if kind in (AttentionKind.sliding, AttentionKind.hybrid):
         extra["full_attention_layers"] = full_layers
 
@@ -312,31 +353,32 @@ def spec_from_gguf(path: Path) -> ModelSpec:
             ft_name = LlamaFileType(int(ftype)).name
             spec = gguf_type_precision(ft_name)
             precision = spec.name if spec else ft_name.removeprefix("MOSTLY_")
-        except ValueError:
+        except (ValueError, TypeError, OverflowError):
             precision = None
     active = total_params
     if n_exp and k_exp and expert_params:
-        active = total_params - round(expert_params * (1 - int(k_exp) / int(n_exp)))
+        active = total_params - round(expert_params * (1 - min(k_exp, n_exp) / n_exp))
     name = meta.get("general.name") or path.stem
     bpw = total_bytes * 8 / total_params
     notes.append(note("inference.files.gguf_bits", params_b=total_params / 1e9, bytes=total_bytes, bpw=bpw))
-    return ModelSpec(
+    return _spec(
+        path.name,
         name=str(name),
         source="gguf",
         params=total_params,
         active_params=active,
         layers=layers,
         hidden_size=hidden,
-        intermediate_size=int(_scalar(hp("feed_forward_length")) or 0) or None,
-        vocab_size=int(vocab or 1),
-        max_context=int(ctx) if ctx else None,
+        intermediate_size=num("feed_forward_length", "intermediate_size") or None,
+        vocab_size=vocab or 1,
+        max_context=ctx or None,
         attention=kind,
         num_heads=heads,
         num_kv_heads=kv if heads % kv == 0 else heads,
         head_dim=head_dim,
-        v_head_dim=int(val_len) if val_len and int(val_len) != head_dim else None,
-        num_experts=int(n_exp) if n_exp and int(n_exp) >= 2 else None,
-        experts_per_token=int(k_exp) if n_exp and k_exp else None,
+        v_head_dim=val_len if val_len and val_len != head_dim else None,
+        num_experts=n_exp if n_exp and n_exp >= 2 else None,
+        experts_per_token=k_exp if n_exp and k_exp else None,
         tie_word_embeddings=out_bytes is None,
         native_dtype="fp16",
         weight_bytes=total_bytes,
@@ -363,19 +405,45 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
         if n <= 0 or n > 100_000_000:
             raise ToolError(note("error.files.safetensors_header_length", file=path.name, length=n))
         try:
-            return json.loads(fh.read(n))
-        except json.JSONDecodeError as exc:
-            raise ToolError(note("error.files.safetensors_bad_json", file=path.name, detail=str(exc))) from exc
+            header = json.loads(fh.read(n))
+        except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
+            raise ToolError(note("error.files.safetensors_bad_json", file=path.name, detail=_why(exc))) from exc
+    if not isinstance(header, dict):
+        raise ToolError(note("error.files.json_not_object", file=path.name))
+    return header
+
+
+def _why(exc: Exception) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
 
 
 def _load_json(path: Path) -> dict[str, Any]:
     try:
+        regular_file(path)
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ToolError(note("error.files.json_unreadable", file=path.name, detail=str(exc))) from exc
+    except (OSError, json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
+        raise ToolError(note("error.files.json_unreadable", file=path.name, detail=_why(exc))) from exc
     if not isinstance(data, dict):
         raise ToolError(note("error.files.json_not_object", file=path.name))
     return data
+
+
+def _section(data: dict[str, Any], key: str, file: str) -> dict[str, Any]:
+    """``data[key]`` when it is a JSON object ({} when absent); ToolError when it is something else."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ToolError(note("error.files.json_field_type", file=file, field=key))
+    return value
+
+
+def _count(cfg: dict[str, Any], field: str, *keys: str, file: str) -> int | None:
+    """The first of ``keys`` present in ``cfg`` as a whole number within ``SPEC_LIMITS[field]``."""
+    for key in keys:
+        if cfg.get(key) is not None:
+            return arch_number(field, cfg[key], 0, label=f"{file}: {key}")
+    return None
 
 
 def _first(cfg: dict[str, Any], *keys: str) -> Any:
@@ -385,10 +453,10 @@ def _first(cfg: dict[str, Any], *keys: str) -> Any:
     return None
 
 
-def _precision_of(cfg: dict[str, Any], dtype_bytes: Counter[str]) -> str:
-    q = cfg.get("quantization_config") or {}
+def _precision_of(cfg: dict[str, Any], dtype_bytes: Counter[str], file: str) -> str:
+    q = _section(cfg, "quantization_config", file)
     method = str(q.get("quant_method", "")).lower()
-    if method in ("awq", "gptq", "marlin", "awq_marlin", "gptq_marlin") and int(q.get("bits", 4)) == 4:
+    if method in ("awq", "gptq", "marlin", "awq_marlin", "gptq_marlin") and q.get("bits", 4) == 4:
         return "int4"
     if method == "bitsandbytes":
         return "nf4" if q.get("load_in_4bit") else "int8"
@@ -404,23 +472,24 @@ def _precision_of(cfg: dict[str, Any], dtype_bytes: Counter[str]) -> str:
     return {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}.get(dtype, "bf16")
 
 
-def _hf_attention(cfg: dict[str, Any], layers: int, notes: list[Note]) -> dict[str, Any]:
+def _hf_attention(cfg: dict[str, Any], layers: int, notes: list[Note], file: str) -> dict[str, Any]:
     """Attention kind and its extra numbers from config.json keys."""
     model_type = str(cfg.get("model_type", ""))
     if cfg.get("kv_lora_rank"):
         return {
             "attention": AttentionKind.mla,
-            "kv_lora_rank": int(cfg["kv_lora_rank"]),
-            "qk_rope_head_dim": int(cfg.get("qk_rope_head_dim") or 64),
+            "kv_lora_rank": _count(cfg, "kv_lora_rank", "kv_lora_rank", file=file),
+            "qk_rope_head_dim": _count(cfg, "qk_rope_head_dim", "qk_rope_head_dim", file=file) or 64,
         }
     layer_types = cfg.get("layer_types")
-    window = cfg.get("sliding_window") if cfg.get("use_sliding_window", True) is not False else None
+    window = (_count(cfg, "sliding_window", "sliding_window", file=file)
+              if cfg.get("use_sliding_window", True) is not False else None)
     if isinstance(layer_types, list) and layer_types:
         full = sum(1 for t in layer_types if str(t) in ("full_attention", "attention", "global"))
         sliding = sum(1 for t in layer_types if "sliding" in str(t) or "local" in str(t))
         linear = len(layer_types) - full - sliding
         if linear > 0:
-            state = _linear_state_bytes(cfg, linear)
+            state = _linear_state_bytes(cfg, linear, file)
             if state is None:
                 notes.append(note("inference.files.hf_linear_state", linear=linear))
             return {
@@ -431,7 +500,7 @@ def _hf_attention(cfg: dict[str, Any], layers: int, notes: list[Note]) -> dict[s
         if sliding and window:
             return {
                 "attention": AttentionKind.sliding,
-                "sliding_window": int(window),
+                "sliding_window": window,
                 "full_attention_layers": full,
             }
     if window:
@@ -446,20 +515,21 @@ def _hf_attention(cfg: dict[str, Any], layers: int, notes: list[Note]) -> dict[s
             full = 0  # Mistral-7B-v0.1 style: every layer slides
         return {
             "attention": AttentionKind.sliding,
-            "sliding_window": int(window),
+            "sliding_window": window,
             "full_attention_layers": full,
         }
     return {}
 
 
-def _linear_state_bytes(cfg: dict[str, Any], linear_layers: int) -> int | None:
+def _linear_state_bytes(cfg: dict[str, Any], linear_layers: int, file: str) -> int | None:
     """Gated-DeltaNet style state (Qwen3-Next): heads_v × d_k × d_v + conv state, bf16, per layer."""
     vh, kd, vd = (
-        cfg.get("linear_num_value_heads"),
-        cfg.get("linear_key_head_dim"),
-        cfg.get("linear_value_head_dim"),
+        _count(cfg, "num_heads", "linear_num_value_heads", file=file),
+        _count(cfg, "head_dim", "linear_key_head_dim", file=file),
+        _count(cfg, "head_dim", "linear_value_head_dim", file=file),
     )
-    kh, conv = cfg.get("linear_num_key_heads"), cfg.get("linear_conv_kernel_dim")
+    kh = _count(cfg, "num_heads", "linear_num_key_heads", file=file)
+    conv = _count(cfg, "head_dim", "linear_conv_kernel_dim", file=file)
     if not (vh and kd and vd):
         return None
     recurrent = vh * kd * vd
@@ -467,33 +537,45 @@ def _linear_state_bytes(cfg: dict[str, Any], linear_layers: int) -> int | None:
     return int(linear_layers * (recurrent + conv_state) * 2)
 
 
+def _tensor_size(info: dict[str, Any], label: str) -> tuple[int, int]:
+    """(elements, bytes) of one safetensors header entry, each number checked."""
+    shape, offsets = info.get("shape", []), info.get("data_offsets", [0, 0])
+    if not isinstance(shape, list) or not (isinstance(offsets, list) and len(offsets) == 2):
+        raise ToolError(note("error.files.json_field_type", file=label, field="shape / data_offsets"))
+    n = 1
+    for d in shape:
+        n *= arch_number("params", d, 0, label=f"{label} shape") or 0
+    start, end = (arch_number("weight_bytes", x, 0, label=f"{label} data_offsets") or 0 for x in offsets)
+    return arch_number("params", n, 0, label=f"{label} elements") or 0, max(end - start, 0)
+
+
 def spec_from_hf(config_path: Path) -> ModelSpec:
     """Architecture from config.json; exact weight bytes from safetensors index/headers beside it."""
     config_path = Path(config_path)
     root = config_path.parent
+    file = config_path.name
     full_cfg = _load_json(config_path)
-    cfg = full_cfg.get("text_config") or full_cfg.get("llm_config") or full_cfg
+    cfg = _section(full_cfg, "text_config", file) or _section(full_cfg, "llm_config", file) or full_cfg
     if cfg is not full_cfg:
         for k in ("quantization_config", "torch_dtype", "tie_word_embeddings"):
             cfg.setdefault(k, full_cfg.get(k))
     notes: list[Note] = [note("inference.files.hf_config", file=config_path.name)]
-    layers = _first(cfg, "num_hidden_layers", "n_layer", "num_layers", "n_layers")
-    hidden = _first(cfg, "hidden_size", "n_embd", "d_model", "dim")
-    heads = _first(cfg, "num_attention_heads", "n_head", "n_heads", "num_heads")
+    layers = _count(cfg, "layers", "num_hidden_layers", "n_layer", "num_layers", "n_layers", file=file)
+    hidden = _count(cfg, "hidden_size", "hidden_size", "n_embd", "d_model", "dim", file=file)
+    heads = _count(cfg, "num_heads", "num_attention_heads", "n_head", "n_heads", "num_heads", file=file)
     if not (layers and hidden and heads):
-        raise ToolError(note("error.files.config_incomplete", file=config_path.name))
-    layers, hidden, heads = int(layers), int(hidden), int(heads)
-    kv = _first(cfg, "num_key_value_heads", "n_head_kv", "num_kv_heads")
+        raise ToolError(note("error.files.config_incomplete", file=file))
+    kv = _count(cfg, "num_kv_heads", "num_key_value_heads", "n_head_kv", "num_kv_heads", file=file)
     if kv is None and cfg.get("multi_query"):
         kv = 1
-    kv = int(kv or heads)
-    head_dim = int(cfg.get("head_dim") or hidden // heads)
-    vocab = int(_first(cfg, "vocab_size", "padded_vocab_size") or 32000)
-    inter = _first(cfg, "intermediate_size", "ffn_dim", "n_inner")
-    n_exp = _first(cfg, "num_local_experts", "n_routed_experts", "num_experts")
-    k_exp = _first(cfg, "num_experts_per_tok", "moe_topk", "top_k")
+    kv = kv or heads
+    head_dim = _count(cfg, "head_dim", "head_dim", file=file) or hidden // heads or 1
+    vocab = _count(cfg, "vocab_size", "vocab_size", "padded_vocab_size", file=file) or 32000
+    inter = _count(cfg, "intermediate_size", "intermediate_size", "ffn_dim", "n_inner", file=file)
+    n_exp = _count(cfg, "num_experts", "num_local_experts", "n_routed_experts", "num_experts", file=file)
+    k_exp = _count(cfg, "experts_per_token", "num_experts_per_tok", "moe_topk", "top_k", file=file)
     tie = bool(cfg.get("tie_word_embeddings", False))
-    attn = _hf_attention(cfg, layers, notes)
+    attn = _hf_attention(cfg, layers, notes, file)
     if not attn:
         attn = {
             "attention": AttentionKind.mha if kv == heads else (AttentionKind.mqa if kv == 1 else AttentionKind.gqa)
@@ -510,11 +592,15 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
     shard_names: list[str] = []
     if index_path.exists():
         index = _load_json(index_path)
-        total = (index.get("metadata") or {}).get("total_size")
+        total = _count(_section(index, "metadata", index_path.name), "weight_bytes", "total_size",
+                       file=index_path.name)
         if total:
-            weight_bytes = int(total)
+            weight_bytes = total
             notes.append(note("inference.files.hf_index_total", bytes=weight_bytes, file=index_path.name))
-        shard_names = sorted(set((index.get("weight_map") or {}).values()))
+        shard_names = sorted(set(_section(index, "weight_map", index_path.name).values()))
+        for shard_name in shard_names:  # the files beside the index, nothing elsewhere
+            if not isinstance(shard_name, str) or Path(shard_name).name != shard_name or shard_name in ("", ".", ".."):
+                raise ToolError(note("error.files.bad_shard_name", file=index_path.name, name=repr(shard_name)[:60]))
     elif (root / "model.safetensors").exists():
         shard_names = ["model.safetensors"]
     shards = [root / s for s in shard_names if (root / s).exists()]
@@ -525,27 +611,24 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
             for name, info in read_safetensors_header(shard).items():
                 if name == "__metadata__" or not isinstance(info, dict):
                     continue
-                n = 1
-                for d in info.get("shape", []):
-                    n *= int(d)
-                start, end = info.get("data_offsets", [0, 0])
-                header_bytes += int(end) - int(start)
-                dtype_bytes[str(info.get("dtype"))] += int(end) - int(start)
+                n, size = _tensor_size(info, f"{shard.name}: {name}")
+                header_bytes += size
+                dtype_bytes[str(info.get("dtype"))] += size
                 dtype_counts[str(info.get("dtype"))] += 1
                 numel_total += n
                 if ".experts." in name:
                     expert_params += n
                 if name.endswith("embed_tokens.weight") or name.endswith("wte.weight"):
-                    emb_bytes = int(end) - int(start)
+                    emb_bytes = size
                 elif name.endswith("lm_head.weight"):
-                    out_bytes = int(end) - int(start)
+                    out_bytes = size
         weight_bytes = header_bytes
         params = numel_total
         notes.append(note("inference.files.hf_headers", bytes=header_bytes, shards=len(shards)))
     elif shard_names:
         notes.append(note("inference.files.hf_shards_missing", found=len(shards), total=len(shard_names)))
 
-    precision = _precision_of(cfg, dtype_bytes)
+    precision = _precision_of(cfg, dtype_bytes, file)
     quantised = precision in ("int4", "nf4", "mxfp4") or bool(cfg.get("quantization_config"))
     est_total, est_active = estimate_params(
         layers=layers,
@@ -553,13 +636,13 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
         heads=heads,
         kv_heads=kv,
         head_dim=head_dim,
-        intermediate=int(inter or 4 * hidden),
+        intermediate=inter or 4 * hidden,
         vocab=vocab,
         tie_embeddings=tie,
-        num_experts=int(n_exp) if n_exp else None,
-        experts_per_token=int(k_exp) if k_exp else None,
-        moe_intermediate=cfg.get("moe_intermediate_size"),
-        shared_experts=int(cfg.get("n_shared_experts") or 0),
+        num_experts=n_exp or None,
+        experts_per_token=k_exp or None,
+        moe_intermediate=_count(cfg, "intermediate_size", "moe_intermediate_size", file=file),
+        shared_experts=_count(cfg, "num_experts", "n_shared_experts", file=file) or 0,
     )
     if params is None or quantised:
         # Packed int4 tensors count 8 weights per int32 element: the header numel undercounts.
@@ -568,26 +651,27 @@ def spec_from_hf(config_path: Path) -> ModelSpec:
     active = params
     if n_exp and k_exp:
         if expert_params and not quantised:
-            active = params - round(expert_params * (1 - int(k_exp) / int(n_exp)))
+            active = params - round(expert_params * (1 - min(k_exp, n_exp) / n_exp))
         else:
             active = round(params * est_active / est_total)
-    ctx = _first(cfg, "max_position_embeddings", "n_positions", "max_seq_len", "seq_length")
-    return ModelSpec(
+    ctx = _count(cfg, "max_context", "max_position_embeddings", "n_positions", "max_seq_len", "seq_length", file=file)
+    return _spec(
+        file,
         name=str(full_cfg.get("_name_or_path") or root.name or "local model"),
         source="hf",
-        params=int(params),
-        active_params=int(min(active, params)),
+        params=params,
+        active_params=min(active, params),
         layers=layers,
         hidden_size=hidden,
         intermediate_size=int(inter) if inter else None,
         vocab_size=vocab,
-        max_context=int(ctx) if ctx else None,
+        max_context=ctx or None,
         num_heads=heads,
         num_kv_heads=kv,
         head_dim=head_dim,
-        v_head_dim=int(cfg["v_head_dim"]) if cfg.get("v_head_dim") and not cfg.get("kv_lora_rank") else None,
-        num_experts=int(n_exp) if n_exp and int(n_exp) >= 2 else None,
-        experts_per_token=int(k_exp) if n_exp and k_exp else None,
+        v_head_dim=None if cfg.get("kv_lora_rank") else _count(cfg, "v_head_dim", "v_head_dim", file=file) or None,
+        num_experts=n_exp if n_exp and n_exp >= 2 else None,
+        experts_per_token=k_exp if n_exp and k_exp else None,
         tie_word_embeddings=tie,
         native_dtype=precision if precision in ("fp32", "bf16", "fp16", "fp8") else "bf16",
         weight_bytes=weight_bytes,

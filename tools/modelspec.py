@@ -27,6 +27,37 @@ Source = Literal["catalog", "custom", "gguf", "hf"]
 _CATALOG_SPECS_MAX = 512
 
 
+# The largest value each architecture number may take: far above any real model (2T parameters, 10M-token
+# contexts, 256k vocabularies), far below what would overflow, exhaust memory or print 1e23 GB. One table for
+# specs read from the user's files, custom shapes (CLI, chat, API) and the ModelSpec fields themselves.
+SPEC_LIMITS: dict[str, int] = {
+    "params": 10**14,  # 100,000 B, the params_b limit of the size tools
+    "active_params": 10**14,
+    "layers": 10_000,
+    "hidden_size": 1_000_000,
+    "intermediate_size": 10_000_000,
+    "vocab_size": 100_000_000,
+    "max_context": 1 << 30,
+    "num_heads": 10_000,
+    "num_kv_heads": 10_000,
+    "head_dim": 100_000,
+    "v_head_dim": 100_000,
+    "kv_lora_rank": 100_000,
+    "qk_rope_head_dim": 100_000,
+    "sliding_window": 1 << 30,
+    "full_attention_layers": 10_000,
+    "linear_state_bytes_per_seq": 10**13,
+    "indexer_head_dim": 100_000,
+    "global_head_dim": 100_000,
+    "global_num_kv_heads": 10_000,
+    "num_experts": 100_000,
+    "experts_per_token": 100_000,
+    "weight_bytes": 10**15,
+    "embedding_bytes": 10**15,
+    "output_bytes": 10**15,
+}
+
+
 class ModelSpec(BaseModel):
     """Architecture and size of one model. Counts are plain integers (parameters, not billions)."""
 
@@ -34,43 +65,47 @@ class ModelSpec(BaseModel):
 
     name: str
     source: Source
-    params: int = Field(gt=0, description="total parameters (all experts)")
-    active_params: int = Field(gt=0, description="parameters used per token (MoE: routed subset)")
-    layers: int = Field(ge=1)
-    hidden_size: int = Field(ge=1)
-    intermediate_size: int | None = Field(None, ge=1)
-    vocab_size: int = Field(ge=1)
-    max_context: int | None = Field(None, ge=1)
+    params: int = Field(gt=0, le=SPEC_LIMITS["params"], description="total parameters (all experts)")
+    active_params: int = Field(gt=0, le=SPEC_LIMITS["active_params"],
+                               description="parameters used per token (MoE: routed subset)")
+    layers: int = Field(ge=1, le=SPEC_LIMITS["layers"])
+    hidden_size: int = Field(ge=1, le=SPEC_LIMITS["hidden_size"])
+    intermediate_size: int | None = Field(None, ge=1, le=SPEC_LIMITS["intermediate_size"])
+    vocab_size: int = Field(ge=1, le=SPEC_LIMITS["vocab_size"])
+    max_context: int | None = Field(None, ge=1, le=SPEC_LIMITS["max_context"])
     attention: AttentionKind
-    num_heads: int = Field(ge=1)
-    num_kv_heads: int = Field(ge=1)
-    head_dim: int = Field(ge=1)
-    v_head_dim: int | None = Field(None, ge=1)
-    kv_lora_rank: int | None = Field(None, ge=1)
-    qk_rope_head_dim: int | None = Field(None, ge=1)
-    sliding_window: int | None = Field(None, ge=1)
+    num_heads: int = Field(ge=1, le=SPEC_LIMITS["num_heads"])
+    num_kv_heads: int = Field(ge=1, le=SPEC_LIMITS["num_kv_heads"])
+    head_dim: int = Field(ge=1, le=SPEC_LIMITS["head_dim"])
+    v_head_dim: int | None = Field(None, ge=1, le=SPEC_LIMITS["v_head_dim"])
+    kv_lora_rank: int | None = Field(None, ge=1, le=SPEC_LIMITS["kv_lora_rank"])
+    qk_rope_head_dim: int | None = Field(None, ge=1, le=SPEC_LIMITS["qk_rope_head_dim"])
+    sliding_window: int | None = Field(None, ge=1, le=SPEC_LIMITS["sliding_window"])
     full_attention_layers: int | None = Field(
-        None, ge=0, description="layers attending over the whole context; the others are sliding or linear"
-    )
-    linear_state_bytes_per_seq: int | None = Field(None, ge=0)
+        None, ge=0, le=SPEC_LIMITS["full_attention_layers"],
+        description="layers attending over the whole context; the others are sliding or linear")
+    linear_state_bytes_per_seq: int | None = Field(None, ge=0, le=SPEC_LIMITS["linear_state_bytes_per_seq"])
     indexer_head_dim: int | None = Field(
-        None, ge=1, description="DSA lightning-indexer key width cached per token and layer (FP8 + fp32 scale)"
-    )
+        None, ge=1, le=SPEC_LIMITS["indexer_head_dim"],
+        description="DSA lightning-indexer key width cached per token and layer (FP8 + fp32 scale)")
     global_head_dim: int | None = Field(
-        None, ge=1, description="head size of the full-attention layers when it differs from head_dim (Gemma 4)"
-    )
+        None, ge=1, le=SPEC_LIMITS["global_head_dim"],
+        description="head size of the full-attention layers when it differs from head_dim (Gemma 4)")
     global_num_kv_heads: int | None = Field(
-        None, ge=1, description="KV heads of the full-attention layers when they differ from num_kv_heads (Gemma 4)"
-    )
-    num_experts: int | None = Field(None, ge=2)
-    experts_per_token: int | None = Field(None, ge=1)
+        None, ge=1, le=SPEC_LIMITS["global_num_kv_heads"],
+        description="KV heads of the full-attention layers when they differ from num_kv_heads (Gemma 4)")
+    num_experts: int | None = Field(None, ge=2, le=SPEC_LIMITS["num_experts"])
+    experts_per_token: int | None = Field(None, ge=1, le=SPEC_LIMITS["experts_per_token"])
     tie_word_embeddings: bool = False
     native_dtype: str = "bf16"
     # Exact figures read from the user's files (None when estimated).
-    weight_bytes: int | None = Field(None, ge=0, description="exact bytes of all tensors in the files")
+    weight_bytes: int | None = Field(None, ge=0, le=SPEC_LIMITS["weight_bytes"],
+                                     description="exact bytes of all tensors in the files")
     weight_precision: str | None = Field(None, description="precision of the files, e.g. 'Q4_K_M', 'bf16'")
-    embedding_bytes: int | None = Field(None, ge=0, description="exact bytes of the token-embedding tensor")
-    output_bytes: int | None = Field(None, ge=0, description="exact bytes of the output (lm_head) tensor")
+    embedding_bytes: int | None = Field(None, ge=0, le=SPEC_LIMITS["embedding_bytes"],
+                                        description="exact bytes of the token-embedding tensor")
+    output_bytes: int | None = Field(None, ge=0, le=SPEC_LIMITS["output_bytes"],
+                                     description="exact bytes of the output (lm_head) tensor")
     layer_bytes: tuple[int, ...] | None = Field(None, description="exact bytes per transformer block")
     tensor_types: dict[str, int] = Field(default_factory=dict, description="tensor count per storage type")
     notes: tuple[Note, ...] = Field((), description="how figures were obtained (assumptions)")
@@ -204,22 +239,22 @@ class ModelSpec(BaseModel):
         ``REFERENCE_SHAPES``), with the layer count scaled to the parameter count; each
         default used is recorded in ``notes``.
         """
-        if not (params_b > 0 and math.isfinite(params_b)) or params_b > 100_000:
+        if not (params_b > 0 and math.isfinite(params_b)) or params_b * 1e9 > SPEC_LIMITS["params"]:
             raise ToolError(note("error.spec.params_range", params_b=params_b))
-        layers = _arch_number("layers", layers)
-        hidden_size = _arch_number("hidden_size", hidden_size)
-        num_heads = _arch_number("num_heads", num_heads)
-        num_kv_heads = _arch_number("num_kv_heads", num_kv_heads)
-        head_dim = _arch_number("head_dim", head_dim)
-        vocab_size = _arch_number("vocab_size", vocab_size)
-        intermediate_size = _arch_number("intermediate_size", intermediate_size)
-        max_context = _arch_number("max_context", max_context)
-        num_experts = _arch_number("num_experts", num_experts, 2)
-        experts_per_token = _arch_number("experts_per_token", experts_per_token)
-        kv_lora_rank = _arch_number("kv_lora_rank", kv_lora_rank)
-        qk_rope_head_dim = _arch_number("qk_rope_head_dim", qk_rope_head_dim)
-        sliding_window = _arch_number("sliding_window", sliding_window)
-        full_attention_layers = _arch_number("full_attention_layers", full_attention_layers, 0)
+        layers = arch_number("layers", layers)
+        hidden_size = arch_number("hidden_size", hidden_size)
+        num_heads = arch_number("num_heads", num_heads)
+        num_kv_heads = arch_number("num_kv_heads", num_kv_heads)
+        head_dim = arch_number("head_dim", head_dim)
+        vocab_size = arch_number("vocab_size", vocab_size)
+        intermediate_size = arch_number("intermediate_size", intermediate_size)
+        max_context = arch_number("max_context", max_context)
+        num_experts = arch_number("num_experts", num_experts, 2)
+        experts_per_token = arch_number("experts_per_token", experts_per_token)
+        kv_lora_rank = arch_number("kv_lora_rank", kv_lora_rank)
+        qk_rope_head_dim = arch_number("qk_rope_head_dim", qk_rope_head_dim)
+        sliding_window = arch_number("sliding_window", sliding_window)
+        full_attention_layers = arch_number("full_attention_layers", full_attention_layers, 0)
         params = round(params_b * 1e9)
         base = _nearest_shape(params_b)
         ref = _fit_embedding(base, params, hidden_size, vocab_size)
@@ -423,17 +458,20 @@ def _nearest_shape(params_b: float) -> ReferenceShape:
     return min(REFERENCE_SHAPES, key=lambda s: abs(math.log(params_b / s.params_b)))
 
 
-def _arch_number(key: str, value: float | None, minimum: int = 1) -> int | None:
-    """A user-given architecture number as an int ≥ ``minimum`` (None stays None); ToolError otherwise."""
+def arch_number(key: str, value: object, minimum: int = 1, *, label: str | None = None) -> int | None:
+    """An architecture number given by a user or read from a file, as an int from ``minimum`` to
+    ``SPEC_LIMITS[key]`` (None stays None); ToolError naming ``label`` (default ``key``) otherwise — never an
+    OverflowError, a 1e23 GB table or a range() that exhausts memory."""
     if value is None:
         return None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    maximum = SPEC_LIMITS.get(key, SPEC_LIMITS["params"])
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
         shown = repr(value)[:40]
         raise ToolError(
-            note("error.spec.arch_number", name=key, minimum=minimum, value=shown),
-            suggestions=[note("error.hint.arch_from_config", name=key)],
+            note("error.spec.arch_number", name=label or key, minimum=minimum, maximum=maximum, value=shown),
+            suggestions=[note("error.hint.arch_from_config", name=key)] if label is None else [],
         )
     return value
 
