@@ -400,7 +400,10 @@ class Advisor:
             unknown_notes.append(msg(out_lang, "engine.turn.not_gpu_catalog", safe=safe, hint=hint))
         notices += unknown_notes
         for gid, count in parsed.bad_counts.items():
-            notices.append(msg(out_lang, "engine.turn.bad_gpu_count", count=count, gpu=C.gpu_name(gid)))
+            if gid:
+                notices.append(msg(out_lang, "engine.turn.bad_gpu_count", count=count, gpu=C.gpu_name(gid)))
+            else:
+                notices.append(msg(out_lang, "engine.turn.bad_card_count", count=count))
 
         notices += _unusable_notices(parsed, session, out_lang)
         if recompute:

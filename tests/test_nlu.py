@@ -385,3 +385,21 @@ def test_a_count_that_cannot_be_is_said_in_the_reply_language() -> None:
     r = adv.reply("用 -2 张 4090 跑 7b", adv.new_session())
     assert any(n.startswith("-2 张 GeForce RTX 4090 不是能用来规划的数量") for n in r.notices)
     assert "一张 GeForce RTX 4090" in r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "count"), [
+    ("Llama 3.1 70B inference on 0 GPUs", 0), ("70b 推理 用 0 张卡", 0), ("what about -2 cards?", -2),
+    ("用零张卡呢", 0),
+])
+def test_a_bare_card_count_that_cannot_be_is_said_back_and_the_plan_keeps_its_count(text: str, count: int) -> None:
+    """'0 GPUs' with no GPU named was ignored without a word."""
+    from advisor import Advisor
+
+    assert parse(text).bad_counts == {"": count} and parse(text).gpu_count is None
+    adv = Advisor(search_k=0)
+    session = adv.new_session()
+    adv.reply("Llama 3.1 70B inference on two H100", session)
+    reply = adv.reply(text, session)
+    said = "张卡不是能用来规划的数量" if reply.lang == "zh" else "cards is not a number I can plan with"
+    assert any(n.startswith(f"{count} ") and said in n for n in reply.notices), reply.notices
+    assert session.profile.gpu_count in (None, 2)  # the earlier count stands

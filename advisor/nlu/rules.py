@@ -71,7 +71,8 @@ class Parsed(BaseModel):
     gpu_count: int | None = Field(None, description="a card count with no GPU named ('two cards')")
     ambiguous: dict[str, list[str]] = Field(default_factory=dict, description="name -> candidate ids")
     unknown_gpus: dict[str, list[str]] = Field(default_factory=dict, description="GPU-like name -> suggestions")
-    bad_counts: dict[str, int] = Field(default_factory=dict, description="GPU id -> a count of 0 or below, as written")
+    bad_counts: dict[str, int] = Field(default_factory=dict, description="GPU id ('' for cards with no GPU named) -> "
+                                                                         "a count that cannot be planned with, as written")
     budget: Money | None = None
     budget_unlimited: bool = False
     context_tokens: int | None = None
@@ -629,8 +630,12 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         if m:
             raw = m.group(1) or m.group(2) or m.group(3)
             value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
-            if value and 0 < value <= 1024:
+            if value is not None and re.search(r"[-−]\s*$", masked[:m.start()]):
+                value = -value  # '-2 GPUs'
+            if value and 0 < value <= MAX_CARDS:
                 out.gpu_count = int(value)
+            elif value is not None and value <= 0:  # '0 GPUs', '-2 cards' (too many: notice.too_many_gpus)
+                out.bad_counts[""] = int(value)
 
     if model_mentions:
         out.model = model_mentions[-1].ids[0]
