@@ -26,6 +26,7 @@ from tools.result import Note
 
 SESSION_VERSION = 1
 SESSION_KIND: Final = "gpu-advisor-session"
+MAX_SESSION_DEPTH: Final = 64  # a real session nests ~12 levels (tool results inside turns inside the history)
 FULL_RESULTS_KEPT: Final = 1  # answers whose tool results stay in the history in full (Session.trim)
 
 # Profile slots, in the order the planner considers them.
@@ -212,7 +213,7 @@ class Session(BaseModel):
     history: list[Turn] = Field(default_factory=list)
     last_results: dict[str, ToolCall] = Field(default_factory=dict, description="latest call per tool")
     citations: dict[str, Citation] = Field(default_factory=dict, description="passages cited so far, by id")
-    dropped_turns: int = Field(0, ge=0, description="turns removed to respect the history limit")
+    dropped_turns: int = Field(0, ge=0, le=10**9, description="turns removed to respect the history limit")
     last_kind: str | None = Field(None, description="the answer kind of the last turn that answered (follow-ups "
                                                     "such as 'and with a 1600W PSU?' continue it)")
     focus: list[str] = Field(default_factory=list, description="GPU ids the last spec question was about ('它')")
@@ -275,6 +276,13 @@ class Session(BaseModel):
             raise SessionError(f"{where} is not valid JSON{hint}: {exc.msg} at line {exc.lineno} column "
                                f"{exc.colno}; the file was left unchanged — fix it, delete it, or use another "
                                f"session file") from exc
+        except (RecursionError, ValueError) as exc:  # nested past the parser's depth; a 5,000-digit number
+            what = "is nested too deeply" if isinstance(exc, RecursionError) else "holds a number far too long"
+            raise SessionError(f"{where} {what} to be a session; the file was left unchanged — delete it or "
+                               "use another session file") from None
+        if _depth(data) > MAX_SESSION_DEPTH:  # it would load, then fail every later save
+            raise SessionError(f"{where} is nested more than {MAX_SESSION_DEPTH} levels deep, which no session is; "
+                               "the file was left unchanged — delete it or use another session file")
         return cls.from_data(data, where)
 
     @classmethod
@@ -313,6 +321,21 @@ class Session(BaseModel):
         except OSError as exc:
             raise SessionError(f"session file {p.name} cannot be read: {exc}") from exc
         return cls.from_json(text, where=f"session file {p.name}")
+
+
+def _depth(data: Any) -> int:
+    """How deeply ``data`` (parsed JSON) nests lists and objects, walked without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_SESSION_DEPTH:
+            break
+        stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def migrate(data: dict[str, Any], where: str = "session") -> dict[str, Any]:

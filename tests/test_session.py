@@ -93,3 +93,25 @@ def test_profile_known_slots_and_validation() -> None:
     assert p.known("budget")
     with pytest.raises(ValueError):
         p.concurrency = 0  # validated on assignment
+
+
+_HEAD = '{"kind": "gpu-advisor-session", "version": 1, '
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (_HEAD + '"profile": ' + "[" * 200_000 + "]" * 200_000 + "}", "nested too deeply"),  # past the parser
+    (_HEAD + '"dropped_turns": ' + "9" * 100_000 + "}", "number far too long"),  # past int()'s digit limit
+    (_HEAD + '"dropped_turns": ' + "9" * 4_000 + "}", "dropped_turns"),  # parses, but no session drops that many
+    # parses and validates, but could never be saved again (serialisation depth): refused on load
+    (_HEAD + '"history": [{"role": "user", "text": "x", "tool_calls": [{"name": "size_inference", "arguments": '
+     + '{"a": ' * 900 + "1" + "}" * 900 + "}]}]}", "nested more than 64 levels"),
+])
+def test_hostile_session_text_is_refused_with_a_reason(text: str, said: str, tmp_path: Path) -> None:
+    with pytest.raises(SessionError, match=said):
+        Session.from_json(text, where="session file s.json")
+    path = tmp_path / "s.json"
+    path.write_text(text, encoding="utf-8")
+    from advisor.cli import main as cli_main
+
+    assert cli_main(["ask", "hi", "--session", str(path)]) != 0
+    assert path.read_text(encoding="utf-8") == text  # left as it was

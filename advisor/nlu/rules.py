@@ -71,8 +71,9 @@ class Parsed(BaseModel):
     gpu_count: int | None = Field(None, description="a card count with no GPU named ('two cards')")
     ambiguous: dict[str, list[str]] = Field(default_factory=dict, description="name -> candidate ids")
     unknown_gpus: dict[str, list[str]] = Field(default_factory=dict, description="GPU-like name -> suggestions")
-    bad_counts: dict[str, int] = Field(default_factory=dict, description="GPU id ('' for cards with no GPU named) -> "
-                                                                         "a count that cannot be planned with, as written")
+    bad_counts: dict[str, int] = Field(
+        default_factory=dict,
+        description="GPU id ('' for cards with no GPU named) -> a count that cannot be planned with, as written")
     budget: Money | None = None
     budget_unlimited: bool = False
     context_tokens: int | None = None
