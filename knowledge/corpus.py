@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import logging
 import re
 from collections.abc import Iterable
@@ -32,8 +31,6 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from knowledge.cachefile import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -224,44 +221,3 @@ def corpus_hash(passages: Iterable[Passage]) -> str:
             h.update(b"\x1f")
         h.update(b"\x1e")
     return h.hexdigest()
-
-
-def source_fingerprint() -> str:
-    """SHA-256 over everything the default corpus is made from: the articles, the catalog data, the
-    ``knowledge`` package's code and the message files (which write the generated cards)."""
-    package = Path(str(resources.files("knowledge")))
-    files = sorted(package.glob("*.py")) + sorted(
-        f for folder in ("corpus", "data", "messages") for f in (package / folder).rglob("*")
-        if f.is_file() and "__pycache__" not in f.parts
-    )
-    h = hashlib.sha256()
-    for f in files:
-        h.update(f.relative_to(package).as_posix().encode())
-        h.update(b"\x1f")
-        h.update(f.read_bytes())
-        h.update(b"\x1e")
-    return h.hexdigest()
-
-
-def load_corpus_cached(cache_dir: Path) -> list[Passage]:
-    """:func:`load_corpus` for the packaged corpus, kept in ``cache_dir`` between runs.
-
-    The cache file is named by :func:`source_fingerprint`, so any change to an article, the
-    catalogs or the code that generates documents makes a new one; an unreadable file is rebuilt.
-    """
-    path = cache_dir / f"corpus-{source_fingerprint()[:24]}.json"
-    try:
-        return [Passage.model_validate(item) for item in json.loads(path.read_text(encoding="utf-8"))]
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError) as exc:  # ValueError covers JSON and validation errors
-        log.info("ignoring corpus cache %s: %s", path, exc)
-    passages = load_corpus()
-    try:
-        for old in cache_dir.glob("corpus-*.json"):
-            old.unlink(missing_ok=True)
-        data = json.dumps([p.model_dump(mode="json") for p in passages], ensure_ascii=False)
-        write_atomic(path, data.encode("utf-8"))
-    except OSError as exc:
-        log.info("cannot cache the corpus at %s: %s", path, exc)
-    return passages

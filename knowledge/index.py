@@ -18,7 +18,9 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
+import sqlite3
 import sys
 import threading
 import time
@@ -30,7 +32,7 @@ from urllib.parse import urlparse
 from pydantic import BaseModel
 
 from knowledge.cachefile import write_atomic
-from knowledge.corpus import Passage, corpus_hash, load_corpus_cached
+from knowledge.corpus import Passage, corpus_hash, load_corpus
 from knowledge.lexical import LexicalIndex, NameMatcher, tokenize, tokenizer_fingerprint
 from knowledge.paths import expand_user
 
@@ -67,6 +69,9 @@ class BuildReport(BaseModel):
     seconds: float
     location: str
     corpus_hash: str
+
+
+_SEGMENT_DIR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def user_data_dir() -> Path:
@@ -209,7 +214,8 @@ class KnowledgeIndex:
 
     # -- opening -------------------------------------------------------------------------------
     def _load_passages(self) -> None:
-        passages = self._given if self._given is not None else load_corpus_cached(self.index_dir)
+        # always from the package, never from a file in the data folder that anyone could have edited
+        passages = self._given if self._given is not None else load_corpus()
         self.passages = {p.id: p for p in passages}
         self.translations = {}  # doc key -> {lang: passage id}
         for p in passages:
@@ -427,6 +433,7 @@ class KnowledgeIndex:
             }
         )
         self._drop_stale(keep=name)
+        self._prune_orphans()
         return col
 
     def _embedding_cache(self) -> Path:
@@ -482,6 +489,24 @@ class KnowledgeIndex:
         for c in self._collection_names():
             if c.startswith(COLLECTION_PREFIX) and c != keep:
                 self._client.delete_collection(c)
+
+    def _prune_orphans(self) -> None:
+        """Remove what no collection uses any more: chromadb leaves a deleted collection's segment folder
+        behind (~30 MB per rebuild), and older versions kept a corpus cache here."""
+        if self.chroma_url:
+            return
+        for old in self.index_dir.glob("corpus-*.json"):
+            old.unlink(missing_ok=True)
+        try:
+            with contextlib.closing(sqlite3.connect(f"file:{self.chroma_dir / 'chroma.sqlite3'}?mode=ro",
+                                                    uri=True)) as db:
+                live = {str(row[0]) for row in db.execute("SELECT id FROM segments")}
+        except sqlite3.Error as exc:  # another chromadb layout: leave its folders alone
+            log.info("cannot list the index's segments: %s", exc)
+            return
+        for entry in self.chroma_dir.iterdir():
+            if entry.is_dir() and _SEGMENT_DIR.fullmatch(entry.name) and entry.name not in live:
+                shutil.rmtree(entry, ignore_errors=True)
 
     # -- lexical -------------------------------------------------------------------------------
     def _lexical_file(self) -> Path:

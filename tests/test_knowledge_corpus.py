@@ -14,7 +14,6 @@ from knowledge.corpus import (
     corpus_hash,
     load_articles,
     load_corpus,
-    load_corpus_cached,
     parse_article,
 )
 
@@ -151,19 +150,3 @@ def test_packaged_corpus_loads_with_unique_well_formed_ids() -> None:
         else:
             assert p.id.endswith(f"/{p.lang}"), p.id
     assert {p.lang for p in passages} == {"en", "zh"}
-
-
-def test_corpus_cache_returns_the_corpus_and_survives_a_corrupt_file(tmp_path: Path) -> None:
-    expected = load_corpus()
-    (tmp_path / "corpus-0123456789abcdef01234567.json").write_text("[]")  # from an older source
-    assert load_corpus_cached(tmp_path) == expected  # built, and written
-    [cache] = tmp_path.glob("corpus-*.json")  # the stale file is gone
-    assert cache.name != "corpus-0123456789abcdef01234567.json"
-    assert load_corpus_cached(tmp_path) == expected  # read back
-    cache.write_text('[{"id": "truncated')
-    assert load_corpus_cached(tmp_path) == expected
-    cache.write_text('[{"id": "x", "lang": "fr"}]')  # valid JSON, not passages
-    assert load_corpus_cached(tmp_path) == expected
-    blocked = tmp_path / "a-file"
-    blocked.write_text("")
-    assert load_corpus_cached(blocked / "cache") == expected  # cannot write the cache: still answers

@@ -420,3 +420,32 @@ def test_a_data_folder_that_cannot_be_written_leaves_keyword_search(tmp_path: Pa
                           text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout  # not built: said in one line
     assert "keyword search only" in proc.stdout + proc.stderr
+
+
+def test_rebuilds_leave_no_orphan_segment_folders(tmp_path: Path) -> None:
+    """chromadb keeps a deleted collection's folder (HNSW files, ~30 MB for the real corpus); rebuilds used to
+    pile them up. After three builds there is one vector folder, and the index still answers."""
+    idx = build(tmp_path)
+    edited = [*FIXTURE[:-1], FIXTURE[-1].model_copy(update={"text": FIXTURE[-1].text + " Edited."})]
+    build(tmp_path, edited)  # another corpus: a new collection, the old one dropped
+    again = build(tmp_path)
+    again.open(rebuild=True)
+    folders = [d for d in again.chroma_dir.iterdir() if d.is_dir()]
+    assert len(folders) == 1, folders
+    assert search("900GB/s", k=1, index=again)[0].id == "link/en/nvlink"
+    assert again.dense_search("NVLink bandwidth between cards", n=1)
+    del idx
+
+
+def test_passages_never_come_from_a_file_in_the_data_folder(tmp_path: Path) -> None:
+    """Older versions cached the corpus as JSON next to the index, and served whatever that file said."""
+    from knowledge.corpus import load_corpus
+
+    index_dir = tmp_path / "index"
+    index_dir.mkdir()
+    real = load_corpus()
+    forged = [real[0].model_copy(update={"text": "The H100 has 8 GB of memory."}).model_dump(mode="json")]
+    (index_dir / "corpus-0123456789abcdef01234567.json").write_text(json.dumps(forged), encoding="utf-8")
+    idx = KnowledgeIndex(data_dir=tmp_path, progress=False)
+    idx._load_passages()  # what open() reads the passages with, without building the vectors
+    assert idx.passages[real[0].id].text == real[0].text and len(idx.passages) == len(real)
