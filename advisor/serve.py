@@ -6,7 +6,8 @@
   Binding beyond loopback without auth prints a warning.
 * The LLM backend settings in the UI are read-only unless ``GPU_ADVISOR_LOCK_SETTINGS=0`` (a web user
   must not point the server at arbitrary model paths or URLs); even then a change arriving through a
-  reverse proxy (forwarding headers) is refused and logged.
+  reverse proxy (forwarding headers) is refused and logged. The first proxied request prints a one-time
+  notice of what that means here (no login? settings unlocked?).
 * A conversation idle for ``GPU_ADVISOR_SESSION_IDLE_S`` seconds (default 4 h) is removed from the
   server, and at most ``GPU_ADVISOR_MAX_SESSIONS`` (default 256) are kept (see ``advisor/ui/expiry.py``).
 * The deterministic tools are served as API endpoints, and as MCP tools when the ``mcp`` package
@@ -166,12 +167,14 @@ def launch_app(
 
     from advisor.body_limit import BodyLimit
     from advisor.login_throttle import LoginThrottle
+    from advisor.proxy_notice import ProxyNotice
     from advisor.ui.expiry import SessionSweeper, limit_malloc_arenas, limits
     from advisor.ui.layout import launch_options  # gradio: slow to import, so only once the port is known good
 
     limit_malloc_arenas()  # before the server's threads start
     sessions = limits()  # a bad GPU_ADVISOR_SESSION_IDLE_S / GPU_ADVISOR_MAX_SESSIONS: one line, before building
-    demo = build_app(lock_settings=settings_locked(host), warm=False, settings=settings)
+    locked = settings_locked(host)
+    demo = build_app(lock_settings=locked, warm=False, settings=settings)
     # /chat keeps per-connection state; over MCP each call starts fresh unless `session` is passed back
     warnings.filterwarnings("ignore", message="This MCP server includes a tool that has a gr.State input")
     demo.launch(
@@ -186,7 +189,8 @@ def launch_app(
         show_error=False,
         state_session_capacity=sessions.max_sessions,  # beyond it, the least recently used session is dropped
         # every body (a chat message, an API call, an upload) is refused above this before it is parsed
-        app_kwargs={"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES), Middleware(LoginThrottle)],
+        app_kwargs={"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES), Middleware(LoginThrottle),
+                                   Middleware(ProxyNotice, auth=bool(pairs), settings_locked=locked)],
                     # with a login, the API's description is not served to whoever asks either
                     **({"openapi_url": None, "docs_url": None, "redoc_url": None} if pairs else {})},
         **launch_options(),

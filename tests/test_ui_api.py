@@ -370,3 +370,19 @@ def test_a_huge_request_body_is_refused_before_it_is_parsed(app, client: Client)
                    timeout=60)
     assert r.status_code in (400, 413)
     assert "两张" in str(client.predict("两张4090跑70B够吗", api_name="/chat"))  # and the server answers on
+
+
+def test_a_proxied_server_says_once_what_that_means_here() -> None:
+    """Behind a reverse proxy every user arrives from 127.0.0.1, so the start-up warning about serving
+    beyond loopback never fires; the first proxied request prints a notice instead, once."""
+    from fakes.app_server import AppServer
+
+    with AppServer(env={"ADVISOR_LLM": "none", "GPU_ADVISOR_LOCK_SETTINGS": "0"}) as app:
+        assert httpx.get(app.url, timeout=30).status_code == 200
+        assert "reverse proxy" not in app.output()  # the machine's own browser: nothing to say
+        for _ in range(3):
+            assert httpx.get(app.url, headers={"X-Forwarded-For": "203.0.113.9"}, timeout=30).status_code == 200
+        app.stop()
+        log = app.output()
+    assert log.count("requests are arriving through a reverse proxy") == 1
+    assert "no login is required" in log and "GPU_ADVISOR_LOCK_SETTINGS=0" in log
