@@ -823,6 +823,12 @@ def _unusable_notices(parsed: Parsed, session: Session, lang: Lang) -> list[str]
     out = []
     if "gpu_count" in parsed.unusable:
         out.append(msg(lang, "notice.too_many_gpus", count=f"{parsed.unusable['gpu_count']:,.0f}", most=MAX_CARDS))
+    for slot, most in (("concurrency", 1_000_000), ("context_tokens", 20_000_000)):
+        if slot in parsed.unusable:
+            out.append(msg(lang, f"notice.too_large.{slot}", value=f"{parsed.unusable[slot]:,.0f}", most=f"{most:,}"))
+    if parsed.unreadable_numbers:
+        out.append(msg(lang, "notice.unreadable_number", values=punct(lang, "list").join(
+            f"“{v}”" for v in parsed.unreadable_numbers)))
     p = session.profile
     if parsed.context_tokens and p.model:
         limit = load_catalog().model(p.model).max_context

@@ -27,7 +27,7 @@ from tools.result import Note
 SESSION_VERSION = 1
 SESSION_KIND: Final = "gpu-advisor-session"
 MAX_SESSION_DEPTH: Final = 64  # a real session nests ~12 levels (tool results inside turns inside the history)
-FULL_RESULTS_KEPT: Final = 1  # answers whose tool results stay in the history in full (Session.trim)
+FULL_RESULTS_KEPT: Final = 2  # answers whose tool results stay in full: the latest may compare with the one before
 
 # Profile slots, in the order the planner considers them.
 SLOTS = (

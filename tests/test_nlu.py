@@ -403,3 +403,39 @@ def test_a_bare_card_count_that_cannot_be_is_said_back_and_the_plan_keeps_its_co
     said = "张卡不是能用来规划的数量" if reply.lang == "zh" else "cards is not a number I can plan with"
     assert any(n.startswith(f"{count} ") and said in n for n in reply.notices), reply.notices
     assert session.profile.gpu_count in (None, 2)  # the earlier count stands
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), [
+    ("pretrain 7B on 1e12 tokens", "dataset_tokens", 1e12), ("数据 2e9 tokens", "dataset_tokens", 2e9),
+    ("context 1e5", "context_tokens", 100_000), ("10^6 tokens of data", "dataset_tokens", 1e6),
+])
+def test_scientific_notation_is_read_as_the_number_it_writes(text: str, slot: str, value: float) -> None:
+    r = parse(text)
+    assert getattr(r, slot) == value and r.unreadable_numbers == []
+
+
+@pytest.mark.parametrize(("text", "odd"), [
+    ("what about 1e30 concurrent users?", "1e30"),  # was read as 30 users
+    ("70b 推理，上下文 1e400", "1e400"), ("inference for a 70B model with nan context", "nan"),
+    ("budget ∞ dollars", "∞"), ("训练 7B 全参，数据 inf tokens", "inf"),
+])
+def test_numbers_no_plan_can_use_are_set_aside_and_said_back(text: str, odd: str) -> None:
+    from advisor import Advisor
+
+    r = parse(text)
+    assert r.unreadable_numbers == [odd]
+    assert (r.concurrency, r.context_tokens, r.dataset_tokens, r.budget) == (None, None, None, None)
+    reply = Advisor(search_k=0).reply(text, Advisor(search_k=0).new_session())
+    assert any(f"“{odd}”" in n for n in reply.notices), reply.notices
+
+
+def test_out_of_range_users_and_context_are_said_back_not_dropped_silently() -> None:
+    from advisor import Advisor
+
+    adv = Advisor(search_k=0)
+    session = adv.new_session()
+    adv.reply("70b 推理 两张 H100", session)
+    reply = adv.reply("并发 99999999999 个呢", session)
+    assert any(n.startswith("99,999,999,999 个并发超出") for n in reply.notices)
+    assert parse("context of 50000000 tokens").unusable == {"context_tokens": 50_000_000}
+    assert parse("lr 1e-4, fine-tune 8B").unreadable_numbers == []  # below 1: nothing here reads it

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from decimal import Decimal
 from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
@@ -124,6 +125,8 @@ class Parsed(BaseModel):
     asks_ram: bool = Field(False, description="asks whether the system RAM is enough ('64G 内存够吗')")
     asks_count: bool = Field(False, description="asks how many GPUs are needed ('要几张', 'how many H100s')")
     unusable: dict[str, float] = Field(default_factory=dict, description="values given but out of range, by slot")
+    unreadable_numbers: list[str] = Field(default_factory=list,
+                                          description="'inf', 'nan', '1e400', '1e30' as written: read as no number")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
     engine_hint: Literal["llamacpp"] | None = Field(None, description="runs Ollama / llama.cpp (GGUF files)")
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
@@ -561,6 +564,39 @@ def _guess_model(text: str, params_b: float | None, catalog: Catalog) -> str | N
 # ----------------------------------------------------------------------------- parse
 
 
+_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:[eE]|\s*[x×*]\s*10\s*\^\s*)([-+]?\d{1,5})(?![\w.])|"
+                         r"(?<![\w.])10\s*\^\s*(\d{1,5})(?![\w.])")
+_NOT_FINITE = re.compile(r"(?<![\w.])(?:[-+]?(?:inf(?:inity)?|nan)|∞)(?![\w.])", _I)
+MAX_PLAIN_NUMBER = 10**15  # written out beyond this, a number stands for nothing this advisor plans
+
+
+def _plain_numbers(text: str) -> tuple[str, list[str]]:
+    """``text`` with scientific notation written out ('1e12', '2.5e9', '10^6' → digits) for the extractors,
+    and the numbers no plan can use ('inf', 'nan', '∞', '1e400', '1e30') blanked and returned as written.
+    Values below 1 ('lr 1e-4') are left as they are: nothing here reads them."""
+    odd: list[str] = []
+
+    def plain(m: re.Match[str]) -> str:
+        try:
+            value = Decimal(m.group(1)) * Decimal(10) ** int(m.group(2)) if m.group(1) else Decimal(10) ** int(
+                m.group(3))
+        except (ArithmeticError, ValueError):
+            value = Decimal("Infinity")
+        if value < 1:
+            return m.group(0)
+        if value <= MAX_PLAIN_NUMBER and value == value.to_integral_value():
+            return str(int(value))
+        odd.append(m.group(0))
+        return " " * len(m.group(0))
+
+    def blank(m: re.Match[str]) -> str:
+        odd.append(m.group(0))
+        return " " * len(m.group(0))
+
+    text = _SCIENTIFIC.sub(plain, text)
+    return _NOT_FINITE.sub(blank, text), odd[:3]
+
+
 def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Parsed:
     """Everything a single message states; unknown things stay None. ``context``: an earlier answer exists,
     so "那 FP16 呢" is a what-if on it (without one, the same words are read as a question of their own)."""
@@ -571,6 +607,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         return out
     shown = text
     text = _drop_rejected(text)  # "8 GPUs, not 4": the value the user took back is not read
+    text, out.unreadable_numbers = _plain_numbers(text)  # '1e12' → '1000000000000'; 'inf', '1e400' set aside
     low = text.lower()
 
     # intents
@@ -716,6 +753,8 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
                 if 16 <= value <= 20_000_000:
                     out.context_tokens = round(value)
                     break
+                if value > 20_000_000:
+                    out.unusable["context_tokens"] = value
     bare = _BARE_CONTEXT.match(text) if context and out.context_tokens is None else None
     # '$32k' is money; a bare power-of-two 'k' after an answer is its context
     if bare and int(bare.group(1)) in _POW2[1:] and not re.search(r"[$¥￥€£]", text):
@@ -740,6 +779,8 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
                                                          in ("users", "user") and value > 100_000):
                 out.concurrency = int(value)
                 break
+            if value and value > 1_000_000:
+                out.unusable["concurrency"] = value
 
     # money
     out.budget = _find_budget(scan, out.lang)
