@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "advisor.commands.ask",
     "advisor.commands.serve",
     "advisor.commands.knowledge",
+    "advisor.commands.detect",
 ]
 
 EXIT_USAGE = 2

@@ -1114,14 +1114,14 @@ def _num(value: object) -> int | float:
     return value
 
 
-_ENGINE_LABEL = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}
+ENGINE_LABEL = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}
 
 
 def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object]) -> list[object]:
     """The result's terms: plain dicts (validated with the result, in one pass), and the terms that the
     plan alone fixes as Term objects made once per plan."""
     cfg, bd = plan.cfg, need.breakdown
-    eng = _ENGINE_LABEL[inp.engine]
+    eng = ENGINE_LABEL[inp.engine]
     attention = plan.attention
     terms: list[object] = [
         _weights_term(plan, inp, need),

@@ -1,0 +1,100 @@
+"""The GPUs in this machine, for "what can I run here?": asked of ``nvidia-smi``, matched to the catalog.
+
+``detect_gpus()`` runs ``nvidia-smi --query-gpu=index,name,memory.total`` (a few seconds at most) and
+returns each card with its memory as the driver reports it and the catalog entry it matches (by the model
+number in its name and a memory size within 10 %). A card the catalog does not know is kept with its
+memory, which is all a fit check needs. No ``nvidia-smi`` (or one that fails) is a message, never an error.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
+
+MiB = 2**20
+QUERY = ["nvidia-smi", "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits"]
+TIMEOUT_S = 10.0
+_MODEL_NUMBER = re.compile(r"(?<![A-Za-z0-9])([A-Z]{0,3}\d{2,4}[A-Z]?)(?![A-Za-z0-9])", re.I)
+_FORMS = ("sxm", "pcie", "nvl", "hgx")
+
+
+@dataclass(frozen=True)
+class DetectedGPU:
+    index: int
+    name: str  # as the driver reports it
+    memory_bytes: int
+    catalog_id: str | None  # the matching catalog entry, if any
+
+
+@dataclass(frozen=True)
+class Detection:
+    gpus: list[DetectedGPU]
+    problem: str | None = None  # why nothing was found, as a message id under cli.detect.*
+    detail: str = ""
+
+
+def detect_gpus(run: Callable[..., Any] = subprocess.run, which: Callable[[str], str | None] = shutil.which
+                ) -> Detection:
+    """The NVIDIA GPUs ``nvidia-smi`` lists (``run``/``which`` are replaceable for tests only)."""
+    if which("nvidia-smi") is None:
+        return Detection([], "no_tool")
+    try:
+        done = run(QUERY, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return Detection([], "tool_failed", type(exc).__name__)
+    if done.returncode != 0:
+        return Detection([], "tool_failed", (done.stderr or done.stdout or "").strip()[:200])
+    gpus = [DetectedGPU(i, name, mib * MiB, match_catalog(name, mib * MiB)) for i, name, mib in
+            parse_query(done.stdout)]
+    return Detection(gpus, None if gpus else "none_listed")
+
+
+def parse_query(text: str) -> list[tuple[int, str, int]]:
+    """Rows of ``index, name, memory.total`` (MiB) from nvidia-smi's CSV; rows it cannot read are skipped."""
+    rows = []
+    for line in str(text).splitlines()[:64]:
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 3 or not parts[0].isdigit() or not parts[2].isdigit():
+            continue
+        mib = int(parts[2])
+        if 0 < mib <= 16 * 2**20:  # up to 16 TiB: anything above is not a GPU's memory
+            rows.append((int(parts[0]), parts[1][:100], mib))
+    return rows
+
+
+def match_catalog(name: str, memory_bytes: int) -> str | None:
+    """The catalog GPU a driver-reported name stands for, or None: an exact name first, else the catalog
+    entries with the same model number ('H100', '3080', 'L40S') and a memory size within 10 %, preferring
+    the one whose form factor (SXM, PCIe, NVL) the name states."""
+    cat = load_catalog()
+    for candidate in (name, re.sub(r"^(NVIDIA|Tesla)\s+", "", name, flags=re.I)):
+        try:
+            gpu = cat.gpu(candidate)
+        except (UnknownNameError, AmbiguousNameError):
+            continue
+        if _close(gpu.memory_bytes, memory_bytes):
+            return str(gpu.id)
+    numbers = {m.lower() for m in _MODEL_NUMBER.findall(name) if not m.isdigit() or len(m) >= 3}
+    said = {f for f in _FORMS if f in name.lower()}
+    best: tuple[int, str] | None = None
+    for gpu in cat.gpus:
+        label = f"{gpu.name} {gpu.id}".lower()
+        if not numbers or not any(re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", label) for n in numbers):
+            continue
+        if not _close(gpu.memory_bytes, memory_bytes):
+            continue
+        score = sum(f in label for f in said) - sum(f in label for f in _FORMS if f not in said)
+        if best is None or score > best[0]:
+            best = (score, str(gpu.id))
+    return best[1] if best else None
+
+
+def _close(catalog_bytes: int, reported_bytes: int) -> bool:
+    """Drivers report a little less than the physical size (memory the driver keeps): within 10 %."""
+    return reported_bytes > 0 and abs(catalog_bytes - reported_bytes) <= 0.1 * catalog_bytes

@@ -1,0 +1,83 @@
+"""`gpu-advisor detect`: the machine's GPUs from nvidia-smi (a fake one on PATH here), matched to the catalog,
+and what fits on them; a clear line when there is no nvidia-smi or it fails."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from advisor.detect import match_catalog, parse_query
+
+ROOT = Path(__file__).resolve().parents[1]
+MiB = 2**20
+
+
+def _fake_smi(folder: Path, body: str) -> dict[str, str]:
+    """An executable ``nvidia-smi`` in ``folder`` running ``body`` (sh); the env that puts it first on PATH."""
+    tool = folder / "nvidia-smi"
+    tool.write_text("#!/bin/sh\n" + body + "\n", encoding="utf-8")
+    tool.chmod(0o755)
+    return {**os.environ, "PATH": f"{folder}:/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+
+
+def _detect(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "advisor.cli", "detect", *args], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+
+
+def test_a_machine_with_a_4090_and_a_3080(tmp_path: Path) -> None:
+    env = _fake_smi(tmp_path, "printf '0, NVIDIA GeForce RTX 4090, 24564\\n1, NVIDIA GeForce RTX 3080, 10240\\n'")
+    done = _detect(env, "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert [(g["index"], g["catalog_id"], g["memory_bytes"]) for g in out["gpus"]] == [
+        (0, "rtx-4090", 24564 * MiB), (1, None, 10240 * MiB)]  # the 3080 is not in the catalog: kept by memory
+    by_gpu = {p["catalog_id"] or p["name"]: {(r["model"], r["precision"]): r for r in p["fits"]}
+              for p in out["plans"]}
+    # Llama-3.1-8B at 16 bits is 8.03e9 parameters × 2 bytes = 16.06 GB of weights: it fits the 4090's ~23 GB
+    # vLLM uses, never the 3080's 10 GiB; at 4 bits (~5 GB of weights) it fits both
+    assert by_gpu["rtx-4090"][("llama-3.1-8b", "bf16")]["fits"] is True
+    small = by_gpu["NVIDIA GeForce RTX 3080"]
+    assert small[("llama-3.1-8b", "bf16")]["fits"] is False
+    assert small[("llama-3.1-8b", "bf16")]["per_gpu_bytes"] > 8.03e9 * 2 > small[("llama-3.1-8b", "bf16")][
+        "usable_bytes"]
+    assert small[("llama-3.1-8b", "int4")]["fits"] is True
+    assert small[("llama-3.1-8b", "int4")]["usable_bytes"] < 10240 * MiB  # vLLM keeps 8 % back
+    text = _detect(env, "--lang", "zh").stdout
+    assert "本机有 2 张 GPU" in text and "不在型号库中：按它的显存估算" in text and "✅" in text and "❌" in text
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    (None, "未安装 nvidia-smi"),
+    ("echo \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\" >&2; exit 9",
+     "couldn't communicate with the NVIDIA driver"),
+    ("exit 0", "没有列出任何 GPU"),
+])
+def test_no_gpu_is_one_clear_line(tmp_path: Path, body: str | None, said: str) -> None:
+    env = _fake_smi(tmp_path, body) if body else {**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-m", "advisor.cli", "detect", "--lang", "zh"], capture_output=True,
+                          text=True, env=env, cwd=ROOT, timeout=120)
+    assert done.returncode == 1 and said in done.stdout and "Traceback" not in done.stderr
+    assert len(done.stdout.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("name", "mib", "gpu"), [  # names as nvidia-smi prints them
+    ("NVIDIA H100 80GB HBM3", 81559, "h100-sxm"), ("NVIDIA H100 PCIe", 81559, "h100-pcie"),
+    ("NVIDIA H100 NVL", 95830, "h100-nvl"), ("NVIDIA A100-SXM4-80GB", 81920, "a100-sxm-80gb"),
+    ("NVIDIA A100-PCIE-40GB", 40960, "a100-pcie-40gb"), ("Tesla V100-SXM2-32GB", 32768, "v100-sxm2-32gb"),
+    ("NVIDIA L40S", 46068, "l40s"), ("NVIDIA RTX A6000", 49140, "rtx-a6000"),
+    ("NVIDIA GeForce RTX 4060 Ti", 16380, "rtx-4060-ti-16gb"), ("NVIDIA GeForce RTX 3080", 10240, None),
+    ("NVIDIA GeForce RTX 4090", 8192, None),  # the memory does not match the name: not trusted
+])
+def test_driver_names_match_the_catalog(name: str, mib: int, gpu: str | None) -> None:
+    assert match_catalog(name, mib * MiB) == gpu
+
+
+def test_lines_nvidia_smi_may_print_that_are_not_gpus_are_skipped() -> None:
+    text = "0, NVIDIA L4, 23034\n1, NVIDIA L4, [N/A]\nNo devices were found\n2, x, 99999999999999\n"
+    assert parse_query(text) == [(0, "NVIDIA L4", 23034)]
