@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -10,8 +11,11 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from knowledge.resolve import Resolver
+from knowledge.resolve import AmbiguousNameError, Resolver
 from knowledge.schema import GPU, Model, Platform
+from knowledge.user_gpus import load_user_gpus
+
+log = logging.getLogger(__name__)
 
 DATA_PACKAGE = "knowledge.data"
 
@@ -71,17 +75,38 @@ class Catalog:
         return self.platform_resolver.get(name)
 
 
+def _gpu_resolver(gpus: tuple[GPU, ...]) -> Resolver[GPU]:
+    return Resolver("GPU", gpus, lambda g: [g.id, g.name, *g.aliases], lambda g: g.name)
+
+
+def _finds(resolver: Resolver[GPU], name: str) -> bool:
+    try:
+        return resolver.find(name) is not None
+    except AmbiguousNameError:
+        return True
+
+
 @cache
 def load_catalog() -> Catalog:
-    """The validated catalog, loaded once per process."""
+    """The validated catalog, loaded once per process, with the GPUs of ``$GPU_ADVISOR_GPUS`` if set."""
     gpus = _validate(GPU, "gpus", "gpu")
+    mine, problem = load_user_gpus()
+    if problem:
+        log.warning("%s", problem)
+    if mine:
+        ours = _gpu_resolver(gpus)
+        for g in mine:  # a described card never shadows a catalog one: the catalog's figures are sourced
+            if g.id in {c.id for c in gpus} or _finds(ours, g.name):
+                log.warning("GPU_ADVISOR_GPUS: %s is already in the catalog; its catalog figures are used", g.name)
+            else:
+                gpus += (g,)
     models = _validate(Model, "models", "model")
     platforms = _validate(Platform, "platforms", "platform")
     return Catalog(
         gpus=gpus,
         models=models,
         platforms=platforms,
-        gpu_resolver=Resolver("GPU", gpus, lambda g: [g.id, g.name, *g.aliases], lambda g: g.name),
+        gpu_resolver=_gpu_resolver(gpus),
         model_resolver=Resolver("model", models, lambda m: [m.id, m.name, *m.aliases], lambda m: m.name),
         platform_resolver=Resolver(
             "CPU platform", platforms, lambda p: [p.id, p.name, *p.aliases], lambda p: p.name

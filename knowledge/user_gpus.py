@@ -1,0 +1,107 @@
+"""GPUs the user describes by their numbers, for cards the catalog lacks (an RTX 3080, a new part).
+
+``GPU_ADVISOR_GPUS`` names a TOML file of ``[[gpu]]`` tables::
+
+    [[gpu]]
+    name = "RTX 3080"           # how it is asked for
+    memory_gib = 10
+    bandwidth_gbs = 760         # GB/s (1e9 B/s)
+    bf16_tflops = 59.5          # dense tensor TFLOPS (not the 2:4-sparse figure)
+    fp64_tflops = 0.47          # optional
+    tdp_w = 320
+    pcie_gen = 4                # optional, with pcie_lanes
+    pcie_lanes = 16
+
+Each becomes a catalog GPU under the name given, whose source says it is the user's own figures (confidence
+"L"), with no price:
+the calculators size and time it; recommendations, which need a price, leave it out. A file that cannot be
+used is reported by :func:`load_user_gpus` as one line, and the catalog carries on without it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import tomllib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from knowledge.paths import expand_user, regular_file
+from knowledge.schema import GPU
+
+ENV = "GPU_ADVISOR_GPUS"
+MAX_FILE_BYTES = 1_000_000
+
+
+class GPUProfile(BaseModel):
+    """One GPU as its owner describes it (every figure a finite number in a plausible range)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    name: str = Field(min_length=1, max_length=80, description="how it is asked for ('RTX 3080')")
+    vendor: Literal["NVIDIA", "AMD", "Intel"] = "NVIDIA"
+    memory_gib: float = Field(gt=0, le=4096)
+    bandwidth_gbs: float = Field(gt=0, le=100_000)
+    bf16_tflops: float = Field(gt=0, le=100_000, description="dense tensor BF16/FP16 TFLOPS")
+    fp64_tflops: float | None = Field(None, ge=0, le=100_000)
+    tdp_w: float = Field(gt=0, le=10_000)
+    pcie_gen: int | None = Field(None, ge=3, le=6)
+    pcie_lanes: int | None = Field(None, ge=1, le=16)
+
+
+def load_user_gpus(env: Any = None) -> tuple[list[GPU], str | None]:
+    """The GPUs of the file ``$GPU_ADVISOR_GPUS`` names (none when unset), and a one-line problem, if any."""
+    env = os.environ if env is None else env
+    raw = str(env.get(ENV, "") or "").strip()
+    if not raw:
+        return [], None
+    path = expand_user(raw)
+    try:
+        if regular_file(path).stat().st_size > MAX_FILE_BYTES:
+            return [], f"{ENV}: {path.name} is larger than {MAX_FILE_BYTES:,} bytes; not read"
+        tables = tomllib.loads(path.read_text(encoding="utf-8")).get("gpu", [])
+        as_of = dt.date.fromtimestamp(path.stat().st_mtime)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return [], f"{ENV}: cannot read {path.name} ({str(exc)[:120]}); no GPU taken from it"
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        return [], f"{ENV}: {path.name} should hold [[gpu]] tables; no GPU taken from it"
+    gpus = []
+    for n, table in enumerate(tables[:100], start=1):
+        try:
+            gpus.append(as_gpu(GPUProfile.model_validate(table), path.name, as_of))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "entry"
+            return [], f"{ENV}: {path.name}, GPU {n}: {where}: {first.get('msg', 'invalid')}; no GPU taken from it"
+    return gpus, None
+
+
+def as_gpu(p: GPUProfile, file: str, as_of: dt.date) -> GPU:
+    """A catalog entry for ``p``; what the profile does not say is left unknown, never guessed."""
+    slug = re.sub(r"[^a-z0-9]+", "-", p.name.lower()).strip("-") or "gpu"
+    return GPU.model_validate({
+        "id": f"user-{slug}",
+        "name": p.name,
+        "vendor": p.vendor,
+        "tier": "consumer",
+        "architecture": "user-described",
+        "memory_gb": p.memory_gib,
+        "memory_type": "unknown",
+        "bandwidth_gbs": p.bandwidth_gbs,
+        "ecc": None,
+        "throughput": {"bf16": p.bf16_tflops, "fp16": p.bf16_tflops, "fp64": p.fp64_tflops},
+        "tdp_w": p.tdp_w,
+        "form_factor": "pcie",
+        "cooling": "open-air",
+        "display_outputs": 0,
+        "pcie_gen": p.pcie_gen,
+        "pcie_lanes": p.pcie_lanes,
+        "interconnect": {"kind": "pcie"},
+        "software": {"NVIDIA": ["CUDA"], "AMD": ["ROCm"], "Intel": ["oneAPI"]}[p.vendor],
+        "aliases": [],
+        "sources": [f"the user's own figures ({file})"],
+        "as_of": as_of,
+        "confidence": "L",
+    })

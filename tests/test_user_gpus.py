@@ -1,0 +1,82 @@
+"""GPUs described by their owner's figures ($GPU_ADVISOR_GPUS): sized, timed and asked about like catalog
+GPUs; a file that cannot be used is one warning and changes nothing else."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from knowledge import UnknownNameError, load_catalog
+
+RTX_3080 = """
+[[gpu]]
+name = "RTX 3080"
+memory_gib = 10
+bandwidth_gbs = 760
+bf16_tflops = 59.5
+fp64_tflops = 0.47
+tdp_w = 320
+pcie_gen = 4
+pcie_lanes = 16
+"""
+
+
+@pytest.fixture
+def profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A profile file named by GPU_ADVISOR_GPUS, with the catalog reloaded around the test."""
+    path = tmp_path / "gpus.toml"
+    monkeypatch.setenv("GPU_ADVISOR_GPUS", str(path))
+    load_catalog.cache_clear()
+    yield path
+    monkeypatch.delenv("GPU_ADVISOR_GPUS")
+    load_catalog.cache_clear()
+
+
+def test_a_described_card_is_sized_timed_and_answered_about(profile: Path) -> None:
+    from advisor import Advisor
+    from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+    from tools.modelspec import load_model_spec
+    from tools.perf import DecodeInput, estimate_decode
+
+    profile.write_text(RTX_3080, encoding="utf-8")
+    gpu = load_catalog().gpu("rtx 3080")
+    assert gpu.memory_bytes == 10 * 2**30 and gpu.confidence == "L" and gpu.price is None
+    assert "own figures" in gpu.sources[0]
+    # 16-bit Llama-3.1-8B weights alone are 8.03e9 × 2 B = 16.1 GB: more than 10 GiB; 4-bit (~5 GB) fits
+    size = estimate_inference_memory(InferenceMemoryInput(model="llama-3.1-8b", gpu="RTX 3080", context=4096))
+    assert size.fits is False and size.breakdown.weights > 10 * 2**30
+    assert estimate_inference_memory(InferenceMemoryInput(model="llama-3.1-8b", gpu="RTX 3080", context=4096,
+                                                          precision="int4")).fits is True
+    # decoding reads every weight once per token: at most 760 GB/s ÷ the Q4_K_M weights (~4.9 GB) ≈ 155 tokens/s
+    decode = estimate_decode(DecodeInput(model=load_model_spec("llama-3.1-8b"), gpu=gpu, precision="Q4_K_M"))
+    assert 0 < decode.tokens_per_s < 760e9 / 4.5e9
+    reply = Advisor(search_k=0).reply("RTX 3080 能跑 Qwen2.5-7B 吗", Advisor(search_k=0).new_session())
+    assert "RTX 3080" in reply.text.splitlines()[0] and "放不下" in reply.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (RTX_3080.replace("memory_gib = 10", "memory_gib = inf"), "memory_gib"),
+    (RTX_3080.replace("tdp_w = 320\n", ""), "tdp_w"),
+    (RTX_3080.replace("bandwidth_gbs = 760", "bandwidth_gbs = 'fast'"), "bandwidth_gbs"),
+    ("[[gpu]\nname = ", "cannot read"),
+    ('gpu = "RTX 3080"', "[[gpu]] tables"),
+])
+def test_a_profile_that_cannot_be_used_is_one_warning(profile: Path, text: str, said: str,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    profile.write_text(text, encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="knowledge.catalog"):
+        cat = load_catalog()
+    assert [r.getMessage() for r in caplog.records if said in r.getMessage() and "GPU_ADVISOR_GPUS" in
+            r.getMessage()]
+    assert cat.gpu("RTX 4090").id == "rtx-4090"  # the catalog itself is whole
+    with pytest.raises(UnknownNameError, match="RTX 3080"):
+        cat.gpu("RTX 3080")
+
+
+def test_a_profile_cannot_replace_a_catalog_gpu(profile: Path) -> None:
+    profile.write_text(RTX_3080.replace('name = "RTX 3080"', 'name = "RTX 4090"'), encoding="utf-8")
+    cat = load_catalog()
+    assert cat.gpu("RTX 4090").memory_gb == 24 and "user-rtx-4090" not in {g.id for g in cat.gpus}
