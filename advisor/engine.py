@@ -398,6 +398,8 @@ class Advisor:
             names = punct(out_lang, "list").join(sugg)
             hint = msg(out_lang, "engine.turn.did_you_mean", names=names) if sugg else ""
             unknown_notes.append(msg(out_lang, "engine.turn.not_gpu_catalog", safe=safe, hint=hint))
+            if parsed.card_memory_gb is None and not parsed.gpus:  # its memory is enough to size it
+                unknown_notes[-1] += msg(out_lang, "engine.turn.give_card_memory", safe=safe)
         notices += unknown_notes
         for gid, count in parsed.bad_counts.items():
             if gid:

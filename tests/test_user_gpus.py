@@ -80,3 +80,15 @@ def test_a_profile_cannot_replace_a_catalog_gpu(profile: Path) -> None:
     profile.write_text(RTX_3080.replace('name = "RTX 3080"', 'name = "RTX 4090"'), encoding="utf-8")
     cat = load_catalog()
     assert cat.gpu("RTX 4090").memory_gb == 24 and "user-rtx-4090" not in {g.id for g in cat.gpus}
+
+
+def test_without_a_profile_the_chat_asks_for_the_cards_memory_and_sizes_from_it() -> None:
+    from advisor import Advisor
+
+    adv = Advisor(search_k=0)
+    first = adv.reply("RTX 3080 能跑 Qwen2.5-7B 吗", adv.new_session())
+    assert any("告诉我它的显存（例如“RTX 3080 10GB”）" in n for n in first.notices), first.notices
+    sized = adv.reply("Can my RTX 3080 10GB run Llama 3.1 8B?", adv.new_session())
+    # 8.03e9 weights × 2 B = 16.1 GB at 16 bits: more than a 10 GB card holds
+    assert "does not fit on one 10 GB card" in sized.text.splitlines()[0]
+    assert not any("tell me its memory" in n for n in sized.notices)  # it was given
