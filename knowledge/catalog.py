@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from knowledge.resolve import AmbiguousNameError, Resolver
-from knowledge.schema import GPU, Model, Platform
-from knowledge.user_gpus import load_user_gpus
+from knowledge.resolve import AmbiguousNameError, Resolver, UnknownNameError
+from knowledge.schema import GPU, DecodeMeasurement, Model, Platform
+from knowledge.user_gpus import Measured, load_user_gpus
 
 log = logging.getLogger(__name__)
 
@@ -86,11 +86,27 @@ def _finds(resolver: Resolver[GPU], name: str) -> bool:
         return True
 
 
+def _with_measurements(gpus: tuple[GPU, ...], measured: list[Measured]) -> tuple[GPU, ...]:
+    """``gpus`` with each measured decode speed attached to the GPU it names (an unknown name: a warning)."""
+    resolver = _gpu_resolver(gpus)
+    found: dict[str, list[DecodeMeasurement]] = {}
+    for m in measured:
+        try:
+            gpu = resolver.get(m.gpu)
+        except (UnknownNameError, AmbiguousNameError) as exc:
+            log.warning("GPU_ADVISOR_GPUS: a measurement names %s; not used", exc)
+            continue
+        found.setdefault(gpu.id, []).append(DecodeMeasurement(
+            model=m.model, precision=m.precision, tokens_per_s=m.decode_tokens_per_s,
+            source=f"measured by the user ({m.gpu}, {m.model}, {m.precision})"))
+    return tuple(g.model_copy(update={"measured_decode": tuple(found[g.id])}) if g.id in found else g for g in gpus)
+
+
 @cache
 def load_catalog() -> Catalog:
     """The validated catalog, loaded once per process, with the GPUs of ``$GPU_ADVISOR_GPUS`` if set."""
     gpus = _validate(GPU, "gpus", "gpu")
-    mine, problem = load_user_gpus()
+    mine, measured, problem = load_user_gpus()
     if problem:
         log.warning("%s", problem)
     if mine:
@@ -100,6 +116,8 @@ def load_catalog() -> Catalog:
                 log.warning("GPU_ADVISOR_GPUS: %s is already in the catalog; its catalog figures are used", g.name)
             else:
                 gpus += (g,)
+    if measured:
+        gpus = _with_measurements(gpus, measured)
     models = _validate(Model, "models", "model")
     platforms = _validate(Platform, "platforms", "platform")
     return Catalog(

@@ -112,6 +112,15 @@ class Price(_Strict):
     sources: list[str] = Field(default_factory=list)
 
 
+class DecodeMeasurement(_Strict):
+    """A decode speed its owner measured on this GPU (one GPU, one request), used to calibrate predictions."""
+
+    model: str
+    precision: str
+    tokens_per_s: float = Field(gt=0, le=100_000, allow_inf_nan=False)
+    source: str
+
+
 class GPU(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     name: str
@@ -154,6 +163,8 @@ class GPU(_Strict):
         None, gt=0, description="unified-memory systems: the part of the shared memory the GPU can be given (the "
                                 "OS and page cache keep the rest); None for cards with their own memory")
     price: Price | None = None
+    measured_decode: tuple[DecodeMeasurement, ...] = Field(
+        (), description="the user's own measurements (GPU_ADVISOR_GPUS): decode predictions are scaled to them")
     aliases: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
     as_of: dt.date

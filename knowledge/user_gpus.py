@@ -12,6 +12,14 @@
     pcie_gen = 4                # optional, with pcie_lanes
     pcie_lanes = 16
 
+    [[measured]]                # optional: a decode speed you measured (one GPU, one request)
+    gpu = "RTX 3080"            # a GPU above or a catalog one
+    model = "llama-3.1-8b"
+    precision = "Q4_K_M"
+    decode_tokens_per_s = 101   # e.g. llama-bench's tg128
+
+Measured speeds calibrate that GPU's decode predictions (shown as such in every speed answer).
+
 Each becomes a catalog GPU under the name given, whose source says it is the user's own figures (confidence
 "L"), with no price:
 the calculators size and time it; recommendations, which need a price, leave it out. A file that cannot be
@@ -24,7 +32,7 @@ import datetime as dt
 import os
 import re
 import tomllib
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -32,7 +40,19 @@ from knowledge.paths import expand_user, regular_file
 from knowledge.schema import GPU
 
 ENV = "GPU_ADVISOR_GPUS"
+M = TypeVar("M", bound=BaseModel)
 MAX_FILE_BYTES = 1_000_000
+
+
+class Measured(BaseModel):
+    """One measured decode speed, as written in the file."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    gpu: str = Field(min_length=1, max_length=80)
+    model: str = Field(min_length=1, max_length=120)
+    precision: str = Field(min_length=1, max_length=20)
+    decode_tokens_per_s: float = Field(gt=0, le=100_000)
 
 
 class GPUProfile(BaseModel):
@@ -51,31 +71,43 @@ class GPUProfile(BaseModel):
     pcie_lanes: int | None = Field(None, ge=1, le=16)
 
 
-def load_user_gpus(env: Any = None) -> tuple[list[GPU], str | None]:
-    """The GPUs of the file ``$GPU_ADVISOR_GPUS`` names (none when unset), and a one-line problem, if any."""
+def load_user_gpus(env: Any = None) -> tuple[list[GPU], list[Measured], str | None]:
+    """The GPUs and measurements of the file ``$GPU_ADVISOR_GPUS`` names (none when unset), and a one-line
+    problem, if any (then nothing is taken from the file)."""
     env = os.environ if env is None else env
     raw = str(env.get(ENV, "") or "").strip()
     if not raw:
-        return [], None
+        return [], [], None
     path = expand_user(raw)
     try:
         if regular_file(path).stat().st_size > MAX_FILE_BYTES:
-            return [], f"{ENV}: {path.name} is larger than {MAX_FILE_BYTES:,} bytes; not read"
-        tables = tomllib.loads(path.read_text(encoding="utf-8")).get("gpu", [])
+            return [], [], f"{ENV}: {path.name} is larger than {MAX_FILE_BYTES:,} bytes; not read"
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
         as_of = dt.date.fromtimestamp(path.stat().st_mtime)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        return [], f"{ENV}: cannot read {path.name} ({str(exc)[:120]}); no GPU taken from it"
+        return [], [], f"{ENV}: cannot read {path.name} ({str(exc)[:120]}); nothing taken from it"
+    try:
+        profiles = _entries(data, "gpu", GPUProfile, path.name)
+        measured = _entries(data, "measured", Measured, path.name)
+    except ValueError as exc:
+        return [], [], f"{ENV}: {path.name}{exc}; nothing taken from it"
+    return [as_gpu(p, path.name, as_of) for p in profiles], measured, None
+
+
+def _entries(data: dict[str, Any], key: str, model: type[M], file: str) -> list[M]:
+    """The ``[[key]]`` tables of ``data`` validated as ``model``; ValueError saying which one is wrong."""
+    tables = data.get(key, [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
-        return [], f"{ENV}: {path.name} should hold [[gpu]] tables; no GPU taken from it"
-    gpus = []
+        raise ValueError(f" should hold [[{key}]] tables")
+    out = []
     for n, table in enumerate(tables[:100], start=1):
         try:
-            gpus.append(as_gpu(GPUProfile.model_validate(table), path.name, as_of))
+            out.append(model.model_validate(table))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "entry"
-            return [], f"{ENV}: {path.name}, GPU {n}: {where}: {first.get('msg', 'invalid')}; no GPU taken from it"
-    return gpus, None
+            raise ValueError(f", {key} {n}: {where}: {first.get('msg', 'invalid')}") from None
+    return out
 
 
 def as_gpu(p: GPUProfile, file: str, as_of: dt.date) -> GPU:

@@ -92,3 +92,46 @@ def test_without_a_profile_the_chat_asks_for_the_cards_memory_and_sizes_from_it(
     # 8.03e9 weights × 2 B = 16.1 GB at 16 bits: more than a 10 GB card holds
     assert "does not fit on one 10 GB card" in sized.text.splitlines()[0]
     assert not any("tell me its memory" in n for n in sized.notices)  # it was given
+
+
+MEASURED_4090 = """
+[[measured]]
+gpu = "RTX 4090"
+model = "llama-3.1-8b"
+precision = "Q4_K_M"
+decode_tokens_per_s = 150
+"""
+
+
+def _decode(model: str, gpu_name: str, precision: str, context: int) -> object:
+    from tools.modelspec import load_model_spec
+    from tools.perf import DecodeInput, estimate_decode
+
+    gpu = load_catalog().gpu(gpu_name)
+    return estimate_decode(DecodeInput(model=load_model_spec(model), gpu=gpu, precision=precision, context=context))
+
+
+def test_a_measured_speed_calibrates_that_gpus_decode_predictions(profile: Path) -> None:
+    plain_same = _decode("llama-3.1-8b", "RTX 4090", "Q4_K_M", 512)
+    plain_other = _decode("qwen2.5-14b", "RTX 4090", "Q4_K_M", 4096)
+    profile.write_text(MEASURED_4090, encoding="utf-8")
+    load_catalog.cache_clear()
+    same = _decode("llama-3.1-8b", "RTX 4090", "Q4_K_M", 512)
+    other = _decode("qwen2.5-14b", "RTX 4090", "Q4_K_M", 4096)
+    assert same.tokens_per_s == pytest.approx(150)  # the measured run itself is reproduced
+    factor = 150 / plain_same.tokens_per_s
+    assert other.tokens_per_s == pytest.approx(plain_other.tokens_per_s * factor)  # other models scale alike
+    assert other.tokens_per_s_range[0] == pytest.approx(plain_other.tokens_per_s_range[0] * factor)
+    [throughput] = [t for t in other.terms if t.name == "decode throughput"]
+    assert throughput.value == pytest.approx(other.tokens_per_s)  # the derivation says the same number
+    assert any(getattr(a, "id", "") == "perf.decode.calibrated" for a in other.assumptions)
+    untouched = _decode("qwen2.5-14b", "RTX 3090", "Q4_K_M", 4096)  # another GPU is not calibrated
+    assert not any(getattr(a, "id", "") == "perf.decode.calibrated" for a in untouched.assumptions)
+
+
+def test_a_measurement_of_an_unknown_gpu_is_a_warning(profile: Path, caplog: pytest.LogCaptureFixture) -> None:
+    profile.write_text(MEASURED_4090.replace('gpu = "RTX 4090"', 'gpu = "RTX 9999"'), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="knowledge.catalog"):
+        cat = load_catalog()
+    assert any("RTX 9999" in r.getMessage() for r in caplog.records)
+    assert all(not g.measured_decode for g in cat.gpus)

@@ -161,13 +161,55 @@ class DecodeResult(BaseModel):
     warnings: list[Note]
 
 
+CALIBRATION_CONTEXT = 512  # a short prompt, as llama-bench's tg128 and most quick tests measure
+MAX_CALIBRATION = 4.0  # a measurement more than 4× off the model is more likely a different setup than the GPU
+
+
 def _term(name: str, value: float, unit: str, formula: Note, explain: str) -> Term:
     """A term explained by message ``perf.explain.<explain>``."""
     return Term(name=name, value=value, unit=unit, formula=formula, explain=note(f"perf.explain.{explain}"))
 
 
 def estimate_decode(inp: DecodeInput) -> DecodeResult:
-    """Decode speed: streaming time over bandwidth × η, fixed per-layer cost, TP all-reduces."""
+    """Decode speed: streaming time over bandwidth × η, fixed per-layer cost, TP all-reduces; scaled to the
+    user's own measurement on this GPU when there is one (``GPU.measured_decode``)."""
+    result = _decode(inp)
+    if not inp.gpu.measured_decode:
+        return result
+    return _calibrated(result, inp.gpu)
+
+
+def _calibrated(result: DecodeResult, gpu: GPU) -> DecodeResult:
+    """``result`` × (measured ÷ predicted) for the GPU's first usable measurement (one GPU, one request)."""
+    from tools.modelspec import load_model_spec
+
+    bare = gpu.model_copy(update={"measured_decode": ()})
+    for m in gpu.measured_decode:
+        try:
+            predicted = _decode(DecodeInput(model=load_model_spec(m.model), gpu=bare, precision=m.precision,
+                                            context=CALIBRATION_CONTEXT)).tokens_per_s
+        except (ToolError, ValueError, LookupError):
+            continue  # a model or precision the calculators cannot place: the next measurement, if any
+        factor = min(max(m.tokens_per_s / predicted, 1 / MAX_CALIBRATION), MAX_CALIBRATION)
+        lo, hi = result.tokens_per_s_range
+        calibration = _term("calibration to your measurement", factor, "×",
+                            note("perf.formula.decode_calibration", measured=m.tokens_per_s, predicted=predicted),
+                            "decode_calibration")
+        terms = [t.model_copy(update={"value": t.value * factor}) if t.name == "decode throughput" else t
+                 for t in result.terms]
+        return result.model_copy(update={
+            "terms": [*terms[:-1], calibration, terms[-1]],
+            "tokens_per_s": result.tokens_per_s * factor,
+            "tokens_per_s_range": (lo * factor, hi * factor),
+            "per_sequence_tokens_per_s": result.per_sequence_tokens_per_s * factor,
+            "step_time_s": result.step_time_s / factor,
+            "assumptions": [*result.assumptions, note("perf.decode.calibrated", model=m.model, precision=m.precision,
+                                                      measured=m.tokens_per_s, predicted=predicted, factor=factor)],
+        })
+    return result
+
+
+def _decode(inp: DecodeInput) -> DecodeResult:
     spec, gpu, b = inp.model, inp.gpu, inp.batch
     resolve_kv_dtype(inp.kv_dtype)
     fit = decode_fit()
