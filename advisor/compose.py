@@ -378,7 +378,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         lead = msg(lang, "speed.verdict", speed=tps(d.tokens_per_s), where=where, lo=num(lo), hi=num(hi),
                    per_request=tps(d.per_sequence_tokens_per_s), bound=bound)
         fit = out[0].replace("**", "").removeprefix(word(lang, "answer_prefix")) if out else ""
-        out = [lead, *([fit] if fit else []), *out[1:]]
+        out = [lead, *_calibrated(d, lang), *([fit] if fit else []), *out[1:]]
     elif perf is not None:
         d = typed(perf, DecodeResult)
         lo, hi = d.tokens_per_s_range
@@ -387,7 +387,16 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append(msg(lang, "compose.inference_section.speed_about_generation_range",
                        tokens_per_s=tps(d.tokens_per_s), lo=num(lo), hi=num(hi),
                        per_sequence_tokens_per_s=tps(d.per_sequence_tokens_per_s), bound=bound))
+        out += _calibrated(d, lang)
     return out
+
+
+def _calibrated(d: DecodeResult, lang: str) -> list[str]:
+    """One line when the speed was scaled to the user's own measurement on this GPU (GPU_ADVISOR_GPUS)."""
+    for a in d.assumptions:
+        if getattr(a, "id", None) == "perf.decode.calibrated":
+            return [msg(lang, "speed.calibrated", **a.params)]  # type: ignore[union-attr]
+    return []
 
 
 # ----------------------------------------------------------------------------- alternatives

@@ -413,8 +413,8 @@ _CACHE_LOCK = threading.Lock()
 def _cache_key(name: str, arguments: dict[str, Any]) -> str | None:
     if name in _UNCACHED:
         return None
-    try:
-        return name + ":" + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+    try:  # the catalog object too: results depend on it (a user's GPU file, a reloaded catalog)
+        return f"{id(load_catalog())}:{name}:" + json.dumps(arguments, sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError):
         return None
 

@@ -135,3 +135,14 @@ def test_a_measurement_of_an_unknown_gpu_is_a_warning(profile: Path, caplog: pyt
         cat = load_catalog()
     assert any("RTX 9999" in r.getMessage() for r in caplog.records)
     assert all(not g.measured_decode for g in cat.gpus)
+
+
+def test_the_chat_says_when_a_speed_is_calibrated_to_the_users_measurement(profile: Path) -> None:
+    from advisor import Advisor
+
+    profile.write_text(MEASURED_4090, encoding="utf-8")
+    adv = Advisor(search_k=0)
+    zh = adv.reply("RTX 4090 跑 Llama 3.1 8B Q4 每秒多少 token", adv.new_session())
+    assert "速度已按你在这张卡上的实测校准（Llama-3.1-8B，Q4_K_M：实测 150 tokens/s" in zh.text
+    en = adv.reply("how fast is Qwen2.5-14B Q4_K_M on one RTX 3090?", adv.new_session())
+    assert "calibrated" not in en.text  # a GPU without a measurement says nothing of the kind

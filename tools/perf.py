@@ -186,7 +186,8 @@ def _calibrated(result: DecodeResult, gpu: GPU) -> DecodeResult:
     bare = gpu.model_copy(update={"measured_decode": ()})
     for m in gpu.measured_decode:
         try:
-            predicted = _decode(DecodeInput(model=load_model_spec(m.model), gpu=bare, precision=m.precision,
+            spec = load_model_spec(m.model)
+            predicted = _decode(DecodeInput(model=spec, gpu=bare, precision=m.precision,
                                             context=CALIBRATION_CONTEXT)).tokens_per_s
         except (ToolError, ValueError, LookupError):
             continue  # a model or precision the calculators cannot place: the next measurement, if any
@@ -203,7 +204,7 @@ def _calibrated(result: DecodeResult, gpu: GPU) -> DecodeResult:
             "tokens_per_s_range": (lo * factor, hi * factor),
             "per_sequence_tokens_per_s": result.per_sequence_tokens_per_s * factor,
             "step_time_s": result.step_time_s / factor,
-            "assumptions": [*result.assumptions, note("perf.decode.calibrated", model=m.model, precision=m.precision,
+            "assumptions": [*result.assumptions, note("perf.decode.calibrated", model=spec.name, precision=m.precision,
                                                       measured=m.tokens_per_s, predicted=predicted, factor=factor)],
         })
     return result
