@@ -1,13 +1,16 @@
-"""The GPUs in this machine, for "what can I run here?": asked of ``nvidia-smi``, matched to the catalog.
+"""The GPUs in this machine, for "what can I run here?": asked of ``nvidia-smi`` (or AMD's ``rocm-smi``),
+matched to the catalog.
 
-``detect_gpus()`` runs ``nvidia-smi --query-gpu=index,name,memory.total`` (a few seconds at most) and
-returns each card with its memory as the driver reports it and the catalog entry it matches (by the model
-number in its name and a memory size within 10 %). A card the catalog does not know is kept with its
-memory, which is all a fit check needs. No ``nvidia-smi`` (or one that fails) is a message, never an error.
+``detect_gpus()`` runs ``nvidia-smi --query-gpu=index,name,memory.total`` — or, without it,
+``rocm-smi --showproductname --showmeminfo vram --json`` — (a few seconds at most) and returns each card
+with its memory as the driver reports it and the catalog entry it matches (by the model number in its
+name and a memory size within 10 %). A card the catalog does not know is kept with its memory, which is all
+a fit check needs. No tool (or one that fails) is a message, never an error.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -19,6 +22,8 @@ from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
 
 MiB = 2**20
 QUERY = ["nvidia-smi", "--query-gpu=index,name,memory.total", "--format=csv,noheader,nounits"]
+ROCM_QUERY = ["rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"]
+_ROCM_NAME_KEYS = ("card series", "marketing name", "card model", "card sku")
 TIMEOUT_S = 10.0
 _MODEL_NUMBER = re.compile(r"(?<![A-Za-z0-9])([A-Z]{0,3}\d{2,4}[A-Z]?)(?![A-Za-z0-9])", re.I)
 _FORMS = ("sxm", "pcie", "nvl", "hgx")
@@ -41,18 +46,21 @@ class Detection:
 
 def detect_gpus(run: Callable[..., Any] = subprocess.run, which: Callable[[str], str | None] = shutil.which
                 ) -> Detection:
-    """The NVIDIA GPUs ``nvidia-smi`` lists (``run``/``which`` are replaceable for tests only)."""
-    if which("nvidia-smi") is None:
-        return Detection([], "no_tool")
-    try:
-        done = run(QUERY, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return Detection([], "tool_failed", type(exc).__name__)
-    if done.returncode != 0:
-        return Detection([], "tool_failed", (done.stderr or done.stdout or "").strip()[:200])
-    gpus = [DetectedGPU(i, name, mib * MiB, match_catalog(name, mib * MiB)) for i, name, mib in
-            parse_query(done.stdout)]
-    return Detection(gpus, None if gpus else "none_listed")
+    """The GPUs ``nvidia-smi`` lists, else those ``rocm-smi`` lists (``run``/``which`` replaceable for tests)."""
+    for tool, query, parse in (("nvidia-smi", QUERY, parse_query), ("rocm-smi", ROCM_QUERY, parse_rocm)):
+        if which(tool) is None:
+            continue
+        try:
+            done = run(query, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return Detection([], "tool_failed", f"{tool}: {type(exc).__name__}")
+        if done.returncode != 0:
+            return Detection([], "tool_failed", f"{tool}: " + (done.stderr or done.stdout or "").strip()[:200])
+        rows = [(i, name, n * MiB) for i, name, n in parse(done.stdout)] if tool == "nvidia-smi" else parse(
+            done.stdout)
+        gpus = [DetectedGPU(i, name, size, match_catalog(name, size)) for i, name, size in rows]
+        return Detection(gpus, None if gpus else "none_listed")
+    return Detection([], "no_tool")
 
 
 def parse_query(text: str) -> list[tuple[int, str, int]]:
@@ -66,6 +74,26 @@ def parse_query(text: str) -> list[tuple[int, str, int]]:
         if 0 < mib <= 16 * 2**20:  # up to 16 TiB: anything above is not a GPU's memory
             rows.append((int(parts[0]), parts[1][:100], mib))
     return rows
+
+
+def parse_rocm(text: str) -> list[tuple[int, str, int]]:
+    """Rows of (index, name, memory bytes) from ``rocm-smi --json`` ({"card0": {"Card Series": …,
+    "VRAM Total Memory (B)": "…"}}); cards it cannot read are skipped."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return []
+    rows = []
+    for card, info in (data.items() if isinstance(data, dict) else []):
+        found = re.fullmatch(r"card(\d+)", str(card))
+        if not found or not isinstance(info, dict):
+            continue
+        fields = {str(k).strip().lower(): str(v).strip() for k, v in info.items()}
+        name = next((fields[k] for k in _ROCM_NAME_KEYS if fields.get(k)), "")
+        size = fields.get("vram total memory (b)", "")
+        if name and size.isdigit() and 0 < int(size) <= 16 * 2**40:
+            rows.append((int(found.group(1)), name[:100], int(size)))
+    return rows[:64]
 
 
 def match_catalog(name: str, memory_bytes: int) -> str | None:

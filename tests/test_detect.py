@@ -17,9 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 MiB = 2**20
 
 
-def _fake_smi(folder: Path, body: str) -> dict[str, str]:
-    """An executable ``nvidia-smi`` in ``folder`` running ``body`` (sh); the env that puts it first on PATH."""
-    tool = folder / "nvidia-smi"
+def _fake_smi(folder: Path, body: str, tool_name: str = "nvidia-smi") -> dict[str, str]:
+    """An executable ``nvidia-smi`` (or ``tool_name``) in ``folder`` running ``body`` (sh); the env that puts it
+    first on PATH."""
+    tool = folder / tool_name
     tool.write_text("#!/bin/sh\n" + body + "\n", encoding="utf-8")
     tool.chmod(0o755)
     return {**os.environ, "PATH": f"{folder}:/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
@@ -53,7 +54,7 @@ def test_a_machine_with_a_4090_and_a_3080(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("body", "said"), [
-    (None, "未安装 nvidia-smi"),
+    (None, "nvidia-smi 和 rocm-smi 都未安装"),
     ("echo \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\" >&2; exit 9",
      "couldn't communicate with the NVIDIA driver"),
     ("exit 0", "没有列出任何 GPU"),
@@ -81,3 +82,21 @@ def test_driver_names_match_the_catalog(name: str, mib: int, gpu: str | None) ->
 def test_lines_nvidia_smi_may_print_that_are_not_gpus_are_skipped() -> None:
     text = "0, NVIDIA L4, 23034\n1, NVIDIA L4, [N/A]\nNo devices were found\n2, x, 99999999999999\n"
     assert parse_query(text) == [(0, "NVIDIA L4", 23034)]
+
+
+ROCM_JSON = ('{"card0": {"Card Series": "AMD Instinct MI300X", "Card Vendor": "Advanced Micro Devices, Inc.", '
+             '"VRAM Total Memory (B)": "206158430208", "VRAM Total Used Memory (B)": "295088128"}, '
+             '"card1": {"Card series": "Radeon RX 6800", "VRAM Total Memory (B)": "17163091968"}, '
+             '"system": {"Driver version": "6.8.5"}}')
+
+
+def test_an_amd_machine_through_rocm_smi(tmp_path: Path) -> None:
+    env = _fake_smi(tmp_path, f"echo '{ROCM_JSON}'", "rocm-smi")  # no nvidia-smi on this PATH
+    done = _detect(env, "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert [(g["index"], g["name"], g["catalog_id"]) for g in out["gpus"]] == [
+        (0, "AMD Instinct MI300X", "mi300x"), (1, "Radeon RX 6800", None)]
+    mi300x = {(r["model"], r["precision"]): r for r in out["plans"][0]["fits"]}
+    # 70B at 16 bits is 70.6e9 × 2 B = 141 GB of weights: it fits the MI300X's 192 GB
+    assert mi300x[("llama-3.1-70b", "bf16")]["fits"] is True
