@@ -111,9 +111,6 @@ class SessionSweeper:
         self._thread.start()
         return self
 
-    def stop(self) -> None:
-        self._stop.set()
-
 
 def _state_values(session: Any) -> list[Any]:
     data = getattr(session, "state_data", None)
