@@ -216,7 +216,7 @@ def test_tensor_parallel_divides_bytes_and_pays_the_link() -> None:
     assert 1.4 < tp2.tokens_per_s / one.tokens_per_s < 2.0  # speed-up, less than ideal
     assert any(t.name == "tensor-parallel all-reduce" for t in tp2.terms)
     # The same split over PCIe without P2P pays more per all-reduce than NVLink.
-    pcie = RTX4090.model_copy(update={"memory_gb": 80, "bandwidth_gbs": 2039})
+    pcie = A100.model_copy(update={"interconnect": RTX4090.interconnect})  # the same card without NVLink or P2P
     tp2_pcie = estimate_decode(
         DecodeInput(model=L3_70B, gpu=pcie, precision="bf16", context=1024, count=2, parallel="tensor")
     )
@@ -439,7 +439,7 @@ def _notes_of(*results: object) -> list[Note]:
 
 
 def _representative_results() -> list[object]:
-    pcie = RTX4090.model_copy(update={"memory_gb": 80, "bandwidth_gbs": 2039})
+    pcie = A100.model_copy(update={"interconnect": RTX4090.interconnect})  # the same card without NVLink or P2P
     return [
         estimate_decode(DecodeInput(model=L3_70B, gpu=pcie, precision="bf16", context=100_000, count=2,
                                     parallel="tensor")),
@@ -469,7 +469,7 @@ def test_notes_render_in_chinese_without_english_sentences() -> None:
 
 def test_english_note_text_is_unchanged() -> None:
     """Copied from the output before the notes became message ids."""
-    pcie = RTX4090.model_copy(update={"memory_gb": 80, "bandwidth_gbs": 2039})
+    pcie = A100.model_copy(update={"interconnect": RTX4090.interconnect})  # the same card without NVLink or P2P
     d = estimate_decode(DecodeInput(model=L3_70B, gpu=pcie, precision="bf16", context=512, count=2,
                                     parallel="tensor"))
     assert [a.text for a in d.assumptions if isinstance(a, Note)][-1] == (

@@ -26,6 +26,7 @@ from tools.efficiency import (
     allreduce_time,
     decode_fit,
     link_model,
+    memory_class,
     weight_read_bytes,
 )
 from tools.errors import ToolError
@@ -78,11 +79,25 @@ def compute_rate(gpu: GPU, weight_precision: str) -> ComputeRate:
                 warnings.append(note(f"perf.rate.{why}", gpu=gpu.name, wanted=wanted, precision=spec.name, used=cand))
             if cand == "fp32":
                 warnings.append(note("perf.rate.fp32_only"))
-            return ComputeRate(precision=cand, flops_per_s=value * 1e12, warnings=warnings)
+            return _faster_path(gpu, spec.family == "gguf" and spec.bits_per_weight < 16,
+                                ComputeRate(precision=cand, flops_per_s=value * 1e12, warnings=warnings))
     raise ToolError(
         note("error.perf.no_throughput", gpu=gpu.name, precision=wanted),
         suggestions=[note("error.hint.gpu_with_bf16"), note("error.hint.pass_mfu")],
     )
+
+
+def _faster_path(gpu: GPU, quantized_gguf: bool, rate: ComputeRate) -> ComputeRate:
+    """On a GPU whose fp16 is slower than its fp32 (Pascal: P40) engines compute in fp32, and llama.cpp's
+    quantised kernels use int8 dot products (dp4a) when those are faster still."""
+    fp32 = (gpu.throughput.fp32 or 0) * 1e12
+    if rate.precision == "fp32" or rate.flops_per_s >= fp32:
+        return rate
+    best = ("fp32", fp32)
+    int8 = (gpu.throughput.int8 or 0) * 1e12
+    if quantized_gguf and int8 > fp32:
+        best = ("int8", int8)
+    return ComputeRate(precision=best[0], flops_per_s=best[1], warnings=rate.warnings)
 
 
 def _parallel(spec: ModelSpec, precision: str, count: int, parallel: Parallel | None) -> tuple[str, int]:
@@ -213,7 +228,7 @@ def _calibrated(result: DecodeResult, gpu: GPU) -> DecodeResult:
 def _decode(inp: DecodeInput) -> DecodeResult:
     spec, gpu, b = inp.model, inp.gpu, inp.batch
     resolve_kv_dtype(inp.kv_dtype)
-    fit = decode_fit()
+    fit = decode_fit(memory_class(gpu))
     mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel)
     warnings: list[Note] = []
     if spec.max_context and inp.context > spec.max_context:
@@ -309,7 +324,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     assumptions: list[Note | str] = [
         *spec.notes,
         note(
-            "perf.decode.fit",
+            f"perf.decode.fit_{fit.kind}",
             eta=fit.eta_stream,
             tau_us=fit.tau_layer_s * 1e6,
             error=max(abs(r) for r in fit.residuals),
@@ -379,7 +394,7 @@ class PrefillResult(BaseModel):
 def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     """Prompt processing: FLOPs = 2·P_active·tokens + causal attention, over peak × MFU."""
     spec, gpu = inp.model, inp.gpu
-    fit = decode_fit()
+    fit = decode_fit(memory_class(gpu))
     mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel)
     warnings: list[Note] = []
     if spec.max_context and inp.prompt_tokens > spec.max_context:
