@@ -78,7 +78,8 @@ def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], l
                  others=punct(lang, "semicolon").join(others))]
     serving_leader = value.leaders.get("concurrent_requests")
     tie = verdict_key == "compare.value_tie"
-    if metric == "tokens_per_s" and serving_leader and (serving_leader != winner or tie):  # many users: KV room
+    if metric == "tokens_per_s" and serving_leader and (serving_leader != winner or tie
+                                                        or _holds_far_more(value, serving_leader)):  # many users
         held = punct(lang, "list").join(
             msg(lang, "compare.value_other", label=labels.get(o.gpu, o.name),
                 value=num(o.totals["concurrent_requests"])) for o in value.options
@@ -92,6 +93,14 @@ def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], l
         lines.append(msg(lang, "compare.value_memory", name=labels.get(memory_leader, memory_leader), unit=unit,
                          value=per_money("memory_gb", by_id[memory_leader].per_unit["memory_gb"])))
     return lines
+
+
+def _holds_far_more(value: Any, leader: str) -> bool:
+    """The serving leader's KV cache holds at least twice the requests of every other card: worth saying even
+    when the same card also leads on speed per price."""
+    held = {o.gpu: o.totals.get("concurrent_requests") for o in value.options}
+    top = held.get(leader) or 0
+    return all(v is not None and top >= 2 * v for g, v in held.items() if g != leader)
 
 
 def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,

@@ -374,21 +374,29 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     if perf is not None and speed_first:
         d = typed(perf, DecodeResult)
         lo, hi = d.tokens_per_s_range
-        bound = msg(lang, "speed.bound_memory" if d.bound == "memory" else "speed.bound_compute")
-        lead = msg(lang, "speed.verdict", speed=tps(d.tokens_per_s), where=where, lo=num(lo), hi=num(hi),
+        bound = msg(lang, _bound_key(d))
+        lead = msg(lang, "speed.verdict_offload" if d.placement != "gpu" else "speed.verdict",
+                   speed=tps(d.tokens_per_s), where=where, lo=num(lo), hi=num(hi),
                    per_request=tps(d.per_sequence_tokens_per_s), bound=bound)
         fit = out[0].replace("**", "").removeprefix(word(lang, "answer_prefix")) if out else ""
         out = [lead, *_calibrated(d, lang), *([fit] if fit else []), *out[1:]]
     elif perf is not None:
         d = typed(perf, DecodeResult)
         lo, hi = d.tokens_per_s_range
-        bound = word(lang, "memory_bandwidth" if d.bound == "memory" else "compute")
+        bound = msg(lang, _bound_key(d))
         out.append("")
         out.append(msg(lang, "compose.inference_section.speed_about_generation_range",
                        tokens_per_s=tps(d.tokens_per_s), lo=num(lo), hi=num(hi),
                        per_sequence_tokens_per_s=tps(d.per_sequence_tokens_per_s), bound=bound))
         out += _calibrated(d, lang)
     return out
+
+
+def _bound_key(d: DecodeResult) -> str:
+    """What limits a decode speed: system RAM or PCIe when weights sit in host memory, else the GPU's."""
+    if d.placement != "gpu":
+        return f"speed.bound_{d.placement}"
+    return "speed.bound_memory" if d.bound == "memory" else "speed.bound_compute"
 
 
 def _calibrated(d: DecodeResult, lang: str) -> list[str]:

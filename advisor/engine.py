@@ -537,6 +537,7 @@ class Advisor:
         calls: list[ToolCall] = []
         citations: list[Citation] = []
         fit: bool | None = None
+        offloaded = False  # runs only with layers in system RAM (llama.cpp): its speed still matters
         no_option = False  # the recommendation for the requested configuration found nothing
         for pc in plan.calls:
             if pc.alt is not None:  # an alternative: shown beside the answer, never changes its verdict
@@ -548,7 +549,7 @@ class Advisor:
                 calls.append(call)
                 plan.alt_calls[call.call_id] = pc.alt
                 continue
-            if pc.needs_fit and fit is False:
+            if pc.needs_fit and fit is False and not (offloaded and pc.name == "perf_decode"):
                 continue
             if pc.only_if_no_fit and fit is not False:
                 continue
@@ -558,6 +559,7 @@ class Advisor:
             if call.ok and pc.purpose == "size":
                 value = getattr(C.result_of(call), "fits", None)
                 fit = value if fit is None else (fit and value is not False)
+                offloaded = bool(getattr(C.result_of(call), "offload_layers", 0))
             if call.ok and pc.purpose == "recommend":
                 options = getattr(C.result_of(call), "options", None) or []  # recommend or affordable
                 # a budget was checked against priced options only: unpriced ones do not settle the question

@@ -132,6 +132,16 @@ def _kv_vllm_rows() -> list[Row]:
         Row("8", "vLLM KV blocks", "blocks", 5691, r.kv_blocks or 0),
         Row("8", "vLLM max concurrency @ 8192", "×", 11.12, r.max_concurrency or 0),
     ]
+    # A V0 vLLM (Dec 2024) on an RTX 3090: Llama-3.1-8B bf16, total 23.58 GiB × 0.90, profile at max_model_len
+    # tokens. Our default accounting (logits for the sampled tokens only) against its logged KV size; the row-8
+    # accounting (LM head over every profiled token) would leave no KV cache at all here (see the decision in
+    # the README: the default follows these logs, `size --vllm-profile all-tokens` reproduces row 8).
+    for ctx, kv_gib in ((20000, 3.81), (29000, 2.89)):
+        v0 = estimate_inference_memory(InferenceMemoryInput(
+            model="llama-3.1-8b", precision="bf16", context=ctx, engine="vllm", gpu_memory_bytes=int(23.58 * GiB),
+            gpu_memory_utilization=0.90, max_num_batched_tokens=ctx))
+        out.append(Row("v0", f"vLLM RTX 3090 KV budget, max_model_len {ctx}", "GiB", kv_gib,
+                       (v0.kv_budget_bytes or 0) / GiB, "vllm-project/vllm #10517 (V0 log)"))
     return out
 
 

@@ -116,6 +116,12 @@ def accuracy(quick: bool) -> tuple[list[dict[str, Any]], Any]:
                if independent else None, "%", note=f"{len(independent)} independent comparisons of {len(data)}"),
         figure("accuracy: worst |error|", max(independent) if independent else None, "%"),
     ]
+    held = [abs(r["error"]) * 100 for r in data
+            if str(r.get("note", "")).startswith("held out") and "vLLM" not in str(r.get("category", ""))]
+    if held:
+        rows += [figure("accuracy: held-out llama.cpp decode, median |error|", statistics.median(held), "%",
+                        target=10, note=f"{len(held)} published figures"),
+                 figure("accuracy: held-out llama.cpp decode, worst |error|", max(held), "%", target=30)]
     return rows, data
 
 

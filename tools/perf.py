@@ -31,7 +31,7 @@ from tools.efficiency import (
 )
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
-from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+from tools.inference_memory import ENGINE_LABEL, InferenceMemoryInput, estimate_inference_memory
 from tools.inputs import ToolInput
 from tools.kv_cache import kv_cache_bytes
 from tools.modelspec import ModelSpec, check_tensor_parallel
@@ -100,6 +100,13 @@ def _faster_path(gpu: GPU, quantized_gguf: bool, rate: ComputeRate) -> ComputeRa
     return ComputeRate(precision=best[0], flops_per_s=best[1], warnings=rate.warnings)
 
 
+def _engine_parallel(engine: SpeedEngine, count: int) -> Parallel | None:
+    """How an engine splits a model over GPUs by default: llama.cpp by layers, the others tensor parallel."""
+    if count == 1:
+        return None
+    return "layer" if engine in ("llamacpp", "transformers") else "tensor"
+
+
 def _parallel(spec: ModelSpec, precision: str, count: int, parallel: Parallel | None) -> tuple[str, int]:
     if count == 1:
         return "single", 1
@@ -142,6 +149,61 @@ def _bpp(precision: str) -> float:
     return resolve_precision(precision).bits_per_weight / 8
 
 
+SpeedEngine = Literal["llamacpp", "vllm", "sglang", "transformers"]
+HOST_BANDWIDTH_GBS = 89.6  # dual-channel DDR5-5600, a typical desktop; servers have 4–12 channels
+# CPU decode reaches ~0.68 of its RAM's bandwidth: llama.cpp issue #34, 13900K with DDR5-6400 (102.4 GB/s),
+# 7B Q4_0 (3.82 GB) at 18.27 tokens/s = 70 GB/s.
+HOST_EFFICIENCY = 0.68
+PCIE_EFFICIENCY = 0.8
+
+
+def speed_engine(precision: str, engine: SpeedEngine | None) -> SpeedEngine:
+    """The engine a speed estimate assumes: the given one, else llama.cpp for GGUF files and vLLM otherwise."""
+    return engine or ("llamacpp" if resolve_precision(precision).family == "gguf" else "vllm")
+
+
+class Placement(BaseModel):
+    """Where the weights of one model live: the share held in system RAM and how it is used."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host_share: float = 0.0  # of the weights (and, for llama.cpp, of the layers and their KV cache)
+    host_layers: int = 0
+    how: Literal["gpu", "cpu", "pcie"] = "gpu"  # llama.cpp computes host layers on the CPU; others stream them
+
+
+def placement(spec: ModelSpec, gpu: GPU, count: int, precision: str, kv_dtype: str, context: int, batch: int,
+              engine: SpeedEngine) -> Placement:
+    """What does not fit the GPUs stays in system RAM: llama.cpp keeps whole layers there (its own fit search),
+    vLLM's ``--cpu-offload-gb`` and Transformers' ``device_map="auto"`` keep weights there and read them over
+    PCIe each step. Everything on the GPUs when it fits (the quick check avoids the search)."""
+    visible = engine_visible_bytes(gpu)[0]
+    if spec.weight_bytes_at(resolve_precision(precision).name) < 0.85 * visible * count:
+        return Placement()
+    mem_engine = "llamacpp" if engine == "llamacpp" else ("transformers" if engine == "transformers" else "vllm")
+    try:
+        mem = estimate_inference_memory(InferenceMemoryInput(
+            spec=spec, precision=precision, kv_dtype=kv_dtype, context=context, batch=batch, gpus=count,
+            gpu_memory_bytes=visible, engine=mem_engine, parallel="pp" if engine == "llamacpp" else None))
+    except ToolError:
+        return Placement()
+    if mem.fits:
+        return Placement()
+    if engine == "llamacpp":
+        host = mem.offload_layers or 0
+        return Placement(host_share=host / spec.layers, host_layers=host, how="cpu") if host else Placement()
+    usable = (mem.reserved_bytes or visible) * count
+    short = max(0, mem.per_gpu_bytes * count - usable)
+    weights = max(mem.weights_total_bytes, 1)
+    return Placement(host_share=min(1.0, short / weights), how="pcie")
+
+
+def pcie_bytes_per_s(gpu: GPU) -> float:
+    """One direction of the GPU's host link at ``PCIE_EFFICIENCY`` (x16 of its generation by default)."""
+    gbs = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}.get(gpu.pcie_gen or 4, 31.5) * (gpu.pcie_lanes or 16) / 16
+    return gbs * 1e9 * PCIE_EFFICIENCY
+
+
 class DecodeInput(ToolInput):
     """Generation of ``batch`` sequences, each with ``context`` tokens already in its KV cache."""
 
@@ -156,6 +218,9 @@ class DecodeInput(ToolInput):
     context: int = Field(1024, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=100_000)
     mfu: float = Field(PREFILL_MFU, ge=0.001, le=1, description="compute efficiency once decode turns compute-bound")
+    engine: SpeedEngine | None = Field(None, description="default: llama.cpp for GGUF, vLLM otherwise")
+    host_bandwidth_gbs: float = Field(HOST_BANDWIDTH_GBS, gt=0, le=10_000, allow_inf_nan=False,
+                                      description="system RAM bandwidth, GB/s, for weights that do not fit the GPUs")
 
 
 class DecodeResult(BaseModel):
@@ -171,6 +236,11 @@ class DecodeResult(BaseModel):
     parallel: str
     tp: int
     compute_precision: str
+    engine: str = Field("llamacpp", description="the engine the estimate assumes")
+    placement: Literal["gpu", "cpu", "pcie"] = Field(
+        "gpu", description="gpu: all weights on the GPUs; cpu: layers run on the CPU from system RAM (llama.cpp); "
+                           "pcie: weights in system RAM streamed over PCIe each step")
+    host_share: float = Field(0.0, description="share of the weights held in system RAM")
     terms: list[Term]
     assumptions: list[Note | str] = Field(description="model notes (may be plain text), then this tool's notes")
     warnings: list[Note]
@@ -229,18 +299,30 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     spec, gpu, b = inp.model, inp.gpu, inp.batch
     resolve_kv_dtype(inp.kv_dtype)
     fit = decode_fit(memory_class(gpu))
-    mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel)
+    engine = speed_engine(inp.precision, inp.engine)
+    mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel or _engine_parallel(engine, inp.count))
     warnings: list[Note] = []
     if spec.max_context and inp.context > spec.max_context:
         warnings.append(note("perf.decode.context_over", context=inp.context, model=spec.name, limit=spec.max_context))
     weights, weights_how = _moe_weight_bytes(spec, inp.precision, b)
     kv_seq = kv_cache_bytes(spec, inp.context, 1, inp.kv_dtype, tp)  # one sequence, one rank
     bw = gpu.bandwidth_gbs * 1e9
-    per_gpu_bytes = weights / tp + b * kv_seq
+    place = placement(spec, gpu, inp.count, inp.precision, inp.kv_dtype, inp.context, b, engine)
+    host_read = 0.0  # bytes a step reads from system RAM
+    host_time = 0.0
+    if place.how == "cpu":  # llama.cpp: host layers, with their share of the KV cache, computed by the CPU
+        host_read = place.host_share * (weights + b * kv_seq * tp)
+        host_time = host_read / (inp.host_bandwidth_gbs * 1e9 * HOST_EFFICIENCY)
+    elif place.how == "pcie":  # the offloaded weights cross the host link every step
+        host_read = place.host_share * weights
+        host_time = host_read / pcie_bytes_per_s(gpu)
+    on_gpu = weights - (host_read if place.how == "pcie" else place.host_share * weights)
+    kv_gpu = kv_seq * (1 - place.host_share) if place.how == "cpu" else kv_seq
+    per_gpu_bytes = on_gpu / tp + b * kv_gpu
     stream = per_gpu_bytes / (bw * fit.eta_stream)
     if mode == "layer":  # each GPU streams its share in turn: same total, plus hand-offs
-        stream = (weights + b * kv_seq) / (bw * fit.eta_stream)
-        per_gpu_bytes = (weights + b * kv_seq) / inp.count
+        stream = (on_gpu + b * kv_gpu) / (bw * fit.eta_stream)
+        per_gpu_bytes = (on_gpu + b * kv_gpu) / inp.count
     fixed = spec.layers * fit.tau_layer_s
     hop = fit.tau_hop_s * math.log2(inp.count) if mode == "layer" else 0.0
     link: LinkModel | None = link_model(gpu, inp.count) if inp.count > 1 else None
@@ -249,8 +331,8 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     warnings += rate.warnings
     flops = b * (2 * spec.active_params + _attention_flops_per_token(spec, inp.context))
     compute = flops / (rate.flops_per_s * inp.mfu * tp)
-    step = max(stream, compute) + fixed + hop + comm
-    bound: Literal["memory", "compute"] = "memory" if stream >= compute else "compute"
+    step = max(stream + host_time, compute) + fixed + hop + comm
+    bound: Literal["memory", "compute"] = "memory" if stream + host_time >= compute else "compute"
     tps = b / step
     eff = per_gpu_bytes * (inp.count if mode == "layer" else 1) / (bw * step)
     terms = [
@@ -292,6 +374,16 @@ def _decode(inp: DecodeInput) -> DecodeResult:
             "decode_compute",
         ),
     ]
+    if host_time:
+        terms.insert(3, _term(
+            "system RAM time",
+            host_time,
+            "s",
+            note(f"perf.formula.decode_host_{place.how}", read=host_read, share=place.host_share,
+                 layers=place.host_layers, bandwidth=inp.host_bandwidth_gbs, eta=HOST_EFFICIENCY,
+                 pcie=pcie_bytes_per_s(gpu) / 1e9),
+            f"decode_host_{place.how}",
+        ))
     if hop:
         terms.append(
             _term(
@@ -317,7 +409,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
             "decode throughput",
             tps,
             "tokens/s",
-            note("perf.formula.decode_throughput"),
+            note("perf.formula.decode_throughput_host" if host_time else "perf.formula.decode_throughput"),
             "decode_throughput",
         )
     )
@@ -340,6 +432,10 @@ def _decode(inp: DecodeInput) -> DecodeResult:
             warnings.append(note("perf.decode.tp_pcie"))
     if spec.is_moe:
         assumptions.append(note("perf.decode.moe"))
+    assumptions.append(note("perf.decode.engine", engine=ENGINE_LABEL.get(engine, engine)))
+    if place.how != "gpu":
+        warnings.append(note(f"perf.decode.offload_{place.how}", share=place.host_share, layers=place.host_layers,
+                             total=spec.layers, bandwidth=inp.host_bandwidth_gbs))
     return DecodeResult(
         tokens_per_s=tps,
         tokens_per_s_range=(tps * DECODE_RANGE[0], tps * DECODE_RANGE[1]),
@@ -351,6 +447,9 @@ def _decode(inp: DecodeInput) -> DecodeResult:
         parallel=mode,
         tp=tp,
         compute_precision=rate.precision,
+        engine=engine,
+        placement=place.how,
+        host_share=place.host_share,
         terms=terms,
         assumptions=assumptions,
         warnings=warnings,
@@ -370,6 +469,7 @@ class PrefillInput(ToolInput):
     prompt_tokens: int = Field(1024, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=100_000)
     mfu: float = Field(PREFILL_MFU, ge=0.001, le=1)
+    engine: SpeedEngine | None = Field(None, description="default: llama.cpp for GGUF, vLLM otherwise")
 
 
 class PrefillResult(BaseModel):
@@ -395,7 +495,8 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     """Prompt processing: FLOPs = 2·P_active·tokens + causal attention, over peak × MFU."""
     spec, gpu = inp.model, inp.gpu
     fit = decode_fit(memory_class(gpu))
-    mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel)
+    engine = speed_engine(inp.precision, inp.engine)
+    mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel or _engine_parallel(engine, inp.count))
     warnings: list[Note] = []
     if spec.max_context and inp.prompt_tokens > spec.max_context:
         warnings.append(
@@ -417,9 +518,15 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     link = link_model(gpu, inp.count) if tp > 1 else None
     if link is not None:
         comm = 2 * spec.layers * allreduce_time(link, s * b * spec.hidden_size * 2, tp)
-    ttft = max(compute, memory) + fixed + hop + comm
+    # Weights left in system RAM are copied to the GPU for every chunk of the prompt: llama.cpp does so per
+    # micro-batch (n_ubatch 512) when it offloads, vLLM per scheduler step (max_num_batched_tokens 8192).
+    place = placement(spec, gpu, inp.count, inp.precision, "fp16", s, b, engine)
+    chunk = 512 if engine == "llamacpp" else 8192
+    host = weight_read_bytes(spec, inp.precision, active=False) * place.host_share
+    transfer = math.ceil(s * b / chunk) * host / pcie_bytes_per_s(gpu) if host else 0.0
+    ttft = max(compute, memory) + transfer + fixed + hop + comm
     tps = s * b / ttft
-    bound: Literal["memory", "compute"] = "compute" if compute >= memory else "memory"
+    bound: Literal["memory", "compute"] = "compute" if compute >= memory + transfer else "memory"
     lo, hi = PREFILL_RANGE
     terms = [
         _term(
@@ -445,6 +552,12 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             "prefill_streaming",
         ),
     ]
+    if transfer:
+        terms.append(_term("offloaded weights over PCIe", transfer, "s",
+                           note("perf.formula.prefill_transfer", gb=host / 1e9, chunks=math.ceil(s * b / chunk),
+                                chunk=chunk, pcie=pcie_bytes_per_s(gpu) / 1e9),
+                           "prefill_transfer"))
+        warnings.append(note("perf.prefill.offload", gb=host / 1e9))
     if comm and link is not None:
         terms.append(
             _term(

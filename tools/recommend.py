@@ -426,7 +426,7 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
     # across nodes the layers are split between them and each token passes every node in turn: per token, one
     # node's tensor-parallel group streaming the whole model (the network hop is not modelled)
     d = estimate_decode(DecodeInput(model=spec, gpu=gpu, count=min(count, NODE_GPUS), parallel=parallel,
-                                    precision=res.precision,
+                                    precision=res.precision, engine=engine,
                                     kv_dtype=res.kv_dtype, context=inp.context, batch=inp.concurrency))
     ev.decode, ev.decode_range = d.tokens_per_s, d.tokens_per_s_range
     ev.metric, ev.metric_label = d.tokens_per_s, "decode tokens/s"

@@ -21,12 +21,14 @@ from tools.efficiency import PREFILL_MFU, TRAINING_MFU
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, load_model_spec
 from tools.perf import (
+    HOST_BANDWIDTH_GBS,
     DecodeInput,
     PrefillInput,
     ServingInput,
     estimate_decode,
     estimate_prefill,
     estimate_serving,
+    speed_engine,
 )
 from tools.result import Note, note
 from tools.scientific import ScientificInput, estimate_fp64
@@ -61,6 +63,12 @@ def register(sub: Any) -> None:
         type=finite_float,
         help=f"compute efficiency (default {PREFILL_MFU} inference, {TRAINING_MFU} training)",
     )
+    p.add_argument("--engine", choices=["llamacpp", "vllm", "sglang", "transformers"],
+                   help="inference engine (default: llama.cpp for GGUF, vLLM otherwise); decides the multi-GPU "
+                        "split and how weights that do not fit the GPUs are used")
+    p.add_argument("--host-bandwidth", type=finite_float, default=HOST_BANDWIDTH_GBS,
+                   help=f"system RAM bandwidth in GB/s, for a model that does not fit the GPUs (default "
+                        f"{HOST_BANDWIDTH_GBS:g}: dual-channel DDR5-5600)")
     p.add_argument("--serve", action="store_true", help="also continuous-batching throughput and concurrency")
     g = p.add_argument_group("training time (--train)")
     g.add_argument("--train", action="store_true", help="training time instead of inference speed")
@@ -136,6 +144,8 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
             context=context,
             batch=args.batch,
             mfu=mfu,
+            engine=args.engine,
+            host_bandwidth_gbs=args.host_bandwidth,
         )
     )
     prefill = estimate_prefill(
@@ -148,6 +158,7 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
             prompt_tokens=prompt,
             batch=args.batch,
             mfu=mfu,
+            engine=args.engine,
         )
     )
     serving = None
@@ -169,6 +180,7 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
         "gpu": gpu.name,
         "count": args.count,
         "precision": precision,
+        "engine": speed_engine(precision, args.engine),
         "context": context,
         "prompt_tokens": prompt,
         "batch": args.batch,

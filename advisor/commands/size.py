@@ -67,6 +67,10 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--gpu-memory-utilization", type=finite_float, default=0.92, help="vLLM reservation (default 0.92)")
     g.add_argument("--max-num-batched-tokens", type=int, default=8192, help="vLLM (default 8192)")
     g.add_argument("--max-num-seqs", type=int, default=256, help="vLLM (default 256)")
+    g.add_argument("--vllm-profile", choices=["sampler", "all-tokens"], default="sampler",
+                   help="vLLM's start-up profile run: 'sampler' (default; vLLM 0.6 V0 and current V1 compute "
+                        "logits for the sampled tokens only) or 'all-tokens' (vLLM 0.7-era V1 ran the LM head "
+                        "over every profiled token, leaving less for the KV cache)")
     g.add_argument("--n-ubatch", type=int, default=512, help="llama.cpp physical batch (default 512)")
     g.add_argument("--n-gpu-layers", type=int, help="llama.cpp -ngl (default: all that fit)")
     g.add_argument("--no-flash-attn", action="store_true", help="llama.cpp without flash attention")
@@ -157,6 +161,7 @@ def run_inference(args: argparse.Namespace) -> int:
         gpu_memory_utilization=args.gpu_memory_utilization,
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
+        profile_logits_all_tokens=args.vllm_profile == "all-tokens",
         n_ubatch=args.n_ubatch,
         n_gpu_layers=args.n_gpu_layers,
         flash_attention=not args.no_flash_attn,
