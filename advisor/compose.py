@@ -649,7 +649,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append("")
         out.append(msg(lang, "compose.training_section.time_about_gpu_hours",
                        count=d.count, gpu=d.gpu, hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours),
-                       mfu=num(d.mfu), cost=cost))
+                       mfu=num(d.mfu), cost=cost, low=duration(d.hours_range[0], lang),
+                       high=duration(d.hours_range[1], lang)))
         if p.deadline_days:
             ok = d.hours <= p.deadline_days * 24
             out.append(msg(lang, "verdict.deadline_ok" if ok else "verdict.deadline_missed",

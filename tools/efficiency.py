@@ -114,7 +114,7 @@ DECODE_RANGE = (0.75, 1.25)
 # Compute efficiencies (model FLOPs utilisation) — defaults the user can override.
 PREFILL_MFU = 0.5  # prompt processing GEMMs at batch·tokens ≥ 512 on tensor cores
 PREFILL_RANGE = (0.6, 1.4)
-TRAINING_MFU = 0.40  # conservative; the LLaMA runs on 2048 A100 imply 0.43–0.51 (row 22)
+TRAINING_MFU = 0.40  # the old single default, kept for callers that pass one explicitly
 FP64_EFFICIENCY = {"dense-lu": 0.70, "dense-gemm": 0.85, "grid": 0.80}  # grid: share of bandwidth
 
 
@@ -248,3 +248,57 @@ def allreduce_time(link: LinkModel, message_bytes: float, ranks: int) -> float:
     if ranks <= 1:
         return 0.0
     return link.latency_s + 2 * (ranks - 1) / ranks * message_bytes / link.bandwidth_bytes_s
+
+
+# --- training utilisation ---------------------------------------------------------------------------------------
+
+_FOUNDRY = "mosaicml/llm-foundry scripts/train/benchmarking/README.md (FSDP, bf16, seq 2048)"
+MfuClass = Literal["ampere", "hopper"]
+MfuBand = Literal["small", "mid", "large"]
+# Published 6ND-style MFU of LLM Foundry's training runs at 2,048-token sequences on 8–128 GPUs, by GPU class and
+# model size (A100 80GB / 40GB rows for the class up to ~400 dense TFLOPS, H100 rows for the faster class).
+TRAINING_MFU_RUNS: dict[tuple[MfuClass, MfuBand], tuple[float, ...]] = {
+    ("ampere", "small"): (0.4479, 0.5162, 0.5685),
+    ("ampere", "mid"): (0.5986, 0.6211, 0.6423, 0.5957, 0.548, 0.5594, 0.5092, 0.5044, 0.5155, 0.5073, 0.5014,
+                        0.4394, 0.525, 0.5262, 0.5204, 0.5193),
+    ("ampere", "large"): (0.553, 0.5333, 0.4856, 0.5174, 0.5225, 0.3587, 0.4891),
+    ("hopper", "small"): (0.349, 0.3789, 0.3757),
+    ("hopper", "mid"): (0.4182, 0.4236, 0.4152, 0.4085, 0.4373, 0.417, 0.408, 0.4644, 0.3979, 0.3958, 0.3995,
+                        0.3986),
+    ("hopper", "large"): (0.3811, 0.4307, 0.4392, 0.3615, 0.4257),
+}
+FAST_CLASS_TFLOPS = 600  # dense bf16: H100/H200/B200/MI300X and up reach a smaller share of their peak
+
+
+class TrainingMfu(BaseModel):
+    """The MFU a training-time estimate assumes, with the spread of the published runs behind it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mfu: float
+    low: float
+    high: float
+    gpu_class: MfuClass
+    band: MfuBand
+    runs: int
+    source: str = _FOUNDRY
+
+
+def mfu_band(params: float) -> MfuBand:
+    """Model size band of the MFU table: under 1 B, 1–20 B, 20 B and more (active parameters)."""
+    return "small" if params < 1e9 else ("mid" if params < 2e10 else "large")
+
+
+def training_mfu(params: float, gpu: GPU) -> TrainingMfu:
+    """Median MFU of the published runs of this size on this class of GPU, and their lowest and highest.
+
+    Faster GPUs reach a smaller share of their peak with the same software (H100 runs ~0.41 where A100 runs ~0.52);
+    the table's runs span 8–128 GPUs and show no steady trend with the count; LLaMA's 2,048-GPU runs (row 22) sit
+    in the lower half.
+    """
+    klass: MfuClass = "hopper" if (gpu.throughput.bf16 or gpu.throughput.fp16 or 0) >= FAST_CLASS_TFLOPS else "ampere"
+    band = mfu_band(params)
+    runs = sorted(TRAINING_MFU_RUNS[(klass, band)])
+    mid = len(runs) // 2
+    median = runs[mid] if len(runs) % 2 else (runs[mid - 1] + runs[mid]) / 2
+    return TrainingMfu(mfu=median, low=runs[0], high=runs[-1], gpu_class=klass, band=band, runs=len(runs))

@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge.schema import GPU
-from tools.efficiency import TRAINING_MFU
+from tools.efficiency import training_mfu
 from tools.errors import ToolError
 from tools.inputs import ToolInput
 from tools.perf import compute_rate
@@ -53,7 +53,8 @@ class TrainingTimeInput(ToolInput):
     tokens: float = Field(gt=0, le=MAX_TOKENS, description="D: training tokens")
     gpu: GPU
     count: int = Field(1, ge=1, le=1_000_000)
-    mfu: float = Field(TRAINING_MFU, ge=0.001, le=1)
+    mfu: float | None = Field(None, ge=0.001, le=1, description="default: the median of published runs of this "
+                                                               "model size on this class of GPU")
     recompute: Literal["none", "selective", "full"] = "none"
     precision: str = Field("bf16", description="precision the matmuls run at")
     price_per_gpu_hour: float | None = Field(
@@ -63,7 +64,7 @@ class TrainingTimeInput(ToolInput):
 
     @model_validator(mode="after")
     def _check(self) -> TrainingTimeInput:
-        if self.mfu > 0.8:
+        if self.mfu is not None and self.mfu > 0.8:
             raise ToolError(note("error.train_time.mfu_too_high", mfu=self.mfu))
         return self
 
@@ -75,6 +76,8 @@ class TrainingTimeResult(BaseModel):
     flops: float
     flops_factor: int = Field(description="6, or 8 with full recomputation")
     hours: Hours
+    hours_range: tuple[Hours, Hours] = Field(description="at the highest and lowest MFU of the published runs "
+                                                         "(the given MFU ×1.2 and ×0.8 when one is given)")
     days: Days
     gpu_hours: float = Field(description="GPU-hours (hours × GPUs)")
     tokens_per_s_per_gpu: TokensPerS
@@ -82,6 +85,7 @@ class TrainingTimeResult(BaseModel):
     peak_flops_per_s_per_gpu: float = Field(description="dense peak, FLOP/s")
     compute_precision: str
     mfu: float
+    mfu_range: tuple[float, float]
     count: int
     gpu: str
     price_per_gpu_hour: float | None = Field(description="USD per GPU-hour")
@@ -97,9 +101,12 @@ class TrainingTimeResult(BaseModel):
 def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
     """Hours, GPU-hours and cost of training ``params`` on ``tokens`` at a stated MFU."""
     rate = compute_rate(inp.gpu, inp.precision)
+    fitted = training_mfu(inp.params, inp.gpu)
+    mfu = fitted.mfu if inp.mfu is None else inp.mfu
+    low, high = (fitted.low, fitted.high) if inp.mfu is None else (mfu * 0.8, min(mfu * 1.2, 0.8))
     k = 8 if inp.recompute == "full" else 6
     flops = k * inp.params * inp.tokens
-    achieved = inp.count * rate.flops_per_s * inp.mfu
+    achieved = inp.count * rate.flops_per_s * mfu
     seconds = flops / achieved
     hours = seconds / 3600
     gpu_hours = hours * inp.count
@@ -123,7 +130,7 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
             value=achieved,
             unit="FLOP/s",
             formula=note("perf.formula.train_achieved", count=inp.count, precision=rate.precision,
-                         tflops=rate.flops_per_s / 1e12, mfu=inp.mfu),
+                         tflops=rate.flops_per_s / 1e12, mfu=mfu),
             explain=note("perf.explain.train_achieved"),
         ),
         Term(
@@ -152,7 +159,9 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
             )
         )
     assumptions = [
-        note("perf.train_time.mfu_default" if inp.mfu == TRAINING_MFU else "perf.train_time.mfu_given", mfu=inp.mfu),
+        note("perf.train_time.mfu_given", mfu=mfu) if inp.mfu is not None else
+        note(f"perf.train_time.mfu_fitted_{fitted.band}", mfu=mfu, low=low, high=high, runs=fitted.runs,
+             gpu_class=note(f"perf.train_time.gpu_class_{fitted.gpu_class}")),
         note("perf.train_time.six_nd"),
         note("perf.train_time.params", params=inp.params),
     ]
@@ -163,13 +172,15 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
         flops=flops,
         flops_factor=k,
         hours=hours,
+        hours_range=(hours * mfu / high, hours * mfu / low),
         days=hours / 24,
         gpu_hours=gpu_hours,
         tokens_per_s_per_gpu=tokens_per_gpu,
         achieved_flops_per_s=achieved,
         peak_flops_per_s_per_gpu=rate.flops_per_s,
         compute_precision=rate.precision,
-        mfu=inp.mfu,
+        mfu=mfu,
+        mfu_range=(low, high),
         count=inp.count,
         gpu=inp.gpu.name,
         price_per_gpu_hour=price,

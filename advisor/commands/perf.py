@@ -17,7 +17,7 @@ from advisor.present import (
 )
 from knowledge import load_catalog
 from knowledge.messages import msg
-from tools.efficiency import PREFILL_MFU, TRAINING_MFU
+from tools.efficiency import PREFILL_MFU
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, load_model_spec
 from tools.perf import (
@@ -61,7 +61,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--mfu",
         type=finite_float,
-        help=f"compute efficiency (default {PREFILL_MFU} inference, {TRAINING_MFU} training)",
+        help=f"compute efficiency (default {PREFILL_MFU} inference; training: the median of published runs of the "
+             "model's size on that class of GPU)",
     )
     p.add_argument("--engine", choices=["llamacpp", "vllm", "sglang", "transformers"],
                    help="inference engine (default: llama.cpp for GGUF, vLLM otherwise); decides the multi-GPU "
@@ -221,7 +222,7 @@ def _train(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -> in
             tokens=tokens,
             gpu=gpu,
             count=args.count,
-            mfu=args.mfu if args.mfu is not None else TRAINING_MFU,
+            mfu=args.mfu,
             recompute=args.recompute,
             price_per_gpu_hour=args.price,
             model_name=spec.name,

@@ -46,10 +46,11 @@ def present_serving(r: ServingResult, lang: str, title: str = "", context: int |
 
 def present_training_time(r: TrainingTimeResult, lang: str, model: str = "", tokens: float | None = None) -> Section:
     title = msg(lang, "present.training_time.title", model=model or "?",
-                tokens=f"{tokens:.3g}" if tokens else "?", count=r.count, gpu=r.gpu, mfu=f"{r.mfu:g}")
+                tokens=f"{tokens:.3g}" if tokens else "?", count=r.count, gpu=r.gpu, mfu=f"{r.mfu:.2f}")
     figures = [
         Figure(label=msg(lang, "present.training_time.wall"), value=f"{num(r.hours)} h",
-               detail=msg(lang, "present.training_time.days", days=num(r.days))),
+               detail=msg(lang, "present.training_time.days_range", days=num(r.days),
+                          low=num(r.hours_range[0] / 24), high=num(r.hours_range[1] / 24))),
         Figure(label=msg(lang, "present.training_time.gpu_hours"), value=f"{num(r.gpu_hours)} GPU·h"),
         Figure(label=msg(lang, "present.training_time.throughput"),
                value=f"{num(r.tokens_per_s_per_gpu)} tokens/s/GPU"),
