@@ -392,6 +392,14 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     return out
 
 
+def _mfu_basis(d: TrainingTimeResult) -> str:
+    """Where a training time's MFU came from: the user's own measurement, a given figure, or published runs."""
+    first = d.assumptions[0].id if d.assumptions else ""
+    return {"perf.train_time.mfu_measured": "compose.training_section.basis_measured",
+            "perf.train_time.mfu_given": "compose.training_section.basis_given"}.get(
+        first, "compose.training_section.basis_published")
+
+
 def _bound_key(d: DecodeResult) -> str:
     """What limits a decode speed: system RAM or PCIe when weights sit in host memory, else the GPU's."""
     if d.placement != "gpu":
@@ -650,7 +658,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append(msg(lang, "compose.training_section.time_about_gpu_hours",
                        count=d.count, gpu=d.gpu, hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours),
                        mfu=num(d.mfu), cost=cost, low=duration(d.hours_range[0], lang),
-                       high=duration(d.hours_range[1], lang)))
+                       high=duration(d.hours_range[1], lang), basis=msg(lang, _mfu_basis(d))))
         if p.deadline_days:
             ok = d.hours <= p.deadline_days * 24
             out.append(msg(lang, "verdict.deadline_ok" if ok else "verdict.deadline_missed",

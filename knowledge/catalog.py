@@ -87,19 +87,26 @@ def _finds(resolver: Resolver[GPU], name: str) -> bool:
 
 
 def _with_measurements(gpus: tuple[GPU, ...], measured: list[Measured]) -> tuple[GPU, ...]:
-    """``gpus`` with each measured decode speed attached to the GPU it names (an unknown name: a warning)."""
+    """``gpus`` with each measured decode speed and training MFU attached to the GPU it names (an unknown name: a
+    warning)."""
     resolver = _gpu_resolver(gpus)
     found: dict[str, list[DecodeMeasurement]] = {}
+    mfu: dict[str, float] = {}
     for m in measured:
         try:
             gpu = resolver.get(m.gpu)
         except (UnknownNameError, AmbiguousNameError) as exc:
             log.warning("GPU_ADVISOR_GPUS: a measurement names %s; not used", exc)
             continue
+        if m.training_mfu is not None:
+            mfu[gpu.id] = m.training_mfu  # the last one written wins
+            continue
         found.setdefault(gpu.id, []).append(DecodeMeasurement(
-            model=m.model, precision=m.precision, tokens_per_s=m.decode_tokens_per_s,
+            model=m.model or "", precision=m.precision or "", tokens_per_s=m.decode_tokens_per_s or 0,
             source=f"measured by the user ({m.gpu}, {m.model}, {m.precision})"))
-    return tuple(g.model_copy(update={"measured_decode": tuple(found[g.id])}) if g.id in found else g for g in gpus)
+    update = {g.id: {**({"measured_decode": tuple(found[g.id])} if g.id in found else {}),
+                     **({"measured_training_mfu": mfu[g.id]} if g.id in mfu else {})} for g in gpus}
+    return tuple(g.model_copy(update=update[g.id]) if update[g.id] else g for g in gpus)
 
 
 @cache

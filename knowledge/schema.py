@@ -165,6 +165,9 @@ class GPU(_Strict):
     price: Price | None = None
     measured_decode: tuple[DecodeMeasurement, ...] = Field(
         (), description="the user's own measurements (GPU_ADVISOR_GPUS): decode predictions are scaled to them")
+    measured_training_mfu: float | None = Field(
+        None, gt=0, le=0.8, allow_inf_nan=False,
+        description="the user's own training MFU on this GPU (GPU_ADVISOR_GPUS): training-time estimates use it")
     aliases: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
     as_of: dt.date

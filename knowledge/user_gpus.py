@@ -18,7 +18,12 @@
     precision = "Q4_K_M"
     decode_tokens_per_s = 101   # e.g. llama-bench's tg128
 
-Measured speeds calibrate that GPU's decode predictions (shown as such in every speed answer).
+    [[measured]]                # optional: the MFU of your own training runs on that GPU
+    gpu = "RTX 3080"
+    training_mfu = 0.35
+
+Measured speeds calibrate that GPU's decode predictions, a measured MFU replaces the published-runs default of
+its training-time estimates (both shown as such in every answer).
 
 Each becomes a catalog GPU under the name given, whose source says it is the user's own figures (confidence
 "L"), with no price:
@@ -34,7 +39,7 @@ import re
 import tomllib
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from knowledge.paths import expand_user, regular_file
 from knowledge.schema import GPU
@@ -45,14 +50,23 @@ MAX_FILE_BYTES = 1_000_000
 
 
 class Measured(BaseModel):
-    """One measured decode speed, as written in the file."""
+    """One measurement as written in the file: a decode speed (with its model and precision) or a training MFU."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     gpu: str = Field(min_length=1, max_length=80)
-    model: str = Field(min_length=1, max_length=120)
-    precision: str = Field(min_length=1, max_length=20)
-    decode_tokens_per_s: float = Field(gt=0, le=100_000)
+    model: str | None = Field(None, min_length=1, max_length=120)
+    precision: str | None = Field(None, min_length=1, max_length=20)
+    decode_tokens_per_s: float | None = Field(None, gt=0, le=100_000)
+    training_mfu: float | None = Field(None, gt=0, le=0.8, description="model FLOPs utilisation of a training run")
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Measured:
+        if (self.decode_tokens_per_s is None) == (self.training_mfu is None):
+            raise ValueError("give decode_tokens_per_s (with model and precision) or training_mfu")
+        if self.decode_tokens_per_s is not None and not (self.model and self.precision):
+            raise ValueError("a decode speed needs its model and precision")
+        return self
 
 
 class GPUProfile(BaseModel):

@@ -146,3 +146,41 @@ def test_the_chat_says_when_a_speed_is_calibrated_to_the_users_measurement(profi
     assert "速度已按你在这张卡上的实测校准（Llama-3.1-8B，Q4_K_M：实测 150 tokens/s" in zh.text
     en = adv.reply("how fast is Qwen2.5-14B Q4_K_M on one RTX 3090?", adv.new_session())
     assert "calibrated" not in en.text  # a GPU without a measurement says nothing of the kind
+
+
+MFU_4090 = """
+[[measured]]
+gpu = "RTX 4090"
+training_mfu = 0.30
+"""
+
+
+def test_a_measured_training_mfu_replaces_the_published_runs_default(profile: Path) -> None:
+    from tools.training_time import TrainingTimeInput, estimate_training_time
+
+    before = estimate_training_time(TrainingTimeInput(params=8e9, tokens=1e10, gpu=load_catalog().gpu("RTX 4090")))
+    profile.write_text(MFU_4090, encoding="utf-8")
+    load_catalog.cache_clear()
+    gpu = load_catalog().gpu("RTX 4090")
+    r = estimate_training_time(TrainingTimeInput(params=8e9, tokens=1e10, gpu=gpu))
+    assert r.mfu == 0.30 and r.mfu_range == pytest.approx((0.27, 0.33))
+    assert r.hours == pytest.approx(before.hours * before.mfu / 0.30)  # time scales inversely with MFU
+    assert r.assumptions[0].id == "perf.train_time.mfu_measured"
+    given = estimate_training_time(TrainingTimeInput(params=8e9, tokens=1e10, gpu=gpu, mfu=0.5))
+    assert given.mfu == 0.5  # a figure given for one question still wins
+    other = estimate_training_time(TrainingTimeInput(params=8e9, tokens=1e10, gpu=load_catalog().gpu("RTX 3090")))
+    assert other.assumptions[0].id.startswith("perf.train_time.mfu_fitted")
+
+
+@pytest.mark.parametrize("text", [
+    MFU_4090.replace("0.30", "0.95"),  # beyond any published run
+    MFU_4090 + "decode_tokens_per_s = 100\n",  # two kinds in one table
+    '[[measured]]\ngpu = "RTX 4090"\ndecode_tokens_per_s = 100\n',  # a speed without its model and precision
+])
+def test_a_measurement_that_cannot_be_used_is_one_warning(profile: Path, text: str,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    profile.write_text(text, encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="knowledge.catalog"):
+        cat = load_catalog()
+    assert any("GPU_ADVISOR_GPUS" in r.getMessage() and "measured 1" in r.getMessage() for r in caplog.records)
+    assert cat.gpu("RTX 4090").measured_training_mfu is None

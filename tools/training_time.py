@@ -102,8 +102,13 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
     """Hours, GPU-hours and cost of training ``params`` on ``tokens`` at a stated MFU."""
     rate = compute_rate(inp.gpu, inp.precision)
     fitted = training_mfu(inp.params, inp.gpu)
-    mfu = fitted.mfu if inp.mfu is None else inp.mfu
-    low, high = (fitted.low, fitted.high) if inp.mfu is None else (mfu * 0.8, min(mfu * 1.2, 0.8))
+    measured = inp.gpu.measured_training_mfu if inp.mfu is None else None
+    mfu = inp.mfu or measured or fitted.mfu
+    if inp.mfu is None and measured is None:
+        low, high = fitted.low, fitted.high
+    else:  # a given or measured MFU: ±20 % (±10 % for a measurement) for other sizes, sequence lengths, builds
+        spread = 0.1 if measured else 0.2
+        low, high = mfu * (1 - spread), min(mfu * (1 + spread), 0.8)
     k = 8 if inp.recompute == "full" else 6
     flops = k * inp.params * inp.tokens
     achieved = inp.count * rate.flops_per_s * mfu
@@ -160,6 +165,7 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
         )
     assumptions = [
         note("perf.train_time.mfu_given", mfu=mfu) if inp.mfu is not None else
+        note("perf.train_time.mfu_measured", mfu=mfu, gpu=inp.gpu.name, fitted=fitted.mfu) if measured else
         note(f"perf.train_time.mfu_fitted_{fitted.band}", mfu=mfu, low=low, high=high, runs=fitted.runs,
              gpu_class=note(f"perf.train_time.gpu_class_{fitted.gpu_class}")),
         note("perf.train_time.six_nd"),
