@@ -1,5 +1,5 @@
-"""The GPUs in this machine, for "what can I run here?": asked of ``nvidia-smi`` (or AMD's ``rocm-smi``),
-matched to the catalog.
+"""The GPUs in this machine, for "what can I run here?": asked of ``nvidia-smi`` (or AMD's ``rocm-smi``, or
+Linux's sysfs), matched to the catalog.
 
 ``detect_gpus()`` runs ``nvidia-smi --query-gpu=index,name,memory.total`` — or, without it,
 ``rocm-smi --showproductname --showmeminfo vram --json`` — (a few seconds at most) and returns each card
@@ -11,11 +11,13 @@ a fit check needs. No tool (or one that fails) is a message, never an error.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
@@ -27,6 +29,9 @@ _ROCM_NAME_KEYS = ("card series", "marketing name", "card model", "card sku")
 TIMEOUT_S = 10.0
 _MODEL_NUMBER = re.compile(r"(?<![A-Za-z0-9])([A-Z]{0,3}\d{2,4}[A-Z]?)(?![A-Za-z0-9])", re.I)
 _FORMS = ("sxm", "pcie", "nvl", "hgx")
+SYSFS_ENV = "GPU_ADVISOR_SYSFS_DRM"  # where sysfs's drm class is, when not /sys/class/drm (tests, containers)
+_PCI_VENDORS = {"0x1002": "AMD", "0x10de": "NVIDIA", "0x8086": "Intel"}
+MIN_SYSFS_VRAM = 2 * 2**30  # less is an integrated GPU's carve-out, not a card to run models on
 
 
 @dataclass(frozen=True)
@@ -44,9 +49,10 @@ class Detection:
     detail: str = ""
 
 
-def detect_gpus(run: Callable[..., Any] = subprocess.run, which: Callable[[str], str | None] = shutil.which
-                ) -> Detection:
-    """The GPUs ``nvidia-smi`` lists, else those ``rocm-smi`` lists (``run``/``which`` replaceable for tests)."""
+def detect_gpus(run: Callable[..., Any] = subprocess.run, which: Callable[[str], str | None] = shutil.which,
+                sysfs: Path | None = None) -> Detection:
+    """The GPUs ``nvidia-smi`` lists, else those ``rocm-smi`` lists, else the cards Linux's sysfs shows with their
+    memory (``run``/``which``/``sysfs`` replaceable for tests)."""
     for tool, query, parse in (("nvidia-smi", QUERY, parse_query), ("rocm-smi", ROCM_QUERY, parse_rocm)):
         if which(tool) is None:
             continue
@@ -60,7 +66,38 @@ def detect_gpus(run: Callable[..., Any] = subprocess.run, which: Callable[[str],
             done.stdout)
         gpus = [DetectedGPU(i, name, size, match_catalog(name, size)) for i, name, size in rows]
         return Detection(gpus, None if gpus else "none_listed")
+    rows = read_sysfs(sysfs or Path(os.environ.get(SYSFS_ENV) or "/sys/class/drm"))
+    if rows:
+        return Detection([DetectedGPU(i, name, size, match_catalog(name, size)) for i, name, size in rows])
     return Detection([], "no_tool")
+
+
+def read_sysfs(root: Path) -> list[tuple[int, str, int]]:
+    """Cards under ``/sys/class/drm/cardN/device`` whose driver reports its memory (amdgpu's
+    ``mem_info_vram_total``, bytes), named by ``product_name`` when the driver gives one, else by vendor and PCI
+    device id. NVIDIA's driver reports no memory there: those cards need nvidia-smi."""
+    rows = []
+    try:
+        cards = sorted(p for p in root.iterdir() if re.fullmatch(r"card\d+", p.name))
+    except OSError:
+        return []
+    for card in cards[:64]:
+        device = card / "device"
+        vendor = _read(device / "vendor").lower()
+        size = _read(device / "mem_info_vram_total")
+        if vendor not in _PCI_VENDORS or not size.isdigit() or not MIN_SYSFS_VRAM <= int(size) <= 16 * 2**40:
+            continue
+        name = _read(device / "product_name") or f"{_PCI_VENDORS[vendor]} GPU (PCI device {_read(device / 'device')})"
+        rows.append((int(card.name[4:]), name[:100], int(size)))
+    return rows
+
+
+def _read(path: Path) -> str:
+    """A short sysfs attribute, stripped; empty when absent or unreadable."""
+    try:
+        return path.read_text(encoding="ascii", errors="replace")[:200].strip()
+    except OSError:
+        return ""
 
 
 def parse_query(text: str) -> list[tuple[int, str, int]]:

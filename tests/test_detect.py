@@ -61,6 +61,7 @@ def test_a_machine_with_a_4090_and_a_3080(tmp_path: Path) -> None:
 ])
 def test_no_gpu_is_one_clear_line(tmp_path: Path, body: str | None, said: str) -> None:
     env = _fake_smi(tmp_path, body) if body else {**os.environ, "PATH": str(tmp_path), "PYTHONPATH": str(ROOT)}
+    env["GPU_ADVISOR_SYSFS_DRM"] = str(tmp_path / "no-drm")  # this test machine's own cards stay out of it
     done = subprocess.run([sys.executable, "-m", "advisor.cli", "detect", "--lang", "zh"], capture_output=True,
                           text=True, env=env, cwd=ROOT, timeout=120)
     assert done.returncode == 1 and said in done.stdout and "Traceback" not in done.stderr
@@ -100,3 +101,40 @@ def test_an_amd_machine_through_rocm_smi(tmp_path: Path) -> None:
     mi300x = {(r["model"], r["precision"]): r for r in out["plans"][0]["fits"]}
     # 70B at 16 bits is 70.6e9 × 2 B = 141 GB of weights: it fits the MI300X's 192 GB
     assert mi300x[("llama-3.1-70b", "bf16")]["fits"] is True
+
+
+def _sysfs_card(root: Path, n: int, vendor: str, vram: int | None, product: str | None = None,
+                device: str = "0x744c") -> None:
+    folder = root / f"card{n}" / "device"
+    folder.mkdir(parents=True)
+    (folder / "vendor").write_text(vendor + "\n")
+    (folder / "device").write_text(device + "\n")
+    if vram is not None:
+        (folder / "mem_info_vram_total").write_text(f"{vram}\n")
+    if product:
+        (folder / "product_name").write_text(product + "\n")
+    (root / f"card{n}-DP-1").mkdir()  # connectors sit beside the cards and are not cards
+
+
+def test_without_smi_tools_sysfs_still_finds_an_amd_card(tmp_path: Path) -> None:
+    drm = tmp_path / "drm"
+    _sysfs_card(drm, 0, "0x1002", 24 * 2**30)  # an RX 7900 XTX (24 GiB), no product name from its driver
+    _sysfs_card(drm, 1, "0x1002", 512 * MiB, device="0x15bf")  # an APU's carve-out: not a card to run models on
+    _sysfs_card(drm, 2, "0x10de", None, device="0x2684")  # NVIDIA's driver reports no memory here
+    env = {**os.environ, "PATH": str(tmp_path / "bin"), "PYTHONPATH": str(ROOT), "GPU_ADVISOR_SYSFS_DRM": str(drm)}
+    done = _detect(env, "--json")
+    assert done.returncode == 0, done.stderr
+    gpus = json.loads(done.stdout)["gpus"]
+    assert [(g["index"], g["name"], g["memory_bytes"]) for g in gpus] == [
+        (0, "AMD GPU (PCI device 0x744c)", 24 * 2**30)]
+    plan = json.loads(done.stdout)["plans"][0]
+    assert {(r["model"], r["precision"]): r["fits"] for r in plan["fits"]}[("llama-3.1-8b", "bf16")] is True
+
+
+def test_a_sysfs_product_name_is_matched_to_the_catalog(tmp_path: Path) -> None:
+    from advisor.detect import detect_gpus
+
+    drm = tmp_path / "drm"
+    _sysfs_card(drm, 0, "0x1002", 192 * 2**30, "AMD Instinct MI300X")
+    found = detect_gpus(which=lambda _: None, sysfs=drm)
+    assert [(g.name, g.catalog_id) for g in found.gpus] == [("AMD Instinct MI300X", "mi300x")]
