@@ -71,7 +71,7 @@ CALLS = [
     ("size_inference", {"model": "llama-3.1-8b", "context": "abc", "engine": "foo", "batch": 1.5},
      "invalid arguments — context: Input should be a valid integer, unable to parse string as an integer; "
      "batch: Input should be a valid integer, got a number with a fractional part; "
-     "engine: Input should be 'vllm', 'llamacpp' or 'transformers'"),
+     "engine: Input should be 'vllm', 'llamacpp', 'transformers' or 'sglang'"),
     ("size_inference", {"model": "llama-3.1-8b", "context": 4096, "bogus": 1},
      "invalid arguments — bogus: Extra inputs are not permitted"),
     ("size_inference", {"model": "llama-3.1-8b"}, "invalid arguments — context: Field required"),

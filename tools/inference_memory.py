@@ -28,33 +28,24 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from knowledge import load_catalog
 from knowledge.messages import has
 from knowledge.schema import GPU
+from tools.engines import EngineName, InferenceEngine, get_engine
+from tools.engines.base import Activations
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes, inline_ecc_on
 from tools.inputs import ToolInput
 from tools.kv_cache import (
-    LLAMACPP_CTX_PAD,
-    VLLM_BLOCK_SIZE,
-    Engine,
     KVLayout,
     kv_bytes,
     kv_bytes_per_token,
     kv_formula,
     kv_layout,
-    kv_tokens,
 )
 from tools.modelspec import SPEC_LIMITS, ModelSpec, PerSpecCache, check_tensor_parallel, load_model_spec
 from tools.precision import PrecisionSpec, resolve_kv_dtype, resolve_precision
 from tools.result import MemoryBreakdown, Note, Term, note
 from tools.units import Bytes, GiB, MiB, Tokens
 
-EngineName = Literal["vllm", "llamacpp", "transformers"]
-
-# --- calibrated constants (see the docstrings of the functions that use them) --------------
-VLLM_LOGIT_BYTES = 8.5  # bytes per (token × vocab) logit in vLLM's profile run: bf16 + fp32 + sampler
-VLLM_NON_TORCH_BYTES = int(0.15 * GiB)  # NCCL-free single GPU: 0.10–0.20 GiB in vLLM logs
-VLLM_NON_TORCH_TP_BYTES = int(0.5 * GiB)  # with tensor parallel: NCCL / custom all-reduce buffers
-LLAMACPP_CUDA_CONTEXT = 384 * MiB  # CUDA context + cuBLAS handles; not printed in llama.cpp's log
-TRANSFORMERS_OVERHEAD = int(0.75 * GiB)  # CUDA context + cuBLAS workspace + allocator slack (0.5–1 GiB)
+# --- calibrated constants (the engines' own live in tools.engines) -----------------------------
 MAX_CONTEXT_SEARCH = 1 << 24
 
 
@@ -88,6 +79,8 @@ class InferenceMemoryInput(ToolInput):
         None, gt=0, le=10 * 2**40, description="override: total bytes the engine sees on each GPU"
     )
     engine: EngineName = "vllm"
+    mem_fraction_static: float | None = Field(None, gt=0, lt=1, allow_inf_nan=False,
+                                              description="SGLang's static pool; default: SGLang's own rule")
     gpu_memory_utilization: float = Field(0.92, gt=0, le=1.0, allow_inf_nan=False)
     max_num_batched_tokens: int = Field(8192, ge=1, le=10_000_000)
     max_num_seqs: int = Field(256, ge=1, le=100_000)
@@ -210,76 +203,6 @@ def _stages(n_layers: int, parts: int) -> list[range]:
     return out
 
 
-# --- engine pieces ---------------------------------------------------------------------------
-
-
-def vllm_activation_peak(spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int) -> tuple[int, Note]:
-    """Torch activation peak of vLLM's profile run.
-
-    forward: ``T · (3·I + 6·h) · b`` (gate/up/activation outputs of the MLP plus residual and
-    norm copies for T = max_num_batched_tokens tokens); logits: ``N · V · 8.5 B`` where N is
-    max_num_seqs (the sampler's dummy run) or, for the 0.7-era V1 profile, every token.
-    Calibrated on two logs of Llama-3-8B with T = 8192: 9.37 GiB with all-token logits
-    (measurements.md row 8) and 1.26 GiB with 256 sampled sequences (vLLM PR #10511).
-    """
-    t = inp.max_num_batched_tokens
-    inter = _intermediate(spec)
-    forward = t * (3 * inter + 6 * spec.hidden_size) * act_bytes
-    n_logits = t if inp.profile_logits_all_tokens else min(inp.max_num_seqs, t)
-    logits = round(n_logits * spec.vocab_size * VLLM_LOGIT_BYTES)
-    formula = note("inference.formula.activations_vllm", tokens=t, intermediate=inter, hidden=spec.hidden_size,
-                   act_bytes=act_bytes, logits=n_logits, vocab=spec.vocab_size, logit_bytes=VLLM_LOGIT_BYTES)
-    return forward + logits, formula
-
-
-def llamacpp_compute_buffer(spec: ModelSpec, n_ctx: int, n_ubatch: int, flash_attention: bool) -> tuple[int, Note]:
-    """Size of llama.cpp's CUDA compute buffer, reserved for a worst-case ubatch.
-
-    Peak = max(attention, logits). Without flash attention the attention step materialises
-    KQ (f32, n_ctx × n_ubatch × n_head) plus the f32 mask; with flash attention only an f16
-    mask. Both add 4 f32 hidden-size rows per token. Logits: ``n_ubatch · (vocab + hidden) · 4``.
-    Matches 164 MiB (Llama-2-7B, n_ctx 2048) and 560 MiB (Llama-3.1-8B, n_ctx 8192) measured
-    without flash attention (measurements.md rows 3–4) to < 0.1 MiB.
-    """
-    per_cell, hidden_rows, logits = _llamacpp_buffer_parts(spec, n_ubatch, flash_attention)
-    attn = per_cell * n_ctx + hidden_rows
-    if logits >= attn:
-        return logits, note("inference.formula.activations_llamacpp_logits", n_ubatch=n_ubatch,
-                            vocab=spec.vocab_size, hidden=spec.hidden_size)
-    if flash_attention:
-        return attn, note("inference.formula.activations_llamacpp_fa", n_ubatch=n_ubatch, n_ctx=n_ctx,
-                          hidden=spec.hidden_size)
-    return attn, note("inference.formula.activations_llamacpp", n_ubatch=n_ubatch, n_ctx=n_ctx,
-                      heads=spec.num_heads, hidden=spec.hidden_size)
-
-
-def _llamacpp_buffer_parts(spec: ModelSpec, n_ubatch: int, flash_attention: bool) -> tuple[int, int, int]:
-    """(attention bytes per n_ctx cell, attention bytes that do not grow with n_ctx, logits bytes)."""
-    per_cell = n_ubatch * 2 if flash_attention else n_ubatch * (spec.num_heads + 1) * 4
-    return per_cell, n_ubatch * 4 * spec.hidden_size * 4, n_ubatch * (spec.vocab_size + spec.hidden_size) * 4
-
-
-def transformers_activations(spec: ModelSpec, tokens: int, seqs: int, act_bytes: int) -> tuple[int, Note]:
-    """Prefill peak of a Hugging Face forward: ``tokens · (4·h + 2·I) · b + seqs · V · 4 · 2``.
-
-    Hidden states and the MLP's gate/up outputs for every prompt token (SDPA/flash attention,
-    so no s² term), plus fp32 logits of the last position per sequence (generate keeps only it).
-    """
-    per_token, per_seq = _transformers_activation_parts(spec, act_bytes)
-    act = tokens * per_token + seqs * per_seq
-    return act, note("inference.formula.activations_transformers", tokens=tokens, hidden=spec.hidden_size,
-                     intermediate=_intermediate(spec), act_bytes=act_bytes, seqs=seqs, vocab=spec.vocab_size)
-
-
-def _transformers_activation_parts(spec: ModelSpec, act_bytes: int) -> tuple[int, int]:
-    """(bytes per prompt token, bytes per sequence) of :func:`transformers_activations`."""
-    return (4 * spec.hidden_size + 2 * _intermediate(spec)) * act_bytes, spec.vocab_size * 4 * 2
-
-
-def _intermediate(spec: ModelSpec) -> int:
-    return spec.intermediate_size or 4 * spec.hidden_size
-
-
 # --- the estimate ----------------------------------------------------------------------------
 
 
@@ -291,7 +214,8 @@ class _Config:
     parallel: Literal["tp", "pp"]
     weights: _Weights
     act_bytes: int
-    vllm_activations: tuple[int, Note] | None = None  # vLLM's profile-run peak: fixed by model and settings
+    engine: InferenceEngine
+    activations: Activations  # the engine's activation coefficients, fixed by model and settings
     # sizers by -ngl value (None: every layer): fixed per config, asked for by every search step
     sizers: dict[int | None, _Sizer] = field(default_factory=dict, compare=False)
 
@@ -358,8 +282,8 @@ class _Sizer:
         "buffer_fixed",
         "buffer_logits",
         "buffer_per_cell",
+        "engine",
         "fixed_activations",
-        "kv_engine",
         "kv_layers",
         "layout",
         "n_layers",
@@ -371,38 +295,30 @@ class _Sizer:
     )
 
     def __init__(self, cfg: _Config, inp: InferenceMemoryInput, gpu_layers: int | None) -> None:
-        spec, engine = cfg.spec, inp.engine
+        spec, engine = cfg.spec, cfg.engine
         stages = inp.pipeline_stages if cfg.parallel == "tp" else 1  # tensor parallel inside each pipeline stage
         tp = inp.gpus // stages if cfg.parallel == "tp" else 1
         pp = inp.gpus if cfg.parallel == "pp" else stages
         self.tp = tp
         self.layout = kv_layout(spec, cfg.kv_dtype, tp)
-        self.kv_engine: Engine = "generic" if engine == "transformers" else engine
+        self.engine = engine
         self.batched_tokens, self.n_ubatch = inp.max_num_batched_tokens, inp.n_ubatch
         self.n_layers = spec.layers
         self.place: _Placement | None = None
-        if engine == "llamacpp" or pp > 1:
-            self.place = _placement(cfg, pp, gpu_layers, llamacpp=engine == "llamacpp")
+        if engine.offloads_layers or pp > 1:
+            self.place = _placement(cfg, pp, gpu_layers, llamacpp=engine.offloads_layers)
             self.weights, self.kv_layers = -(-self.place.weights // tp), self.place.kv_layers
         else:
             self.weights, self.kv_layers = math.ceil(cfg.weights.total / tp), spec.layers
-        self.fixed_activations: int | None = None
-        self.buffer_per_cell = self.buffer_fixed = self.buffer_logits = self.act_per_token = self.act_per_seq = 0
-        if engine == "llamacpp":
-            self.overhead = LLAMACPP_CUDA_CONTEXT
-            self.buffer_per_cell, self.buffer_fixed, self.buffer_logits = _llamacpp_buffer_parts(
-                spec, inp.n_ubatch, inp.flash_attention
-            )
-        elif engine == "vllm":
-            self.fixed_activations = cfg.vllm_activations[0]  # type: ignore[index]  # set by the plan for vLLM
-            self.overhead = VLLM_NON_TORCH_TP_BYTES if inp.gpus > 1 else VLLM_NON_TORCH_BYTES
-        else:
-            self.overhead = TRANSFORMERS_OVERHEAD
-            self.act_per_token, self.act_per_seq = _transformers_activation_parts(spec, cfg.act_bytes)
+        act = cfg.activations
+        self.fixed_activations = act.fixed
+        self.buffer_per_cell, self.buffer_fixed, self.buffer_logits = act.per_cell, act.rows, act.logits
+        self.act_per_token, self.act_per_seq = act.per_token, act.per_seq
+        self.overhead = engine.overhead(inp.gpus)
 
     def kv(self, ctx: int, seqs: int) -> tuple[int, int, int]:
         """(cache bytes of every layer on one rank, tokens per full layer, tokens per sliding layer)."""
-        full, sliding = kv_tokens(self.layout, self.kv_engine, ctx, seqs, self.batched_tokens, self.n_ubatch)
+        full, sliding = self.engine.kv_tokens(self.layout, ctx, seqs, self.batched_tokens, self.n_ubatch)
         return kv_bytes(self.layout, full, sliding, seqs), full, sliding
 
     def kv_on_largest(self, kv_all_layers: int) -> int:
@@ -424,7 +340,7 @@ class _Sizer:
         """The largest GPU's need for ``seqs`` sequences of ``ctx`` tokens (kv() and kv_on_largest() inlined:
         this is the searches' inner loop)."""
         lay = self.layout
-        full, sliding = kv_tokens(lay, self.kv_engine, ctx, seqs, self.batched_tokens, self.n_ubatch)
+        full, sliding = self.engine.kv_tokens(lay, ctx, seqs, self.batched_tokens, self.n_ubatch)
         kv = kv_bytes(lay, full, sliding, seqs)
         if self.kv_layers != self.n_layers:
             kv = round(kv * self.kv_layers / self.n_layers)
@@ -496,30 +412,16 @@ def _resolve_spec(inp: InferenceMemoryInput) -> ModelSpec:
     )
 
 
-def _default_precision(spec: ModelSpec, engine: str) -> str:
-    if spec.weight_precision:
-        return spec.weight_precision
-    if engine == "llamacpp":
-        return "Q4_K_M"
-    return spec.native_dtype
-
-
-def _default_kv(spec: ModelSpec, prec: PrecisionSpec, engine: str) -> str:
-    if engine != "llamacpp" and prec.compute_precision == "bf16":
-        return "bf16"  # vLLM "auto" and transformers cache in the model dtype
-    return "fp16"
-
-
 def _need(cfg: _Config, inp: InferenceMemoryInput, ctx: int, seqs: int, gpu_layers: int | None = None) -> _Need:
     """Per-GPU need (largest GPU) for ``seqs`` sequences of ``ctx`` tokens, with the parts the result reports."""
-    sizer = _sizer(cfg, inp, gpu_layers if inp.engine == "llamacpp" else None)
+    sizer = _sizer(cfg, inp, gpu_layers if cfg.engine.offloads_layers else None)
     kv_all, full, sliding = sizer.kv(ctx, seqs)
     kv_gpu = sizer.kv_on_largest(kv_all)
     act = sizer.activations(ctx, seqs, full)
     weights, overhead, n_layers, g = sizer.weights, sizer.overhead, cfg.spec.layers, inp.gpus
     place = sizer.place
     cpu = 0
-    if inp.engine == "llamacpp":
+    if cfg.engine.offloads_layers:
         assert place is not None
         cpu = place.host_weights + round(kv_all * place.host_layers / n_layers)
         all_gpus = place.all_weights + round(kv_all * place.gpu_layers / n_layers) + place.stages * (act + overhead)
@@ -626,6 +528,7 @@ def _plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
         inp.max_num_batched_tokens,
         inp.max_num_seqs,
         inp.profile_logits_all_tokens,
+        inp.mem_fraction_static,
         inp.n_ubatch,
         inp.flash_attention,
     )
@@ -633,21 +536,16 @@ def _plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
 
 
 def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
-    engine = inp.engine
-    prec = resolve_precision(inp.precision or _default_precision(spec, engine))
-    kv_name = resolve_kv_dtype(inp.kv_dtype or _default_kv(spec, prec, engine)).name
+    engine = get_engine(inp.engine)
+    prec = resolve_precision(inp.precision or engine.default_precision(spec))
+    kv_name = resolve_kv_dtype(inp.kv_dtype or engine.default_kv(spec, prec)).name
     kv_spec = resolve_kv_dtype(kv_name)
-    if engine not in kv_spec.engines:
-        offered = [k.name for k in _kv_for(engine)]
-        raise ToolError(note("error.inference.kv_dtype_unsupported", engine=engine, kv_dtype=kv_name),
+    if engine.name not in kv_spec.engines:
+        offered = [k.name for k in _kv_for(engine.name)]
+        raise ToolError(note("error.inference.kv_dtype_unsupported", engine=engine.name, kv_dtype=kv_name),
                         suggestions=[note("error.hint.kv_dtype", choices="/".join(offered))])
     warnings: list[Note] = []
-    parallel = inp.parallel or ("tp" if engine == "vllm" else "pp")
-    if inp.gpus == 1:
-        parallel = "tp" if engine == "vllm" else "pp"
-    elif engine == "llamacpp" and parallel == "tp":
-        warnings.append(note("inference.warn.llamacpp_tensor_split"))
-        parallel = "pp"
+    parallel = engine.resolve_split(inp.parallel, inp.gpus, warnings)
     stages = inp.pipeline_stages if parallel == "tp" else 1
     if parallel == "tp" and inp.gpus // stages > 1:
         check_tensor_parallel(spec, inp.gpus // stages)
@@ -664,11 +562,12 @@ def _make_plan(spec: ModelSpec, inp: InferenceMemoryInput) -> _Plan:
         parallel=parallel,
         weights=_weight_parts(spec, prec),
         act_bytes=act_bytes,
-        vllm_activations=vllm_activation_peak(spec, inp, act_bytes) if engine == "vllm" else None,
+        engine=engine,
+        activations=engine.activations(spec, inp, act_bytes),
     )
     assumptions: list[Note] = list(spec.notes)
     if inp.precision is None:
-        why = "files" if spec.weight_precision else "llamacpp" if engine == "llamacpp" else "native"
+        why = engine.precision_reason(spec)
         assumptions.append(note(f"inference.assume.precision_{why}", precision=prec.name))
     _explain_settings(inp, cfg, assumptions, warnings)
     per_token = kv_bytes_per_token(spec, kv_name, inp.gpus // stages if parallel == "tp" else 1)
@@ -705,7 +604,7 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
     elif visible is not None:
         assumptions.append(note("inference.assume.gpu_memory_given", gib=visible / GiB))
 
-    need = _need(cfg, inp, inp.context, inp.batch, inp.n_gpu_layers if inp.engine == "llamacpp" else None)
+    need = _need(cfg, inp, inp.context, inp.batch, inp.n_gpu_layers if cfg.engine.offloads_layers else None)
     budget: dict[str, object] = {}
     if visible is not None:
         budget = _budget(cfg, inp, visible, need, assumptions, warnings, limits, plan.kv_bytes_per_token)
@@ -738,7 +637,7 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
                 "overhead": nb.overhead,
             },
             "cpu_bytes": need.cpu_bytes,
-            "terms": _terms(plan, inp, need, budget),
+            "terms": _terms(plan, inp, need, budget, visible),
             "assumptions": assumptions,
             "warnings": warnings,
             "gpu": gpu.name if gpu else None,
@@ -810,15 +709,7 @@ def _explain_settings(inp: InferenceMemoryInput, cfg: _Config, assumptions: list
         )
     if prec.weight_only:
         assumptions.append(note("inference.assume.weight_only", precision=prec.name, compute=prec.compute_precision))
-    if inp.engine == "vllm":
-        assumptions.extend(
-            _vllm_notes(inp.gpu_memory_utilization, inp.max_num_batched_tokens, inp.max_num_seqs,
-                        inp.profile_logits_all_tokens)
-        )
-        if prec.family == "gguf":
-            warnings.append(note("inference.warn.vllm_gguf"))
-    if inp.engine == "transformers" and prec.family == "gguf":
-        warnings.append(note("inference.warn.transformers_gguf"))
+    cfg.engine.setting_notes(inp, prec, assumptions, warnings)
     if inp.gpus > 1 and cfg.parallel == "tp" and inp.pipeline_stages > 1:
         assumptions.append(note("inference.assume.tp_pp", gpus=inp.gpus, stages=inp.pipeline_stages,
                                 tp=inp.gpus // inp.pipeline_stages))
@@ -841,42 +732,21 @@ def _explain_settings(inp: InferenceMemoryInput, cfg: _Config, assumptions: list
 def _explain_request(inp: InferenceMemoryInput, cfg: _Config, assumptions: list[Note], warnings: list[Note]) -> None:
     """Notes that depend on the requested context and batch."""
     spec = cfg.spec
-    if inp.engine == "vllm" and inp.batch > inp.max_num_seqs:
-        warnings.append(note("inference.warn.batch_over_max_seqs", batch=inp.batch, max_num_seqs=inp.max_num_seqs))
+    cfg.engine.request_notes(inp, warnings)
     if spec.max_context and inp.context > spec.max_context:
         warnings.append(
             note("inference.warn.context_over_limit", context=inp.context, model=spec.name, limit=spec.max_context)
         )
-    assumptions.extend(
-        _request_notes(inp.batch, inp.context, spec.max_context, inp.engine == "llamacpp", inp.n_ubatch,
-                       inp.flash_attention)
-    )
+    assumptions.append(_request_note(inp.batch, inp.context, spec.max_context))
+    assumptions.extend(cfg.engine.request_assumptions(inp))
 
 
 @lru_cache(maxsize=1024)
-def _request_notes(
-    batch: int, context: int, max_context: int | None, llamacpp: bool, n_ubatch: int, flash_attention: bool
-) -> tuple[Note, ...]:
-    """The request's KV-cache assumptions, remembered per request (the recommender asks again and again)."""
-    sized = (
-        note("inference.assume.kv_sized", batch=batch, context=context, max_context=max_context)
-        if max_context
-        else note("inference.assume.kv_sized_given", batch=batch, context=context)
-    )
-    if not llamacpp:
-        return (sized,)
-    fa = "fa" if flash_attention else "no_fa"
-    return sized, note(f"inference.assume.llamacpp_ctx_{fa}", context=context, batch=batch, n_ubatch=n_ubatch)
-
-
-@lru_cache(maxsize=256)
-def _vllm_notes(util: float, batched_tokens: int, max_seqs: int, all_tokens: bool) -> tuple[Note, Note]:
-    """The two vLLM accounting assumptions (remembered per setting)."""
-    profile = "vllm_profile_all_tokens" if all_tokens else "vllm_profile_sampled"
-    return (
-        note("inference.assume.vllm_reservation", util=util, rest=1 - util),
-        note(f"inference.assume.{profile}", batched_tokens=batched_tokens, max_num_seqs=max_seqs),
-    )
+def _request_note(batch: int, context: int, max_context: int | None) -> Note:
+    """The request's KV-cache assumption, remembered per request (the recommender asks again and again)."""
+    if max_context:
+        return note("inference.assume.kv_sized", batch=batch, context=context, max_context=max_context)
+    return note("inference.assume.kv_sized_given", batch=batch, context=context)
 
 
 def _gpu_warnings(gpu: GPU, prec: PrecisionSpec, kv_name: str, warnings: list[Note]) -> None:
@@ -909,7 +779,7 @@ def _budget(
     llama.cpp and transformers, whose buffers follow n_ctx), stepping over whole cache blocks or
     padded cells where the cache grows in steps (:func:`_longest_context`).
     """
-    spec, engine = cfg.spec, inp.engine
+    spec, engine = cfg.spec, cfg.engine
     out: dict[str, object] = {}
     layout = need.kv.layout
     no_kv = layout.attention_layers == 0 and layout.state_bytes_per_seq == 0
@@ -918,9 +788,11 @@ def _budget(
     best: int | None = None
     nb = need.breakdown
     kv_need = nb.kv_cache
-    if engine == "vllm":
-        reserved = math.floor(visible * inp.gpu_memory_utilization)
-        kv_budget = reserved - (nb.weights + nb.activations + nb.overhead)
+    step = engine.context_step(inp.batch)
+    if engine.reserves:
+        plan = engine.budget(visible, nb.weights, nb.activations, nb.overhead, kv_need, inp)
+        reserved, kv_budget = plan.reserved, plan.kv_budget
+        engine.budget_notes(visible, inp, assumptions)
         out["reserved_bytes"] = reserved
         out["kv_budget_bytes"] = kv_budget
         out["headroom_bytes"] = kv_budget - kv_need
@@ -942,16 +814,18 @@ def _budget(
                 tokens = max(0, int(kv_budget * inp.context // one))
             else:
                 tokens = kv_budget // per_tok
-            blocks = tokens // 16
-            out["kv_blocks"] = blocks
-            out["kv_capacity_tokens"] = blocks * 16
+            unit = step[0] if step else 1  # cache blocks (vLLM) or single tokens (SGLang's page size 1)
+            blocks = tokens // unit
+            if unit > 1:
+                out["kv_blocks"] = blocks
+            out["kv_capacity_tokens"] = blocks * unit
             out["max_concurrency"] = round(kv_budget / one, 2) if kv_budget > 0 else 0.0
-            fits = kv_budget >= kv_need and blocks * 16 >= inp.context
+            fits = kv_budget >= kv_need and blocks * unit >= inp.context
             if kv_budget <= 0:
                 warnings.append(note("inference.warn.no_kv_room"))
             if limits:
                 cap = spec.max_context or MAX_CONTEXT_SEARCH
-                best = _vllm_longest_context(cfg, inp, need, kv_budget, cap)
+                best = _reserved_longest_context(cfg, inp, need, kv_budget, cap, unit)
                 if best is None:
                     sizer = _sizer(cfg, inp, None)
 
@@ -960,8 +834,7 @@ def _budget(
 
                     search = (kv_at, kv_budget, kv_need)
 
-        if (1 - inp.gpu_memory_utilization) * visible < 0.75 * GiB:
-            warnings.append(note("inference.warn.little_outside_util"))
+        engine.budget_warnings(visible, inp, warnings)
     else:
         total = nb.total
         fits = total <= visible
@@ -993,26 +866,21 @@ def _budget(
         f, limit, request_value = search
         known = None if request_value is None else (inp.context, request_value)
         # the cache grows in steps: 16-token blocks per sequence (vLLM), 256 cells for all slots (llama.cpp)
-        step = None
-        if engine == "vllm":
-            step = (VLLM_BLOCK_SIZE, 1)
-        elif engine == "llamacpp":
-            step = (LLAMACPP_CTX_PAD, inp.batch)
         best = _longest_context(f, limit, spec.max_context or MAX_CONTEXT_SEARCH, known, step)
     if best is not None:
         out["max_context_tokens"] = max(0, best)
-        if engine == "vllm" and best > 0:
-            out["max_context_tokens"] = best // 16 * 16 or best
+        if engine.reserves and step and best > 0:
+            out["max_context_tokens"] = best // step[0] * step[0] or best
         if spec.max_context and best >= spec.max_context:
             assumptions.append(note("inference.assume.context_capped", limit=spec.max_context))
-    if engine == "llamacpp" and not fits and inp.n_gpu_layers is None:
+    if engine.offloads_layers and not fits and inp.n_gpu_layers is None:
         out.update(_offload(cfg, inp, visible, warnings))
         fits = False  # it runs, but only with layers in system RAM
-    elif engine == "llamacpp":
+    elif engine.offloads_layers:
         on = spec.layers if inp.n_gpu_layers is None else min(inp.n_gpu_layers, spec.layers)
         out.update(gpu_layers=on, offload_layers=spec.layers - on)
     out["fits"] = bool(fits)
-    if not fits and engine != "llamacpp" and not (engine == "vllm" and no_kv):
+    if not fits and not engine.offloads_layers and not (engine.reserves and no_kv):
         warnings.append(_short_message(out, inp))
     return out
 
@@ -1040,26 +908,28 @@ def _longest_context(
     return min(cap, last_context(q)) if q > 0 else 0
 
 
-def _vllm_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: int, cap: int) -> int | None:
-    """Longest context (≤ cap) whose vLLM KV cache fits ``budget``, in closed form; None to search instead.
+def _reserved_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Need, budget: int, cap: int,
+                              unit: int) -> int | None:
+    """Longest context (≤ cap) whose paged KV cache (pages of ``unit`` tokens: vLLM's 16-token blocks,
+    SGLang's single tokens) fits ``budget``, in closed form; None to search instead.
 
     With full attention only, the cache of ``batch`` sequences of c tokens is
-    ``round(bytes_per_token_layer × layers × batch × 16·⌈c/16⌉)`` (scaled by the largest stage's
-    share of the layers under a layer split): a step function of k = ⌈c/16⌉. k* = ⌊budget / cost
-    of one block row⌋, nudged by ±1 against the exact rounded figure, gives the same answer as
-    the search (the largest c with the cache ≤ budget is min(cap, 16·k*), 0 when k* = 0).
+    ``round(bytes_per_token_layer × layers × batch × unit·⌈c/unit⌉)`` (scaled by the largest stage's
+    share of the layers under a layer split): a step function of k = ⌈c/unit⌉. k* = ⌊budget / cost
+    of one page row⌋, nudged by ±1 against the exact rounded figure, gives the same answer as
+    the search (the largest c with the cache ≤ budget is min(cap, unit·k*), 0 when k* = 0).
     """
     lay = need.kv.layout
     if lay.sliding_layers or lay.linear_layers or lay.state_bytes_per_seq:
         return None
     n_layers, share = cfg.spec.layers, need.kv_layers
-    rows = lay.full_layers * inp.batch * 16  # layer-tokens per block of every sequence
+    rows = lay.full_layers * inp.batch * unit  # layer-tokens per page of every sequence
 
     def cache(k: int) -> int:
         b = round(lay.bytes_per_token_layer * (rows * k))
         return b if share == n_layers else round(b * share / n_layers)
 
-    k_max = math.ceil(cap / 16)
+    k_max = math.ceil(cap / unit)
     per_k = lay.bytes_per_token_layer * rows * share / n_layers
     k = k_max if per_k <= 0 else min(k_max, int(budget // per_k))
     if k < 1:
@@ -1072,7 +942,7 @@ def _vllm_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Need, 
         return 0
     while k < k_max and cache(k + 1) <= budget:
         k += 1
-    return min(cap, 16 * k)
+    return min(cap, unit * k)
 
 
 def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: list[Note]) -> dict[str, object]:
@@ -1114,14 +984,11 @@ def _num(value: object) -> int | float:
     return value
 
 
-ENGINE_LABEL = {"vllm": "vLLM", "llamacpp": "llama.cpp", "transformers": "transformers"}
-
-
-def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object]) -> list[object]:
+def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str, object],
+           visible: int | None) -> list[object]:
     """The result's terms: plain dicts (validated with the result, in one pass), and the terms that the
     plan alone fixes as Term objects made once per plan."""
     cfg, bd = plan.cfg, need.breakdown
-    eng = ENGINE_LABEL[inp.engine]
     attention = plan.attention
     terms: list[object] = [
         _weights_term(plan, inp, need),
@@ -1131,7 +998,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
             "unit": "bytes",
             "formula": kv_formula(
                 need.kv.layout,
-                "generic" if inp.engine == "transformers" else inp.engine,
+                inp.engine,
                 inp.context,
                 inp.batch,
                 need.kv.full_tokens,
@@ -1141,7 +1008,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                             attention=note(f"attention.{attention}"), kv_dtype=cfg.kv_dtype),
         },
         _activation_term(plan, inp, need),
-        _plan_term(plan, "overhead", lambda: _overhead_term(inp, eng, bd.overhead)),
+        _plan_term(plan, "overhead", lambda: _overhead_term(cfg.engine, inp.gpus, bd.overhead)),
     ]
     if need.cpu_bytes:
         terms.append(
@@ -1156,11 +1023,11 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
     if budget.get("reserved_bytes") is not None:
         terms.append(
             {
-                "name": "vllm_reservation",
+                "name": f"{cfg.engine.name}_reservation",
                 "value": float(budget["reserved_bytes"]),  # type: ignore[arg-type]
                 "unit": "bytes",
-                "formula": note("inference.formula.vllm_reservation", utilization=inp.gpu_memory_utilization),
-                "explain": note("inference.explain.vllm_reservation"),
+                "formula": cfg.engine.reservation_formula(visible or 0, inp),
+                "explain": note(f"inference.explain.{cfg.engine.name}_reservation"),
             }
         )
     if budget.get("kv_capacity_tokens") is not None:
@@ -1169,8 +1036,7 @@ def _terms(plan: _Plan, inp: InferenceMemoryInput, need: _Need, budget: dict[str
                 "name": "kv_capacity",
                 "value": float(budget["kv_capacity_tokens"]),  # type: ignore[arg-type]
                 "unit": "tokens",
-                "formula": note("inference.formula.kv_capacity_vllm" if inp.engine == "vllm"
-                                else "inference.formula.kv_capacity"),
+                "formula": cfg.engine.kv_capacity_formula(),
                 "explain": note("inference.explain.kv_capacity"),
             }
         )
@@ -1200,7 +1066,7 @@ def _weights_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> object
                             precision=cfg.prec.name),
         }
 
-    if inp.engine == "llamacpp":  # fixed by the layer split (-ngl): one term per split
+    if cfg.engine.offloads_layers:  # fixed by the layer split (-ngl): one term per split
         head = need.head_on_largest
         return _plan_term(
             plan,
@@ -1230,31 +1096,19 @@ def _activation_term(plan: _Plan, inp: InferenceMemoryInput, need: _Need) -> obj
 
     def term(formula: Note) -> dict[str, object]:  # a plain dict: validated with the result
         return {"name": "activations", "value": need.breakdown.activations, "unit": "bytes", "formula": formula,
-                "explain": note(f"inference.explain.activations_{inp.engine}")}
+                "explain": note(f"inference.explain.activations_{cfg.engine.name}")}
 
-    if cfg.vllm_activations is not None:
-        return _plan_term(plan, "activations", lambda: Term(**term(cfg.vllm_activations[1])))  # type: ignore[index]
-    if inp.engine == "llamacpp":
-        formula = llamacpp_compute_buffer(cfg.spec, need.kv.full_tokens, inp.n_ubatch, inp.flash_attention)[1]
-    else:
-        formula = transformers_activations(cfg.spec, inp.context * inp.batch, inp.batch, cfg.act_bytes)[1]
-        if cfg.parallel == "tp" and inp.gpus > 1:
-            formula = note("inference.formula.per_tp", formula=formula, gpus=inp.gpus)
-    return term(formula)
+    fixed = cfg.activations.formula
+    if fixed is not None:
+        return _plan_term(plan, "activations", lambda: Term(**term(fixed)))
+    return term(cfg.engine.activation_formula(cfg.spec, inp, cfg.act_bytes, need.kv.full_tokens, cfg.parallel))
 
 
-def _overhead_term(inp: InferenceMemoryInput, eng: str, value: int) -> Term:
-    if inp.engine == "llamacpp":
-        formula = note("inference.formula.overhead_llamacpp", mib=LLAMACPP_CUDA_CONTEXT / MiB)
-    elif inp.engine == "vllm":
-        formula = note("inference.formula.overhead_vllm_tp" if inp.gpus > 1 else "inference.formula.overhead_vllm",
-                       gib=value / GiB)
-    else:
-        formula = note("inference.formula.overhead_transformers", gib=TRANSFORMERS_OVERHEAD / GiB)
+def _overhead_term(engine: InferenceEngine, gpus: int, value: int) -> Term:
     return Term(
         name="overhead",
         value=value,
         unit="bytes",
-        formula=formula,
-        explain=note("inference.explain.overhead", engine=eng),
+        formula=engine.overhead_formula(gpus, value),
+        explain=note("inference.explain.overhead", engine=engine.label),
     )

@@ -37,7 +37,7 @@ from tools.precision import kv_bytes_per_element, resolve_kv_dtype
 from tools.result import Note, note
 from tools.units import Bytes, BytesF, Tokens
 
-Engine = Literal["vllm", "llamacpp", "transformers", "generic"]
+Engine = Literal["vllm", "llamacpp", "transformers", "sglang", "generic"]
 VLLM_BLOCK_SIZE = 16  # vllm/config/cache.py DEFAULT_BLOCK_SIZE
 LLAMACPP_CTX_PAD = 256  # llama.cpp pads the KV cells to a multiple of 256
 INDEXER_QUANT_BLOCK = 128  # DSA indexer key: one fp32 scale per 128 FP8 values
@@ -246,19 +246,11 @@ def kv_cache_size(
 def kv_tokens(
     lay: KVLayout, engine: Engine, context: int, sequences: int, max_num_batched_tokens: int, n_ubatch: int
 ) -> tuple[int, int]:
-    """Tokens each full-attention layer and each sliding layer holds, all sequences together (engine rules above)."""
-    w = lay.sliding_window
-    if engine == "vllm":
-        blocks_full = -(-context // VLLM_BLOCK_SIZE)
-        full_tokens = sequences * blocks_full * VLLM_BLOCK_SIZE
-        if not w:
-            return full_tokens, 0
-        blocks_swa = min(-(-min(w - 1 + max_num_batched_tokens, context) // VLLM_BLOCK_SIZE) + 1, blocks_full)
-        return full_tokens, sequences * blocks_swa * VLLM_BLOCK_SIZE
-    if engine == "llamacpp":
-        n_ctx = _pad(context * sequences, LLAMACPP_CTX_PAD)
-        return n_ctx, (min(n_ctx, _pad(w * sequences + n_ubatch, LLAMACPP_CTX_PAD)) if w else 0)
-    return context * sequences, (min(context, w) * sequences if w else 0)
+    """Tokens each full-attention layer and each sliding layer holds, all sequences together (the engine's
+    allocation rule: ``tools.engines``)."""
+    from tools.engines import get_engine
+
+    return get_engine(engine).kv_tokens(lay, context, sequences, max_num_batched_tokens, n_ubatch)
 
 
 def kv_bytes(lay: KVLayout, full_tokens: int, sliding_tokens: int, sequences: int) -> int:
@@ -275,12 +267,9 @@ def kv_bytes(lay: KVLayout, full_tokens: int, sliding_tokens: int, sequences: in
 def kv_formula(lay: KVLayout, engine: Engine, context: int, sequences: int, full_tokens: int, sliding: int) -> Note:
     """The formula of :func:`kv_cache_size` for one configuration (``full_tokens``/``sliding`` from
     :func:`kv_tokens`), as an ``inference.formula.kv_*`` note."""
-    if engine == "vllm":
-        how = note("inference.formula.kv_tokens_vllm", sequences=sequences, context=context)
-    elif engine == "llamacpp":
-        how = note("inference.formula.kv_tokens_llamacpp", n_ctx=full_tokens, context=context, sequences=sequences)
-    else:
-        how = note("inference.formula.kv_tokens", context=context, sequences=sequences)
+    from tools.engines import get_engine
+
+    how = get_engine(engine).kv_tokens_formula(context, sequences, full_tokens)
     if lay.global_formula is not None:  # the global layers have their own shape: each kind shows its own
         per_token = lay.global_formula
         swa = note("inference.formula_global.kv_sliding_own", layers=lay.sliding_layers, tokens=sliding,
@@ -332,5 +321,6 @@ def tokens_for_budget(
     return max(0, int(budget_bytes // per_token))
 
 
-def _pad(n: int, multiple: int) -> int:
+def pad(n: int, multiple: int) -> int:
+    """``n`` rounded up to a multiple of ``multiple``."""
     return ((n + multiple - 1) // multiple) * multiple

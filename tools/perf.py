@@ -29,9 +29,10 @@ from tools.efficiency import (
     memory_class,
     weight_read_bytes,
 )
+from tools.engines import ENGINE_LABEL, EngineName, get_engine
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
-from tools.inference_memory import ENGINE_LABEL, InferenceMemoryInput, estimate_inference_memory
+from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.inputs import ToolInput
 from tools.kv_cache import kv_cache_bytes
 from tools.modelspec import ModelSpec, check_tensor_parallel
@@ -101,10 +102,9 @@ def _faster_path(gpu: GPU, quantized_gguf: bool, rate: ComputeRate) -> ComputeRa
 
 
 def _engine_parallel(engine: SpeedEngine, count: int) -> Parallel | None:
-    """How an engine splits a model over GPUs by default: llama.cpp by layers, the others tensor parallel."""
-    if count == 1:
-        return None
-    return "layer" if engine in ("llamacpp", "transformers") else "tensor"
+    """How an engine splits a model over GPUs by default (llama.cpp and Transformers by layers, the servers
+    tensor parallel)."""
+    return None if count == 1 else get_engine(engine).speed_split
 
 
 def _parallel(spec: ModelSpec, precision: str, count: int, parallel: Parallel | None) -> tuple[str, int]:
@@ -149,7 +149,7 @@ def _bpp(precision: str) -> float:
     return resolve_precision(precision).bits_per_weight / 8
 
 
-SpeedEngine = Literal["llamacpp", "vllm", "sglang", "transformers"]
+SpeedEngine = EngineName
 HOST_BANDWIDTH_GBS = 89.6  # dual-channel DDR5-5600, a typical desktop; servers have 4–12 channels
 # CPU decode reaches ~0.68 of its RAM's bandwidth: llama.cpp issue #34, 13900K with DDR5-6400 (102.4 GB/s),
 # 7B Q4_0 (3.82 GB) at 18.27 tokens/s = 70 GB/s.
@@ -180,22 +180,22 @@ def placement(spec: ModelSpec, gpu: GPU, count: int, precision: str, kv_dtype: s
     visible = engine_visible_bytes(gpu)[0]
     if spec.weight_bytes_at(resolve_precision(precision).name) < 0.85 * visible * count:
         return Placement()
-    mem_engine = "llamacpp" if engine == "llamacpp" else ("transformers" if engine == "transformers" else "vllm")
+    eng = get_engine(engine)
     try:
         mem = estimate_inference_memory(InferenceMemoryInput(
             spec=spec, precision=precision, kv_dtype=kv_dtype, context=context, batch=batch, gpus=count,
-            gpu_memory_bytes=visible, engine=mem_engine, parallel="pp" if engine == "llamacpp" else None))
+            gpu_memory_bytes=visible, engine=engine))
     except ToolError:
         return Placement()
     if mem.fits:
         return Placement()
-    if engine == "llamacpp":
+    if eng.offloads_layers:
         host = mem.offload_layers or 0
         return Placement(host_share=host / spec.layers, host_layers=host, how="cpu") if host else Placement()
     usable = (mem.reserved_bytes or visible) * count
     short = max(0, mem.per_gpu_bytes * count - usable)
     weights = max(mem.weights_total_bytes, 1)
-    return Placement(host_share=min(1.0, short / weights), how="pcie")
+    return Placement(host_share=min(1.0, short / weights), how=eng.host_path)
 
 
 def pcie_bytes_per_s(gpu: GPU) -> float:
@@ -432,7 +432,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
             warnings.append(note("perf.decode.tp_pcie"))
     if spec.is_moe:
         assumptions.append(note("perf.decode.moe"))
-    assumptions.append(note("perf.decode.engine", engine=ENGINE_LABEL.get(engine, engine)))
+    assumptions.append(note("perf.decode.engine", engine=ENGINE_LABEL[engine]))
     if place.how != "gpu":
         warnings.append(note(f"perf.decode.offload_{place.how}", share=place.host_share, layers=place.host_layers,
                              total=spec.layers, bandwidth=inp.host_bandwidth_gbs))
@@ -521,7 +521,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     # Weights left in system RAM are copied to the GPU for every chunk of the prompt: llama.cpp does so per
     # micro-batch (n_ubatch 512) when it offloads, vLLM per scheduler step (max_num_batched_tokens 8192).
     place = placement(spec, gpu, inp.count, inp.precision, "fp16", s, b, engine)
-    chunk = 512 if engine == "llamacpp" else 8192
+    chunk = get_engine(engine).prefill_chunk
     host = weight_read_bytes(spec, inp.precision, active=False) * place.host_share
     transfer = math.ceil(s * b / chunk) * host / pcie_bytes_per_s(gpu) if host else 0.0
     ttft = max(compute, memory) + transfer + fixed + hop + comm

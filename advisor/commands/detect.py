@@ -9,8 +9,9 @@ from typing import Any
 from advisor.commands.common import add_lang_flag, domain_errors, lang_of, print_json
 from knowledge import load_catalog
 from knowledge.messages import msg
+from tools.engines import ENGINE_LABEL
 from tools.errors import ToolError
-from tools.inference_memory import ENGINE_LABEL, InferenceMemoryInput, estimate_inference_memory
+from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 
 # what people most often ask to run locally, smallest first; each at 16-bit and at 4-bit
 MODELS = ("llama-3.1-8b", "qwen2.5-14b", "qwen3-30b-a3b", "qwen2.5-32b", "llama-3.1-70b")

@@ -61,12 +61,14 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
     g.add_argument("--kv-dtype", help="KV cache: fp16, bf16, fp8 (vLLM), q8_0, q4_0 (llama.cpp)")
     g.add_argument(
-        "--engine", choices=["vllm", "llamacpp", "transformers"], help="default: llamacpp for GGUF, else vllm"
+        "--engine", choices=["vllm", "llamacpp", "transformers", "sglang"], help="default: llamacpp for GGUF, else vllm"
     )
     g.add_argument("--parallel", choices=["tp", "pp"], help="tensor parallel or layer split (multi-GPU)")
     g.add_argument("--gpu-memory-utilization", type=finite_float, default=0.92, help="vLLM reservation (default 0.92)")
     g.add_argument("--max-num-batched-tokens", type=int, default=8192, help="vLLM (default 8192)")
     g.add_argument("--max-num-seqs", type=int, default=256, help="vLLM (default 256)")
+    g.add_argument("--mem-fraction-static", type=finite_float,
+                   help="SGLang's static pool (weights + KV cache) per GPU (default: SGLang's own rule for the GPU)")
     g.add_argument("--vllm-profile", choices=["sampler", "all-tokens"], default="sampler",
                    help="vLLM's start-up profile run: 'sampler' (default; vLLM 0.6 V0 and current V1 compute "
                         "logits for the sampled tokens only) or 'all-tokens' (vLLM 0.7-era V1 ran the LM head "
@@ -162,6 +164,7 @@ def run_inference(args: argparse.Namespace) -> int:
         max_num_batched_tokens=args.max_num_batched_tokens,
         max_num_seqs=args.max_num_seqs,
         profile_logits_all_tokens=args.vllm_profile == "all-tokens",
+        mem_fraction_static=args.mem_fraction_static,
         n_ubatch=args.n_ubatch,
         n_gpu_layers=args.n_gpu_layers,
         flash_attention=not args.no_flash_attn,

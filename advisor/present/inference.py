@@ -34,7 +34,7 @@ def present_inference(r: InferenceMemoryResult, lang: str) -> Section:
         s.lines.append(msg(lang, "present.inference.host_ram_meaning"))
     if r.gpu_memory_bytes is not None:
         if r.reserved_bytes is not None and (r.kv_budget_bytes or 0) > 0:  # a negative budget: the verdict says it
-            s.lines.append(msg(lang, "present.inference.vllm_budget", reserved=gib(r.reserved_bytes, 2),
+            s.lines.append(msg(lang, f"present.inference.{r.engine}_budget", reserved=gib(r.reserved_bytes, 2),
                                budget=gib(r.kv_budget_bytes or 0, 2), blocks=f"{r.kv_blocks or 0:,}"))
         if r.kv_capacity_tokens:
             s.lines.append(msg(lang, "present.inference.kv_capacity", tokens=f"{r.kv_capacity_tokens:,}",
