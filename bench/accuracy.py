@@ -142,6 +142,13 @@ def _kv_vllm_rows() -> list[Row]:
             gpu_memory_utilization=0.90, max_num_batched_tokens=ctx))
         out.append(Row("v0", f"vLLM RTX 3090 KV budget, max_model_len {ctx}", "GiB", kv_gib,
                        (v0.kv_budget_bytes or 0) / GiB, "vllm-project/vllm #10517 (V0 log)"))
+    # SGLang (2025-03), QwQ-32B bf16 on 4 × 24 GB, tensor parallel 4, mem_fraction_static 0.85: 21.63 GiB free
+    # after NCCL set-up (0.13 GiB), "KV Cache is allocated. #tokens: 46611".
+    sg = estimate_inference_memory(InferenceMemoryInput(
+        model="qwq-32b", precision="bf16", context=4096, engine="sglang", gpus=4, gpu_memory_bytes=int(21.76 * GiB),
+        mem_fraction_static=0.85))
+    out.append(Row("sg", "SGLang QwQ-32B TP4 KV pool", "tokens", 46611, sg.kv_capacity_tokens or 0,
+                   "didier-durand/llms-in-clouds SGLang README (log, 2025-03)"))
     return out
 
 
@@ -385,7 +392,7 @@ def _independent(r: Row) -> bool:
 SECTIONS: tuple[tuple[str, Callable[[], list[Row]]], ...] = (
     ("weights (GGUF)", _gguf_rows),
     ("llama.cpp buffers", _llamacpp_rows),
-    ("KV / vLLM budget", _kv_vllm_rows),
+    ("KV / engine budgets", _kv_vllm_rows),
     ("DeepSpeed ZeRO estimator", _deepspeed_rows),
     ("decode speed", _decode_rows),
     ("training time", _training_time_rows),

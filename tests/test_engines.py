@@ -41,8 +41,9 @@ def _qwq_tp4(**kw: object) -> object:
 
 
 def test_sglang_reproduces_a_published_start_up_log() -> None:
-    """QwQ-32B, tensor parallel 4 (SGLang, 2025-03): weights 15.54 GB per rank, "KV Cache is allocated.
-    #tokens: 46611", 65,536 B per token per rank (64 layers × 2 KV heads × 128 × 2 × 2 B)."""
+    """QwQ-32B, tensor parallel 4 (SGLang, 2025-03; the log in didier-durand/llms-in-clouds): weights 15.54 GB
+    per rank, "KV Cache is allocated. #tokens: 46611", 65,536 B per token per rank (64 layers × 2 KV heads ×
+    128 × 2 × 2 B)."""
     r = _qwq_tp4()
     assert r.kv_bytes_per_token == 64 * 2 * 128 * 2 * 2
     assert abs(r.kv_capacity_tokens / 46611 - 1) < 0.12  # our weights are 0.28 GiB under the logged 15.54

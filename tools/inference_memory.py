@@ -607,10 +607,10 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
     need = _need(cfg, inp, inp.context, inp.batch, inp.n_gpu_layers if cfg.engine.offloads_layers else None)
     budget: dict[str, object] = {}
     if visible is not None:
-        budget = _budget(cfg, inp, visible, need, assumptions, warnings, limits, plan.kv_bytes_per_token)
-        if "need" in budget:
+        budget, offloaded = _budget(cfg, inp, visible, need, assumptions, warnings, limits, plan.kv_bytes_per_token)
+        if offloaded is not None:  # llama.cpp with layers in system RAM: the figures describe that split
             budget["all_layers_bytes"] = need.breakdown.total
-            need = budget.pop("need")  # type: ignore[assignment]
+            need = offloaded
     nb = need.breakdown
     total = nb.total
     # Breakdown and terms go in as plain dicts: the result's validation checks them all in one pass.
@@ -770,8 +770,9 @@ def _budget(
     warnings: list[Note],
     limits: bool,
     per_token: int,
-) -> dict[str, object]:
-    """Fit check and engine budget fields for GPUs with ``visible`` bytes each.
+) -> tuple[dict[str, object], _Need | None]:
+    """Fit check and engine budget fields for GPUs with ``visible`` bytes each, and the need of the offloaded
+    split when the engine runs layers from system RAM because the whole model does not fit.
 
     With ``limits`` it also finds the longest context and the most sequences that fit: in closed
     form when the cache grows linearly with the context (vLLM, full attention only), by
@@ -873,8 +874,10 @@ def _budget(
             out["max_context_tokens"] = best // step[0] * step[0] or best
         if spec.max_context and best >= spec.max_context:
             assumptions.append(note("inference.assume.context_capped", limit=spec.max_context))
+    offloaded: _Need | None = None
     if engine.offloads_layers and not fits and inp.n_gpu_layers is None:
-        out.update(_offload(cfg, inp, visible, warnings))
+        on_gpu, offloaded = _offload(cfg, inp, visible, warnings)
+        out.update(gpu_layers=on_gpu, offload_layers=spec.layers - on_gpu)
         fits = False  # it runs, but only with layers in system RAM
     elif engine.offloads_layers:
         on = spec.layers if inp.n_gpu_layers is None else min(inp.n_gpu_layers, spec.layers)
@@ -882,7 +885,7 @@ def _budget(
     out["fits"] = bool(fits)
     if not fits and not engine.offloads_layers and not (engine.reserves and no_kv):
         warnings.append(_short_message(out, inp))
-    return out
+    return out, offloaded
 
 
 def _longest_context(
@@ -945,8 +948,9 @@ def _reserved_longest_context(cfg: _Config, inp: InferenceMemoryInput, need: _Ne
     return min(cap, unit * k)
 
 
-def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: list[Note]) -> dict[str, object]:
-    """llama.cpp: how many layers stay on the GPU(s) when VRAM is short (the rest run from RAM)."""
+def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: list[Note]) -> tuple[int, _Need]:
+    """llama.cpp: how many layers stay on the GPU(s) when VRAM is short (the rest run from RAM), and that split's
+    need."""
     n = cfg.spec.layers
 
     def total_with_layers(k: int) -> int:
@@ -960,7 +964,7 @@ def _offload(cfg: _Config, inp: InferenceMemoryInput, visible: int, warnings: li
     warnings.append(
         note("inference.warn.offload", gpu_layers=k, layers=n, cpu_layers=n - k, host_gib=need.cpu_bytes / GiB)
     )
-    return {"gpu_layers": k, "offload_layers": n - k, "need": need}
+    return k, need
 
 
 def _short_message(out: dict[str, object], inp: InferenceMemoryInput) -> Note:
