@@ -507,7 +507,8 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                        where=where, model=r.model, ctx=ctx, batch=num(r.batch), precision=r.precision,
                        vllm_v=vllm_v, per_gpu_bytes=gb_short(r.per_gpu_bytes), usable=gb_short(usable_bytes(r)),
                        short=short, vllm_ctx=vllm_ctx, gg_v=gg_v, per_gpu_bytes2=gb_short(needed_bytes(g)),
-                       usable2=gb_short(usable_bytes(g)), gg_ctx=gg_ctx))
+                       usable2=gb_short(usable_bytes(g)), gg_ctx=gg_ctx,
+                       server=present_word(lang, "engine", r.engine)))
         if g.offload_layers:
             out.append(msg(lang, "compose.alternatives_lines.llama_cpp", fit_verdict=fit_verdict(g, lang)[2:]))
         speed = next((c for a, c in alts if a == "gguf_speed" and c.ok), None)

@@ -179,16 +179,18 @@ def _machine_args(p: Profile) -> dict[str, Any]:
     return args
 
 
-def _engine(precision: str | None) -> str:
-    if precision:
+def _engine(p: Profile) -> str:
+    """The engine the sizing follows: llama.cpp for GGUF files, else the server the user named (SGLang or vLLM),
+    else vLLM."""
+    if p.precision:
         from tools.precision import resolve_precision
 
         try:
-            if resolve_precision(precision).family == "gguf":
+            if resolve_precision(p.precision).family == "gguf":
                 return "llamacpp"
         except ValueError:
             pass
-    return "vllm"
+    return p.engine_hint if p.engine_hint in ("sglang", "vllm") else "vllm"
 
 
 PRETRAIN_TOKENS = 1e11  # a dataset this large is pre-training: fine-tuning sets run from millions to a few billion
@@ -633,7 +635,7 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
         plan.assumed["context_tokens"] = DEFAULT_CONTEXT
     if p.concurrency is None:
         plan.assumed["concurrency"] = DEFAULT_CONCURRENCY
-    size: dict[str, Any] = {**model, "context": context, "batch": batch, "gpus": count, "engine": _engine(p.precision)}
+    size: dict[str, Any] = {**model, "context": context, "batch": batch, "gpus": count, "engine": _engine(p)}
     if count > NODE_GPUS and size["engine"] == "vllm" and not ("model" in model and _parallel_for(model["model"],
                                                                                               one_node(count))):
         size["pipeline_stages"] = nodes_for(count)  # across machines: tensor parallel inside, layers between them
@@ -650,7 +652,8 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     calls += _network_asked(p, parsed, gpu, count)
     if gpu:
         # across nodes each token passes every node in turn: per token, one node's tensor-parallel group
-        perf = {**model, "gpu": gpu, "count": one_node(count), "context": context, "batch": batch}
+        perf = {**model, "gpu": gpu, "count": one_node(count), "context": context, "batch": batch,
+                "engine": size["engine"]}
         if p.precision:
             perf["precision"] = p.precision
         if p.kv_dtype:
@@ -746,7 +749,7 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
                 continue
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt=q, when="no_fit",
                                    arguments={**cfg, "precision": q, "engine": "vllm"}))
-        if gpu and not p.kv_dtype and _gpu_supports(gpu, "fp8") and _engine(p.precision) == "vllm":
+        if gpu and not p.kv_dtype and _gpu_supports(gpu, "fp8") and _engine(p) == "vllm":
             # the KV cache in FP8 halves it and keeps the weights as they are: the fix for long contexts and many users
             kv: dict[str, Any] = {**cfg, "kv_dtype": "fp8", "engine": "vllm"}
             if p.precision:
@@ -761,7 +764,7 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
                 out.append(PlannedCall(name="perf_decode", purpose="perf", gpu=gpu, alt="gguf_speed", when=when,
                                        arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT}))
         if gpu and count < MAX_ALT_GPUS and load_catalog().gpu(gpu).form_factor.value != "system":  # one box
-            more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p.precision)}
+            more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p)}
             if p.precision:
                 more["precision"] = p.precision
             if more["engine"] == "vllm" and _parallel_for(model, count + 1):
@@ -957,7 +960,7 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             context = p.context_tokens or DEFAULT_CONTEXT
             batch = p.concurrency or DEFAULT_CONCURRENCY
             size = {**model, "context": context, "batch": batch, "gpus": count, "gpu": gid,
-                    "engine": _engine(p.precision)}
+                    "engine": _engine(p)}
             perf = {**model, "gpu": gid, "count": count, "context": context, "batch": batch}
             if p.precision:
                 size["precision"] = perf["precision"] = p.precision

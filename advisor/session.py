@@ -116,7 +116,8 @@ class Profile(BaseModel):
     only_vendors: list[str] = Field(default_factory=list, description="vendors the choice is restricted to")
     allowed_gpus: list[str] = Field(default_factory=list)
     mains: str | None = Field(None, max_length=20, description="wall circuit, e.g. '220v-10a'")
-    engine_hint: Literal["llamacpp"] | None = Field(None, description="runs Ollama / llama.cpp (GGUF files)")
+    engine_hint: Literal["llamacpp", "sglang", "vllm"] | None = Field(
+        None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
     gpu_power_limit_w: float | None = Field(None, gt=0, le=2000, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, gt=0, le=24)
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh, user's currency")

@@ -77,3 +77,18 @@ def test_sglang_and_vllm_budget_the_same_card_by_their_own_rules() -> None:
     assert v.fits and s.fits
     assert s.reserved_bytes < v.reserved_bytes  # 0.847 of the card against 0.92
     assert [t.name for t in s.terms if t.name.endswith("_reservation")] == ["sglang_reservation"]
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("我用 SGLang 部署 Qwen2.5-72B 的 AWQ，4 张 L40S 能放下吗？并发 16，上下文 8k", "用 SGLang + AWQ/GPTQ"),
+    ("Serving Llama-3.1-70B FP8 with SGLang on 2x H100 — how many concurrent 8k requests fit?",
+     "memory follows SGLang's accounting"),
+])
+def test_a_user_who_names_sglang_is_sized_by_its_rules(text: str, said: str) -> None:
+    from advisor import Advisor
+
+    adv = Advisor(search_k=0)
+    reply = adv.reply(text, adv.new_session())
+    sized = [c for c in reply.tool_calls if c.name == "size_inference" and c.ok]
+    assert sized and sized[0].arguments["engine"] == "sglang"
+    assert said in reply.text and "vLLM" not in reply.text.split("\n\n")[0]

@@ -430,9 +430,15 @@ def build_topic(ctx: Context) -> str | None:
     return min(found)[1] if found else None
 
 
+_ENGINE_WORDS = (("llamacpp", r"ollama|llama\.?cpp|\bgguf\b|lm ?studio|koboldcpp"),
+                 ("sglang", r"\bsglang\b"), ("vllm", r"\bvllm\b"))
+
+
 def engine_hint(ctx: Context) -> str | None:
-    """'ollama', 'llama.cpp', 'GGUF', 'LM Studio': the user runs llama.cpp-style quantised files."""
-    return "llamacpp" if re.search(r"ollama|llama\.?cpp|\bgguf\b|lm ?studio|koboldcpp", ctx.text, _I) else None
+    """The engine the user runs: 'ollama', 'llama.cpp', 'GGUF', 'LM Studio' (llama.cpp-style quantised files),
+    'SGLang' or 'vLLM'; the first one named when several are."""
+    found = [(m.start(), name) for name, pattern in _ENGINE_WORDS if (m := re.search(pattern, ctx.text, _I))]
+    return min(found)[1] if found else None
 
 
 EXTRACTORS: dict[str, Extractor] = {

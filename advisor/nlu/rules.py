@@ -128,7 +128,8 @@ class Parsed(BaseModel):
     unreadable_numbers: list[str] = Field(default_factory=list,
                                           description="'inf', 'nan', '1e400', '1e30' as written: read as no number")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
-    engine_hint: Literal["llamacpp"] | None = Field(None, description="runs Ollama / llama.cpp (GGUF files)")
+    engine_hint: Literal["llamacpp", "sglang", "vllm"] | None = Field(
+        None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy")
     kwh_price: float | None = Field(None, description="electricity price per kWh, in the user's currency")
