@@ -26,6 +26,7 @@ ring for sliding-window layers.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -108,6 +109,50 @@ def kv_heads_per_rank(spec: ModelSpec, tp: int = 1, kv: int | None = None) -> tu
     return 1, math.ceil(tp / kv)
 
 
+@dataclass(frozen=True, slots=True)
+class LayerGroup:
+    """Layers of one attention kind: what they cache and what a new token's attention costs in them.
+
+    ``kind``: ``full`` (every token of the context), ``sliding`` (at most ``window`` tokens) or ``linear`` (a
+    constant recurrent state, no attention over the context). ``score_width`` is the per-head width of the
+    query·key and probability·value products (head_dim, Gemma 4's global head_dim, or MLA's latent + RoPE
+    width, which its absorbed kernels attend over).
+    """
+
+    kind: Literal["full", "sliding", "linear"]
+    layers: int
+    window: int | None = None
+    score_width: int = 0
+
+    def attended(self, context: int) -> int:
+        """Tokens one new token attends to in each of these layers."""
+        if self.kind == "linear":
+            return 0
+        return min(context, self.window) if self.kind == "sliding" and self.window else context
+
+
+def layer_groups(spec: ModelSpec) -> tuple[LayerGroup, ...]:
+    """The model's layers by attention kind, shared by the KV cache (:func:`kv_layout`) and the speed model's
+    attention FLOPs (``tools.perf``)."""
+    if spec.attention == AttentionKind.none:
+        return (LayerGroup("linear", spec.layers),)
+    if spec.attention == AttentionKind.mla:
+        return (LayerGroup("full", spec.layers, score_width=(spec.kv_lora_rank or 0) + (spec.qk_rope_head_dim or 0)),)
+    full = spec.full_attention_layers if spec.full_attention_layers is not None else spec.layers
+    if spec.attention == AttentionKind.sliding and spec.sliding_window:
+        return (LayerGroup("full", full, score_width=spec.global_head_dim or spec.head_dim),
+                LayerGroup("sliding", spec.layers - full, spec.sliding_window, spec.head_dim))
+    if spec.attention == AttentionKind.hybrid:
+        return (LayerGroup("full", full, score_width=spec.head_dim), LayerGroup("linear", spec.layers - full))
+    return (LayerGroup("full", spec.layers, score_width=spec.head_dim),)
+
+
+def attention_flops_per_token(spec: ModelSpec, context: int) -> int:
+    """QKᵀ and probabilities·V of one new token over ``context`` cached tokens: 4 · heads · width · attended
+    tokens, summed over the layer groups."""
+    return sum(4 * spec.num_heads * g.score_width * g.layers * g.attended(context) for g in layer_groups(spec))
+
+
 _LAYOUTS: PerSpecCache[KVLayout] = PerSpecCache()
 
 
@@ -144,26 +189,21 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
             formula = note("inference.formula.kv_layout", heads=heads, head_dim=spec.head_dim, b=b)
         else:
             formula = note("inference.formula.kv_layout_kv", heads=heads, head_dim=spec.head_dim, v_dim=v_dim, b=b)
-    full, sliding, linear = spec.layers, 0, 0
-    window = None
+    count = {g.kind: g.layers for g in layer_groups(spec)}
+    full, sliding, linear = count.get("full", 0), count.get("sliding", 0), count.get("linear", 0)
+    window = spec.sliding_window if "sliding" in count else None
     global_per_layer: float | None = None
     global_heads: int | None = None
     global_formula: Note | None = None
-    if spec.attention == AttentionKind.sliding and spec.sliding_window:
-        full = spec.full_attention_layers if spec.full_attention_layers is not None else spec.layers
-        sliding = spec.layers - full
-        window = spec.sliding_window
+    if "sliding" in count:
         if spec.global_head_dim or spec.global_num_kv_heads:
             g_dim = spec.global_head_dim or spec.head_dim
             global_heads = kv_heads_per_rank(spec, tp, spec.global_num_kv_heads)[0]
             global_per_layer = 2 * global_heads * g_dim * b
             global_formula = note("inference.formula_global.kv_layout_global", heads=global_heads, head_dim=g_dim,
                                   b=b)
-    elif spec.attention == AttentionKind.hybrid:
-        full = spec.full_attention_layers if spec.full_attention_layers is not None else spec.layers
-        linear = spec.layers - full
     elif spec.attention == AttentionKind.none:  # not an autoregressive transformer: nothing cached
-        full = 0
+        linear = 0
         formula = note("inference.formula.kv_none")
     state = (spec.linear_state_bytes_per_seq or 0) if linear else 0
     return KVLayout(

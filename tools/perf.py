@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.schema import GPU, AttentionKind, Precision
+from knowledge.schema import GPU, Precision
 from tools.efficiency import (
     DECODE_RANGE,
     PREFILL_MFU,
@@ -34,7 +34,7 @@ from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.inputs import ToolInput
-from tools.kv_cache import kv_cache_bytes
+from tools.kv_cache import attention_flops_per_token, kv_cache_bytes
 from tools.modelspec import ModelSpec, check_tensor_parallel
 from tools.precision import resolve_kv_dtype, resolve_precision
 from tools.result import Note, Term, note
@@ -115,22 +115,6 @@ def _parallel(spec: ModelSpec, precision: str, count: int, parallel: Parallel | 
         check_tensor_parallel(spec, count)
         return "tensor", count
     return "layer", 1
-
-
-def _attention_flops_per_token(spec: ModelSpec, context: int) -> float:
-    """QKᵀ and probabilities·V for one new token over ``context`` cached tokens: 4·ctx·a·d per layer."""
-    if spec.attention == AttentionKind.mla:
-        width = (spec.kv_lora_rank or 0) + (spec.qk_rope_head_dim or 0)
-        return 4 * spec.layers * context * spec.num_heads * width
-    full = spec.layers
-    sliding = 0
-    if spec.attention == AttentionKind.sliding and spec.sliding_window:
-        full = spec.full_attention_layers or 0
-        sliding = spec.layers - full
-    elif spec.attention == AttentionKind.hybrid:
-        full = spec.full_attention_layers or 0
-    win = min(context, spec.sliding_window or context)
-    return 4 * spec.num_heads * spec.head_dim * (full * context + sliding * win)
 
 
 def _moe_weight_bytes(spec: ModelSpec, precision: str, batch: int) -> tuple[float, Note]:
@@ -329,7 +313,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     comm = 2 * spec.layers * allreduce_time(link, b * spec.hidden_size * 2, tp) if (link and tp > 1) else 0.0
     rate = compute_rate(gpu, inp.precision)
     warnings += rate.warnings
-    flops = b * (2 * spec.active_params + _attention_flops_per_token(spec, inp.context))
+    flops = b * (2 * spec.active_params + attention_flops_per_token(spec, inp.context))
     compute = flops / (rate.flops_per_s * inp.mfu * tp)
     step = max(stream + host_time, compute) + fixed + hop + comm
     bound: Literal["memory", "compute"] = "memory" if stream + host_time >= compute else "compute"
@@ -507,7 +491,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     s, b = inp.prompt_tokens, inp.batch
     dense = 2 * spec.active_params * s * b
     # Causal attention: token i attends to i tokens → Σ 4·i·a·d ≈ 2·s²·a·d per layer.
-    attn = b * _attention_flops_per_token(spec, s) * s / 2
+    attn = b * attention_flops_per_token(spec, s) * s / 2
     flops = dense + attn
     compute = flops / (rate.flops_per_s * inp.mfu * tp)
     weights = weight_read_bytes(spec, inp.precision, active=False)
