@@ -422,7 +422,7 @@ _SOURCE_4BIT = ("35 GB", "35GB")  # the source guide's '70B at 4-bit ≈ 35 GB' 
 
 def _alt_label(alt: str, r: InferenceMemoryResult, lang: str) -> str:
     if has_message("en", f"alt.{alt}"):
-        return msg(lang, f"alt.{alt}")
+        return msg(lang, f"alt.{alt}", server=present_word(lang, "engine", r.engine))
     how = msg(lang, "compose.alt_label.pipeline_split") if r.parallel == "pp" else ""
     engine = present_word(lang, "engine", r.engine)
     return msg(lang, "compose.alt_label.text",
@@ -512,8 +512,10 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         if g.offload_layers:
             out.append(msg(lang, "compose.alternatives_lines.llama_cpp", fit_verdict=fit_verdict(g, lang)[2:]))
         speed = next((c for a, c in alts if a == "gguf_speed" and c.ok), None)
-        if speed is not None and g.fits:
-            out.append(msg(lang, "answer.gguf_speed", speed=tps(typed(speed, DecodeResult).tokens_per_s)))
+        if speed is not None and (g.fits or g.offload_layers):
+            d = typed(speed, DecodeResult)
+            key = "answer.gguf_speed" if d.placement == "gpu" else "answer.gguf_speed_offload"
+            out.append(msg(lang, key, speed=tps(d.tokens_per_s)))
         sized = [(a, c) for a, c in sized if a != "gguf"]
     # an FP8 KV cache is worth a row only where it makes the difference (the weights themselves may not fit)
     sized = [(a, c) for a, c in sized if a != "kv_fp8" or typed(c, InferenceMemoryResult).fits]
@@ -614,7 +616,7 @@ def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
 
 
 def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
-                      previous: dict[str, ToolCall], detailed: bool = True) -> list[str]:
+                      previous: dict[str, ToolCall], detailed: bool = True, time_first: bool = False) -> list[str]:
     size = _by_name(calls, "size_training")
     out: list[str] = []
     if size is None:
@@ -624,7 +626,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     gpu = size.arguments.get("gpu")
     count = r.gpus
     # pre-training implied by the dataset is sized as full training and named as what it is
-    method = method_label("pretrain" if plan.assumed.get("method") == "pretrain" else r.method, lang)
+    pretrain = plan.assumed.get("method") == "pretrain" or p.method == "pretrain"
+    method = method_label("pretrain" if pretrain else r.method, lang)
     what = f"{r.model} ({method})"
     if r.fits is True:
         out.append(msg(lang, "compose.training_section.answer_training_fits_per",
@@ -664,6 +667,12 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
             ok = d.hours <= p.deadline_days * 24
             out.append(msg(lang, "verdict.deadline_ok" if ok else "verdict.deadline_missed",
                            days=num(p.deadline_days)))
+        if time_first and r.fits is not False:  # 'how long': the time is the verdict, the memory fit backs it
+            lead = msg(lang, "compose.training_section.time_verdict", count=d.count, gpu=d.gpu, what=what,
+                       hours=duration(d.hours, lang), low=duration(d.hours_range[0], lang),
+                       high=duration(d.hours_range[1], lang), basis=msg(lang, _mfu_basis(d)))
+            fit = out[0].replace("**", "").removeprefix(word(lang, "answer_prefix"))
+            out = [lead, fit, *out[1:]]
     return out
 
 
@@ -876,7 +885,8 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         if parsed.kind == Kind.speed and not _by_name(calls, "perf_decode") and p.card_memory_gb and not p.gpu:
             out.append(msg(lang, "speed.need_card"))  # speed follows from bandwidth, which a size alone does not give
     elif p.use_case == "training":
-        out += _training_section(calls, p, plan, lang, previous, detailed=detailed)
+        out += _training_section(calls, p, plan, lang, previous, detailed=detailed,
+                                 time_first=parsed.kind == Kind.speed)
         out += _lighter_methods(alts, lang)
         out += _add_to_owned(calls, p, lang, user_currency(p, lang, ("USD", "CNY")))
     else:

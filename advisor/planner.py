@@ -748,7 +748,7 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
             if q == "fp8" and not (gpu and _gpu_supports(gpu, "fp8")):
                 continue
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt=q, when="no_fit",
-                                   arguments={**cfg, "precision": q, "engine": "vllm"}))
+                                   arguments={**cfg, "precision": q, "engine": _engine(p)}))
         if gpu and not p.kv_dtype and _gpu_supports(gpu, "fp8") and _engine(p) == "vllm":
             # the KV cache in FP8 halves it and keeps the weights as they are: the fix for long contexts and many users
             kv: dict[str, Any] = {**cfg, "kv_dtype": "fp8", "engine": "vllm"}
@@ -760,7 +760,7 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
             when = "always" if is_generic_4bit(p.precision) else "no_fit"
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf", when=when,
                                    arguments={**cfg, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
-            if gpu:  # its speed, shown only when the GGUF sizing fits
+            if gpu:  # its speed, shown when the GGUF sizing fits or runs with layers in system RAM
                 out.append(PlannedCall(name="perf_decode", purpose="perf", gpu=gpu, alt="gguf_speed", when=when,
                                        arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT}))
         if gpu and count < MAX_ALT_GPUS and load_catalog().gpu(gpu).form_factor.value != "system":  # one box

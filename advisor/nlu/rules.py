@@ -230,7 +230,7 @@ _UNSURE = vocab.required("slot", "unsure")
 
 # precision tokens
 _GGUF = re.compile(r"(?<![A-Za-z0-9])(i?q[1-8]_[a-z0-9]{1,2}(?:_[a-z0-9]{1,2})?)(?![A-Za-z0-9])", _I)
-_GGUF_SHORT = re.compile(r"(?<![A-Za-z0-9_])q([4568])(?![_A-Za-z0-9])", _I)
+_GGUF_SHORT = re.compile(r"(?<![A-Za-z0-9_])q([234568])(?![_A-Za-z0-9])", _I)
 # "can't get H100s", "H100 买不到": a card ruled out by the market, not the one to plan on
 _UNOBTAINABLE_BEFORE = re.compile(
     r"(can\W?t|cannot|can not|unable to|no way to|no access to)\s+(get|buy|obtain|import|source|access)\s*(any\s+)?$"
@@ -372,7 +372,8 @@ def _find_precision(text: str) -> str | None:
     for m in _GGUF.finditer(text):
         hits.append((m.start(), m.group(1).upper()))
     for m in _GGUF_SHORT.finditer(text):  # 'q4' as Ollama users write it: the default Q4_K_M
-        hits.append((m.start(), {"4": "Q4_K_M", "5": "Q5_K_M", "6": "Q6_K", "8": "Q8_0"}[m.group(1)]))
+        hits.append((m.start(), {"2": "Q2_K", "3": "Q3_K_M", "4": "Q4_K_M", "5": "Q5_K_M", "6": "Q6_K",
+                                 "8": "Q8_0"}[m.group(1)]))
     for m in _FLOATS.finditer(text):
         prefix, bits = m.group(1).lower(), m.group(2)
         if prefix == "fp" and bits == "64":
@@ -503,6 +504,22 @@ def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Ment
         else:
             i += 1
     return out
+
+
+def _cards_count(masked: str) -> float | None:
+    """A number of cards said on its own ('8 卡', 'two GPUs', '-2 cards' as a negative), else None."""
+    m = _CARDS_ONLY.search(masked)
+    if m and (m.group(3) or "").lower() in ("a", "an"):
+        return None  # "a card" names no count
+    if m and m.group(4) == "块" and re.match(r"\s*(钱|以内|左右|预算|的预算)", masked[m.end():]):
+        return None  # '5千块以内' is money
+    if not m:
+        return None
+    raw = m.group(1) or m.group(2) or m.group(3)
+    value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
+    if value is not None and re.search(r"[-−]\s*$", masked[:m.start()]):
+        value = -value  # '-2 GPUs'
+    return value
 
 
 def _count_near(text: str, start: int, end: int) -> int | None:
@@ -661,20 +678,15 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
     elif _NO_EXISTING.search(text):
         out.existing = []
     if not gpu_mentions:
-        m = _CARDS_ONLY.search(masked)
-        if m and (m.group(3) or "").lower() in ("a", "an"):
-            m = None  # "a card" names no count
-        if m and m.group(4) == "块" and re.match(r"\s*(钱|以内|左右|预算|的预算)", masked[m.end():]):
-            m = None  # '5千块以内' is money
-        if m:
-            raw = m.group(1) or m.group(2) or m.group(3)
-            value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
-            if value is not None and re.search(r"[-−]\s*$", masked[:m.start()]):
-                value = -value  # '-2 GPUs'
-            if value and 0 < value <= MAX_CARDS:
-                out.gpu_count = int(value)
-            elif value is not None and value <= 0:  # '0 GPUs', '-2 cards' (too many: notice.too_many_gpus)
-                out.bad_counts[""] = int(value)
+        value = _cards_count(masked)
+        if value and 0 < value <= MAX_CARDS:
+            out.gpu_count = int(value)
+        elif value is not None and value <= 0:  # '0 GPUs', '-2 cards' (too many: notice.too_many_gpus)
+            out.bad_counts[""] = int(value)
+    elif len(out.gpus) == 1 and not out.gpus[0].stated and not existing:
+        value = _cards_count(_mask(masked, [(m.start, m.end) for m in gpu_mentions]))
+        if value and 1 < value <= MAX_CARDS:  # 'A100 80G 训练 7B，8 卡': the count said apart from the name
+            out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(value), stated=True)]
 
     if model_mentions:
         out.model = model_mentions[-1].ids[0]
