@@ -1,0 +1,51 @@
+"""Conversations about speed where the weights sit (issue 22): offloaded runs, quantisation names, counts said
+apart from the card, and training-time questions answered with the time first."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from advisor import Advisor
+from advisor.nlu import parse
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor(search_k=0)
+
+
+def _first(adv: Advisor, text: str) -> str:
+    return adv.reply(text, adv.new_session()).text.strip().splitlines()[0]
+
+
+def test_a_model_too_big_for_one_card_is_timed_at_ram_speed(adv: Advisor) -> None:
+    head = _first(adv, "Can I run Llama-3.1-405B Q4_K_M on one RTX 4090? How fast?")
+    assert head.startswith("**Only with CPU offload")
+    tps = float(re.search(r"about ([0-9.]+) tokens/s", head).group(1))
+    assert tps < 1  # 223 GB read from dual-channel DDR5 per token
+
+
+def test_the_gguf_option_that_offloads_says_its_speed(adv: Advisor) -> None:
+    text = adv.reply("单张 5090 跑 70B 的 4bit 要把多少层放到内存？速度多少", adv.new_session()).text
+    line = next(x for x in text.splitlines() if "放不下的层留在内存时" in x)
+    assert 1 < float(re.search(r"约 ([0-9.]+) tokens/s", line).group(1)) < 15
+
+
+@pytest.mark.parametrize(("text", "precision"), [("4 张 4090 用 llama.cpp 跑 Llama-3.1-405B Q2 能跑吗", "Q2_K"),
+                                                 ("3090 跑 qwen2.5 32b q3 多快", "Q3_K_M")])
+def test_short_gguf_names_are_read(text: str, precision: str) -> None:
+    assert parse(text).precision == precision
+
+
+@pytest.mark.parametrize("text", ["A100 80G 训练 7B 模型 200B token 要多久，8 卡", "A100 80G 训练 7B，8张卡"])
+def test_a_card_count_said_apart_from_the_card_counts(text: str) -> None:
+    assert [(g.gpu, g.count) for g in parse(text).gpus] == [("a100-sxm-80gb", 8)]
+
+
+def test_how_long_to_train_opens_with_the_time(adv: Advisor) -> None:
+    head = _first(adv, "A100 80G 训练 7B 模型 200B token 要多久，8 卡")
+    assert head.startswith("**8 张 A100 SXM 80GB 训练") and "预训练" in head and "天" in head
+    en = _first(adv, "How long to pretrain a 1B model on 300B tokens with 8 A100s?")
+    assert en.startswith("**About") and "pre-training" in en and "days" in en
