@@ -53,7 +53,7 @@ from knowledge.messages import has as has_message
 from knowledge.messages import msg, render
 from tools.compat_rules.types import BuildReport, Finding
 from tools.inference_memory import InferenceMemoryResult
-from tools.perf import DecodeResult
+from tools.perf import HOST_BANDWIDTH_GBS, DecodeResult
 from tools.pricing import HOST_COST_USD
 from tools.recommend import NODE_GPUS, Option, Recommendation, nodes_for
 from tools.scale_out import MAX_NODES
@@ -374,7 +374,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     if perf is not None and speed_first:
         d = typed(perf, DecodeResult)
         lo, hi = d.tokens_per_s_range
-        bound = msg(lang, _bound_key(d))
+        bound = msg(lang, _bound_key(d), ram=_ram(d, lang))
         lead = msg(lang, "speed.verdict_offload" if d.placement != "gpu" else "speed.verdict",
                    speed=tps(d.tokens_per_s), where=where, lo=num(lo), hi=num(hi),
                    per_request=tps(d.per_sequence_tokens_per_s), bound=bound)
@@ -383,7 +383,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     elif perf is not None:
         d = typed(perf, DecodeResult)
         lo, hi = d.tokens_per_s_range
-        bound = msg(lang, _bound_key(d))
+        bound = msg(lang, _bound_key(d), ram=_ram(d, lang))
         out.append("")
         out.append(msg(lang, "compose.inference_section.speed_about_generation_range",
                        tokens_per_s=tps(d.tokens_per_s), lo=num(lo), hi=num(hi),
@@ -398,6 +398,15 @@ def _mfu_basis(d: TrainingTimeResult) -> str:
     return {"perf.train_time.mfu_measured": "compose.training_section.basis_measured",
             "perf.train_time.mfu_given": "compose.training_section.basis_given"}.get(
         first, "compose.training_section.basis_published")
+
+
+def _ram(d: DecodeResult, lang: str) -> str:
+    """'89.6 GB/s, dual-channel DDR5 assumed' / '51.2 GB/s': the RAM bandwidth an offloaded speed rests on."""
+    bw = d.host_bandwidth_gbs
+    if bw is None:
+        return ""
+    key = "speed.ram_assumed" if bw == HOST_BANDWIDTH_GBS else "speed.ram_given"
+    return msg(lang, key, gbs=num(bw))
 
 
 def _bound_key(d: DecodeResult) -> str:
@@ -515,7 +524,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         if speed is not None and (g.fits or g.offload_layers):
             d = typed(speed, DecodeResult)
             key = "answer.gguf_speed" if d.placement == "gpu" else "answer.gguf_speed_offload"
-            out.append(msg(lang, key, speed=tps(d.tokens_per_s)))
+            out.append(msg(lang, key, speed=tps(d.tokens_per_s), ram=_ram(d, lang)))
         sized = [(a, c) for a, c in sized if a != "gguf"]
     # an FP8 KV cache is worth a row only where it makes the difference (the weights themselves may not fit)
     sized = [(a, c) for a, c in sized if a != "kv_fp8" or typed(c, InferenceMemoryResult).fits]

@@ -184,7 +184,7 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
                  "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "system_ram_gb", "sci_code",
                  "cpu", "cpu_name", "nodes", "region", "home",
                  "sharding", "grad_checkpointing", "has_host", "budget_scope", "mains", "gpu_power_limit_w",
-                 "hours_per_day", "kwh_price", "engine_hint", "rental_rate"):
+                 "hours_per_day", "kwh_price", "engine_hint", "rental_rate", "host_bandwidth_gbs"):
         value = getattr(parsed, slot)
         if value is not None:
             put(slot, value)

@@ -653,7 +653,7 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     if gpu:
         # across nodes each token passes every node in turn: per token, one node's tensor-parallel group
         perf = {**model, "gpu": gpu, "count": one_node(count), "context": context, "batch": batch,
-                "engine": size["engine"]}
+                "engine": size["engine"], **_host_ram(p)}
         if p.precision:
             perf["precision"] = p.precision
         if p.kv_dtype:
@@ -708,6 +708,19 @@ def is_generic_4bit(precision: str | None) -> bool:
     return bool(precision) and family not in ("gguf", "float") and bits <= 4.5
 
 
+def _host_ram(p: Profile) -> dict[str, float]:
+    """The system RAM bandwidth the user described, for speeds of layers that run from RAM."""
+    return {"host_bandwidth_gbs": p.host_bandwidth_gbs} if p.host_bandwidth_gbs else {}
+
+
+def _home_cards(gpus: list[str]) -> bool:
+    """Any consumer card among ``gpus``: a '4-bit' question about them means GGUF (Ollama / llama.cpp)."""
+    try:
+        return any(load_catalog().gpu(g).tier.value == "consumer" for g in gpus)
+    except Exception:
+        return False
+
+
 def _gpu_supports(gpu: str, precision: str) -> bool:
     try:
         return load_catalog().gpu(gpu).supports(precision) is not False
@@ -757,12 +770,14 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="kv_fp8", when="no_fit",
                                    arguments=kv))
         if family != "gguf":
-            when = "always" if is_generic_4bit(p.precision) else "no_fit"
+            # a generic '4-bit' also gets the llama.cpp figure, unless the user named the server they run
+            when = "always" if is_generic_4bit(p.precision) and p.engine_hint is None else "no_fit"
             out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf", when=when,
                                    arguments={**cfg, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
             if gpu:  # its speed, shown when the GGUF sizing fits or runs with layers in system RAM
                 out.append(PlannedCall(name="perf_decode", purpose="perf", gpu=gpu, alt="gguf_speed", when=when,
-                                       arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT}))
+                                       arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT,
+                                                  **_host_ram(p)}))
         if gpu and count < MAX_ALT_GPUS and load_catalog().gpu(gpu).form_factor.value != "system":  # one box
             more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p)}
             if p.precision:
@@ -959,11 +974,13 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
         if model and p.use_case in (None, "inference"):
             context = p.context_tokens or DEFAULT_CONTEXT
             batch = p.concurrency or DEFAULT_CONCURRENCY
-            size = {**model, "context": context, "batch": batch, "gpus": count, "gpu": gid,
-                    "engine": _engine(p)}
-            perf = {**model, "gpu": gid, "count": count, "context": context, "batch": batch}
-            if p.precision:
-                size["precision"] = perf["precision"] = p.precision
+            precision, engine = p.precision, _engine(p)
+            if is_generic_4bit(precision) and p.engine_hint is None and _home_cards(p.compare):
+                precision, engine = GGUF_DEFAULT, "llamacpp"  # '4-bit' on home cards: what Ollama runs
+            size = {**model, "context": context, "batch": batch, "gpus": count, "gpu": gid, "engine": engine}
+            perf = {**model, "gpu": gid, "count": count, "context": context, "batch": batch, "engine": engine}
+            if precision:
+                size["precision"] = perf["precision"] = precision
             calls.append(PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gid))
             calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gid))
         elif model and p.use_case == "training":

@@ -49,3 +49,23 @@ def test_how_long_to_train_opens_with_the_time(adv: Advisor) -> None:
     assert head.startswith("**8 张 A100 SXM 80GB 训练") and "预训练" in head and "天" in head
     en = _first(adv, "How long to pretrain a 1B model on 300B tokens with 8 A100s?")
     assert en.startswith("**About") and "pre-training" in en and "days" in en
+
+
+@pytest.mark.parametrize(("text", "gbs"), [
+    ("Mixtral 8x22B Q4 on two 3090s with 64GB DDR4?", 51.2),  # dual-channel DDR4-3200
+    ("内存 128G 双通道 DDR5", 89.6),  # dual-channel DDR5-5600
+    ("EPYC 八通道 DDR5 跑 deepseek", 358.4),
+    ("12-channel DDR5 server", 537.6),
+    ("two 3090s and a fast CPU", None),
+])
+def test_the_host_ram_said_sets_its_bandwidth(text: str, gbs: float | None) -> None:
+    assert parse(text).host_bandwidth_gbs == gbs
+
+
+def test_an_offloaded_speed_uses_the_ram_described(adv: Advisor) -> None:
+    ddr4 = _first(adv, "What speed can I expect from Mixtral 8x22B Q4 on two 3090s with 64GB DDR4?")
+    ddr5 = _first(adv, "What speed can I expect from Mixtral 8x22B Q4 on two 3090s?")
+    assert "51.2 GB/s from the RAM you described" in ddr4 and "89.6 GB/s assumed" in ddr5
+    slow = float(re.search(r"about ([0-9.]+) tokens/s", ddr4).group(1))
+    fast = float(re.search(r"about ([0-9.]+) tokens/s", ddr5).group(1))
+    assert slow < fast  # the RAM-bound part slows with DDR4's 51.2 GB/s

@@ -80,7 +80,7 @@ def test_sglang_and_vllm_budget_the_same_card_by_their_own_rules() -> None:
 
 
 @pytest.mark.parametrize(("text", "said"), [
-    ("我用 SGLang 部署 Qwen2.5-72B 的 AWQ，4 张 L40S 能放下吗？并发 16，上下文 8k", "用 SGLang + AWQ/GPTQ"),
+    ("我用 SGLang 部署 Qwen2.5-72B 的 AWQ，4 张 L40S 能放下吗？并发 16，上下文 8k", "按 SGLang 的显存分配"),
     ("Serving Llama-3.1-70B FP8 with SGLang on 2x H100 — how many concurrent 8k requests fit?",
      "memory follows SGLang's accounting"),
 ])

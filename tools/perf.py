@@ -225,6 +225,7 @@ class DecodeResult(BaseModel):
         "gpu", description="gpu: all weights on the GPUs; cpu: layers run on the CPU from system RAM (llama.cpp); "
                            "pcie: weights in system RAM streamed over PCIe each step")
     host_share: float = Field(0.0, description="share of the weights held in system RAM")
+    host_bandwidth_gbs: float | None = Field(None, description="system RAM bandwidth assumed for them, GB/s")
     terms: list[Term]
     assumptions: list[Note | str] = Field(description="model notes (may be plain text), then this tool's notes")
     warnings: list[Note]
@@ -434,6 +435,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
         engine=engine,
         placement=place.how,
         host_share=place.host_share,
+        host_bandwidth_gbs=inp.host_bandwidth_gbs if place.how == "cpu" else None,
         terms=terms,
         assumptions=assumptions,
         warnings=warnings,

@@ -430,6 +430,29 @@ def build_topic(ctx: Context) -> str | None:
     return min(found)[1] if found else None
 
 
+_DDR = re.compile(r"\bddr\s*([45])\b|(?<![a-z0-9])lpddr5x?\b", _I)
+_CHANNELS = re.compile(r"\b(dual|two|2|quad|four|4|six|6|eight|8|twelve|12)[- ]channel\b"
+                       r"|([双二两四六八]|十二)\s*通道", _I)
+_CHANNEL_WORDS = {"dual": 2, "two": 2, "quad": 4, "four": 4, "six": 6, "eight": 8, "twelve": 12, "双": 2, "二": 2,
+                  "两": 2, "四": 4, "六": 6, "八": 8, "十二": 12}
+# GB/s per channel at common speeds: DDR4-3200 (25.6), DDR5-5600 (44.8)
+_PER_CHANNEL_GBS = {"4": 25.6, "5": 44.8}
+
+
+def host_bandwidth_gbs(ctx: Context) -> float | None:
+    """System RAM bandwidth from its type and channels ('64GB DDR4' → dual-channel DDR4-3200, 51.2 GB/s;
+    '八通道 DDR5' → 358.4 GB/s); None when neither is said."""
+    ddr, channels = _DDR.search(ctx.text), _CHANNELS.search(ctx.text)
+    if not ddr and not channels:
+        return None
+    generation = (ddr.group(1) or "5") if ddr else "5"
+    n = 2
+    if channels:
+        word = (channels.group(1) or channels.group(2)).lower()
+        n = _CHANNEL_WORDS.get(word) or int(word)
+    return round(_PER_CHANNEL_GBS[generation] * n, 1)
+
+
 _ENGINE_WORDS = (("llamacpp", r"ollama|llama\.?cpp|\bgguf\b|lm ?studio|koboldcpp"),
                  ("sglang", r"\bsglang\b"), ("vllm", r"\bvllm\b"))
 
@@ -444,6 +467,7 @@ def engine_hint(ctx: Context) -> str | None:
 EXTRACTORS: dict[str, Extractor] = {
     "asked_attribute": asked_attribute,
     "engine_hint": engine_hint,
+    "host_bandwidth_gbs": host_bandwidth_gbs,
     "mains": mains,
     "gpu_power_limit_w": gpu_power_limit,
     "hours_per_day": hours_per_day,

@@ -133,6 +133,8 @@ class Parsed(BaseModel):
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy")
     kwh_price: float | None = Field(None, description="electricity price per kWh, in the user's currency")
+    host_bandwidth_gbs: float | None = Field(
+        None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
     rental_rate: tuple[float, str] | None = Field(None, description="quoted rent per GPU-hour and its currency")
     kind: Kind | None = Field(None, description="the answer the message asks for")
     kind_by: str = Field("", description="how the kind was decided: rules, examples or default")
@@ -257,6 +259,9 @@ _CONTEXT_AFTER = re.compile(
     rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|conte?xt|ctx|tokens? (of )?context|token 上下文|长度上下文|"
     rf"窗口|prompts?|-token prompt|token prompt|输入|seq(uence)?[ _]?len(gth)?|序列|window|"
     rf"tokens? (each|per (sample|request|chat|prompt)))", _I)
+# '16k conversations', '8k 的对话': a thousands-of-tokens size before a word for a chat is its length
+_CONTEXT_OF_CHATS = re.compile(rf"({N})\s*(k|K)\s*(?:-?\s*tokens?)?\s*(?:的)?\s*"
+                               rf"(conversations?|chats?|sessions?|requests?|对话|会话|请求)", _I)
 _CONTEXT_BEFORE = re.compile(
     rf"(上下文|conte?xt|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|单次对话|每次对话|单轮对话|"
     rf"prompts? (?:stay |are |kept )?(?:under|below|up to))"
@@ -751,7 +756,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         out.params_b = cat.model(out.model).params_b
 
     # context and concurrency
-    for pat, g_num, g_mult in ((_CONTEXT_AFTER, 1, 2), (_CONTEXT_BEFORE, 4, 5)):
+    for pat, g_num, g_mult in ((_CONTEXT_AFTER, 1, 2), (_CONTEXT_BEFORE, 4, 5), (_CONTEXT_OF_CHATS, 1, 2)):
         m = pat.search(scan)
         if m:
             base = parse_number(m.group(g_num))
