@@ -815,12 +815,17 @@ def _tool_assumptions(calls: list[ToolCall], lang: str, limit: int = 3) -> list[
     return out[:limit]
 
 
+_SAID_IN_SPEED_LINE = ("perf.decode.offload_", "perf.prefill.offload")  # the speed line names the RAM bound
+
+
 def _tool_warnings(calls: list[ToolCall], lang: str, limit: int = 3) -> list[str]:
     """Tool warnings not already said in the reply (the fit verdict is)."""
     out: list[str] = []
     for c in calls:
         if c.ok and c.name != "recommend":
             for w in getattr(result_of(c), "warnings", []):
+                if getattr(w, "id", "").startswith(_SAID_IN_SPEED_LINE):
+                    continue
                 text = render(w, lang)
                 if text not in out and not render(w, "en").startswith("does not fit"):
                     out.append(text)

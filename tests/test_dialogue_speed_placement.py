@@ -65,7 +65,7 @@ def test_the_host_ram_said_sets_its_bandwidth(text: str, gbs: float | None) -> N
 def test_an_offloaded_speed_uses_the_ram_described(adv: Advisor) -> None:
     ddr4 = _first(adv, "What speed can I expect from Mixtral 8x22B Q4 on two 3090s with 64GB DDR4?")
     ddr5 = _first(adv, "What speed can I expect from Mixtral 8x22B Q4 on two 3090s?")
-    assert "51.2 GB/s from the RAM you described" in ddr4 and "89.6 GB/s assumed" in ddr5
+    assert "51.2 GB/s for the RAM you described" in ddr4 and "89.6 GB/s assumed" in ddr5
     slow = float(re.search(r"about ([0-9.]+) tokens/s", ddr4).group(1))
     fast = float(re.search(r"about ([0-9.]+) tokens/s", ddr5).group(1))
     assert slow < fast  # the RAM-bound part slows with DDR4's 51.2 GB/s
