@@ -340,6 +340,9 @@ _CARDS_ONLY = re.compile(
     rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)\s*(?:x\s*)?"
     rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡|of them|of those)"
     rf"(?![A-Za-z])", _I)
+# a count of cards said apart from the card's name: units that only count cards (not '块' money, not GPU-hours)
+_APART_COUNT = re.compile(rf"(?:(?<![\d.\-−])(\d+)|([{CN_NUMERAL_CHARS}]+|双))\s*(张卡|块卡|张|卡|gpus?|cards?)"
+                          rf"(?![A-Za-z\-·]|\s*(?:hours?|hrs?|小时|时))", _I)
 _GPU_LIKE = re.compile(r"(?<![A-Za-z0-9])(?:(?:rtx|gtx|rx|arc|tesla|quadro)\s*[a-z]?\d{3,4}\s*(?:ti|xt|xtx|super|d)?|"
                        r"(?:a|h|b|l|t|v|mi|gb)\d{2,3}[a-z]?|昇腾\s*\d{3}[a-z]?|[pmk](?:4|10|100|40|80)\b|"
                        r"(?:20[6-8]0|30[5-8]0|40[6-8]0|50[6-7]0)(?:\s*ti)?)(?![A-Za-z0-9])", re.IGNORECASE)
@@ -688,8 +691,9 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
             out.gpu_count = int(value)
         elif value is not None and value <= 0:  # '0 GPUs', '-2 cards' (too many: notice.too_many_gpus)
             out.bad_counts[""] = int(value)
-    elif len(out.gpus) == 1 and not out.gpus[0].stated and not existing:
-        value = _cards_count(_mask(masked, [(m.start, m.end) for m in gpu_mentions]))
+    elif len(out.gpus) == 1 and not out.gpus[0].stated and not existing and out.gpus[0].gpu not in out.bad_counts:
+        apart = _APART_COUNT.search(_mask(masked, [(m.start, m.end) for m in gpu_mentions]))
+        value = parse_number(apart.group(1) or apart.group(2)) if apart else None
         if value and 1 < value <= MAX_CARDS:  # 'A100 80G 训练 7B，8 卡': the count said apart from the name
             out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(value), stated=True)]
 
