@@ -150,6 +150,14 @@ class InferenceEngine:
         return ()
 
 
+class ServingEngine(InferenceEngine):
+    """A serving engine (vLLM, SGLang): tensor parallel by default, and a share of each GPU reserved up front."""
+
+    split: ClassVar[Split] = "tp"
+    speed_split = "tensor"
+    reserves = True
+
+
 def intermediate(spec: ModelSpec) -> int:
     """The MLP width (4 × hidden when the spec does not say)."""
     return spec.intermediate_size or 4 * spec.hidden_size

@@ -11,9 +11,9 @@ process has started (after NCCL set-up); the cache pool is that × fraction minu
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
-from tools.engines.base import Activations, Budget, InferenceEngine, Split
+from tools.engines.base import Activations, Budget, ServingEngine
 from tools.modelspec import ModelSpec
 from tools.precision import PrecisionSpec
 from tools.result import Note, note
@@ -48,15 +48,9 @@ def default_mem_fraction_static(gpu_bytes: int, tp: int = 1) -> tuple[float, int
     return round((mib - reserved) / mib, 3), chunk, graph_bs
 
 
-class SGLang(InferenceEngine):
+class SGLang(ServingEngine):
     name = "sglang"
     label = "SGLang"
-    split: ClassVar[Split] = "tp"
-    speed_split = "tensor"
-    reserves = True
-
-    def resolve_split(self, requested: Split | None, gpus: int, warnings: list[Note]) -> Split:
-        return "tp" if gpus == 1 else (requested or "tp")
 
     def activations(self, spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int) -> Activations:
         """Activations and CUDA graphs live outside the static pool; shown as the part SGLang keeps for them."""

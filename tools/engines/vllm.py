@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING
 
-from tools.engines.base import Activations, Budget, InferenceEngine, Split, intermediate
+from tools.engines.base import Activations, Budget, ServingEngine, intermediate
 from tools.kv_cache import VLLM_BLOCK_SIZE, KVLayout
 from tools.modelspec import ModelSpec
 from tools.precision import PrecisionSpec
@@ -22,15 +22,9 @@ VLLM_NON_TORCH_BYTES = int(0.15 * GiB)  # NCCL-free single GPU: 0.10–0.20 GiB 
 VLLM_NON_TORCH_TP_BYTES = int(0.5 * GiB)  # with tensor parallel: NCCL / custom all-reduce buffers
 
 
-class VLLM(InferenceEngine):
+class VLLM(ServingEngine):
     name = "vllm"
     label = "vLLM"
-    split: ClassVar[Split] = "tp"
-    speed_split = "tensor"
-    reserves = True
-
-    def resolve_split(self, requested: Split | None, gpus: int, warnings: list[Note]) -> Split:
-        return "tp" if gpus == 1 else (requested or "tp")
 
     def kv_tokens(self, lay: KVLayout, context: int, sequences: int, batched_tokens: int = 8192,
                   n_ubatch: int = 512) -> tuple[int, int]:
