@@ -19,6 +19,7 @@ from typing import Any
 from knowledge.catalog import Catalog, load_catalog
 from knowledge.catalog_text import gpu_link_note, gpu_notes, gpu_price_note, model_notes
 from knowledge.corpus import LANGS, Passage
+from knowledge.layers import attention_layer_groups
 from knowledge.messages import FALLBACK, has, msg
 from knowledge.schema import GPU, Model, Tier
 
@@ -216,22 +217,33 @@ def gpu_card(g: GPU, lang: str) -> Passage:
     )
 
 
-def _kv_bytes_per_token(m: Model) -> float | None:
-    """KV cache per token at 16-bit, when it follows from the catalog without per-layer detail."""
+def _kv_at(m: Model, context: int) -> float | None:
+    """KV cache of one sequence of ``context`` tokens at 16-bit, by layer group (``knowledge.layers``): full
+    layers cache every token, sliding layers their window, linear layers nothing (their state is apart)."""
     a = m.attention
     kind = a.kind.value
-    if kind in ("mha", "gqa", "mqa"):
-        return 2 * m.layers * a.num_kv_heads * a.head_dim * 2
-    if kind == "mla" and a.kv_lora_rank and a.qk_rope_head_dim:
-        return m.layers * (a.kv_lora_rank + a.qk_rope_head_dim) * 2
-    return None
+    if kind == "mla" and not (a.kv_lora_rank and a.qk_rope_head_dim):
+        return None
+    total = 0.0
+    for g in attention_layer_groups(kind, m.layers, head_dim=a.head_dim, full_attention_layers=a.full_attention_layers,
+                                    sliding_window=a.sliding_window, global_head_dim=a.global_head_dim,
+                                    kv_lora_rank=a.kv_lora_rank, qk_rope_head_dim=a.qk_rope_head_dim):
+        if kind == "mla":
+            per_layer = g.score_width * 2  # one latent + RoPE key per token, not per head
+        elif g.kind == "full" and (a.global_head_dim or a.global_num_kv_heads):
+            per_layer = 2 * (a.global_num_kv_heads or a.num_kv_heads) * (a.global_head_dim or a.head_dim) * 2
+        else:
+            per_layer = 2 * a.num_kv_heads * a.head_dim * 2
+        total += per_layer * g.layers * g.attended(context)
+    return total
 
 
 def model_card(m: Model, lang: str) -> Passage:
     """The catalog facts of one model, with weight memory by precision, as a passage in ``lang``."""
     a = m.attention
     w16, w8, w4 = m.params_b * 2, m.params_b * 1, m.params_b * 0.5  # GB: params (1e9) × bytes/param
-    kv = _kv_bytes_per_token(m)
+    kv = _kv_at(m, 1)  # the first token's share: every cached layer holds it
+    kv_full = _kv_at(m, m.max_context)
     aliases = _names(m, lang)
     lines = [
         _t(
@@ -272,13 +284,14 @@ def model_card(m: Model, lang: str) -> Passage:
     if a.sliding_window:
         lines.append(_t(lang, "model.sliding", window=a.sliding_window, global_layers=a.full_attention_layers))
     lines.append(_t(lang, "model.weights", w16=num(round(w16, 1)), w8=num(round(w8, 1)), w4=num(round(w4, 1))))
-    if kv:
+    if kv and kv_full:
+        windowed = a.kind.value in ("sliding", "hybrid")  # the cache grows more slowly than the context
         lines.append(
             _t(
                 lang,
-                "model.kv",
+                "model.kv_grouped" if windowed else "model.kv",
                 per_token=num(round(kv / 1e3, 1)),
-                full=num(round(kv * m.max_context / GB, 1)),
+                full=num(round(kv_full / GB, 1)),
                 context=m.max_context,
             )
         )

@@ -33,3 +33,21 @@ def test_attention_flops_count_what_each_kind_attends_to() -> None:
     assert attention_flops_per_token(qwen, 4096) == 4 * 16 * 256 * 12 * 4096
     ds = load_model_spec("deepseek-v3")
     assert attention_flops_per_token(ds, 1000) == 4 * 128 * 576 * 61 * 1000
+
+
+def test_model_cards_size_the_cache_from_the_same_layer_groups() -> None:
+    """Gemma-3-27B: 62 layers, 16 KV heads × 128 at 16-bit = 8,192 B per token and layer; 10 global layers
+    hold the full 131,072 tokens, 52 sliding layers their 1,024-token window: 8,192 × (10·131,072 + 52·1,024)
+    = 11.17 GB. The card says what the sizing tool computes, for every layer kind."""
+    from knowledge import load_catalog
+    from knowledge.cards import model_card
+    from tools.kv_cache import kv_cache_bytes
+
+    cat = load_catalog()
+    card = model_card(cat.model("gemma-3-27b"), "en").text
+    assert "about 11.2 GB" in card and "sliding-window layers keep their window" in card
+    assert kv_cache_bytes(load_model_spec("gemma-3-27b"), 131072) == 8192 * (10 * 131072 + 52 * 1024)
+    for model in ("llama-3.1-8b", "deepseek-v3", "gemma-4-31b", "gpt-oss-120b"):
+        spec = load_model_spec(model)
+        figure = kv_cache_bytes(spec, spec.max_context) / 1e9
+        assert f"about {round(figure, 1):g} GB" in model_card(cat.model(model), "en").text, model

@@ -26,11 +26,11 @@ ring for sliding-window layers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from knowledge.layers import LayerGroup, attention_layer_groups
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, PerSpecCache
@@ -109,42 +109,13 @@ def kv_heads_per_rank(spec: ModelSpec, tp: int = 1, kv: int | None = None) -> tu
     return 1, math.ceil(tp / kv)
 
 
-@dataclass(frozen=True, slots=True)
-class LayerGroup:
-    """Layers of one attention kind: what they cache and what a new token's attention costs in them.
-
-    ``kind``: ``full`` (every token of the context), ``sliding`` (at most ``window`` tokens) or ``linear`` (a
-    constant recurrent state, no attention over the context). ``score_width`` is the per-head width of the
-    query·key and probability·value products (head_dim, Gemma 4's global head_dim, or MLA's latent + RoPE
-    width, which its absorbed kernels attend over).
-    """
-
-    kind: Literal["full", "sliding", "linear"]
-    layers: int
-    window: int | None = None
-    score_width: int = 0
-
-    def attended(self, context: int) -> int:
-        """Tokens one new token attends to in each of these layers."""
-        if self.kind == "linear":
-            return 0
-        return min(context, self.window) if self.kind == "sliding" and self.window else context
-
-
 def layer_groups(spec: ModelSpec) -> tuple[LayerGroup, ...]:
-    """The model's layers by attention kind, shared by the KV cache (:func:`kv_layout`) and the speed model's
-    attention FLOPs (``tools.perf``)."""
-    if spec.attention == AttentionKind.none:
-        return (LayerGroup("linear", spec.layers),)
-    if spec.attention == AttentionKind.mla:
-        return (LayerGroup("full", spec.layers, score_width=(spec.kv_lora_rank or 0) + (spec.qk_rope_head_dim or 0)),)
-    full = spec.full_attention_layers if spec.full_attention_layers is not None else spec.layers
-    if spec.attention == AttentionKind.sliding and spec.sliding_window:
-        return (LayerGroup("full", full, score_width=spec.global_head_dim or spec.head_dim),
-                LayerGroup("sliding", spec.layers - full, spec.sliding_window, spec.head_dim))
-    if spec.attention == AttentionKind.hybrid:
-        return (LayerGroup("full", full, score_width=spec.head_dim), LayerGroup("linear", spec.layers - full))
-    return (LayerGroup("full", spec.layers, score_width=spec.head_dim),)
+    """The model's layers by attention kind (``knowledge.layers``), shared by the KV cache (:func:`kv_layout`),
+    the speed model's attention FLOPs and the model cards."""
+    return attention_layer_groups(
+        spec.attention.value, spec.layers, head_dim=spec.head_dim, full_attention_layers=spec.full_attention_layers,
+        sliding_window=spec.sliding_window, global_head_dim=spec.global_head_dim, kv_lora_rank=spec.kv_lora_rank,
+        qk_rope_head_dim=spec.qk_rope_head_dim)
 
 
 def attention_flops_per_token(spec: ModelSpec, context: int) -> int:
