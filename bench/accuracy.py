@@ -435,7 +435,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{category:<28} {fitted:>8} {len(errs):>7} {statistics.median(errs):>13.1%} {max(errs):>12.1%}")
         else:
             print(f"{category:<28} {fitted:>8} {0:>7} {'-':>13} {'-':>12}")
-    held = [r for r in rows if r.note.startswith("held out")]
+    held = [r for r in rows if r.note.startswith("held out") and r.category.startswith("decode")]
     for label, group in (("llama.cpp", [r for r in held if "vLLM" not in r.category]),
                          ("vLLM", [r for r in held if "vLLM" in r.category])):
         errs = [abs(r.error) for r in group]

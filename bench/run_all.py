@@ -117,7 +117,8 @@ def accuracy(quick: bool) -> tuple[list[dict[str, Any]], Any]:
         figure("accuracy: worst |error|", max(independent) if independent else None, "%"),
     ]
     held = [abs(r["error"]) * 100 for r in data
-            if str(r.get("note", "")).startswith("held out") and "vLLM" not in str(r.get("category", ""))]
+            if str(r.get("note", "")).startswith("held out") and str(r.get("category", "")).startswith("decode")
+            and "vLLM" not in str(r.get("category", ""))]
     if held:
         rows += [figure("accuracy: held-out llama.cpp decode, median |error|", statistics.median(held), "%",
                         target=10, note=f"{len(held)} published figures"),
