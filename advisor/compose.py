@@ -897,7 +897,9 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed,
                                   speed_first=parsed.kind == Kind.speed)
         if parsed.kind == Kind.speed and not _by_name(calls, "perf_decode") and p.card_memory_gb and not p.gpu:
-            out.append(msg(lang, "speed.need_card"))  # speed follows from bandwidth, which a size alone does not give
+            named = next(iter(parsed.unknown_gpus), None)  # a card the catalog lacks, named with its memory
+            out.append(msg(lang, "speed.need_bandwidth", card=named) if named
+                       else msg(lang, "speed.need_card"))  # speed follows from bandwidth, not from a size
     elif p.use_case == "training":
         out += _training_section(calls, p, plan, lang, previous, detailed=detailed,
                                  time_first=parsed.kind == Kind.speed)

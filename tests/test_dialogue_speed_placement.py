@@ -69,3 +69,10 @@ def test_an_offloaded_speed_uses_the_ram_described(adv: Advisor) -> None:
     slow = float(re.search(r"about ([0-9.]+) tokens/s", ddr4).group(1))
     fast = float(re.search(r"about ([0-9.]+) tokens/s", ddr5).group(1))
     assert slow < fast  # the RAM-bound part slows with DDR4's 51.2 GB/s
+
+
+def test_a_card_the_catalog_lacks_is_told_how_to_get_its_speed(adv: Advisor) -> None:
+    text = adv.reply("I have an RTX 3080 10GB, how fast would Qwen2.5-7B Q4_K_M run?", adv.new_session()).text
+    assert "fits on one 10 GB card" in text
+    assert "RTX 3080 is not in the catalog" in text and "GPU_ADVISOR_GPUS" in text
+    assert "name the card" not in text  # it was named
