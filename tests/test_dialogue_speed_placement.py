@@ -76,3 +76,14 @@ def test_a_card_the_catalog_lacks_is_told_how_to_get_its_speed(adv: Advisor) -> 
     assert "fits on one 10 GB card" in text
     assert "RTX 3080 is not in the catalog" in text and "GPU_ADVISOR_GPUS" in text
     assert "name the card" not in text  # it was named
+
+
+@pytest.mark.parametrize(("text", "context", "concurrency"), [
+    ("32 requests of 4k tokens on 2 H100 with llama 3.1 70b fp8", 4096, 32),
+    ("16 conversations at once with qwen2.5 32b on a 4090", None, 16),
+    ("serve 8 chats in parallel", None, 8),
+    ("how many 16k conversations fit on 2x A6000", 16384, None),
+])
+def test_requests_and_their_length_are_read(text: str, context: int | None, concurrency: int | None) -> None:
+    p = parse(text)
+    assert (p.context_tokens, p.concurrency) == (context, concurrency)

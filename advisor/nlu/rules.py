@@ -260,6 +260,9 @@ _CONTEXT_AFTER = re.compile(
     rf"窗口|prompts?|-token prompt|token prompt|输入|seq(uence)?[ _]?len(gth)?|序列|window|"
     rf"tokens? (each|per (sample|request|chat|prompt)))", _I)
 # '16k conversations', '8k 的对话': a thousands-of-tokens size before a word for a chat is its length
+# '32 requests of 4k tokens': the size of each request is its context
+_CONTEXT_OF_REQUESTS = re.compile(rf"(?:requests?|conversations?|chats?|prompts?) of ({N})\s*(k|K)?\s*-?\s*tokens?",
+                                  _I)
 _CONTEXT_OF_CHATS = re.compile(rf"({N})\s*(k|K)\s*(?:-?\s*tokens?)?\s*(?:的)?\s*"
                                rf"(conversations?|chats?|sessions?|requests?|对话|会话|请求)", _I)
 _CONTEXT_BEFORE = re.compile(
@@ -269,7 +272,9 @@ _CONTEXT_BEFORE = re.compile(
     rf"({N})\s*(k|K|m|M|万)?(?![A-Za-z])", _I)
 _CONCURRENCY_AFTER = re.compile(
     rf"({N})\s*(个|路|位|名)?\s*(并发|同时在线|同时|用户|人同时|concurrent|simultaneous|parallel|users?|"
-    rf"requests? at once|sessions|streams|seats)", _I)
+    rf"requests? at once|sessions|streams|seats|"
+    rf"(?:conversations?|chats?|requests?) (?:at once|at the same time|in parallel|concurrently|simultaneously)|"
+    rf"requests? of (?=\d[\d.,]*\s*[kK]?\s*-?\s*tokens?))", _I)
 _CONCURRENCY_BEFORE = re.compile(
     rf"(并发(数|量)?|concurrency( of)?|batch( size)?|同时服务)[^\d{CN_NUMERAL_CHARS}]{{0,8}}({N})\s*(k|K)?", _I)
 _STAFF_ZH = r"(?:人|同事|员工|用户|开发者|开发|程序员|工程师|学生|医生|研究员|客服|坐席|律师|老师|分析师)"
@@ -760,7 +765,8 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         out.params_b = cat.model(out.model).params_b
 
     # context and concurrency
-    for pat, g_num, g_mult in ((_CONTEXT_AFTER, 1, 2), (_CONTEXT_BEFORE, 4, 5), (_CONTEXT_OF_CHATS, 1, 2)):
+    for pat, g_num, g_mult in ((_CONTEXT_AFTER, 1, 2), (_CONTEXT_BEFORE, 4, 5), (_CONTEXT_OF_CHATS, 1, 2),
+                               (_CONTEXT_OF_REQUESTS, 1, 2)):
         m = pat.search(scan)
         if m:
             base = parse_number(m.group(g_num))
