@@ -78,8 +78,9 @@ def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], l
                  others=punct(lang, "semicolon").join(others))]
     serving_leader = value.leaders.get("concurrent_requests")
     tie = verdict_key == "compare.value_tie"
-    if metric == "tokens_per_s" and serving_leader and (serving_leader != winner or tie
-                                                        or _holds_far_more(value, serving_leader)):  # many users
+    one_user = session.profile.concurrency == 1  # 'single-user chat': how many requests fit is beside the point
+    if metric == "tokens_per_s" and serving_leader and not one_user and (
+            serving_leader != winner or tie or _holds_far_more(value, serving_leader)):  # many users
         held = punct(lang, "list").join(
             msg(lang, "compare.value_other", label=labels.get(o.gpu, o.name),
                 value=num(o.totals["concurrent_requests"])) for o in value.options

@@ -87,3 +87,10 @@ def test_a_card_the_catalog_lacks_is_told_how_to_get_its_speed(adv: Advisor) -> 
 def test_requests_and_their_length_are_read(text: str, context: int | None, concurrency: int | None) -> None:
     p = parse(text)
     assert (p.context_tokens, p.concurrency) == (context, concurrency)
+
+
+def test_a_single_user_comparison_leaves_out_the_many_users_line(adv: Advisor) -> None:
+    one = adv.reply("Is the H200 worth it over H100 for single-user chat with Llama 3.3 70B FP8?",
+                    adv.new_session()).text
+    many = adv.reply("H100 vs H200 which is better value for serving llama 3.1 70b in fp8", adv.new_session()).text
+    assert "To serve many users" not in one and "To serve many users" in many
