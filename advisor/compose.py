@@ -668,15 +668,18 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         d = typed(tt, TrainingTimeResult)
         cost = money_in(d.cost_usd, d.cost_cny, default_currency(lang), lang, d.cny_per_usd)
         out.append("")
-        out.append(msg(lang, "compose.training_section.time_about_gpu_hours",
-                       count=d.count, gpu=d.gpu, hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours),
-                       mfu=num(d.mfu), cost=cost, low=duration(d.hours_range[0], lang),
-                       high=duration(d.hours_range[1], lang), basis=msg(lang, _mfu_basis(d))))
+        time_line = msg(lang, "compose.training_section.time_about_gpu_hours",
+                        count=d.count, gpu=d.gpu, hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours),
+                        mfu=num(d.mfu), cost=cost, low=duration(d.hours_range[0], lang),
+                        high=duration(d.hours_range[1], lang), basis=msg(lang, _mfu_basis(d)))
+        out.append(time_line)
         if p.deadline_days:
             ok = d.hours <= p.deadline_days * 24
             out.append(msg(lang, "verdict.deadline_ok" if ok else "verdict.deadline_missed",
                            days=num(p.deadline_days)))
         if time_first and r.fits is not False:  # 'how long': the time is the verdict, the memory fit backs it
+            out[out.index(time_line)] = msg(lang, "compose.training_section.time_cost", gpu_hours=num(d.gpu_hours),
+                                            mfu=num(d.mfu), cost=cost)
             lead = msg(lang, "compose.training_section.time_verdict", count=d.count, gpu=d.gpu, what=what,
                        hours=duration(d.hours, lang), low=duration(d.hours_range[0], lang),
                        high=duration(d.hours_range[1], lang), basis=msg(lang, _mfu_basis(d)))

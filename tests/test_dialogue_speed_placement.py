@@ -94,3 +94,8 @@ def test_a_single_user_comparison_leaves_out_the_many_users_line(adv: Advisor) -
                     adv.new_session()).text
     many = adv.reply("H100 vs H200 which is better value for serving llama 3.1 70b in fp8", adv.new_session()).text
     assert "To serve many users" not in one and "To serve many users" in many
+
+
+def test_the_time_is_said_once_when_it_leads(adv: Advisor) -> None:
+    text = adv.reply("How long to pretrain a 1B model on 300B tokens with 8 A100s?", adv.new_session()).text
+    assert text.count("16.0 days") == 1 and "**Cost**: 3,066 GPU-hours" in text
