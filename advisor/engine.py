@@ -476,6 +476,9 @@ class Advisor:
                 detailed=self.settings.detailed or parsed.wants_detail)
 
         unknown = [n for n in notices if parsed.unknown_gpus and n in unknown_notes]
+        if unknown and any(msg(out_lang, "speed.need_bandwidth", card=name) in body for name in parsed.unknown_gpus):
+            notices = [n for n in notices if n not in unknown]  # the reply itself says the card is not catalogued
+            unknown = []
         if unknown and not parsed.gpus and mode in ("spec", "opening", "ask", "empty"):
             # the only GPU named is not in the catalog: say that first, in the reply itself, with the nearest names
             generic = msg(out_lang, "spec.unknown_entity")

@@ -76,6 +76,7 @@ def test_a_card_the_catalog_lacks_is_told_how_to_get_its_speed(adv: Advisor) -> 
     assert "fits on one 10 GB card" in text
     assert "RTX 3080 is not in the catalog" in text and "GPU_ADVISOR_GPUS" in text
     assert "name the card" not in text  # it was named
+    assert text.startswith("**Answer")  # the verdict first; the line above says the card is not catalogued
 
 
 @pytest.mark.parametrize(("text", "context", "concurrency"), [
