@@ -161,7 +161,8 @@ class Resolver(Generic[T]):
         # prefix/containment matches catch 'h300' -> 'h200', 'h100' and 'qwen72' -> 'qwen2.572b'
         close += [k for k in self._index if k.startswith(key[:2]) and k not in close][:12]
         out: list[str] = []
-        ranked = sorted(close, key=lambda k: -difflib.SequenceMatcher(None, key, k).ratio())
+        # closest first; among equals, the same leading character (the same series: 3080 → 3090 before B300)
+        ranked = sorted(close, key=lambda k: (-difflib.SequenceMatcher(None, key, k).ratio(), k[:1] != key[:1]))
         for k in ranked:
             for entry in self._index[k]:
                 label = self._label(entry)

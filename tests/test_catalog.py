@@ -197,3 +197,9 @@ def test_unknown_names_never_crash() -> None:
     for junk in ["", "   ", "x" * 10_000, "\x00\x01", "🙂", "<script>"]:
         with pytest.raises(UnknownNameError):
             CATALOG.gpu(junk)
+
+
+def test_suggestions_for_an_unknown_card_start_with_its_own_series() -> None:
+    resolver = load_catalog().gpu_resolver
+    assert resolver.suggest("3080")[0] == "GeForce RTX 3090"  # not 'B300' first
+    assert resolver.suggest("A200")[:2] == ["A800 SXM 80GB", "A100 SXM 80GB"]
