@@ -144,6 +144,28 @@ def build_app(*, lock_settings: bool = False, warm: bool = True, settings: Any =
     return build_blocks(AdvisorPool(Advisor.from_settings, settings), lock_settings=lock_settings)
 
 
+def middleware(*, auth: bool, settings_locked: bool, body_timeout_s: float) -> list[Any]:
+    """The web server's request guards, outermost first."""
+    from starlette.middleware import Middleware
+    from starlette.middleware.gzip import GZipMiddleware
+
+    from advisor.body_limit import BodyLimit
+    from advisor.config_cache import ConfigCache
+    from advisor.login_throttle import LoginThrottle
+    from advisor.proxy_notice import ProxyNotice
+    from advisor.slow_requests import BodyDeadline
+
+    return [
+        # every body (a chat message, an API call, an upload) is refused above this before it is parsed
+        Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES),
+        Middleware(BodyDeadline, timeout_s=body_timeout_s),
+        Middleware(LoginThrottle),
+        Middleware(ProxyNotice, auth=auth, settings_locked=settings_locked),
+        *([] if auth else [Middleware(ConfigCache)]),  # with a login, the config names the user: built each time
+        Middleware(GZipMiddleware, minimum_size=1024),  # streams (text/event-stream) are left uncompressed
+    ]
+
+
 def launch_app(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
@@ -163,16 +185,17 @@ def launch_app(
     if warning:
         sys.stderr.write(warning + "\n")
     check_bindable(host, port)
-    from starlette.middleware import Middleware
-
-    from advisor.body_limit import BodyLimit
-    from advisor.login_throttle import LoginThrottle
-    from advisor.proxy_notice import ProxyNotice
+    from advisor.login_throttle import trust_proxies
+    from advisor.slow_requests import deadlines
+    from advisor.slow_requests import install as guard_slow_requests
     from advisor.ui.expiry import SessionSweeper, limit_malloc_arenas, limits
     from advisor.ui.layout import launch_options  # gradio: slow to import, so only once the port is known good
 
     limit_malloc_arenas()  # before the server's threads start
     sessions = limits()  # a bad GPU_ADVISOR_SESSION_IDLE_S / GPU_ADVISOR_MAX_SESSIONS: one line, before building
+    trust_proxies()  # forwarding headers believed only from GPU_ADVISOR_TRUSTED_PROXIES (default: none)
+    slow = deadlines()
+    guard_slow_requests(slow.header_s)  # request headers must arrive within a deadline
     locked = settings_locked(host)
     demo = build_app(lock_settings=locked, warm=False, settings=settings)
     # /chat keeps per-connection state; over MCP each call starts fresh unless `session` is passed back
@@ -188,9 +211,8 @@ def launch_app(
         max_file_size=MAX_UPLOAD,
         show_error=False,
         state_session_capacity=sessions.max_sessions,  # beyond it, the least recently used session is dropped
-        # every body (a chat message, an API call, an upload) is refused above this before it is parsed
-        app_kwargs={"middleware": [Middleware(BodyLimit, max_bytes=MAX_BODY_BYTES), Middleware(LoginThrottle),
-                                   Middleware(ProxyNotice, auth=bool(pairs), settings_locked=locked)],
+        app_kwargs={"middleware": middleware(auth=bool(pairs), settings_locked=locked,
+                                                 body_timeout_s=slow.body_s),
                     # with a login, the API's description is not served to whoever asks either
                     **({"openapi_url": None, "docs_url": None, "redoc_url": None} if pairs else {})},
         **launch_options(),

@@ -22,6 +22,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.env_limits import env_number
 from advisor.ui.state import UIState
 
 log = logging.getLogger(__name__)
@@ -42,24 +43,11 @@ def limits(env: Any = None) -> SessionLimits:
     """``GPU_ADVISOR_SESSION_IDLE_S`` and ``GPU_ADVISOR_MAX_SESSIONS`` (defaults 4 h and 256); a value that is
     not a number in range raises ValueError naming the variable and the range."""
     env = os.environ if env is None else env
-    idle = _number(env, "GPU_ADVISOR_SESSION_IDLE_S", DEFAULT_IDLE_S, MIN_IDLE_S, 30 * 86400)
-    count = _number(env, "GPU_ADVISOR_MAX_SESSIONS", DEFAULT_MAX_SESSIONS, 1, 100_000)
+    idle = env_number(env, "GPU_ADVISOR_SESSION_IDLE_S", DEFAULT_IDLE_S, MIN_IDLE_S, 30 * 86400)
+    count = env_number(env, "GPU_ADVISOR_MAX_SESSIONS", DEFAULT_MAX_SESSIONS, 1, 100_000)
     if count != int(count):
         raise ValueError(f"GPU_ADVISOR_MAX_SESSIONS must be a whole number, not {count:g}")
     return SessionLimits(idle_s=idle, max_sessions=int(count))
-
-
-def _number(env: Any, name: str, default: float, low: float, high: float) -> float:
-    raw = str(env.get(name, "") or "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        value = float("nan")
-    if not low <= value <= high:  # NaN fails too
-        raise ValueError(f"{name} must be a number from {low:g} to {high:g}, not {raw[:40]!r}")
-    return value
 
 
 class SessionSweeper:

@@ -8,6 +8,7 @@ except the read-only engines, catalog and knowledge index.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -132,9 +133,11 @@ class Downloads:
         self.root = root or Path(tempfile.mkdtemp(prefix="gpu-advisor-ui-"))
 
     def write(self, session: Session, report: str) -> tuple[str, str]:
+        """Write the report and the session file; the folder's name is a digest of the session id, so nothing
+        a user uploads ever becomes part of a path."""
         self._prune()
-        folder = self.root / session.id
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self.root / hashlib.sha256(session.id.encode("utf-8", "replace")).hexdigest()[:32]
+        folder.mkdir(exist_ok=True)
         rep = folder / "gpu-advisor-report.md"
         rep.write_text(report, encoding="utf-8")
         ses = folder / "gpu-advisor-session.json"
