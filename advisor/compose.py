@@ -417,11 +417,17 @@ def _bound_key(d: DecodeResult) -> str:
 
 
 def _calibrated(d: DecodeResult, lang: str) -> list[str]:
-    """One line when the speed was scaled to the user's own measurement on this GPU (GPU_ADVISOR_GPUS)."""
+    """One line when the speed was scaled to the user's own measurement of this model on this GPU
+    (GPU_ADVISOR_GPUS), or when measurements of other models on it left the speed uncalibrated."""
     for a in d.assumptions:
-        if getattr(a, "id", None) == "perf.decode.calibrated":
-            return [msg(lang, "speed.calibrated", **a.params)]  # type: ignore[union-attr]
+        key = _CALIBRATION_LINES.get(getattr(a, "id", ""))
+        if key:
+            return [msg(lang, key, **a.params)]  # type: ignore[union-attr]
     return []
+
+
+_CALIBRATION_LINES = {"perf.decode.calibrated": "speed.calibrated",
+                      "perf.decode.not_calibrated": "speed.not_calibrated"}
 
 
 # ----------------------------------------------------------------------------- alternatives

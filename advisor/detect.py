@@ -10,11 +10,14 @@ a fit check needs. No tool (or one that fails) is a message, never an error.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +30,7 @@ QUERY = ["nvidia-smi", "--query-gpu=index,name,memory.total", "--format=csv,nohe
 ROCM_QUERY = ["rocm-smi", "--showproductname", "--showmeminfo", "vram", "--json"]
 _ROCM_NAME_KEYS = ("card series", "marketing name", "card model", "card sku")
 TIMEOUT_S = 10.0
+MAX_OUTPUT_BYTES = 1_000_000  # 64 GPUs' rows are ~5 kB (rocm-smi's JSON ~50 kB); more is not a GPU list
 _MODEL_NUMBER = re.compile(r"(?<![A-Za-z0-9])([A-Z]{0,3}\d{2,4}[A-Z]?)(?![A-Za-z0-9])", re.I)
 _FORMS = ("sxm", "pcie", "nvl", "hgx")
 SYSFS_ENV = "GPU_ADVISOR_SYSFS_DRM"  # where sysfs's drm class is, when not /sys/class/drm (tests, containers)
@@ -49,15 +53,61 @@ class Detection:
     detail: str = ""
 
 
-def detect_gpus(run: Callable[..., Any] = subprocess.run, which: Callable[[str], str | None] = shutil.which,
-                sysfs: Path | None = None) -> Detection:
+@dataclass(frozen=True)
+class ToolOutput:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run_bounded(cmd: list[str], timeout: float = TIMEOUT_S, limit: int = MAX_OUTPUT_BYTES) -> ToolOutput:
+    """``cmd``'s exit status and output, each stream read up to ``limit`` bytes and decoded with undecodable bytes
+    replaced. A tool still writing past the bound is stopped, and what it wrote up to its last whole line within
+    the bound is kept (as output of a tool that succeeded); subprocess.TimeoutExpired past ``timeout``."""
+    with subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        got: dict[int, bytes] = {}
+        readers = [threading.Thread(target=_read_into, args=(stream, limit + 1, got, n), daemon=True)
+                   for n, stream in enumerate((proc.stdout, proc.stderr))]
+        for reader in readers:
+            reader.start()
+        deadline = time.monotonic() + timeout
+        readers[0].join(timeout)
+        over = len(got.get(0, b"")) > limit
+        if over:  # enough read: the tool is stopped rather than waited for
+            proc.kill()
+        readers[1].join(max(deadline - time.monotonic(), 0.0))
+        try:
+            if any(reader.is_alive() for reader in readers):
+                raise subprocess.TimeoutExpired(cmd, timeout)
+            code = proc.wait(max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    out, err = (_text(got.get(n, b""), limit) for n in (0, 1))
+    return ToolOutput(0 if over else code, out, err)
+
+
+def _read_into(stream: Any, n: int, got: dict[int, bytes], key: int) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        got[key] = stream.read(n)
+
+
+def _text(raw: bytes, limit: int) -> str:
+    """``raw`` as text (bad bytes replaced); past ``limit``, only its whole lines within it."""
+    if len(raw) > limit:
+        raw = raw[:raw.rfind(b"\n", 0, limit) + 1]
+    return raw.decode("utf-8", errors="replace")
+
+
+def detect_gpus(run: Callable[[list[str]], ToolOutput] = run_bounded,
+                which: Callable[[str], str | None] = shutil.which, sysfs: Path | None = None) -> Detection:
     """The GPUs ``nvidia-smi`` lists, else those ``rocm-smi`` lists, else the cards Linux's sysfs shows with their
     memory (``run``/``which``/``sysfs`` replaceable for tests)."""
     for tool, query, parse in (("nvidia-smi", QUERY, parse_query), ("rocm-smi", ROCM_QUERY, parse_rocm)):
         if which(tool) is None:
             continue
         try:
-            done = run(query, capture_output=True, text=True, timeout=TIMEOUT_S, check=False)
+            done = run(query)
         except (OSError, subprocess.SubprocessError) as exc:
             return Detection([], "tool_failed", f"{tool}: {type(exc).__name__}")
         if done.returncode != 0:
@@ -95,7 +145,8 @@ def read_sysfs(root: Path) -> list[tuple[int, str, int]]:
 def _read(path: Path) -> str:
     """A short sysfs attribute, stripped; empty when absent or unreadable."""
     try:
-        return path.read_text(encoding="ascii", errors="replace")[:200].strip()
+        with path.open("rb") as fh:
+            return fh.read(200).decode("ascii", errors="replace").strip()
     except OSError:
         return ""
 

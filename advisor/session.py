@@ -20,13 +20,15 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
+from knowledge.bounded import BoundsError, data_depth, nested_too_deeply, read_text, text_depth
 from knowledge.messages import render
-from knowledge.paths import regular_file
 from tools.result import Note
 
 SESSION_VERSION = 1
 SESSION_KIND: Final = "gpu-advisor-session"
+SESSION_ID_PATTERN: Final = r"^[A-Za-z0-9_-]{1,64}$"
 MAX_SESSION_DEPTH: Final = 64  # a real session nests ~12 levels (tool results inside turns inside the history)
+MAX_SESSION_BYTES: Final = 64_000_000  # a trimmed session is well under 1 MB; 10,000 kept turns stay under this
 FULL_RESULTS_KEPT: Final = 2  # answers whose tool results stay in full: the latest may compare with the one before
 
 # Profile slots, in the order the planner considers them.
@@ -206,7 +208,8 @@ class Session(BaseModel):
 
     kind: Literal["gpu-advisor-session"] = SESSION_KIND
     version: int = SESSION_VERSION
-    id: str = Field(default_factory=lambda: uuid.uuid4().hex)
+    id: str = Field(default_factory=lambda: uuid.uuid4().hex, pattern=SESSION_ID_PATTERN,
+                    description="letters, digits, '-' and '_' only: never a path")
     created: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))
     lang: Lang | None = None
     profile: Profile = Field(default_factory=Profile)
@@ -271,6 +274,8 @@ class Session(BaseModel):
     @classmethod
     def from_json(cls, text: str, where: str = "session") -> Session:
         """Parse and validate; SessionError (never a silent reset) when the data is unusable."""
+        if text_depth(text, "json", MAX_SESSION_DEPTH) > MAX_SESSION_DEPTH:  # refused before the parser recurses
+            raise _too_deep(where)
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -279,13 +284,13 @@ class Session(BaseModel):
             raise SessionError(f"{where} is not valid JSON{hint}: {exc.msg} at line {exc.lineno} column "
                                f"{exc.colno}; the file was left unchanged — fix it, delete it, or use another "
                                f"session file") from exc
-        except (RecursionError, ValueError) as exc:  # nested past the parser's depth; a 5,000-digit number
-            what = "is nested too deeply" if isinstance(exc, RecursionError) else "holds a number far too long"
-            raise SessionError(f"{where} {what} to be a session; the file was left unchanged — delete it or "
-                               "use another session file") from None
-        if _depth(data) > MAX_SESSION_DEPTH:  # it would load, then fail every later save
-            raise SessionError(f"{where} is nested more than {MAX_SESSION_DEPTH} levels deep, which no session is; "
-                               "the file was left unchanged — delete it or use another session file")
+        except RecursionError:  # past the parser's depth, should the scan above ever misjudge a text
+            raise _too_deep(where) from None
+        except ValueError:  # a 5,000-digit number
+            raise SessionError(f"{where} holds a number far too long to be a session; the file was left unchanged "
+                               "— delete it or use another session file") from None
+        if data_depth(data, MAX_SESSION_DEPTH) > MAX_SESSION_DEPTH:  # it would load, then fail every later save
+            raise _too_deep(where)
         return cls.from_data(data, where)
 
     @classmethod
@@ -314,7 +319,9 @@ class Session(BaseModel):
         """Read a saved session. Missing file → SessionError too (callers decide to start fresh)."""
         p = Path(path)
         try:
-            text = regular_file(p).read_text(encoding="utf-8")
+            text = read_text(p, MAX_SESSION_BYTES, where=f"session file {p.name}")
+        except BoundsError as exc:
+            raise SessionError(f"{exc}; the file was left unchanged — delete it or use another session file") from None
         except FileNotFoundError as exc:
             raise SessionError(f"session file {p.name} does not exist") from exc
         except UnicodeDecodeError as exc:  # cut inside a multi-byte character: the end of the file is missing
@@ -326,19 +333,9 @@ class Session(BaseModel):
         return cls.from_json(text, where=f"session file {p.name}")
 
 
-def _depth(data: Any) -> int:
-    """How deeply ``data`` (parsed JSON) nests lists and objects, walked without recursion."""
-    deepest, stack = 0, [(data, 1)]
-    while stack:
-        node, level = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_SESSION_DEPTH:
-            break
-        stack.extend((child, level + 1) for child in children)
-    return deepest
+def _too_deep(where: str) -> SessionError:
+    return SessionError(f"{where} is {nested_too_deeply(MAX_SESSION_DEPTH)}, which no session is; the file was "
+                        "left unchanged — delete it or use another session file")
 
 
 def migrate(data: dict[str, Any], where: str = "session") -> dict[str, Any]:

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from knowledge.resolve import AmbiguousNameError, Resolver, UnknownNameError
 from knowledge.schema import GPU, DecodeMeasurement, Model, Platform
-from knowledge.user_gpus import Measured, load_user_gpus
+from knowledge.user_gpus import Measured, load_user_gpus, skeleton
 
 log = logging.getLogger(__name__)
 
@@ -109,20 +109,31 @@ def _with_measurements(gpus: tuple[GPU, ...], measured: list[Measured]) -> tuple
     return tuple(g.model_copy(update=update[g.id]) if update[g.id] else g for g in gpus)
 
 
+def _described(gpus: tuple[GPU, ...], mine: list[GPU]) -> tuple[GPU, ...]:
+    """The described cards ``mine`` that neither are nor mimic a catalog GPU (each one left out: a warning). A
+    described card never shadows a catalog one: the catalog's figures are sourced."""
+    ours, ids = _gpu_resolver(gpus), {c.id for c in gpus}
+    out: list[GPU] = []
+    for g in mine:
+        if g.id in ids or _finds(ours, g.name):
+            log.warning("GPU_ADVISOR_GPUS: %s is already in the catalog; its catalog figures are used", g.name)
+        elif skeleton(g.name) != g.name and _finds(ours, skeleton(g.name)):
+            log.warning("GPU_ADVISOR_GPUS: %s looks like the catalog's %s (look-alike letters); left out", g.name,
+                        skeleton(g.name))
+        else:
+            out.append(g)
+    return tuple(out)
+
+
 @cache
 def load_catalog() -> Catalog:
     """The validated catalog, loaded once per process, with the GPUs of ``$GPU_ADVISOR_GPUS`` if set."""
     gpus = _validate(GPU, "gpus", "gpu")
-    mine, measured, problem = load_user_gpus()
-    if problem:
+    mine, measured, problems = load_user_gpus()
+    for problem in problems:
         log.warning("%s", problem)
     if mine:
-        ours = _gpu_resolver(gpus)
-        for g in mine:  # a described card never shadows a catalog one: the catalog's figures are sourced
-            if g.id in {c.id for c in gpus} or _finds(ours, g.name):
-                log.warning("GPU_ADVISOR_GPUS: %s is already in the catalog; its catalog figures are used", g.name)
-            else:
-                gpus += (g,)
+        gpus += _described(gpus, mine)
     if measured:
         gpus = _with_measurements(gpus, measured)
     models = _validate(Model, "models", "model")

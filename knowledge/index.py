@@ -31,6 +31,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel
 
+from knowledge.bounded import read
 from knowledge.cachefile import write_atomic
 from knowledge.corpus import Passage, corpus_hash, load_corpus
 from knowledge.lexical import LexicalIndex, NameMatcher, tokenize, tokenizer_fingerprint
@@ -53,6 +54,7 @@ CARD_VIEW_CHARS = 360  # opening of a generated document that is embedded
 TITLE_WEIGHT = 2.0  # extra BM25 weight of words in a passage's title
 BM25_B = 0.5  # length normalisation: long tables and cards are not punished too hard
 RETRY_S = 30.0  # seconds between attempts to reach a vector store that failed
+MAX_CACHE_BYTES = 256_000_000  # the lexical token cache (~1.5 MB for the shipped corpus) is rebuilt past this
 
 
 class DenseUnavailable(RuntimeError):
@@ -516,7 +518,7 @@ class KnowledgeIndex:
         """BM25 index over title + text; token lists of unchanged passages come from the cache file."""
         path = self._lexical_file()
         try:
-            cache = json.loads(path.read_text(encoding="utf-8"))
+            cache = read(path, "json", MAX_CACHE_BYTES)  # a BoundsError (a ValueError) too
             if not isinstance(cache, dict):
                 cache = {}
         except (OSError, ValueError):

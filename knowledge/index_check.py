@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from knowledge.bounded import read
 from knowledge.cachefile import write_atomic
 
 log = logging.getLogger(__name__)
@@ -58,7 +59,7 @@ def searchable(chroma_dir: Path, collection: str, manifest: Path) -> bool:
         log.warning("cannot read the vector index files (%s)", exc)
         return False
     try:
-        known = json.loads(manifest.read_text(encoding="utf-8"))
+        known = read(manifest, "json", 1_000_000)  # a BoundsError (a ValueError) too
     except (OSError, ValueError):
         known = {}
     if isinstance(known, dict) and known.get(collection) == now:

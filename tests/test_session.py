@@ -104,7 +104,7 @@ _HEAD = '{"kind": "gpu-advisor-session", "version": 1, '
     (_HEAD + '"dropped_turns": ' + "9" * 4_000 + "}", "dropped_turns"),  # parses, but no session drops that many
     # parses and validates, but could never be saved again (serialisation depth): refused on load
     (_HEAD + '"history": [{"role": "user", "text": "x", "tool_calls": [{"name": "size_inference", "arguments": '
-     + '{"a": ' * 900 + "1" + "}" * 900 + "}]}]}", "nested more than 64 levels"),
+     + '{"a": ' * 900 + "1" + "}" * 900 + "}]}]}", "nested too deeply: more than 64 levels"),
 ])
 def test_hostile_session_text_is_refused_with_a_reason(text: str, said: str, tmp_path: Path) -> None:
     with pytest.raises(SessionError, match=said):

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import struct
@@ -20,6 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
+from knowledge.bounded import BoundsError, parse, read
 from knowledge.paths import expand_user, regular_file
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
@@ -107,6 +107,7 @@ def _spec(file: str, **fields: Any) -> ModelSpec:
 
 _RANGE_ERRORS = {"less_than_equal", "greater_than_equal", "greater_than", "less_than"}
 _MAX_NESTING = 8  # GGUF arrays of arrays: real files nest one level
+MAX_JSON_BYTES = 64_000_000  # the largest index.json (a 1T-parameter MoE's ~140k tensors) is ~15 MB
 
 
 # --- GGUF ----------------------------------------------------------------------------------
@@ -405,24 +406,21 @@ def read_safetensors_header(path: Path) -> dict[str, Any]:
         if n <= 0 or n > 100_000_000:
             raise ToolError(note("error.files.safetensors_header_length", file=path.name, length=n))
         try:
-            header = json.loads(fh.read(n))
-        except (json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
-            raise ToolError(note("error.files.safetensors_bad_json", file=path.name, detail=_why(exc))) from exc
+            header = parse(fh.read(n).decode("utf-8"), "json", path.name)
+        except (BoundsError, UnicodeDecodeError) as exc:
+            detail = exc.problem if isinstance(exc, BoundsError) else str(exc)[:200]
+            raise ToolError(note("error.files.safetensors_bad_json", file=path.name, detail=detail)) from exc
     if not isinstance(header, dict):
         raise ToolError(note("error.files.json_not_object", file=path.name))
     return header
 
 
-def _why(exc: Exception) -> str:
-    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
-
-
 def _load_json(path: Path) -> dict[str, Any]:
+    """A config.json or index file: a JSON object within ``MAX_JSON_BYTES`` and the nesting bound."""
     try:
-        regular_file(path)
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, RecursionError, UnicodeDecodeError) as exc:
-        raise ToolError(note("error.files.json_unreadable", file=path.name, detail=_why(exc))) from exc
+        data = read(path, "json", MAX_JSON_BYTES)
+    except BoundsError as exc:
+        raise ToolError(note("error.files.json_unreadable", file=path.name, detail=exc.problem)) from None
     if not isinstance(data, dict):
         raise ToolError(note("error.files.json_not_object", file=path.name))
     return data

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.schema import GPU, Precision
+from knowledge.schema import GPU, DecodeMeasurement, Precision
 from tools.efficiency import (
     DECODE_RANGE,
     PREFILL_MFU,
@@ -242,42 +242,65 @@ def _term(name: str, value: float, unit: str, formula: Note, explain: str) -> Te
 
 def estimate_decode(inp: DecodeInput) -> DecodeResult:
     """Decode speed: streaming time over bandwidth × η, fixed per-layer cost, TP all-reduces; scaled to the
-    user's own measurement on this GPU when there is one (``GPU.measured_decode``)."""
+    user's own measurement of this model on this GPU when there is one (``GPU.measured_decode``)."""
     result = _decode(inp)
     if not inp.gpu.measured_decode:
         return result
-    return _calibrated(result, inp.gpu)
+    return _calibrated(result, inp.model, inp.gpu)
 
 
-def _calibrated(result: DecodeResult, gpu: GPU) -> DecodeResult:
-    """``result`` × (measured ÷ predicted) for the GPU's first usable measurement (one GPU, one request)."""
+def _calibrated(result: DecodeResult, spec: ModelSpec, gpu: GPU) -> DecodeResult:
+    """``result`` × (measured ÷ predicted) for the GPU's first usable measurement of ``spec`` (one GPU, one
+    request): a measurement says how this GPU runs that model, not every model. Measurements of other models
+    only leave a note saying the speed is the uncalibrated prediction."""
     from tools.modelspec import load_model_spec
 
     bare = gpu.model_copy(update={"measured_decode": ()})
+    others: list[str] = []
     for m in gpu.measured_decode:
         try:
-            spec = load_model_spec(m.model)
-            predicted = _decode(DecodeInput(model=spec, gpu=bare, precision=m.precision,
+            measured_spec = load_model_spec(m.model)
+            if not same_model(measured_spec, spec):
+                others.append(measured_spec.name)
+                continue
+            predicted = _decode(DecodeInput(model=measured_spec, gpu=bare, precision=m.precision,
                                             context=CALIBRATION_CONTEXT)).tokens_per_s
         except (ToolError, ValueError, LookupError):
             continue  # a model or precision the calculators cannot place: the next measurement, if any
-        factor = min(max(m.tokens_per_s / predicted, 1 / MAX_CALIBRATION), MAX_CALIBRATION)
-        lo, hi = result.tokens_per_s_range
-        calibration = _term("calibration to your measurement", factor, "×",
-                            note("perf.formula.decode_calibration", measured=m.tokens_per_s, predicted=predicted),
-                            "decode_calibration")
-        terms = [t.model_copy(update={"value": t.value * factor}) if t.name == "decode throughput" else t
-                 for t in result.terms]
-        return result.model_copy(update={
-            "terms": [*terms[:-1], calibration, terms[-1]],
-            "tokens_per_s": result.tokens_per_s * factor,
-            "tokens_per_s_range": (lo * factor, hi * factor),
-            "per_sequence_tokens_per_s": result.per_sequence_tokens_per_s * factor,
-            "step_time_s": result.step_time_s / factor,
-            "assumptions": [*result.assumptions, note("perf.decode.calibrated", model=spec.name, precision=m.precision,
-                                                      measured=m.tokens_per_s, predicted=predicted, factor=factor)],
-        })
-    return result
+        return _scaled(result, m, measured_spec.name, predicted)
+    if not others:
+        return result
+    return result.model_copy(update={"assumptions": [
+        *result.assumptions, note("perf.decode.not_calibrated", measured=", ".join(dict.fromkeys(others)),
+                                  model=spec.name)]})
+
+
+def same_model(a: ModelSpec, b: ModelSpec) -> bool:
+    """The same model, or another build or fine-tune of it (a GGUF file of a catalog model, Llama-3 and 3.1 8B):
+    the same layers, widths, heads and experts, and a parameter count within 5 %."""
+    shape = ("layers", "hidden_size", "num_heads", "num_kv_heads", "head_dim", "num_experts", "experts_per_token")
+    return (all(getattr(a, k) == getattr(b, k) for k in shape)
+            and abs(a.params - b.params) <= 0.05 * max(a.params, b.params))
+
+
+def _scaled(result: DecodeResult, m: DecodeMeasurement, model: str, predicted: float) -> DecodeResult:
+    """``result`` × (measured ÷ predicted), the factor held to [1/4, 4], with the calibration as a term."""
+    factor = min(max(m.tokens_per_s / predicted, 1 / MAX_CALIBRATION), MAX_CALIBRATION)
+    lo, hi = result.tokens_per_s_range
+    calibration = _term("calibration to your measurement", factor, "×",
+                        note("perf.formula.decode_calibration", measured=m.tokens_per_s, predicted=predicted),
+                        "decode_calibration")
+    terms = [t.model_copy(update={"value": t.value * factor}) if t.name == "decode throughput" else t
+             for t in result.terms]
+    return result.model_copy(update={
+        "terms": [*terms[:-1], calibration, terms[-1]],
+        "tokens_per_s": result.tokens_per_s * factor,
+        "tokens_per_s_range": (lo * factor, hi * factor),
+        "per_sequence_tokens_per_s": result.per_sequence_tokens_per_s * factor,
+        "step_time_s": result.step_time_s / factor,
+        "assumptions": [*result.assumptions, note("perf.decode.calibrated", model=model, precision=m.precision,
+                                                  measured=m.tokens_per_s, predicted=predicted, factor=factor)],
+    })
 
 
 def _decode(inp: DecodeInput) -> DecodeResult:
