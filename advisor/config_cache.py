@@ -90,7 +90,8 @@ class ConfigCache:
             elif message["type"] == "http.response.body":
                 chunks.append(message.get("body", b""))
 
-        await self.app(scope, receive, collect)
+        plain = [(k, v) for k, v in scope.get("headers") or [] if k.lower() != b"accept-encoding"]
+        await self.app({**scope, "headers": plain}, receive, collect)  # compressed here, once
         body = b"".join(chunks)
         if start.get("status") != 200:
             if start:
