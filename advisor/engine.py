@@ -22,7 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from advisor import answers as A
-from advisor import compare, grounding
+from advisor import compare, grounding, tool_trust
 from advisor import compose as C
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.fmt import punct
@@ -33,6 +33,7 @@ from advisor.planner import Plan, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
+from advisor.tool_trust import OWN_CALL_PREFIX, is_own
 from advisor.toolspec import TOOLS, run_tool, typed
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
@@ -85,7 +86,7 @@ class Reply(BaseModel):
             "lang": self.lang,
             "question": self.question,
             "tool_calls": [{"name": c.name, "arguments": c.arguments, "result": c.result if c.ok else
-                            {"error": c.error}} for c in self.tool_calls],
+                            {"error": c.error}, "by": c.by, "own_call": is_own(c)} for c in self.tool_calls],
             "citations": [{"id": c.id, "title": c.title, "source": c.source} for c in self.citations],
             "notices": self.notices,
             "backend": self.backend,
@@ -592,10 +593,13 @@ class Advisor:
         started = ToolCall(name=name, arguments=arguments, by=by)
         if id_prefix:
             started.call_id = id_prefix + started.call_id.removeprefix("call_")
-        yield ToolStarted(call_id=started.call_id, name=name, title=spec.title(lang), arguments=arguments, by=by)
+        title = spec.title(lang)
+        if id_prefix == OWN_CALL_PREFIX:
+            title = msg(lang, "engine.llm.own_call_title", title=title)
+        yield ToolStarted(call_id=started.call_id, name=name, title=title, arguments=arguments, by=by)
         call = run_tool(name, arguments, by=by)
         call.call_id = started.call_id
-        yield ToolFinished(call_id=call.call_id, name=name, title=spec.title(lang), ok=call.ok, result=call.result,
+        yield ToolFinished(call_id=call.call_id, name=name, title=title, ok=call.ok, result=call.result,
                            error=call.error, duration_ms=call.duration_ms, by=by)
         return call
 
@@ -627,8 +631,8 @@ class Advisor:
             reply.replaced, reply.grounded = True, False
             return deterministic
         evidence = self._evidence(session, calls, citations, deterministic)
-        fits = _verdict(calls) if plan.mode == "answer" else None
-        text, dropped = _strip_unknown_citations(text, {c.id for c in citations} | set(session.citations))
+        fits = _verdict([c for c in calls if not is_own(c)]) if plan.mode == "answer" else None
+        text, dropped = _strip_unknown_citations(text, {c.id for c in citations})
         if plan.mode == "concept" and citations and not any(f"[{c.id}]" in text for c in citations):
             reply.notices.append(msg(lang, "engine.llm_body.no_citation"))  # a concept answer must cite a passage
             reply.replaced, reply.grounded = True, False
@@ -679,6 +683,7 @@ class Advisor:
         messages = self._messages(session, parsed, calls, citations, lang, use_tools, computed)
         system = messages[0]["content"]
         tools = [TOOLS[n].slim_schema() for n in allowed] if use_tools else None
+        planned = [c for c in calls if c.by == "planner" and not c.call_id.startswith(ALT_CALL_PREFIX)]
         for step in range(self.settings.max_tool_steps + 1):
             response = None
             prompt_chars = len(json.dumps([messages, tools], ensure_ascii=False))
@@ -723,20 +728,35 @@ class Advisor:
                     raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments"))
                 call = next((c for c in calls if c.name == tc.name and c.arguments == args), None)
                 if call is None:
-                    call = yield from self._run_one(tc.name, args, "llm", lang)
-                    if call.error_kind == "validation":
-                        raise LLMFailure(msg(lang, "engine.llm_generate.invalid_tool_arguments", error=call.error))
+                    call = yield from self._run_model_call(tc.name, args, planned, session, citations, lang, reply)
                     calls.append(call)
-                    if call.ok:
-                        session.last_results[call.name] = call
-                        if call.name == "search_knowledge":
-                            for c in self._citations(call.result):
-                                citations.append(c)
-                                session.citations[c.id] = c
                 payload = _compact(call.name, call.result) if call.ok else {"error": call.error}
+                if is_own(call):  # so the model does not present it as the plan's answer
+                    payload = {"own_call_not_the_plan": True, "result": payload}
                 messages.append({"role": "tool", "tool_call_id": tc.id, "name": tc.name,
                                  "content": json.dumps(payload, ensure_ascii=False)[:6000]})
         raise LLMFailure("tool loop")  # pragma: no cover - the loop above returns or raises
+
+    def _run_model_call(self, name: str, args: dict[str, Any], planned: list[ToolCall], session: Session,
+                        citations: list[Citation], lang: Lang, reply: Reply) -> Generator[Event, None, ToolCall]:
+        """Run a tool call the model asked for. One for the plan's own setup is kept like the plan's (stored when the
+        plan has no result of that tool); one for another setup is the model's own: labelled, said in a notice,
+        never stored, never evidence."""
+        own = name != "search_knowledge" and not tool_trust.matches_plan(name, args, planned)
+        call = yield from self._run_one(name, args, "llm", lang, id_prefix=OWN_CALL_PREFIX if own else None)
+        if call.error_kind == "validation":
+            raise LLMFailure(msg(lang, "engine.llm_generate.invalid_tool_arguments", error=call.error))
+        if own:
+            reply.notices.append(msg(lang, "engine.llm.own_call", tool=TOOLS[name].title(lang),
+                                     changes=tool_trust.differences(name, args, planned) or "—"))
+        elif call.ok:
+            if not any(c.name == name for c in planned):
+                session.last_results[name] = call
+            if name == "search_knowledge":
+                for c in self._citations(call.result):
+                    citations.append(c)
+                    session.citations[c.id] = c
+        return call
 
     def _messages(self, session: Session, parsed: Parsed, calls: list[ToolCall], citations: list[Citation],
                   lang: Lang, use_tools: bool, computed: str = "") -> list[dict[str, Any]]:
@@ -802,6 +822,7 @@ class Advisor:
         words are not evidence ('the 4090 has 96 GB' said by a user proves nothing)."""
         ev = grounding.Evidence()
         seen: set[str] = set()
+        calls = [c for c in calls if not is_own(c)]  # a model's call for another setup proves nothing here
         for c in calls:
             if not c.ok or c.call_id in seen:
                 continue
@@ -815,7 +836,10 @@ class Advisor:
             ev.merge(cached)
         texts = [f"{c.title} {c.text}" for c in citations]
         texts.append(deterministic)
-        return ev.merge(grounding.evidence_from([], texts)).merge(grounding.card_capacities(calls))
+        alternatives = [c for c in calls if c.call_id.startswith(ALT_CALL_PREFIX)]
+        plan = [c for c in calls if not c.call_id.startswith(ALT_CALL_PREFIX)]
+        return ev.merge(grounding.evidence_from([], texts)).merge(grounding.card_capacities(calls)) \
+            .merge(grounding.card_counts(plan, alternatives))
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -927,21 +951,22 @@ def _verdict(calls: list[ToolCall]) -> bool | None:
     return None
 
 
-_CITE = re.compile(r"\[([A-Za-z0-9_\-./#:]{2,80})\]")
+# a citation the model writes: an id in square brackets ('[vram/en/kv-cache]', '[fake-id]') or a reference number
+# ('[1]'); not a bracketed figure ('[77 GB]', checked as a number) and not a Markdown link's text ('[here](…)')
+_CITE = re.compile(r"\s?\[([A-Za-z][A-Za-z0-9_\-./#:]{0,79}|\d{1,3})\](?!\()")
 
 
 def _strip_unknown_citations(text: str, known: set[str]) -> tuple[str, list[str]]:
+    """``text`` without the citations of passages that are not ``known`` (the turn's), and the ids dropped."""
     dropped: list[str] = []
 
     def sub(m: re.Match[str]) -> str:
         if m.group(1) in known:
             return m.group(0)
-        if "/" in m.group(1):  # passage ids look like "vram/en/kv-cache"
-            dropped.append(m.group(1))
-            return ""
-        return m.group(0)
+        dropped.append(m.group(1))
+        return ""
 
-    return _CITE.sub(sub, text), dropped
+    return _CITE.sub(sub, text).strip(), dropped
 
 
 def _gist(reply: str, limit: int = 300) -> str:

@@ -79,13 +79,25 @@ def field_labels(key: str, parent: str, dim: str) -> list[str]:
 _FILLER = re.compile(r"(?i)约|大约|大概|左右|\babout\b|\baround\b|\broughly\b|\bapproximately\b|~|≈")
 _UNIT_LEAD = r"^[ \t]*(gb|gib|tb|g|tokens?/s|tok/s|t/s)?[ \t]*(\(.{0,16}\)[ \t]*)?"
 
-_CAPACITY_BEFORE = re.compile(r"(?i)(\b(has|have|had|offers?|usable|available|capacity|only|within|of its|"
-                               r"fits? (in|into|on|within))\b|"
-                               r"只有|仅有|仅|可用|容量|显存是|显存为|(卡|显存)有)[\s:：,，]{0,4}$")
-_NEED_BEFORE = re.compile(r"(?i)(\b(needs?|needed|requires?|required|requirement|uses?|takes?|occupies|occupy|"
-                          r"consumes?)(\s+of)?\b|"
-                          r"需要|需|占用|要)[\s:：,，`]{0,4}$")
-_CAPACITY_AFTER = re.compile(r"(?i)^\s*(gb|gib|tb|g)?\s*(of\s+)?(usable|available|free|left|可用)")
+_CAPACITY_BEFORE = re.compile(r"(?i)(\b(has|have|had|offers?|offering|provides?|provided|providing|comes? with|"
+                               r"equipped with|usable|available|capacity|only|within|of its|"
+                               r"(can|may|could) use( up to)?|(memory|vram) (is|of)|fits? (in|into|on|within))"
+                               r"( only| just| merely)?\b|"
+                               r"只有|仅有|仅|可用|容量|提供|配备|自带|显存是|显存为|(卡|显存)有|显存)[\s:：,，]{0,4}$")
+_NEED_BEFORE = re.compile(r"(?i)(\b(needs?|needed|requires?|required|requirement|(?<!can )(?<!may )(?<!could )uses?|"
+                          r"used|takes?( up)?|took|"
+                          r"occupies|occupy|consumes?|calls? for|demands?)"
+                          r"(\s+(of|is|are|would be|will be|only|just|merely))?\b|"
+                          r"需要|需|占用|占了?|要|用掉)(的)?(显存|内存)?[\s:：,，`]{0,4}$")
+_NEED_AFTER = re.compile(r"(?i)^[ \t]*(gb|gib|tb|g)?[ \t]*(of (memory|vram) )?((per|for each|on each) (gpu|card) )?"
+                         r"((is|are|would be|will be) )?(needed|required|necessary)\b")
+_CAPACITY_AFTER = re.compile(r"(?i)^\s*(gb|gib|tb|g)?\s*(of\s+)?(memory\s+|vram\s+|显存\s*)?"
+                             r"((per|on each|of each|on the|of the) (gpu|card)\s+)?((is|are)\s+)?"
+                             r"(usable|available|free|left|可用|capacity\b)|"
+                             r"^\s*(gb|gib|tb|g)\s*((of )?(memory|vram) )?(cards?|gpus?)\b|"
+                             r"^\s*(gb|gib|tb|g)\s*(显存)?的?(卡|显卡)")
+_OPEN_BEFORE = re.compile(r"[\[(（【「]\s*(约|大约|大概|about|around|roughly|approximately|~|≈)?\s*$", re.IGNORECASE)
+_CLOSE_AFTER = re.compile(r"^\s*[\])）】」]")
 
 _PER_GPU_AFTER = re.compile(_UNIT_LEAD + r"((on |for |in )?each( gpu| card)?|per gpu|per card|a gpu|/gpu|/card)\b|"
                             r"^\s*(gb|gib|tb|g)?\s*(/卡|/张)", re.IGNORECASE)
@@ -133,12 +145,28 @@ def _clause_before(text: str, m: Located, width: int, previous_end: int = 0) -> 
 
 
 def _role(text: str, m: Located, previous_end: int) -> str | None:
-    before = _FILLER.sub(" ", text[previous_end:m.start])
+    before, after = _FILLER.sub(" ", text[previous_end:m.start]), text[m.end:m.end + 40]
     if _NEED_BEFORE.search(before):
         return "need"
-    if _CAPACITY_BEFORE.search(before) or _CAPACITY_AFTER.match(text[m.end:m.end + 16]):
+    if _CAPACITY_BEFORE.search(before):
+        return "capacity"
+    if _NEED_AFTER.match(after):
+        return "need"
+    if _CAPACITY_AFTER.match(after):
         return "capacity"
     return None
+
+
+def _unbracketed(text: str, m: Located) -> str:
+    """``text`` with the brackets right around ``m`` blanked ('needs [77 GB]', '（24 GB）'), so the words outside
+    them are read as the figure's own; the same length, so offsets hold."""
+    head, tail = text[:m.start], text[m.end:]
+    opening, closing = _OPEN_BEFORE.search(head), _CLOSE_AFTER.match(tail)
+    if opening:
+        head = head[:opening.start()] + " " + head[opening.start() + 1:]
+    if closing:
+        tail = " " * closing.end() + tail[closing.end():]
+    return head + text[m.start:m.end] + tail
 
 
 def _scope(text: str, m: Located, previous_end: int) -> str | None:
@@ -199,6 +227,7 @@ def text_labels(text: str, m: Located, previous_end: int) -> dict[str, str]:
     """The labels, by axis, that the words next to a quantity give it; ``previous_end``: where the quantity
     before it ends (so one figure's words are not read as the next one's)."""
     labels: dict[str, str | None] = {}
+    text = _unbracketed(text, m)
     if m.dim == "bytes":
         labels = {"role": _role(text, m, previous_end), "scope": _scope(text, m, previous_end),
                   "part": _part(text, m, previous_end)}

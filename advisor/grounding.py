@@ -21,6 +21,8 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, Field
 
+from advisor import card_claims
+from advisor.card_claims import CardFact
 from advisor.facets import field_labels, text_labels
 from knowledge import load_catalog
 from knowledge.schema import GPU, Model
@@ -62,8 +64,10 @@ _MENTION = re.compile(
 _MULT = {"万": 1e4, "亿": 1e8, "千": 1e3, "k": 1e3, "m": 1e6, "b": 1e9, "billion": 1e9, "million": 1e6,
          "thousand": 1e3}
 
+# a citation: an id in square brackets, no spaces, starting with a letter
+CITATION = re.compile(r"\[[A-Za-z][A-Za-z0-9_\-./#:]{0,79}\]")
 _MASKS = [
-    re.compile(r"\[[^\]\n]{1,60}\]"),  # citations [id]
+    CITATION,  # '[vram/en/kv-cache]'; a bracketed figure ('[77 GB]') is read like any other
     re.compile(r"https?://\S+"),
     # versions and product numbers after a name ('PCIe 4.0', 'CUDA 12.4', 'Llama 3.1', 'RTX 4090'), but not a
     # size that follows a family name ('Llama 70B' keeps its 70B)
@@ -95,27 +99,56 @@ class Mention(BaseModel):
     tolerance: float = Field(description="in the base unit of `dim`")
 
 
+_OPPOSITE = {"need": "capacity", "capacity": "need"}
+
+
 class Evidence(BaseModel):
     """Quantities a reply may quote, by dimension (base units); memory figures also by role: what a configuration
-    needs ("need") and what a GPU has or offers ("capacity")."""
+    needs ("need") and what a GPU has or offers ("capacity"); and the card counts of the turn."""
 
     values: dict[str, list[float]] = Field(default_factory=dict)
-    roles: dict[str, list[float]] = Field(default_factory=dict)
+    roles: dict[str, list[float]] = Field(default_factory=dict, description="from result fields and the catalog")
+    text_roles: dict[str, list[float]] = Field(default_factory=dict, description="from the words of a text")
+    cards: list[CardFact] = Field(default_factory=list, description="configurations sized, priced or stated")
+    plan_gpus: list[str] = Field(default_factory=list, description="the cards the plan sized")
+    counts_known: bool = Field(False, description="the turn's card counts are known (``card_counts``): a count of "
+                                                  "cards is held to them, not checked as a bare number")
 
     def add_role(self, role: str, value: float) -> None:
         if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
             self.roles.setdefault(role, []).append(float(value))
+
+    def add_text_role(self, role: str, value: float) -> None:
+        if math.isfinite(value):
+            self.text_roles.setdefault(role, []).append(float(value))
 
     def add(self, dim: str, value: float) -> None:
         if value is None or isinstance(value, bool) or not math.isfinite(value):
             return
         self.values.setdefault(dim, []).append(float(value))
 
+    def role_values(self, label: str) -> list[float]:
+        """The figures of ``label``: those a result field gives it, and those a text's words give it unless a field
+        gives the same figure the opposite role ('vLLM may use 23.2 GB of it' is a capacity, not a need)."""
+        fields = self.roles.get(label, [])
+        opposite = self.roles.get(_OPPOSITE.get(label, ""), [])
+        said = [v for v in self.text_roles.get(label, []) if not any(abs(v - o) <= 0.01 * abs(o) for o in opposite)]
+        return fields + said
+
+    @property
+    def has_roles(self) -> bool:
+        return bool(self.roles or self.text_roles)
+
     def merge(self, other: Evidence) -> Evidence:
         for dim, vals in other.values.items():
             self.values.setdefault(dim, []).extend(vals)
         for role, vals in other.roles.items():
             self.roles.setdefault(role, []).extend(vals)
+        for role, vals in other.text_roles.items():
+            self.text_roles.setdefault(role, []).extend(vals)
+        self.cards += other.cards
+        self.counts_known = self.counts_known or other.counts_known
+        self.plan_gpus += [g for g in other.plan_gpus if g not in self.plan_gpus]
         return self
 
 
@@ -511,8 +544,9 @@ def evidence_from(results: Iterable[Any] = (), texts: Iterable[str] = ()) -> Evi
             ev.add("plain", m.number)
             role = text_labels(t, m, previous).get("role")  # need or capacity, as its own words say; the finer
             if role is not None:  # facets come from the results' field names only (a text's words are looser)
-                ev.add_role(role, m.value)
+                ev.add_text_role(role, m.value)
             previous = m.end
+        ev.cards += card_claims.facts_from_text(t)
     return ev
 
 
@@ -538,6 +572,13 @@ def card_capacities(calls: Iterable[Any]) -> Evidence:
             ev.add("bytes", value)
             ev.add_role("capacity", value)
     return ev
+
+
+def card_counts(plan: Iterable[Any], alternatives: Iterable[Any] = ()) -> Evidence:
+    """The card counts of the plan's calls, with their fit verdicts, and of the alternatives sized beside it (a
+    turn whose calls hold no configuration of cards, a concept or a lookup, leaves counts to the number check)."""
+    facts, gpus = card_claims.facts_from_calls(plan, alternatives)
+    return Evidence(cards=facts, plan_gpus=gpus, counts_known=bool(facts))
 
 
 # ----------------------------------------------------------------------------- matching
@@ -582,7 +623,7 @@ def _exempt(m: Mention) -> bool:
 
 _POSITIVE = re.compile(r"够用|足够|够了|能跑|可以跑|跑得动|跑得起来|放得下|装得下|能装下|可以装下|没问题|完全可以|"
                        r"\bfits?\b|will fit|is enough|are enough|plenty|can run|will run|runs? (fine|comfortably)|"
-                       r"no problem|works", re.IGNORECASE)
+                       r"no problem|\bworks\b", re.IGNORECASE)
 _NEGATIVE = re.compile(r"can(?:no|')t fit|can not fit|"
                        r"不够|不足|放不下|装不下|跑不动|跑不了|不能|无法|不行|超出|超过了?显存|爆显存|\bOOM\b|"
                        r"out of memory|does(n't| not) fit|won'?t fit|will not fit|not enough|insufficient|cannot|"
@@ -608,25 +649,43 @@ def _matches_role(m: Mention, values: list[float]) -> bool:
     return any(abs(v - m.value) <= m.tolerance + 1e-9 * max(1.0, abs(v)) for v in values)
 
 
+def _card_mention(claim: card_claims.CardClaim) -> Mention:
+    return Mention(text=claim.text, start=claim.start, end=claim.end, number=claim.count, dim="cards",
+                   value=claim.count, tolerance=0.0)
+
+
+def _card_claims(text: str, evidence: Evidence) -> tuple[list[Mention], list[Mention]]:
+    """The card counts ``text`` writes and those the evidence does not support (none read unless the turn's counts
+    are known: then a count is checked as a number)."""
+    if not evidence.counts_known:
+        return [], []
+    said = card_claims.claims(text)
+    bad = [c for c in said if not card_claims.supported(c, evidence.cards, evidence.plan_gpus)]
+    return [_card_mention(c) for c in said], [_card_mention(c) for c in bad]
+
+
 def check(text: str, evidence: Evidence, fits: bool | None = None) -> GroundingReport:
     """Every number in ``text`` against ``evidence``, a memory figure against the facts of its role ('needs 21.9
-    GB' must be a need, '只有 16 GB' a capacity); plus the fit verdict when the tools gave one."""
-    mentions = [m for m in extract(text) if not _exempt(m)]
-    bad = []
+    GB' must be a need, '只有 16 GB' a capacity), a card count against the turn's counts ('two RTX 4090s would be
+    enough' only where two fit); plus the fit verdict when the tools gave one."""
+    cards, bad = _card_claims(text, evidence)
+    mentions = [m for m in extract(text) if not _exempt(m)
+                and not any(c.start < m.end and m.start < c.end for c in cards)]
     previous = 0
     for m in mentions:
-        labels = text_labels(text, m, previous) if evidence.roles else {}
+        labels = text_labels(text, m, previous) if evidence.has_roles else {}
         previous = m.end
         if labels.get("role") == "capacity":
             labels.pop("scope", None)  # a card's memory is per GPU whatever the words say of the need
-        checked = [(axis, evidence.roles[label]) for axis, label in labels.items() if evidence.roles.get(label)]
+        checked = [(axis, values) for axis, label in labels.items() if (values := evidence.role_values(label))]
         if any(not _matches_role(m, values) for _, values in checked):
             bad.append(m)  # 'needs 56.7 GB per GPU' when 56.7 GB is both GPUs together
         elif not any(axis == "role" for axis, _ in checked) and not _matches(m, evidence):
             bad.append(m)
     conflict = verdict_conflict(text, fits)
-    return GroundingReport(ok=not bad and conflict is None, checked=mentions, ungrounded=bad,
-                           verdict_conflict=conflict)
+    checked_all = sorted([*mentions, *cards], key=lambda mention: mention.start)
+    return GroundingReport(ok=not bad and conflict is None, checked=checked_all,
+                           ungrounded=sorted(bad, key=lambda mention: mention.start), verdict_conflict=conflict)
 
 
 # a sentence ends at 。！？!? or a newline, or at '.' followed by a space (not a decimal point)

@@ -53,7 +53,7 @@ def quoting_model(body: dict[str, Any]) -> FakeReply:
     """A well-behaved 'model': it reads the tool results it was given and quotes them exactly."""
     size = _tool_results(body)["size_inference"]
     verdict = "It fits." if size["fits"] else "It does not fit."
-    return FakeReply(content=f"[fake-llm] {verdict} Per GPU it needs {size['per_gpu_bytes'] / 1e9:.1f} GB "
+    return FakeReply(content=f"(fake-llm) {verdict} Per GPU it needs {size['per_gpu_bytes'] / 1e9:.1f} GB "
                              f"({size['per_gpu_bytes'] / 2**30:.1f} GiB).")
 
 
@@ -66,7 +66,7 @@ def test_tools_are_offered_results_fed_back_and_text_grounded(server: FakeChatSe
     computed = Advisor(search_k=0).reply(QUESTION, Advisor().new_session())  # the deterministic answer
     body = computed.text.removesuffix(computed.question or "").strip()
     # the model adds: the computed answer first, then its explanation, then the question
-    assert r.text.startswith(body) and "\n\n**In plain words:** [fake-llm]" in r.text
+    assert r.text.startswith(body) and "\n\n**In plain words:** (fake-llm)" in r.text
     assert r.question and r.text.endswith(r.question)
     size = recompute(one(r, "size_inference"))
     assert gb(size["per_gpu_bytes"]) in r.text
@@ -84,7 +84,9 @@ def test_tools_are_offered_results_fed_back_and_text_grounded(server: FakeChatSe
 
 
 def test_model_calls_an_extra_tool_and_quotes_it(server: FakeChatServer) -> None:
-    args = {"model": "llama-3.1-8b", "gpu": "RTX 4090", "precision": "int4", "context": 8192, "batch": 1}
+    """A call for the plan's own setup (the speed the planner did not time, as it does not fit) is kept like the
+    plan's; one for another setup is the model's own (tests/test_llm_tool_trust.py)."""
+    args = {"model": "llama-3.1-8b", "gpu": "RTX 4090", "precision": "fp16", "context": 8192, "batch": 10}
 
     def script(body: dict[str, Any]) -> FakeReply:
         own = [c for m in body["messages"] if m.get("role") == "assistant" for c in m.get("tool_calls") or []
@@ -93,7 +95,7 @@ def test_model_calls_an_extra_tool_and_quotes_it(server: FakeChatServer) -> None
             return FakeReply(tool_calls=[("perf_decode", json.dumps(args))])  # its own call, asked once
         mine = [m for m in body["messages"] if m.get("role") == "tool" and m["name"] == "perf_decode"][-1]
         tps = json.loads(mine["content"])["tokens_per_s"]
-        return FakeReply(content=f"[fake-llm] In FP16 it does not fit. With int4 instead it would generate about "
+        return FakeReply(content=f"(fake-llm) In FP16 it does not fit. If it did, it would generate about "
                                  f"{tps:.1f} tokens/s.")
 
     server.script = script
@@ -101,14 +103,15 @@ def test_model_calls_an_extra_tool_and_quotes_it(server: FakeChatServer) -> None
     s = adv.new_session()
     r = adv.reply(QUESTION, s)
     extra = [c for c in calls(r, "perf_decode") if c.by == "llm"]
-    assert len(extra) == 1 and extra[0].arguments == args
+    assert len(extra) == 1 and extra[0].arguments == args and not extra[0].call_id.startswith("own_")
     tps = recompute(extra[0])["tokens_per_s"]
     assert f"{tps:.1f} tokens/s" in r.text and r.grounded is True
+    assert s.last_results["perf_decode"].call_id == extra[0].call_id  # the plan had no speed of its own
     assert len(server.requests) == 2
 
 
 def test_planner_calls_run_even_if_the_model_calls_none(server: FakeChatServer) -> None:
-    server.script = [FakeReply(content="[fake-llm] It does not fit on one card.")]
+    server.script = [FakeReply(content="(fake-llm) It does not fit on one card.")]
     r = _advisor(server).reply(QUESTION, Advisor().new_session())
     assert {"size_inference", "check_build"} <= {c.name for c in r.tool_calls if c.by == "planner"}
 
@@ -166,8 +169,8 @@ def test_connection_refused() -> None:
 
 
 @pytest.mark.parametrize("content", [
-    "[fake-llm] Good news: it fits comfortably, with 12.5 GB to spare and 250 tokens/s.",  # invented + wrong
-    "[fake-llm] Yes, a single RTX 4090 runs it easily.",  # contradicts the tool's no-fit verdict
+    "(fake-llm) Good news: it fits comfortably, with 12.5 GB to spare and 250 tokens/s.",  # invented + wrong
+    "(fake-llm) Yes, a single RTX 4090 runs it easily.",  # contradicts the tool's no-fit verdict
 ])
 def test_invented_numbers_and_false_fit_claims_are_replaced(server: FakeChatServer, content: str) -> None:
     server.script = [FakeReply(content=content)]
@@ -175,29 +178,29 @@ def test_invented_numbers_and_false_fit_claims_are_replaced(server: FakeChatServ
     s = adv.new_session()
     events = list(adv.stream(QUESTION, s))
     r = events[-1].reply
-    assert "[fake-llm]" not in r.text and r.replaced and r.grounded is False
+    assert "(fake-llm)" not in r.text and r.replaced and r.grounded is False
     assert any("did not match the calculations" in n for n in r.notices)
     shown = "".join(e.text for e in events if isinstance(e, TextDelta))
-    assert "[fake-llm]" not in shown and shown == r.text  # the unchecked text never reaches the screen
+    assert "(fake-llm)" not in shown and shown == r.text  # the unchecked text never reaches the screen
     assert_grounded(r, s)
 
 
 def test_one_bad_sentence_is_repaired_not_replaced(server: FakeChatServer) -> None:
     def script(body: dict[str, Any]) -> FakeReply:
         size = _tool_results(body)["size_inference"]
-        return FakeReply(content=f"[fake-llm] It does not fit. Per GPU it needs {size['per_gpu_bytes'] / 1e9:.1f} "
+        return FakeReply(content=f"(fake-llm) It does not fit. Per GPU it needs {size['per_gpu_bytes'] / 1e9:.1f} "
                                  f"GB. Expect about 999 tokens/s. The KV cache is the largest term.")
 
     server.script = script
     r = _advisor(server).reply(QUESTION, Advisor().new_session())
-    assert "**In plain words:** [fake-llm] It does not fit." in r.text and "999" not in r.text
+    assert "**In plain words:** (fake-llm) It does not fit." in r.text and "999" not in r.text
     assert any("sentences were removed" in n for n in r.notices) and not r.replaced
 
 
 def test_unknown_citations_are_removed(server: FakeChatServer) -> None:
     def script(body: dict[str, Any]) -> FakeReply:
         size = _tool_results(body)["size_inference"]
-        return FakeReply(content=f"[fake-llm] It does not fit: {size['per_gpu_bytes'] / 1e9:.1f} GB per GPU "
+        return FakeReply(content=f"(fake-llm) It does not fit: {size['per_gpu_bytes'] / 1e9:.1f} GB per GPU "
                                  "[made-up/en/source].")
 
     server.script = script
@@ -234,14 +237,14 @@ def test_settings_from_the_environment(server: FakeChatServer, monkeypatch: pyte
 
 
 def test_a_reply_cut_off_by_the_token_limit_is_not_kept(server: FakeChatServer) -> None:
-    server.script = [FakeReply(content="[fake-llm] It does not fit because the", finish_reason="length")]
+    server.script = [FakeReply(content="(fake-llm) It does not fit because the", finish_reason="length")]
     r = _advisor(server).reply(QUESTION, Advisor().new_session())
-    assert "[fake-llm]" not in r.text and r.replaced and any("cut off" in n for n in r.notices)
+    assert "(fake-llm)" not in r.text and r.replaced and any("cut off" in n for n in r.notices)
 
 
 def test_a_users_own_figure_is_not_evidence(server: FakeChatServer) -> None:
     """'My 4090 has 96 GB' is the user's claim, not a fact of the turn: a model repeating it is not believed."""
-    server.script = [FakeReply(content="[fake-llm] It does not fit, even with the 96 GB your card has.")]
+    server.script = [FakeReply(content="(fake-llm) It does not fit, even with the 96 GB your card has.")]
     r = _advisor(server).reply("My RTX 4090 has 96 GB. " + QUESTION, Advisor().new_session())
     assert "96 GB your card" not in r.text and r.grounded is False
 
@@ -259,7 +262,7 @@ def test_the_json_reply_says_what_the_model_did(server: FakeChatServer) -> None:
     kept = _advisor(server).reply(QUESTION, Advisor().new_session()).to_json()
     assert (kept["backend"], kept["grounded"], kept["replaced"], kept["finish_reason"]) == (
         "openai:fake-model", True, False, "stop")
-    server.script = [FakeReply(content="[fake-llm] It does not fit because", finish_reason="length")]
+    server.script = [FakeReply(content="(fake-llm) It does not fit because", finish_reason="length")]
     cut = _advisor(server).reply(QUESTION, Advisor().new_session()).to_json()
     assert (cut["grounded"], cut["replaced"], cut["finish_reason"]) == (False, True, "length")
     offline = Advisor(search_k=0).reply(QUESTION, Advisor().new_session()).to_json()
@@ -268,26 +271,26 @@ def test_the_json_reply_says_what_the_model_did(server: FakeChatServer) -> None:
 
 def test_keep_alives_do_not_extend_the_deadline(server: FakeChatServer) -> None:
     """A server that only sends keep-alive lines: the turn ends within its deadline + 2 s, computed answer kept."""
-    server.script = [FakeReply(content="[fake-llm] late", keepalive_s=30)]
+    server.script = [FakeReply(content="(fake-llm) late", keepalive_s=30)]
     adv = _advisor(server, llm_timeout_s=2)
     t0 = time.monotonic()
     r = adv.reply(QUESTION, adv.new_session())
     assert time.monotonic() - t0 < adv.settings.llm_timeout_s + 2
-    assert r.replaced and "[fake-llm]" not in r.text and any("timeout" in n for n in r.notices)
+    assert r.replaced and "(fake-llm)" not in r.text and any("timeout" in n for n in r.notices)
 
 
 def test_after_one_timed_reply_a_stalled_server_is_given_up_on_at_the_measured_pace(server: FakeChatServer) -> None:
     """The first reply is timed; a later stall ends at 3× what that speed predicts (here the 1 s floor), not at
     the configured 30 s."""
-    server.script = [FakeReply(content="[fake-llm] " + "It does not fit. " * 6, chunk_chars=4),
-                     FakeReply(content="[fake-llm] late", keepalive_s=30)]
+    server.script = [FakeReply(content="(fake-llm) " + "It does not fit. " * 6, chunk_chars=4),
+                     FakeReply(content="(fake-llm) late", keepalive_s=30)]
     adv = _advisor(server, llm_timeout_s=30, llm_min_timeout_s=1)
     first = adv.reply(QUESTION, adv.new_session())
     assert first.finish_reason == "stop" and adv.backend.pace.measured
     t0 = time.monotonic()
     r = adv.reply(QUESTION, adv.new_session())
     assert time.monotonic() - t0 < 1 + 2
-    assert r.replaced and "[fake-llm]" not in r.text and any("timeout" in n for n in r.notices)
+    assert r.replaced and "(fake-llm)" not in r.text and any("timeout" in n for n in r.notices)
 
 
 def test_a_two_megabyte_reply_is_cut_not_kept(server: FakeChatServer) -> None:
@@ -306,7 +309,7 @@ def _citing(cite: bool) -> Callable[[dict[str, Any]], FakeReply]:
 
         ids = re.findall(r"^\[([^\]\n]+)\]", body["messages"][0]["content"], re.M)
         tail = f" [{ids[0]}]" if cite and ids else ""
-        return FakeReply(content=f"[fake-llm] The KV cache keeps every token's keys and values, so it grows with "
+        return FakeReply(content=f"(fake-llm) The KV cache keeps every token's keys and values, so it grows with "
                                  f"the context and the number of users{tail}.")
     return script
 
@@ -317,6 +320,6 @@ def test_a_concept_explanation_must_cite_a_passage(server: FakeChatServer, cite:
     adv = _advisor(server, search_k=3)
     r = adv.reply("What is a KV cache and why does it grow with the context?", adv.new_session())
     assert r.citations, "the concept question found passages"
-    assert ("[fake-llm]" in r.text) is cite and r.replaced is (not cite)
+    assert ("(fake-llm)" in r.text) is cite and r.replaced is (not cite)
     if not cite:
         assert any("cited none of the passages" in n for n in r.notices)

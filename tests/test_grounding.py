@@ -7,7 +7,15 @@ from typing import Annotated
 import pytest
 from pydantic import BaseModel
 
-from advisor.grounding import check, evidence_from, extract, mask_identifiers, repair, verdict_conflict
+from advisor.grounding import (
+    card_counts,
+    check,
+    evidence_from,
+    extract,
+    mask_identifiers,
+    repair,
+    verdict_conflict,
+)
 from advisor.toolspec import run_tool
 from tools.units import Unit
 
@@ -133,6 +141,39 @@ def test_repair_drops_only_the_bad_sentences(results, evidence) -> None:
     assert check(fixed, evidence).ok
     mostly_bad = "It needs 3 TB. Speed 999 tokens/s. Costs $1."
     assert repair(mostly_bad, check(mostly_bad, evidence)) is None
+
+
+def test_a_bracketed_figure_is_a_figure_and_a_citation_is_not() -> None:
+    found = [m.text.strip() for m in extract("It needs [77 GB] (or 71.7 GiB) 【24 GB】 [vram/en/kv-cache] [fake-id]")]
+    assert found == ["77 GB", "71.7 GiB", "24 GB"]
+    assert mask_identifiers("[fake-id] [kb03]").strip() == ""
+
+
+def test_a_texts_role_gives_way_to_a_fields() -> None:
+    """A tool's own sentence 'vLLM may use 23.2 GB of it' read as a need would ground 'it needs 23.2 GB'; the field
+    names the figure a capacity, and the field wins."""
+    ev = evidence_from([{"reserved_bytes": 23.2e9, "per_gpu_bytes": 74.9e9,
+                         "finding": "It needs 74.9 GB per GPU and vLLM may use 23.2 GB of it."}])
+    assert check("It needs 74.9 GB per GPU; vLLM can use 23.2 GB.", ev).ok
+    assert not check("It needs 23.2 GB per GPU.", ev).ok
+    assert not check("The card offers 74.9 GB.", ev).ok
+
+
+def test_card_counts_are_held_to_the_counts_sized_and_the_least_that_fits() -> None:
+    """Qwen2.5-32B in FP8: one RTX 4090 does not fit, two do (sized beside the plan); a GGUF alternative on one
+    fits too, but it is another setup: it says nothing of how many cards the plan needs."""
+    plan = {"model": "qwen2.5-32b", "precision": "fp8", "context": 8192, "gpu": "RTX 4090"}
+    one, two = run_tool("size_inference", {**plan, "gpus": 1}), run_tool("size_inference", {**plan, "gpus": 2})
+    gguf = run_tool("size_inference", {**plan, "gpus": 1, "precision": "Q4_K_M", "engine": "llamacpp"})
+    assert (one.result["fits"], two.result["fits"], gguf.result["fits"]) == (False, True, True)
+    ev = evidence_from([one.result, two.result]).merge(card_counts([one], [two, gguf]))
+    assert check("One RTX 4090 is not enough; two RTX 4090s would be enough.", ev).ok
+    assert check("一张 4090 不够，两张 4090 就够了。", ev).ok
+    for wrong in ("One RTX 4090 would be enough.", "单卡就够了。", "Four RTX 4090s would be enough.",
+                  "It fits on 8× RTX 4090.", "Two H100s would be enough.", "three would be enough"):
+        report = check(wrong, ev)
+        assert not report.ok and report.ungrounded[0].dim == "cards", wrong
+    assert check("Four cards would be enough.", evidence_from([{"gpus": 4}])).ok  # no card facts: a number
 
 
 # ----------------------------------------------------------------------------- units from the result schema

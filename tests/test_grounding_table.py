@@ -359,3 +359,93 @@ def test_a_price_with_or_without_the_host_in_the_wrong_place_is_rejected(prices:
 def test_prices_in_their_place_are_kept(prices: Evidence, text: str) -> None:
     report = check(text, prices)
     assert report.ok, (text, report.bad_numbers)
+
+
+# Brackets, roles and card counts, as a class. Llama-3.1-70B in FP16 on two RTX 4090s does NOT fit: each card
+# needs 74.9 GB (its weights alone 70.6 GB) and vLLM may use 23.2 GB of it; three cards (layers split) do not fit
+# either. A figure in brackets is read like any other; a need said as a capacity or back fails; a count of cards
+# must be one the tools sized (or priced), and 'would be enough' must not be below the least count that fits.
+TWO_CARDS_70B = "Can two RTX 4090s run Llama-3.1-70B in FP16 with 8k context?"
+WRONG_CLASS = [
+    "It does not fit: it needs [77 GB] per GPU.",
+    "It does not fit: it needs (77 GB) per GPU.",
+    "It does not fit: it needs [23.2 GB] per GPU but has [74.9 GB].",
+    "放不下：每卡需要【23.2 GB】，可用【74.9 GB】。",
+    "It does not fit: the card provides 74.9 GB while the model requires 23.2 GB.",
+    "It does not fit: the RTX 4090 comes with 74.9 GB, the model takes 23.2 GB.",
+    "It does not fit: 74.9 GB of memory per card is available, yet 23.2 GB is required.",
+    "It does not fit: with 74.9 GB of VRAM per card, it needs 23.2 GB.",
+    "It does not fit: its memory is 74.9 GB and its need is 23.2 GB.",
+    "放不下：显存为 74.9 GB，需要 23.2 GB。",
+    "放不下：单卡显存 74.9 GB，模型要 23.2 GB。",
+    "放不下：模型占用 23.2 GB 显存，卡提供 74.9 GB。",
+    "It does not fit: two RTX 4090s would be enough.",
+    "It does not fit on two cards; four would be enough.",
+    "It does not fit: 2× RTX 4090 would be enough with a shorter context.",
+    "It does not fit now, but three RTX 4090s would be enough.",
+    "It does not fit; eight H100s would be enough.",
+    "放不下，不过两张 4090 其实足够。",
+    "放不下，换成四张 4090 就够了。",
+]
+RIGHT_CLASS = [
+    "It does not fit: it needs [74.9 GB] per GPU but has [23.2 GB].",
+    "It does not fit: it needs 74.9 GB per GPU (the card offers 23.2 GB).",
+    "放不下：每卡需要【74.9 GB】，可用【23.2 GB】。",
+    "It does not fit: the card provides 23.2 GB while the model requires 74.9 GB.",
+    "It does not fit: 23.2 GB of memory per card is available, yet 74.9 GB is required.",
+    "It does not fit: the model requires 74.9 GB (69.8 GiB) per GPU, and the card provides only 23.2 GB.",
+    "放不下：单卡显存 23.2 GB，模型要 74.9 GB。",
+    "放不下：模型需要 74.9 GB，RTX 4090 显存为 24 GB，vLLM 可用 23.2 GB。",
+    "It does not fit on two RTX 4090s: the weights alone need 70.6 GB per card.",
+    "两张 4090 放不下：每卡需要 74.9 GB。",
+    "Two RTX 4090s are not enough: each needs 74.9 GB.",
+    "双卡也放不下，每卡需要 74.9 GB。",
+    "It does not fit on two RTX 4090s; two RTX PRO 6000 Blackwell Max-Q cards would be enough.",
+    "It does not fit on 2× RTX 4090; see the RTX PRO 6000 Blackwell Workstation Edition in the ranking.",
+]
+# … and Qwen2.5-32B in FP8 on two RTX 4090s (TWO_CARDS above) fits, on two cards: one is not enough
+WRONG_COUNT_FIT = [
+    "It fits, and one RTX 4090 would be enough.",
+    "一张 4090 就够了。",
+    "单卡就够。",
+    "It fits on four RTX 4090s.",
+    "It fits: 8× RTX 4090 would be enough.",
+]
+RIGHT_COUNT_FIT = [
+    "Two RTX 4090s are enough: 21.0 GB per GPU.",
+    "两张 4090 就够了，每卡 21.0 GB。",
+    "It fits on 2× RTX 4090.",
+    "双卡就够。",
+    "It fits on two RTX 4090s; one card would not be enough.",
+]
+
+
+@pytest.fixture(scope="module")
+def two_cards_70b() -> tuple[Evidence, bool]:
+    ev, fits = _evidence(TWO_CARDS_70B)
+    assert fits is False
+    return ev, fits
+
+
+@pytest.mark.parametrize("text", WRONG_CLASS)
+def test_bracketed_figures_swapped_roles_and_wrong_card_counts_are_rejected(
+        two_cards_70b: tuple[Evidence, bool], text: str) -> None:
+    assert not check(text, *two_cards_70b).ok, text
+
+
+@pytest.mark.parametrize("text", RIGHT_CLASS)
+def test_bracketed_figures_roles_and_card_counts_in_their_place_are_kept(
+        two_cards_70b: tuple[Evidence, bool], text: str) -> None:
+    report = check(text, *two_cards_70b)
+    assert report.ok, (text, report.bad_numbers, report.verdict_conflict)
+
+
+@pytest.mark.parametrize("text", WRONG_COUNT_FIT)
+def test_a_card_count_below_what_fits_or_never_sized_is_rejected(two_cards: tuple[Evidence, bool], text: str) -> None:
+    assert not check(text, *two_cards).ok, text
+
+
+@pytest.mark.parametrize("text", RIGHT_COUNT_FIT)
+def test_the_card_count_that_fits_is_kept(two_cards: tuple[Evidence, bool], text: str) -> None:
+    report = check(text, *two_cards)
+    assert report.ok, (text, report.bad_numbers, report.verdict_conflict)

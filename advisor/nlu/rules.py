@@ -537,21 +537,56 @@ def _cards_count(masked: str) -> float | None:
 
 def _count_near(text: str, start: int, end: int) -> int | None:
     """A card count written next to a GPU name: '两张4090', '2x 4090', 'four A100s', '4090 x2'."""
-    window = text[max(0, start - 16):start]
+    found = _count_match(text, start, end)
+    return None if found is None else found[0]
+
+
+def _count_match(text: str, start: int, end: int) -> tuple[int, int, int] | None:
+    """``_count_near``'s count with the span it covers, the name included: (count, start, end)."""
+    base = max(0, start - 16)
+    window = text[base:start]
     before = _COUNT_BEFORE.search(window)
     if before:
         raw = before.group(1) or before.group(2) or before.group(3) or before.group(4)
         value = {"双": 2.0, "单": 1.0, "俩": 2.0}.get(raw) or parse_number(raw)
         if before.group(1) and (value == 0 or re.search(r"[-−负]\s*$", window[:before.start(1)])):
-            return -int(value or 0)  # '-3 H100', '0 GPUs': a count that cannot be, said back to the user
+            return -int(value or 0), base + before.start(), end  # '-3 H100', '0 GPUs': said back to the user
         if value and 0 < value <= 1024:
-            return int(value)
+            return int(value), base + before.start(), end
     after = _COUNT_AFTER.search(text[end:end + 12])
     if after:
         value = 2.0 if after.group(2) else parse_number(after.group(1) or after.group(3))
         if value and 0 < value <= 1024:
-            return int(value)
+            return int(value), start, end + after.end()
     return None
+
+
+class CardCountMention(BaseModel):
+    """A number of cards written in a text: 'two RTX 4090s', '2× 4090', '两张 4090', '双卡', 'four GPUs'."""
+
+    start: int
+    end: int
+    count: int
+    gpus: list[str] = Field(default_factory=list, description="catalog ids the counted card's name may be (an "
+                                                              "ambiguous 'H100' is several); empty: no card named")
+
+
+def card_count_mentions(text: str) -> list[CardCountMention]:
+    """Every card count in ``text`` (not only the first), read as a message's counts are read, with its span."""
+    cat = load_catalog()
+    names = _scan_names(text, cat.gpu_resolver, cat.gpus)
+    out: list[CardCountMention] = []
+    for mention in names:
+        found = _count_match(text, mention.start, mention.end)
+        if found is not None and found[0] > 0:
+            out.append(CardCountMention(start=found[1], end=found[2], count=found[0], gpus=mention.ids))
+    masked = _mask(text, [(m.start, m.end) for m in names])
+    for m in _CARDS_ONLY.finditer(masked):
+        value = _cards_count(masked[m.start():m.end() + 12])
+        if value is not None and value.is_integer() and value > 0 and not any(c.start < m.end() and m.start() < c.end
+                                                                              for c in out):
+            out.append(CardCountMention(start=m.start(), end=m.end(), count=int(value)))
+    return sorted(out, key=lambda c: c.start)
 
 
 _DISTILL = re.compile(r"distill|蒸馏", _I)

@@ -9,8 +9,9 @@ through them); a domain error becomes a ``gr.Error`` with the message and sugges
 
 ``/chat``: ``client.predict("两张4090跑70B够吗", api_name="/chat")`` returns
 ``{"reply", "lang", "question", "tool_calls", "citations", "notices", "backend", "session"}``. The
-conversation continues per client connection (server-side state); pass ``session`` (the JSON
-string returned earlier, or an exported session file's text) to continue statelessly instead.
+conversation continues per client connection (server-side state; an MCP ``chat`` call stands alone, as Gradio
+runs every MCP call through one client of its own); pass ``session`` (the JSON string returned earlier, or an
+exported session file's text) to continue statelessly instead.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import logging
 import re
 from collections.abc import Callable
 from typing import Any
+
+import gradio as gr  # at module level: Gradio resolves the ``gr.Request`` annotation of ``/chat`` from here
 
 from advisor.session import Session, SessionError
 from advisor.toolspec import run_tool
@@ -317,14 +320,19 @@ def chat_payload(reply: Any, session: Session, backend: str) -> dict[str, Any]:
     return out
 
 
+def _via_mcp(request: Any) -> bool:
+    """Whether the call came through Gradio's MCP server (its loopback client marks itself ``x-gradio-user: mcp``)."""
+    headers = getattr(request, "headers", None)
+    return headers is not None and headers.get("x-gradio-user") == "mcp"
+
+
 def register(get_advisor: Callable[[Any], Any]) -> None:
     """Add the tool endpoints and ``/chat`` to the current Blocks. ``get_advisor(state)`` → Advisor."""
-    import gradio as gr
-
     for name, fn in TOOL_ENDPOINTS.items():
         gr.api(fn, api_name=name, concurrency_limit=8, concurrency_id="tools")
 
-    def chat(message: str, session: str | None = None, state: Any = None) -> tuple[dict[str, Any], Any]:
+    def chat(message: str, session: str | None = None, state: dict[str, Session] | None = None,
+             request: gr.Request | None = None) -> dict[str, Any]:
         """Ask the GPU advisor one message; the conversation continues across calls.
 
         Args:
@@ -332,18 +340,22 @@ def register(get_advisor: Callable[[Any], Any]) -> None:
             session: optional: a session JSON string returned earlier, to continue from it
         """
         advisor = get_advisor(None)
+        # an MCP tool call reaches us through Gradio's one shared loopback client: every MCP user would share its
+        # conversation, so each such call stands alone (a client continues by passing ``session``)
+        box = state if isinstance(state, dict) and not _via_mcp(request) else {}
         if isinstance(session, str) and session.strip():
             sess = load_session_text(session)
-        elif isinstance(state, Session):
-            sess = state
         else:
-            sess = advisor.new_session()
+            sess = box.get("session") or advisor.new_session()
         reply = advisor.reply(message if isinstance(message, str) else "", sess)
-        return chat_payload(reply, sess, advisor.describe()), sess
+        box["session"] = sess
+        return chat_payload(reply, sess, advisor.describe())
 
     with gr.Row(visible=False):
         msg = gr.Textbox(label="message", visible=False)
         sess_in = gr.Textbox(label="session", visible=False)
         out = gr.JSON(label="reply", visible=False)
-    state = gr.State(None)
-    msg.submit(chat, [msg, sess_in, state], [out, state], api_name="chat", concurrency_limit=16, concurrency_id="chat")
+    # the client's conversation, kept by updating this box in place: an endpoint with a State *output* breaks
+    # Gradio's MCP tool call ('pop index out of range'), as the MCP path drops outputs the API does not list
+    state = gr.State({})
+    msg.submit(chat, [msg, sess_in, state], [out], api_name="chat", concurrency_limit=16, concurrency_id="chat")

@@ -34,6 +34,7 @@ from advisor.present import (
 )
 from advisor.present.calls import result as call_result
 from advisor.session import ToolCall
+from advisor.tool_trust import OWN_CALL_PREFIX
 from advisor.toolspec import TOOLS
 from advisor.ui.i18n import USE_CASES, label, t, ui_text
 from knowledge import load_catalog
@@ -162,9 +163,10 @@ def tool_step_message(call: Any, lang: str, *, pending: bool = False) -> ChatMes
     result = _get(call, "result")
     short = _short_args(args, lang)
     icon = "⚠️" if error else "🔧"
-    title = f"{icon} {tool_title(name, lang)}" + (f" · {short}" if short else "")
-    meta: dict[str, Any] = {"title": escape_html(title), "status": "pending" if pending else "done"}
     call_id = _get(call, "call_id")
+    own = f" · {t('own_call', lang)}" if str(call_id or "").startswith(OWN_CALL_PREFIX) else ""
+    title = f"{icon} {tool_title(name, lang)}{own}" + (f" · {short}" if short else "")
+    meta: dict[str, Any] = {"title": escape_html(title), "status": "pending" if pending else "done"}
     if call_id:
         meta["id"] = str(call_id)
     duration = _get(call, "duration_ms")
