@@ -6,12 +6,12 @@ Each benchmark runs in its own process (so one's imports and caches do not flatt
 
 * ``bench/speed.py`` — chat turn latency, CLI cold start, web UI start and memory, tool call rates, the
   llama.cpp backend's overhead;
-* ``bench/load.py`` — 32 concurrent sessions × 20 turns through ``gradio_client`` (errors, isolation,
-  turns/s, latency), then 3 minutes idle (the server's memory comes back);
+* ``bench/load.py`` — 50 concurrent sessions × 10 turns through ``gradio_client`` beside a /config flood and
+  half-sent requests (errors, isolation, turns/s, latency), then 3 minutes idle (the server's memory comes back);
 * ``bench/retrieval.py`` — retrieval quality on the labelled set, its latency, build and reopen time (against targets);
 * ``bench/accuracy.py`` — the calculators against published measurements (figures reported).
 
-``--quick`` is a smoke run (fewer repetitions; the load test uses 32 × 10 turns and 90 s idle). ``--strict`` exits 1
+``--quick`` is a smoke run (fewer repetitions; the load test uses 16 × 5 turns and 90 s idle). ``--strict`` exits 1
 when any figure misses its target (default: always 0, the table says what failed).
 """
 
@@ -66,8 +66,8 @@ def speed(quick: bool) -> tuple[list[dict[str, Any]], Any]:
 def load(quick: bool) -> tuple[list[dict[str, Any]], Any]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "load.json"
-        size = ["--turns", "10", "--idle-s", "90"] if quick else []
-        proc = _run([str(BENCH / "load.py"), "--json", str(out), "--sessions", "32", *size], TIMEOUT_S["load"])
+        size = ["--sessions", "16", "--turns", "5", "--idle-s", "90"] if quick else []  # default: 50 × 10
+        proc = _run([str(BENCH / "load.py"), "--json", str(out), *size], TIMEOUT_S["load"])
         if not out.exists():
             return _failed("load", proc), None
         return json.loads(out.read_text(encoding="utf-8")), None

@@ -187,3 +187,74 @@ def test_the_tool_result_cache_is_bounded_by_size(monkeypatch: pytest.MonkeyPatc
     assert held <= 20_000 < sum(sizes) and held == toolspec._cache_chars
     again = toolspec.run_tool("size_inference", {"model": "llama-3.1-70b", "context": 4096 + 11 * 512})
     assert again.result == call.result  # the newest is still served from the cache, equal to a fresh run
+
+
+def _talked(text: str = "Llama 3.1 8B inference on one RTX 4090") -> Session:
+    from advisor import Advisor
+
+    session = Session()
+    Advisor().reply(text, session)
+    return session
+
+
+def test_under_memory_pressure_idle_conversations_are_parked_and_come_back_whole() -> None:
+    from advisor.ui.parking import Parking
+
+    idle, recent, running = (UIState(session=_talked(), lang="en", last_sent=3) for _ in range(3))
+    running.busy = True
+    box = {"session": _talked("RTX 4090 vs A100 for 70B")}
+    demo, holder = _holder_with({"idle": (idle, 120), "recent": (recent, 10), "running": (running, 120),
+                                 "api": (box, 120)})
+    parking = Parking(max_age_s=3600)
+    sweeper = SessionSweeper(demo, idle_s=3600, parking=parking)
+    assert sweeper.sweep(pressure=False) == 0  # two minutes idle is not enough without pressure
+    assert sweeper.sweep(pressure=True) == 2
+    assert set(holder.session_data) == {"recent", "running"}
+    back = parking.take("idle")
+    assert back is not None and (back.lang, back.last_sent) == ("en", 3)
+    assert back.session.to_json() == idle.session.to_json()
+    api = parking.take("api")
+    assert api is not None and api.session.history[0].text == "RTX 4090 vs A100 for 70B"
+    assert parking.take("idle") is None and len(parking) == 0  # taken once
+
+
+def test_memory_pressure_is_measured_against_the_lowest_use_seen() -> None:
+    demo, _ = _holder_with({})
+    sweeper = SessionSweeper(demo, idle_s=3600)
+    assert not sweeper.under_pressure()  # the first reading is the floor
+    assert sweeper.floor_mb is not None
+    sweeper.floor_mb /= 2  # as if the server had once used half of what it uses now
+    assert sweeper.under_pressure()
+
+
+def test_parked_conversations_expire_and_are_bounded() -> None:
+    from advisor.ui.parking import Parking
+
+    parking = Parking(max_age_s=600, max_items=2)
+    session = _talked()
+    parking.park("old", session, idle_s=700)  # idle longer than the age limit already
+    assert parking.take("old") is None
+    for key in ("a", "b", "c"):
+        parking.park(key, session)
+    assert parking.take("a") is None and parking.take("c") is not None
+
+
+def test_an_api_conversation_taken_out_of_memory_goes_on_where_it_was() -> None:
+    pytest.importorskip("gradio_client")
+    from gradio_client import Client
+    from ui_harness import launch
+
+    app = launch()
+    try:
+        client = Client(app.url, verbose=False, download_files=False)
+        client.predict("I need GPUs for inference serving", api_name="/chat")
+        client.predict("Llama 3.1 8B on one RTX 4090", api_name="/chat")
+        later = dt.datetime.now() + dt.timedelta(seconds=120)
+        assert SessionSweeper(app.demo, idle_s=3600).sweep(now=later, pressure=True) >= 1
+        assert not app.demo.state_holder.session_data  # nothing of it left in Gradio's sessions
+        out = client.predict("what about FP8?", api_name="/chat")
+        history = json.loads(out["session"])["history"]
+        assert sum(t["role"] == "user" for t in history) == 3
+        assert history[0]["text"] == "I need GPUs for inference serving"
+    finally:
+        app.demo.close()

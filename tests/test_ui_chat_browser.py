@@ -8,8 +8,10 @@ page carries its language. Screenshots go to ``tests/artifacts/`` (git-ignored).
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -316,3 +318,54 @@ def test_a_conversation_the_server_dropped_says_so_and_goes_on(browser: Any, mon
         for ctx in contexts:
             ctx.close()
         demo.close()
+
+
+def test_a_conversation_taken_out_of_memory_comes_back_whole(page: Any) -> None:
+    """Idle tabs are parked (compressed) under memory pressure; the tab's next message finds its conversation as
+    it was — earlier exchange on the page, follow-up read in its context, no 'starts over' line."""
+    from ui_harness import running_app
+
+    from advisor.ui.expiry import SessionSweeper
+
+    _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
+    _idle(page)
+    later = dt.datetime.now() + dt.timedelta(seconds=120)
+    assert SessionSweeper(running_app().demo, idle_s=3600).sweep(now=later, pressure=True) >= 1
+    _send(page, "那 FP16 呢？")
+    _idle(page)
+    rows = _rows(page)
+    assert any("两张4090" in text for who, text in rows if who == "user"), "the earlier exchange must stay"
+    assert not any("服务器已不再保存" in text for _, text in rows)
+    assert "70B" in rows[-1][1] or "70b" in rows[-1][1].lower()  # the follow-up is about the same model
+    _shot(page, "session-revived")
+
+
+@pytest.mark.parametrize("hostile_id", ["../../../../gpu-advisor-escape-{n}", "/tmp/gpu-advisor-escape-{n}/x", ".."])
+def test_an_uploaded_session_with_a_hostile_id_writes_nothing_and_says_why(page: Any, hostile_id: str,
+                                                                           tmp_path: Path) -> None:
+    """The uploaded session's id was once used as a folder name: the server wrote the report and the session
+    anywhere it could. Now the upload is refused with a message naming the field, and nothing is written."""
+    import json
+    import uuid
+
+    from advisor.session import Session
+
+    target = hostile_id.format(n=uuid.uuid4().hex[:8])
+    data = json.loads(Session().to_json())
+    data["id"] = target
+    data["history"] = [{"role": "user", "text": "hello"}]
+    upload = tmp_path / "session.json"
+    upload.write_text(json.dumps(data), encoding="utf-8")
+    before = _rows(page)
+    tabs = page.locator("button[role=tab]")
+    tabs.nth(2).click()  # the settings tab, where sessions are exported and resumed
+    page.locator("#import-session").wait_for()
+    page.set_input_files("input[type=file][accept=\".json\"]", str(upload))
+    toast = page.get_by_text("会话文件无法使用").first
+    toast.wait_for()
+    assert "id" in toast.inner_text()
+    written = [Path(target), Path("/") / Path(target).name, Path(tempfile.gettempdir()) / Path(target).name]
+    assert not any(p.exists() for p in written if p.name not in ("", ".."))
+    tabs.nth(0).click()
+    page.locator("#chatbot").wait_for()
+    assert _rows(page) == before  # the conversation on the page is untouched

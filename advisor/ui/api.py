@@ -326,8 +326,10 @@ def _via_mcp(request: Any) -> bool:
     return headers is not None and headers.get("x-gradio-user") == "mcp"
 
 
-def register(get_advisor: Callable[[Any], Any]) -> None:
-    """Add the tool endpoints and ``/chat`` to the current Blocks. ``get_advisor(state)`` → Advisor."""
+def register(get_advisor: Callable[[Any], Any], parking: Any = None, chat_limit: int = 16) -> None:
+    """Add the tool endpoints and ``/chat`` to the current Blocks. ``get_advisor(state)`` → Advisor;
+    ``parking``: where idle API conversations were put away (``advisor.ui.parking.Parking``), to revive them;
+    ``chat_limit``: chat turns run at once (shared with the web chat)."""
     for name, fn in TOOL_ENDPOINTS.items():
         gr.api(fn, api_name=name, concurrency_limit=8, concurrency_id="tools")
 
@@ -343,6 +345,10 @@ def register(get_advisor: Callable[[Any], Any]) -> None:
         # an MCP tool call reaches us through Gradio's one shared loopback client: every MCP user would share its
         # conversation, so each such call stands alone (a client continues by passing ``session``)
         box = state if isinstance(state, dict) and not _via_mcp(request) else {}
+        if box is state and "session" not in box and parking is not None:  # put away while idle
+            parked = parking.take(getattr(request, "session_hash", None))
+            if parked is not None:
+                box["session"] = parked.session
         if isinstance(session, str) and session.strip():
             sess = load_session_text(session)
         else:
@@ -358,4 +364,5 @@ def register(get_advisor: Callable[[Any], Any]) -> None:
     # the client's conversation, kept by updating this box in place: an endpoint with a State *output* breaks
     # Gradio's MCP tool call ('pop index out of range'), as the MCP path drops outputs the API does not list
     state = gr.State({})
-    msg.submit(chat, [msg, sess_in, state], [out], api_name="chat", concurrency_limit=16, concurrency_id="chat")
+    msg.submit(chat, [msg, sess_in, state], [out], api_name="chat", concurrency_limit=chat_limit,
+               concurrency_id="chat")

@@ -16,7 +16,7 @@ import queue
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,9 @@ from advisor.session import FULL_RESULTS_KEPT, Session, SessionError
 from advisor.settings import Settings
 from advisor.ui import api, calculators, profile, render
 from advisor.ui.chart import Sizing, memory_chart_svg, sizing_of
+from advisor.ui.expiry import limits
 from advisor.ui.i18n import EXAMPLES, LANGS, METHODS, USE_CASES, label, norm_lang, t, ui_text
+from advisor.ui.parking import Parking
 from advisor.ui.relabel import Labels
 from advisor.ui.state import DEFAULT_KEY, PROXY_HEADERS, AdvisorPool, UIState, forwarded, ui_settings
 
@@ -165,6 +167,8 @@ def build_blocks(
     """The whole web UI. ``lock_settings`` makes the LLM backend read-only (shared deployments)."""
     pool = pool or AdvisorPool(Advisor.from_settings)
     downloads = downloads or Downloads()
+    parking = Parking(max_age_s=limits().idle_s)  # conversations the sweeper took out of memory
+    chat_limit = chat_concurrency(pool.default())
     lang0 = default_ui_lang()
     labels = Labels(lang0)
 
@@ -410,7 +414,7 @@ def build_blocks(
                         "session_import",
                     )
 
-        api.register(lambda _state: pool.default())
+        api.register(lambda _state: pool.default(), parking, chat_limit)
 
         # ------------------------------------------------------------------ handlers
         profile_inputs = [f_use, f_model, f_params, f_prec, f_ctx, f_conc, f_method, f_gpu, f_count]
@@ -464,6 +468,17 @@ def build_blocks(
             st.last_sent = after.last_sent if after else 0
             return st
 
+        def revive(st: UIState | None, request: Any) -> UIState | None:
+            """This tab's state; a conversation the sweeper parked is brought back as it was (None: none)."""
+            if st is not None:
+                return st
+            parked = parking.take(getattr(request, "session_hash", None))
+            if parked is None:
+                return None
+            new = resumed_state(parked.session, parked.lang, parked.backend_key)
+            new.last_sent = parked.last_sent
+            return new
+
         def on_load(lang: str) -> list[Any]:
             lang = norm_lang(lang)
             st = fresh_state(lang)
@@ -484,8 +499,9 @@ def build_blocks(
             api_visibility="private",
         )
 
-        def on_lang(lang: str, st: UIState | None) -> list[Any]:
+        def on_lang(lang: str, st: UIState | None, request: gr.Request) -> list[Any]:
             lang = norm_lang(lang)
+            st = revive(st, request)
             if st is None:
                 st = fresh_state(lang)
             st.lang = lang
@@ -508,9 +524,10 @@ def build_blocks(
             api_visibility="private",
         )
 
-        def take(sent: Any, st: UIState | None) -> list[Any]:
+        def take(sent: Any, st: UIState | None, request: gr.Request | None = None) -> list[Any]:
             """First, unqueued step of a send: the page's numbered sends (TAKE_JS) or a plain example text are
             taken and shown at once, behind a running turn if there is one. The box is never written here."""
+            st = revive(st, request)
             lost = st is None  # the server no longer has this tab's conversation: only the newest send counts
             if st is None:
                 st = fresh_state(default_ui_lang())
@@ -575,7 +592,8 @@ def build_blocks(
 
         take_outputs = [chatbot, state, send, stop]
         drain_outputs = [chatbot, state, acc_profile, *panel_outputs, send, stop]
-        chat_kw: dict[str, Any] = {"api_visibility": "private", "concurrency_limit": 16, "concurrency_id": "chat"}
+        chat_kw: dict[str, Any] = {"api_visibility": "private", "concurrency_limit": chat_limit,
+                                   "concurrency_id": "chat"}
         quick: dict[str, Any] = {"api_visibility": "private", "queue": False}
         for trigger in (msg.submit, send.click):
             # "multiple": a send while the previous one is still being taken is not dropped (Gradio's default);
@@ -584,14 +602,18 @@ def build_blocks(
             shown = sent.then(take, [outbox, state], take_outputs, trigger_mode="multiple", **quick)
             shown.then(None, js=SCROLL_JS)
             shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
+        def take_example(text: str) -> Callable[..., list[Any]]:
+            def fn(st: UIState | None, request: gr.Request) -> list[Any]:
+                return take(text, st, request)
+            return fn
+
         for button, text in ex_buttons:  # an example is sent as it is; a draft in the box stays
-            shown = button.click(lambda st, tx=text: take(tx, st), [state], take_outputs, trigger_mode="multiple",
-                                 **quick)
+            shown = button.click(take_example(text), [state], take_outputs, trigger_mode="multiple", **quick)
             shown.then(None, js=SCROLL_JS)
             shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
 
-        def on_option(st: UIState | None, evt: gr.SelectData) -> list[Any]:
-            return take(str(evt.value) if evt and evt.value is not None else "", st)
+        def on_option(st: UIState | None, evt: gr.SelectData, request: gr.Request) -> list[Any]:
+            return take(str(evt.value) if evt and evt.value is not None else "", st, request)
 
         shown = chatbot.option_select(on_option, [state], take_outputs, trigger_mode="multiple", **quick)
         shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
@@ -623,7 +645,8 @@ def build_blocks(
         new_chat.click(on_new, [state], new_outputs, api_visibility="private")
         chatbot.clear(on_new, [state], new_outputs, api_visibility="private")  # the trash icon
 
-        def on_recompute(st: UIState | None, *values: Any) -> list[Any]:
+        def on_recompute(st: UIState | None, *values: Any, request: gr.Request) -> list[Any]:
+            st = revive(st, request)
             if st is None:
                 st = fresh_state(default_ui_lang())
             after = dict(zip(profile.PROFILE_FIELDS, values, strict=True))
@@ -654,6 +677,7 @@ def build_blocks(
 
         def on_apply(st: UIState | None, llm: str, llama: str, url: str, model: str, key: str,
                      request: gr.Request) -> list[Any]:
+            st = revive(st, request)
             if st is None:
                 st = fresh_state(default_ui_lang())
             if lock_settings:
@@ -690,9 +714,7 @@ def build_blocks(
             except (OSError, SessionError) as exc:
                 gr.Warning(render.escape_html(f"{t('session_bad', lang)} {api.first_line(exc)}"))
                 return [gr.skip(), gr.skip(), gr.skip()] + [gr.skip()] * n_panel
-            new = UIState(session=session, lang=lang, backend_key=st.backend_key if st else DEFAULT_KEY)
-            new.messages = render.history_messages(session, lang)
-            new.user_turns = sum(1 for turn in session.history if turn.role == "user")
+            new = resumed_state(session, lang, st.backend_key if st else DEFAULT_KEY)
             if st is not None:
                 new.last_sent = st.last_sent
                 st.closed = True
@@ -703,10 +725,28 @@ def build_blocks(
                           api_visibility="private")
 
     demo.queue(default_concurrency_limit=8, max_size=256)
+    demo.parking = parking  # type: ignore[attr-defined]  # the sweeper puts idle conversations there
     return demo
 
 
 # ------------------------------------------------------------------------------ helpers
+
+
+def chat_concurrency(advisor: Any) -> int:
+    """How many chat turns run at once. The offline engine's turns are pure Python: beyond two per core they
+    only wait for the interpreter lock, and starve the web server's own thread of it (under a request flood,
+    clients timed out joining the queue). A model's turns mostly wait for the model, so more may run."""
+    if getattr(getattr(advisor, "backend", None), "is_llm", False):
+        return 16
+    return max(2, min(16, 2 * (os.cpu_count() or 1)))
+
+
+def resumed_state(session: Session, lang: str, backend_key: str) -> UIState:
+    """A tab's state for a conversation that goes on (uploaded, or revived from parking)."""
+    st = UIState(session=session, lang=lang, backend_key=backend_key)
+    st.messages = render.history_messages(session, lang)
+    st.user_turns = sum(1 for turn in session.history if turn.role == "user")
+    return st
 
 
 def _header_html(lang: str) -> str:
