@@ -8,8 +8,11 @@
   must not point the server at arbitrary model paths or URLs); even then a change arriving through a
   reverse proxy (forwarding headers) is refused and logged. The first proxied request prints a one-time
   notice of what that means here (no login? settings unlocked?).
-* A conversation idle for ``GPU_ADVISOR_SESSION_IDLE_S`` seconds (default 4 h) is removed from the
-  server, and at most ``GPU_ADVISOR_MAX_SESSIONS`` (default 256) are kept (see ``advisor/ui/expiry.py``).
+* An idle conversation is parked compressed (after 10 min, or 1 min under memory pressure) and forgotten
+  after ``GPU_ADVISOR_SESSION_IDLE_S`` seconds (default 4 h); at most ``GPU_ADVISOR_MAX_SESSIONS`` (default
+  256) are kept live (see ``advisor/ui/expiry.py``).
+* Request guards (see :func:`middleware`): body size, header and body deadlines, one login throttle keyed on
+  the peer (forwarding headers only from ``GPU_ADVISOR_TRUSTED_PROXIES``), a cached compressed ``/config``.
 * The deterministic tools are served as API endpoints, and as MCP tools when the ``mcp`` package
   is installed (``GPU_ADVISOR_MCP=0`` turns that off).
 """
@@ -36,6 +39,7 @@ log = logging.getLogger(__name__)
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7860
 MAX_UPLOAD = "2mb"
+SWITCH_INTERVAL_S = 0.001
 MAX_BODY_BYTES = 2_500_000  # the 2 MB upload and its multipart framing; a chat message is a few KB
 
 
@@ -192,6 +196,9 @@ def launch_app(
     from advisor.ui.layout import launch_options  # gradio: slow to import, so only once the port is known good
 
     limit_malloc_arenas()  # before the server's threads start
+    # the web server's event loop shares the interpreter lock with the chat turns' threads: a shorter switch
+    # interval hands it back sooner, so requests are taken while turns compute (default 5 ms)
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     sessions = limits()  # a bad GPU_ADVISOR_SESSION_IDLE_S / GPU_ADVISOR_MAX_SESSIONS: one line, before building
     trust_proxies()  # forwarding headers believed only from GPU_ADVISOR_TRUSTED_PROXIES (default: none)
     slow = deadlines()
