@@ -645,7 +645,7 @@ def build_blocks(
         new_chat.click(on_new, [state], new_outputs, api_visibility="private")
         chatbot.clear(on_new, [state], new_outputs, api_visibility="private")  # the trash icon
 
-        def on_recompute(st: UIState | None, *values: Any, request: gr.Request) -> list[Any]:
+        def on_recompute(st: UIState | None, request: gr.Request, *values: Any) -> list[Any]:
             st = revive(st, request)
             if st is None:
                 st = fresh_state(default_ui_lang())
