@@ -181,3 +181,23 @@ def test_the_page_is_compressed(guarded_app: AppServer) -> None:
     page = httpx.get(guarded_app.url, headers={"accept-encoding": "gzip"}, timeout=30)
     assert page.status_code == 200 and page.headers.get("content-encoding") == "gzip"
     assert b"<html" in page.content.lower()  # httpx decompressed it
+
+
+def test_deadlines_from_the_environment() -> None:
+    from advisor.slow_requests import deadlines
+
+    assert (deadlines({}).header_s, deadlines({}).body_s) == (15.0, 30.0)
+    assert deadlines({"GPU_ADVISOR_HEADER_TIMEOUT_S": "2", "GPU_ADVISOR_BODY_TIMEOUT_S": "5"}).body_s == 5.0
+    for name, value in [("GPU_ADVISOR_HEADER_TIMEOUT_S", "0"), ("GPU_ADVISOR_HEADER_TIMEOUT_S", "nan"),
+                        ("GPU_ADVISOR_BODY_TIMEOUT_S", "-1"), ("GPU_ADVISOR_BODY_TIMEOUT_S", "soon")]:
+        with pytest.raises(ValueError, match=name):
+            deadlines({name: value})
+
+
+def test_every_login_spelling_is_the_login_route() -> None:
+    from advisor.login_throttle import is_login_path
+
+    for path in ("/login", "/login/", "//login", "/LOGIN", "/gradio_api//login///", "/prefix/Login"):
+        assert is_login_path(path), path
+    for path in ("/", "/loginx", "/login/extra", "/config", ""):
+        assert not is_login_path(path), path
