@@ -27,7 +27,7 @@ from advisor import compose as C
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.fmt import punct
 from advisor.markdown import tidy
-from advisor.nlu import Intent, Kind, Parsed, clean, has_english_words, llm_fill, parse
+from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
 from advisor.nlu.rules import MAX_CARDS
 from advisor.planner import Plan, plan_turn
 from advisor.report import export_markdown
@@ -37,10 +37,11 @@ from advisor.tool_trust import OWN_CALL_PREFIX, is_own
 from advisor.toolspec import TOOLS, run_tool, typed
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
-from knowledge.messages import msg, render
+from knowledge.messages import has, msg, render
 from tools.errors import error_note
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
+from tools.pricing import to_usd
 
 log = logging.getLogger(__name__)
 MAX_TOOL_ARGUMENT_CHARS = 20_000  # a model's tool call is a few hundred characters
@@ -167,7 +168,11 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
 
     def put(slot: str, value: Any) -> None:
         if getattr(p, slot) != value:
-            setattr(p, slot, value)
+            try:
+                setattr(p, slot, value)
+            except ValidationError:  # beyond what the profile holds ('a 1e7 GB problem', '999v-16a'): said back
+                parsed.unusable[slot] = _as_said(value)
+                return
             changed.append(slot)
 
     if parsed.kind in (Kind.spec, Kind.concept, Kind.chitchat):
@@ -849,19 +854,38 @@ _SLOT_LABEL = {"use_case": "use_case", "model": "model", "gpus": "gpu", "gpu_cou
                "method": "method"}  # a field the LLM read → its label in the side panel ([ui] messages)
 
 
+def _as_said(value: Any) -> float | str:
+    """A refused value as its notice shows it: a number as it is, a budget in USD, anything else as text."""
+    if isinstance(value, Money):
+        return to_usd(value.amount, value.currency)
+    if isinstance(value, list) and value and all(isinstance(g, GpuCount) for g in value):
+        return max(g.count for g in value)  # cards owned: the count past what is planned
+    return value if isinstance(value, int | float | str) else str(value)
+
+
+def _unusable_notice(slot: str, value: float | str, lang: Lang) -> str:
+    """One value said that no plan can use, with the most the profile holds ('1e7 GB … at most 8,000,000')."""
+    if slot == "gpu_count" and not isinstance(value, str):
+        return msg(lang, "notice.too_many_gpus", count=f"{value:,.0f}", most=MAX_CARDS)
+    most = Profile.most(slot)
+    what = next((msg(lang, k) for k in (f"notice.what.{slot}", f"ui.{slot}") if has(lang, k)), slot.replace("_", " "))
+    if isinstance(value, str) or most is None or value <= most:
+        shown = f"“{value[:40]}”" if isinstance(value, str) else f"{value:,g}"
+        return msg(lang, "notice.unusable_value", value=shown, what=what)
+    key = f"notice.too_large.{slot}" if has(lang, f"notice.too_large.{slot}") else "notice.too_large.value"
+    return msg(lang, key, value=f"{value:,.0f}", most=f"{most:,.0f}", what=what)
+
+
 def _unusable_notices(parsed: Parsed, session: Session, lang: Lang) -> list[str]:
     """Values the user clearly gave that cannot be used as said: said, never replaced silently."""
     out = []
-    if "gpu_count" in parsed.unusable:
-        out.append(msg(lang, "notice.too_many_gpus", count=f"{parsed.unusable['gpu_count']:,.0f}", most=MAX_CARDS))
-    for slot, most in (("concurrency", 1_000_000), ("context_tokens", 20_000_000)):
-        if slot in parsed.unusable:
-            out.append(msg(lang, f"notice.too_large.{slot}", value=f"{parsed.unusable[slot]:,.0f}", most=f"{most:,}"))
+    for slot, value in parsed.unusable.items():
+        out.append(_unusable_notice(slot, value, lang))
     if parsed.unreadable_numbers:
         out.append(msg(lang, "notice.unreadable_number", values=punct(lang, "list").join(
             f"“{v}”" for v in parsed.unreadable_numbers)))
     p = session.profile
-    if parsed.context_tokens and p.model:
+    if parsed.context_tokens and p.model and "context_tokens" not in parsed.unusable:
         limit = load_catalog().model(p.model).max_context
         if limit and parsed.context_tokens > limit:
             out.append(msg(lang, "notice.context_beyond_model", model=C.model_name(p.model),

@@ -18,6 +18,7 @@ from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Pa
 from advisor.session import Profile, Session
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
+from tools.compat_rules.types import MAX_GPUS_OF_ONE
 from tools.gpu_memory import card_visible_bytes
 from tools.pricing import to_usd
 from tools.recommend import NODE_GPUS, candidate_counts, nodes_for
@@ -428,9 +429,15 @@ def tensor_precision(name: str) -> str | None:
 
 def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, Any]]:
     if parsed.gpus:
-        return [{"gpu": g.gpu, "count": g.count} for g in parsed.gpus]
+        return [{"gpu": g.gpu, "count": one_build(g.count)} for g in parsed.gpus]
     gpu, count = _config(session.profile)
-    return [{"gpu": gpu, "count": count}] if gpu else []
+    return [{"gpu": gpu, "count": one_build(count)}] if gpu else []
+
+
+def one_build(count: int) -> int:
+    """The cards one build check looks at: all of them, unless no one machine holds that many of a model (then
+    one node of the cluster, as :func:`one_node`)."""
+    return count if count <= MAX_GPUS_OF_ONE else one_node(count)
 
 
 def _build_plan(session: Session, parsed: Parsed) -> Plan:
@@ -440,7 +447,7 @@ def _build_plan(session: Session, parsed: Parsed) -> Plan:
     plan = Plan(mode="build")
     if not gpus and (p.gpu_count or p.cpu):
         card = _typical_card(p.cpu)
-        gpus = [{"gpu": card, "count": p.gpu_count or 1}]
+        gpus = [{"gpu": card, "count": one_build(p.gpu_count or 1)}]
         plan.assumed["gpu"] = card
     if not gpus:
         return plan
@@ -978,7 +985,9 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             if is_generic_4bit(precision) and p.engine_hint is None and _home_cards(p.compare):
                 precision, engine = GGUF_DEFAULT, "llamacpp"  # '4-bit' on home cards: what Ollama runs
             size = {**model, "context": context, "batch": batch, "gpus": count, "gpu": gid, "engine": engine}
-            perf = {**model, "gpu": gid, "count": count, "context": context, "batch": batch, "engine": engine}
+            # as for one configuration: per token, one node's tensor-parallel group
+            perf = {**model, "gpu": gid, "count": one_node(count), "context": context, "batch": batch,
+                    "engine": engine}
             if precision:
                 size["precision"] = perf["precision"] = precision
             calls.append(PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gid))

@@ -9,26 +9,37 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import errno
 import json
 import os
 import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
+from knowledge import load_catalog
 from knowledge.bounded import BoundsError, data_depth, nested_too_deeply, read_text, text_depth
+from knowledge.codes import scientific_codes
 from knowledge.messages import render
+from tools.catalog_query import AffordableInput
+from tools.compat import parse_mains
+from tools.compat_rules.types import MAX_GPUS_OF_ONE
+from tools.inference_memory import MAX_CONTEXT_SEARCH
+from tools.inputs import upper_bound
+from tools.pricing import to_usd
 from tools.result import Note
+from tools.training_time import MAX_TOKENS
 
 SESSION_VERSION = 1
 SESSION_KIND: Final = "gpu-advisor-session"
 SESSION_ID_PATTERN: Final = r"^[A-Za-z0-9_-]{1,64}$"
 MAX_SESSION_DEPTH: Final = 64  # a real session nests ~12 levels (tool results inside turns inside the history)
 MAX_SESSION_BYTES: Final = 64_000_000  # a trimmed session is well under 1 MB; 10,000 kept turns stay under this
+MAX_BUDGET_USD: Final = upper_bound(AffordableInput, "budget_usd") or 1e9
 FULL_RESULTS_KEPT: Final = 2  # answers whose tool results stay in full: the latest may compare with the one before
 
 # Profile slots, in the order the planner considers them.
@@ -48,20 +59,38 @@ def session_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     except ImportError:  # Windows: no cross-process lock
         yield
         return
-    target = Path(path)
+    target, lock = Path(path), f"{os.fspath(path)}.lock"
     try:
         if target.exists() and not target.is_file():  # '/dev/zero', a pipe: no lock file beside it; load says why
             raise OSError("not a regular file")
-        fh = open(f"{os.fspath(path)}.lock", "a+b")  # noqa: SIM115 (closed below)
-    except OSError:  # no place for a lock (nor, then, for the session): the load or the save reports it
-        yield
+        # never through a symbolic link: one planted as the lock would have us create or lock a file elsewhere
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SessionError(f"the lock file {Path(lock).name} is a symbolic link, which is not followed; remove "
+                               "it (the session was left unchanged)") from None
+        yield  # no place for a lock (nor, then, for the session): the load or the save reports it
         return
-    with fh:
+    with os.fdopen(fd, "r+b") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def catalog_ids(kind: Literal["gpu", "model", "platform"], value: str | list[str] | None) -> Any:
+    """``value`` (one id or a list), every id an entry of the catalog as loaded now; ValueError naming the one that
+    is not (a card of a GPU file no longer set, a hand-edited id), so a session never plans with it."""
+    cat = load_catalog()
+    entries: tuple[Any, ...] = cat.gpus if kind == "gpu" else cat.models if kind == "model" else cat.platforms
+    known = {e.id for e in entries}
+    for item in [value] if isinstance(value, str) else value or []:
+        if item not in known:
+            hint = " (a card described in a GPU file needs GPU_ADVISOR_GPUS set to it)" if kind == "gpu" else ""
+            word = {"gpu": "GPU", "model": "model", "platform": "CPU platform"}[kind]
+            raise ValueError(f"{item[:40]!r} is not a {word} of the catalog{hint}")
+    return value
 
 
 class SessionError(ValueError):
@@ -71,38 +100,42 @@ class SessionError(ValueError):
 class Profile(BaseModel):
     """What we know about the user's requirement. ``None`` = not known yet."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # every number bounded by what the tools take (a session holding 10**30 tokens of context is refused by name
+    # on load, and a message saying it is told so: engine.apply_parsed), and finite
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, allow_inf_nan=False)
 
     use_case: UseCase | None = None
     model: str | None = Field(None, description="catalog model id")
-    params_b: float | None = Field(None, gt=0, description="model size in billions of parameters")
+    params_b: float | None = Field(None, gt=0, le=100_000, description="model size in billions of parameters")
     precision: str | None = Field(None, description="weight precision, tools.precision canonical name")
     kv_dtype: str | None = None
-    context_tokens: int | None = Field(None, ge=1)
-    concurrency: int | None = Field(None, ge=1)
+    # what every tool the planner feeds takes: speed estimates to 10,000,000 tokens and a batch of 100,000
+    context_tokens: int | None = Field(None, ge=1, le=min(MAX_CONTEXT_SEARCH, 10_000_000))
+    concurrency: int | None = Field(None, ge=1, le=100_000)
     method: Method | None = None
-    dataset_tokens: float | None = Field(None, gt=0)
-    dataset_samples: float | None = Field(None, gt=0)
-    epochs: float | None = Field(None, gt=0)
-    deadline_days: float | None = Field(None, gt=0)
+    dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)
+    dataset_samples: float | None = Field(None, gt=0, le=1e11)  # × 512 tokens × 1,000 epochs stays within MAX_TOKENS
+    epochs: float | None = Field(None, gt=0, le=1000)
+    deadline_days: float | None = Field(None, gt=0, le=36_500)
     fp64: bool | None = None
-    problem_size_gb: float | None = Field(None, gt=0, description="memory one scientific job needs, GB (1e9 B)")
+    problem_size_gb: float | None = Field(None, gt=0, le=8_000_000, description="memory one scientific job needs, GB "
+                                                                                "(1e9 B)")
     budget: Money | None = None
     budget_unlimited: bool = False
     cuda_required: bool | None = None
     domestic: bool | None = None
     existing: list[GpuCount] | None = Field(None, description="hardware already owned; [] = none")
     form_factor: FormFactorPref | None = None
-    power_limit_w: float | None = Field(None, gt=0)
+    power_limit_w: float | None = Field(None, gt=0, le=100_000)
     gpu: str | None = Field(None, description="catalog GPU id of the configuration under discussion")
     gpu_count: int | None = Field(None, ge=1, le=1024)
     compare: list[str] = Field(default_factory=list, description="GPU ids the user asked to compare")
-    compare_counts: dict[str, int] = Field(default_factory=dict, description="cards per compared GPU when said "
-                                                                            "('双卡 4090 和单卡 6000 Ada')")
-    psu_w: float | None = Field(None, gt=0, description="PSU rating of the user's machine, W")
+    compare_counts: dict[str, Annotated[int, Field(ge=1, le=1024)]] = Field(
+        default_factory=dict, description="cards per compared GPU when said ('双卡 4090 和单卡 6000 Ada')")
+    psu_w: float | None = Field(None, gt=0, le=100_000, description="PSU rating of the user's machine, W")
     system_ram_gb: float | None = Field(None, gt=0, le=65_536, description="system RAM of the user's machine, GB")
     sci_code: str | None = Field(None, description="the scientific code the user runs (knowledge/data/codes)")
-    card_memory_gb: float | None = Field(None, gt=0, le=1024, description="a card known only by its memory "
+    card_memory_gb: float | None = Field(None, ge=2, le=1024, description="a card known only by its memory "
                                                                            "('a 32 GB GPU'), vendor GB")
     cpu: str | None = Field(None, description="catalog CPU platform id")
     cpu_name: str | None = Field(None, max_length=60, description="a CPU the platform catalog does not know")
@@ -125,8 +158,61 @@ class Profile(BaseModel):
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh, user's currency")
     host_bandwidth_gbs: float | None = Field(
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
-    rental_rate: tuple[float, Literal["USD", "CNY", "EUR"]] | None = Field(None, description="quoted rent per "
-                                                                                             "GPU-hour")
+    rental_rate: tuple[Annotated[float, Field(gt=0, le=1e6)], Literal["USD", "CNY", "EUR"]] | None = Field(
+        None, description="quoted rent per GPU-hour")
+
+    @classmethod
+    def most(cls, slot: str) -> float | None:
+        """The most ``slot`` may hold (its schema's ``le``; the budget's in USD); None where nothing bounds it."""
+        return {"budget": MAX_BUDGET_USD, "existing": MAX_GPUS_OF_ONE}.get(slot) or upper_bound(cls, slot)
+
+    @field_validator("budget")
+    @classmethod
+    def _plannable_budget(cls, value: Money | None) -> Money | None:
+        """A budget the tools can price against (what a budget buys stops at MAX_BUDGET_USD)."""
+        if value is not None and to_usd(value.amount, value.currency) > MAX_BUDGET_USD:
+            raise ValueError(f"a budget above {MAX_BUDGET_USD:,.0f} USD is beyond what is planned here")
+        return value
+
+    @field_validator("gpu", "compare", "allowed_gpus")
+    @classmethod
+    def _catalog_gpus(cls, value: Any) -> Any:
+        return catalog_ids("gpu", value)
+
+    @field_validator("model")
+    @classmethod
+    def _catalog_model(cls, value: str | None) -> str | None:
+        return catalog_ids("model", value)  # type: ignore[no-any-return]
+
+    @field_validator("cpu")
+    @classmethod
+    def _catalog_platform(cls, value: str | None) -> str | None:
+        return catalog_ids("platform", value)  # type: ignore[no-any-return]
+
+    @field_validator("existing")
+    @classmethod
+    def _plannable_existing(cls, value: list[GpuCount] | None) -> list[GpuCount] | None:
+        """Cards already owned, at most what one build holds of a model (the recommender counts them in)."""
+        catalog_ids("gpu", [g.gpu for g in value or []])
+        if value and max(g.count for g in value) > MAX_GPUS_OF_ONE:
+            raise ValueError(f"more than {MAX_GPUS_OF_ONE} owned cards of one model are beyond what is planned here")
+        return value
+
+    @field_validator("sci_code")
+    @classmethod
+    def _known_code(cls, value: str | None) -> str | None:
+        """A scientific code of knowledge/data/codes (the planner looks it up by id)."""
+        if value is not None and value not in {c.id for c in scientific_codes()}:
+            raise ValueError(f"unknown scientific code {value[:40]!r}")
+        return value
+
+    @field_validator("mains")
+    @classmethod
+    def _readable_mains(cls, value: str | None) -> str | None:
+        """A wall circuit the build check can read ('230v-16a'): a session never hands it one it refuses."""
+        if value is not None:
+            parse_mains(value)  # ToolError (a ValueError) naming the circuit, with examples
+        return value
 
     def known(self, slot: str) -> bool:
         """Whether ``slot`` has a value (a model size counts for 'model'; 'unlimited' for 'budget')."""
@@ -227,6 +313,11 @@ class Session(BaseModel):
     region_guess: Literal["cn", "global"] | None = Field(None, description="the buying region first assumed (from "
                                                                            "language or currency), kept for the "
                                                                            "session until the user says one")
+
+    @field_validator("focus")
+    @classmethod
+    def _catalog_focus(cls, value: list[str]) -> list[str]:
+        return catalog_ids("gpu", value)  # type: ignore[no-any-return]
 
     # ------------------------------------------------------------------ helpers
     def result(self, tool: str) -> Any:

@@ -7,14 +7,16 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
-# CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), other two-character escapes, and the C0 / C1 controls
-# except tab, newline and carriage return (progress bars redraw their line with it)
+# CSI (ESC [ … final), OSC (ESC ] … BEL or ESC \), other two-character escapes, the C0 / C1 controls except tab
+# and newline, a carriage return not ending a line (it would let text overwrite what was printed before it on the
+# line: 'fits\rdoes not fit'), and the bidirectional controls that reorder a line on screen (U+202E …)
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|"
-                      r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
+                      r"[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f-\x9f]|\r(?!\n)|"
+                      r"[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
-    """``text`` without terminal control sequences."""
+    """``text`` without terminal control sequences, stray carriage returns and bidirectional controls."""
     return _CONTROL.sub("", text)
 
 

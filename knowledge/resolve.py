@@ -51,6 +51,16 @@ def variants(name: str) -> set[str]:
     return {k for k in out if k}
 
 
+# characters that would break a message's line or reorder it on screen: written as escapes where a name is quoted
+_UNSHOWABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def shown_name(name: str) -> str:
+    """``name`` as an error message quotes it: at most 60 characters, control characters as escapes ('\\r')."""
+    text = name if len(name) <= 60 else name[:57] + "…"
+    return _UNSHOWABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
+
+
 class UnknownNameError(LookupError):
     """A name matched no entry; carries suggestions for the user (and ``note``, the message in any language)."""
 
@@ -58,7 +68,7 @@ class UnknownNameError(LookupError):
         self.kind = kind
         self.name = name
         self.suggestions = suggestions
-        shown = name if len(name) <= 60 else name[:57] + "…"
+        shown = shown_name(name)
         hint = f" — did you mean {', '.join(suggestions)}?" if suggestions else ""
         super().__init__(f"unknown {kind} '{shown}'{hint}")
 
@@ -67,7 +77,7 @@ class UnknownNameError(LookupError):
         """``error.unknown_name``: the kind word ('GPU', 'model') translated, names as they are."""
         from tools.result import note
 
-        shown = self.name if len(self.name) <= 60 else self.name[:57] + "…"
+        shown = shown_name(self.name)
         if not self.suggestions:
             return note("error.unknown_name_no_hint", kind=_kind_word(self.kind), name=shown)
         return note("error.unknown_name", kind=_kind_word(self.kind), name=shown,
@@ -79,14 +89,14 @@ class AmbiguousNameError(LookupError):
         self.kind = kind
         self.name = name
         self.candidates = candidates
-        super().__init__(f"{kind} '{name}' is ambiguous — which one: {', '.join(candidates)}?")
+        super().__init__(f"{kind} '{shown_name(name)}' is ambiguous — which one: {', '.join(candidates)}?")
 
     @property
     def note(self) -> Note:
         """``error.ambiguous_name`` in any language."""
         from tools.result import note
 
-        return note("error.ambiguous_name", kind=_kind_word(self.kind), name=self.name,
+        return note("error.ambiguous_name", kind=_kind_word(self.kind), name=shown_name(self.name),
                     candidates=", ".join(self.candidates))
 
 

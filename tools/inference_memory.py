@@ -71,7 +71,8 @@ class InferenceMemoryInput(ToolInput):
     batch: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences")
     gpus: int = Field(1, ge=1, le=4096)
     parallel: Literal["tp", "pp"] | None = Field(None, description="default: tp for vLLM, layer split otherwise")
-    pipeline_stages: int = Field(1, ge=1, le=64, description="tensor parallel only: the layers split into this many "
+    # one stage per node: up to all 4096 GPUs at 8 per node (a 1,024-card plan is 128 stages)
+    pipeline_stages: int = Field(1, ge=1, le=512, description="tensor parallel only: the layers split into this many "
                                                            "stages (nodes), tensor parallel inside each over "
                                                            "gpus / stages GPUs — how vLLM runs across nodes")
     gpu: str | None = Field(None, description="catalog GPU name for the fit check")

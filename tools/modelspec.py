@@ -268,7 +268,9 @@ class ModelSpec(BaseModel):
             return default
 
         ratio = params_b / ref.params_b
-        scaled_layers = ref.layers if abs(math.log(ratio)) < 0.1 else max(1, round(ref.layers * ratio))
+        # layers grow with the size, up to the most any model has (a 100,000 B model is still a valid request)
+        scaled_layers = ref.layers if abs(math.log(ratio)) < 0.1 else min(SPEC_LIMITS["layers"],
+                                                                            max(1, round(ref.layers * ratio)))
         hidden = pick(hidden_size, "hidden", ref.hidden)
         heads = pick(num_heads, "heads", ref.heads if hidden_size is None else max(1, hidden // 128))
         kv = pick(

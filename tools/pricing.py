@@ -31,6 +31,7 @@ from tools.units import CNY, USD
 Currency = Literal["USD", "CNY"]
 
 CNY_PER_USD = 7.2
+MAX_CNY_PER_USD = 100.0  # an exchange rate a user may set: the yuan has traded at 6–8.3 per dollar since 1994
 FX_AS_OF = dt.date(2026, 6, 1)
 USD_PER_EUR = 1.15  # engineering default: the euro traded at about 1.05–1.18 USD through 2025–26; budgets only
 USD_PER_GBP = 1.33  # engineering default: the pound traded at about 1.25–1.37 USD through 2025–26; budgets only
@@ -98,7 +99,7 @@ class CostInput(ToolInput):
     kwh_price: float | None = Field(None, gt=0, description="price per kWh; default by currency")
     currency: Currency = "USD"
     duty_cycle: float = Field(1.0, gt=0, le=1, description="share of the year the machine runs at load")
-    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
 
 
 class CostResult(BaseModel):

@@ -50,6 +50,7 @@ from tools.pricing import (
     FX_AS_OF,
     HOST_COST_USD,
     KWH_PRICE,
+    MAX_CNY_PER_USD,
     SYMBOLS,
     USD_PER_FOREIGN,
     VALUE_UNIT,
@@ -131,7 +132,7 @@ class RecommendInput(ToolInput):
     matrix_n: int | None = Field(None, ge=1, le=100_000_000, description="scientific dense N×N double LU")
     budget_usd: float | None = Field(None, gt=0)
     budget_cny: float | None = Field(None, gt=0)
-    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False,
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False,
                                description=f"exchange rate (default as of {FX_AS_OF})")
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
     only_gpus: list[str] = Field(default_factory=list, description="the GPUs the buyer can consider ('only L40S or "

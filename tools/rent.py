@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from tools.compat_rules.totals import PLATFORM_OVERHEAD_W
 from tools.inputs import ToolInput
-from tools.pricing import CNY_PER_USD, HOST_COST_USD, CostInput, Currency, cost_of_ownership, gpu_price
+from tools.pricing import CNY_PER_USD, HOST_COST_USD, MAX_CNY_PER_USD, CostInput, Currency, cost_of_ownership, gpu_price
 from tools.recommend import host_for
 from tools.result import Note, note
 
@@ -33,7 +33,7 @@ class RentVsBuyInput(ToolInput):
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
                                                                    "currency")
     rental_usd_per_gpu_hour: float | None = Field(None, gt=0, lt=1000, description="a quoted rate; default: catalog")
-    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
 
 
 class RentVsBuyResult(BaseModel):

@@ -38,7 +38,7 @@ class ScientificInput(ToolInput):
     variables: int = Field(1, ge=1, le=10_000, description="doubles per cell")
     time_levels: int = Field(2, ge=1, le=16)
     steps: int = Field(1, ge=1, le=10**12)
-    flops_per_cell_step: float | None = Field(None, ge=0)
+    flops_per_cell_step: float | None = Field(None, ge=0, le=1e9)  # real stencils take tens to thousands
     efficiency: float | None = Field(None, gt=0, le=1, description="share of FP64 peak (grid: of bandwidth)")
 
     @model_validator(mode="after")

@@ -21,7 +21,7 @@ from knowledge import load_catalog
 from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU
 from tools.inputs import ToolInput
-from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN, gpu_price
+from tools.pricing import CNY_PER_USD, FX_AS_OF, MAX_CNY_PER_USD, USD_PER_FOREIGN, gpu_price
 from tools.result import Note, note
 
 ValueCurrency = Literal["USD", "CNY", "EUR", "GBP"]
@@ -49,7 +49,7 @@ class ValueInput(ToolInput):
 
     options: list[ValueOption] = Field(min_length=1, max_length=8)
     currency: ValueCurrency = "USD"
-    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
 
 
 class OptionValue(BaseModel):
@@ -164,7 +164,7 @@ class BestValueInput(ToolInput):
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
     region: Region | None = Field(None, description="only cards sold new there (knowledge/data/markets.toml)")
     currency: ValueCurrency = "USD"
-    cny_per_usd: float = Field(CNY_PER_USD, gt=0, allow_inf_nan=False)
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
     limit: int = Field(5, ge=1, le=10)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -110,7 +111,6 @@ def _ask(args: argparse.Namespace) -> int:
 
 @domain_errors
 def _chat(args: argparse.Namespace) -> int:
-    from advisor.engine import FinalReply, Notice, TextDelta, ToolFinished, ToolStarted
     from advisor.report import export_markdown
     from advisor.session import SessionError
 
@@ -123,6 +123,7 @@ def _chat(args: argparse.Namespace) -> int:
     print(f"({adv.describe()}; /export FILE, /reset, /quit)", file=out)
     if not session.history:
         print(adv.greeting(session, lang=args.lang).text, file=out)
+    seen = _stamp(args.session)
     while True:
         try:
             line = input("\n> ")
@@ -143,24 +144,61 @@ def _chat(args: argparse.Namespace) -> int:
             continue
         if cmd == "/reset":
             line = msg(session.lang or args.lang, "cli.start_over")
-        shown = ""
-        for event in adv.stream(line, session, lang=args.lang):
-            if isinstance(event, ToolStarted):
-                print(f"  🔧 {event.title} …", file=out, flush=True)
-            elif isinstance(event, ToolFinished) and not event.ok:
-                print(f"  ✗ {event.title}: {event.error}", file=out, flush=True)
-            elif isinstance(event, TextDelta):
-                if event.replace and shown:
-                    print("\n  (the draft above was replaced by the computed answer)\n", file=out)
-                    shown = ""
-                out.write(event.text)
-                out.flush()
-                shown += event.text
-            elif isinstance(event, Notice):
-                print(f"\n  [{event.text}]", file=out)
-            elif isinstance(event, FinalReply) and not shown.strip():
-                print(event.reply.text, file=out)
-        print(file=out)
-        if args.session:
-            session.save(args.session)
+        try:
+            session, seen = _locked_turn(adv, line, session, args, seen)
+        except SessionError as exc:
+            return fail(str(exc))
+        except OSError as exc:
+            return fail(f"cannot save the session to {Path(args.session).name}: {exc.strerror or exc}")
     return 0
+
+
+def _stamp(path: str | None) -> tuple[int, int] | None:
+    """When the session file last changed, and its size (None: no file yet)."""
+    try:
+        st = os.stat(path) if path else None
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size) if st else None
+
+
+def _locked_turn(adv: Any, line: str, session: Any, args: argparse.Namespace,
+                 seen: tuple[int, int] | None) -> tuple[Any, tuple[int, int] | None]:
+    """One turn under the session file's lock, as ``ask`` takes it: the file reloaded first when another process
+    changed it since (its turns are kept, not overwritten), saved after. Returns the session and its stamp."""
+    from advisor.session import Session, session_lock
+
+    if not args.session:
+        _stream_turn(adv, line, session, args)
+        return session, None
+    with session_lock(args.session):
+        if _stamp(args.session) not in (None, seen):
+            session = Session.load(args.session)
+        _stream_turn(adv, line, session, args)
+        session.save(args.session)
+        return session, _stamp(args.session)
+
+
+def _stream_turn(adv: Any, line: str, session: Any, args: argparse.Namespace) -> None:
+    """Run one turn, printing its tool steps, text and notices as they come."""
+    from advisor.engine import FinalReply, Notice, TextDelta, ToolFinished, ToolStarted
+
+    out = sys.stdout
+    shown = ""
+    for event in adv.stream(line, session, lang=args.lang):
+        if isinstance(event, ToolStarted):
+            print(f"  🔧 {event.title} …", file=out, flush=True)
+        elif isinstance(event, ToolFinished) and not event.ok:
+            print(f"  ✗ {event.title}: {event.error}", file=out, flush=True)
+        elif isinstance(event, TextDelta):
+            if event.replace and shown:
+                print("\n  (the draft above was replaced by the computed answer)\n", file=out)
+                shown = ""
+            out.write(event.text)
+            out.flush()
+            shown += event.text
+        elif isinstance(event, Notice):
+            print(f"\n  [{event.text}]", file=out)
+        elif isinstance(event, FinalReply) and not shown.strip():
+            print(event.reply.text, file=out)
+    print(file=out)

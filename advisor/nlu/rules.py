@@ -16,7 +16,7 @@ from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.nlu import extractors, vocab
 from advisor.nlu.kinds import Features, Kind, classify, is_question
@@ -45,6 +45,8 @@ class Intent(StrEnum):
 
 
 class Money(BaseModel):
+    model_config = ConfigDict(allow_inf_nan=False)  # a session file's 'Infinity' budget is refused by name
+
     amount: float = Field(gt=0)
     currency: Literal["CNY", "USD", "EUR", "GBP"]
 
@@ -124,7 +126,8 @@ class Parsed(BaseModel):
                                                 "dollar')")
     asks_ram: bool = Field(False, description="asks whether the system RAM is enough ('64G 内存够吗')")
     asks_count: bool = Field(False, description="asks how many GPUs are needed ('要几张', 'how many H100s')")
-    unusable: dict[str, float] = Field(default_factory=dict, description="values given but out of range, by slot")
+    unusable: dict[str, float | str] = Field(default_factory=dict, description="values given that no plan can use "
+                                                                             "(out of range, unreadable), by slot")
     unreadable_numbers: list[str] = Field(default_factory=list,
                                           description="'inf', 'nan', '1e400', '1e30' as written: read as no number")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
@@ -336,7 +339,8 @@ _COUNT_BEFORE = re.compile(
     rf"([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|(俩|双)|"
     rf"\b({_COUNT_WORDS})\b(?:\s+(?:of|x))?)"
     rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|[\u4e00-\u9fff]{{1,6}}的|"
-    rf"\s*(?:昇腾|华为|英伟达|寒武纪|海光|摩尔线程|沐曦|天数|nvidia|amd|intel|radeon|geforce|rtx))?"
+    rf"\s*(?:昇腾|华为|英伟达|寒武纪|海光|摩尔线程|沐曦|天数|nvidia|amd|intel|radeon|geforce|rtx|huawei|cambricon|hygon|"
+    rf"moore threads|iluvatar(?: corex)?|metax|biren|modded))?"
     rf"\s*(?:[的]|of\s+)?\s*$", _I)
 _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
                           r"^\s*(?:s\b)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
@@ -543,7 +547,7 @@ def _count_near(text: str, start: int, end: int) -> int | None:
 
 def _count_match(text: str, start: int, end: int) -> tuple[int, int, int] | None:
     """``_count_near``'s count with the span it covers, the name included: (count, start, end)."""
-    base = max(0, start - 16)
+    base = max(0, start - 24)  # '3 Moore Threads MTT S4000': a vendor's words between the count and the name
     window = text[base:start]
     before = _COUNT_BEFORE.search(window)
     if before:
@@ -551,12 +555,12 @@ def _count_match(text: str, start: int, end: int) -> tuple[int, int, int] | None
         value = {"双": 2.0, "单": 1.0, "俩": 2.0}.get(raw) or parse_number(raw)
         if before.group(1) and (value == 0 or re.search(r"[-−负]\s*$", window[:before.start(1)])):
             return -int(value or 0), base + before.start(), end  # '-3 H100', '0 GPUs': said back to the user
-        if value and 0 < value <= 1024:
+        if value and value > 0:  # '2000 H100' too: a count past MAX_CARDS is said back as well
             return int(value), base + before.start(), end
     after = _COUNT_AFTER.search(text[end:end + 12])
     if after:
         value = 2.0 if after.group(2) else parse_number(after.group(1) or after.group(3))
-        if value and 0 < value <= 1024:
+        if value and value > 0:
             return int(value), start, end + after.end()
     return None
 
@@ -663,6 +667,21 @@ def _plain_numbers(text: str) -> tuple[str, list[str]]:
     return _NOT_FINITE.sub(blank, text), odd[:3]
 
 
+def _usable_count(out: Parsed, gid: str, value: float | None) -> int | None:
+    """A written card count a plan can use (1 … MAX_CARDS), else None; one that cannot be is kept in ``out`` to be
+    said back, never replaced silently: '0 GPUs', '-2 cards' in ``bad_counts`` (by GPU id, '' for no GPU named),
+    '2000 H100' in ``unusable['gpu_count']``."""
+    if value is None:
+        return None
+    if 0 < value <= MAX_CARDS:
+        return int(value)
+    if value <= 0:
+        out.bad_counts[gid] = int(value)
+    else:
+        out.unusable["gpu_count"] = value
+    return None
+
+
 def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Parsed:
     """Everything a single message states; unknown things stay None. ``context``: an earlier answer exists,
     so "那 FP16 呢" is a what-if on it (without one, the same words are read as a question of their own)."""
@@ -708,10 +727,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         if _UNOBTAINABLE_BEFORE.search(text[max(0, mention.start - 24):mention.start]) \
                 or _UNOBTAINABLE_AFTER.match(text[mention.end:mention.end + 24]):
             continue  # "can't get H100s", "H100 买不到": the card ruled out, not the one to plan on
-        count = _count_near(text, mention.start, mention.end)
-        if count is not None and count <= 0:
-            out.bad_counts[gid] = count
-            count = None
+        count = _usable_count(out, gid, _count_near(text, mention.start, mention.end))
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
         is_existing = (existing_marker is not None and existing_marker.end() <= mention.start
                        and not _NOT_OWNED.search(text[existing_marker.end():mention.start])
@@ -726,11 +742,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
     elif _NO_EXISTING.search(text):
         out.existing = []
     if not gpu_mentions:
-        value = _cards_count(masked)
-        if value and 0 < value <= MAX_CARDS:
-            out.gpu_count = int(value)
-        elif value is not None and value <= 0:  # '0 GPUs', '-2 cards' (too many: notice.too_many_gpus)
-            out.bad_counts[""] = int(value)
+        out.gpu_count = _usable_count(out, "", _cards_count(masked))
     elif len(out.gpus) == 1 and not out.gpus[0].stated and not existing and out.gpus[0].gpu not in out.bad_counts:
         apart = _APART_COUNT.search(_mask(masked, [(m.start, m.end) for m in gpu_mentions]))
         value = parse_number(apart.group(1) or apart.group(2)) if apart else None

@@ -26,6 +26,8 @@ import gradio as gr  # at module level: Gradio resolves the ``gr.Request`` annot
 from advisor.session import Session, SessionError
 from advisor.toolspec import run_tool
 from knowledge.messages import msg
+from tools.inputs import upper_bound
+from tools.recommend import RecommendInput
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +52,15 @@ def _error(message: str) -> Exception:
     return gr.Error(message, print_exception=False)
 
 
-def _run(name: str, args: dict[str, Any]) -> dict[str, Any]:
+def _run(name: str, args: dict[str, Any], named: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run tool ``name``; its error as ``gr.Error``, the tool's fields in it called by the endpoint's parameter
+    names (``named``: tool field → parameter, where they differ: 'seq' is what ``/size`` calls ``context``)."""
     call = run_tool(name, {k: v for k, v in args.items() if v is not None})
     if not call.ok:
-        raise _error(call.error or _say("invalid"))
+        text = call.error or _say("invalid")
+        for field, param in (named or {}).items():
+            text = re.sub(rf"(?<![\w.]){field}(?=:)", param, text)
+        raise _error(text)
     return call.result if isinstance(call.result, dict) else {"result": call.result}
 
 
@@ -63,6 +70,16 @@ def _blank(value: str | None) -> str | None:
 
 def _positive(value: float | None) -> float | None:
     return value if isinstance(value, int | float) and value > 0 else None
+
+
+_MAX_PROBLEM_BYTES = upper_bound(RecommendInput, "problem_bytes") or 8e15
+
+
+def _gb_as_bytes(value: float, name: str, most_bytes: float) -> int:
+    """``value`` GB (1e9 B) in bytes; an error naming parameter ``name`` when it is beyond ``most_bytes``."""
+    if not value * 1e9 <= most_bytes:  # 1e308 GB is an infinite byte count: refused, not an OverflowError
+        raise _error(_say("too_large", name=name, most=f"{most_bytes / 1e9:,.0f}"))
+    return int(value * 1e9)
 
 
 def size(
@@ -102,7 +119,8 @@ def size(
         "gpus": gpus,
     }
     if workload == "training":
-        return _run("size_training", {**base, "method": _blank(method) or "lora", "seq": context, "micro_batch": batch})
+        return _run("size_training", {**base, "method": _blank(method) or "lora", "seq": context, "micro_batch": batch},
+                    named={"seq": "context", "micro_batch": "batch"})
     return _run(
         "size_inference",
         {
@@ -267,7 +285,7 @@ def recommend(
         "target_tokens_per_s": _positive(target_tokens_per_s),
     }
     if _positive(problem_gb):
-        args["problem_bytes"] = int(problem_gb * 1e9)  # type: ignore[operator]
+        args["problem_bytes"] = _gb_as_bytes(problem_gb, "problem_gb", _MAX_PROBLEM_BYTES)  # type: ignore[arg-type]
     return _run("recommend", args)
 
 
