@@ -439,3 +439,25 @@ def test_out_of_range_users_and_context_are_said_back_not_dropped_silently() -> 
     assert any(n.startswith("99,999,999,999 个并发超出") for n in reply.notices)
     assert parse("context of 50000000 tokens").unusable == {"context_tokens": 50_000_000}
     assert parse("lr 1e-4, fine-tune 8B").unreadable_numbers == []  # below 1: nothing here reads it
+
+
+@pytest.mark.parametrize(("text", "gpu", "count"), [
+    ("换成 Ryzen 9 7950X 配 4 张 4090 呢？", "rtx-4090", 4),
+    ("Threadripper 7980X with 2x RTX 4090 for inference", "rtx-4090", 2),
+    ("i9-14900K 配 2 张 4090", "rtx-4090", 2),
+    ("两颗 EPYC 9654 配 8 张 H100", "h100-sxm", 8),
+    ("in 2024 H100 prices were high", "h100-sxm", 1),
+    ("2024 年买的 4 张 A100", "a100-sxm-80gb", 4),
+    ("预算 5000 块 买 1 张 4090", "rtx-4090", 1),
+])
+def test_digits_of_a_product_name_a_year_or_money_are_never_a_card_count(text: str, gpu: str, count: int) -> None:
+    """'7950X' was said back as '7,950 GPUs is beyond…', 'in 2024 H100' as 2,024 cards and '5000 块' (yuan) as
+    5,000 cards: CPU product codes and years are masked before any quantity is read."""
+    parsed = parse(text)
+    assert [(g.gpu, g.count) for g in parsed.gpus] == [(gpu, count)]
+    assert "gpu_count" not in parsed.unusable and not parsed.bad_counts
+
+
+def test_a_count_beside_a_cpu_is_still_read() -> None:
+    parsed = parse("2000 H100 for pretraining on EPYC 9654 hosts")
+    assert parsed.unusable.get("gpu_count") == 2000  # said back: one plan here holds at most 1,024 cards

@@ -455,6 +455,24 @@ _NEGATED = re.compile(
     r"(qlora|lora|训练|微调|推理|全参|全量|(?:full[- ])?(?:training|fine[- ]?tun\w*|inference))", re.IGNORECASE)
 
 
+# digits that are never a quantity of cards: CPU product codes ('Ryzen 9 7950X', 'EPYC 9654', 'i9-14900K',
+# 'Threadripper 7980X', a bare '7800X3D') and years after a word of time ('in 2024', '2024 年')
+_PRODUCT_CODE = re.compile(
+    r"(?<![a-z0-9])(?:(?:ryzen|threadripper|epyc|xeon|core|ultra|锐龙|线程撕裂者|霄龙|至强)"
+    r"(?:\s*(?:pro|platinum|gold|silver|[3579]))*[\s-]*\d{3,5}[a-z0-9+]*|i[3579][- ]?\d{4,5}[a-z]{0,2}|\d{4}x3d)"
+    r"(?![a-z0-9])", _I)
+_YEAR = re.compile(r"(?:\b(?:in|since|during|until|by|from|before|after)\s+|(?<![\d.]))((?:19|20)\d\d)"
+                   r"(?:\s*年(?!\s*的?\s*[张块卡])|(?<=\d)(?=\s*(?:[,，.。]|$)))|"
+                   r"\b(?:in|since|during|until|by|from|before|after)\s+((?:19|20)\d\d)\b", _I)
+
+
+def _not_quantities(text: str) -> list[tuple[int, int]]:
+    """Spans whose numbers are names or dates, never a count: masked before any quantity is read."""
+    spans = [m.span() for m in _PRODUCT_CODE.finditer(text)]
+    spans += [m.span(1) if m.group(1) else m.span(2) for m in _YEAR.finditer(text)]
+    return spans
+
+
 def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     chars = list(text)
     for a, b in spans:
@@ -718,6 +736,8 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
             out.unknown_gpus[name] = cat.gpu_resolver.suggest(name)
 
     existing_marker = _EXISTING.search(text)
+    names_and_dates = _not_quantities(text)
+    counted = _mask(text, names_and_dates)  # the message as quantities are read from it, positions kept
     gpus: list[GpuCount] = []
     existing: list[GpuCount] = []
     for mention in gpu_mentions:
@@ -727,7 +747,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
         if _UNOBTAINABLE_BEFORE.search(text[max(0, mention.start - 24):mention.start]) \
                 or _UNOBTAINABLE_AFTER.match(text[mention.end:mention.end + 24]):
             continue  # "can't get H100s", "H100 买不到": the card ruled out, not the one to plan on
-        count = _usable_count(out, gid, _count_near(text, mention.start, mention.end))
+        count = _usable_count(out, gid, _count_near(counted, mention.start, mention.end))
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
         is_existing = (existing_marker is not None and existing_marker.end() <= mention.start
                        and not _NOT_OWNED.search(text[existing_marker.end():mention.start])
@@ -742,7 +762,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
     elif _NO_EXISTING.search(text):
         out.existing = []
     if not gpu_mentions:
-        out.gpu_count = _usable_count(out, "", _cards_count(masked))
+        out.gpu_count = _usable_count(out, "", _cards_count(_mask(masked, names_and_dates)))
     elif len(out.gpus) == 1 and not out.gpus[0].stated and not existing and out.gpus[0].gpu not in out.bad_counts:
         apart = _APART_COUNT.search(_mask(masked, [(m.start, m.end) for m in gpu_mentions]))
         value = parse_number(apart.group(1) or apart.group(2)) if apart else None
@@ -949,7 +969,8 @@ _CATALOG_FILTER = vocab.required("slot", "catalog_filter")
 MAX_CARDS = 1024
 _VERB_COUNT = re.compile(r"(?:\b(?:rent(?:ing)?|buy(?:ing)?|get(?:ting)?|lease|need|qty|quantity)|数量|卡数)[\s:：]*"
                          r"(\d{1,4})\b(?!\s*(?:months?|hours?|days?|weeks?|years?|gb|k\b|tokens?))", _I)
-_MANY_CARDS = re.compile(r"(\d{1,3}(?:,\d{3})+|\d{4,})\s*(?:张|块|片|卡|x\b|×|gpus?\b|cards?\b)", _I)
+_MANY_CARDS = re.compile(r"(\d{1,3}(?:,\d{3})+|\d{4,})\s*(?:张|块(?=\s*(?:显?卡|gpu))|片|卡|x\b|×|gpus?\b|cards?\b)",
+                         _I)  # '5000 块' alone is money
 _HOW_MANY = vocab.required("slot", "how_many")
 _DETAIL = vocab.required("slot", "detail")
 
@@ -1003,7 +1024,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     out.asks_cheapest = bool(vocab.matches("slot", "cheapest", text))
     out.asks_per_memory = bool(vocab.matches("slot", "per_memory", text))
     out.asks_count = bool(_HOW_MANY.search(text))
-    many = _MANY_CARDS.search(text)
+    many = _MANY_CARDS.search(_mask(text, _not_quantities(text)))
     if many:
         value = parse_number(many.group(1))
         if value and value > MAX_CARDS:
