@@ -94,7 +94,34 @@ def catalog_ids(kind: Literal["gpu", "model", "platform"], value: str | list[str
 
 
 class SessionError(ValueError):
-    """A session file that cannot be used as it is; the message says why and what to do."""
+    """A session file that cannot be used as it is; the message says why and what to do. ``problems``: the
+    fields that do not fit the format, as (field, kind, limit), for a reader in another language."""
+
+    def __init__(self, message: str, problems: list[tuple[str, str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []
+
+
+# pydantic's error types, in the words of the session's own problem kinds (``ui.session_field.<kind>``)
+_PROBLEM_KIND = {"string_pattern_mismatch": "pattern", "less_than_equal": "at_most", "less_than": "at_most",
+                 "greater_than": "at_least", "greater_than_equal": "at_least", "finite_number": "finite",
+                 "missing": "missing", "extra_forbidden": "unknown", "literal_error": "not_allowed",
+                 "enum": "not_allowed", "string_too_long": "too_long"}
+_PROBLEM_TEXT = {"pattern": "may hold only letters, digits, '-' and '_'", "at_most": "must be at most {limit}",
+                 "at_least": "must be above {limit}", "finite": "must be a finite number", "missing": "is missing",
+                 "unknown": "is not a session field", "not_allowed": "is not one of the allowed values",
+                 "too_long": "is too long", "type": "has the wrong type", "invalid": "is not valid"}
+
+
+def _problem(error: Any) -> tuple[str, str, str]:
+    """One validation error as (field, kind, limit)."""
+    field = ".".join(str(p) for p in error.get("loc", ())) or "session"
+    kind = _PROBLEM_KIND.get(str(error.get("type", "")))
+    if kind is None:
+        kind = "type" if str(error.get("type", "")).endswith(("_type", "_parsing")) else "invalid"
+    ctx = error.get("ctx") or {}
+    limit = next((ctx[k] for k in ("le", "lt", "ge", "gt", "max_length") if k in ctx), "")
+    return field, kind, f"{limit:,}" if isinstance(limit, int | float) else str(limit)
 
 
 class Profile(BaseModel):
@@ -399,11 +426,10 @@ class Session(BaseModel):
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e.get('loc', ())) or 'session'}: {e.get('msg', 'invalid')}"
-                for e in exc.errors()[:3])
-            raise SessionError(f"{where} does not match the session format ({problems}); the file was left "
-                               "unchanged — delete it or use another session file") from exc
+            problems = [_problem(e) for e in exc.errors()[:5]]
+            said = "; ".join(f"{field} {_PROBLEM_TEXT[kind].format(limit=limit)}" for field, kind, limit in problems)
+            raise SessionError(f"{where} does not match the session format ({said}); the file was left "
+                               "unchanged — delete it or use another session file", problems) from exc
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Session:

@@ -201,3 +201,20 @@ def test_every_login_spelling_is_the_login_route() -> None:
         assert is_login_path(path), path
     for path in ("/", "/loginx", "/login/extra", "/config", ""):
         assert not is_login_path(path), path
+
+
+def test_an_upload_refusal_names_each_field_in_the_readers_language() -> None:
+    """The refusal once showed pydantic's regex ('String should match pattern …') in English under a Chinese
+    page, and only the first three problems."""
+    from advisor.ui.layout import session_problems
+
+    data = json.loads(Session().to_json())
+    data["id"] = "../../evil"
+    data["profile"]["context_tokens"] = 10**30
+    with pytest.raises(SessionError) as caught:
+        Session.from_json(json.dumps(data), where="the uploaded session")
+    zh, en = session_problems(caught.value, "zh"), session_problems(caught.value, "en")
+    assert "只能包含字母、数字" in zh and "profile.context_tokens 最多为 10,000,000" in zh
+    assert "may hold only letters, digits" in en and "at most 10,000,000" in en
+    for text in (zh, en, str(caught.value)):
+        assert "pattern" not in text and "^[" not in text

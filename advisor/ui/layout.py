@@ -712,7 +712,7 @@ def build_blocks(
                     raise SessionError(t("session_too_large", lang, limit=fmt.num(MAX_UPLOAD_BYTES)))
                 session = Session.from_json(data.decode("utf-8", errors="replace"), where="the uploaded session")
             except (OSError, SessionError) as exc:
-                gr.Warning(render.escape_html(f"{t('session_bad', lang)} {api.first_line(exc)}"))
+                gr.Warning(render.escape_html(f"{t('session_bad', lang)} {session_problems(exc, lang)}"))
                 return [gr.skip(), gr.skip(), gr.skip()] + [gr.skip()] * n_panel
             new = resumed_state(session, lang, st.backend_key if st else DEFAULT_KEY)
             if st is not None:
@@ -730,6 +730,15 @@ def build_blocks(
 
 
 # ------------------------------------------------------------------------------ helpers
+
+
+def session_problems(exc: Exception, lang: str) -> str:
+    """Why an uploaded session cannot be used, in ``lang``: each field that does not fit, else the error's line."""
+    problems = getattr(exc, "problems", None)
+    if not problems:
+        return api.first_line(exc)
+    return t("session_field.sep", lang).join(t(f"session_field.{kind}", lang, field=field, limit=limit)
+                                    for field, kind, limit in problems)
 
 
 def chat_concurrency(advisor: Any) -> int:
