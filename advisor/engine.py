@@ -333,15 +333,17 @@ class Advisor:
         notices: list[str] = []
         raw = text if isinstance(text, str) else ("" if text is None else str(text))
         limit = self.settings.max_message_chars
-        if len(raw) > limit:
-            raw = raw[:limit]
-            notices.append(msg(lang or session.lang or "en", "engine.stream.message_was_long_only", limit=limit))
+        cut = len(raw) > limit
+        raw = raw[:limit]
         context = bool(session.last_kind or session.last_results)
         try:
             parsed = parse(raw, context=context)
         except Exception:  # never let understanding crash a turn
             log.exception("message parsing failed")
             parsed = Parsed(text=clean(raw))
+        if cut:  # said in the language the message is written in
+            notices.append(msg(lang or parsed.lang or session.lang or "en", "engine.stream.message_was_long_only",
+                               limit=limit))
         parsed, read_by_llm = self._llm_read(parsed, context)
         detected = parsed.lang
         if detected == "en" and session.lang == "zh" and not has_english_words(parsed.text):

@@ -374,3 +374,13 @@ def test_cli_truncated_session_in_a_real_process(tmp_path: Path, adv: Advisor) -
     assert proc.returncode == 2, proc.stderr
     assert "truncated" in proc.stderr and "Traceback" not in proc.stderr
     assert path.read_bytes() == bad
+
+
+def test_the_long_message_notice_is_in_the_messages_language() -> None:
+    """A long first message in Chinese was told in English that only its first 8,000 characters were read."""
+    from advisor import Advisor
+
+    adv = Advisor()
+    reply = adv.reply("我们公司想部署大模型做客服。" * 800 + "部署 Qwen2.5-32B 推理", adv.new_session())
+    notes = [n for n in reply.notices if "8,000" in n]
+    assert notes and all("字符" in n and "characters" not in n for n in notes)
