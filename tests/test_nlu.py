@@ -461,3 +461,19 @@ def test_digits_of_a_product_name_a_year_or_money_are_never_a_card_count(text: s
 def test_a_count_beside_a_cpu_is_still_read() -> None:
     parsed = parse("2000 H100 for pretraining on EPYC 9654 hosts")
     assert parsed.unusable.get("gpu_count") == 2000  # said back: one plan here holds at most 1,024 cards
+
+
+@pytest.mark.parametrize(("text", "amount"), [
+    ("预算 -5 万，做推理", -50000), ("负 3 万预算", -30000), ("budget $-1000 for inference", -1000),
+    ("My budget is $-1000, what GPU?", -1000), ("budget -$2000", -2000),
+])
+def test_a_negative_budget_is_said_back_never_read_as_positive(text: str, amount: float) -> None:
+    """'预算 -5 万' was planned as a ¥50,000 budget, '$-1000' ignored without a word."""
+    parsed = parse(text)
+    assert parsed.budget is None and parsed.unusable.get("budget") == amount
+
+
+@pytest.mark.parametrize("text", ["预算 5-6 万", "budget $1000-2000", "预算 5 万"])
+def test_a_budget_range_is_not_a_negative_budget(text: str) -> None:
+    parsed = parse(text)
+    assert parsed.budget is not None and "budget" not in parsed.unusable

@@ -878,7 +878,9 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
                 out.unusable["concurrency"] = value
 
     # money
-    out.budget = _find_budget(scan, out.lang)
+    out.budget, negative_budget = _find_budget(scan, out.lang)
+    if negative_budget is not None:
+        out.unusable["budget"] = negative_budget
     out.budget_unlimited = bool(_BUDGET_UNLIMITED.search(text))
 
     # training data and deadline
@@ -1076,15 +1078,28 @@ _WATTS_LIKE = re.compile(r"^\s*\d{3,}(\.\d+)?\s*[wW]\s*$")
 _DOLLAR_WORDS = ("美元", "美金", "刀", "dollar", "dollars", "usd", "bucks", "$")
 
 
-def _find_budget(text: str, lang: Lang | None) -> Money | None:
+_MINUS_BEFORE = re.compile(r"[-−负]\s*[$¥￥€£]?\s*$")
+_MINUS_INSIDE = re.compile(r"^[$¥￥€£]\s*[-−]")
+_SIGNED_CURRENCY = re.compile(r"[$¥￥€£]\s*[-−]\s*$")  # '$-1000': a currency mark, then the sign
+
+
+def _negative(text: str, start: int, end: int) -> bool:
+    """Whether the amount at ``start:end`` is written with a minus sign ('-5 万', '$-1000', '负 3 万')."""
+    return bool(_MINUS_BEFORE.search(text[max(0, start - 3):start]) or _MINUS_INSIDE.match(text[start:end]))
+
+
+def _find_budget(text: str, lang: Lang | None) -> tuple[Money | None, float | None]:
     """The budget: an amount with a currency mark, else one next to a money word, else a Chinese 万 amount
-    (in this domain '十来万' and '一万五' are money unless a unit such as tokens or samples follows)."""
+    (in this domain '十来万' and '一万五' are money unless a unit such as tokens or samples follows); second, an
+    amount written negative, which no plan can use (said back, never read as positive)."""
     for m in find_money(text):
         currency = m.currency or _default_currency(text[m.start:m.end + 10], lang)  # '10000 yuan': the word after
         if _WATTS_LIKE.match(text[m.start:m.end]):
             continue  # '1500W' is watts; '1.5w' is 1.5万
+        if m.amount >= 10 and _negative(text, m.start, m.end):
+            return None, -m.amount
         if m.amount >= 10:
-            return Money(amount=m.amount, currency=currency)
+            return Money(amount=m.amount, currency=currency), None
     for a in find_amounts(text):
         if _WATTS_LIKE.match(a.text):
             continue
@@ -1094,9 +1109,12 @@ def _find_budget(text: str, lang: Lang | None) -> Money | None:
                 or a.value < 100:
             continue
         chinese_wan = bool(re.search(r"[万w]", a.text, _I)) and a.value >= 1000
-        if _MONEY_CUE.search(around) or chinese_wan:
-            return Money(amount=a.value, currency=_default_currency(a.text + around, lang))
-    return None
+        money = _MONEY_CUE.search(around) or chinese_wan or _SIGNED_CURRENCY.search(text[max(0, a.start - 3):a.start])
+        if money and _negative(text, a.start, a.end):
+            return None, -a.value
+        if money:
+            return Money(amount=a.value, currency=_default_currency(a.text + around, lang)), None
+    return None, None
 
 
 def _default_currency(text: str, lang: Lang | None) -> Literal["CNY", "USD", "EUR", "GBP"]:
