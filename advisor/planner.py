@@ -207,8 +207,9 @@ def _method(p: Profile) -> str:
 
 
 def dataset_tokens(p: Profile) -> float | None:
+    """The tokens trained on in all: the data set's tokens (or samples × a typical length) × the epochs."""
     if p.dataset_tokens:
-        return p.dataset_tokens
+        return p.dataset_tokens * (p.epochs or 1)
     if p.dataset_samples:
         return p.dataset_samples * TOKENS_PER_SAMPLE * (p.epochs or 1)
     return None

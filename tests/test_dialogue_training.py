@@ -171,3 +171,16 @@ def test_a_lighter_method_offered_is_sized_as_asking_for_it_sizes_it(conv: tuple
         asked = next(c for c in r.tool_calls if c.name == "size_training" and c.arguments["method"] == method)
         assert asked.result["per_gpu_bytes"] == offered[method]
         assert gb(offered[method]) in first.text and gb(offered[method]) in r.text
+
+
+def test_epochs_multiply_a_data_set_given_in_tokens() -> None:
+    """'1 亿 token，训练 3 轮' was timed as one epoch (2.1 h). By hand: 6 × 8.03e9 parameters × 3e8 tokens
+    = 1.445e19 FLOPs; 4 × A100 at 312 TFLOPS dense BF16 × MFU 0.52 = 6.49e14 FLOP/s → 22,270 s ≈ 6.2 h."""
+    from advisor import Advisor
+
+    adv = Advisor()
+    session = adv.new_session()
+    adv.reply("我想用 4 张 A100 80G 全参微调 Llama-3.1-8B", session)
+    reply = adv.reply("数据集大概 1 亿 token，训练 3 轮要多久？", session)
+    hours = 6 * 8.03e9 * 3e8 / (4 * 312e12 * 0.52) / 3600
+    assert f"{hours:.1f} 小时" in reply.text.splitlines()[0], reply.text.splitlines()[0]
