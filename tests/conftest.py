@@ -5,6 +5,10 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 # Set before any test module imports our packages, so the default knowledge index (built once per
 # session and shared by the tests that use it) lives in a throw-away folder, not the user's data dir.
@@ -20,3 +24,16 @@ for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ADVISOR_OPENAI_MODEL", "ADVIS
 
 def pytest_sessionfinish(session: object, exitstatus: int) -> None:
     shutil.rmtree(_DATA_DIR, ignore_errors=True)
+
+
+@pytest.fixture
+def gpu_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A GPU file named by GPU_ADVISOR_GPUS (the test writes it), with the catalog reloaded around the test."""
+    from knowledge import load_catalog
+
+    path = tmp_path / "gpus.toml"
+    monkeypatch.setenv("GPU_ADVISOR_GPUS", str(path))
+    load_catalog.cache_clear()
+    yield path
+    monkeypatch.delenv("GPU_ADVISOR_GPUS")
+    load_catalog.cache_clear()

@@ -10,7 +10,6 @@ import os
 import struct
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,17 +33,6 @@ tdp_w = 320
 
 def _card(name: str = "RTX 3080", memory: float = 10, tflops: float = 59.5) -> str:
     return CARD.format(name=name, memory=memory, tflops=tflops)
-
-
-@pytest.fixture
-def gpu_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A GPU file named by GPU_ADVISOR_GPUS, with the catalog reloaded around the test."""
-    path = tmp_path / "gpus.toml"
-    monkeypatch.setenv("GPU_ADVISOR_GPUS", str(path))
-    load_catalog.cache_clear()
-    yield path
-    monkeypatch.delenv("GPU_ADVISOR_GPUS")
-    load_catalog.cache_clear()
 
 
 def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:

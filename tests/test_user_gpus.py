@@ -4,7 +4,6 @@ GPUs; a file that cannot be used is one warning and changes nothing else."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,14 +25,9 @@ pcie_lanes = 16
 
 
 @pytest.fixture
-def profile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A profile file named by GPU_ADVISOR_GPUS, with the catalog reloaded around the test."""
-    path = tmp_path / "gpus.toml"
-    monkeypatch.setenv("GPU_ADVISOR_GPUS", str(path))
-    load_catalog.cache_clear()
-    yield path
-    monkeypatch.delenv("GPU_ADVISOR_GPUS")
-    load_catalog.cache_clear()
+def profile(gpu_file: Path) -> Path:
+    """The GPU file these tests call a profile (``gpu_file`` in conftest.py)."""
+    return gpu_file
 
 
 def test_a_described_card_is_sized_timed_and_answered_about(profile: Path) -> None:
