@@ -24,7 +24,7 @@ from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
 from knowledge import load_catalog
 from knowledge.bounded import BoundsError, data_depth, nested_too_deeply, read_text, text_depth
 from knowledge.codes import scientific_codes
-from knowledge.messages import render
+from knowledge.messages import msg, render
 from tools.catalog_query import AffordableInput
 from tools.compat import parse_mains
 from tools.compat_rules.types import MAX_GPUS_OF_ONE
@@ -102,15 +102,17 @@ class SessionError(ValueError):
         self.problems = problems or []
 
 
-# pydantic's error types, in the words of the session's own problem kinds (``ui.session_field.<kind>``)
+# pydantic's error types, in the words of the session's own problem kinds (``session.field.<kind>`` messages)
 _PROBLEM_KIND = {"string_pattern_mismatch": "pattern", "less_than_equal": "at_most", "less_than": "at_most",
                  "greater_than": "at_least", "greater_than_equal": "at_least", "finite_number": "finite",
                  "missing": "missing", "extra_forbidden": "unknown", "literal_error": "not_allowed",
                  "enum": "not_allowed", "string_too_long": "too_long"}
-_PROBLEM_TEXT = {"pattern": "may hold only letters, digits, '-' and '_'", "at_most": "must be at most {limit}",
-                 "at_least": "must be above {limit}", "finite": "must be a finite number", "missing": "is missing",
-                 "unknown": "is not a session field", "not_allowed": "is not one of the allowed values",
-                 "too_long": "is too long", "type": "has the wrong type", "invalid": "is not valid"}
+
+
+def problem_text(problems: list[tuple[str, str, str]], lang: str) -> str:
+    """Each field that does not fit the session format, in ``lang`` (``session.field.<kind>`` messages)."""
+    return msg(lang, "session.field.sep").join(msg(lang, f"session.field.{kind}", field=field, limit=limit)
+                                               for field, kind, limit in problems)
 
 
 def _problem(error: Any) -> tuple[str, str, str]:
@@ -427,7 +429,7 @@ class Session(BaseModel):
             return cls.model_validate(data)
         except ValidationError as exc:
             problems = [_problem(e) for e in exc.errors()[:5]]
-            said = "; ".join(f"{field} {_PROBLEM_TEXT[kind].format(limit=limit)}" for field, kind, limit in problems)
+            said = problem_text(problems, "en")
             raise SessionError(f"{where} does not match the session format ({said}); the file was left "
                                "unchanged — delete it or use another session file", problems) from exc
 

@@ -25,7 +25,7 @@ import gradio as gr
 
 from advisor import fmt
 from advisor.engine import Advisor
-from advisor.session import FULL_RESULTS_KEPT, Session, SessionError
+from advisor.session import FULL_RESULTS_KEPT, Session, SessionError, problem_text
 from advisor.settings import Settings
 from advisor.ui import api, calculators, profile, render
 from advisor.ui.chart import Sizing, memory_chart_svg, sizing_of
@@ -735,10 +735,7 @@ def build_blocks(
 def session_problems(exc: Exception, lang: str) -> str:
     """Why an uploaded session cannot be used, in ``lang``: each field that does not fit, else the error's line."""
     problems = getattr(exc, "problems", None)
-    if not problems:
-        return api.first_line(exc)
-    return t("session_field.sep", lang).join(t(f"session_field.{kind}", lang, field=field, limit=limit)
-                                    for field, kind, limit in problems)
+    return problem_text(problems, norm_lang(lang)) if problems else api.first_line(exc)
 
 
 def chat_concurrency(advisor: Any) -> int:
