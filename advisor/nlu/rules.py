@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
 from functools import cache
@@ -700,6 +701,29 @@ def _usable_count(out: Parsed, gid: str, value: float | None) -> int | None:
     return None
 
 
+@dataclass
+class _Reading:
+    """One message being read: the record filled so far and the views of the text the steps share.
+
+    ``text`` is the cleaned message with rejected values blanked and numbers written out; ``masked`` the same
+    with catalog names (and, after the use-case step, negated activities) blanked; ``counted`` with names and
+    dates blanked (where card counts are read); ``scan`` is ``masked`` with data-set sizes blanked (where the
+    remaining quantities are read). Offsets are the same in all of them."""
+
+    out: Parsed
+    cat: Catalog
+    text: str
+    shown: str
+    context: bool
+    gpu_mentions: list[_Mention] = field(default_factory=list)
+    model_mentions: list[_Mention] = field(default_factory=list)
+    masked: str = ""
+    said: str = ""
+    names_and_dates: list[tuple[int, int]] = field(default_factory=list)
+    counted: str = ""
+    scan: str = ""
+
+
 def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Parsed:
     """Everything a single message states; unknown things stay None. ``context``: an earlier answer exists,
     so "那 FP16 呢" is a what-if on it (without one, the same words are read as a question of their own)."""
@@ -711,255 +735,349 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
     shown = text
     text = _drop_rejected(text)  # "8 GPUs, not 4": the value the user took back is not read
     text, out.unreadable_numbers = _plain_numbers(text)  # '1e12' → '1000000000000'; 'inf', '1e400' set aside
-    low = text.lower()
+    r = _Reading(out=out, cat=cat, text=text, shown=shown, context=context)
+    for step in _STEPS:
+        step(r)
+    out.text = shown
+    return out
 
-    # intents
+
+def _read_intents(r: _Reading) -> None:
     for intent, pat in _INTENT_PATTERNS:
-        if pat.search(text):
-            out.intents.append(intent)
-    if _YES.match(text):
-        out.intents.append(Intent.yes)
-    if _NO.match(text):
-        out.intents.append(Intent.no)
-    if _UNSURE.search(text):
-        out.intents.append(Intent.unsure)
+        if pat.search(r.text):
+            r.out.intents.append(intent)
+    for intent, pat in ((Intent.yes, _YES), (Intent.no, _NO)):
+        if pat.match(r.text):
+            r.out.intents.append(intent)
+    if _UNSURE.search(r.text):
+        r.out.intents.append(Intent.unsure)
 
-    # names first, so model numbers (4090, A100) are masked before quantities are read
-    gpu_mentions = _scan_names(text, cat.gpu_resolver, cat.gpus)
-    model_mentions = [m for m in _scan_names(text, cat.model_resolver, cat.models)
-                      if not any(g.start <= m.start < g.end for g in gpu_mentions)]
-    masked = _mask(text, [(m.start, m.end) for m in gpu_mentions + model_mentions])
-    m: re.Match[str] | None
-    for m in _GPU_LIKE.finditer(masked):
+
+def _read_names(r: _Reading) -> None:
+    """Catalog names first, so model numbers (4090, A100) are masked before quantities are read."""
+    r.gpu_mentions = _scan_names(r.text, r.cat.gpu_resolver, r.cat.gpus)
+    r.model_mentions = [m for m in _scan_names(r.text, r.cat.model_resolver, r.cat.models)
+                        if not any(g.start <= m.start < g.end for g in r.gpu_mentions)]
+    r.masked = _mask(r.text, [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions])
+    for m in _GPU_LIKE.finditer(r.masked):
         name = m.group(0).strip()
-        if len(out.unknown_gpus) < 3:
-            out.unknown_gpus[name] = cat.gpu_resolver.suggest(name)
+        if len(r.out.unknown_gpus) < 3:
+            r.out.unknown_gpus[name] = r.cat.gpu_resolver.suggest(name)
+    r.names_and_dates = _not_quantities(r.text)
+    r.counted = _mask(r.text, r.names_and_dates)  # the message as quantities are read from it, positions kept
+    if r.model_mentions:
+        r.out.model = r.model_mentions[-1].ids[0]
 
-    existing_marker = _EXISTING.search(text)
-    names_and_dates = _not_quantities(text)
-    counted = _mask(text, names_and_dates)  # the message as quantities are read from it, positions kept
+
+def _owned(text: str, mention: _Mention, marker: re.Match[str] | None) -> bool:
+    """Whether the card named at ``mention`` is one the user already has ('我有两张 3090', 'my 4090')."""
+    after_marker = (marker is not None and marker.end() <= mention.start
+                    and not _NOT_OWNED.search(text[marker.end():mention.start])
+                    and mention.start - marker.end() <= 14)
+    return after_marker or bool(_MINE.search(text[max(0, mention.start - 10):mention.start])) \
+        or bool(_OWNED_AFTER.match(text[mention.end:mention.end + 16])) \
+        or bool(_OWNED_BEFORE.search(text[max(0, mention.start - 16):mention.start]))
+
+
+def _unobtainable(text: str, mention: _Mention) -> bool:
+    """"can't get H100s", "H100 买不到": the card ruled out, not the one to plan on."""
+    return bool(_UNOBTAINABLE_BEFORE.search(text[max(0, mention.start - 24):mention.start])
+                or _UNOBTAINABLE_AFTER.match(text[mention.end:mention.end + 24]))
+
+
+def _read_cards(r: _Reading) -> None:
+    """The GPUs named with their counts, split into cards to plan on and cards already owned."""
+    out, text = r.out, r.text
+    marker = _EXISTING.search(text)
     gpus: list[GpuCount] = []
     existing: list[GpuCount] = []
-    for mention in gpu_mentions:
-        gid = mention.ids[0] if len(mention.ids) == 1 else _pick(cat, mention.ids)
+    for mention in r.gpu_mentions:
+        gid = mention.ids[0] if len(mention.ids) == 1 else _pick(r.cat, mention.ids)
         if len(mention.ids) > 1:
             out.ambiguous[mention.text] = mention.ids
-        if _UNOBTAINABLE_BEFORE.search(text[max(0, mention.start - 24):mention.start]) \
-                or _UNOBTAINABLE_AFTER.match(text[mention.end:mention.end + 24]):
-            continue  # "can't get H100s", "H100 买不到": the card ruled out, not the one to plan on
-        count = _usable_count(out, gid, _count_near(counted, mention.start, mention.end))
+        if _unobtainable(text, mention):
+            continue
+        count = _usable_count(out, gid, _count_near(r.counted, mention.start, mention.end))
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
-        is_existing = (existing_marker is not None and existing_marker.end() <= mention.start
-                       and not _NOT_OWNED.search(text[existing_marker.end():mention.start])
-                       and mention.start - existing_marker.end() <= 14) \
-            or bool(_MINE.search(text[max(0, mention.start - 10):mention.start])) \
-            or bool(_OWNED_AFTER.match(text[mention.end:mention.end + 16])) \
-            or bool(_OWNED_BEFORE.search(text[max(0, mention.start - 16):mention.start]))
-        (existing if is_existing else gpus).append(entry)
+        (existing if _owned(text, mention, marker) else gpus).append(entry)
     out.gpus = _distinct(gpus)
     if existing:
         out.existing = _distinct(existing)
     elif _NO_EXISTING.search(text):
         out.existing = []
-    if not gpu_mentions:
-        out.gpu_count = _usable_count(out, "", _cards_count(_mask(masked, names_and_dates)))
-    elif len(out.gpus) == 1 and not out.gpus[0].stated and not existing and out.gpus[0].gpu not in out.bad_counts:
-        apart = _APART_COUNT.search(_mask(masked, [(m.start, m.end) for m in gpu_mentions]))
-        value = parse_number(apart.group(1) or apart.group(2)) if apart else None
-        if value and 1 < value <= MAX_CARDS:  # 'A100 80G 训练 7B，8 卡': the count said apart from the name
-            out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(value), stated=True)]
+    _read_count_apart(r, bool(existing))
 
-    if model_mentions:
-        out.model = model_mentions[-1].ids[0]
 
-    # use case and method, with the ones the user rules out ('不训练', 'not LoRA') blanked first
+def _read_count_apart(r: _Reading, owned: bool) -> None:
+    """A card count with no card beside it: 'two cards' with no GPU named, or 'A100 80G 训练 7B，8 卡'."""
+    out = r.out
+    if not r.gpu_mentions:
+        out.gpu_count = _usable_count(out, "", _cards_count(_mask(r.masked, r.names_and_dates)))
+        return
+    if len(out.gpus) != 1 or out.gpus[0].stated or owned or out.gpus[0].gpu in out.bad_counts:
+        return
+    apart = _APART_COUNT.search(_mask(r.masked, [(m.start, m.end) for m in r.gpu_mentions]))
+    value = parse_number(apart.group(1) or apart.group(2)) if apart else None
+    if value and 1 < value <= MAX_CARDS:
+        out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(value), stated=True)]
+
+
+def _read_use_case(r: _Reading) -> None:
+    """Use case and method, with the ones the user rules out ('不训练', 'not LoRA') blanked first."""
+    out, text = r.out, r.text
     negated = [(m.start(), m.end()) for m in _NEGATED.finditer(text)]
-    masked, said = _mask(masked, negated), _mask(text, negated)
-    for use_case, pat in _USE_CASE_PATTERNS:
-        if pat.search(masked):
-            out.use_case = use_case
-            break
-    out.finetune = bool(_FINETUNE.search(said))
-    for method, pat in _METHODS:
-        if pat.search(said):
-            out.method = method
-            break
+    r.masked, r.said = _mask(r.masked, negated), _mask(text, negated)
+    out.use_case = next((use_case for use_case, pat in _USE_CASE_PATTERNS if pat.search(r.masked)), None)
+    out.finetune = bool(_FINETUNE.search(r.said))
+    out.method = next((method for method, pat in _METHODS if pat.search(r.said)), None)
     if out.method is None and _PRETRAIN.search(text):
         out.method = "pretrain"
-    if out.use_case == "scientific" and (out.finetune or out.method) and not _FP64_NEED.search(text):
+    if out.use_case != "scientific" or _FP64_NEED.search(text):
+        return
+    if out.finetune or out.method:
         out.use_case = "training"
-    elif out.use_case == "scientific" and out.model and not _FP64_NEED.search(text) \
-            and _INFERENCE_WORDS.search(masked):
+    elif out.model and _INFERENCE_WORDS.search(r.masked):
         out.use_case = "inference"  # 'serve a model on our HPC cluster': the cluster is where, not what
 
-    # precision (QLoRA's NF4 base is implied by the method, not stated)
-    kv = _KV_FP8.search(masked)
-    out.precision = _find_precision(_mask(masked, [kv.span()]) if kv else masked) or _find_precision(
-        " ".join(text[m.start:m.end] for m in model_mentions))  # 'Qwen2.5-72B-Instruct-AWQ' is 4-bit
-    if kv:
-        out.kv_dtype = (kv.group(1) or kv.group(6)).lower()
 
-    # parameters
-    dataset_spans: list[tuple[int, int]] = []
-    for m in _DATASET_TOKENS.finditer(masked):
+def _read_precision(r: _Reading) -> None:
+    """Precision (QLoRA's NF4 base is implied by the method, not stated) and the KV cache's."""
+    kv = _KV_FP8.search(r.masked)
+    r.out.precision = _find_precision(_mask(r.masked, [kv.span()]) if kv else r.masked) or _find_precision(
+        " ".join(r.text[m.start:m.end] for m in r.model_mentions))  # 'Qwen2.5-72B-Instruct-AWQ' is 4-bit
+    if kv:
+        r.out.kv_dtype = (kv.group(1) or kv.group(6)).lower()
+
+
+def _read_dataset_tokens(r: _Reading) -> None:
+    """A training set in tokens; its span is blanked from ``scan`` so '1B tokens' is not a model size."""
+    spans: list[tuple[int, int]] = []
+    for m in _DATASET_TOKENS.finditer(r.masked):
         value = scaled(m.group(1), m.group(2))
-        if re.search(r"上下文|context|ctx|每秒|窗口|window", masked[max(0, m.start() - 14):m.start()], _I):
+        if re.search(r"上下文|context|ctx|每秒|窗口|window", r.masked[max(0, m.start() - 14):m.start()], _I):
             continue
         if value and value >= 1e5:
-            out.dataset_tokens = value
-            dataset_spans.append((m.start(), m.end()))
-    scan = _mask(masked, dataset_spans)
-    for m in _PARAMS.finditer(scan):
+            r.out.dataset_tokens = value
+            spans.append((m.start(), m.end()))
+    r.scan = _mask(r.masked, spans)
+
+
+def _read_params(r: _Reading) -> None:
+    for m in _PARAMS.finditer(r.scan):
         if m.group(1):
             value = parse_number(m.group(1))
         else:
             base = parse_number(m.group(4))
             value = base / 10 if base else None  # 700亿 = 70B
         if value and 0.01 <= value <= 10_000:
-            out.params_b = value
+            r.out.params_b = value
+
+
+def _read_model(r: _Reading) -> None:
+    """The catalog model: named, or guessed from a family word and a size; its size then comes from it."""
+    out, text = r.out, r.text
     if out.model is None:
-        guess = _guess_model(scan, out.params_b, cat)
+        guess = _guess_model(r.scan, out.params_b, r.cat)
         if guess:
             out.model, out.model_guess = guess, True
     elif out.model == "deepseek-r1" and out.params_b and _DISTILL.search(text):
-        out.model = _r1_distill(text, out.params_b, cat) or out.model  # 'r1 蒸馏 32b' is the Qwen-32B distill
-    if "满血" in text and not re.search(r"v3", text, _I) and (out.model == "deepseek-v3" or (
-            out.model is None and out.params_b in (None, 671))):
-        out.model = "deepseek-r1"  # '671b 满血版' is how people name the full DeepSeek-R1
-    elif "满血" in text and out.model is None and re.search(r"\bv3\b", text, _I):
-        out.model = "deepseek-v3"
+        out.model = _r1_distill(text, out.params_b, r.cat) or out.model  # 'r1 蒸馏 32b' is the Qwen-32B distill
+    out.model = _full_deepseek(text, out.model, out.params_b)
     if out.model:
-        out.params_b = cat.model(out.model).params_b
+        out.params_b = r.cat.model(out.model).params_b
 
-    # context and concurrency
-    for pat, g_num, g_mult in ((_CONTEXT_AFTER, 1, 2), (_CONTEXT_BEFORE, 4, 5), (_CONTEXT_OF_CHATS, 1, 2),
-                               (_CONTEXT_OF_REQUESTS, 1, 2)):
-        m = pat.search(scan)
-        if m:
-            base = parse_number(m.group(g_num))
-            unit = (m.group(g_mult) or "").lower()
-            if base is not None:
-                value = scaled(m.group(g_num), unit or None) or base
-                if unit == "k" or (not unit and base < 1000 and re.search(r"\d", m.group(g_num))):
-                    # '32k context' means 32,768 tokens; a bare '32' next to 'context' means 32k
-                    value = base * (1024 if base in _POW2 else 1000)
-                elif unit == "m":  # '1M context' is 1,048,576 tokens (Llama 4, Qwen long-context models)
-                    value = base * (1024**2 if base in _POW2 else 1e6)
-                if 16 <= value <= 20_000_000:
-                    out.context_tokens = round(value)
-                    break
-                if value > 20_000_000:
-                    out.unusable["context_tokens"] = value
-    bare = _BARE_CONTEXT.match(text) if context and out.context_tokens is None else None
+
+def _full_deepseek(text: str, model: str | None, params_b: float | None) -> str | None:
+    """'671b 满血版' is how people name the full DeepSeek-R1 ('满血 V3' the full V3)."""
+    if "满血" not in text:
+        return model
+    v3 = re.search(r"\bv3\b", text, _I)
+    if not re.search(r"v3", text, _I) and (model == "deepseek-v3" or (model is None and params_b in (None, 671))):
+        return "deepseek-r1"
+    if model is None and v3:
+        return "deepseek-v3"
+    return model
+
+
+_CONTEXT_PATTERNS = ((_CONTEXT_AFTER, 1, 2), (_CONTEXT_BEFORE, 4, 5), (_CONTEXT_OF_CHATS, 1, 2),
+                     (_CONTEXT_OF_REQUESTS, 1, 2))
+
+
+def _context_value(m: re.Match[str], g_num: int, g_mult: int) -> float | None:
+    """The tokens a context match says: '32k' is 32,768; a bare '32' next to 'context' means 32k; '1M' 1,048,576."""
+    base = parse_number(m.group(g_num))
+    if base is None:
+        return None
+    unit = (m.group(g_mult) or "").lower()
+    if unit == "k" or (not unit and base < 1000 and re.search(r"\d", m.group(g_num))):
+        return base * (1024 if base in _POW2 else 1000)
+    if unit == "m":  # Llama 4 and Qwen long-context models
+        return base * (1024**2 if base in _POW2 else 1e6)
+    return scaled(m.group(g_num), unit or None) or base
+
+
+def _read_context(r: _Reading) -> None:
+    out = r.out
+    for pat, g_num, g_mult in _CONTEXT_PATTERNS:
+        m = pat.search(r.scan)
+        value = _context_value(m, g_num, g_mult) if m else None
+        if value is None:
+            continue
+        if 16 <= value <= 20_000_000:
+            out.context_tokens = round(value)
+            break
+        if value > 20_000_000:
+            out.unusable["context_tokens"] = value
+    bare = _BARE_CONTEXT.match(r.text) if r.context and out.context_tokens is None else None
     # '$32k' is money; a bare power-of-two 'k' after an answer is its context
-    if bare and int(bare.group(1)) in _POW2[1:] and not re.search(r"[$¥￥€£]", text):
+    if bare and int(bare.group(1)) in _POW2[1:] and not re.search(r"[$¥￥€£]", r.text):
         out.context_tokens = int(bare.group(1)) * 1024
-    if _SINGLE_USER.search(text):
+
+
+def _read_concurrency(r: _Reading) -> None:
+    out = r.out
+    if _SINGLE_USER.search(r.text):
         out.concurrency = 1
-    people = _PEOPLE.search(scan)
+    people = _PEOPLE.search(r.scan)
     if people:
         value = parse_number(next(g for g in people.groups() if g))
         if value and 1 <= value <= 1_000_000:
             out.concurrency = int(value)
     training = bool(out.finetune or out.method or out.use_case == "training")
-    concurrency_patterns: tuple[tuple[re.Pattern[str], int, int | None], ...] = (
-        (_CONCURRENCY_AFTER, 1, None), (_CONCURRENCY_BEFORE, 5, 6))
-    for pat, g_num, g_opt_mult in concurrency_patterns:
-        m = pat.search(scan)
-        if m and pat is _CONCURRENCY_BEFORE and training and "batch" in m.group(0).lower():
+    for pat, g_num, g_opt_mult in ((_CONCURRENCY_AFTER, 1, None), (_CONCURRENCY_BEFORE, 5, 6)):
+        m = pat.search(r.scan)
+        if m is None or (pat is _CONCURRENCY_BEFORE and training and "batch" in m.group(0).lower()):
             continue  # a training batch is a micro-batch, not users
-        if m:
-            value = _first_number(m, g_num, g_opt_mult)
-            if value and 1 <= value <= 1_000_000 and not (pat is _CONCURRENCY_AFTER and m.group(3).lower()
-                                                         in ("users", "user") and value > 100_000):
-                out.concurrency = int(value)
-                break
-            if value and value > 1_000_000:
-                out.unusable["concurrency"] = value
+        value = _first_number(m, g_num, g_opt_mult)
+        too_many_users = pat is _CONCURRENCY_AFTER and m.group(3).lower() in ("users", "user") and value \
+            and value > 100_000
+        if value and 1 <= value <= 1_000_000 and not too_many_users:
+            out.concurrency = int(value)
+            break
+        if value and value > 1_000_000:
+            out.unusable["concurrency"] = value
 
-    # money
-    out.budget, negative_budget = _find_budget(scan, out.lang)
+
+def _read_budget(r: _Reading) -> None:
+    out = r.out
+    out.budget, negative_budget = _find_budget(r.scan, out.lang)
     if negative_budget is not None:
         out.unusable["budget"] = negative_budget
-    out.budget_unlimited = bool(_BUDGET_UNLIMITED.search(text))
+    out.budget_unlimited = bool(_BUDGET_UNLIMITED.search(r.text))
 
-    # training data and deadline
-    m = _DATASET_SAMPLES.search(scan)
+
+def _read_training_data(r: _Reading) -> None:
+    m = _DATASET_SAMPLES.search(r.scan)
     if m:
-        out.dataset_samples = scaled(m.group(1), m.group(2))
-    m = _EPOCHS.search(scan)
+        r.out.dataset_samples = scaled(m.group(1), m.group(2))
+    m = _EPOCHS.search(r.scan)
     if m:
-        out.epochs = parse_number(m.group(1) or m.group(4))
-    for m in _DEADLINE.finditer(scan):
-        window = scan[max(0, m.start() - 14):m.end() + 8]
-        if not _DEADLINE_CTX.search(window) or _MEDIA_LENGTH.match(scan[m.end():]) \
-                or _PER_DAY_BEFORE.search(scan[max(0, m.start() - 8):m.start()]) \
-                or _PER_DAY_AFTER.match(scan[m.end():]) \
-                or re.search(r"(hours?|hrs?|h|小时)\s*$", scan[max(0, m.start() - 8):m.start()], _I) \
-                or _PRICE_PER_TIME.match(scan[m.end():]):
-            continue  # 'an hour of audio' is the input's length, '每天 8 小时' a duty cycle: neither is a deadline
+        r.out.epochs = parse_number(m.group(1) or m.group(4))
+
+
+_DEADLINE_FACTORS = ((("小时", "hour", "hr"), 1 / 24), (("周", "星期", "week"), 7),
+                     (("月", "个月", "month"), DAYS_PER_MONTH), (("年", "year"), 12 * DAYS_PER_MONTH))
+
+
+def _not_a_deadline(scan: str, m: re.Match[str]) -> bool:
+    """'an hour of audio' is the input's length, '每天 8 小时' a duty cycle, '$2/hour' a price: no deadline."""
+    window = scan[max(0, m.start() - 14):m.end() + 8]
+    before = scan[max(0, m.start() - 8):m.start()]
+    return (not _DEADLINE_CTX.search(window) or bool(_MEDIA_LENGTH.match(scan[m.end():]))
+            or bool(_PER_DAY_BEFORE.search(before)) or bool(_PER_DAY_AFTER.match(scan[m.end():]))
+            or bool(re.search(r"(hours?|hrs?|h|小时)\s*$", before, _I))
+            or bool(_PRICE_PER_TIME.match(scan[m.end():])))
+
+
+def _read_deadline(r: _Reading) -> None:
+    for m in _DEADLINE.finditer(r.scan):
+        if _not_a_deadline(r.scan, m):
+            continue
         raw = m.group(1).lower()
         value = 0.5 if raw == "半" else 1.0 if raw in ("a", "an", "one") else parse_number(raw)
         if not value:
             continue
         unit = m.group(3).lower()
-        factor = (1 / 24 if unit.startswith(("小时", "hour", "hr")) else 7 if unit.startswith(("周", "星期", "week"))
-                  else DAYS_PER_MONTH if unit.startswith(("月", "个月", "month"))
-                  else 12 * DAYS_PER_MONTH if unit.startswith(("年", "year"))
-                  else 1)
-        out.deadline_days = value * factor
-        break
+        factor = next((f for prefixes, f in _DEADLINE_FACTORS if unit.startswith(prefixes)), 1)
+        r.out.deadline_days = value * factor
+        return
 
-    # scientific
-    if _FP64_NO.search(text):
-        out.fp64 = False
-    elif _FP64_NEED.search(text):
-        out.fp64 = True
-    for m in _GB.finditer("" if _CATALOG_FILTER.search(text) else scan):  # 'cards with 80 GB' is a card's size
+
+def _read_fp64(r: _Reading) -> None:
+    if _FP64_NO.search(r.text):
+        r.out.fp64 = False
+    elif _FP64_NEED.search(r.text):
+        r.out.fp64 = True
+
+
+def _read_problem_size(r: _Reading) -> None:
+    """A scientific problem's memory ('20 GB per job'); 'cards with 80 GB' or '24G 显存' is a card's size."""
+    scan = r.scan
+    for m in _GB.finditer("" if _CATALOG_FILTER.search(r.text) else scan):
         window = scan[max(0, m.start() - 16):m.end() + 10]
         just_before = scan[max(0, m.start() - 4):m.start()]
         vram = re.search(r"显存\s*$|vram\s*$|gpu memory\s*$", just_before, _I) or re.match(
             r"\s*\+?\s*(的)?\s*(显存|vram|gpu|card|卡)", scan[m.end():m.end() + 8], _I)
-        if vram or not (_PROBLEM_CTX.search(window) or out.use_case == "scientific"):
+        if vram or not (_PROBLEM_CTX.search(window) or r.out.use_case == "scientific"):
             continue
         value = parse_number(m.group(1))
         if value:
             unit = m.group(2).lower()
-            out.problem_size_gb = value * (1000 if unit.startswith("t") else 1) * (1.073741824 if "i" in unit else 1)
+            r.out.problem_size_gb = value * (1000 if unit.startswith("t") else 1) * (1.073741824 if "i" in unit
+                                                                                     else 1)
 
-    # ecosystem
+
+def _read_ecosystem(r: _Reading) -> None:
+    text = r.text
     cuda = _CUDA.search(text)
     if cuda and _CUDA_NEED.search(text[max(0, cuda.start() - 16):cuda.end() + 16]):
-        out.cuda_required = not _negated(text, cuda.start(), cuda.end())
+        r.out.cuda_required = not _negated(text, cuda.start(), cuda.end())
     dom = _DOMESTIC.search(text)
     if dom:
-        out.domestic = not _negated(text, dom.start(), dom.end())
+        r.out.domestic = not _negated(text, dom.start(), dom.end())
 
-    # form factor and power
-    for form, pat in _FORM:
-        if pat.search(text):
-            out.form_factor = form
-            break
-    for m in _WATTS.finditer(scan):
-        unit = m.group(2)
-        value = parse_number(m.group(1))
-        if not value:
+
+def _read_form_factor(r: _Reading) -> None:
+    r.out.form_factor = next((form for form, pat in _FORM if pat.search(r.text)), None)
+
+
+def _watts(m: re.Match[str]) -> float | None:
+    """The watts a match says ('2 kW' → 2000); '1.5w' is 1.5万 (money), not watts."""
+    value = parse_number(m.group(1))
+    unit = m.group(2)
+    if not value or (unit == "w" and value < 100):
+        return None
+    return value * 1000 if unit.lower() in ("kw", "千瓦") else value
+
+
+def _read_power_limit(r: _Reading) -> None:
+    for m in _WATTS.finditer(r.scan):
+        value = _watts(m)
+        if value is None:
             continue
-        window = scan[max(0, m.start() - 12):m.end() + 10]
-        if unit.lower() in ("kw", "千瓦"):
-            value *= 1000
-        elif unit == "w" and value < 100:
-            continue  # '1.5w' is 1.5万 (money), not watts
+        window = r.scan[max(0, m.start() - 12):m.end() + 10]
         if 100 <= value <= 100_000 and _LIMIT_CTX.search(window) and (
-                _POWER_CTX.search(window) or unit in ("W", "瓦", "kW", "KW", "千瓦")):
-            out.power_limit_w = value
+                _POWER_CTX.search(window) or m.group(2) in ("W", "瓦", "kW", "KW", "千瓦")):
+            r.out.power_limit_w = value
 
-    if out.use_case is None and (out.model or out.params_b) and re.search(r"运行|\bruns?\b|\bload\b", low):
+
+def _read_running(r: _Reading) -> None:
+    """'runs 70B', '运行 Qwen': a model to run is inference when nothing else says otherwise."""
+    out = r.out
+    if out.use_case is None and (out.model or out.params_b) and re.search(r"运行|\bruns?\b|\bload\b",
+                                                                          r.text.lower()):
         out.use_case = "inference"
-    _apply_extractors(out, text, masked, cat, gpu_mentions, shown, context)
-    out.text = shown
-    return out
 
+
+def _read_rest(r: _Reading) -> None:
+    _apply_extractors(r.out, r.text, r.masked, r.cat, r.gpu_mentions, r.shown, r.context)
+
+
+# the reading, in order: names before quantities, the data set before model sizes, the kind last
+_STEPS = (_read_intents, _read_names, _read_cards, _read_use_case, _read_precision, _read_dataset_tokens,
+          _read_params, _read_model, _read_context, _read_concurrency, _read_budget, _read_training_data,
+          _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor, _read_power_limit,
+          _read_running, _read_rest)
 
 _REJECTED = re.compile(
     r"[,，]?\s*(?:而)?不是\s*(?:那?[张块个])?\s*[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*\s*(?:张|块|个|卡|b|B)?(?=\s*[,，。.;；!！?？]|\s*(?:是|而是)|$)"
@@ -989,84 +1107,131 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     found = extractors.extract(extractors.Context(text=text, masked=masked, catalog=cat, gpu_spans=spans))
     for slot, value in found.items():
         setattr(out, slot, value)
+    _settle_power(out)
+    _settle_verb_count(out, masked)
+    _settle_nodes(out, text, masked, cat)
+    _settle_restrictions(out, text)
+    catalog_filter = _read_catalog_filter(out, text)
+    _read_asks(out, text)
+    out.kind, out.kind_by = classify(shown, _features(out, text, found, catalog_filter, context))
+    _settle_kind(out)
+
+
+def _settle_power(out: Parsed) -> None:
     if out.gpu_power_limit_w is not None and out.power_limit_w == out.gpu_power_limit_w:
         out.power_limit_w = None  # "限功耗到 250W" limits each card, not the wall
     if out.psu_w is not None and out.power_limit_w == out.psu_w:
         out.power_limit_w = None  # "1000W 电源" is the PSU's rating, not a wall limit
-    if len(out.gpus) == 1 and not out.gpus[0].stated:  # "renting 8 for 3 months … per H100"
+
+
+def _settle_verb_count(out: Parsed, masked: str) -> None:
+    """A count said by a verb: 'renting 8 for 3 months … per H100'."""
+    if len(out.gpus) == 1 and not out.gpus[0].stated:
         verb_count = _VERB_COUNT.search(masked)
         if verb_count and 1 < int(verb_count.group(1)) <= MAX_CARDS:
             out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(verb_count.group(1)), stated=True)]
+
+
+def _settle_restrictions(out: Parsed, text: str) -> None:
+    """A card ruled in by a restriction ('only L40S or H100') is not a card to compare; a count past what any
+    plan holds ('2000 张') is said back."""
+    if out.allowed_gpus:
+        out.gpus = [g for g in out.gpus if g.gpu not in out.allowed_gpus or g.stated]
+    many = _MANY_CARDS.search(_mask(text, _not_quantities(text)))
+    value = parse_number(many.group(1)) if many else None
+    if value and value > MAX_CARDS:
+        out.unusable["gpu_count"] = value
+
+
+def _settle_nodes(out: Parsed, text: str, masked: str, cat: Catalog) -> None:
+    """Machines and GPUs per machine: 'two DGX H100' counts boxes; counts are kept per node."""
     named = next(iter(out.gpus or out.existing or []), None)
     boxes = masked if not _BASEBOARD_NODE.search(text) or _BASEBOARD_NODE.search(masked) else masked + " dgx"
     if out.nodes is None and named is not None and named.stated and 1 < named.count <= MAX_DGX_NODES \
-            and _BASEBOARD_NODE.search(boxes):  # 'two DGX H100': the count is of boxes
+            and _BASEBOARD_NODE.search(boxes):
         out.nodes = named.count
     if out.nodes and len(out.gpus) == 1:
         out.gpus = [_per_node(boxes, out.gpus[0], out.nodes, _module(cat, out.gpus[0].gpu))]
     if out.nodes and out.existing and len(out.existing) == 1:  # owned machines follow the same convention
         out.existing = [_per_node(boxes, out.existing[0], out.nodes, _module(cat, out.existing[0].gpu))]
-    if out.allowed_gpus:  # "only L40S or H100": a restriction, not two cards to compare
-        out.gpus = [g for g in out.gpus if g.gpu not in out.allowed_gpus or g.stated]
+
+
+def _read_catalog_filter(out: Parsed, text: str) -> bool:
+    """"which GPUs support FP8?" asks about FP8; it does not choose it."""
     catalog_filter = bool(_CATALOG_FILTER.search(text)) and not out.model
     if catalog_filter or (out.asked_attribute == "support" and out.gpus and not out.model):
-        # "which GPUs support FP8?" asks about FP8; it does not choose it
         out.about_precision, out.precision = out.precision, None
     out.catalog_filter = catalog_filter
     if catalog_filter:
         size = re.search(r"(\d+(?:\.\d+)?)\s*(?:gb|g|gib)\b|(\d+(?:\.\d+)?)\s*(?:gb|g)(?=显存|的|\s|$)", text, _I)
         if size:
             out.about_memory_gb = float(size.group(1) or size.group(2))
+    return catalog_filter
+
+
+# what a message asks for, by the cue group in data/cues.toml that recognises it
+_ASK_FLAGS = (("asks_ram", "ram_question"), ("asks_value", "value_question"), ("asks_hourly", "hourly_question"),
+              ("asks_daily", "daily_question"), ("asks_best", "best_card"), ("asks_cheapest", "cheapest"),
+              ("asks_per_memory", "per_memory"))
+
+
+def _read_asks(out: Parsed, text: str) -> None:
     out.wants_detail = bool(_DETAIL.search(text))
-    out.asks_ram = bool(vocab.matches("slot", "ram_question", text))
-    out.asks_value = bool(vocab.matches("slot", "value_question", text))
-    out.asks_hourly = bool(vocab.matches("slot", "hourly_question", text))
-    out.asks_daily = bool(vocab.matches("slot", "daily_question", text))
-    out.asks_best = bool(vocab.matches("slot", "best_card", text))
-    out.asks_cheapest = bool(vocab.matches("slot", "cheapest", text))
-    out.asks_per_memory = bool(vocab.matches("slot", "per_memory", text))
+    for flag, cue in _ASK_FLAGS:
+        setattr(out, flag, bool(vocab.matches("slot", cue, text)))
     out.asks_count = bool(_HOW_MANY.search(text))
-    many = _MANY_CARDS.search(_mask(text, _not_quantities(text)))
-    if many:
-        value = parse_number(many.group(1))
-        if value and value > MAX_CARDS:
-            out.unusable["gpu_count"] = value
-    slots = (out.existing is not None) + sum(v is not None and v != [] for v in (
-        out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
-        out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb,
-        out.dataset_tokens, out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w,
-        out.gpu_count, *(v for k, v in found.items() if k not in _NOT_REQUIREMENTS))) + len(out.gpus)
-    # 'mi250x fp64 tflops' looks FP64 up; 'CFD in double precision, 20 GB per job' needs it
+
+
+def _slot_count(out: Parsed, found: dict[str, Any]) -> int:
+    """How many requirement slots the message states (what a question asks is not counted)."""
+    stated = (out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
+              out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb, out.dataset_tokens,
+              out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w, out.gpu_count,
+              *(v for k, v in found.items() if k not in _NOT_REQUIREMENTS))
+    return (out.existing is not None) + sum(v is not None and v != [] for v in stated) + len(out.gpus)
+
+
+def _requirements(out: Parsed) -> int:
+    """Requirements stated; 'mi250x fp64 tflops' looks FP64 up, 'CFD in double precision, 20 GB per job' needs it."""
     lookup = out.asked_attribute is not None and bool(out.gpus) and not (out.problem_size_gb or out.model
                                                                            or out.budget)
-    features = Features(
-        gpus=len({g.gpu for g in out.gpus}) + len(out.existing or []) + (1 if out.gpu_count else 0)
-        + len(out.unknown_gpus),
-        models=1 if out.model else 0, sized=bool(out.model or out.params_b), budget=out.budget is not None,
-        slots=slots, training_words=bool(out.finetune or out.method or out.use_case == "training"),
-        compare_words=out.has(Intent.compare), catalog_filter=catalog_filter,
-        hardware=bool(out.psu_w or out.asks_ram or out.cpu or out.cpu_name or out.power_limit_w or out.mains
-                      or out.gpu_power_limit_w),
-        short_answer=any(out.has(i) for i in (Intent.yes, Intent.no)) or (out.has(Intent.unsure) and len(text) < 24),
-        attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,
+    stated = (None if lookup else out.use_case, None if lookup else out.fp64, out.problem_size_gb, out.budget,
+              out.concurrency, out.context_tokens, out.method)
+    return sum(v is not None for v in stated)
+
+
+def _hardware_words(out: Parsed) -> bool:
+    """The message talks about the machine around the cards (PSU, RAM, CPU, wall or card power)."""
+    return any((out.psu_w, out.asks_ram, out.cpu, out.cpu_name, out.power_limit_w, out.mains, out.gpu_power_limit_w))
+
+
+def _features(out: Parsed, text: str, found: dict[str, Any], catalog_filter: bool, context: bool) -> Features:
+    short_answer = out.has(Intent.yes) or out.has(Intent.no) or (out.has(Intent.unsure) and len(text) < 24)
+    gpus = len({g.gpu for g in out.gpus}) + len(out.existing or []) + bool(out.gpu_count) + len(out.unknown_gpus)
+    return Features(
+        gpus=gpus, models=1 if out.model else 0, sized=bool(out.model or out.params_b),
+        budget=out.budget is not None, slots=_slot_count(out, found),
+        training_words=bool(out.finetune or out.method or out.use_case == "training"),
+        compare_words=out.has(Intent.compare), catalog_filter=catalog_filter, hardware=_hardware_words(out),
+        short_answer=short_answer, attribute=out.asked_attribute is not None, deadline=out.deadline_days is not None,
         counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text),
-        requirements=sum(v is not None for v in (None if lookup else out.use_case, None if lookup else out.fp64,
-                                                 out.problem_size_gb, out.budget,
-                                                 out.concurrency, out.context_tokens, out.method)),
+        requirements=_requirements(out),
         platform_only=bool(out.cpu or out.cpu_name) and not (out.gpus or out.gpu_count or out.existing),
         need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context)
-    out.kind, out.kind_by = classify(shown, features)
+
+
+def _settle_kind(out: Parsed) -> None:
+    """What the answer kind says about the slots: a lookup or an idea chooses nothing."""
     if out.kind in (Kind.spec, Kind.concept):
         out.fp64 = None  # 'V100 的双精度算力' asks about FP64; it states no need for it
-    if out.kind == Kind.spec:  # a lookup chooses nothing: "T4 有没有 bf16" asks about BF16
+    if out.kind == Kind.spec:  # "T4 有没有 bf16" asks about BF16
         out.about_precision = out.about_precision or out.precision
         out.precision = out.power_limit_w = out.use_case = None
     if out.kind == Kind.concept:  # "what is FSDP?" asks about FSDP; it states no requirement
         keep = {"text", "lang", "intents", "kind", "kind_by", "asked_attribute", "wants_detail"}
-        for name, field in Parsed.model_fields.items():
+        for name, fld in Parsed.model_fields.items():
             if name not in keep:
-                setattr(out, name, field.get_default(call_default_factory=True))
-
+                setattr(out, name, fld.get_default(call_default_factory=True))
 
 _MONEY_CUE = re.compile(r"预算|budget|经费|资金|花|spend|afford|以内|左右|不超过|up to|under|搞定|能买|买得起|"
                         r"块|元|yuan|rmb|renminbi|for (a|the|one) (gpu|card)|for gpus?|出头|来万|pay|price", _I)
