@@ -29,6 +29,7 @@ from tools.errors import ToolError, error_note
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
 from tools.inputs import ToolInput
 from tools.modelspec import ModelSpec
+from tools.ownership import MachineCostInput, MachineCostResult, machine_cost
 from tools.perf import (
     DecodeInput,
     DecodeResult,
@@ -351,6 +352,9 @@ _SPECS = [
     ToolSpec("plan_network", "The network between GPU nodes of one job (2 to 8 nodes): port speed, ports per node, "
              "bandwidth per GPU, NICs, cabling, switches and their cost (USD), with sources.", ScaleOutInput,
              plan_scale_out, output_model=ScaleOutPlan),
+    ToolSpec("machine_cost", "What a machine of N nodes × M GPUs costs to buy (cards + hosts) and to run: wall power, "
+             "electricity per year and over a horizon at a tariff and hours a day, and nodes per rack for a rack's "
+             "kW.", MachineCostInput, machine_cost, output_model=MachineCostResult),
     ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
              "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy,
              output_model=RentVsBuyResult),

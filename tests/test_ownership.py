@@ -1,0 +1,57 @@
+"""machine_cost: price of cards and hosts, wall power, electricity over a horizon and nodes per rack,
+checked against hand arithmetic and published system power."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from advisor.toolspec import run_tool
+from knowledge import load_catalog
+from tools.ownership import MachineCostInput, machine_cost
+from tools.pricing import CNY_PER_USD, HOST_COST_USD, gpu_price
+
+
+def test_electricity_is_watts_times_hours_times_days_times_tariff() -> None:
+    r = machine_cost(MachineCostInput(gpu="RTX 4090", count=2, hours_per_day=10, years=3, kwh_price=0.8,
+                                      currency="CNY"))
+    assert r.yearly_kwh == pytest.approx(r.total_wall_w / 1000 * 10 * 365, rel=1e-3)
+    assert r.yearly_energy_cost == pytest.approx(r.yearly_kwh * 0.8, rel=1e-3)
+    assert r.energy_cost == pytest.approx(r.yearly_energy_cost * 3, rel=1e-3)
+    # two 450 W cards in a desktop: 900 W of boards, about 1.1–1.6 kW at the wall with CPU, board and PSU losses
+    assert 1100 <= r.node_wall_w <= 1600
+
+
+def test_price_is_cards_at_catalog_price_plus_one_host_per_node() -> None:
+    unit_usd = gpu_price(load_catalog().gpu("H100")).usd
+    r = machine_cost(MachineCostInput(gpu="H100", count=8, nodes=4, currency="USD"))
+    assert unit_usd is not None
+    assert r.host_price == pytest.approx(HOST_COST_USD["baseboard"] * 4)
+    assert r.cards_price == pytest.approx(unit_usd * 32)
+    assert r.total_price == pytest.approx(r.cards_price + r.host_price)
+    in_cny = machine_cost(MachineCostInput(gpu="H100", count=8, nodes=4, currency="CNY"))
+    assert in_cny.host_price == pytest.approx(r.host_price * CNY_PER_USD)
+
+
+def test_an_eight_gpu_hgx_node_draws_less_than_the_published_dgx_maximum() -> None:
+    # DGX H100: 8 × 700 W GPUs, 10.2 kW maximum system power (NVIDIA DGX H100 datasheet)
+    r = machine_cost(MachineCostInput(gpu="H100 SXM", count=8))
+    assert 8 * 700 < r.node_wall_w <= 10_200
+
+
+def test_nodes_per_rack_is_the_floor_of_rack_power_over_node_power() -> None:
+    r = machine_cost(MachineCostInput(gpu="L20", count=8, nodes=10, rack_kw=15))
+    assert r.nodes_per_rack == math.floor(15_000 / r.node_wall_w)
+    assert r.racks == math.ceil(10 / r.nodes_per_rack)
+
+
+def test_cards_only_when_the_host_is_owned() -> None:
+    r = machine_cost(MachineCostInput(gpu="RTX 3090", count=2, include_host=False, currency="USD"))
+    assert r.host_price == 0 and r.total_price == r.cards_price
+
+
+def test_unknown_card_is_a_clear_message_with_suggestions() -> None:
+    call = run_tool("machine_cost", {"gpu": "H300", "count": 2})
+    assert call.result is None and call.error is not None
+    assert "H300" in call.error and "H200" in call.error

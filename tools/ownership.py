@@ -1,0 +1,112 @@
+"""What a machine costs to buy and to run: cards, host, wall power, electricity over a horizon, and how
+many of its nodes a rack's power budget holds.
+
+One function, :func:`machine_cost`. The wall power is the compatibility checker's (GPU board power + CPU +
+platform overhead, divided by PSU efficiency), the host is the one the recommender prices a build with
+(:func:`tools.recommend.host_for`), and the electricity arithmetic is :func:`tools.pricing.cost_of_ownership`'s.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge import load_catalog
+from tools.compat import check_build
+from tools.compat_rules.types import MAX_GPUS_OF_ONE, BuildInput, GPUCount
+from tools.errors import ToolError
+from tools.inputs import ToolInput
+from tools.pricing import CNY_PER_USD, HOST_COST_USD, KWH_PRICE, CostInput, cost_of_ownership, gpu_price, to_cny, to_usd
+from tools.recommend import host_for
+from tools.result import Note, note
+
+Currency = Literal["USD", "CNY"]
+
+
+class MachineCostInput(ToolInput):
+    """A machine of ``nodes`` identical nodes, each with ``count`` × ``gpu``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str = Field(min_length=1, description="catalog GPU name or alias")
+    count: int = Field(1, ge=1, le=MAX_GPUS_OF_ONE, description="GPUs per node")
+    nodes: int = Field(1, ge=1, le=4096)
+    hours_per_day: float = Field(24.0, gt=0, le=24, description="hours a day the machine runs at load")
+    years: float = Field(3.0, gt=0, le=30, description="horizon of the electricity cost")
+    kwh_price: float | None = Field(None, gt=0, lt=10, description="per kWh in `currency`; default by currency")
+    currency: Currency = "USD"
+    rack_kw: float | None = Field(None, gt=0, le=1000, description="power available per rack, kW")
+    include_host: bool = Field(True, description="price a host per node (False: the cards only)")
+    cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=100)
+
+
+class MachineCostResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str = Field(description="catalog GPU id")
+    count: int
+    nodes: int
+    currency: Currency
+    cards_price: float | None = Field(description="all cards, in `currency`; None when the card has no price")
+    host_price: float = Field(description="hosts of all nodes, in `currency` (0 when excluded or built in)")
+    total_price: float | None = Field(description="cards + hosts, in `currency`")
+    node_wall_w: float = Field(description="one node's draw at the wall at full load, W")
+    total_wall_w: float
+    yearly_kwh: float = Field(description="all nodes, at the stated hours a day")
+    kwh_price: float
+    yearly_energy_cost: float = Field(description="in `currency`")
+    years: float
+    energy_cost: float = Field(description="over `years`, in `currency`")
+    ownership_cost: float | None = Field(description="price + electricity over `years`, in `currency`")
+    nodes_per_rack: int | None = Field(None, description="nodes one rack's power holds (None: no rack power given)")
+    racks: int | None = None
+    formula: list[Note]
+    assumptions: list[Note]
+
+
+def _in(currency: Currency, usd: float, cny_per_usd: float) -> float:
+    return usd if currency == "USD" else to_cny(usd, "USD", cny_per_usd)
+
+
+def machine_cost(inp: MachineCostInput) -> MachineCostResult:
+    """Price, wall power and electricity of ``nodes`` × ``count`` × ``gpu``; rack fit when ``rack_kw`` is given."""
+    gpu = load_catalog().gpu(inp.gpu)
+    if inp.count > gpu.interconnect.max_gpus and gpu.form_factor.value != "pcie" and gpu.interconnect.max_gpus:
+        raise ToolError(note("ownership.too_many_per_node", gpu=gpu.name, count=inp.count,
+                             most=gpu.interconnect.max_gpus))
+    report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count)]))
+    node_w = report.totals.wall_draw_w
+    total_w = node_w * inp.nodes
+    _, _, host = host_for(gpu, inp.count)
+    price = gpu_price(gpu, inp.cny_per_usd)
+    card_usd = price.usd * inp.count * inp.nodes if price.usd is not None else None
+    host_usd = HOST_COST_USD[host] * inp.nodes if inp.include_host else 0.0
+    cost = cost_of_ownership(CostInput(power_w=total_w, kwh_price=inp.kwh_price, currency=inp.currency,
+                                       duty_cycle=inp.hours_per_day / 24, cny_per_usd=inp.cny_per_usd))
+    cards = _in(inp.currency, card_usd, inp.cny_per_usd) if card_usd is not None else None
+    hosts = _in(inp.currency, host_usd, inp.cny_per_usd)
+    total = cards + hosts if cards is not None else None
+    energy = cost.yearly_energy_cost * inp.years
+    per_rack = math.floor(inp.rack_kw * 1000 / node_w) if inp.rack_kw else None
+    assumptions = [note("ownership.assume.wall", psu=0.9), *cost.assumptions,
+                   note("ownership.assume.host", host=note(f"perf.host_kind.{host}"), usd=HOST_COST_USD[host])
+                   if inp.include_host
+                   else note("ownership.assume.no_host"), price.note]
+    return MachineCostResult(
+        gpu=gpu.id, count=inp.count, nodes=inp.nodes, currency=inp.currency,
+        cards_price=round(cards, 2) if cards is not None else None, host_price=round(hosts, 2),
+        total_price=round(total, 2) if total is not None else None, node_wall_w=round(node_w, 1),
+        total_wall_w=round(total_w, 1), yearly_kwh=cost.yearly_energy_kwh, kwh_price=cost.kwh_price,
+        yearly_energy_cost=cost.yearly_energy_cost, years=inp.years, energy_cost=round(energy, 2),
+        ownership_cost=round(total + energy, 2) if total is not None else None,
+        nodes_per_rack=per_rack, racks=math.ceil(inp.nodes / per_rack) if per_rack else None,
+        formula=[note("ownership.formula.energy", watts=round(total_w), hours=inp.hours_per_day, years=inp.years,
+                      price=cost.kwh_price, currency=inp.currency),
+                 note("ownership.formula.price"),
+                 *([note("ownership.formula.rack", kw=inp.rack_kw, watts=round(node_w))] if inp.rack_kw else [])],
+        assumptions=assumptions)
+
+
+__all__ = ["KWH_PRICE", "MachineCostInput", "MachineCostResult", "machine_cost", "to_usd"]
