@@ -189,6 +189,12 @@ class Profile(BaseModel):
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
     rental_rate: tuple[Annotated[float, Field(gt=0, le=1e6)], Literal["USD", "CNY", "EUR"]] | None = Field(
         None, description="quoted rent per GPU-hour")
+    head_count: int | None = Field(None, ge=1, le=10_000_000, description="people who use it in all; "
+                                                                     "concurrency holds those at once")
+    tokens_per_s_target: float | None = Field(None, gt=0, le=100_000, description="decode tokens/s wanted per user")
+    ttft_target_s: float | None = Field(None, gt=0, le=3600, description="time to first token wanted, s")
+    rack_kw: float | None = Field(None, gt=0, le=1000, description="power per rack, kW")
+    years: float | None = Field(None, gt=0, le=30, description="horizon of running costs, years")
 
     @classmethod
     def most(cls, slot: str) -> float | None:

@@ -67,7 +67,8 @@ def psu_watts(ctx: Context) -> float | None:
 _DESKTOP_CPU = re.compile(r"(?<![a-z0-9])((?:ryzen\s*[3579]\s*)?\d{4}x3d|(?:ryzen\s*[3579]\s*)?\d{4}x|"
                           r"(?:i[3579][- ]?)?1[2-4]\d{3}k[fs]?|(?:i[3579][- ]?)\d{4,5}[a-z]{0,2}|"
                           r"(?:core )?ultra\s*[579]\s*\d{3}k?)(?![a-z0-9])", _I)
-_DUAL_SOCKET = re.compile(r"双路|两路|dual[- ]socket|2p\b|two[- ]socket|2\s*x\s*epyc|dual epyc|dual xeon", _I)
+_DUAL_SOCKET = re.compile(r"双路|两路|(?:两|双|2)\s*颗|dual[- ]socket|2p\b|two[- ]socket|2\s*x\s*(?:epyc|xeon)|"
+                          r"(?:dual|two) (?:amd |intel )?(?:epyc|xeon)", _I)
 
 
 def _platform_id(ctx: Context, name: str) -> str | None:

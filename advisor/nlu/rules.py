@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.nlu import extractors, vocab
 from advisor.nlu.kinds import Features, Kind, classify, is_question
+from advisor.nlu.quantities import read_quantities
 from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts, find_money, parse_number, scaled
 from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
@@ -140,6 +141,16 @@ class Parsed(BaseModel):
     host_bandwidth_gbs: float | None = Field(
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
     rental_rate: tuple[float, str] | None = Field(None, description="quoted rent per GPU-hour and its currency")
+    head_count: int | None = Field(None, description="people who will use it in all ('全公司三百人'); concurrency "
+                                                     "holds those at once")
+    tokens_per_s_target: float | None = Field(None, description="decode tokens/s wanted per user ('≥ 20 tokens/s')")
+    ttft_target_s: float | None = Field(None, description="time to first token wanted, s ('首字 2 秒内')")
+    rack_kw: float | None = Field(None, description="power per rack, kW ('每柜 15 kW')")
+    years: float | None = Field(None, description="horizon of a running-cost question, years ('3 年电费')")
+    asks: list[str] = Field(default_factory=list, description="what the message asks, in the order asked "
+                                                             "(advisor/nlu/data/cues.toml [ask.*])")
+    readback: list[tuple[str, dict[str, float]]] = Field(
+        default_factory=list, description="readings to say back in one line: (message id, values)")
     kind: Kind | None = Field(None, description="the answer the message asks for")
     kind_by: str = Field("", description="how the kind was decided: rules, examples or default")
 
@@ -467,9 +478,16 @@ _YEAR = re.compile(r"(?:\b(?:in|since|during|until|by|from|before|after)\s+|(?<!
                    r"\b(?:in|since|during|until|by|from|before|after)\s+((?:19|20)\d\d)\b", _I)
 
 
+# a matrix or grid size: 'N×N', 'N x N x N' (the same N), or 'A×B' beside a word for matrices and grids
+_GRID = re.compile(r"(?<![\d.])(\d{2,7})\s*[×xX*]\s*\1(?:\s*[×xX*]\s*\1)?(?![\d.])|"
+                   r"(?:矩阵|网格|grid|matrix|mesh|lattice)\D{0,6}\d{2,7}\s*[×xX*]\s*\d{2,7}(?:\s*[×xX*]\s*\d{2,7})?", _I)
+
+
 def _not_quantities(text: str) -> list[tuple[int, int]]:
-    """Spans whose numbers are names or dates, never a count: masked before any quantity is read."""
+    """Spans whose numbers are names, dates or sizes of a matrix or grid, never a count: masked before any
+    quantity is read."""
     spans = [m.span() for m in _PRODUCT_CODE.finditer(text)]
+    spans += [m.span() for m in _GRID.finditer(text)]
     spans += [m.span(1) if m.group(1) else m.span(2) for m in _YEAR.finditer(text)]
     return spans
 
@@ -553,7 +571,7 @@ def _cards_count(masked: str) -> float | None:
         return None
     raw = m.group(1) or m.group(2) or m.group(3)
     value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
-    if value is not None and re.search(r"[-−]\s*$", masked[:m.start()]):
+    if value is not None and re.search(r"[-−]$", masked[:m.start()]):  # '- 2 cards' in a list is a bullet
         value = -value  # '-2 GPUs'
     return value
 
@@ -572,7 +590,7 @@ def _count_match(text: str, start: int, end: int) -> tuple[int, int, int] | None
     if before:
         raw = before.group(1) or before.group(2) or before.group(3) or before.group(4)
         value = {"双": 2.0, "单": 1.0, "俩": 2.0}.get(raw) or parse_number(raw)
-        if before.group(1) and (value == 0 or re.search(r"[-−负]\s*$", window[:before.start(1)])):
+        if before.group(1) and (value == 0 or re.search(r"[-−]$|负\s*$", window[:before.start(1)])):
             return -int(value or 0), base + before.start(), end  # '-3 H100', '0 GPUs': said back to the user
         if value and value > 0:  # '2000 H100' too: a count past MAX_CARDS is said back as well
             return int(value), base + before.start(), end
@@ -722,6 +740,7 @@ class _Reading:
     names_and_dates: list[tuple[int, int]] = field(default_factory=list)
     counted: str = ""
     scan: str = ""
+    claimed: list[tuple[int, int]] = field(default_factory=list)
 
 
 def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Parsed:
@@ -958,9 +977,33 @@ def _read_concurrency(r: _Reading) -> None:
             out.unusable["concurrency"] = value
 
 
+def _read_quantities(r: _Reading) -> None:
+    """Quantities with units as typed spans (:mod:`advisor.nlu.quantities`): simultaneous users beside a head
+    count, per-user speed and first-token targets, a rack's power, a cost horizon. Names and dates are blanked
+    first, so 'EPYC 9654' or '2024 年' is never a quantity."""
+    out = r.out
+    names = r.names_and_dates + [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions]
+    quantities = read_quantities(r.text, names)
+    r.claimed = [(q.start, q.end) for q in quantities]  # people, kW, atoms …: never read again as money
+    found = {(q.unit, q.role): q.value for q in reversed(quantities)}
+    head, at_once = found.get(("people", "head_count")), found.get(("people", "simultaneous"))
+    if head and 1 <= head <= 10_000_000:
+        out.head_count = int(head)
+    if at_once and 1 <= at_once <= 1_000_000:
+        out.concurrency = int(at_once)
+        if out.head_count and out.head_count > at_once:
+            out.readback.append(("nlu.readback.simultaneous", {"users": at_once, "head_count": out.head_count}))
+    elif out.head_count and out.concurrency == out.head_count:
+        out.readback.append(("nlu.readback.all_at_once", {"users": out.head_count}))
+    out.tokens_per_s_target = found.get(("tokens_per_s", "per_user"))
+    out.ttft_target_s = found.get(("seconds", "ttft"))
+    out.rack_kw = found.get(("kilowatts", "rack"))
+    out.years = found.get(("years", "horizon"))
+
+
 def _read_budget(r: _Reading) -> None:
     out = r.out
-    out.budget, negative_budget = _find_budget(r.scan, out.lang)
+    out.budget, negative_budget = _find_budget(_mask(r.scan, r.claimed), out.lang)
     if negative_budget is not None:
         out.unusable["budget"] = negative_budget
     out.budget_unlimited = bool(_BUDGET_UNLIMITED.search(r.text))
@@ -1075,9 +1118,9 @@ def _read_rest(r: _Reading) -> None:
 
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_use_case, _read_precision, _read_dataset_tokens,
-          _read_params, _read_model, _read_context, _read_concurrency, _read_budget, _read_training_data,
-          _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor, _read_power_limit,
-          _read_running, _read_rest)
+          _read_params, _read_model, _read_context, _read_concurrency, _read_quantities, _read_budget,
+          _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
+          _read_power_limit, _read_running, _read_rest)
 
 _REJECTED = re.compile(
     r"[,，]?\s*(?:而)?不是\s*(?:那?[张块个])?\s*[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*\s*(?:张|块|个|卡|b|B)?(?=\s*[,，。.;；!！?？]|\s*(?:是|而是)|$)"
@@ -1176,10 +1219,21 @@ _ASK_FLAGS = (("asks_ram", "ram_question"), ("asks_value", "value_question"), ("
 
 
 def _read_asks(out: Parsed, text: str) -> None:
+    out.asks = asks_in(text)
     out.wants_detail = bool(_DETAIL.search(text))
     for flag, cue in _ASK_FLAGS:
         setattr(out, flag, bool(vocab.matches("slot", cue, text)))
     out.asks_count = bool(_HOW_MANY.search(text))
+
+
+MAX_ASK_TEXT = 4000  # asks are read in a message's first part; a pasted document after them asks nothing
+
+
+def asks_in(text: str) -> list[str]:
+    """What ``text`` asks, by the [ask.*] cues, in the order the asks first appear."""
+    text = text[:MAX_ASK_TEXT]
+    found = [(m.start(), name) for name in vocab.names("ask") if (m := vocab.matches("ask", name, text))]
+    return [name for _, name in sorted(found)]
 
 
 def _slot_count(out: Parsed, found: dict[str, Any]) -> int:

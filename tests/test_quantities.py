@@ -1,0 +1,84 @@
+"""Quantities as typed spans: each number goes to the unit beside it, once, with the role its clause gives;
+numbers inside product names and years are never quantities."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from advisor.nlu import parse
+from advisor.nlu.quantities import read_quantities
+
+
+def _by_role(text: str) -> dict[tuple[str, str | None], float]:
+    return {(q.unit, q.role): q.value for q in read_quantities(text)}
+
+
+@pytest.mark.parametrize(("text", "head", "at_once"), [
+    ("全公司三百人，高峰同时四十来个，想部署 Qwen2.5-72B", 300, 40),
+    ("我们公司 120 名员工，同时在线大概 15 人", 120, 15),
+    ("a company of 300 people, about 40 of them at the same time", 300, 40),
+    ("Our firm has 80 staff; peak of 12 concurrent users", 80, 12),
+])
+def test_head_count_and_simultaneous_users_are_told_apart(text: str, head: int, at_once: int) -> None:
+    p = parse(text, context=False)
+    assert (p.head_count, p.concurrency) == (head, at_once)
+    assert p.readback and p.readback[0][0] == "nlu.readback.simultaneous"
+
+
+def test_simultaneous_users_alone_are_the_concurrency() -> None:
+    assert parse("40 concurrent users on Llama-3.1-70B", context=False).concurrency == 40
+    assert parse("同时在线 25 人，跑 Qwen2.5-32B", context=False).concurrency == 25
+
+
+@pytest.mark.parametrize(("text", "tps", "ttft"), [
+    ("Need at least 20 tokens/s per user and TTFT under 2 s for 30 users", 20, 2.0),
+    ("首字延迟 500ms 以内，每人至少 15 token/s", 15, 0.5),
+    ("每个用户不低于 25 tokens/s，首 token 1.5 秒内", 25, 1.5),
+])
+def test_per_user_speed_and_first_token_targets(text: str, tps: float, ttft: float) -> None:
+    p = parse(text, context=False)
+    assert p.tokens_per_s_target == tps
+    assert p.ttft_target_s == pytest.approx(ttft)
+
+
+@pytest.mark.parametrize("text", [
+    "两颗 EPYC 9654 配 8 张 L20，每个机柜 15kW 能放几台",
+    "2x EPYC 9654, 8x L20 per server, 15 kW per rack",
+])
+def test_cpu_model_numbers_are_not_counts_and_rack_power_is_read(text: str) -> None:
+    p = parse(text, context=False)
+    assert [(g.gpu, g.count) for g in p.gpus] == [("l20", 8)]
+    assert p.rack_kw == 15
+    assert p.cpu == "epyc-9004-2p"
+
+
+def test_years_are_a_horizon_only_for_costs_not_dates_or_ages() -> None:
+    assert parse("3年电费多少，电价 0.8 元/度", context=False).years == 3
+    assert parse("over 5 years, what is the electricity cost?", context=False).years == 5
+    assert parse("2021年买的3090，还能用吗", context=False).years is None
+    assert parse("我的卡 3 年前买的", context=False).years is None
+
+
+def test_a_number_is_used_once() -> None:
+    spans = [(q.start, q.end) for q in read_quantities("30 users at once, 20 tokens/s each, 2 s TTFT")]
+    assert len(spans) == len(set(spans))
+    assert all(a_end <= b_start for (_, a_end), (b_start, _) in itertools.pairwise(spans))
+
+
+def test_blanked_spans_are_never_read() -> None:
+    text = "Ryzen 9 7950X with 2 users at once"
+    start = text.index("7950")
+    found = read_quantities(text, [(start, start + 5)])
+    assert [(q.unit, q.value) for q in found] == [("people", 2)]
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("能跑吗？多快？整机多少钱？", ["fits", "speed", "build_cost"]),
+    ("How long would training take, and what is the electricity over 3 years?", ["training_time", "energy_cost"]),
+    ("每个机柜 15kW 能放几台，3 年电费多少", ["rack", "energy_cost"]),
+])
+def test_every_ask_is_read_in_the_order_asked(text: str, asks: list[str]) -> None:
+    got = parse(text, context=False).asks
+    assert [a for a in got if a in asks] == asks
