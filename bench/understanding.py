@@ -2,7 +2,9 @@
 
     .venv/bin/python bench/understanding.py [--split dev|heldout|all] [--errors N]
 
-Prints, for the dev split and the held-out split separately (never tune on the held-out one):
+Prints first the untuned first look of every blind batch in ``bench/blind`` (``bench/blind_batches.py``: the
+grade a batch got from its blind writer on the commit it was written against), then, for the dev split and the
+held-out split separately (never tune on the held-out one):
 intent accuracy, slot precision / recall / F1 (micro, and per slot), the share of first turns that
 contain an answer, the share of dialogue turns that answer and carry their key figures, and the median
 reply length per language (Chinese characters / English words, before the sources list). Targets:
@@ -23,6 +25,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "understanding"
 sys.path.insert(0, str(ROOT))
+
+import blind_batches  # noqa: E402 - bench/ is this script's own folder
 
 from advisor.engine import Advisor, Reply  # noqa: E402 - the repository root is put on the path above
 from advisor.nlu import Parsed, parse  # noqa: E402
@@ -276,6 +280,8 @@ def main() -> int:
     ap.add_argument("--errors", type=int, default=0, help="print the first N misses per split")
     ap.add_argument("--only", help="one utterance file, e.g. utterances_dev4.jsonl (dialogues still all)")
     args = ap.parse_args()
+    blind_batches.main()  # the untuned first look of every blind batch comes first: it is the figure that counts
+    print()
     advisor = Advisor()
     splits = ["dev", "heldout"] if args.split == "both" else [args.split]
     print_table([evaluate(s, advisor, args.errors, args.only) for s in splits])
