@@ -13,6 +13,7 @@ import logging
 import re
 import threading
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
@@ -102,80 +103,290 @@ def _hit(name: str, text: str) -> bool:
     return vocab.matches("kind", name, text) is not None
 
 
+class _Message:
+    """The text being classified, each cue of the ``[kind]`` vocabulary looked up in it at most once."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._hits: dict[str, bool] = {}
+
+    def hit(self, name: str) -> bool:
+        """Whether the cue ``[kind.<name>]`` occurs in the text."""
+        if name not in self._hits:
+            self._hits[name] = _hit(name, self.text)
+        return self._hits[name]
+
+
+def _names_alternatives(m: _Message, f: Features) -> bool:
+    """Comparison words or an 'A or B' / 'better than' between the things named."""
+    return f.compare_words or _ALTERNATIVES.search(m.text) is not None
+
+
+# ----------------------------------------------------------------------------- the rules: one predicate each
+#
+# Each predicate recognises one kind of message from the text and the extracted features. They are tried in the
+# order of RULES and the first that holds decides, so a predicate may rely on every earlier one having failed.
+
+
+def _replies_or_informs(m: _Message, f: Features) -> bool:
+    """A short reply to the advisor's question, or an inform cue in a message that asks nothing."""
+    return f.short_answer or (m.hit("inform") and not f.question)
+
+
+def _resets(m: _Message, f: Features) -> bool:
+    """A request to start over."""
+    return m.hit("reset")
+
+
+def _chats(m: _Message, f: Features) -> bool:
+    """Greetings, thanks and small talk."""
+    return m.hit("chitchat")
+
+
+def _asks_export(m: _Message, f: Features) -> bool:
+    """A request to export the conversation or its answer, with no GPU named."""
+    return m.hit("export") and f.gpus == 0
+
+
+def _corrects_earlier_answer(m: _Message, f: Features) -> bool:
+    """A correction of something the user said before, when there is an earlier answer to correct."""
+    return m.hit("correct") and f.context
+
+
+def _asks_why(m: _Message, f: Features) -> bool:
+    """A 'why' question that is not about a named model on named cards."""
+    return m.hit("why") and not (f.sized and f.gpus)
+
+
+def _picks_card_to_rent_out(m: _Message, f: Features) -> bool:
+    """'Which of these cards should I rent out': a choice between cards, not rent versus buy."""
+    return f.gpus >= 2 and _WHICH_ONE.search(m.text) is not None and _RENT_OUT.search(m.text) is not None
+
+
+def _weighs_rent_vs_buy(m: _Message, f: Features) -> bool:
+    """Renting against buying, unless it picks which of several cards to rent out."""
+    return m.hit("rent_vs_buy") and not _picks_card_to_rent_out(m, f)
+
+
+def _opens_with_concept(m: _Message, f: Features) -> bool:
+    """An idea asked about at the very start, with no purchase, card comparison or card lookup around it."""
+    if not (_CONCEPT_OPENING.search(m.text) and m.hit("concept")):
+        return False
+    about_cards = f.gpus >= 2 or bool(f.gpus and (f.attribute or m.hit("fit")))
+    return not (f.budget or m.hit("recommend") or about_cards)
+
+
+def _asks_about_idea(m: _Message, f: Features) -> bool:
+    """A question about an idea that names no card, model or requirement."""
+    return m.hit("concept") and not f.slots and not f.gpus and not f.sized and f.question
+
+
+def _picks_a_part(m: _Message, f: Features) -> bool:
+    """A recommendation for a machine part (board, PSU, case …), with no model or budget to size."""
+    return m.hit("recommend") and _BUILD_PART.search(m.text) is not None and not (f.sized or f.budget)
+
+
+def _short_whatif(m: _Message, f: Features) -> bool:
+    """A short variation on an earlier answer ('那 FP16 呢'), not a request for a recommendation."""
+    return m.hit("whatif") and _short(m.text) and not m.hit("recommend") and f.context
+
+
+def _asks_platform_fact(m: _Message, f: Features) -> bool:
+    """A fact about a CPU platform (no GPU named), not a purchase."""
+    return f.platform_only and f.attribute and f.question and not (m.hit("recommend") or f.budget)
+
+
+def _asks_about_build_with_cards(m: _Message, f: Features) -> bool:
+    """Cards named with build cues or other hardware (PSU, CPU), asked about or handed over for a check."""
+    if not f.gpus or f.sized or not (m.hit("build") or f.hardware):
+        return False
+    return f.question or _CHECK_ASK.search(m.text) is not None
+
+
+def _fit_is_not_the_point(m: _Message, f: Features) -> bool:
+    """A fit cue inside a purchase, deadline, speed, hardware or card-comparison question."""
+    if m.hit("which_to_buy") or f.budget or f.deadline or m.hit("speed"):
+        return True
+    if f.hardware and not _VRAM_WORD.search(m.text):
+        return True
+    return f.gpus >= 2 and _names_alternatives(m, f)
+
+
+def _asks_if_model_fits(m: _Message, f: Features) -> bool:
+    """Whether a model (or parameter count) fits: 'can it run', with a named model."""
+    return f.sized and f.question and m.hit("fit") and not _fit_is_not_the_point(m, f)
+
+
+def _size_kind(f: Features) -> Kind:
+    """Training memory when training is mentioned, inference memory otherwise."""
+    return Kind.size_training if f.training_words else Kind.size_inference
+
+
+def _asks_recommendation(m: _Message, f: Features) -> bool:
+    """A recommendation cue."""
+    return m.hit("recommend")
+
+
+def _compare_or_recommend(f: Features) -> Kind:
+    """A recommendation between two or more named cards compares them; with a budget, or fewer cards, it picks."""
+    return Kind.compare if f.gpus >= 2 and not f.budget else Kind.recommend
+
+
+def _filters_catalog(m: _Message, f: Features) -> bool:
+    """A catalog filter: 'which GPUs support FP8'."""
+    return f.catalog_filter
+
+
+def _asks_model_fact(m: _Message, f: Features) -> bool:
+    """A fact about a named model (parameters, layers, context length, MoE …), no card named."""
+    return bool(f.models) and not f.gpus and _MODEL_ATTRIBUTE.search(m.text) is not None
+
+
+def _sets_cards_side_by_side(m: _Message, f: Features) -> bool:
+    """Two or more cards with comparison words or alternatives between them, no other hardware."""
+    return f.gpus >= 2 and _names_alternatives(m, f) and not f.hardware
+
+
+def _asks_what_idea_is(m: _Message, f: Features) -> bool:
+    """'What is …' about an idea, at most two cards around it and no model or attribute."""
+    return (m.hit("concept") and not f.sized and not f.attribute and f.gpus <= 2
+            and _WHAT_IS.search(m.text) is not None)
+
+
+def _asks_about_several_cards(m: _Message, f: Features) -> bool:
+    """A question naming two or more cards together (not 'each of them'), with no model or other hardware."""
+    return (f.gpus >= 2 and not f.sized and not _RESPECTIVELY.search(m.text) and not f.hardware
+            and f.question)
+
+
+def _asks_card_fact(m: _Message, f: Features) -> bool:
+    """A catalog fact about a card, with no model, card count, hardware or requirements: a lookup."""
+    return bool(f.gpus) and f.attribute and not (f.sized or f.counted or f.hardware or f.requirements)
+
+
+def _mentions_idea(m: _Message, f: Features) -> bool:
+    """A concept cue, unless a model on named cards is being sized."""
+    return m.hit("concept") and not (f.sized and f.gpus)
+
+
+def _asks_speed(m: _Message, f: Features) -> bool:
+    """A speed cue about a model, cards or training."""
+    return m.hit("speed") and bool(f.sized or f.gpus or f.training_words)
+
+
+def _asks_training_time(m: _Message, f: Features) -> bool:
+    """Training against a deadline: how long it takes."""
+    return f.deadline and f.training_words
+
+
+def _asks_about_build(m: _Message, f: Features) -> bool:
+    """A question about hardware or build cues, with no model to size."""
+    return (f.hardware or (m.hit("build") and not f.sized)) and f.question
+
+
+def _compares_named_things(m: _Message, f: Features) -> bool:
+    """Comparison words with a card, or with two models."""
+    return f.compare_words and bool(f.gpus or f.models >= 2)
+
+
+def _budget_for_a_need(m: _Message, f: Features) -> bool:
+    """A budget and a stated use, model or requirement, no card yet."""
+    return f.budget and f.need and not f.gpus
+
+
+def _states_without_asking(m: _Message, f: Features) -> bool:
+    """Requirements (or an inform cue) stated, nothing asked."""
+    return not f.question and bool(f.slots or m.hit("inform"))
+
+
+def _budget_without_card(m: _Message, f: Features) -> bool:
+    """A budget and no card: what to buy."""
+    return f.budget and not f.gpus
+
+
+def _sizes_training(m: _Message, f: Features) -> bool:
+    """Training words with a model or cards: training memory."""
+    return f.training_words and bool(f.sized or f.gpus)
+
+
+def _sizes_inference(m: _Message, f: Features) -> bool:
+    """A model or parameter count, or cards with an inference-sizing cue."""
+    return f.sized or (bool(f.gpus) and m.hit("size_inference"))
+
+
+def _asks_spec(m: _Message, f: Features) -> bool:
+    """A model or card with a spec cue, or asked an attribute of without requirements."""
+    if not (f.models or f.gpus):
+        return False
+    return m.hit("spec") or (f.question and f.attribute and not f.requirements)
+
+
+def _states_slots(m: _Message, f: Features) -> bool:
+    """Requirement slots stated and nothing else claimed the message."""
+    return bool(f.slots)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of :data:`RULES`: when ``when(message, features)`` holds, the message gets ``kind`` (or, for the
+    rows whose kind depends on the features, what ``kind(features)`` returns)."""
+
+    kind: Kind | Callable[[Features], Kind]
+    when: Callable[[_Message, Features], bool]
+
+    def decide(self, f: Features) -> Kind:
+        """The kind this rule gives a message it claims."""
+        return self.kind if isinstance(self.kind, Kind) else self.kind(f)
+
+
+# first match wins: the order is part of the rules
+RULES: tuple[Rule, ...] = (
+    Rule(Kind.inform, _replies_or_informs),
+    Rule(Kind.reset, _resets),
+    Rule(Kind.chitchat, _chats),
+    Rule(Kind.export, _asks_export),
+    Rule(Kind.correct, _corrects_earlier_answer),
+    Rule(Kind.why, _asks_why),
+    Rule(Kind.rent_vs_buy, _weighs_rent_vs_buy),
+    # 'MoE是啥，为什么 671b 跑得比 70b 快', 'explain ZeRO … for 2x 3090': the idea comes first
+    Rule(Kind.concept, _opens_with_concept),
+    # '那量化 KV cache 有用吗' asks about an idea, it changes nothing
+    Rule(Kind.concept, _asks_about_idea),
+    # '主板推荐啥' picks a part for the machine under discussion
+    Rule(Kind.build, _picks_a_part),
+    Rule(Kind.whatif, _short_whatif),
+    Rule(Kind.spec, _asks_platform_fact),
+    Rule(Kind.build, _asks_about_build_with_cards),
+    Rule(_size_kind, _asks_if_model_fits),  # 'can it run', named model
+    Rule(_compare_or_recommend, _asks_recommendation),
+    Rule(Kind.spec, _filters_catalog),
+    Rule(Kind.spec, _asks_model_fact),
+    Rule(Kind.compare, _sets_cards_side_by_side),
+    Rule(Kind.concept, _asks_what_idea_is),
+    Rule(Kind.compare, _asks_about_several_cards),
+    Rule(Kind.spec, _asks_card_fact),
+    Rule(Kind.concept, _mentions_idea),
+    Rule(Kind.speed, _asks_speed),
+    Rule(Kind.speed, _asks_training_time),
+    Rule(Kind.build, _asks_about_build),
+    Rule(Kind.compare, _compares_named_things),
+    Rule(Kind.recommend, _budget_for_a_need),
+    Rule(Kind.inform, _states_without_asking),
+    Rule(Kind.recommend, _budget_without_card),
+    Rule(Kind.size_training, _sizes_training),
+    Rule(Kind.size_inference, _sizes_inference),
+    Rule(Kind.spec, _asks_spec),
+    Rule(Kind.inform, _states_slots),
+)
+
+
 def by_rules(text: str, f: Features) -> Kind | None:
-    """The kind the cues and slots decide; None when no rule claims the message."""
-    if f.short_answer or (_hit("inform", text) and not f.question):
-        return Kind.inform
-    for kind in (Kind.reset, Kind.chitchat):
-        if _hit(kind, text):
-            return kind
-    if _hit("export", text) and f.gpus == 0:
-        return Kind.export
-    if _hit("correct", text) and f.context:
-        return Kind.correct
-    if _hit("why", text) and not (f.sized and f.gpus):
-        return Kind.why
-    if _hit("rent_vs_buy", text) and not (f.gpus >= 2 and _WHICH_ONE.search(text) and _RENT_OUT.search(text)):
-        return Kind.rent_vs_buy
-    recommend = _hit("recommend", text)
-    if _CONCEPT_OPENING.search(text) and _hit("concept", text) and not (
-            f.budget or recommend or f.gpus >= 2 or (f.gpus and (f.attribute or _hit("fit", text)))):
-        return Kind.concept  # 'MoE是啥，为什么 671b 跑得比 70b 快', 'explain ZeRO … for 2x 3090': the idea comes first
-    if _hit("concept", text) and not f.slots and not f.gpus and not f.sized and f.question:
-        return Kind.concept  # '那量化 KV cache 有用吗' asks about an idea, it changes nothing
-    if recommend and _BUILD_PART.search(text) and not (f.sized or f.budget):
-        return Kind.build  # '主板推荐啥' picks a part for the machine under discussion
-    if _hit("whatif", text) and _short(text) and not recommend and f.context:
-        return Kind.whatif
-    if f.platform_only and f.attribute and f.question and not (recommend or f.budget):
-        return Kind.spec
-    if f.gpus and not f.sized and (_hit("build", text) or f.hardware) and (f.question or _CHECK_ASK.search(text)):
-        return Kind.build
-    if f.sized and f.question and _hit("fit", text) and not (_hit("which_to_buy", text) or f.budget or f.deadline
-                                                            or (f.hardware and not _VRAM_WORD.search(text))
-                                                            or _hit("speed", text)
-                                                            or (f.gpus >= 2 and (f.compare_words
-                                                                                 or _ALTERNATIVES.search(text)))):
-        return Kind.size_training if f.training_words else Kind.size_inference  # 'can it run', named model
-    if recommend:
-        return Kind.compare if f.gpus >= 2 and not f.budget else Kind.recommend
-    if f.catalog_filter:
-        return Kind.spec
-    if f.models and not f.gpus and _MODEL_ATTRIBUTE.search(text):
-        return Kind.spec
-    if f.gpus >= 2 and (f.compare_words or _ALTERNATIVES.search(text)) and not f.hardware:
-        return Kind.compare
-    concept = _hit("concept", text)
-    if concept and not f.sized and not f.attribute and f.gpus <= 2 and _WHAT_IS.search(text):
-        return Kind.concept
-    if f.gpus >= 2 and not f.sized and not _RESPECTIVELY.search(text) and not f.hardware and f.question:
-        return Kind.compare
-    if f.gpus and f.attribute and not (f.sized or f.counted or f.hardware or f.requirements):
-        return Kind.spec
-    if concept and not (f.sized and f.gpus):
-        return Kind.concept
-    if _hit("speed", text) and (f.sized or f.gpus or f.training_words):
-        return Kind.speed
-    if f.deadline and f.training_words:
-        return Kind.speed
-    if (f.hardware or (_hit("build", text) and not f.sized)) and f.question:
-        return Kind.build
-    if f.compare_words and (f.gpus or f.models >= 2):
-        return Kind.compare
-    if f.budget and f.need and not f.gpus:
-        return Kind.recommend
-    if not f.question and (f.slots or _hit("inform", text)):
-        return Kind.inform
-    if f.budget and not f.gpus:
-        return Kind.recommend
-    if f.training_words and (f.sized or f.gpus):
-        return Kind.size_training
-    if f.sized or (f.gpus and _hit("size_inference", text)):
-        return Kind.size_inference
-    if (f.models or f.gpus) and (_hit("spec", text) or (f.question and f.attribute and not f.requirements)):
-        return Kind.spec
-    if f.slots:
-        return Kind.inform
+    """The kind the cues and slots decide; None when no rule claims the message. The rules are
+    :data:`RULES`, tried in order; the first that holds decides."""
+    message = _Message(text)
+    for rule in RULES:
+        if rule.when(message, f):
+            return rule.decide(f)
     return None
 
 
