@@ -17,24 +17,25 @@ import logging
 import re
 import time
 from collections.abc import Generator, Iterator
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from advisor import answers as A
-from advisor import compare, grounding, tool_trust
 from advisor import compose as C
+from advisor import grounding, tool_trust
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.fmt import punct
 from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
 from advisor.nlu.rules import MAX_CARDS
-from advisor.planner import Plan, plan_turn
+from advisor.planner import Plan, PlannedCall, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
 from advisor.tool_trust import OWN_CALL_PREFIX, is_own
 from advisor.toolspec import TOOLS, run_tool, typed
+from advisor.turn_bodies import TurnContext, compose_body
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from knowledge.messages import has, msg, render
@@ -331,6 +332,26 @@ class Advisor:
                _recompute: bool = False) -> Iterator[Event]:
         """Run one turn, yielding events; the last one is FinalReply. Never raises for bad input."""
         notices: list[str] = []
+        parsed, read_by_llm, turn_lang = self._understand(text, session, lang, notices, _recompute)
+        try:
+            reply = yield from self._turn(parsed, session, turn_lang, notices, _recompute)
+        except Exception as exc:  # a bug must not lose the session or the conversation
+            log.exception("turn failed")
+            lang_out = turn_lang or "en"
+            reply = Reply(
+                text=msg(lang_out, "engine.stream.sorry_something_went_wrong", error=type(exc).__name__),
+                lang=lang_out, notices=[*notices, f"internal error: {type(exc).__name__}"], mode="error",
+                backend=self.backend.name)
+        self._closing_notices(reply, session, read_by_llm)
+        self._record(reply, session)
+        for n in reply.notices:
+            yield Notice(text=n)
+        yield FinalReply(reply=reply)
+
+    def _understand(self, text: str, session: Session, lang: Lang | None, notices: list[str],
+                    recompute: bool) -> tuple[Parsed, list[str], Lang | None]:
+        """The message read (by the rules, then the LLM where configured), the session's language updated and the
+        user's turn recorded; returns the understanding, the fields the LLM read and the turn's language."""
         raw = text if isinstance(text, str) else ("" if text is None else str(text))
         limit = self.settings.max_message_chars
         cut = len(raw) > limit
@@ -345,30 +366,15 @@ class Advisor:
             notices.append(msg(lang or parsed.lang or session.lang or "en", "engine.stream.message_was_long_only",
                                limit=limit))
         parsed, read_by_llm = self._llm_read(parsed, context)
-        detected = parsed.lang
-        if detected == "en" and session.lang == "zh" and not has_english_words(parsed.text):
-            detected = "zh"  # 'llama 3.1 8b, fp16' after a Chinese turn: names are not a language switch
-        turn_lang: Lang | None = lang or detected or session.lang
-        if detected and not lang:
-            session.lang = detected
-        elif lang:
-            session.lang = lang
-        if not _recompute:
+        turn_lang = _turn_language(parsed, session, lang)
+        if not recompute:
             session.history.append(Turn(role="user", text=parsed.text, lang=parsed.lang))
-        try:
-            reply = yield from self._turn(parsed, session, turn_lang, notices, _recompute)
-        except Exception as exc:  # a bug must not lose the session or the conversation
-            log.exception("turn failed")
-            lang_out = turn_lang or "en"
-            reply = Reply(
-                text=msg(lang_out, "engine.stream.sorry_something_went_wrong", error=type(exc).__name__),
-                lang=lang_out, notices=[*notices, f"internal error: {type(exc).__name__}"], mode="error",
-                backend=self.backend.name)
+        return parsed, read_by_llm, turn_lang
+
+    def _closing_notices(self, reply: Reply, session: Session, read_by_llm: list[str]) -> None:
+        """Notices about the turn as a whole: fields the LLM read, an unavailable LLM, a long conversation."""
         if read_by_llm:
-            reply.read_by_llm = read_by_llm
-            names = msg(reply.lang or "en", "ui.list_sep").join(msg(reply.lang or "en", f"ui.{_SLOT_LABEL[n]}")
-                                                                 for n in read_by_llm)
-            reply.notices.append(msg(reply.lang or "en", "engine.stream.read_by_llm", fields=names))
+            _say_read_by_llm(reply, read_by_llm)
         if self.backend_error and not any(t.role == "assistant" and t.notices for t in session.history):
             reply.notices.insert(0, msg(reply.lang or "en", "engine.stream.configured_llm_unavailable_running",
                                         backend_error=self.backend_error))
@@ -376,15 +382,15 @@ class Advisor:
         if session.dropped_turns == 0 and len(session.history) + 1 > keep:
             # said once, the first time: later drops are the same behaviour, not news
             reply.notices.append(msg(reply.lang or "en", "engine.stream.this_conversation_long_only", keep=keep))
+
+    def _record(self, reply: Reply, session: Session) -> None:
+        """The assistant's turn into the history, trimmed to the turns kept."""
         session.history.append(Turn(role="assistant", text=reply.text, lang=reply.lang, tool_calls=reply.tool_calls,
                                     citations=[c.id for c in reply.citations], question=reply.question,
                                     notices=reply.notices, backend=reply.backend))
-        session.trim(keep)
+        session.trim(self.settings.max_turns_kept)
         for call in session.last_results.values():
             call.keep_typed(None)  # the typed copies served this turn; between turns the JSON is enough
-        for n in reply.notices:
-            yield Notice(text=n)
-        yield FinalReply(reply=reply)
 
     def _turn(self, parsed: Parsed, session: Session, lang: Lang | None, notices: list[str],
               recompute: bool) -> Generator[Event, None, Reply]:
@@ -393,203 +399,77 @@ class Advisor:
             apply_parsed(session, parsed)
         yield ProfileUpdated(profile=session.profile.model_copy(deep=True))
         out_lang: Lang = lang or "en"
-        if parsed.has(Intent.injection):
-            notices.append(C.injection_notice(out_lang))
-        for name, ids in parsed.ambiguous.items():
-            picked = session.profile.gpu if session.profile.gpu in ids else ids[0]
-            others = ", ".join(C.gpu_name(i) for i in ids if i != picked)
-            notices.append(msg(out_lang, "engine.turn.has_several_variants_using",
-                               name=name, gpu_name=C.gpu_name(picked), others=others))
-        unknown_notes: list[str] = []
-        for name, sugg in parsed.unknown_gpus.items():
-            safe = re.sub(r"[<>&\"']", "", name)[:40]
-            names = punct(out_lang, "list").join(sugg)
-            hint = msg(out_lang, "engine.turn.did_you_mean", names=names) if sugg else ""
-            unknown_notes.append(msg(out_lang, "engine.turn.not_gpu_catalog", safe=safe, hint=hint))
-            if parsed.card_memory_gb is None and not parsed.gpus:  # its memory is enough to size it
-                unknown_notes[-1] += msg(out_lang, "engine.turn.give_card_memory", safe=safe)
-        notices += unknown_notes
-        for gid, count in parsed.bad_counts.items():
-            if gid:
-                notices.append(msg(out_lang, "engine.turn.bad_gpu_count", count=count, gpu=C.gpu_name(gid)))
-            else:
-                notices.append(msg(out_lang, "engine.turn.bad_card_count", count=count))
-
-        notices += _unusable_notices(parsed, session, out_lang)
+        unknown_notes = _gather_notices(parsed, session, out_lang, notices)
         if recompute:
             parsed = Parsed(text="(profile edited)", lang=lang)
-        plan = plan_turn(session, parsed, out_lang, self.settings.search_k)
-        if recompute and plan.mode in ("empty", "ask", "opening"):
-            plan = plan_turn(session, parsed.model_copy(update={"intents": [Intent.recommend]}), out_lang,
-                             self.settings.search_k)
+        plan = self._plan(session, parsed, out_lang, recompute)
         calls, citations = yield from self._run_plan(plan, session, out_lang)
-        said_yes = plan.mode == "answer" and bool(session.profile.gpu or session.profile.existing) and _verdict(
-            [c for c in calls if c.call_id not in plan.alt_calls]) is True
-        if said_yes:
-            # a plain "yes" on the hardware asked about: ecosystem, owned-hardware and chassis questions can
-            # wait until the user asks for more (the tips line says what they can ask); budget is asked as an
-            # option to compare other cards, with that reason given
-            plan.question_slots = [s for s in plan.question_slots if s not in _AFTER_YES]
-
-        mode = plan.mode
-        report = None
-        if mode == "reset":
-            body = msg(out_lang, "engine.turn.sure_starting_over") + "\n\n" + C.opening_text(lang)
-        elif mode == "opening" and any(session.profile.known(s) for s in ("model", "budget", "precision")):
-            body = C.compose_ask(session, out_lang) + "\n\n" + (C.question_text(["use_case"], lang) or "")
-        elif mode == "opening":
-            body = C.opening_text(lang)
-        elif mode == "export":
-            report = export_markdown(session, out_lang)
-            intro = msg(out_lang, "engine.turn.here_current_plan_markdown")
-            body = intro + "\n\n" + report
-        elif mode == "empty":
-            body = msg(out_lang, "engine.turn.i_didn_t_get")
-        elif mode == "ask":
-            body = C.compose_ask(session, out_lang)
-        elif mode == "compare":
-            body = compare.compose_compare(session, calls, citations, out_lang, value_first=parsed.asks_value)
-        elif mode == "why":
-            body = C.compose_why(session, citations, out_lang)
-        elif mode == "spec":
-            attribute = parsed.asked_attribute or session.focus_attribute
-            body = A.compose_spec(calls, attribute, parsed.about_precision or parsed.precision, out_lang,
-                                  more=parsed.more_attributes or [])
-        elif mode == "concept":
-            body = A.compose_concept(citations, parsed.text, out_lang)
-        elif mode == "build":
-            gpus: list[dict[str, Any]] = next((c.arguments["gpus"] for c in calls if c.name == "check_build"), [])
-            label = ", ".join(C.config_label(g["gpu"], g["count"], out_lang) for g in gpus)
-            card = plan.assumed.get("gpu")
-            body = A.compose_build(calls, label, session.profile.cpu_name, out_lang,
-                                   assumed_card=C.gpu_name(card) if card else None,
-                                   topic="ram" if parsed.asks_ram or parsed.system_ram_gb else parsed.build_topic)
-            body = A.network_lines(calls, out_lang, session.profile) + body
-        elif mode == "value":
-            body = A.compose_best_value(calls, out_lang)
-        elif mode == "afford":
-            budget = session.profile.budget
-            body = A.compose_afford(calls, (budget.amount, budget.currency) if budget else (0.0, "USD"), out_lang,
-                                    card_only=bool(plan.assumed.get("card_only")))
-        elif mode == "rent" and not any(c.name == "rent_vs_buy" for c in calls):
-            body = A.compose_concept(citations, parsed.text, out_lang) + "\n\n" + msg(out_lang, "rent.need_gpu")
-        elif mode == "rent":
-            rent = next((c for c in calls if c.name == "rent_vs_buy"), None)
-            months = rent.arguments.get("months") if rent else None
-            body = A.compose_rent(calls, months, rent.arguments["hours_per_day"] if rent else 24.0, out_lang,
-                                  hourly_first=parsed.asks_hourly, daily_first=parsed.asks_daily)
-        else:
-            body = A.network_lines(calls, out_lang, session.profile) + C.compose_answer(
-                plan, session, calls, citations, out_lang, parsed, previous,
-                detailed=self.settings.detailed or parsed.wants_detail)
-
-        unknown = [n for n in notices if parsed.unknown_gpus and n in unknown_notes]
-        if unknown and any(msg(out_lang, "speed.need_bandwidth", card=name) in body for name in parsed.unknown_gpus):
-            notices = [n for n in notices if n not in unknown]  # the reply itself says the card is not catalogued
-            unknown = []
-        if unknown and not parsed.gpus and mode in ("spec", "opening", "ask", "empty"):
-            # the only GPU named is not in the catalog: say that first, in the reply itself, with the nearest names
-            generic = msg(out_lang, "spec.unknown_entity")
-            body = "\n".join(unknown) + ("" if body.strip() == generic else "\n\n" + body)
-            notices = [n for n in notices if n not in unknown]
+        said_yes = _hold_questions_after_yes(plan, session, calls)
+        ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=calls, citations=citations, lang=lang,
+                          out_lang=out_lang, previous=previous, settings=self.settings)
+        body, notices = _place_unknown(ctx, compose_body(ctx), notices, unknown_notes)
         body = tidy(body)
-        _remember_kind(session, mode, parsed, calls)
-        slots = [] if mode in ("opening", "reset") else plan.question_slots
-        if mode in ("opening", "reset"):
-            slots = ["use_case"]
-        elif mode == "answer" and _host_decides(session, plan, calls):
-            slots = [*slots, "budget_scope"]  # asked once, after the plan's own question: it changes the answer
-        confirm = any(a in ("int4", "fp8", "gguf") for a in plan.alt_calls.values())  # options shown: pick one
-        question = C.question_text(slots, lang if mode in ("opening", "reset") else out_lang, confirm=confirm,
-                                   after_yes=said_yes)
-        for s in slots:
-            if s not in session.asked:
-                session.asked.append(s)
-        session.pending = list(slots)
-        for slot in plan.assumed:
-            if slot not in session.assumed:
-                session.assumed.append(slot)
+        _remember_kind(session, plan.mode, parsed, calls)
+        question = _ask_next(ctx, said_yes)
+        opening = plan.mode in ("opening", "reset")
+        reply = Reply(text="", lang=lang if opening else out_lang, tool_calls=calls, citations=citations,
+                      question=question, notices=notices, mode=plan.mode, backend=self.backend.name,
+                      report=ctx.report)
+        yield from self._stream_reply(ctx, body, reply)
+        return reply
 
-        text_lang = lang if mode in ("opening", "reset") else out_lang
-        reply = Reply(text="", lang=text_lang, tool_calls=calls, citations=citations, question=question,
-                      notices=notices, mode=mode, backend=self.backend.name, report=report)
-        if self.backend.is_llm and mode in _LLM_MODES:
+    def _plan(self, session: Session, parsed: Parsed, lang: Lang, recompute: bool) -> Plan:
+        """The turn's plan; after a profile edit, a recommendation where the plan would only ask or greet."""
+        plan = plan_turn(session, parsed, lang, self.settings.search_k)
+        if recompute and plan.mode in ("empty", "ask", "opening"):
+            plan = plan_turn(session, parsed.model_copy(update={"intents": [Intent.recommend]}), lang,
+                             self.settings.search_k)
+        return plan
+
+    def _stream_reply(self, ctx: TurnContext, body: str, reply: Reply) -> Generator[Event, None, None]:
+        """The reply's text, finished and streamed: with an LLM the computed answer first, then the checked
+        explanation and the question (or, when the text was rebuilt, the whole of it again)."""
+        with_llm = self.backend.is_llm and ctx.plan.mode in _LLM_MODES
+        if with_llm:
             for line in body.splitlines(keepends=True):  # the computed answer stands, whatever the model writes
                 yield TextDelta(text=line)
-            final_body = yield from self._llm_body(body, plan, session, parsed, reply.tool_calls, citations,
-                                                   out_lang, reply)
+            final_body = yield from self._llm_body(body, ctx.plan, ctx.session, ctx.parsed, reply.tool_calls,
+                                                   ctx.citations, ctx.out_lang, reply)
         else:
             final_body = body
-        parts = [final_body]
-        if question and mode not in ("opening", "reset") and question not in final_body:
-            parts.append(question)
-        elif question is None and mode == "answer" and "_tips" not in session.asked:
-            session.asked.append("_tips")
-            parts.append(msg(out_lang, "engine.turn.you_can_follow_up"))
-        reply.text = "\n\n".join(p for p in parts if p).strip()
-        retrieval = C.search_notice(reply.tool_calls, out_lang)
-        if retrieval and retrieval not in reply.notices:
-            reply.notices.append(retrieval)
-        if self.backend.is_llm and mode in _LLM_MODES and reply.text.startswith(body):
+        _finish_text(ctx, reply, final_body)
+        if with_llm and reply.text.startswith(body):
             # the computed answer is on screen already; what follows it (the checked explanation, the question)
             rest = reply.text[len(body):]
             if rest:
                 yield TextDelta(text=rest)
-        else:
-            if self.backend.is_llm and mode in _LLM_MODES:
-                yield TextDelta(text="", replace=True)
-            for line in reply.text.splitlines(keepends=True):
-                yield TextDelta(text=line)
-        return reply
+            return
+        if with_llm:
+            yield TextDelta(text="", replace=True)
+        for line in reply.text.splitlines(keepends=True):
+            yield TextDelta(text=line)
 
     # ------------------------------------------------------------------ tools
     def _run_plan(self, plan: Plan, session: Session,
                   lang: Lang) -> Generator[Event, None, tuple[list[ToolCall], list[Citation]]]:
         calls: list[ToolCall] = []
         citations: list[Citation] = []
-        fit: bool | None = None
-        offloaded = False  # runs only with layers in system RAM (llama.cpp): its speed still matters
-        no_option = False  # the recommendation for the requested configuration found nothing
+        progress = _PlanProgress()
         for pc in plan.calls:
+            if progress.skips(pc):
+                continue
             if pc.alt is not None:  # an alternative: shown beside the answer, never changes its verdict
-                if pc.when == "no_fit" and fit is not False:
-                    continue
-                if pc.when == "native_failed" and not (fit is False or no_option):
-                    continue
                 call = yield from self._run_one(pc.name, pc.arguments, "planner", lang, id_prefix=ALT_CALL_PREFIX)
                 calls.append(call)
                 plan.alt_calls[call.call_id] = pc.alt
                 continue
-            if pc.needs_fit and fit is False and not (offloaded and pc.name == "perf_decode"):
-                continue
-            if pc.only_if_no_fit and fit is not False:
-                continue
             arguments = _with_sizing(pc.arguments, calls) if pc.takes_sizing else pc.arguments
             call = yield from self._run_one(pc.name, arguments, "planner", lang)
             calls.append(call)
-            if call.ok and pc.purpose == "size":
-                value = getattr(C.result_of(call), "fits", None)
-                fit = value if fit is None else (fit and value is not False)
-                offloaded = bool(getattr(C.result_of(call), "offload_layers", 0))
-            if call.ok and pc.purpose == "recommend":
-                options = getattr(C.result_of(call), "options", None) or []  # recommend or affordable
-                # a budget was checked against priced options only: unpriced ones do not settle the question
-                no_option = not [o for o in options if getattr(o, "total_price_usd", 0) is not None]
+            progress.note(pc, call)
             if pc.purpose == "search" and call.ok:
                 citations = self._citations(call.result)
-        if plan.mode != "compare" and any(c.name != "search_knowledge" for c in calls):
-            for key in [k for k in session.last_results if k.startswith("alt/")]:
-                del session.last_results[key]  # last turn's alternatives belong to last turn's plan
-        for call in calls:
-            if call.call_id in plan.alt_calls:
-                if call.ok:  # kept for grounding and export, without replacing the plan under discussion
-                    session.last_results[f"alt/{plan.alt_calls[call.call_id]}/{call.name}"] = call
-            elif plan.mode == "compare" and call.name != "search_knowledge":
-                # side-by-side figures must not replace the plan under discussion (export, why)
-                key = f"compare/{call.name}/{call.arguments.get('gpu') or call.arguments.get('name')}"
-                session.last_results[key] = call
-            elif call.name != "search_knowledge" or call.ok:
-                session.last_results[call.name] = call
+        _keep_results(plan, session, calls)
         for c in citations:
             session.citations[c.id] = c
         return calls, citations
@@ -893,6 +773,193 @@ def _unusable_notices(parsed: Parsed, session: Session, lang: Lang) -> list[str]
             out.append(msg(lang, "notice.context_beyond_model", model=C.model_name(p.model),
                            limit=f"{limit:,}", asked=f"{parsed.context_tokens:,}"))
     return out
+
+
+def _say_read_by_llm(reply: Reply, read_by_llm: list[str]) -> None:
+    """The fields the LLM read where the rules found nothing, on the reply and in a notice."""
+    reply.read_by_llm = read_by_llm
+    names = msg(reply.lang or "en", "ui.list_sep").join(msg(reply.lang or "en", f"ui.{_SLOT_LABEL[n]}")
+                                                         for n in read_by_llm)
+    reply.notices.append(msg(reply.lang or "en", "engine.stream.read_by_llm", fields=names))
+
+
+def _turn_language(parsed: Parsed, session: Session, lang: Lang | None) -> Lang | None:
+    """The turn's language (asked, else detected, else the session's); the session takes the new one."""
+    detected = parsed.lang
+    if detected == "en" and session.lang == "zh" and not has_english_words(parsed.text):
+        detected = "zh"  # 'llama 3.1 8b, fp16' after a Chinese turn: names are not a language switch
+    turn_lang: Lang | None = lang or detected or session.lang
+    if detected and not lang:
+        session.lang = detected
+    elif lang:
+        session.lang = lang
+    return turn_lang
+
+
+def _gather_notices(parsed: Parsed, session: Session, lang: Lang, notices: list[str]) -> list[str]:
+    """What the message says that the answer cannot use as said, added to ``notices``: injected instructions,
+    ambiguous and unknown cards, bad card counts, unusable values. Returns the unknown-card notes (the reply
+    may say them itself)."""
+    if parsed.has(Intent.injection):
+        notices.append(C.injection_notice(lang))
+    for name, ids in parsed.ambiguous.items():
+        picked = session.profile.gpu if session.profile.gpu in ids else ids[0]
+        others = ", ".join(C.gpu_name(i) for i in ids if i != picked)
+        notices.append(msg(lang, "engine.turn.has_several_variants_using",
+                           name=name, gpu_name=C.gpu_name(picked), others=others))
+    unknown_notes = _unknown_gpu_notes(parsed, lang)
+    notices += unknown_notes
+    for gid, count in parsed.bad_counts.items():
+        if gid:
+            notices.append(msg(lang, "engine.turn.bad_gpu_count", count=count, gpu=C.gpu_name(gid)))
+        else:
+            notices.append(msg(lang, "engine.turn.bad_card_count", count=count))
+    notices += _unusable_notices(parsed, session, lang)
+    return unknown_notes
+
+
+def _unknown_gpu_notes(parsed: Parsed, lang: Lang) -> list[str]:
+    """One note per card name not in the catalog, with the nearest names."""
+    notes: list[str] = []
+    for name, sugg in parsed.unknown_gpus.items():
+        safe = re.sub(r"[<>&\"']", "", name)[:40]
+        names = punct(lang, "list").join(sugg)
+        hint = msg(lang, "engine.turn.did_you_mean", names=names) if sugg else ""
+        notes.append(msg(lang, "engine.turn.not_gpu_catalog", safe=safe, hint=hint))
+        if parsed.card_memory_gb is None and not parsed.gpus:  # its memory is enough to size it
+            notes[-1] += msg(lang, "engine.turn.give_card_memory", safe=safe)
+    return notes
+
+
+def _hold_questions_after_yes(plan: Plan, session: Session, calls: list[ToolCall]) -> bool:
+    """Whether the answer is a plain "yes" on the hardware asked about; if so, the questions that can wait are
+    dropped from the plan's."""
+    said_yes = plan.mode == "answer" and bool(session.profile.gpu or session.profile.existing) and _verdict(
+        [c for c in calls if c.call_id not in plan.alt_calls]) is True
+    if said_yes:
+        # a plain "yes" on the hardware asked about: ecosystem, owned-hardware and chassis questions can
+        # wait until the user asks for more (the tips line says what they can ask); budget is asked as an
+        # option to compare other cards, with that reason given
+        plan.question_slots = [s for s in plan.question_slots if s not in _AFTER_YES]
+    return said_yes
+
+
+def _place_unknown(ctx: TurnContext, body: str, notices: list[str],
+                   unknown_notes: list[str]) -> tuple[str, list[str]]:
+    """The unknown-card notes, where they belong: dropped when the reply itself says the card is not catalogued,
+    moved into the reply when that card is all the message named; the body and the notices that stay."""
+    parsed, lang = ctx.parsed, ctx.out_lang
+    unknown = [n for n in notices if parsed.unknown_gpus and n in unknown_notes]
+    if not unknown:
+        return body, notices
+    if _says_uncatalogued(body, parsed, lang):
+        return body, [n for n in notices if n not in unknown]  # the reply itself says the card is not catalogued
+    if not parsed.gpus and ctx.plan.mode in ("spec", "opening", "ask", "empty"):
+        # the only GPU named is not in the catalog: say that first, in the reply itself, with the nearest names
+        generic = msg(lang, "spec.unknown_entity")
+        body = "\n".join(unknown) + ("" if body.strip() == generic else "\n\n" + body)
+        notices = [n for n in notices if n not in unknown]
+    return body, notices
+
+
+def _says_uncatalogued(body: str, parsed: Parsed, lang: Lang) -> bool:
+    """Whether the reply's own text says that an unknown card's speed needs its bandwidth."""
+    return any(msg(lang, "speed.need_bandwidth", card=name) in body for name in parsed.unknown_gpus)
+
+
+def _question_slots(session: Session, plan: Plan, calls: list[ToolCall]) -> list[str]:
+    """The profile fields the reply asks about."""
+    if plan.mode in ("opening", "reset"):
+        return ["use_case"]
+    if plan.mode == "answer" and _host_decides(session, plan, calls):
+        # asked once, after the plan's own question: it changes the answer
+        return [*plan.question_slots, "budget_scope"]
+    return plan.question_slots
+
+
+def _ask_next(ctx: TurnContext, said_yes: bool) -> str | None:
+    """The reply's question (None: none), recorded in the session as asked and pending, with the slots the
+    plan assumed."""
+    session, plan = ctx.session, ctx.plan
+    slots = _question_slots(session, plan, ctx.calls)
+    confirm = any(a in ("int4", "fp8", "gguf") for a in plan.alt_calls.values())  # options shown: pick one
+    question = C.question_text(slots, ctx.lang if plan.mode in ("opening", "reset") else ctx.out_lang,
+                               confirm=confirm, after_yes=said_yes)
+    for s in slots:
+        if s not in session.asked:
+            session.asked.append(s)
+    session.pending = list(slots)
+    for slot in plan.assumed:
+        if slot not in session.assumed:
+            session.assumed.append(slot)
+    return question
+
+
+def _finish_text(ctx: TurnContext, reply: Reply, final_body: str) -> None:
+    """The reply's text: the body, then the question (or, once, the follow-up tips); and the retrieval notice."""
+    mode, lang, session, question = ctx.plan.mode, ctx.out_lang, ctx.session, reply.question
+    parts = [final_body]
+    if question and mode not in ("opening", "reset") and question not in final_body:
+        parts.append(question)
+    elif question is None and mode == "answer" and "_tips" not in session.asked:
+        session.asked.append("_tips")
+        parts.append(msg(lang, "engine.turn.you_can_follow_up"))
+    reply.text = "\n\n".join(p for p in parts if p).strip()
+    retrieval = C.search_notice(reply.tool_calls, lang)
+    if retrieval and retrieval not in reply.notices:
+        reply.notices.append(retrieval)
+
+
+@dataclass
+class _PlanProgress:
+    """What the planned calls run so far found, which decides whether the next ones run."""
+
+    fit: bool | None = None
+    offloaded: bool = False  # runs only with layers in system RAM (llama.cpp): its speed still matters
+    no_option: bool = False  # the recommendation for the requested configuration found nothing
+
+    def skips(self, pc: PlannedCall) -> bool:
+        if pc.alt is not None:  # an alternative runs when the requested configuration failed, as it says
+            if pc.when == "no_fit":
+                return self.fit is not False
+            return pc.when == "native_failed" and not (self.fit is False or self.no_option)
+        if pc.needs_fit and self.fit is False and not (self.offloaded and pc.name == "perf_decode"):
+            return True
+        return pc.only_if_no_fit and self.fit is not False
+
+    def note(self, pc: PlannedCall, call: ToolCall) -> None:
+        if not call.ok:
+            return
+        if pc.purpose == "size":
+            value = getattr(C.result_of(call), "fits", None)
+            self.fit = value if self.fit is None else (self.fit and value is not False)
+            self.offloaded = bool(getattr(C.result_of(call), "offload_layers", 0))
+        elif pc.purpose == "recommend":
+            options = getattr(C.result_of(call), "options", None) or []  # recommend or affordable
+            # a budget was checked against priced options only: unpriced ones do not settle the question
+            self.no_option = not [o for o in options if getattr(o, "total_price_usd", 0) is not None]
+
+
+def _keep_results(plan: Plan, session: Session, calls: list[ToolCall]) -> None:
+    """This turn's results into the session, each under its key (``_result_key``)."""
+    if plan.mode != "compare" and any(c.name != "search_knowledge" for c in calls):
+        for old in [k for k in session.last_results if k.startswith("alt/")]:
+            del session.last_results[old]  # last turn's alternatives belong to last turn's plan
+    for call in calls:
+        key = _result_key(plan, call)
+        if key is not None:
+            session.last_results[key] = call
+
+
+def _result_key(plan: Plan, call: ToolCall) -> str | None:
+    """Where a call's result is kept in the session (None: not kept)."""
+    if call.call_id in plan.alt_calls:
+        # kept for grounding and export, without replacing the plan under discussion
+        return f"alt/{plan.alt_calls[call.call_id]}/{call.name}" if call.ok else None
+    if plan.mode == "compare" and call.name != "search_knowledge":
+        # side-by-side figures must not replace the plan under discussion (export, why)
+        return f"compare/{call.name}/{call.arguments.get('gpu') or call.arguments.get('name')}"
+    return call.name if call.name != "search_knowledge" or call.ok else None
 
 
 _KIND_OF_MODE = {"spec": Kind.spec, "build": Kind.build, "rent": Kind.rent_vs_buy, "afford": Kind.recommend,

@@ -1,0 +1,136 @@
+"""The body of a turn's reply, composed by mode: one small composer per ``Plan.mode`` (``BODIES``), each
+given the turn's ``TurnContext``. ``Advisor._turn`` (advisor/engine.py) runs the plan, then asks
+``compose_body`` for the text; notices, the question and streaming stay in the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from advisor import answers as A
+from advisor import compare
+from advisor import compose as C
+from advisor.nlu import Parsed
+from advisor.planner import Plan
+from advisor.report import export_markdown
+from advisor.session import Citation, Session, ToolCall
+from advisor.settings import Settings
+from knowledge.messages import msg
+
+Lang = Literal["zh", "en"]
+
+
+@dataclass
+class TurnContext:
+    """What a composer may read: this turn's understanding, plan and tool results. ``lang`` is the turn's
+    language as asked (None: not known yet), ``out_lang`` the one the reply is written in; ``report`` is
+    filled by the export composer (the Markdown report the reply carries)."""
+
+    parsed: Parsed
+    session: Session
+    plan: Plan
+    calls: list[ToolCall]
+    citations: list[Citation]
+    lang: Lang | None
+    out_lang: Lang
+    previous: dict[str, ToolCall]
+    settings: Settings
+    report: str | None = None
+
+
+def _reset(ctx: TurnContext) -> str:
+    return msg(ctx.out_lang, "engine.turn.sure_starting_over") + "\n\n" + C.opening_text(ctx.lang)
+
+
+def _opening(ctx: TurnContext) -> str:
+    if any(ctx.session.profile.known(s) for s in ("model", "budget", "precision")):
+        return C.compose_ask(ctx.session, ctx.out_lang) + "\n\n" + (C.question_text(["use_case"], ctx.lang) or "")
+    return C.opening_text(ctx.lang)
+
+
+def _export(ctx: TurnContext) -> str:
+    ctx.report = export_markdown(ctx.session, ctx.out_lang)
+    intro = msg(ctx.out_lang, "engine.turn.here_current_plan_markdown")
+    return intro + "\n\n" + ctx.report
+
+
+def _empty(ctx: TurnContext) -> str:
+    return msg(ctx.out_lang, "engine.turn.i_didn_t_get")
+
+
+def _ask(ctx: TurnContext) -> str:
+    return C.compose_ask(ctx.session, ctx.out_lang)
+
+
+def _compare(ctx: TurnContext) -> str:
+    return compare.compose_compare(ctx.session, ctx.calls, ctx.citations, ctx.out_lang,
+                                   value_first=ctx.parsed.asks_value)
+
+
+def _why(ctx: TurnContext) -> str:
+    return C.compose_why(ctx.session, ctx.citations, ctx.out_lang)
+
+
+def _spec(ctx: TurnContext) -> str:
+    parsed = ctx.parsed
+    attribute = parsed.asked_attribute or ctx.session.focus_attribute
+    return A.compose_spec(ctx.calls, attribute, parsed.about_precision or parsed.precision, ctx.out_lang,
+                          more=parsed.more_attributes or [])
+
+
+def _concept(ctx: TurnContext) -> str:
+    return A.compose_concept(ctx.citations, ctx.parsed.text, ctx.out_lang)
+
+
+def _build(ctx: TurnContext) -> str:
+    parsed, lang = ctx.parsed, ctx.out_lang
+    gpus: list[dict[str, Any]] = next((c.arguments["gpus"] for c in ctx.calls if c.name == "check_build"), [])
+    label = ", ".join(C.config_label(g["gpu"], g["count"], lang) for g in gpus)
+    card = ctx.plan.assumed.get("gpu")
+    body = A.compose_build(ctx.calls, label, ctx.session.profile.cpu_name, lang,
+                           assumed_card=C.gpu_name(card) if card else None,
+                           topic="ram" if parsed.asks_ram or parsed.system_ram_gb else parsed.build_topic)
+    return A.network_lines(ctx.calls, lang, ctx.session.profile) + body
+
+
+def _value(ctx: TurnContext) -> str:
+    return A.compose_best_value(ctx.calls, ctx.out_lang)
+
+
+def _afford(ctx: TurnContext) -> str:
+    budget = ctx.session.profile.budget
+    return A.compose_afford(ctx.calls, (budget.amount, budget.currency) if budget else (0.0, "USD"), ctx.out_lang,
+                            card_only=bool(ctx.plan.assumed.get("card_only")))
+
+
+def _rent(ctx: TurnContext) -> str:
+    rent = next((c for c in ctx.calls if c.name == "rent_vs_buy"), None)
+    if rent is None:  # no card to price: what renting is, and what the comparison needs
+        return A.compose_concept(ctx.citations, ctx.parsed.text, ctx.out_lang) + "\n\n" + msg(ctx.out_lang,
+                                                                                             "rent.need_gpu")
+    months = rent.arguments.get("months")
+    return A.compose_rent(ctx.calls, months, rent.arguments["hours_per_day"], ctx.out_lang,
+                          hourly_first=ctx.parsed.asks_hourly, daily_first=ctx.parsed.asks_daily)
+
+
+def _answer(ctx: TurnContext) -> str:
+    parsed = ctx.parsed
+    return A.network_lines(ctx.calls, ctx.out_lang, ctx.session.profile) + C.compose_answer(
+        ctx.plan, ctx.session, ctx.calls, ctx.citations, ctx.out_lang, parsed, ctx.previous,
+        detailed=ctx.settings.detailed or parsed.wants_detail)
+
+
+Composer = Callable[[TurnContext], str]
+
+# a mode not listed here (the plain "answer") gets the sized answer
+BODIES: dict[str, Composer] = {
+    "reset": _reset, "opening": _opening, "export": _export, "empty": _empty, "ask": _ask, "compare": _compare,
+    "why": _why, "spec": _spec, "concept": _concept, "build": _build, "value": _value, "afford": _afford,
+    "rent": _rent,
+}
+
+
+def compose_body(ctx: TurnContext) -> str:
+    """The reply's body for ``ctx.plan.mode`` (before the question and any notices placed in it)."""
+    return BODIES.get(ctx.plan.mode, _answer)(ctx)
