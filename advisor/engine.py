@@ -16,14 +16,14 @@ import json
 import logging
 import re
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from advisor import asks, grounding, tool_trust
 from advisor import compose as C
-from advisor import grounding, tool_trust
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.fmt import punct
 from advisor.markdown import tidy
@@ -39,6 +39,7 @@ from advisor.turn_bodies import TurnContext, compose_body
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from knowledge.messages import has, msg, render
+from tools.compat_rules.types import MAX_GPUS_OF_ONE
 from tools.errors import error_note
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
@@ -191,7 +192,8 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
                  "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "system_ram_gb", "sci_code",
                  "cpu", "cpu_name", "nodes", "region", "home",
                  "sharding", "grad_checkpointing", "has_host", "budget_scope", "mains", "gpu_power_limit_w",
-                 "hours_per_day", "kwh_price", "engine_hint", "rental_rate", "host_bandwidth_gbs"):
+                 "hours_per_day", "kwh_price", "engine_hint", "rental_rate", "host_bandwidth_gbs", "head_count",
+                 "tokens_per_s_target", "ttft_target_s", "rack_kw", "years"):
         value = getattr(parsed, slot)
         if value is not None:
             put(slot, value)
@@ -231,6 +233,7 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
             put("gpu_count", g.count)
         elif not parsed.has(Intent.whatif) or p.gpu_count is None:
             put("gpu_count", 1)
+    _apply_changes(parsed, p, put)
     if parsed.gpu_count is not None:
         put("gpu_count", parsed.gpu_count)
         if p.gpu is None and p.existing:
@@ -244,6 +247,19 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         elif slot == "existing" and parsed.has(Intent.no):
             put("existing", [])
     return changed
+
+
+def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) -> None:
+    """What-ifs that change a value by an amount: '再加一张' adds cards to the configuration under discussion,
+    '预算再加 5 万' adds to the budget (in its currency)."""
+    stated = any(g.stated for g in parsed.gpus)
+    if parsed.added_cards and not stated and (p.gpu or p.existing):
+        if p.gpu is None and p.existing:
+            put("gpu", p.existing[0].gpu)
+            put("gpu_count", p.existing[0].count)
+        put("gpu_count", min((p.gpu_count or 1) + parsed.added_cards, MAX_GPUS_OF_ONE))
+    if parsed.budget_added and parsed.budget is None and p.budget is not None:
+        put("budget", Money(amount=p.budget.amount + parsed.budget_added, currency=p.budget.currency))
 
 
 # ----------------------------------------------------------------------------- the engine
@@ -405,9 +421,13 @@ class Advisor:
         plan = self._plan(session, parsed, out_lang, recompute)
         calls, citations = yield from self._run_plan(plan, session, out_lang)
         said_yes = _hold_questions_after_yes(plan, session, calls)
+        computed = any(c.name != "search_knowledge" and c.ok for c in calls)  # before the asks' own calls
+        answers, all_answered = yield from self._answer_asks(parsed, session, plan, calls, out_lang)
         ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=calls, citations=citations, lang=lang,
                           out_lang=out_lang, previous=previous, settings=self.settings)
-        body, notices = _place_unknown(ctx, compose_body(ctx), notices, unknown_notes)
+        body, notices = _place_unknown(ctx, _with_answers(computed and not all_answered, compose_body(ctx), answers,
+                                                               parsed, out_lang),
+                                       notices, unknown_notes)
         body = tidy(body)
         _remember_kind(session, plan.mode, parsed, calls)
         question = _ask_next(ctx, said_yes)
@@ -417,6 +437,32 @@ class Advisor:
                       report=ctx.report)
         yield from self._stream_reply(ctx, body, reply)
         return reply
+
+    def _answer_asks(self, parsed: Parsed, session: Session, plan: Plan, calls: list[ToolCall],
+                     lang: Lang) -> Generator[Event, None, tuple[list[str], bool]]:
+        """The asks this turn's mode left open (:mod:`advisor.asks`), answered on the configuration computed now
+        or a turn earlier; their tool calls join ``calls`` and the session. Returns one line per answer, and
+        whether those lines answer every ask the message made (then they come first)."""
+        if plan.mode in _NO_ASKS:
+            return [], False
+        lines: list[str] = []
+        done: list[ToolCall] = []
+        fresh = plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
+            or parsed.ttft_target_s is not None
+        answered: set[str] = set()
+        for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh):
+            for pc in route.calls(ask):
+                if not any(c.name == pc.name and c.arguments == pc.arguments for c in done):
+                    done.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
+            line = route.say(ask, [c for c in done if c.ok])
+            if line:
+                lines.append(line)
+                answered.add(name)
+        calls += done
+        for call in done:
+            if call.ok:
+                session.last_results[call.name] = call
+        return lines, bool(parsed.asks) and set(parsed.asks) <= answered
 
     def _plan(self, session: Session, parsed: Parsed, lang: Lang, recompute: bool) -> Plan:
         """The turn's plan; after a profile edit, a recommendation where the plan would only ask or greet."""
@@ -794,6 +840,19 @@ def _turn_language(parsed: Parsed, session: Session, lang: Lang | None) -> Lang 
     elif lang:
         session.lang = lang
     return turn_lang
+
+
+_NO_ASKS = ("reset", "export", "opening")
+def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed, lang: Lang) -> str:
+    """The body with the open asks' answers: before it when the plan computed nothing itself (its body is a
+    question back or a lookup), else after it, above the sources; then one line saying back what was read
+    with some doubt."""
+    readback = [msg(lang, key, **values) for key, values in parsed.readback]
+    if not computed:
+        return "\n\n".join(p for p in [*answers, body, *readback] if p)
+    sources = msg(lang, "compose.citations_block.sources")
+    head, mark, tail = body.partition("\n" + sources)  # the answers belong above the sources list
+    return "\n\n".join(p for p in [head.rstrip(), *answers, *readback] if p) + (mark + tail if mark else "")
 
 
 def _gather_notices(parsed: Parsed, session: Session, lang: Lang, notices: list[str]) -> list[str]:

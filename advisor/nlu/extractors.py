@@ -465,7 +465,47 @@ def engine_hint(ctx: Context) -> str | None:
     return min(found)[1] if found else None
 
 
+_ADD_CARDS = re.compile(
+    rf"(?:再|多|又)\s*(?:加|添|买|上|插|来)\s*({N}|一)\s*(?:张|块|片)|"
+    rf"\b(?:add(?:ing)?|buy(?:ing)?|get(?:ting)?|put(?:ting)? in)\s+(a|an|one|another|a second|two|three|four|\d+)\s+"
+    rf"(?:more\s+)?(?:(?:card|gpu)s?|of (?:them|those)|one)\b|"
+    rf"\b(a|one|two|\d+) more (?:card|gpu)s?\b|\badd(?:ing)? (?:a )?(second|third|another) one\b", _I)
+_ADD_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "a second": 1, "second": 1, "third": 1, "一": 1}
+
+
+def added_cards(ctx: Context) -> int | None:
+    """'再加一张', 'add a second one', 'two more GPUs': cards added to the configuration under discussion."""
+    m = _ADD_CARDS.search(ctx.masked)
+    if m is None:
+        return None
+    raw = next(g for g in m.groups() if g).lower()
+    value = _ADD_WORDS.get(raw) or parse_number(raw)
+    return int(value) if value and 1 <= value <= 64 else None
+
+
+_BUDGET_UP = re.compile(r"(?:预算|经费|钱)?\s*(?:再|多)\s*(?:加|添|追加|增加|给)\s*"
+                        r"(?=[^，,。；;]{0,12}(?:万|千|元|块|\$|¥))|"
+                        r"(?:预算|经费)\s*(?:增加|提高|追加|涨|加)\s*(?:了)?\s*|"
+                        r"\b(?:budget\s+(?:goes\s+)?up\s+by|(?:increase|raise)\s+(?:the\s+)?budget\s+by|"
+                        r"add\s+(?=\S*\s*(?:\$|usd|dollars|k\b))|another)\s*", _I)
+
+
+def budget_added(ctx: Context) -> float | None:
+    """'预算再加 5 万', 'budget up by $2k', 'another $5,000': money added to the budget under discussion (its amount,
+    in the currency the budget is in)."""
+    from advisor.numbers import find_amounts  # the amount right after the cue
+
+    for m in _BUDGET_UP.finditer(ctx.masked):
+        rest = ctx.masked[m.end():m.end() + 16]
+        amounts = [a for a in find_amounts(rest) if a.start <= 2]
+        if amounts and amounts[0].value >= 10:
+            return amounts[0].value
+    return None
+
+
 EXTRACTORS: dict[str, Extractor] = {
+    "added_cards": added_cards,
+    "budget_added": budget_added,
     "asked_attribute": asked_attribute,
     "engine_hint": engine_hint,
     "host_bandwidth_gbs": host_bandwidth_gbs,

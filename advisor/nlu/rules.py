@@ -141,6 +141,9 @@ class Parsed(BaseModel):
     host_bandwidth_gbs: float | None = Field(
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
     rental_rate: tuple[float, str] | None = Field(None, description="quoted rent per GPU-hour and its currency")
+    added_cards: int | None = Field(None, description="cards added to the configuration under discussion ('再加一张')")
+    budget_added: float | None = Field(None, description="money added to the budget under discussion "
+                                                         "('预算再加 5 万'), in its currency")
     head_count: int | None = Field(None, description="people who will use it in all ('全公司三百人'); concurrency "
                                                      "holds those at once")
     tokens_per_s_target: float | None = Field(None, description="decode tokens/s wanted per user ('≥ 20 tokens/s')")
@@ -460,7 +463,8 @@ def _module(catalog: Catalog, gpu_id: str) -> bool:
     return catalog.gpu(gpu_id).form_factor.value in ("sxm", "oam", "module")
 
 
-_NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes")  # what a question asks, not states
+# what a question asks or changes, not what it states
+_NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added_cards", "budget_added")
 _MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
 _NEGATED = re.compile(
     r"(?:\bnot\b|\bno\b|\bwithout\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|无需|不再)\s*(?:an?\s+|the\s+)?"
@@ -480,7 +484,8 @@ _YEAR = re.compile(r"(?:\b(?:in|since|during|until|by|from|before|after)\s+|(?<!
 
 # a matrix or grid size: 'N×N', 'N x N x N' (the same N), or 'A×B' beside a word for matrices and grids
 _GRID = re.compile(r"(?<![\d.])(\d{2,7})\s*[×xX*]\s*\1(?:\s*[×xX*]\s*\1)?(?![\d.])|"
-                   r"(?:矩阵|网格|grid|matrix|mesh|lattice)\D{0,6}\d{2,7}\s*[×xX*]\s*\d{2,7}(?:\s*[×xX*]\s*\d{2,7})?", _I)
+                   r"(?:矩阵|网格|grid|matrix|mesh|lattice)\D{0,6}\d{2,7}\s*[×xX*]\s*\d{2,7}"
+                   r"(?:\s*[×xX*]\s*\d{2,7})?", _I)
 
 
 def _not_quantities(text: str) -> list[tuple[int, int]]:
@@ -1151,6 +1156,8 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     for slot, value in found.items():
         setattr(out, slot, value)
     _settle_power(out)
+    if out.budget_added is not None and out.budget is not None and out.budget.amount == out.budget_added:
+        out.budget = None  # '预算再加 5 万' adds to the budget; it is not a budget of 5 万
     _settle_verb_count(out, masked)
     _settle_nodes(out, text, masked, cat)
     _settle_restrictions(out, text)

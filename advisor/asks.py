@@ -1,0 +1,257 @@
+"""Every ask in a message gets an answer: a table from ask to the tool calls that answer it and the line
+that says the answer.
+
+The turn's mode answers the main ask (a sizing, a comparison, a build check …). What else the message asks
+— what the whole machine costs, its electricity over N years, how many of its nodes a rack holds, whether
+the speed or first-token time meets a stated target — is looked up in :data:`ROUTES` and answered on the
+configuration this turn computed, or the one computed a turn earlier, in the order asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from advisor.fmt import money, num, seconds, tps
+from advisor.planner import PlannedCall, user_currency
+from advisor.session import Session, ToolCall
+from knowledge.messages import msg
+from tools.ownership import MachineCostResult
+from tools.perf import DecodeResult, PrefillResult
+
+DEFAULT_PROMPT_TOKENS = 2048
+DEFAULT_YEARS = 3.0
+
+
+@dataclass(frozen=True)
+class Config:
+    """The configuration an ask is answered on: GPUs per node, nodes, and the model it runs."""
+
+    gpu: str
+    count: int
+    nodes: int = 1
+    model: str | None = None
+    precision: str | None = None
+
+
+@dataclass(frozen=True)
+class AskContext:
+    session: Session
+    asks: tuple[str, ...]
+    config: Config | None
+    calls: tuple[ToolCall, ...]
+    lang: str
+    fresh: bool = True  # this turn computed a configuration or stated a target: targets are checked again
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one ask is answered: ``needed`` says whether this turn still owes it, ``calls`` plans the tools,
+    ``say`` writes the line from their results (None: nothing to say)."""
+
+    needed: Callable[[AskContext], bool]
+    calls: Callable[[AskContext], list[PlannedCall]]
+    say: Callable[[AskContext, list[ToolCall]], str | None]
+
+
+# ----------------------------------------------------------------------------- the configuration
+
+_CONFIG_TOOLS = {"perf_decode": "count", "size_inference": "gpus", "size_training": "gpus", "training_time": "count"}
+
+
+def _from_call(call: ToolCall) -> Config | None:
+    args = call.arguments
+    if call.name in _CONFIG_TOOLS and args.get("gpu"):
+        return Config(gpu=args["gpu"], count=int(args.get(_CONFIG_TOOLS[call.name]) or 1), model=args.get("model"),
+                      precision=args.get("precision"))
+    if call.name == "check_build" and args.get("gpus"):
+        first = args["gpus"][0]
+        return Config(gpu=first["gpu"], count=int(first.get("count", 1)), model=args.get("model"))
+    if call.name == "recommend" and call.ok and (call.result or {}).get("options"):
+        top = call.result["options"][0]  # type: ignore[index]
+        nodes = int(top.get("nodes", 1))
+        return Config(gpu=top["gpu_id"], count=int(top["count"]) // nodes, nodes=nodes, model=args.get("model"),
+                      precision=args.get("precision"))
+    return None
+
+
+def current_config(session: Session, calls: Iterable[ToolCall]) -> Config | None:
+    """This turn's configuration, else the one computed a turn earlier, else the profile's card."""
+    p = session.profile
+    nodes = p.nodes or 1
+    for source in (list(calls), list(session.last_results.values())):
+        for call in source:
+            if call.call_id.startswith("alt_") or not call.ok:
+                continue
+            found = _from_call(call)
+            if found is not None:
+                return found if found.nodes > 1 else Config(found.gpu, found.count, nodes, found.model,
+                                                              found.precision)
+    if p.gpu:
+        return Config(gpu=p.gpu, count=p.gpu_count or 1, nodes=nodes, model=p.model, precision=p.precision)
+    if p.existing:
+        return Config(gpu=p.existing[0].gpu, count=p.existing[0].count, nodes=nodes, model=p.model)
+    return None
+
+
+# ----------------------------------------------------------------------------- routes
+
+
+def _asked(name: str) -> Callable[[AskContext], bool]:
+    return lambda c: name in c.asks and c.config is not None
+
+
+def _ran(calls: Iterable[ToolCall], name: str) -> bool:
+    return any(c.name == name and c.ok for c in calls)
+
+
+def _machine_call(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    p = c.session.profile
+    currency = user_currency(p, c.lang, ("USD", "CNY"))
+    args: dict[str, Any] = {"gpu": c.config.gpu, "count": c.config.count, "nodes": c.config.nodes,
+                            "currency": currency, "years": p.years or DEFAULT_YEARS,
+                            "include_host": not p.has_host and p.budget_scope != "gpu_only"}
+    for slot in ("hours_per_day", "kwh_price", "rack_kw"):
+        if getattr(p, slot):
+            args[slot] = getattr(p, slot)
+    return [PlannedCall(name="machine_cost", arguments=args, purpose="value")]
+
+
+def _machine(done: list[ToolCall]) -> MachineCostResult | None:
+    call = next((c for c in done if c.name == "machine_cost" and c.ok), None)
+    return MachineCostResult.model_validate(call.result) if call else None
+
+
+def _label(r: MachineCostResult, lang: str) -> str:
+    from advisor.compose import config_label  # compose sits beside this module; imported late to stay light
+
+    label = config_label(r.gpu, r.count, lang)
+    return msg(lang, "asks.nodes_label", nodes=r.nodes, label=label) if r.nodes > 1 else label
+
+
+def _say_build_cost(c: AskContext, done: list[ToolCall]) -> str | None:
+    r = _machine(done)
+    if r is None or r.total_price is None:
+        return None
+    key = "asks.build_cost" if r.host_price else "asks.build_cost_cards"
+    return msg(c.lang, key, config=_label(r, c.lang), cards=money(r.cards_price, r.currency),
+               hosts=money(r.host_price, r.currency), total=money(r.total_price, r.currency), nodes=r.nodes)
+
+
+def _say_energy(c: AskContext, done: list[ToolCall]) -> str | None:
+    r = _machine(done)
+    if r is None:
+        return None
+    return msg(c.lang, "asks.energy_cost", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 1),
+               hours=num(r.yearly_kwh / max(r.total_wall_w / 1000, 1e-9) / 365, 1), kwh=num(r.yearly_kwh, 0),
+               yearly=money(r.yearly_energy_cost, r.currency), years=num(r.years, 1),
+               total=money(r.energy_cost, r.currency), price=num(r.kwh_price, 2), currency=r.currency)
+
+
+def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
+    r = _machine(done)
+    if r is None:
+        return None
+    if r.nodes_per_rack is None:
+        return msg(c.lang, "asks.rack_need_kw", kw=num(r.node_wall_w / 1000, 1), config=_label(r, c.lang))
+    if r.nodes_per_rack == 0:
+        return msg(c.lang, "asks.rack_none", kw=num(r.node_wall_w / 1000, 1),
+                   rack=num(c.session.profile.rack_kw or 0, 1))
+    return msg(c.lang, "asks.rack", rack=num(c.session.profile.rack_kw or 0, 1), fits=r.nodes_per_rack,
+               kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1)
+
+
+def _decode(calls: Iterable[ToolCall]) -> DecodeResult | None:
+    call = next((c for c in calls if c.name == "perf_decode" and c.ok and not c.call_id.startswith("alt_")), None)
+    return DecodeResult.model_validate(call.result) if call else None
+
+
+def _speed_needed(c: AskContext) -> bool:
+    p = c.session.profile
+    return ("speed" in c.asks or c.fresh) and p.tokens_per_s_target is not None and c.config is not None \
+        and bool(c.config.model or p.model)
+
+
+def _speed_calls(c: AskContext) -> list[PlannedCall]:
+    """Decode speed with every user at once, unless this turn measured it already."""
+    assert c.config is not None
+    p = c.session.profile
+    if _decode(c.calls) is not None:
+        return []
+    args: dict[str, Any] = {"model": c.config.model or p.model, "gpu": c.config.gpu,
+                            "count": c.config.count, "batch": p.concurrency or 1}
+    if c.config.precision or p.precision:
+        args["precision"] = c.config.precision or p.precision
+    return [PlannedCall(name="perf_decode", arguments=args, purpose="perf")]
+
+
+def _say_speed_target(c: AskContext, done: list[ToolCall]) -> str | None:
+    d = _decode([*c.calls, *done])
+    target = c.session.profile.tokens_per_s_target
+    if d is None or target is None:
+        return None
+    per_user = d.per_sequence_tokens_per_s or d.tokens_per_s
+    key = "asks.speed_target_met" if per_user >= target else "asks.speed_target_missed"
+    return msg(c.lang, key, speed=tps(per_user), target=tps(target), users=c.session.profile.concurrency or 1)
+
+
+def _ttft_needed(c: AskContext) -> bool:
+    p = c.session.profile
+    return ("ttft" in c.asks or (c.fresh and p.ttft_target_s is not None)) and c.config is not None \
+        and bool(c.config.model or p.model)
+
+
+def _ttft_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    p = c.session.profile
+    prompt = min(p.context_tokens or DEFAULT_PROMPT_TOKENS, DEFAULT_PROMPT_TOKENS * 4)
+    base: dict[str, Any] = {"model": c.config.model or p.model, "gpu": c.config.gpu, "count": c.config.count,
+                            "prompt_tokens": prompt}
+    if c.config.precision or p.precision:
+        base["precision"] = c.config.precision or p.precision
+    calls = [PlannedCall(name="perf_prefill", arguments=base, purpose="perf")]
+    if (p.concurrency or 1) > 1:
+        calls.append(PlannedCall(name="perf_prefill", arguments={**base, "batch": p.concurrency}, purpose="perf"))
+    return calls
+
+
+def _say_ttft(c: AskContext, done: list[ToolCall]) -> str | None:
+    results = [PrefillResult.model_validate(x.result) for x in done if x.name == "perf_prefill" and x.ok]
+    if not results:
+        return None
+    p = c.session.profile
+    one = results[0]
+    prompt = next(x.arguments["prompt_tokens"] for x in done if x.name == "perf_prefill" and x.ok)
+    text = msg(c.lang, "asks.ttft", ttft=seconds(one.ttft_s), prompt=num(prompt, 0))
+    if len(results) > 1:
+        text += msg(c.lang, "asks.ttft_burst", users=p.concurrency, ttft=seconds(results[1].ttft_s))
+    if p.ttft_target_s is not None:
+        worst = results[-1].ttft_s
+        key = "asks.ttft_target_met" if worst <= p.ttft_target_s else "asks.ttft_target_missed"
+        text += msg(c.lang, key, target=seconds(p.ttft_target_s))
+    return text
+
+
+ROUTES: dict[str, Route] = {
+    "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
+                        _say_build_cost),
+    "energy_cost": Route(lambda c: _asked("energy_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
+                         _say_energy),
+    "rack": Route(lambda c: (_asked("rack")(c) or c.session.profile.rack_kw is not None) and c.config is not None,
+                  _machine_call, _say_rack),
+    "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
+    "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
+}
+
+
+def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str,
+         fresh: bool = True) -> list[tuple[str, Route, AskContext]]:
+    """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
+    turn computed a configuration or stated a target, so stated targets are checked again."""
+    done = tuple(calls)
+    ctx = AskContext(session=session, asks=tuple(asks), config=current_config(session, done), calls=done,
+                     lang=lang, fresh=fresh)
+    order = [a for a in ctx.asks if a in ROUTES] + [a for a in ROUTES if a not in ctx.asks]
+    return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

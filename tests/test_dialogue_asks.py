@@ -1,0 +1,62 @@
+"""Every ask gets an answer: costs, electricity, rack fit and targets on the configuration under discussion;
+changes by an amount ('add a second one', '预算再加 5 万'); head count vs users at once, said back."""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine import Advisor, Reply
+from advisor.session import Session
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def _talk(adv: Advisor, *messages: str) -> tuple[Session, list[Reply]]:
+    s = adv.new_session()
+    return s, [adv.reply(m, s) for m in messages]
+
+
+def _calls(r: Reply, name: str) -> list:
+    return [c for c in r.tool_calls if c.name == name and c.ok]
+
+
+def test_adding_a_card_changes_the_count_and_costs_follow_on_that_build(adv: Advisor) -> None:
+    s, (_, added, costs) = _talk(adv, "Can I run Qwen2.5-32B Q4 on my RTX 3090?", "what if I add a second one?",
+                                 "what would the whole build cost, and electricity over 3 years at $0.15/kWh, "
+                                 "8 hours a day?")
+    assert s.profile.gpu == "rtx-3090" and s.profile.gpu_count == 2
+    assert "2× GeForce RTX 3090" in added.text.splitlines()[0]
+    machine = _calls(costs, "machine_cost")[0].result
+    assert machine["count"] == 2
+    # electricity by hand: kW at the wall × 8 h × 365 d × 3 years × $0.15
+    assert machine["energy_cost"] == pytest.approx(machine["total_wall_w"] / 1000 * 8 * 365 * 3 * 0.15, rel=0.01)
+    assert costs.text.startswith("**Whole build:**")
+    assert "Electricity" in costs.text.split("\n\n")[1]
+
+
+def test_head_count_and_users_at_once_are_said_back_and_targets_checked(adv: Advisor) -> None:
+    _, (r,) = _talk(adv, "全公司三百人，高峰同时四十来个，想部署 Qwen2.5-72B 做推理，每人至少 15 tokens/s，首字 2 秒内")
+    size = _calls(r, "size_inference")[0]
+    assert size.arguments.get("batch") == 40 or size.result["concurrency"] == 40
+    assert "读作：高峰 40 人同时用（全员 300 人）" in r.text
+    assert "**速度要求**" in r.text and "**首 token 时间**" in r.text
+
+
+def test_rack_power_gives_nodes_per_rack_on_the_build_under_discussion(adv: Advisor) -> None:
+    _, (_, r) = _talk(adv, "我们要 8 张 L20 的服务器跑 Qwen2.5-72B 推理", "每个机柜 15kW 能放几台？")
+    machine = _calls(r, "machine_cost")[0].result
+    assert machine["nodes_per_rack"] == int(15_000 // machine["node_wall_w"])
+    assert r.text.startswith("**机柜**")
+
+
+def test_money_added_to_the_budget_adds_to_it(adv: Advisor) -> None:
+    s, _ = _talk(adv, "预算 10 万，想本地部署 Qwen2.5-72B 做推理", "预算再加 5 万呢")
+    assert s.profile.budget is not None and s.profile.budget.amount == pytest.approx(150_000)
+
+
+def test_a_rent_question_is_not_answered_twice_with_a_build_price(adv: Advisor) -> None:
+    _, (r,) = _talk(adv, "how much does it cost per day to rent 8 H100s?")
+    assert not _calls(r, "machine_cost")
