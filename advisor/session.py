@@ -25,6 +25,7 @@ from knowledge import load_catalog
 from knowledge.bounded import BoundsError, data_depth, nested_too_deeply, read_text, text_depth
 from knowledge.codes import scientific_codes
 from knowledge.messages import msg, render
+from knowledge.names import EngineHint
 from tools.catalog_query import AffordableInput
 from tools.compat import parse_mains
 from tools.compat_rules.types import MAX_GPUS_OF_ONE
@@ -180,7 +181,7 @@ class Profile(BaseModel):
     only_vendors: list[str] = Field(default_factory=list, description="vendors the choice is restricted to")
     allowed_gpus: list[str] = Field(default_factory=list)
     mains: str | None = Field(None, max_length=20, description="wall circuit, e.g. '220v-10a'")
-    engine_hint: Literal["llamacpp", "sglang", "vllm"] | None = Field(
+    engine_hint: EngineHint | None = Field(
         None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
     gpu_power_limit_w: float | None = Field(None, gt=0, le=2000, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, gt=0, le=24)
@@ -344,6 +345,9 @@ class Session(BaseModel):
     last_kind: str | None = Field(None, description="the answer kind of the last turn that answered (follow-ups "
                                                     "such as 'and with a 1600W PSU?' continue it)")
     focus: list[str] = Field(default_factory=list, description="GPU ids the last spec question was about ('它')")
+    last_asks: list[Annotated[str, Field(max_length=32)]] = Field(
+        default_factory=list, max_length=16, description="what the last message that asked anything asked ('how_many', "
+                                                         "'build_cost' …): a what-if follow-up asks it again")
     focus_attribute: str | None = Field(None, description="the fact the last spec question asked ('and the A100?')")
     region_guess: Literal["cn", "global"] | None = Field(None, description="the buying region first assumed (from "
                                                                            "language or currency), kept for the "

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from advisor import answers as A
 from advisor import compare
@@ -17,8 +17,7 @@ from advisor.report import export_markdown
 from advisor.session import Citation, Session, ToolCall
 from advisor.settings import Settings
 from knowledge.messages import msg
-
-Lang = Literal["zh", "en"]
+from knowledge.names import Lang
 
 
 @dataclass

@@ -16,6 +16,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from knowledge.names import Vendor
+
 Confidence = Literal["H", "M", "L"]
 
 
@@ -124,10 +126,7 @@ class DecodeMeasurement(_Strict):
 class GPU(_Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     name: str
-    vendor: Literal[
-        "NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren",
-        "Iluvatar CoreX", "MetaX",
-    ]
+    vendor: Vendor
     tier: Tier
     domestic: bool = Field(False, description="Chinese-designed accelerator (信创 candidates)")
     china_market: bool = Field(False, description="export-control variant sold in China (H20, H800, 4090 D …)")

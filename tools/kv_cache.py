@@ -31,6 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.layers import LayerGroup, attention_layer_groups
+from knowledge.names import EngineName
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, PerSpecCache
@@ -38,7 +39,7 @@ from tools.precision import kv_bytes_per_element, resolve_kv_dtype
 from tools.result import Note, note
 from tools.units import Bytes, BytesF, Tokens
 
-Engine = Literal["vllm", "llamacpp", "transformers", "sglang", "generic"]
+Engine = Literal[EngineName, "generic"]
 VLLM_BLOCK_SIZE = 16  # vllm/config/cache.py DEFAULT_BLOCK_SIZE
 LLAMACPP_CTX_PAD = 256  # llama.cpp pads the KV cells to a multiple of 256
 INDEXER_QUANT_BLOCK = 128  # DSA indexer key: one fp32 scale per 128 FP8 values

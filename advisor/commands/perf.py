@@ -17,6 +17,7 @@ from advisor.present import (
 )
 from knowledge import load_catalog
 from knowledge.messages import msg
+from knowledge.names import ENGINES
 from tools.efficiency import PREFILL_MFU
 from tools.errors import ToolError
 from tools.modelspec import ModelSpec, load_model_spec
@@ -64,7 +65,7 @@ def register(sub: Any) -> None:
         help=f"compute efficiency (default {PREFILL_MFU} inference; training: the median of published runs of the "
              "model's size on that class of GPU)",
     )
-    p.add_argument("--engine", choices=["llamacpp", "vllm", "sglang", "transformers"],
+    p.add_argument("--engine", choices=list(ENGINES),
                    help="inference engine (default: llama.cpp for GGUF, vLLM otherwise); decides the multi-GPU "
                         "split and how weights that do not fit the GPUs are used")
     p.add_argument("--host-bandwidth", type=finite_float, default=HOST_BANDWIDTH_GBS,

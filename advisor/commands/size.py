@@ -17,6 +17,7 @@ from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, fail, finite_float, lang_of, print_json
 from advisor.present import present_inference
+from knowledge.names import ENGINES
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.result import Note, note
 from tools.units import GiB
@@ -61,7 +62,7 @@ def add_inference_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--batch", type=int, default=1, help="concurrent sequences (default 1)")
     g.add_argument("--kv-dtype", help="KV cache: fp16, bf16, fp8 (vLLM), q8_0, q4_0 (llama.cpp)")
     g.add_argument(
-        "--engine", choices=["vllm", "llamacpp", "transformers", "sglang"], help="default: llamacpp for GGUF, else vllm"
+        "--engine", choices=list(ENGINES), help="default: llamacpp for GGUF, else vllm"
     )
     g.add_argument("--parallel", choices=["tp", "pp"], help="tensor parallel or layer split (multi-GPU)")
     g.add_argument("--gpu-memory-utilization", type=finite_float, default=0.92, help="vLLM reservation (default 0.92)")

@@ -25,9 +25,9 @@ from advisor.nlu.quantities import read_quantities
 from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts, find_money, parse_number, scaled
 from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
+from knowledge.names import EngineHint, Lang
 from knowledge.resolve import normalize
 
-Lang = Literal["zh", "en"]
 UseCase = Literal["training", "inference", "scientific"]
 Method = Literal["pretrain", "full", "lora", "qlora"]
 FormFactorPref = Literal["workstation", "server", "laptop"]
@@ -133,7 +133,7 @@ class Parsed(BaseModel):
     unreadable_numbers: list[str] = Field(default_factory=list,
                                           description="'inf', 'nan', '1e400', '1e30' as written: read as no number")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
-    engine_hint: Literal["llamacpp", "sglang", "vllm"] | None = Field(
+    engine_hint: EngineHint | None = Field(
         None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy")

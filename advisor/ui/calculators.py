@@ -16,6 +16,7 @@ from advisor.ui import chart, render
 from advisor.ui.i18n import METHODS, label, t, ui_text
 from advisor.ui.relabel import Labels
 from knowledge import load_catalog
+from knowledge.names import ENGINES as KNOWN_ENGINES
 
 PRECISIONS = (
     "bf16",
@@ -34,7 +35,7 @@ PRECISIONS = (
     "Q3_K_M",
     "Q2_K",
 )
-ENGINES = ("vllm", "llamacpp", "transformers")
+ENGINES = KNOWN_ENGINES  # every engine the tools model (SGLang too), from knowledge.names
 CHASSIS = ("tower", "rack", "open-frame")
 MAINS = ("120v-15a", "120v-20a", "220v-10a", "230v-16a")
 FRAMEWORKS = ("PyTorch", "vLLM", "TensorRT-LLM", "SGLang", "llama.cpp", "DeepSpeed", "MindIE")

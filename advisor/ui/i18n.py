@@ -9,11 +9,10 @@ see (a use case, tier, engine, severity …) from ``ui.value.<kind>.<value>``. `
 from __future__ import annotations
 
 import re
-from typing import Literal
 
 from knowledge.messages import catalog, has, msg
+from knowledge.names import Lang
 
-Lang = Literal["zh", "en"]
 LANGS: tuple[Lang, ...] = ("zh", "en")
 
 # Values with a label in the catalog (ui.value.use_case.*, ui.value.method.*), in the order the UI offers them.

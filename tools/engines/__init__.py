@@ -6,15 +6,13 @@ Adding an engine: a module with an ``InferenceEngine`` subclass, its name in ``E
 
 from __future__ import annotations
 
-from typing import Literal
-
+from knowledge.names import EngineName
 from tools.engines.base import Activations, Budget, InferenceEngine, Split
 from tools.engines.llamacpp import LlamaCpp
 from tools.engines.sglang import SGLang
 from tools.engines.transformers import Transformers
 from tools.engines.vllm import VLLM
 
-EngineName = Literal["vllm", "llamacpp", "transformers", "sglang"]
 ENGINES: dict[str, InferenceEngine] = {e.name: e for e in (VLLM(), LlamaCpp(), Transformers(), SGLang())}
 ENGINE_LABEL = {name: e.label for name, e in ENGINES.items()}
 
