@@ -412,6 +412,7 @@ class Advisor:
               recompute: bool) -> Generator[Event, None, Reply]:
         previous = dict(session.last_results)
         if not recompute:
+            parsed = _inherit_asks(parsed, session)
             apply_parsed(session, parsed)
         yield ProfileUpdated(profile=session.profile.model_copy(deep=True))
         out_lang: Lang = lang or "en"
@@ -843,6 +844,22 @@ def _turn_language(parsed: Parsed, session: Session, lang: Lang | None) -> Lang 
 
 
 _NO_ASKS = ("reset", "export", "opening")
+_FOLLOW_UPS = (Kind.whatif, Kind.correct, Kind.inform)
+
+
+def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
+    """A what-if that asks nothing of its own ('用 SGLang 呢', 'what about 16 users?') asks again what the last
+    question asked (how many cards, the whole build's cost …) on the changed setup; a message that asks
+    something becomes the one later what-ifs repeat."""
+    if parsed.asks:
+        session.last_asks = list(parsed.asks)
+        return parsed
+    if parsed.kind not in _FOLLOW_UPS or not session.last_asks:
+        return parsed
+    asks = list(session.last_asks)
+    return parsed.model_copy(update={"asks": asks, "asks_count": parsed.asks_count or "how_many" in asks})
+
+
 def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed, lang: Lang) -> str:
     """The body with the open asks' answers: before it when the plan computed nothing itself (its body is a
     question back or a lookup), else after it, above the sources; then one line saying back what was read

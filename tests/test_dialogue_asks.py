@@ -60,3 +60,11 @@ def test_money_added_to_the_budget_adds_to_it(adv: Advisor) -> None:
 def test_a_rent_question_is_not_answered_twice_with_a_build_price(adv: Advisor) -> None:
     _, (r,) = _talk(adv, "how much does it cost per day to rent 8 H100s?")
     assert not _calls(r, "machine_cost")
+
+
+def test_a_what_if_asks_again_what_the_last_question_asked(adv: Advisor) -> None:
+    # 'how many' asked once: the what-ifs after it ('用 SGLang 呢', '80 人同时用') are answered with a count again
+    _, replies = _talk(adv, "50人同时用 Qwen2.5-72B，买几张 H20 够？", "用 SGLang 呢", "要是 80 个人同时用呢")
+    for r in replies:
+        assert r.text.startswith("**至少要"), r.text[:80]
+    assert "80" not in replies[1].text.splitlines()[0]
