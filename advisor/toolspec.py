@@ -20,7 +20,8 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from advisor.session import ToolCall
-from knowledge import AmbiguousNameError, UnknownNameError, load_catalog
+from knowledge import load_catalog
+from knowledge.errors import AdvisorError
 from knowledge.messages import msg
 from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableInput, AffordableResult, FindGPUsInput, FindGPUsResult, affordable, find_gpus
@@ -456,7 +457,7 @@ def run_tool(name: str, arguments: dict[str, Any], by: Literal["planner", "llm"]
     except ValidationError as exc:
         call.error_note = error_note(exc)
         call.error, call.error_kind = error_text(exc), "validation"
-    except (ToolError, UnknownNameError, AmbiguousNameError, ValueError, LookupError) as exc:
+    except AdvisorError as exc:  # the project's own errors only: anything else is a bug and surfaces as one
         call.error_note = error_note(exc)
         call.error, call.error_kind = error_text(exc), "domain"
     call.duration_ms = round((time.perf_counter() - t0) * 1000, 3)

@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from knowledge.errors import AdvisorError
 from knowledge.paths import regular_file
 
 MAX_DEPTH: Final = 64  # no file the app reads nests past ~12 levels
@@ -29,7 +30,7 @@ _TOKENS: Final = {
 }
 
 
-class BoundsError(ValueError):
+class BoundsError(AdvisorError, ValueError):
     """A file that cannot be used: ``str()`` is ``'<where>: <problem>'``, one line."""
 
     def __init__(self, where: str, problem: str):

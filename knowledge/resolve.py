@@ -8,6 +8,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from knowledge.errors import AdvisorError
 from knowledge.messages import has
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def shown_name(name: str) -> str:
     return _UNSHOWABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), text)
 
 
-class UnknownNameError(LookupError):
+class UnknownNameError(AdvisorError, LookupError):
     """A name matched no entry; carries suggestions for the user (and ``note``, the message in any language)."""
 
     def __init__(self, kind: str, name: str, suggestions: list[str]):
@@ -84,7 +85,7 @@ class UnknownNameError(LookupError):
                     suggestions=", ".join(self.suggestions))
 
 
-class AmbiguousNameError(LookupError):
+class AmbiguousNameError(AdvisorError, LookupError):
     def __init__(self, kind: str, name: str, candidates: list[str]):
         self.kind = kind
         self.name = name

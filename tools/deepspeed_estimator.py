@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.errors import ToolError
 from tools.inputs import ToolInput
 from tools.units import Bytes
 
@@ -107,7 +108,7 @@ def deepspeed_model_states(inp: DeepSpeedEstimateInput) -> DeepSpeedEstimate:
         else:
             cpu, cf = p * max(4 * gpn, 16 / nodes) * bf, "P·max(4·gpus_per_node, 16/nodes)·buffer"
     elif inp.offload_params:
-        raise ValueError("DeepSpeed's estimator has no params-only offload row; offload the optimizer too")
+        raise ToolError("DeepSpeed's estimator has no params-only offload row; offload the optimizer too")
     else:
         gpu, gf = ll_mem + 18 * p / n, "4·LL + 18·P/N"
         if inp.zero_init:

@@ -11,11 +11,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from knowledge.errors import AdvisorError
 from knowledge.messages import has
 from tools.result import Note, note
 
 
-class ToolError(ValueError):
+class ToolError(AdvisorError, ValueError):
     """Input that is valid in type but wrong in the domain (tp that does not divide heads, …).
 
     ``message`` is a note (``note("error.tp.heads", tp=3, ...)``) or, for a message not yet in the
