@@ -55,3 +55,16 @@ def test_unknown_card_is_a_clear_message_with_suggestions() -> None:
     call = run_tool("machine_cost", {"gpu": "H300", "count": 2})
     assert call.result is None and call.error is not None
     assert "H300" in call.error and "H200" in call.error
+
+
+def test_rent_vs_buy_uses_the_quoted_purchase_price() -> None:
+    from tools.rent import RentVsBuyInput, rent_vs_buy
+
+    # 8 cards rented at ¥9 per GPU-hour, 10 h a day, against a ¥200,000 server, over 36 months
+    r = rent_vs_buy(RentVsBuyInput(gpu="RTX 4090", count=8, hours_per_day=10, months=36, currency="CNY",
+                                   rental_usd_per_gpu_hour=9 / CNY_PER_USD, purchase_price=200_000, kwh_price=1.0))
+    assert r.purchase == pytest.approx(200_000)
+    assert r.rent_per_month == pytest.approx(9 * 8 * 10 * 365 / 12, rel=0.01)
+    assert r.project_rent == pytest.approx(r.rent_per_month * 36, rel=0.001)
+    assert r.project_buy == pytest.approx(200_000 + r.energy_per_month * 36, rel=0.001)
+    assert r.cheaper == "buy"

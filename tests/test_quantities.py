@@ -82,3 +82,30 @@ def test_blanked_spans_are_never_read() -> None:
 def test_every_ask_is_read_in_the_order_asked(text: str, asks: list[str]) -> None:
     got = parse(text, context=False).asks
     assert [a for a in got if a in asks] == asks
+
+
+@pytest.mark.parametrize(("text", "hours"), [
+    ("I use it about 20 hrs a week. rent or buy?", 20 / 7),
+    ("我一个月大概用 100 小时，租还是买", 100 / (365 / 12)),
+    ("其实利用率只有40%左右", 24 * 0.4),
+    ("每天跑 10 个小时", 10),
+])
+def test_hours_a_day_from_a_week_a_month_or_a_utilisation(text: str, hours: float) -> None:
+    assert parse(text, context=True).hours_per_day == pytest.approx(hours, abs=0.01)
+
+
+@pytest.mark.parametrize(("text", "price"), [
+    ("云上A100租9块钱一小时，自己买一台8卡4090服务器大概20万，每天跑10个小时，3年下来哪个划算？", (200_000, "CNY")),
+    ("runpod 4090 is $0.34/hr, a used 4090 is ~$1800. rent or buy?", (1800, "USD")),
+])
+def test_a_quoted_purchase_price_is_that_price_not_a_budget(text: str, price: tuple[float, str]) -> None:
+    p = parse(text, context=False)
+    assert p.purchase_price == price
+    assert p.budget is None
+
+
+@pytest.mark.parametrize("text", ["5090D要多大电源，CPU是7950X", "4x 4090 with a 14900K", "i5-13600K and a 3090"])
+def test_bare_cpu_codes_are_never_counts(text: str) -> None:
+    p = parse(text, context=False)
+    assert "gpu_count" not in p.unusable and p.gpu_count is None
+    assert all(g.count <= 4 for g in p.gpus)

@@ -33,6 +33,9 @@ class RentVsBuyInput(ToolInput):
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
                                                                    "currency")
     rental_usd_per_gpu_hour: float | None = Field(None, gt=0, lt=1000, description="a quoted rate; default: catalog")
+    purchase_price: float | None = Field(None, gt=0, le=1e9, description="a quoted price of the whole purchase (cards "
+                                                                        "and host, as quoted), in `currency`; "
+                                                                        "default: catalog cards + host")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
 
 
@@ -77,6 +80,8 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     card_usd = (gpu.price.cny / inp.cny_per_usd if inp.currency == "CNY" and gpu.price and gpu.price.cny
                 else price.usd)
     purchase_usd = card_usd * inp.count + host_usd if card_usd is not None else None
+    if inp.purchase_price is not None:  # the buyer's own quote replaces the catalog's cards and host
+        purchase_usd = inp.purchase_price if inp.currency == "USD" else inp.purchase_price / inp.cny_per_usd
     per_gpu_hour = inp.rental_usd_per_gpu_hour or price.rental_usd_per_hour
     rental = per_gpu_hour * inp.count if per_gpu_hour else None
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=gpu.tdp_w * inp.count + host_power,
@@ -106,7 +111,8 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
                       node=NODE_GPUS))
     rate_note = (note("perf.rent.rate_quoted", rate=inp.rental_usd_per_gpu_hour) if inp.rental_usd_per_gpu_hour
                  else note("perf.rent.rate_catalog"))
-    assumptions = [*cost.assumptions, host_note, rate_note]
+    assumptions = [*cost.assumptions, note("perf.rent.price_quoted") if inp.purchase_price is not None else host_note,
+                   rate_note]
     if price.usd is None:
         assumptions.append(note("perf.rent.no_price", gpu=gpu.name))
     if rental is None:

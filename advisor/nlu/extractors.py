@@ -338,15 +338,60 @@ _HOURS_A_DAY = re.compile(rf"(?:每天|一天|每日|日均)\D{{0,6}}?({N})\s*(?
                           rf"(全天|24\s*/\s*7|around the clock|nonstop|24 小时满载|全天候)", _I)
 
 
+_HOURS_A_PERIOD = re.compile(rf"(?:每周|一周|每星期|一星期)\D{{0,6}}?({N})\s*(?:个)?\s*(?:小时|h\b)|"
+                             rf"({N})\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*week|"
+                             rf"(?:每月|一个月|每个月|一月)\D{{0,6}}?({N})\s*(?:个)?\s*(?:小时|h\b)|"
+                             rf"({N})\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*month", _I)
+_UTILISATION = re.compile(rf"(?:利用率|使用率|占用率|utili[sz]ation|utili[sz]ed|duty cycle|busy)\D{{0,10}}?({N})\s*%|"
+                          rf"({N})\s*%\s*(?:的)?\s*(?:利用率|使用率|utili[sz]ation|utili[sz]ed|of the time|duty)", _I)
+DAYS_PER_WEEK, DAYS_PER_MONTH = 7.0, 365 / 12
+
+
 def hours_per_day(ctx: Context) -> float | None:
-    """How many hours a day the GPUs are busy ('每天跑 10 个小时', '4 hours a day', '24/7')."""
+    """How many hours a day the GPUs are busy: said per day ('每天跑 10 个小时', '4 hours a day', '24/7'), per
+    week or month ('20 hrs a week', '一个月 100 小时', as a daily average), or as a utilisation ('利用率 40%')."""
     m = _HOURS_A_DAY.search(ctx.masked)
-    if not m:
-        return None
-    if m.group(3):
+    if m and m.group(3):
         return 24.0
-    value = parse_number(m.group(1) or m.group(2))
-    return value if value and 0 < value <= 24 else None
+    value = parse_number(m.group(1) or m.group(2)) if m else None
+    if value and 0 < value <= 24:
+        return value
+    m = _HOURS_A_PERIOD.search(ctx.masked)
+    if m:
+        weekly, monthly = m.group(1) or m.group(2), m.group(3) or m.group(4)
+        total = parse_number(weekly or monthly or "")
+        days = DAYS_PER_WEEK if weekly else DAYS_PER_MONTH
+        if total and 0 < total <= 24 * days:
+            return round(total / days, 2)
+    m = _UTILISATION.search(ctx.masked)
+    share = parse_number(m.group(1) or m.group(2)) if m else None
+    return round(24 * share / 100, 2) if share and 0 < share <= 100 else None
+
+
+_PURCHASE = re.compile(r"(?:自己买|自购|买(?:一台|一张|台|张|个|套)?|购买|购置|入手|buy(?:ing)?|purchas\w*|"
+                       r"used[^,.;!?]{0,24}?\b(?:is|costs?|goes for|sells for)|costs?|priced at)"
+                       r"[^，,。;；!?？\n]{0,24}?"
+                       r"(?=\s*(?:约|大概|大约|差不多|~|about|around|roughly)?\s*[$¥￥€£]?\s*\d)", _I)
+
+
+def purchase_price(ctx: Context) -> tuple[float, str] | None:
+    """What buying costs as the user quotes it ('自己买一台8卡4090服务器大概20万', 'a used 4090 is ~$1800',
+    'buying a server at $32k'), with its currency: the price to weigh renting against, not a budget."""
+    from advisor.numbers import find_amounts, find_money  # the amount right after the cue
+
+    for m in _PURCHASE.finditer(ctx.masked):
+        rest = ctx.masked[m.end():m.end() + 20]
+        money = [x for x in find_money(rest) if x.start <= 12]
+        if money and money[0].amount >= 50:
+            return money[0].amount, money[0].currency or _currency_of(rest)
+        amounts = [a for a in find_amounts(rest) if a.start <= 12 and a.value >= 1000 and re.search("[万千kK]", a.text)]
+        if amounts:
+            return amounts[0].value, _currency_of(rest)
+    return None
+
+
+def _currency_of(text: str) -> str:
+    return "USD" if re.search(r"[$]|usd|dollar|美元|美金|刀", text, _I) else "EUR" if "€" in text else "CNY"
 
 
 _KWH = re.compile(rf"(?:电费|电价|electricity|power)\D{{0,12}}?({N})\s*(?:块|元|毛|eur|€|usd|\$|dollars?|cents?)?"
@@ -506,6 +551,7 @@ def budget_added(ctx: Context) -> float | None:
 EXTRACTORS: dict[str, Extractor] = {
     "added_cards": added_cards,
     "budget_added": budget_added,
+    "purchase_price": purchase_price,
     "asked_attribute": asked_attribute,
     "engine_hint": engine_hint,
     "host_bandwidth_gbs": host_bandwidth_gbs,

@@ -144,6 +144,8 @@ class Parsed(BaseModel):
     added_cards: int | None = Field(None, description="cards added to the configuration under discussion ('再加一张')")
     budget_added: float | None = Field(None, description="money added to the budget under discussion "
                                                          "('预算再加 5 万'), in its currency")
+    purchase_price: tuple[float, str] | None = Field(None, description="what buying costs as quoted, and its currency "
+                                                                       "('自己买一台 8 卡服务器大概 20 万')")
     head_count: int | None = Field(None, description="people who will use it in all ('全公司三百人'); concurrency "
                                                      "holds those at once")
     tokens_per_s_target: float | None = Field(None, description="decode tokens/s wanted per user ('≥ 20 tokens/s')")
@@ -464,7 +466,8 @@ def _module(catalog: Catalog, gpu_id: str) -> bool:
 
 
 # what a question asks or changes, not what it states
-_NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added_cards", "budget_added")
+_NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added_cards", "budget_added",
+                     "purchase_price")
 _MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
 _NEGATED = re.compile(
     r"(?:\bnot\b|\bno\b|\bwithout\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|无需|不再)\s*(?:an?\s+|the\s+)?"
@@ -475,7 +478,8 @@ _NEGATED = re.compile(
 # 'Threadripper 7980X', a bare '7800X3D') and years after a word of time ('in 2024', '2024 年')
 _PRODUCT_CODE = re.compile(
     r"(?<![a-z0-9])(?:(?:ryzen|threadripper|epyc|xeon|core|ultra|锐龙|线程撕裂者|霄龙|至强)"
-    r"(?:\s*(?:pro|platinum|gold|silver|[3579]))*[\s-]*\d{3,5}[a-z0-9+]*|i[3579][- ]?\d{4,5}[a-z]{0,2}|\d{4}x3d)"
+    r"(?:\s*(?:pro|platinum|gold|silver|[3579]))*[\s-]*\d{3,5}[a-z0-9+]*|i[3579][- ]?\d{4,5}[a-z]{0,2}|\d{4}x3d|"
+    r"[3-9]\d{3}x|1[0-4]\d{3}k[fs]?)"
     r"(?![a-z0-9])", _I)
 _YEAR = re.compile(r"(?:\b(?:in|since|during|until|by|from|before|after)\s+|(?<![\d.]))((?:19|20)\d\d)"
                    r"(?:\s*年(?!\s*的?\s*[张块卡])|(?<=\d)(?=\s*(?:[,，.。]|$)))|"
@@ -1165,6 +1169,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     _read_asks(out, text)
     out.kind, out.kind_by = classify(shown, _features(out, text, found, catalog_filter, context))
     _settle_kind(out)
+    _settle_purchase(out)
 
 
 def _settle_power(out: Parsed) -> None:
@@ -1279,6 +1284,16 @@ def _features(out: Parsed, text: str, found: dict[str, Any], catalog_filter: boo
         requirements=_requirements(out),
         platform_only=bool(out.cpu or out.cpu_name) and not (out.gpus or out.gpu_count or out.existing),
         need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context)
+
+
+def _settle_purchase(out: Parsed) -> None:
+    """In a rent-or-buy question the price quoted for buying is that price, not a budget for buying."""
+    if out.purchase_price is None:
+        return
+    if out.kind != Kind.rent_vs_buy:
+        out.purchase_price = None
+    elif out.budget is not None and out.budget.amount == out.purchase_price[0]:
+        out.budget = None
 
 
 def _settle_kind(out: Parsed) -> None:
