@@ -16,9 +16,11 @@ from typing import Any
 from advisor.fmt import money, num, seconds, tps
 from advisor.planner import PlannedCall, user_currency
 from advisor.session import Session, ToolCall
+from knowledge import load_catalog
 from knowledge.messages import msg
 from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult
+from tools.pricing import to_usd
 
 DEFAULT_PROMPT_TOKENS = 2048
 DEFAULT_YEARS = 3.0
@@ -76,11 +78,12 @@ def _from_call(call: ToolCall) -> Config | None:
     return None
 
 
-def current_config(session: Session, calls: Iterable[ToolCall]) -> Config | None:
-    """This turn's configuration, else the one computed a turn earlier, else the profile's card."""
+def current_config(session: Session, calls: Iterable[ToolCall], named: bool = False) -> Config | None:
+    """This turn's configuration, else (unless this message ``named`` a card, which the profile now holds) the
+    one computed a turn earlier, else the profile's card."""
     p = session.profile
     nodes = p.nodes or 1
-    for source in (list(calls), list(session.last_results.values())):
+    for source in (list(calls), [] if named else list(session.last_results.values())):
         for call in source:
             if call.call_id.startswith("alt_") or not call.ok:
                 continue
@@ -96,6 +99,10 @@ def current_config(session: Session, calls: Iterable[ToolCall]) -> Config | None
 
 
 # ----------------------------------------------------------------------------- routes
+
+
+def gpu_name(gid: str) -> str:
+    return load_catalog().gpu(gid).name
 
 
 def _asked(name: str) -> Callable[[AskContext], bool]:
@@ -234,7 +241,37 @@ def _say_ttft(c: AskContext, done: list[ToolCall]) -> str | None:
     return text
 
 
+def _budget_count_needed(c: AskContext) -> bool:
+    p = c.session.profile
+    return "how_many" in c.asks and p.budget is not None and c.config is not None and c.config.nodes == 1
+
+
+def _budget_count_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None and c.session.profile.budget is not None
+    p = c.session.profile
+    budget = p.budget
+    assert budget is not None
+    return [PlannedCall(name="affordable", purpose="value", arguments={
+        "budget_usd": round(to_usd(budget.amount, budget.currency), 2), "only_gpus": [c.config.gpu], "limit": 1,
+        "currency": budget.currency, "include_host": not p.has_host and p.budget_scope != "gpu_only"})]
+
+
+def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
+    call = next((x for x in done if x.name == "affordable"), None)
+    budget = c.session.profile.budget
+    if call is None or budget is None or c.config is None:
+        return None
+    options = (call.result or {}).get("options") or []
+    shown = money(budget.amount, budget.currency)
+    if not options:
+        return msg(c.lang, "asks.budget_count_none", budget=shown, gpu=gpu_name(c.config.gpu))
+    o = options[0]
+    key = "asks.budget_count_host" if o["host_usd"] else "asks.budget_count"
+    return msg(c.lang, key, budget=shown, n=o["count"], gpu=o["name"], total=money(o["price"], budget.currency))
+
+
 ROUTES: dict[str, Route] = {
+    "how_many": Route(_budget_count_needed, _budget_count_calls, _say_budget_count),
     "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
                         _say_build_cost),
     "energy_cost": Route(lambda c: _asked("energy_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
@@ -247,11 +284,11 @@ ROUTES: dict[str, Route] = {
 
 
 def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str,
-         fresh: bool = True) -> list[tuple[str, Route, AskContext]]:
+         fresh: bool = True, named: bool = False) -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
     turn computed a configuration or stated a target, so stated targets are checked again."""
     done = tuple(calls)
-    ctx = AskContext(session=session, asks=tuple(asks), config=current_config(session, done), calls=done,
+    ctx = AskContext(session=session, asks=tuple(asks), config=current_config(session, done, named), calls=done,
                      lang=lang, fresh=fresh)
     order = [a for a in ctx.asks if a in ROUTES] + [a for a in ROUTES if a not in ctx.asks]
     return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

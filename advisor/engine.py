@@ -423,10 +423,10 @@ class Advisor:
         calls, citations = yield from self._run_plan(plan, session, out_lang)
         said_yes = _hold_questions_after_yes(plan, session, calls)
         computed = any(c.name != "search_knowledge" and c.ok for c in calls)  # before the asks' own calls
-        answers, all_answered = yield from self._answer_asks(parsed, session, plan, calls, out_lang)
+        answers, leads = yield from self._answer_asks(parsed, session, plan, calls, out_lang)
         ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=calls, citations=citations, lang=lang,
                           out_lang=out_lang, previous=previous, settings=self.settings)
-        body, notices = _place_unknown(ctx, _with_answers(computed and not all_answered, compose_body(ctx), answers,
+        body, notices = _place_unknown(ctx, _with_answers(computed and not leads, compose_body(ctx), answers,
                                                                parsed, out_lang),
                                        notices, unknown_notes)
         body = tidy(body)
@@ -443,7 +443,8 @@ class Advisor:
                      lang: Lang) -> Generator[Event, None, tuple[list[str], bool]]:
         """The asks this turn's mode left open (:mod:`advisor.asks`), answered on the configuration computed now
         or a turn earlier; their tool calls join ``calls`` and the session. Returns one line per answer, and
-        whether those lines answer every ask the message made (then they come first)."""
+        whether they answer the message's first ask (then they come first: asks are answered in the order
+        asked)."""
         if plan.mode in _NO_ASKS:
             return [], False
         lines: list[str] = []
@@ -451,7 +452,7 @@ class Advisor:
         fresh = plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
             or parsed.ttft_target_s is not None
         answered: set[str] = set()
-        for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh):
+        for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=bool(parsed.gpus)):
             for pc in route.calls(ask):
                 if not any(c.name == pc.name and c.arguments == pc.arguments for c in done):
                     done.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
@@ -463,7 +464,7 @@ class Advisor:
         for call in done:
             if call.ok:
                 session.last_results[call.name] = call
-        return lines, bool(parsed.asks) and set(parsed.asks) <= answered
+        return lines, bool(parsed.asks) and parsed.asks[0] in answered  # the first ask asked leads
 
     def _plan(self, session: Session, parsed: Parsed, lang: Lang, recompute: bool) -> Plan:
         """The turn's plan; after a profile edit, a recommendation where the plan would only ask or greet."""

@@ -127,6 +127,9 @@ class AffordableInput(ToolInput):
     region: Region | None = Field(None, description="only cards sold new there (knowledge/data/markets.toml)")
     limit: int = Field(5, ge=1, le=20)
     currency: Literal["USD", "CNY", "EUR", "GBP"] = Field("USD", description="currency of the `price` column")
+    only_gpus: list[str] = Field(default_factory=list, max_length=8, description="only these cards (catalog names), "
+                                 "each at the largest count the budget buys: any count to a node of 8, then whole "
+                                 "nodes to 64")
 
 
 class AffordableOption(BaseModel):
@@ -155,13 +158,20 @@ class AffordableResult(BaseModel):
     assumptions: list[Note]
 
 
+ANY_COUNT = (*range(1, 9), 16, 24, 32, 40, 48, 56, 64)  # a named card: any count to a node, then whole nodes
+
+
 def affordable(inp: AffordableInput) -> AffordableResult:
     """The configurations a budget buys, most total memory first (one row per GPU: its largest count that fits)."""
     options: list[AffordableOption] = []
     unpriced: list[str] = []
     low_bytes = resolve_precision(LOW_BIT).bits_per_weight / 8
     high_bytes = resolve_precision(HIGH_BIT).bits_per_weight / 8
-    for g in load_catalog().gpus:
+    catalog = load_catalog()
+    only = {catalog.gpu(name).id for name in inp.only_gpus}
+    for g in catalog.gpus:
+        if only and g.id not in only:
+            continue
         if inp.domestic_only and not g.domestic:
             continue
         if inp.vendors and g.vendor.lower() not in {v.lower() for v in inp.vendors}:
@@ -174,9 +184,11 @@ def affordable(inp: AffordableInput) -> AffordableResult:
             continue
         counts = ((8,) if g.form_factor in ("sxm", "oam") else (1,) if g.form_factor == "system"
                   else COUNTS_BY_TIER.get(str(g.tier), (1, 2)))
+        if only:
+            counts = ANY_COUNT if g.form_factor != "system" else (1, 2, 4)
         best = None
         for n in counts:
-            host = HOST_COST_USD[host_for(g, n)[2]] if inp.include_host else 0.0
+            host = HOST_COST_USD[host_for(g, min(n, 8))[2]] * -(-n // 8) if inp.include_host else 0.0
             total = price.usd * n + host
             if total <= inp.budget_usd:
                 best = (n, total, host)
