@@ -70,11 +70,16 @@ def test_a_what_if_asks_again_what_the_last_question_asked(adv: Advisor) -> None
     assert "80" not in replies[1].text.splitlines()[0]
 
 
+def _named_count(r: Reply) -> dict:
+    """The largest count of the named card the budget buys (the affordable call limited to that card)."""
+    return next(c for c in _calls(r, "affordable") if c.arguments.get("only_gpus")).result["options"][0]
+
+
 def test_what_a_budget_buys_of_the_card_named_leads_when_asked_first(adv: Advisor) -> None:
     _, (r, r2) = _talk(adv, "5万能买几张4090，电源怎么配", "40 万能买几张 L20、装几台机器？")
-    first = _calls(r, "affordable")[0].result["options"][0]
+    first = _named_count(r)
     # by hand: the largest count whose cards plus a host stay within the budget
     assert first["gpu"] == "rtx-4090" and first["price"] <= 50_000
     assert r.text.startswith("**¥50,000 能买 1 张 GeForce RTX 4090**")
-    assert _calls(r2, "affordable")[0].result["options"][0]["gpu"] == "l20"
+    assert _named_count(r2)["gpu"] == "l20"
     assert r2.text.startswith("**¥400,000 能买 8 张 L20")
