@@ -193,7 +193,8 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
                  "cpu", "cpu_name", "nodes", "region", "home",
                  "sharding", "grad_checkpointing", "has_host", "budget_scope", "mains", "gpu_power_limit_w",
                  "hours_per_day", "kwh_price", "engine_hint", "rental_rate", "host_bandwidth_gbs", "head_count",
-                 "purchase_price", "tokens_per_s_target", "ttft_target_s", "rack_kw", "years"):
+                 "purchase_price", "tokens_per_s_target", "ttft_target_s", "rack_kw", "years", "mfu",
+                 "tokens_per_sample"):
         value = getattr(parsed, slot)
         if value is not None:
             put(slot, value)

@@ -198,6 +198,8 @@ class Profile(BaseModel):
     ttft_target_s: float | None = Field(None, gt=0, le=3600, description="time to first token wanted, s")
     rack_kw: float | None = Field(None, gt=0, le=1000, description="power per rack, kW")
     years: float | None = Field(None, gt=0, le=30, description="horizon of running costs, years")
+    mfu: float | None = Field(None, ge=0.01, le=1, description="model FLOPs utilisation the user states")
+    tokens_per_sample: float | None = Field(None, ge=1, le=1_000_000, description="average tokens per sample")
 
     @classmethod
     def most(cls, slot: str) -> float | None:

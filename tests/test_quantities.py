@@ -109,3 +109,16 @@ def test_bare_cpu_codes_are_never_counts(text: str) -> None:
     p = parse(text, context=False)
     assert "gpu_count" not in p.unusable and p.gpu_count is None
     assert all(g.count <= 4 for g in p.gpus)
+
+
+@pytest.mark.parametrize(("text", "mfu"), [("ok what if we only hit 30% MFU", 0.3),
+                                           ("If we got MFU up to 40%, how long?", 0.4), ("MFU 能到 45% 的话呢", 0.45)])
+def test_a_stated_mfu_is_read_as_a_fraction(text: str, mfu: float) -> None:
+    assert parse(text, context=True).mfu == pytest.approx(mfu)
+
+
+@pytest.mark.parametrize(("text", "per_sample"), [("数据20万条，平均800 token，训3个epoch", 800),
+                                                  ("~1k tokens per sample, 50k samples", 1000)])
+def test_tokens_per_sample_is_the_samples_length_not_a_context(text: str, per_sample: float) -> None:
+    p = parse(text, context=False)
+    assert p.tokens_per_sample == per_sample and p.context_tokens is None

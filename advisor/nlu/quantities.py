@@ -19,6 +19,7 @@ from importlib import resources
 from advisor.numbers import EN_NUMBER_RE, NUMBER_RE, parse_number
 
 _NUM = rf"(?P<num>{NUMBER_RE}|{EN_NUMBER_RE})"
+_THOUSANDS = r"(?P<k>[kK](?![A-Za-z]))?"  # '1k tokens per sample'
 _CLAUSE_END = re.compile(r"[，,。;；!?！？\n]|\.(?!\d)")
 _AGO = re.compile(r"^\s*(?:前|ago\b|old\b|了|买的|入手|以前)", re.IGNORECASE)
 MAX_YEARS = 30  # a horizon longer than this is a date ('2021 年')
@@ -48,9 +49,11 @@ def _unit_patterns() -> tuple[tuple[str, re.Pattern[str], bool], ...]:
     out: list[tuple[str, re.Pattern[str], bool]] = []
     for unit, entry in _table()["unit"].items():
         for frag in entry.get("after", []):
-            out.append((unit, re.compile(rf"(?<![A-Za-z0-9.]){_NUM}(?:{frag})", re.IGNORECASE), True))
+            out.append((unit, re.compile(rf"(?<![A-Za-z0-9.]){_NUM}{_THOUSANDS}(?:{frag})", re.IGNORECASE), True))
         for frag in entry.get("before", []):
-            out.append((unit, re.compile(rf"(?:{frag}){_NUM}(?![A-Za-z0-9.])", re.IGNORECASE), False))
+            tail = entry.get("then", [""])[0]
+            out.append((unit, re.compile(rf"(?:{frag}){_NUM}{_THOUSANDS}(?![A-Za-z0-9.])(?:{tail})",
+                                         re.IGNORECASE), False))
     return tuple(out)
 
 
@@ -98,11 +101,13 @@ def _candidates(text: str) -> list[tuple[float, Quantity]]:
             value = parse_number(m.group("num").strip())
             if value is None or value <= 0:
                 continue
+            if m.group("k"):
+                value *= 1000
             if unit == "seconds" and _millis().match(text, m.end("num")):
                 value /= 1000
             if unit == "years" and (value > MAX_YEARS or _AGO.match(text, m.end())):
                 continue  # '2021 年', '3 年前买的', 'two years old': a date or an age, not a horizon
-            start, end = m.span("num")
+            start, end = m.span("num")[0], m.end("k") if m.group("k") else m.end("num")
             head = max((c.end() for c in _CLAUSE_END.finditer(text, 0, start)), default=0)
             role = _role(unit, _clause(text, start, end), (start, end), head)
             score = (m.end() - m.start()) / 100 + (1.0 if role else 0.0) + (0.5 if after else 0.0)

@@ -152,6 +152,8 @@ class Parsed(BaseModel):
     ttft_target_s: float | None = Field(None, description="time to first token wanted, s ('首字 2 秒内')")
     rack_kw: float | None = Field(None, description="power per rack, kW ('每柜 15 kW')")
     years: float | None = Field(None, description="horizon of a running-cost question, years ('3 年电费')")
+    mfu: float | None = Field(None, description="model FLOPs utilisation the user states, 0–1 ('30% MFU')")
+    tokens_per_sample: float | None = Field(None, description="average tokens per training sample ('平均 800 token')")
     asks: list[str] = Field(default_factory=list, description="what the message asks, in the order asked "
                                                              "(advisor/nlu/data/cues.toml [ask.*])")
     readback: list[tuple[str, dict[str, float]]] = Field(
@@ -1008,6 +1010,13 @@ def _read_quantities(r: _Reading) -> None:
     out.ttft_target_s = found.get(("seconds", "ttft"))
     out.rack_kw = found.get(("kilowatts", "rack"))
     out.years = found.get(("years", "horizon"))
+    mfu = found.get(("mfu_percent", None))
+    out.mfu = mfu / 100 if mfu and 1 <= mfu <= 100 else None
+    per_sample = next((q for q in quantities if q.unit == "tokens_per_sample"), None)
+    if per_sample and 1 <= per_sample.value <= 1_000_000:
+        out.tokens_per_sample = per_sample.value
+        if out.context_tokens in (round(per_sample.value), round(per_sample.value * 1.024)):
+            out.context_tokens = None  # '~1k tokens per sample' is the samples' length, not a context
 
 
 def _read_budget(r: _Reading) -> None:
@@ -1253,6 +1262,7 @@ def _slot_count(out: Parsed, found: dict[str, Any]) -> int:
     stated = (out.use_case, out.model, out.params_b, out.precision, out.budget, out.context_tokens, out.concurrency,
               out.method, out.cuda_required, out.domestic, out.fp64, out.problem_size_gb, out.dataset_tokens,
               out.dataset_samples, out.deadline_days, out.form_factor, out.power_limit_w, out.gpu_count,
+              out.head_count, out.tokens_per_s_target, out.ttft_target_s, out.rack_kw, out.mfu, out.tokens_per_sample,
               *(v for k, v in found.items() if k not in _NOT_REQUIREMENTS))
     return (out.existing is not None) + sum(v is not None and v != [] for v in stated) + len(out.gpus)
 
