@@ -9,7 +9,10 @@ default is used), or at once when the user asks about a concrete GPU configurati
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -17,7 +20,7 @@ from advisor.fmt import default_currency
 from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase
 from advisor.session import Profile, Session
 from knowledge import load_catalog
-from knowledge.codes import scientific_code
+from knowledge.codes import ScientificCode, scientific_code
 from tools.compat_rules.types import MAX_GPUS_OF_ONE
 from tools.gpu_memory import card_visible_bytes
 from tools.pricing import to_usd
@@ -107,16 +110,21 @@ def next_question_slots(session: Session) -> list[str]:
 def ready(session: Session, parsed: Parsed | None = None) -> bool:
     """Enough is known to compute: a model for the AI paths (the rest has stated defaults); for scientific
     work the core slots known or already asked, or a concrete GPU question."""
+    return _ready_as(session.profile.use_case, session, parsed)
+
+
+def _ready_as(use_case: UseCase | None, session: Session, parsed: Parsed | None = None) -> bool:
+    """:func:`ready`, for the use case given (the one a question implies, before it is set on the profile)."""
     p = session.profile
-    if p.use_case is None:
+    if use_case is None:
         return False
-    if p.use_case in ("inference", "training"):
+    if use_case in ("inference", "training"):
         return p.known("model")
     if p.gpu or p.existing or p.budget or p.fp64 is not None or p.problem_size_gb:
         return True
     if parsed is not None and (parsed.has(Intent.recommend) or parsed.has(Intent.whatif)):
         return True
-    return all(p.known(s) or s in session.asked for s in CORE[p.use_case])
+    return all(p.known(s) or s in session.asked for s in CORE[use_case])
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -259,59 +267,219 @@ def _search_query(p: Profile, mode: str, lang: str) -> str:
 # ----------------------------------------------------------------------------- planning
 
 
+@dataclass
+class PlanContext:
+    """What a route looks at: the (already updated) session, this turn's parse and what follows from them — the
+    kind (a follow-up continues the last answer's), the GPUs named and the use case the question implies."""
+
+    session: Session
+    parsed: Parsed
+    lang: str
+    search_k: int
+
+    @property
+    def profile(self) -> Profile:
+        return self.session.profile
+
+    @cached_property
+    def kind(self) -> Kind | None:
+        return continued_kind(self.session, self.parsed)
+
+    @cached_property
+    def named(self) -> list[str]:
+        """The GPUs this message names, each once."""
+        return list(dict.fromkeys(g.gpu for g in self.parsed.gpus))
+
+    @cached_property
+    def implied(self) -> UseCase | None:
+        """The use case the question implies when none was said (:func:`implied_use_case`)."""
+        return None if self.profile.use_case else implied_use_case(self.profile, self.parsed)
+
+    @property
+    def use_case(self) -> UseCase | None:
+        """The use case said, else the one implied (set on the profile by the plan that computes on it)."""
+        return self.implied or self.profile.use_case
+
+
+class Route(NamedTuple):
+    """One mode of a turn: taken when ``when`` holds and no route before it does; ``build`` makes its plan."""
+
+    name: str
+    when: Callable[[PlanContext], bool]
+    build: Callable[[PlanContext], Plan]
+
+
 def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) -> Plan:
-    """Decide this turn's mode, tool calls and follow-up question from the (already updated) session."""
-    p = session.profile
-    if parsed.has(Intent.reset):
-        return Plan(mode="reset", question_slots=["use_case"])
-    if parsed.has(Intent.export) and not parsed.gpus:
-        return Plan(mode="export")
-    if not parsed.text.strip():
-        return Plan(mode="empty", question_slots=next_question_slots(session))
-    kind = continued_kind(session, parsed)
-    if kind == Kind.spec:
-        return _spec_plan(session, parsed)
-    if kind == Kind.concept:
-        return Plan(mode="concept", calls=_search_text(parsed.text, lang, search_k))
-    if kind == Kind.build:
-        return _build_plan(session, parsed)
-    if kind == Kind.rent_vs_buy:
-        return _rent_plan(session, parsed, lang)
-    named = list(dict.fromkeys(g.gpu for g in parsed.gpus))
-    if kind == Kind.compare and len(named) == 1:  # "跟 H100 比呢": against the card under discussion
-        other = next((g for g in [*session.focus, p.gpu] if g and g != named[0]), None)
-        if other:
-            p.compare = [other, named[0]]
-    if (len(p.compare) >= 2 and (parsed.has(Intent.compare) or kind == Kind.compare)) or len(named) >= 2:
-        plan = Plan(mode="compare", calls=_compare_calls(p, lang))
-        plan.calls += _search(p, "compare", lang, search_k)
-        plan.question_slots = next_question_slots(session)
-        return plan
-    if (kind == Kind.why or parsed.has(Intent.why)) and session.last_results and not _has_new_facts(parsed):
-        query = _WHY_QUERIES.get(session.last_kind or "")
-        calls = (_search_text(query[0 if lang == "zh" else 1], lang, search_k) if query
-                 else _search(p, "why", lang, search_k))
-        return Plan(mode="why", calls=calls)
-    if kind == Kind.why and not session.last_results:  # 'why is the 3090 the value king?': nothing of ours to explain
-        if parsed.asks_value and not (p.budget or p.known("model")):
-            return _best_value_plan(session, lang, parsed)
-        return Plan(mode="concept", calls=_search_text(parsed.text, lang, search_k))
-    buying = kind == Kind.recommend or (kind in (Kind.inform, Kind.whatif, Kind.correct)
-                                         and session.last_kind == Kind.recommend)
-    if buying and p.budget and not p.known("model") and p.use_case != "scientific":
-        return _afford_plan(session, lang)
-    if kind == Kind.recommend and not (p.budget or p.known("model")) and (parsed.asks_value or parsed.asks_best):
-        return _best_value_plan(session, lang, parsed)
-    if kind == Kind.recommend and not p.known("model") and (p.domestic or p.excluded_vendors) and not p.budget:
-        return _filter_plan(session)
-    implied = None if p.use_case else implied_use_case(p, parsed)
+    """Decide this turn's mode, tool calls and follow-up question from the (already updated) session: the first
+    of :data:`_ROUTES` whose condition holds builds the plan (the last one, the answer, always does)."""
+    ctx = PlanContext(session, parsed, lang, search_k)
+    for route in _ROUTES:
+        if route.when(ctx):
+            return route.build(ctx)
+    raise AssertionError("the last route always matches")
+
+
+# ----------------------------------------------------------------------------- routes: when
+
+
+def _kind_is(kind: Kind) -> Callable[[PlanContext], bool]:
+    def when(ctx: PlanContext) -> bool:
+        return ctx.kind == kind
+
+    return when
+
+
+def _always(ctx: PlanContext) -> bool:
+    return True
+
+
+def _asks_reset(ctx: PlanContext) -> bool:
+    return ctx.parsed.has(Intent.reset)
+
+
+def _asks_export(ctx: PlanContext) -> bool:
+    return ctx.parsed.has(Intent.export) and not ctx.parsed.gpus
+
+
+def _is_empty(ctx: PlanContext) -> bool:
+    return not ctx.parsed.text.strip()
+
+
+def _compare_partner(ctx: PlanContext) -> str | None:
+    """'跟 H100 比呢': one card named in a comparison is compared against the card under discussion."""
+    if ctx.kind != Kind.compare or len(ctx.named) != 1:
+        return None
+    return next((g for g in [*ctx.session.focus, ctx.profile.gpu] if g and g != ctx.named[0]), None)
+
+
+def _compares(ctx: PlanContext) -> bool:
+    """Two or more cards named, or a comparison asked of the cards already compared (or of one named and the card
+    under discussion)."""
+    asked = ctx.parsed.has(Intent.compare) or ctx.kind == Kind.compare
+    return bool(_compare_partner(ctx)) or (len(ctx.profile.compare) >= 2 and asked) or len(ctx.named) >= 2
+
+
+def _explains_last(ctx: PlanContext) -> bool:
+    """'Why?' about the last answer, with nothing new said."""
+    asked = ctx.kind == Kind.why or ctx.parsed.has(Intent.why)
+    return asked and bool(ctx.session.last_results) and not _has_new_facts(ctx.parsed)
+
+
+def _why_unanswered(ctx: PlanContext) -> bool:
+    """'Why is the 3090 the value king?': nothing of ours to explain."""
+    return ctx.kind == Kind.why and not ctx.session.last_results
+
+
+def _why_value(ctx: PlanContext) -> bool:
+    """The same about value for money, with no model or budget to compute for: the value ranking."""
+    p = ctx.profile
+    return _why_unanswered(ctx) and ctx.parsed.asks_value and not (p.budget or p.known("model"))
+
+
+def _buying(ctx: PlanContext) -> bool:
+    """A buying question, or a follow-up to a recommendation."""
+    follows = ctx.kind in (Kind.inform, Kind.whatif, Kind.correct) and ctx.session.last_kind == Kind.recommend
+    return ctx.kind == Kind.recommend or follows
+
+
+def _affords(ctx: PlanContext) -> bool:
+    p = ctx.profile
+    return _buying(ctx) and bool(p.budget) and not p.known("model") and p.use_case != "scientific"
+
+
+def _asks_best_value(ctx: PlanContext) -> bool:
+    p, parsed = ctx.profile, ctx.parsed
+    asks = parsed.asks_value or parsed.asks_best
+    return ctx.kind == Kind.recommend and not (p.budget or p.known("model")) and asks
+
+
+def _filters_vendors(ctx: PlanContext) -> bool:
+    p = ctx.profile
+    vendors = bool(p.domestic or p.excluded_vendors)
+    return ctx.kind == Kind.recommend and not p.known("model") and vendors and not p.budget
+
+
+def _no_use_case(ctx: PlanContext) -> bool:
+    return ctx.use_case is None
+
+
+def _not_ready(ctx: PlanContext) -> bool:
+    return not _ready_as(ctx.use_case, ctx.session, ctx.parsed)
+
+
+# ----------------------------------------------------------------------------- routes: plans
+
+
+def _reset_plan(ctx: PlanContext) -> Plan:
+    return Plan(mode="reset", question_slots=["use_case"])
+
+
+def _export_plan(ctx: PlanContext) -> Plan:
+    return Plan(mode="export")
+
+
+def _empty_plan(ctx: PlanContext) -> Plan:
+    return Plan(mode="empty", question_slots=next_question_slots(ctx.session))
+
+
+def _concept_plan(ctx: PlanContext) -> Plan:
+    return Plan(mode="concept", calls=_search_text(ctx.parsed.text, ctx.lang, ctx.search_k))
+
+
+def _compare_plan(ctx: PlanContext) -> Plan:
+    p = ctx.profile
+    partner = _compare_partner(ctx)
+    if partner:
+        p.compare = [partner, ctx.named[0]]
+    plan = Plan(mode="compare", calls=_compare_calls(p, ctx.lang))
+    plan.calls += _search(p, "compare", ctx.lang, ctx.search_k)
+    plan.question_slots = next_question_slots(ctx.session)
+    return plan
+
+
+def _why_plan(ctx: PlanContext) -> Plan:
+    query = _WHY_QUERIES.get(ctx.session.last_kind or "")
+    if query:
+        return Plan(mode="why", calls=_search_text(query[0 if ctx.lang == "zh" else 1], ctx.lang, ctx.search_k))
+    return Plan(mode="why", calls=_search(ctx.profile, "why", ctx.lang, ctx.search_k))
+
+
+def _opening_plan(ctx: PlanContext) -> Plan:
+    return Plan(mode="opening", question_slots=["use_case"])
+
+
+def _assume_use_case(ctx: PlanContext) -> UseCase | None:
+    """Put the implied use case on the profile, and return it (None when the user said theirs)."""
+    implied = ctx.implied
     if implied:
-        p.use_case = implied  # computed on a stated assumption, said in the reply; one word changes it
-    if p.use_case is None:
-        return Plan(mode="opening", question_slots=["use_case"])
-    if not ready(session, parsed):
-        return Plan(mode="ask", question_slots=next_question_slots(session))
+        ctx.profile.use_case = implied  # computed on a stated assumption, said in the reply; one word changes it
+    return implied
+
+
+def _ask_plan(ctx: PlanContext) -> Plan:
+    _assume_use_case(ctx)
+    return Plan(mode="ask", question_slots=next_question_slots(ctx.session))
+
+
+def _answer_plan(ctx: PlanContext) -> Plan:
+    """The path's tool calls, the citations, the next question and every default the reply must name."""
+    implied = _assume_use_case(ctx)
+    p = ctx.profile
+    assert p.use_case is not None  # a turn without one takes the opening route
     plan = Plan(mode="answer")
+    _answer_assumptions(p, plan)
+    builders = {"inference": _inference_calls, "training": _training_calls, "scientific": _scientific_calls}
+    plan.calls = builders[p.use_case](p, ctx.parsed, plan)
+    _price_where_bought(ctx, plan)
+    plan.calls += _search(p, "answer", ctx.lang, ctx.search_k)
+    plan.question_slots = _answer_questions(ctx.session)
+    _note_defaults(p, p.use_case, plan, implied)
+    return plan
+
+
+def _answer_assumptions(p: Profile, plan: Plan) -> None:
+    """What is assumed before the calls are planned: GGUF's usual quantisation for llama.cpp, a small budget
+    as money for the card, a catalog model for a bare size."""
     if p.use_case == "inference" and p.precision is None and p.engine_hint == "llamacpp":
         p.precision = GGUF_DEFAULT  # what Ollama pulls by default; said in the reply
         plan.assumed["precision_gguf"] = GGUF_DEFAULT
@@ -319,29 +487,46 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
         plan.assumed["card_only"] = True
     if p.model is None and p.params_b and p.use_case in ("inference", "training"):
         plan.model_assumed = representative_model(p.params_b)
-    builders = {"inference": _inference_calls, "training": _training_calls, "scientific": _scientific_calls}
-    plan.calls = builders[p.use_case](p, parsed, plan)
-    region, stated = session_region(session, lang)
-    for call in plan.calls:  # without a budget, prices in the reader's currency
-        if call.name == "recommend" and p.budget is None and default_currency(lang) == "CNY":
+
+
+def _price_where_bought(ctx: PlanContext, plan: Plan) -> None:
+    """Recommendations: only cards the buyer can get where they buy, and without a budget, prices in the reader's
+    currency."""
+    p = ctx.profile
+    region, stated = session_region(ctx.session, ctx.lang)
+    for call in plan.calls:
+        if call.name != "recommend":
+            continue
+        if p.budget is None and default_currency(ctx.lang) == "CNY":
             call.arguments["display_currency"] = "CNY"
-        if call.name == "recommend":  # only cards the buyer can get where they buy
-            call.arguments["region"] = region
-            if not stated:
-                plan.assumed["region"] = region
-    plan.calls += _search(p, "answer", lang, search_k)
-    plan.question_slots = next_question_slots(session)
-    code = scientific_code(p.sci_code) if p.use_case == "scientific" and p.sci_code else None
+        call.arguments["region"] = region
+        if not stated:
+            plan.assumed["region"] = region
+
+
+def _answer_code(p: Profile) -> ScientificCode | None:
+    """The scientific code the answer is for, if one was named."""
+    return scientific_code(p.sci_code) if p.use_case == "scientific" and p.sci_code else None
+
+
+def _answer_questions(session: Session) -> list[str]:
+    slots = next_question_slots(session)
+    code = _answer_code(session.profile)
     if code and code.cuda_only:
-        plan.question_slots = [s for s in plan.question_slots if s != "cuda_required"]  # the code answers it
-    for slot in CORE[p.use_case]:
+        slots = [s for s in slots if s != "cuda_required"]  # the code answers it
+    return slots
+
+
+def _note_defaults(p: Profile, use_case: UseCase, plan: Plan, implied: UseCase | None) -> None:
+    """The core slots left open (each computed on its default), the use case implied and the code's needs."""
+    for slot in CORE[use_case]:
         if not p.known(slot):
             plan.assumed.setdefault(slot, True)  # keeps a default already named ('method': 'lora')
     if implied:
         plan.assumed["use_case"] = implied
+    code = _answer_code(p)
     if code and p.fp64 == code.fp64:
         plan.assumed["sci_code"] = code.id  # FP64 (and CUDA) as the code's GPU build needs; said in the reply
-    return plan
 
 
 _WHY_QUERIES = {"rent_vs_buy": ("买还是租 回本 租用 GPU 电费", "rent or buy GPUs break-even electricity"),
@@ -388,8 +573,9 @@ def _search_text(text: str, lang: str, k: int) -> list[PlannedCall]:
 _FEATURES = {"link": "nvlink", "ecc": "ecc"}
 
 
-def _spec_plan(session: Session, parsed: Parsed) -> Plan:
+def _spec_plan(ctx: PlanContext) -> Plan:
     """Catalog lookups: the GPUs and model named (or the one under discussion), or a catalog filter."""
+    session, parsed = ctx.session, ctx.parsed
     calls: list[PlannedCall] = []
     if parsed.catalog_filter:
         args: dict[str, Any] = {}
@@ -441,8 +627,9 @@ def one_build(count: int) -> int:
     return count if count <= MAX_GPUS_OF_ONE else one_node(count)
 
 
-def _build_plan(session: Session, parsed: Parsed) -> Plan:
+def _build_plan(ctx: PlanContext) -> Plan:
     """A compatibility check of the machine described so far (the memory fit too when a model is known)."""
+    session, parsed = ctx.session, ctx.parsed
     p = session.profile
     gpus = _gpus_under_discussion(session, parsed)
     plan = Plan(mode="build")
@@ -501,17 +688,18 @@ def _typical_card(platform: str | None) -> str:
     return "l40s" if server else "rtx-4090"
 
 
-def _filter_plan(session: Session) -> Plan:
+def _filter_plan(ctx: PlanContext) -> Plan:
     """A vendor constraint and nothing to size yet: the cards that meet it, then the question that narrows it."""
-    p = session.profile
+    p = ctx.profile
     args: dict[str, Any] = {"domestic": True} if p.domestic else {"exclude_vendors": list(p.excluded_vendors)}
     return Plan(mode="spec", calls=[PlannedCall(name="find_gpus", arguments=args, purpose="info")],
                 question_slots=["use_case"] if p.use_case is None else ["model"])
 
 
-def _best_value_plan(session: Session, lang: str, parsed: Parsed) -> Plan:
+def _best_value_plan(ctx: PlanContext) -> Plan:
     """'Best bang for the buck GPU?' with no model or budget yet: the cards giving the most per price, ranked
     (by memory when the question is per GB), among those sold where the buyer buys."""
+    session, lang, parsed = ctx.session, ctx.lang, ctx.parsed
     p = session.profile
     metric = {"training": "bf16_tflops", "scientific": "fp64_tflops"}.get(p.use_case or "", "bandwidth_gbs")
     if parsed.asks_per_memory:
@@ -526,9 +714,10 @@ def _best_value_plan(session: Session, lang: str, parsed: Parsed) -> Plan:
                 question_slots=["model"] if p.use_case in (None, "inference", "training") else [])
 
 
-def _afford_plan(session: Session, lang: str) -> Plan:
+def _afford_plan(ctx: PlanContext) -> Plan:
     """A budget and no model yet: what the money buys where the buyer buys, most memory first; then the question
     that narrows it."""
+    session, lang = ctx.session, ctx.lang
     p = session.profile
     plan = Plan(mode="afford")
     if _card_only(p):
@@ -549,8 +738,9 @@ def _afford_plan(session: Session, lang: str) -> Plan:
     return plan
 
 
-def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
+def _rent_plan(ctx: PlanContext) -> Plan:
     """Buying the configuration under discussion vs renting it for the project's length."""
+    session, parsed, lang = ctx.session, ctx.parsed, ctx.lang
     p = session.profile
     gpus = _gpus_under_discussion(session, parsed)
     if not gpus:  # no configuration yet: the guidance on renting vs buying, and which cards to price
@@ -571,6 +761,28 @@ def _rent_plan(session: Session, parsed: Parsed, lang: str) -> Plan:
 def _has_new_facts(parsed: Parsed) -> bool:
     return bool(parsed.gpus or parsed.precision or parsed.model or parsed.params_b or parsed.context_tokens
                 or parsed.concurrency or parsed.gpu_count or parsed.budget)
+
+
+# The modes of a turn, in the order they are tried (first match wins).
+_ROUTES: tuple[Route, ...] = (
+    Route("reset", _asks_reset, _reset_plan),
+    Route("export", _asks_export, _export_plan),
+    Route("empty", _is_empty, _empty_plan),
+    Route("spec", _kind_is(Kind.spec), _spec_plan),
+    Route("concept", _kind_is(Kind.concept), _concept_plan),
+    Route("build", _kind_is(Kind.build), _build_plan),
+    Route("rent", _kind_is(Kind.rent_vs_buy), _rent_plan),
+    Route("compare", _compares, _compare_plan),
+    Route("why", _explains_last, _why_plan),
+    Route("why value", _why_value, _best_value_plan),
+    Route("why concept", _why_unanswered, _concept_plan),
+    Route("afford", _affords, _afford_plan),
+    Route("best value", _asks_best_value, _best_value_plan),
+    Route("filter", _filters_vendors, _filter_plan),
+    Route("opening", _no_use_case, _opening_plan),
+    Route("ask", _not_ready, _ask_plan),
+    Route("answer", _always, _answer_plan),
+)
 
 
 def _search(p: Profile, mode: str, lang: str, k: int) -> list[PlannedCall]:
@@ -637,12 +849,36 @@ def _common_rec(p: Profile) -> dict[str, Any]:
 def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
     model = _model_args(p, plan)
     gpu, count = _config(p)
-    context = p.context_tokens or DEFAULT_CONTEXT
-    batch = p.concurrency or DEFAULT_CONCURRENCY
+    context, batch = _inference_load(p, plan)
+    card_bytes = card_visible_bytes(p.card_memory_gb) if p.card_memory_gb and not gpu else None
+    size = _inference_size(p, model, gpu, count, context, batch, card_bytes)
+    calls = [PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gpu)]
+    calls += _network_asked(p, parsed, gpu, count)
+    if gpu:
+        calls += _inference_on_card(p, model, gpu, count, context, batch, size["engine"])
+    if "model" in model:
+        rec = _inference_recommend(p, model["model"], context, batch)
+        calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
+                                 only_if_no_fit=not _wants_recommendation(p, parsed, gpu or card_bytes)))
+        calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec, card_bytes,
+                                         cheapest=parsed.asks_cheapest)
+        if gpu and parsed.asks_count:
+            calls += _count_calls("size_inference", size, count)
+    return calls
+
+
+def _inference_load(p: Profile, plan: Plan) -> tuple[int, int]:
+    """The context and the concurrent users sized, noting each default used."""
     if p.context_tokens is None:
         plan.assumed["context_tokens"] = DEFAULT_CONTEXT
     if p.concurrency is None:
         plan.assumed["concurrency"] = DEFAULT_CONCURRENCY
+    return p.context_tokens or DEFAULT_CONTEXT, p.concurrency or DEFAULT_CONCURRENCY
+
+
+def _inference_size(p: Profile, model: dict[str, Any], gpu: str | None, count: int, context: int, batch: int,
+                    card_bytes: int | None) -> dict[str, Any]:
+    """The sizing's arguments: the request on the card named, on a card known by its memory, or on none."""
     size: dict[str, Any] = {**model, "context": context, "batch": batch, "gpus": count, "engine": _engine(p)}
     if count > NODE_GPUS and size["engine"] == "vllm" and not ("model" in model and _parallel_for(model["model"],
                                                                                               one_node(count))):
@@ -651,44 +887,42 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
         size["precision"] = p.precision
     if p.kv_dtype:
         size["kv_dtype"] = p.kv_dtype
-    card_bytes = card_visible_bytes(p.card_memory_gb) if p.card_memory_gb and not gpu else None
     if gpu:
         size["gpu"] = gpu
     elif card_bytes:
         size["gpu_memory_bytes"] = card_bytes  # a card known only by its memory: sized against that
-    calls = [PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gpu)]
-    calls += _network_asked(p, parsed, gpu, count)
-    if gpu:
-        # across nodes each token passes every node in turn: per token, one node's tensor-parallel group
-        perf = {**model, "gpu": gpu, "count": one_node(count), "context": context, "batch": batch,
-                "engine": size["engine"], **_host_ram(p)}
-        if p.precision:
-            perf["precision"] = p.precision
-        if p.kv_dtype:
-            perf["kv_dtype"] = p.kv_dtype
-        calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gpu))
-        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "inference",
-                                 "context": context, "concurrency": batch}
-        if "model" in model:
-            check["model"] = model["model"]
-        if p.precision:
-            check["precision"] = p.precision
-        if p.cuda_required:
-            check["cuda_required"] = True
-        check.update(_machine_args(p))
-        calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
+    return size
+
+
+def _inference_on_card(p: Profile, model: dict[str, Any], gpu: str, count: int, context: int, batch: int,
+                       engine: str) -> list[PlannedCall]:
+    """On the card named: the decode speed (when it fits) and the build check of one machine."""
+    # across nodes each token passes every node in turn: per token, one node's tensor-parallel group
+    perf = {**model, "gpu": gpu, "count": one_node(count), "context": context, "batch": batch,
+            "engine": engine, **_host_ram(p)}
+    if p.precision:
+        perf["precision"] = p.precision
+    if p.kv_dtype:
+        perf["kv_dtype"] = p.kv_dtype
+    check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "inference",
+                             "context": context, "concurrency": batch}
     if "model" in model:
-        rec: dict[str, Any] = {"workload": "inference", "model": model["model"], "context": context,
-                               "concurrency": batch, **_common_rec(p)}
-        if p.precision:
-            rec["precision"] = p.precision
-        calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
-                                 only_if_no_fit=not _wants_recommendation(p, parsed, gpu or card_bytes)))
-        calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec, card_bytes,
-                                         cheapest=parsed.asks_cheapest)
-        if gpu and parsed.asks_count:
-            calls += _count_calls("size_inference", size, count)
-    return calls
+        check["model"] = model["model"]
+    if p.precision:
+        check["precision"] = p.precision
+    if p.cuda_required:
+        check["cuda_required"] = True
+    check.update(_machine_args(p))
+    return [PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gpu),
+            PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu)]
+
+
+def _inference_recommend(p: Profile, model: str, context: int, batch: int) -> dict[str, Any]:
+    rec: dict[str, Any] = {"workload": "inference", "model": model, "context": context, "concurrency": batch,
+                           **_common_rec(p)}
+    if p.precision:
+        rec["precision"] = p.precision
+    return rec
 
 
 ALT_PRECISIONS = (("fp8", 8.0), ("int4", 4.5))  # common deployment precisions, with the bits they save below
@@ -761,47 +995,71 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
     base: dict[str, Any] = {"model": model, "context": context, "batch": batch}
     if p.kv_dtype:
         base["kv_dtype"] = p.kv_dtype
-    out: list[PlannedCall] = []
-    lower = [(q, b) for q, b in ALT_PRECISIONS if family != "gguf" and bits > b]
+    lower = [q for q, b in ALT_PRECISIONS if family != "gguf" and bits > b]
     if gpu or card_bytes:
         cfg = {**base, "gpus": count, **({"gpu": gpu} if gpu else {"gpu_memory_bytes": card_bytes})}
-        for q, _ in lower:
-            if q == "fp8" and not (gpu and _gpu_supports(gpu, "fp8")):
-                continue
-            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt=q, when="no_fit",
-                                   arguments={**cfg, "precision": q, "engine": _engine(p)}))
-        if gpu and not p.kv_dtype and _gpu_supports(gpu, "fp8") and _engine(p) == "vllm":
-            # the KV cache in FP8 halves it and keeps the weights as they are: the fix for long contexts and many users
-            kv: dict[str, Any] = {**cfg, "kv_dtype": "fp8", "engine": "vllm"}
-            if p.precision:
-                kv["precision"] = p.precision
-            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="kv_fp8", when="no_fit",
-                                   arguments=kv))
+        out = _lower_on_card(p, cfg, gpu, lower)
         if family != "gguf":
-            # a generic '4-bit' also gets the llama.cpp figure, unless the user named the server they run
-            when = "always" if is_generic_4bit(p.precision) and p.engine_hint is None else "no_fit"
-            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf", when=when,
-                                   arguments={**cfg, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
-            if gpu:  # its speed, shown when the GGUF sizing fits or runs with layers in system RAM
-                out.append(PlannedCall(name="perf_decode", purpose="perf", gpu=gpu, alt="gguf_speed", when=when,
-                                       arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT,
-                                                  **_host_ram(p)}))
+            out += _gguf_on_card(p, base, cfg, gpu, count)
         if gpu and count < MAX_ALT_GPUS and load_catalog().gpu(gpu).form_factor.value != "system":  # one box
-            more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p)}
-            if p.precision:
-                more["precision"] = p.precision
-            if more["engine"] == "vllm" and _parallel_for(model, count + 1):
-                more["parallel"] = "pp"
-            out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="more_gpus", when="no_fit",
-                                   arguments=more))
+            out.append(_one_more_gpu(p, cfg, model, gpu, count))
         return out
+    return _alternatives_to_buy(base, rec, lower, family != "gguf" and batch <= GGUF_MAX_USERS, cheapest)
+
+
+def _lower_on_card(p: Profile, cfg: dict[str, Any], gpu: str | None, lower: list[str]) -> list[PlannedCall]:
+    """The lower precisions on the same card (FP8 only where it has it), and the KV cache in FP8."""
+    out: list[PlannedCall] = []
+    for q in lower:
+        if q == "fp8" and not (gpu and _gpu_supports(gpu, "fp8")):
+            continue
+        out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt=q, when="no_fit",
+                               arguments={**cfg, "precision": q, "engine": _engine(p)}))
+    if gpu and not p.kv_dtype and _gpu_supports(gpu, "fp8") and _engine(p) == "vllm":
+        # the KV cache in FP8 halves it and keeps the weights as they are: the fix for long contexts and many users
+        kv: dict[str, Any] = {**cfg, "kv_dtype": "fp8", "engine": "vllm"}
+        if p.precision:
+            kv["precision"] = p.precision
+        out.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="kv_fp8", when="no_fit",
+                               arguments=kv))
+    return out
+
+
+def _gguf_on_card(p: Profile, base: dict[str, Any], cfg: dict[str, Any], gpu: str | None,
+                  count: int) -> list[PlannedCall]:
+    """llama.cpp's GGUF Q4_K_M on the same card, and its speed."""
+    # a generic '4-bit' also gets the llama.cpp figure, unless the user named the server they run
+    when = "always" if is_generic_4bit(p.precision) and p.engine_hint is None else "no_fit"
+    out = [PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="gguf", when=when,
+                       arguments={**cfg, "precision": GGUF_DEFAULT, "engine": "llamacpp"})]
+    if gpu:  # its speed, shown when the GGUF sizing fits or runs with layers in system RAM
+        out.append(PlannedCall(name="perf_decode", purpose="perf", gpu=gpu, alt="gguf_speed", when=when,
+                               arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT,
+                                          **_host_ram(p)}))
+    return out
+
+
+def _one_more_gpu(p: Profile, cfg: dict[str, Any], model: str, gpu: str, count: int) -> PlannedCall:
+    more: dict[str, Any] = {**cfg, "gpus": count + 1, "engine": _engine(p)}
+    if p.precision:
+        more["precision"] = p.precision
+    if more["engine"] == "vllm" and _parallel_for(model, count + 1):
+        more["parallel"] = "pp"
+    return PlannedCall(name="size_inference", purpose="size", gpu=gpu, alt="more_gpus", when="no_fit",
+                       arguments=more)
+
+
+def _alternatives_to_buy(base: dict[str, Any], rec: dict[str, Any], lower: list[str], gguf: bool,
+                         cheapest: bool) -> list[PlannedCall]:
+    """Without a card: each lower precision (and GGUF, for one or a few users) sized and recommended."""
     when = "always" if cheapest else "native_failed"  # 'the cheapest way': the quantised routes, whatever fits
-    for q, _ in lower:
+    out: list[PlannedCall] = []
+    for q in lower:
         out.append(PlannedCall(name="size_inference", purpose="size", alt=q, when=when,
                                arguments={**base, "gpus": 1, "precision": q, "engine": "vllm"}))
         out.append(PlannedCall(name="recommend", purpose="recommend", alt=q, when=when,
                                arguments={**rec, "precision": q}))
-    if family != "gguf" and batch <= GGUF_MAX_USERS:  # llama.cpp: the home route, for one or a few users
+    if gguf:  # llama.cpp: the home route, for one or a few users
         out.append(PlannedCall(name="size_inference", purpose="size", alt="gguf", when=when,
                                arguments={**base, "gpus": 1, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))
         out.append(PlannedCall(name="recommend", purpose="recommend", alt="gguf", when=when,
@@ -840,6 +1098,28 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     if p.method is None:  # said in the reply: LoRA by default, pre-training when the dataset says so
         plan.assumed["method"] = "pretrain" if method == "full" else method
     seq = p.context_tokens or DEFAULT_TRAIN_SEQ
+    size = _training_size(p, model, method, gpu, count, seq)
+    calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
+    calls += _network_asked(p, parsed, gpu, count)
+    if gpu:
+        calls += _training_fallbacks(p, size, method, gpu, count)
+    if gpu and parsed.asks_count:
+        calls += _training_counts(p, size, method, count)
+    tokens = dataset_tokens(p)
+    if gpu and tokens:
+        calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,
+                                 arguments={**model, "tokens": tokens, "gpu": gpu, "count": count}))
+    if gpu:
+        calls.append(_training_check(p, model, method, gpu, count, seq))
+    if "model" in model:
+        calls.append(_training_recommend(p, parsed, model["model"], method, seq, tokens, gpu))
+    return calls
+
+
+def _training_size(p: Profile, model: dict[str, Any], method: str, gpu: str | None, count: int,
+                   seq: int) -> dict[str, Any]:
+    """The sizing's arguments: the method, the sharding said (ZeRO-3 for full fine-tuning on several GPUs when
+    none was) and activation checkpointing when said."""
     size: dict[str, Any] = {**model, "method": method, "gpus": count, "seq": seq}
     if gpu:
         size["gpu"] = gpu
@@ -851,53 +1131,67 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
         size["zero_stage"] = 3
     if p.grad_checkpointing is not None:
         size["recompute"] = "full" if p.grad_checkpointing else "none"
-    calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
-    calls += _network_asked(p, parsed, gpu, count)
-    if gpu and p.method in (None, "lora", "full") and method != "qlora":  # the lighter methods, if this one fails
-        # sized as a turn asking for that method would size it: the ZeRO-3 assumed for full fine-tuning on
-        # several GPUs is not carried over (a lighter method runs data-parallel unless the user shards it)
-        light = {k: v for k, v in size.items() if k != "zero_stage" or p.sharding}
-        for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]:
-            calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
-                                     arguments={**light, "method": lighter}))
-    if gpu and method == "full" and p.grad_checkpointing is None:  # checkpointing: the usual first step for full
+    return size
+
+
+def _training_fallbacks(p: Profile, size: dict[str, Any], method: str, gpu: str, count: int) -> list[PlannedCall]:
+    """What is sized on the card named in case the request does not fit: lighter methods, checkpointing,
+    sharding or offloading the optimizer."""
+    calls = _lighter_methods(p, size, method, gpu)
+    if method == "full" and p.grad_checkpointing is None:  # checkpointing: the usual first step for full
         calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt="checkpointing", when="no_fit",
                                  arguments={**size, "recompute": "full"}))
-    if gpu and count > 1 and not p.sharding:  # on the GPUs named: sharding first, then offloading the optimizer
+    if count > 1 and not p.sharding:  # on the GPUs named: sharding first, then offloading the optimizer
         if "zero_stage" not in size:
             calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt="zero3", when="no_fit",
                                      arguments={**size, "zero_stage": 3}))
         elif method == "full":
             calls.append(PlannedCall(name="size_training", purpose="size", gpu=gpu, alt="offload", when="no_fit",
                                      arguments={**size, "offload_optimizer": True}))
-    if gpu and parsed.asks_count:
-        sharded = {**size, "zero_stage": 3} if method == "full" and not p.sharding else size
-        if method == "full" and p.grad_checkpointing is None:  # and checkpoints, as the recommender plans it
-            sharded["recompute"] = "full"
-        calls += _count_calls("size_training", sharded, count)  # full fine-tuning over several GPUs shards
-    tokens = dataset_tokens(p)
-    if gpu and tokens:
-        calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,
-                                 arguments={**model, "tokens": tokens, "gpu": gpu, "count": count}))
-    if gpu:
-        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "training",
-                                 "method": method, "context": seq}
-        if "model" in model:
-            check["model"] = model["model"]
-        if p.cuda_required:
-            check["cuda_required"] = True
-        check.update(_machine_args(p))
-        calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
-    if "model" in model:
-        rec: dict[str, Any] = {"workload": "training", "model": model["model"], "method": method, "context": seq,
-                               **_common_rec(p)}
-        if tokens:
-            rec["dataset_tokens"] = tokens
-        if p.deadline_days:
-            rec["deadline_hours"] = p.deadline_days * 24
-        calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
-                                 only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
     return calls
+
+
+def _lighter_methods(p: Profile, size: dict[str, Any], method: str, gpu: str) -> list[PlannedCall]:
+    if p.method not in (None, "lora", "full") or method == "qlora":
+        return []
+    # the lighter methods, if this one fails: sized as a turn asking for that method would size it; the ZeRO-3
+    # assumed for full fine-tuning on several GPUs is not carried over (a lighter method runs data-parallel unless
+    # the user shards it)
+    light = {k: v for k, v in size.items() if k != "zero_stage" or p.sharding}
+    return [PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
+                        arguments={**light, "method": lighter})
+            for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]]
+
+
+def _training_counts(p: Profile, size: dict[str, Any], method: str, count: int) -> list[PlannedCall]:
+    """'How many do I need?' for training."""
+    sharded = {**size, "zero_stage": 3} if method == "full" and not p.sharding else size
+    if method == "full" and p.grad_checkpointing is None:  # and checkpoints, as the recommender plans it
+        sharded["recompute"] = "full"
+    return _count_calls("size_training", sharded, count)  # full fine-tuning over several GPUs shards
+
+
+def _training_check(p: Profile, model: dict[str, Any], method: str, gpu: str, count: int, seq: int) -> PlannedCall:
+    check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "training",
+                             "method": method, "context": seq}
+    if "model" in model:
+        check["model"] = model["model"]
+    if p.cuda_required:
+        check["cuda_required"] = True
+    check.update(_machine_args(p))
+    return PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu)
+
+
+def _training_recommend(p: Profile, parsed: Parsed, model: str, method: str, seq: int, tokens: float | None,
+                        gpu: str | None) -> PlannedCall:
+    rec: dict[str, Any] = {"workload": "training", "model": model, "method": method, "context": seq,
+                           **_common_rec(p)}
+    if tokens:
+        rec["dataset_tokens"] = tokens
+    if p.deadline_days:
+        rec["deadline_hours"] = p.deadline_days * 24
+    return PlannedCall(name="recommend", arguments=rec, purpose="recommend",
+                       only_if_no_fit=not _wants_recommendation(p, parsed, gpu))
 
 
 def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
