@@ -361,11 +361,13 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.verdict_never", hours=num(hours), what=what))
     out.append(msg(lang, "rent.figures", buy=money(r.purchase, cur), rent=money(r.rent_per_month, cur),
                    energy=money(r.energy_per_month, cur), hours=num(hours)))
+    said = {a.id for a in r.assumptions}  # the buyer's own rate or purchase price, not the catalog's
     if r.rent_per_hour and not (hourly_first or daily_first):
-        out.append(msg(lang, "rent.hourly", hourly=money_exact(r.rent_per_hour, cur), what=what))
+        key = "rent.hourly_quoted" if "perf.rent.rate_quoted" in said else "rent.hourly"
+        out.append(msg(lang, key, hourly=money_exact(r.rent_per_hour, cur), what=what))
     if months is not None and r.break_even_months is not None:
         out.append(msg(lang, "rent.break_even", months=num(r.break_even_months)))
-    if r.host:
+    if r.host and "perf.rent.price_quoted" not in said:
         out.append(msg(lang, "rent.host", host=money(r.host, cur)))
     return "\n".join(out)
 

@@ -904,14 +904,14 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     if p.use_case == "inference":
         out += _cheapest_line(calls, alts, lang) if parsed.asks_cheapest else []
         out += _inference_section(calls, p, plan, lang, previous, alts, citations, detailed=detailed,
-                                  speed_first=parsed.kind == Kind.speed)
+                                  speed_first=parsed.kind == Kind.speed or parsed.asks[:1] == ["speed"])
         if parsed.kind == Kind.speed and not _by_name(calls, "perf_decode") and p.card_memory_gb and not p.gpu:
             named = next(iter(parsed.unknown_gpus), None)  # a card the catalog lacks, named with its memory
             out.append(msg(lang, "speed.need_bandwidth", card=named) if named
                        else msg(lang, "speed.need_card"))  # speed follows from bandwidth, not from a size
     elif p.use_case == "training":
         out += _training_section(calls, p, plan, lang, previous, detailed=detailed,
-                                 time_first=parsed.kind == Kind.speed)
+                                 time_first=parsed.kind == Kind.speed or "training_time" in parsed.asks[:1])
         out += _lighter_methods(alts, lang)
         out += _add_to_owned(calls, p, lang, user_currency(p, lang, ("USD", "CNY")))
     else:

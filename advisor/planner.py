@@ -21,6 +21,7 @@ from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Pa
 from advisor.session import Profile, Session
 from knowledge import load_catalog
 from knowledge.codes import ScientificCode, scientific_code
+from knowledge.names import VENDORS
 from tools.compat_rules.types import MAX_GPUS_OF_ONE
 from tools.gpu_memory import card_visible_bytes
 from tools.pricing import to_usd
@@ -52,7 +53,16 @@ DEFAULT_RENT_HOURS = 24.0
 # Below this a budget cannot buy a desktop host ($2,500) and a useful pair of 24 GB cards ($1,600) together, so
 # an unqualified budget is read as money for the cards (the reply says so and how to change it).
 CARD_ONLY_BELOW_USD = 4500.0
-_VENDORS = ("NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar", "MetaX")
+def _vendor_args(p: Profile) -> list[str] | None:
+    """The vendors a recommendation may use (knowledge.names.VENDORS, the one spelling): the ones named as the
+    only choice, else all but the ones ruled out; None when neither was said."""
+    if p.only_vendors:
+        only = {v.lower() for v in p.only_vendors}
+        return [v for v in VENDORS if v.lower() in only]
+    if p.excluded_vendors:
+        out = {v.lower() for v in p.excluded_vendors}
+        return [v for v in VENDORS if v.lower() not in out]
+    return None
 
 
 class PlannedCall(BaseModel):
@@ -219,7 +229,7 @@ def dataset_tokens(p: Profile) -> float | None:
     if p.dataset_tokens:
         return p.dataset_tokens * (p.epochs or 1)
     if p.dataset_samples:
-        return p.dataset_samples * TOKENS_PER_SAMPLE * (p.epochs or 1)
+        return p.dataset_samples * (p.tokens_per_sample or TOKENS_PER_SAMPLE) * (p.epochs or 1)
     return None
 
 
@@ -727,10 +737,9 @@ def _afford_plan(ctx: PlanContext) -> Plan:
                             "currency": p.budget.currency if p.budget else "USD"}
     if p.domestic:
         args["domestic_only"] = True
-    if p.excluded_vendors:
-        args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
-    if p.only_vendors:
-        args["vendors"] = [v for v in _VENDORS if v.lower() in p.only_vendors]
+    vendors = _vendor_args(p)
+    if vendors is not None:
+        args["vendors"] = vendors
     args["region"] = session_region(session, lang)[0]
     slots = ["use_case"] if p.use_case is None else ["model"]
     plan.calls = [PlannedCall(name="affordable", arguments=args, purpose="recommend")]
@@ -750,11 +759,15 @@ def _rent_plan(ctx: PlanContext) -> Plan:
                             "hours_per_day": p.hours_per_day or DEFAULT_RENT_HOURS, "include_host": not p.has_host}
     if p.kwh_price and (p.budget is None or p.budget.currency == currency):
         args["kwh_price"] = p.kwh_price
+    if p.purchase_price and p.purchase_price[1] == currency:  # the buyer's own quote for buying
+        args["purchase_price"] = p.purchase_price[0]
     if p.rental_rate:
         rate, cur = p.rental_rate
         args["rental_usd_per_gpu_hour"] = round(to_usd(rate, cur), 4)
     if p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
+    elif p.years:  # '3 年下来哪个划算': the horizon the buyer weighs renting against buying over
+        args["months"] = round(min(120.0, p.years * 12), 2)
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info")])
 
 
@@ -820,6 +833,17 @@ def _card_only(p: Profile) -> bool:
     return usd is not None and usd < CARD_ONLY_BELOW_USD and p.budget_scope is None and not p.has_host
 
 
+def _training_rates(p: Profile) -> dict[str, Any]:
+    """What the user stated about a training run's efficiency and price: their MFU, their GPU-hour rate."""
+    out: dict[str, Any] = {}
+    if p.mfu:
+        out["mfu"] = p.mfu
+    if p.rental_rate:
+        rate, cur = p.rental_rate
+        out["price_per_gpu_hour"] = round(to_usd(rate, cur), 4)
+    return out
+
+
 def _common_rec(p: Profile) -> dict[str, Any]:
     args: dict[str, Any] = {**_budget_args(p)}
     if p.cuda_required:
@@ -833,10 +857,9 @@ def _common_rec(p: Profile) -> dict[str, Any]:
     if p.existing:
         args["existing_gpus"] = [{"gpu": e.gpu, "count": all_nodes(p, e.count) if len(p.existing) == 1 else e.count}
                                  for e in p.existing]
-    if p.excluded_vendors:
-        args["vendors"] = [v for v in _VENDORS if v.lower() not in p.excluded_vendors]
-    if p.only_vendors:  # "只能买华为的卡", "only NVIDIA"
-        args["vendors"] = [v for v in _VENDORS if v.lower() in p.only_vendors]
+    vendors = _vendor_args(p)  # "只能买华为的卡", "only NVIDIA", "no NVIDIA"
+    if vendors is not None:
+        args["vendors"] = vendors
     if p.allowed_gpus:  # "we can only buy L40S or H100"
         args["only_gpus"] = list(p.allowed_gpus)
     if p.has_host or p.budget_scope == "gpu_only" or _card_only(p):
@@ -920,6 +943,8 @@ def _inference_on_card(p: Profile, model: dict[str, Any], gpu: str, count: int, 
 def _inference_recommend(p: Profile, model: str, context: int, batch: int) -> dict[str, Any]:
     rec: dict[str, Any] = {"workload": "inference", "model": model, "context": context, "concurrency": batch,
                            **_common_rec(p)}
+    if p.tokens_per_s_target:  # 'at least 20 tokens/s per user': a gate on every option, for all users at once
+        rec["target_tokens_per_s"] = p.tokens_per_s_target * batch
     if p.precision:
         rec["precision"] = p.precision
     return rec
@@ -1108,7 +1133,8 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     tokens = dataset_tokens(p)
     if gpu and tokens:
         calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,
-                                 arguments={**model, "tokens": tokens, "gpu": gpu, "count": count}))
+                                 arguments={**model, "tokens": tokens, "gpu": gpu, "count": count,
+                                            **_training_rates(p)}))
     if gpu:
         calls.append(_training_check(p, model, method, gpu, count, seq))
     if "model" in model:

@@ -83,3 +83,29 @@ def test_what_a_budget_buys_of_the_card_named_leads_when_asked_first(adv: Adviso
     assert r.text.startswith("**¥50,000 能买 1 张 GeForce RTX 4090**")
     assert _named_count(r2)["gpu"] == "l20"
     assert r2.text.startswith("**¥400,000 能买 8 张 L20")
+
+
+def test_a_vendor_ban_keeps_every_other_vendor_in_its_one_spelling(adv: Advisor) -> None:
+    from knowledge.names import VENDORS
+
+    _, (r,) = _talk(adv, "不要英伟达的卡，部署 Qwen2.5-72B 推理，预算 50 万")
+    rec = next(c for c in r.tool_calls if c.name == "recommend")
+    assert set(rec.arguments["vendors"]) == set(VENDORS) - {"NVIDIA"}  # 'Iluvatar CoreX' as the catalog spells it
+
+
+def test_rent_or_buy_on_the_buyers_own_rate_price_and_horizon(adv: Advisor) -> None:
+    _, (r,) = _talk(adv, "云上4090租2块钱一小时，自己买一台8卡4090服务器大概20万，每天跑10个小时，电费1块一度，"
+                         "3年下来哪个划算？")
+    rent = _calls(r, "rent_vs_buy")[0]
+    assert rent.arguments["months"] == 36 and rent.arguments["purchase_price"] == 200_000
+    # by hand: ¥2 × 8 cards × 10 h × 365/12 days × 36 months = ¥175,200 of rent
+    assert rent.result["project_rent"] == pytest.approx(2 * 8 * 10 * 365 / 12 * 36, rel=0.01)
+    assert "按你给的租价" in r.text and "目录里的常见按需价" not in r.text
+
+
+def test_a_stated_mfu_retimes_the_run_and_the_time_leads(adv: Advisor) -> None:
+    _, (first, second) = _talk(adv, "Pretraining a 7B model on 1T tokens with 64 H100s, how long?",
+                               "ok what if we only hit 30% MFU")
+    before, after = (_calls(r, "training_time")[0].result for r in (first, second))
+    assert after["hours"] == pytest.approx(before["hours"] * before["mfu"] / 0.3, rel=0.01)
+    assert first.text.startswith("**About") and second.text.startswith("**About")

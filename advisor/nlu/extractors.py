@@ -18,6 +18,7 @@ from advisor.numbers import NUMBER_RE, parse_number
 from knowledge import AmbiguousNameError
 from knowledge.catalog import Catalog
 from knowledge.codes import find_code
+from knowledge.names import VENDORS
 
 _I = re.IGNORECASE
 N = NUMBER_RE
@@ -198,12 +199,21 @@ def budget_scope(ctx: Context) -> str | None:
     return None
 
 
-_VENDORS = {
-    "nvidia": r"nvidia|英伟达|n卡|老黄|cuda卡",
-    "amd": r"\bamd\b|(?<![a-z])a\s*卡|radeon|instinct",
-    "intel": r"\bintel\b|英特尔|gaudi",
-    "huawei": r"huawei|华为|昇腾|ascend",
+# the words for each vendor of knowledge.names.VENDORS, keyed by its name in lower case (as profiles keep it)
+_VENDOR_WORDS = {
+    "NVIDIA": r"nvidia|英伟达|n卡|老黄|cuda卡",
+    "AMD": r"\bamd\b|(?<![a-z])a\s*卡|radeon|instinct",
+    "Intel": r"\bintel\b|英特尔|gaudi",
+    "Huawei": r"huawei|华为|昇腾|ascend",
+    "Cambricon": r"cambricon|寒武纪|思元",
+    "Hygon": r"hygon|海光",
+    "Moore Threads": r"moore ?threads|摩尔线程|摩尔",
+    "Biren": r"biren|壁仞",
+    "Iluvatar CoreX": r"iluvatar|天数智芯|天数",
+    "MetaX": r"metax|沐曦",
 }
+assert set(_VENDOR_WORDS) == set(VENDORS), "every vendor of knowledge.names has its words here"
+_VENDORS = {vendor.lower(): words for vendor, words in _VENDOR_WORDS.items()}
 _EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能用|避开|排除|除了|非|no|not|without|avoid|exclude|"
                              r"anything but|except|other than|never)\W{0,3}(\w+\W{0,2}){0,1}"
                              r"((or|nor|and|和|或|、)\W{0,2})?$", _I)

@@ -1040,11 +1040,15 @@ _DEADLINE_FACTORS = ((("小时", "hour", "hr"), 1 / 24), (("周", "星期", "wee
                      (("月", "个月", "month"), DAYS_PER_MONTH), (("年", "year"), 12 * DAYS_PER_MONTH))
 
 
+_PRICE_BEFORE = re.compile(r"(?:块钱?|元|美元|美金|刀|毛)\s*(?:钱)?\s*$|[$¥￥€]\s*[\d.,]+\s*(?:per|an?|/|一)?\s*$", _I)
+
+
 def _not_a_deadline(scan: str, m: re.Match[str]) -> bool:
     """'an hour of audio' is the input's length, '每天 8 小时' a duty cycle, '$2/hour' a price: no deadline."""
     window = scan[max(0, m.start() - 14):m.end() + 8]
     before = scan[max(0, m.start() - 8):m.start()]
     return (not _DEADLINE_CTX.search(window) or bool(_MEDIA_LENGTH.match(scan[m.end():]))
+            or bool(_PRICE_BEFORE.search(before))
             or bool(_PER_DAY_BEFORE.search(before)) or bool(_PER_DAY_AFTER.match(scan[m.end():]))
             or bool(re.search(r"(hours?|hrs?|h|小时)\s*$", before, _I))
             or bool(_PRICE_PER_TIME.match(scan[m.end():])))
