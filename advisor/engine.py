@@ -158,96 +158,140 @@ class LLMFailure(Exception):
 # ----------------------------------------------------------------------------- profile updates
 
 
+# the slots a message states that go into the profile as they are; the others are merged by the steps below
+_SPECIAL_SLOTS = {"model", "params_b", "budget_unlimited", "existing", "gpu_count", "card_memory_gb",
+                  "excluded_vendors", "only_vendors", "allowed_gpus"}
+MERGED_AS_SAID = tuple(f for f in Profile.model_fields if f in Parsed.model_fields and f not in _SPECIAL_SLOTS)
+
+
+@dataclass
+class _Merge:
+    """One message being folded into the profile: ``put`` records each slot that changes."""
+
+    session: Session
+    parsed: Parsed
+    changed: list[str]
+
+    @property
+    def p(self) -> Profile:
+        return self.session.profile
+
+    def put(self, slot: str, value: Any) -> None:
+        if getattr(self.p, slot) == value:
+            return
+        try:
+            setattr(self.p, slot, value)
+        except ValidationError:  # beyond what the profile holds ('a 1e7 GB problem', '999v-16a'): said back
+            self.parsed.unusable[slot] = _as_said(value)
+            return
+        self.changed.append(slot)
+
+
 def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
-    """Fold what the message says into the profile; returns the slots that changed."""
+    """Fold what the message says into the profile (the session merges each message's reading turn by turn);
+    returns the slots that changed."""
     if parsed.has(Intent.reset):
         session.profile = Profile()
         session.asked, session.pending, session.assumed = [], [], []
         session.last_results = {}
         return ["reset"]
-    p = session.profile
-    changed: list[str] = []
-
-    def put(slot: str, value: Any) -> None:
-        if getattr(p, slot) != value:
-            try:
-                setattr(p, slot, value)
-            except ValidationError:  # beyond what the profile holds ('a 1e7 GB problem', '999v-16a'): said back
-                parsed.unusable[slot] = _as_said(value)
-                return
-            changed.append(slot)
-
+    merge = _Merge(session=session, parsed=parsed, changed=[])
     if parsed.kind in (Kind.spec, Kind.concept, Kind.chitchat):
-        return changed  # a question about a card or an idea changes nothing the user plans
-    if parsed.use_case:
-        put("use_case", parsed.use_case)
+        return merge.changed  # a question about a card or an idea changes nothing the user plans
+    for step in _MERGE_STEPS:
+        step(merge)
+    return merge.changed
+
+
+def _merge_model(m: _Merge) -> None:
+    parsed, p = m.parsed, m.p
     if parsed.model:
-        put("model", parsed.model)
-        put("params_b", parsed.params_b)
+        m.put("model", parsed.model)
+        m.put("params_b", parsed.params_b)
     elif parsed.params_b and (p.params_b is None or abs(p.params_b - parsed.params_b) / parsed.params_b > 0.02):
-        put("model", None)
-        put("params_b", parsed.params_b)
-    for slot in ("precision", "kv_dtype", "context_tokens", "concurrency", "method", "dataset_tokens",
-                 "dataset_samples", "epochs", "deadline_days", "fp64", "problem_size_gb", "budget",
-                 "cuda_required", "domestic", "form_factor", "power_limit_w", "psu_w", "system_ram_gb", "sci_code",
-                 "cpu", "cpu_name", "nodes", "region", "home",
-                 "sharding", "grad_checkpointing", "has_host", "budget_scope", "mains", "gpu_power_limit_w",
-                 "hours_per_day", "kwh_price", "engine_hint", "rental_rate", "host_bandwidth_gbs", "head_count",
-                 "purchase_price", "tokens_per_s_target", "ttft_target_s", "rack_kw", "years", "mfu",
-                 "tokens_per_sample"):
-        value = getattr(parsed, slot)
+        m.put("model", None)
+        m.put("params_b", parsed.params_b)
+
+
+def _merge_as_said(m: _Merge) -> None:
+    for slot in MERGED_AS_SAID:
+        value = getattr(m.parsed, slot)
         if value is not None:
-            put(slot, value)
+            m.put(slot, value)
+
+
+def _merge_implied(m: _Merge) -> None:
+    """What one stated value implies for another: a code's FP64, a budget's limit, tokens over samples."""
+    parsed = m.parsed
     if parsed.sci_code and parsed.fp64 is None:
-        put("fp64", scientific_code(parsed.sci_code).fp64)  # the code's GPU build decides; the reply says so
+        m.put("fp64", scientific_code(parsed.sci_code).fp64)  # the code's GPU build decides; the reply says so
     if parsed.budget is not None:
-        put("budget_unlimited", False)
+        m.put("budget_unlimited", False)
     if parsed.budget_unlimited:
-        put("budget_unlimited", True)
-        put("budget", None)
+        m.put("budget_unlimited", True)
+        m.put("budget", None)
     if parsed.dataset_tokens is not None:
-        put("dataset_samples", None)
+        m.put("dataset_samples", None)
+
+
+def _merge_lists(m: _Merge) -> None:
+    parsed = m.parsed
     if parsed.existing is not None:
-        put("existing", parsed.existing)
-    if parsed.excluded_vendors:
-        put("excluded_vendors", parsed.excluded_vendors)
-    if parsed.only_vendors:
-        put("only_vendors", parsed.only_vendors)
-    if parsed.allowed_gpus:
-        put("allowed_gpus", parsed.allowed_gpus)
+        m.put("existing", parsed.existing)
+    for slot in ("excluded_vendors", "only_vendors", "allowed_gpus"):
+        if getattr(parsed, slot):
+            m.put(slot, getattr(parsed, slot))
+
+
+def _merge_cards(m: _Merge) -> None:
+    """The card under discussion: one named (with its count), several to compare, or a card by its memory."""
+    parsed, p = m.parsed, m.p
     if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:
-        put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
-        put("gpu_count", None)
+        m.put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
+        m.put("gpu_count", None)
     gpu_ids = list(dict.fromkeys(g.gpu for g in parsed.gpus))
     if parsed.card_memory_gb is not None:
-        put("card_memory_gb", parsed.card_memory_gb)
-        put("gpu", None)  # 'what about a 16 GB card?': the size replaces the card under discussion
+        m.put("card_memory_gb", parsed.card_memory_gb)
+        m.put("gpu", None)  # 'what about a 16 GB card?': the size replaces the card under discussion
     elif gpu_ids:
-        put("card_memory_gb", None)
+        m.put("card_memory_gb", None)
     if len(gpu_ids) >= 2:
-        put("compare", gpu_ids)
-        put("compare_counts", {g.gpu: g.count for g in parsed.gpus if g.stated})
+        m.put("compare", gpu_ids)
+        m.put("compare_counts", {g.gpu: g.count for g in parsed.gpus if g.stated})
     elif gpu_ids:
-        g = next((m for m in parsed.gpus if m.stated), parsed.gpus[0])
-        put("gpu", g.gpu)
+        g = next((x for x in parsed.gpus if x.stated), parsed.gpus[0])
+        m.put("gpu", g.gpu)
         if g.stated:
-            put("gpu_count", g.count)
+            m.put("gpu_count", g.count)
         elif not parsed.has(Intent.whatif) or p.gpu_count is None:
-            put("gpu_count", 1)
-    _apply_changes(parsed, p, put)
-    if parsed.gpu_count is not None:
-        put("gpu_count", parsed.gpu_count)
-        if p.gpu is None and p.existing:
-            put("gpu", p.existing[0].gpu)
-    # short answers to the question asked last turn
-    for slot in session.pending:
-        if slot in changed:
+            m.put("gpu_count", 1)
+
+
+def _merge_changes(m: _Merge) -> None:
+    _apply_changes(m.parsed, m.p, m.put)
+
+
+def _merge_count(m: _Merge) -> None:
+    if m.parsed.gpu_count is not None:
+        m.put("gpu_count", m.parsed.gpu_count)
+        if m.p.gpu is None and m.p.existing:
+            m.put("gpu", m.p.existing[0].gpu)
+
+
+def _merge_short_answers(m: _Merge) -> None:
+    """'yes', 'no' to the question asked last turn."""
+    parsed = m.parsed
+    for slot in m.session.pending:
+        if slot in m.changed:
             continue
         if slot in _BOOL_SLOTS and (parsed.has(Intent.yes) or parsed.has(Intent.no)):
-            put(slot, parsed.has(Intent.yes))
+            m.put(slot, parsed.has(Intent.yes))
         elif slot == "existing" and parsed.has(Intent.no):
-            put("existing", [])
-    return changed
+            m.put("existing", [])
+
+
+_MERGE_STEPS = (_merge_model, _merge_as_said, _merge_implied, _merge_lists, _merge_cards, _merge_changes,
+                _merge_count, _merge_short_answers)
 
 
 def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) -> None:

@@ -481,7 +481,7 @@ _NEGATED = re.compile(
 _PRODUCT_CODE = re.compile(
     r"(?<![a-z0-9])(?:(?:ryzen|threadripper|epyc|xeon|core|ultra|锐龙|线程撕裂者|霄龙|至强)"
     r"(?:\s*(?:pro|platinum|gold|silver|[3579]))*[\s-]*\d{3,5}[a-z0-9+]*|i[3579][- ]?\d{4,5}[a-z]{0,2}|\d{4}x3d|"
-    r"[3-9]\d{3}x|1[0-4]\d{3}k[fs]?)"
+    r"[3-9][6-9][05]0x|1[0-4]\d{3}k[fs]?)"  # a bare Ryzen (7950X, 5900X) or Core (14900K) code
     r"(?![a-z0-9])", _I)
 _YEAR = re.compile(r"(?:\b(?:in|since|during|until|by|from|before|after)\s+|(?<![\d.]))((?:19|20)\d\d)"
                    r"(?:\s*年(?!\s*的?\s*[张块卡])|(?<=\d)(?=\s*(?:[,，.。]|$)))|"
