@@ -55,7 +55,7 @@ ALIASES = [
     ("GeForce RTX 2080 Ti", "rtx-2080-ti"), ("2080 Ti 11GB", "rtx-2080-ti"),
     ("2080 Ti 22G", "rtx-2080-ti-22gb"), ("2080ti 22g", "rtx-2080-ti-22gb"), ("RTX 2080 Ti 22GB", "rtx-2080-ti-22gb"),
     ("魔改2080Ti 22G", "rtx-2080-ti-22gb"),
-    ("2080 SUPER", "rtx-2080-super"), ("2080S", "rtx-2080-super"),
+    ("2080 SUPER", "rtx-2080-super"), ("2080super", "rtx-2080-super"),
     ("1080ti", "gtx-1080-ti"), ("1080 Ti", "gtx-1080-ti"), ("GTX 1080 Ti", "gtx-1080-ti"),
     ("3060 12G", "rtx-3060-12gb"), ("3060", "rtx-3060-12gb"), ("RTX 3060 12GB", "rtx-3060-12gb"),
     ("3060 Ti", "rtx-3060-ti"), ("3060ti", "rtx-3060-ti"),
@@ -66,8 +66,8 @@ ALIASES = [
     ("3080 Ti", "rtx-3080-ti"), ("3080ti", "rtx-3080-ti"),
     ("4060", "rtx-4060"), ("RTX 4060", "rtx-4060"),
     ("4070", "rtx-4070"), ("RTX 4070", "rtx-4070"), ("4070 Ti", "rtx-4070-ti"), ("4070ti 12gb", "rtx-4070-ti"),
-    ("4070s", "rtx-4070-super"), ("4070 super", "rtx-4070-super"), ("RTX 4070 SUPER", "rtx-4070-super"),
-    ("4070 ti super", "rtx-4070-ti-super"), ("4070tis", "rtx-4070-ti-super"),
+    ("4070super", "rtx-4070-super"), ("4070 super", "rtx-4070-super"), ("RTX 4070 SUPER", "rtx-4070-super"),
+    ("4070 ti super", "rtx-4070-ti-super"), ("4070tisuper", "rtx-4070-ti-super"),
     ("RTX 4070 Ti SUPER", "rtx-4070-ti-super"),
     ("4080", "rtx-4080"), ("RTX 4080", "rtx-4080"),
 ]
@@ -201,6 +201,21 @@ def test_an_owner_naming_the_card_in_a_sentence_is_read_as_owning_it(text: str, 
     parsed = parse(text)
     assert [(g.gpu, g.count) for g in parsed.existing or []] == [(gpu_id, count)]
     assert parsed.card_memory_gb is None  # the catalog knows the card: no need to ask for its memory
+
+
+@pytest.mark.parametrize(("text", "gpu_id"), [
+    ("two 4070s for llama 8b", "rtx-4070"),  # not two 4070 SUPERs: no '4070S' alias, names match without case
+    ("I have two 4080s", "rtx-4080"),  # not two 4080 SUPERs
+])
+def test_a_plural_is_the_card_not_its_super(text: str, gpu_id: str) -> None:
+    parsed = parse(text)
+    assert [(g.gpu, g.count) for g in [*(parsed.gpus or []), *(parsed.existing or [])]] == [(gpu_id, 2)]
+
+
+def test_no_s_short_form_is_the_plural_of_another_card() -> None:
+    # '4070S' is '4070s', '4070 Ti S' is '4070 Tis', '2080S' is '2080s' once case and spaces are folded
+    for name in ("4070s", "4080s", "2080s", "4070 Tis", "4070tis", "RTX 4070S"):
+        assert CAT.gpu_resolver.find(name) is None, name
 
 
 def test_a_ti_named_after_the_number_is_not_the_plain_card() -> None:
