@@ -122,3 +122,14 @@ def test_a_stated_mfu_is_read_as_a_fraction(text: str, mfu: float) -> None:
 def test_tokens_per_sample_is_the_samples_length_not_a_context(text: str, per_sample: float) -> None:
     p = parse(text, context=False)
     assert p.tokens_per_sample == per_sample and p.context_tokens is None
+
+
+@pytest.mark.parametrize("text", ["what if we quantize to INT4 to fit in one node?", "如果只做 LoRA 呢，一台够不够？"])
+def test_one_node_is_read_as_one_machine(text: str) -> None:
+    assert parse(text, context=True).nodes == 1
+
+
+def test_a_motherboard_chipset_is_not_an_unknown_gpu_and_home_cards_are_owned() -> None:
+    assert not parse("Got a 7800X3D, B650 board, 850W gold PSU and a RTX 4080 16GB", context=False).unknown_gpus
+    owned = parse("家里有张2080ti 11G和一张1080ti 11G，两张一起能跑qwen2.5 14b吗", context=False).existing or []
+    assert {g.gpu for g in owned} == {"rtx-2080-ti", "gtx-1080-ti"}

@@ -131,9 +131,17 @@ _NODES_OF_N = re.compile(rf"({N}|two|three|four|eight)\s+\d+[\s-]*(?:gpus?|cards
                          rf"(?:nodes?|servers|machines|boxes)\b", _I)
 
 
+_ONE_NODE = re.compile(r"\b(?:in|on|to|with|onto|into)?\s*(?:one|a single|single|just one|only one) "
+                       r"(?:node|server|machine|box|hgx|dgx)\b|"
+                       r"(?:一台|单台|单机|单节点|一个节点)(?=\s*(?:机器|服务器)?\s*(?:够|就|能|行|可以|放|装|跑|训|搞定|的话|呢|吗))",
+                       _I)
+
+
 def nodes(ctx: Context) -> int | None:
-    """'两台服务器', '2 nodes', '4 个节点', 'two 8-GPU servers' → machines; a '台' right before a GPU name is a card
-    count, not this."""
+    """'两台服务器', '2 nodes', '4 个节点', 'two 8-GPU servers' → machines; 'one node', '一台够不够' → 1; a '台' right
+    before a GPU name is a card count, not this."""
+    if _ONE_NODE.search(ctx.masked):
+        return 1
     m = _NODES_OF_N.search(ctx.masked)
     if m:
         value = parse_number(m.group(1))

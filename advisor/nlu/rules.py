@@ -494,11 +494,17 @@ _GRID = re.compile(r"(?<![\d.])(\d{2,7})\s*[×xX*]\s*\1(?:\s*[×xX*]\s*\1)?(?![\
                    r"(?:\s*[×xX*]\s*\d{2,7})?", _I)
 
 
+# motherboard chipsets people name beside their cards ('B650 board', 'Z790'): never a GPU or a count
+_CHIPSET = re.compile(r"(?<![a-z0-9])(?:[bx](?:450|550|650|760|850|860|570|670|870)e?|z(?:690|790|890)|h(?:610|770)|"
+                      r"a(?:520|620)|trx(?:40|50)|wrx(?:80|90))(?![a-z0-9])", _I)
+
+
 def _not_quantities(text: str) -> list[tuple[int, int]]:
     """Spans whose numbers are names, dates or sizes of a matrix or grid, never a count: masked before any
     quantity is read."""
     spans = [m.span() for m in _PRODUCT_CODE.finditer(text)]
     spans += [m.span() for m in _GRID.finditer(text)]
+    spans += [m.span() for m in _CHIPSET.finditer(text)]
     spans += [m.span(1) if m.group(1) else m.span(2) for m in _YEAR.finditer(text)]
     return spans
 
@@ -789,6 +795,7 @@ def _read_names(r: _Reading) -> None:
     r.model_mentions = [m for m in _scan_names(r.text, r.cat.model_resolver, r.cat.models)
                         if not any(g.start <= m.start < g.end for g in r.gpu_mentions)]
     r.masked = _mask(r.text, [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions])
+    r.masked = _mask(r.masked, [m.span() for m in _CHIPSET.finditer(r.masked)])  # 'B650 board' is no GPU
     for m in _GPU_LIKE.finditer(r.masked):
         name = m.group(0).strip()
         if len(r.out.unknown_gpus) < 3:
