@@ -220,3 +220,14 @@ def test_no_s_short_form_is_the_plural_of_another_card() -> None:
 
 def test_a_ti_named_after_the_number_is_not_the_plain_card() -> None:
     assert [g.gpu for g in parse("4070 ti 12gb enough for llama 8b?").gpus] == ["rtx-4070-ti"]
+
+
+def test_two_modded_2080_tis_get_the_bridge_note_not_the_capped_nvlink_one() -> None:
+    # the 22 GB board is a stock 2080 Ti's TU102 and NVLink connector: a 2-way bridge at 100 GB/s, as the 2080 Ti has;
+    # the capped-NVLink note is for export variants (H800 / A800 at 400 GB/s against the H100's 900)
+    from tools.compat import BuildInput, GPUCount, check_build
+
+    ids = {f.id for f in check_build(BuildInput(gpus=[GPUCount(gpu="2080 Ti 22G", count=2)])).findings}
+    assert "nvlink-china-variants" not in ids and any("nvlink" in i for i in ids)
+    ids = {f.id for f in check_build(BuildInput(gpus=[GPUCount(gpu="H800 SXM", count=8)])).findings}
+    assert "nvlink-china-variants" in ids

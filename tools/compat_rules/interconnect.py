@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from knowledge.markets import availability
 from tools.compat_rules.pcie import link_gbs
 from tools.compat_rules.totals import is_board_module
 from tools.compat_rules.types import BuildContext, Card, Finding, Severity, finding, joined
@@ -30,6 +31,14 @@ def _pcie_gbs(ctx: BuildContext, card: Card) -> float:
     return link_gbs(gen, min(widths))
 
 
+def _export_variant(card: Card) -> bool:
+    """A China-market variant cut down to fit the US export rules (H800, A800, H20: market rule cn-variant), whose
+    link the capped-NVLink note is about; a board modded in China (cn-modded: the 22 GB RTX 2080 Ti) keeps the
+    link of the card it was made from, so the note is not for it."""
+    rule = availability(card.gpu.id, "global").rule
+    return card.gpu.china_market and rule is not None and rule.id == "cn-variant"
+
+
 def check_interconnect(ctx: BuildContext) -> list[Finding]:
     out: list[Finding] = []
     if not ctx.multi_gpu:
@@ -39,7 +48,7 @@ def check_interconnect(ctx: BuildContext) -> list[Finding]:
         if card.count < 2:
             continue
         out += _one_model(ctx, card, par)
-        if card.gpu.china_market and card.gpu.interconnect.kind in ("nvlink", "nvlink-bridge"):
+        if _export_variant(card) and card.gpu.interconnect.kind in ("nvlink", "nvlink-bridge"):
             bw = card.gpu.interconnect.bandwidth_gbs
             out.append(finding(
                 "nvlink-china-variants", "interconnect", "info",
