@@ -31,24 +31,24 @@ def _detect(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]
                           env=env, cwd=ROOT, timeout=120)
 
 
-def test_a_machine_with_a_4090_and_a_3080(tmp_path: Path) -> None:
-    env = _fake_smi(tmp_path, "printf '0, NVIDIA GeForce RTX 4090, 24564\\n1, NVIDIA GeForce RTX 3080, 10240\\n'")
+def test_a_machine_with_a_4090_and_a_2060_12gb(tmp_path: Path) -> None:
+    env = _fake_smi(tmp_path, "printf '0, NVIDIA GeForce RTX 4090, 24564\\n1, NVIDIA GeForce RTX 2060, 12288\\n'")
     done = _detect(env, "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert [(g["index"], g["catalog_id"], g["memory_bytes"]) for g in out["gpus"]] == [
-        (0, "rtx-4090", 24564 * MiB), (1, None, 10240 * MiB)]  # the 3080 is not in the catalog: kept by memory
+        (0, "rtx-4090", 24564 * MiB), (1, None, 12288 * MiB)]  # the 2060 is not in the catalog: kept by memory
     by_gpu = {p["catalog_id"] or p["name"]: {(r["model"], r["precision"]): r for r in p["fits"]}
               for p in out["plans"]}
     # Llama-3.1-8B at 16 bits is 8.03e9 parameters × 2 bytes = 16.06 GB of weights: it fits the 4090's ~23 GB
-    # vLLM uses, never the 3080's 10 GiB; at 4 bits (~5 GB of weights) it fits both
+    # vLLM uses, never the 2060's 12 GiB; at 4 bits (~5 GB of weights) it fits both
     assert by_gpu["rtx-4090"][("llama-3.1-8b", "bf16")]["fits"] is True
-    small = by_gpu["NVIDIA GeForce RTX 3080"]
+    small = by_gpu["NVIDIA GeForce RTX 2060"]
     assert small[("llama-3.1-8b", "bf16")]["fits"] is False
     assert small[("llama-3.1-8b", "bf16")]["per_gpu_bytes"] > 8.03e9 * 2 > small[("llama-3.1-8b", "bf16")][
         "usable_bytes"]
     assert small[("llama-3.1-8b", "int4")]["fits"] is True
-    assert small[("llama-3.1-8b", "int4")]["usable_bytes"] < 10240 * MiB  # vLLM keeps 8 % back
+    assert small[("llama-3.1-8b", "int4")]["usable_bytes"] < 12288 * MiB  # vLLM keeps 8 % back
     text = _detect(env, "--lang", "zh").stdout
     assert "本机有 2 张 GPU" in text and "不在型号库中：按它的显存估算" in text and "✅" in text and "❌" in text
 
@@ -73,7 +73,10 @@ def test_no_gpu_is_one_clear_line(tmp_path: Path, body: str | None, said: str) -
     ("NVIDIA H100 NVL", 95830, "h100-nvl"), ("NVIDIA A100-SXM4-80GB", 81920, "a100-sxm-80gb"),
     ("NVIDIA A100-PCIE-40GB", 40960, "a100-pcie-40gb"), ("Tesla V100-SXM2-32GB", 32768, "v100-sxm2-32gb"),
     ("NVIDIA L40S", 46068, "l40s"), ("NVIDIA RTX A6000", 49140, "rtx-a6000"),
-    ("NVIDIA GeForce RTX 4060 Ti", 16380, "rtx-4060-ti-16gb"), ("NVIDIA GeForce RTX 3080", 10240, None),
+    ("NVIDIA GeForce RTX 4060 Ti", 16380, "rtx-4060-ti-16gb"), ("NVIDIA GeForce RTX 3050", 8192, None),
+    # one driver name, two cards: the memory tells the 10 GB and 12 GB RTX 3080 (and the 12 GB and 8 GB 3060) apart
+    ("NVIDIA GeForce RTX 3080", 10240, "rtx-3080-10gb"), ("NVIDIA GeForce RTX 3080", 12288, "rtx-3080-12gb"),
+    ("NVIDIA GeForce RTX 3060", 8192, "rtx-3060-8gb"),
     ("NVIDIA GeForce RTX 4090", 8192, None),  # the memory does not match the name: not trusted
 ])
 def test_driver_names_match_the_catalog(name: str, mib: int, gpu: str | None) -> None:
