@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.fmt import money, num, seconds, tps
-from advisor.planner import PlannedCall, user_currency
-from advisor.session import Session, ToolCall
+from advisor.fmt import gb, money, num, seconds, tps
+from advisor.planner import PlannedCall, representative_model, user_currency
+from advisor.session import Profile, Session, ToolCall
 from knowledge import load_catalog
 from knowledge.messages import msg
 from tools.ownership import MachineCostResult
@@ -45,6 +45,7 @@ class AskContext:
     calls: tuple[ToolCall, ...]
     lang: str
     fresh: bool = True  # this turn computed a configuration or stated a target: targets are checked again
+    pooled: bool = False  # the message says the cards are used together
 
 
 @dataclass(frozen=True)
@@ -270,7 +271,51 @@ def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
     return msg(c.lang, key, budget=shown, n=o["count"], gpu=o["name"], total=money(o["price"], budget.currency))
 
 
+def pool_cards(session: Session, pooled_said: bool) -> list[dict[str, Any]]:
+    """Unlike cards used together: the owned ones when there are two kinds or more, or, when the message says
+    'together', the cards compared or named plus the owned ones."""
+    p = session.profile
+    owned = {e.gpu: e.count for e in p.existing or []}
+    cards = dict(owned)
+    if pooled_said:
+        for gid in [*p.compare, *([p.gpu] if p.gpu else [])]:
+            cards.setdefault(gid, p.compare_counts.get(gid, p.gpu_count if gid == p.gpu and p.gpu_count else 1))
+    return [{"gpu": g, "count": n} for g, n in cards.items()] if len(cards) >= 2 else []
+
+
+def _model_of(p: Profile) -> str | None:
+    """The model under discussion, or the catalog model that stands for a size said alone ('32B')."""
+    return p.model or (representative_model(p.params_b) if p.params_b else None)
+
+
+def _pool_needed(c: AskContext) -> bool:
+    p = c.session.profile
+    return bool(_model_of(p)) and p.use_case in (None, "inference") and bool(pool_cards(c.session, c.pooled))
+
+
+def _pool_calls(c: AskContext) -> list[PlannedCall]:
+    p = c.session.profile
+    args: dict[str, Any] = {"model": _model_of(p), "cards": pool_cards(c.session, c.pooled),
+                            "context": p.context_tokens or 8192}
+    if p.precision:
+        args["precision"] = p.precision
+    return [PlannedCall(name="pooled_fit", arguments=args, purpose="size")]
+
+
+def _say_pool(c: AskContext, done: list[ToolCall]) -> str | None:
+    call = next((x for x in done if x.name == "pooled_fit"), None)
+    if call is None or not call.result:
+        return None
+    r = call.result
+    cards = " + ".join(x["name"] for x in r["cards"])
+    key = "asks.pool_fits" if r["fits"] else "asks.pool_short"
+    return msg(c.lang, key, cards=cards, model=r["model"], precision=r["precision"], need=gb(r["need_bytes"]),
+               usable=gb(r["usable_bytes"]), short=gb(-r["headroom_bytes"]), speed=tps(r["tokens_per_s"]),
+               slowest=r["slowest"])
+
+
 ROUTES: dict[str, Route] = {
+    "fits": Route(_pool_needed, _pool_calls, _say_pool),
     "how_many": Route(_budget_count_needed, _budget_count_calls, _say_budget_count),
     "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
                         _say_build_cost),
@@ -284,11 +329,11 @@ ROUTES: dict[str, Route] = {
 
 
 def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str,
-         fresh: bool = True, named: bool = False) -> list[tuple[str, Route, AskContext]]:
+         fresh: bool = True, named: bool = False, pooled: bool = False) -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
     turn computed a configuration or stated a target, so stated targets are checked again."""
     done = tuple(calls)
     ctx = AskContext(session=session, asks=tuple(asks), config=current_config(session, done, named), calls=done,
-                     lang=lang, fresh=fresh)
+                     lang=lang, fresh=fresh, pooled=pooled)
     order = [a for a in ctx.asks if a in ROUTES] + [a for a in ROUTES if a not in ctx.asks]
     return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

@@ -497,7 +497,8 @@ class Advisor:
         fresh = plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
             or parsed.ttft_target_s is not None
         answered: set[str] = set()
-        for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=bool(parsed.gpus)):
+        for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=bool(parsed.gpus),
+                                          pooled=parsed.pooled):
             for pc in route.calls(ask):
                 if not any(c.name == pc.name and c.arguments == pc.arguments for c in done):
                     done.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
@@ -505,6 +506,8 @@ class Advisor:
             if line:
                 lines.append(line)
                 answered.add(name)
+        if "fits" in answered:  # the cards together answer it: the one-card sizing below would contradict them
+            lines.append(_POOL_MARK)
         calls += done
         for call in done:
             if call.ok:
@@ -906,11 +909,16 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
     return parsed.model_copy(update={"asks": asks, "asks_count": parsed.asks_count or "how_many" in asks})
 
 
+_POOL_MARK = "\x00pool"  # the answers replace the body: it sized one card of a pool the answers sized whole
+
+
 def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed, lang: Lang) -> str:
     """The body with the open asks' answers: before it when the plan computed nothing itself (its body is a
     question back or a lookup), else after it, above the sources; then one line saying back what was read
     with some doubt."""
     readback = [msg(lang, key, **values) for key, values in parsed.readback]
+    if _POOL_MARK in answers:
+        return "\n\n".join([*(a for a in answers if a != _POOL_MARK), *readback])
     if not computed:
         return "\n\n".join(p for p in [*answers, body, *readback] if p)
     sources = msg(lang, "compose.citations_block.sources")

@@ -42,6 +42,7 @@ from tools.perf import (
     estimate_prefill,
     estimate_serving,
 )
+from tools.pooled import PooledInput, PooledResult, pooled_fit
 from tools.pricing import GPUPrice, gpu_price
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.rent import RentVsBuyInput, RentVsBuyResult, rent_vs_buy
@@ -353,6 +354,9 @@ _SPECS = [
     ToolSpec("plan_network", "The network between GPU nodes of one job (2 to 8 nodes): port speed, ports per node, "
              "bandwidth per GPU, NICs, cabling, switches and their cost (USD), with sources.", ScaleOutInput,
              plan_scale_out, output_model=ScaleOutPlan),
+    ToolSpec("pooled_fit", "Different cards in one machine used together by llama.cpp's layer split: whether a "
+             "model fits their memory combined and its decode speed across them.", PooledInput, pooled_fit,
+             output_model=PooledResult),
     ToolSpec("machine_cost", "What a machine of N nodes × M GPUs costs to buy (cards + hosts) and to run: wall power, "
              "electricity per year and over a horizon at a tariff and hours a day, and nodes per rack for a rack's "
              "kW.", MachineCostInput, machine_cost, output_model=MachineCostResult),

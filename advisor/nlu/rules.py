@@ -154,6 +154,7 @@ class Parsed(BaseModel):
     years: float | None = Field(None, description="horizon of a running-cost question, years ('3 年电费')")
     mfu: float | None = Field(None, description="model FLOPs utilisation the user states, 0–1 ('30% MFU')")
     tokens_per_sample: float | None = Field(None, description="average tokens per training sample ('平均 800 token')")
+    pooled: bool = Field(False, description="cards named to be used together ('两张一起', 'across both')")
     asks: list[str] = Field(default_factory=list, description="what the message asks, in the order asked "
                                                              "(advisor/nlu/data/cues.toml [ask.*])")
     readback: list[tuple[str, dict[str, float]]] = Field(
@@ -1252,6 +1253,7 @@ _ASK_FLAGS = (("asks_ram", "ram_question"), ("asks_value", "value_question"), ("
 
 def _read_asks(out: Parsed, text: str) -> None:
     out.asks = asks_in(text)
+    out.pooled = bool(vocab.matches("slot", "pooled", text))
     out.wants_detail = bool(_DETAIL.search(text))
     for flag, cue in _ASK_FLAGS:
         setattr(out, flag, bool(vocab.matches("slot", cue, text)))
