@@ -25,13 +25,14 @@ CARD = """
 [[gpu]]
 name = "{name}"
 memory_gib = {memory}
-bandwidth_gbs = 760
+bandwidth_gbs = 224
 bf16_tflops = {tflops}
-tdp_w = 320
+tdp_w = 130
 """
 
 
-def _card(name: str = "RTX 3080", memory: float = 10, tflops: float = 59.5) -> str:
+def _card(name: str = "RTX 3050", memory: float = 8, tflops: float = 18.2) -> str:
+    """A GPU file entry; by default an RTX 3050 8GB (224 GB/s, 130 W), a card the catalog lacks."""
     return CARD.format(name=name, memory=memory, tflops=tflops)
 
 
@@ -144,7 +145,7 @@ def test_a_whole_file_problem_is_one_line_and_the_catalog_alone(gpu_file: Path, 
 
 def test_each_bad_entry_is_one_line_and_the_valid_ones_load(gpu_file: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
-    text = (_card() + _card("Broken", memory=-1) + _card("RTX 2080 Ti", memory=11)
+    text = (_card() + _card("Broken", memory=-1) + _card("GTX 1660 Ti", memory=6)
             + '[[gpu]]\nname = "No figures"\n' + "[[measured]]\ngpu = 5\n" + "[[gpus]]\nx = 1\n")
     gpu_file.write_text(text, encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="knowledge.catalog"):
@@ -157,7 +158,7 @@ def test_each_bad_entry_is_one_line_and_the_valid_ones_load(gpu_file: Path,
         "GPU_ADVISOR_GPUS: gpus.toml: measured 1: gpu: Input should be a valid string; left out",
         "GPU_ADVISOR_GPUS: gpus.toml: gpus: not read (a GPU file holds [[gpu]] and [[measured]] tables)",
     ]
-    assert cat.gpu("RTX 3080").memory_gb == 10 and cat.gpu("RTX 2080 Ti").memory_gb == 11
+    assert cat.gpu("RTX 3050").memory_gb == 8 and cat.gpu("GTX 1660 Ti").memory_gb == 6
     assert cat.gpu("RTX 4090").id == "rtx-4090"
     with pytest.raises(UnknownNameError):
         cat.gpu("Broken")
@@ -178,8 +179,8 @@ def test_look_alike_names_do_not_become_extra_cards(gpu_file: Path, caplog: pyte
         _card("RTX\u200b4090")  # a zero-width space: the catalog's RTX 4090
         + _card("\u041d100")  # a Cyrillic 'Н': mimics the catalog's H100
         + _card("R\u0422X 5000X")  # a Cyrillic 'Т' inside a Latin word
-        + _card("ＲＴＸ 3080")  # full-width letters read as NFKC: an RTX 3080 like any other
-        + _card("RTX 3080\u2060"),  # the same card again, behind a word joiner
+        + _card("ＲＴＸ 3050")  # full-width letters read as NFKC: an RTX 3050 like any other
+        + _card("RTX 3050\u2060"),  # the same card again, behind a word joiner
         encoding="utf-8")
     with caplog.at_level(logging.WARNING, logger="knowledge.catalog"):
         cat = load_catalog()
@@ -187,11 +188,11 @@ def test_look_alike_names_do_not_become_extra_cards(gpu_file: Path, caplog: pyte
     assert lines == [
         "GPU_ADVISOR_GPUS: gpus.toml: gpu 3 ('R\u0422X 5000X'): name: Value error, 'R\u0422X' mixes Cyrillic and "
         "Latin letters, which look alike; left out",
-        "GPU_ADVISOR_GPUS: gpus.toml: RTX 3080: described twice; the first description is used",
+        "GPU_ADVISOR_GPUS: gpus.toml: RTX 3050: described twice; the first description is used",
         "GPU_ADVISOR_GPUS: RTX4090 is already in the catalog; its catalog figures are used",
         "GPU_ADVISOR_GPUS: \u041d100 looks like the catalog's H100 (look-alike letters); left out",
     ]
-    assert [g.name for g in cat.gpus if g.id.startswith("user-")] == ["RTX 3080"]
+    assert [g.name for g in cat.gpus if g.id.startswith("user-")] == ["RTX 3050"]
     assert cat.gpu("RTX 4090").memory_gb == 24  # the catalog's figures, not the file's
 
 
