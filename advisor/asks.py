@@ -84,9 +84,10 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
     one computed a turn earlier, else the profile's card."""
     p = session.profile
     nodes = p.nodes or 1
-    for source in (list(calls), [] if named else list(session.last_results.values())):
-        for call in source:
-            if call.call_id.startswith("alt_") or not call.ok:
+    earlier = [] if named else list(session.last_results.values())
+    for source, alts in ((list(calls), False), (earlier, False), (list(calls), True), (earlier, True)):
+        for call in source:  # the plan's own calls first; an alternative's (the FP8 route …) only when none
+            if call.call_id.startswith("alt_") != alts or not call.ok:
                 continue
             found = _from_call(call)
             if found is not None:
@@ -148,10 +149,25 @@ def _say_build_cost(c: AskContext, done: list[ToolCall]) -> str | None:
                hosts=money(r.host_price, r.currency), total=money(r.total_price, r.currency), nodes=r.nodes)
 
 
+def _run_hours(c: AskContext) -> float | None:
+    """The hours of the training run under discussion (this turn's or the last one's), if one was timed."""
+    for call in [*c.calls, *c.session.last_results.values()]:
+        if call.name == "training_time" and call.ok and call.result:
+            return float(call.result["hours"])
+    return None
+
+
 def _say_energy(c: AskContext, done: list[ToolCall]) -> str | None:
     r = _machine(done)
     if r is None:
         return None
+    hours = _run_hours(c)
+    p = c.session.profile
+    if hours is not None and not (p.hours_per_day or p.years):  # 'the electricity for that': for the run
+        kwh = r.total_wall_w / 1000 * hours
+        return msg(c.lang, "asks.energy_run", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 2),
+                   hours=num(hours, 1), kwh=num(kwh, 0), total=money(kwh * r.kwh_price, r.currency),
+                   price=num(r.kwh_price, 2), currency=r.currency)
     return msg(c.lang, "asks.energy_cost", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 1),
                hours=num(r.yearly_kwh / max(r.total_wall_w / 1000, 1e-9) / 365, 1), kwh=num(r.yearly_kwh, 0),
                yearly=money(r.yearly_energy_cost, r.currency), years=num(r.years, 1),

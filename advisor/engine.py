@@ -512,6 +512,8 @@ class Advisor:
         for call in done:
             if call.ok:
                 session.last_results[call.name] = call
+        if answered and set(parsed.asks) <= answered and not _states_facts(parsed):
+            lines.append(_ONLY_ASKS_MARK)  # 'and the electricity for that?': the answer alone, not the plan again
         return lines, bool(parsed.asks) and parsed.asks[0] in answered  # the first ask asked leads
 
     def _plan(self, session: Session, parsed: Parsed, lang: Lang, recompute: bool) -> Plan:
@@ -910,6 +912,15 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
 
 
 _POOL_MARK = "\x00pool"  # the answers replace the body: it sized one card of a pool the answers sized whole
+_ONLY_ASKS_MARK = "\x00asks"  # the message asked only what the answers say and changed nothing: no body
+_FACT_SLOTS = ("gpus", "model", "params_b", "precision", "context_tokens", "concurrency", "budget", "method",
+               "dataset_tokens", "dataset_samples", "epochs", "use_case", "existing", "gpu_count", "nodes", "mfu",
+               "tokens_per_sample", "added_cards", "budget_added", "card_memory_gb")
+
+
+def _states_facts(parsed: Parsed) -> bool:
+    """Whether the message changes anything the plan rests on (a card, the model, a count, the budget …)."""
+    return any(getattr(parsed, slot) not in (None, [], False) for slot in _FACT_SLOTS)
 
 
 def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed, lang: Lang) -> str:
@@ -917,8 +928,8 @@ def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed,
     question back or a lookup), else after it, above the sources; then one line saying back what was read
     with some doubt."""
     readback = [msg(lang, key, **values) for key, values in parsed.readback]
-    if _POOL_MARK in answers:
-        return "\n\n".join([*(a for a in answers if a != _POOL_MARK), *readback])
+    if _POOL_MARK in answers or _ONLY_ASKS_MARK in answers:
+        return "\n\n".join([*(a for a in answers if a not in (_POOL_MARK, _ONLY_ASKS_MARK)), *readback])
     if not computed:
         return "\n\n".join(p for p in [*answers, body, *readback] if p)
     sources = msg(lang, "compose.citations_block.sources")

@@ -109,3 +109,14 @@ def test_a_stated_mfu_retimes_the_run_and_the_time_leads(adv: Advisor) -> None:
     before, after = (_calls(r, "training_time")[0].result for r in (first, second))
     assert after["hours"] == pytest.approx(before["hours"] * before["mfu"] / 0.3, rel=0.01)
     assert first.text.startswith("**About") and second.text.startswith("**About")
+
+
+def test_a_cost_follow_up_answers_alone_on_the_run_or_the_build_just_computed(adv: Advisor) -> None:
+    _, (_, timed, energy) = _talk(adv, "Can I fine-tune Llama-3-8B with QLoRA on one RTX 4090?",
+                                  "how long for 50k samples, 3 epochs?", "and the electricity for that?")
+    hours = _calls(timed, "training_time")[0].result["hours"]
+    machine = _calls(energy, "machine_cost")[0].result
+    kwh = machine["total_wall_w"] / 1000 * hours  # by hand: the run's hours at the wall draw, not a year of 24 h
+    assert energy.text.startswith("**Electricity for the run:**")
+    assert f"{kwh:,.0f} kWh" in energy.text
+    assert "fits on one GeForce RTX 4090" not in energy.text  # the plan is not said again
