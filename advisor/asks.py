@@ -330,11 +330,48 @@ def _say_pool(c: AskContext, done: list[ToolCall]) -> str | None:
                slowest=r["slowest"])
 
 
+FAIR_BAND = 0.10  # a quote within ±10 % of the catalog estimate is called in line with it
+
+
+def _quote_needed(c: AskContext) -> bool:
+    return "price_check" in c.asks and c.session.profile.quoted_price is not None and c.config is not None
+
+
+def _quote_calls(c: AskContext) -> list[PlannedCall]:
+    calls = _machine_call(c)
+    quote = c.session.profile.quoted_price
+    if quote and quote[1] in ("USD", "CNY"):
+        calls[0].arguments["currency"] = quote[1]
+    return calls
+
+
+def _say_quote(c: AskContext, done: list[ToolCall]) -> str | None:
+    r = _machine(done)
+    quote = c.session.profile.quoted_price
+    if r is None or quote is None or r.total_price is None or quote[1] != r.currency:
+        return None
+    gap = quote[0] / r.total_price - 1
+    key = "asks.quote_fair" if abs(gap) <= FAIR_BAND else "asks.quote_high" if gap > 0 else "asks.quote_low"
+    return msg(c.lang, key, quote=money(quote[0], quote[1]), pct=num(abs(gap) * 100, 0), config=_label(r, c.lang),
+               cards=money(r.cards_price, r.currency), hosts=money(r.host_price, r.currency),
+               total=money(r.total_price, r.currency))
+
+
+# an ask another answer already says: a judged quote states the catalog price of the build
+COVERED_BY = {"build_cost": "price_check"}
+
+
+def still_asked(asks: Iterable[str], answered: set[str]) -> list[str]:
+    """The asks in order, less those an answered ask covers."""
+    return [a for a in asks if COVERED_BY.get(a) not in answered]
+
+
 ROUTES: dict[str, Route] = {
+    "price_check": Route(_quote_needed, _quote_calls, _say_quote),
     "fits": Route(_pool_needed, _pool_calls, _say_pool),
     "how_many": Route(_budget_count_needed, _budget_count_calls, _say_budget_count),
-    "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
-                        _say_build_cost),
+    "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy")
+                        and not _quote_needed(c), _machine_call, _say_build_cost),  # a judged quote says the price
     "energy_cost": Route(lambda c: _asked("energy_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
                          _say_energy),
     "rack": Route(lambda c: (_asked("rack")(c) or c.session.profile.rack_kw is not None) and c.config is not None,

@@ -512,9 +512,10 @@ class Advisor:
         for call in done:
             if call.ok:
                 session.last_results[call.name] = call
-        if answered and set(parsed.asks) <= answered and not _states_facts(parsed):
+        open_asks = asks.still_asked(parsed.asks, answered)
+        if answered and set(open_asks) <= answered and not _states_facts(parsed):
             lines.append(_ONLY_ASKS_MARK)  # 'and the electricity for that?': the answer alone, not the plan again
-        return lines, bool(parsed.asks) and parsed.asks[0] in answered  # the first ask asked leads
+        return lines, bool(open_asks) and open_asks[0] in answered  # the first ask asked leads
 
     def _plan(self, session: Session, parsed: Parsed, lang: Lang, recompute: bool) -> Plan:
         """The turn's plan; after a profile edit, a recommendation where the plan would only ask or greet."""

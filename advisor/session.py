@@ -192,6 +192,8 @@ class Profile(BaseModel):
         None, description="quoted rent per GPU-hour")
     purchase_price: tuple[Annotated[float, Field(gt=0, le=1e9)], Literal["USD", "CNY", "EUR"]] | None = Field(
         None, description="what buying costs as the user quoted it (cards and host)")
+    quoted_price: tuple[Annotated[float, Field(gt=0, le=1e10)], Literal["USD", "CNY", "EUR"]] | None = Field(
+        None, description="a seller's price for the build, to judge against the catalog")
     head_count: int | None = Field(None, ge=1, le=10_000_000, description="people who use it in all; "
                                                                      "concurrency holds those at once")
     tokens_per_s_target: float | None = Field(None, gt=0, le=100_000, description="decode tokens/s wanted per user")

@@ -120,3 +120,13 @@ def test_a_cost_follow_up_answers_alone_on_the_run_or_the_build_just_computed(ad
     assert energy.text.startswith("**Electricity for the run:**")
     assert f"{kwh:,.0f} kWh" in energy.text
     assert "fits on one GeForce RTX 4090" not in energy.text  # the plan is not said again
+
+
+def test_a_sellers_quote_is_judged_against_the_catalog_not_read_as_a_budget(adv: Advisor) -> None:
+    s, (r,) = _talk(adv, "采购这边拿到一份报价，帮忙看下：\n- 4x L20 48GB\n- 2x Xeon 8480+\n- 整机报价 ¥268,000\n"
+                         "想跑 Qwen2.5-72B，价格合理吗？")
+    assert s.profile.budget is None and s.profile.quoted_price == (268_000, "CNY")
+    machine = _calls(r, "machine_cost")[0].result
+    assert machine["count"] == 4 and machine["gpu"] == "l20"  # the quoted list line, not '-4' cards
+    gap = round((268_000 / machine["total_price"] - 1) * 100)
+    assert r.text.startswith(f"**报价 ¥268,000 比目录估算高 {gap}%**") or r.text.startswith("**报价 ¥268,000 与目录估算相符")

@@ -408,6 +408,32 @@ def purchase_price(ctx: Context) -> tuple[float, str] | None:
     return None
 
 
+_QUOTE = re.compile(r"(?:整机)?(?:报价|总价|售价|报了|开价|要价|卖|quoted?|quotation|offer(?:ed)?|priced|asking|"
+                    r"total(?: price)?|comes to|costs?)[^，,。;；!?？\n]{0,16}?"
+                    r"(?=\s*(?:约|大概|~|about|around|at|of|for|:|：|是|为)?\s*[$¥￥€£]?\s*\d)", _I)
+
+
+_SELLER = re.compile(r"报价|总价|售价|开价|要价|quot|offer|reseller|vendor|supplier|供应商|经销商|渠道", _I)
+
+
+def quoted_price(ctx: Context) -> tuple[float, str] | None:
+    """A price a seller quoted for the build ('整机报价 ¥268,000', 'the reseller quoted $96,500'): to be judged
+    against the catalog, not a budget."""
+    from advisor.numbers import find_amounts, find_money
+
+    if not _SELLER.search(ctx.masked):
+        return None
+    for m in _QUOTE.finditer(ctx.masked):
+        rest = ctx.masked[m.end():m.end() + 20]
+        money = [x for x in find_money(rest) if x.start <= 12]
+        if money and money[0].amount >= 500:
+            return money[0].amount, money[0].currency or _currency_of(rest)
+        amounts = [a for a in find_amounts(rest) if a.start <= 12 and a.value >= 1000]
+        if amounts:
+            return amounts[0].value, _currency_of(rest)
+    return None
+
+
 def _currency_of(text: str) -> str:
     return "USD" if re.search(r"[$]|usd|dollar|美元|美金|刀", text, _I) else "EUR" if "€" in text else "CNY"
 
@@ -570,6 +596,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "added_cards": added_cards,
     "budget_added": budget_added,
     "purchase_price": purchase_price,
+    "quoted_price": quoted_price,
     "asked_attribute": asked_attribute,
     "engine_hint": engine_hint,
     "host_bandwidth_gbs": host_bandwidth_gbs,

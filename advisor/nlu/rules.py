@@ -154,6 +154,8 @@ class Parsed(BaseModel):
     years: float | None = Field(None, description="horizon of a running-cost question, years ('3 年电费')")
     mfu: float | None = Field(None, description="model FLOPs utilisation the user states, 0–1 ('30% MFU')")
     tokens_per_sample: float | None = Field(None, description="average tokens per training sample ('平均 800 token')")
+    quoted_price: tuple[float, str] | None = Field(None, description="a seller's price for the build and its currency "
+                                                                     "('整机报价 ¥268,000'), to judge; not a budget")
     pooled: bool = Field(False, description="cards named to be used together ('两张一起', 'across both')")
     asks: list[str] = Field(default_factory=list, description="what the message asks, in the order asked "
                                                              "(advisor/nlu/data/cues.toml [ask.*])")
@@ -470,7 +472,7 @@ def _module(catalog: Catalog, gpu_id: str) -> bool:
 
 # what a question asks or changes, not what it states
 _NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added_cards", "budget_added",
-                     "purchase_price")
+                     "purchase_price", "quoted_price")
 _MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
 _NEGATED = re.compile(
     r"(?:\bnot\b|\bno\b|\bwithout\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|无需|不再)\s*(?:an?\s+|the\s+)?"
@@ -1310,7 +1312,10 @@ def _features(out: Parsed, text: str, found: dict[str, Any], catalog_filter: boo
 
 
 def _settle_purchase(out: Parsed) -> None:
-    """In a rent-or-buy question the price quoted for buying is that price, not a budget for buying."""
+    """In a rent-or-buy question the price quoted for buying is that price, not a budget for buying; a seller's
+    quote is a price to judge, not a budget either."""
+    if out.quoted_price is not None and out.budget is not None and out.budget.amount == out.quoted_price[0]:
+        out.budget = None
     if out.purchase_price is None:
         return
     if out.kind != Kind.rent_vs_buy:
