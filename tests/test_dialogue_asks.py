@@ -129,4 +129,4 @@ def test_a_sellers_quote_is_judged_against_the_catalog_not_read_as_a_budget(adv:
     machine = _calls(r, "machine_cost")[0].result
     assert machine["count"] == 4 and machine["gpu"] == "l20"  # the quoted list line, not '-4' cards
     gap = round((268_000 / machine["total_price"] - 1) * 100)
-    assert r.text.startswith(f"**报价 ¥268,000 比目录估算高 {gap}%**") or r.text.startswith("**报价 ¥268,000 与目录估算相符")
+    assert r.text.startswith((f"**报价 ¥268,000 比目录估算高 {gap}%**", "**报价 ¥268,000 与目录估算相符"))
