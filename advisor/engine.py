@@ -426,7 +426,7 @@ class Advisor:
         if cut:  # said in the language the message is written in
             notices.append(msg(lang or parsed.lang or session.lang or "en", "engine.stream.message_was_long_only",
                                limit=limit))
-        parsed, read_by_llm = self._llm_read(parsed, context)
+        parsed, read_by_llm = self._llm_read(parsed, context, notices)
         turn_lang = _turn_language(parsed, session, lang)
         if not recompute:
             session.history.append(Turn(role="user", text=parsed.text, lang=parsed.lang))
@@ -642,10 +642,13 @@ class Advisor:
         reply.replaced = True
         return deterministic
 
-    def _llm_read(self, parsed: Parsed, context: bool) -> tuple[Parsed, list[str]]:
-        """A message the rules could not place, read by the configured LLM into the same understanding (only the
-        fields the parser left empty, only numbers the message writes); unchanged without an LLM."""
-        if not (self.backend.is_llm and self.settings.llm_understand and llm_fill.wants_help(parsed)):
+    def _llm_read(self, parsed: Parsed, context: bool, notices: list[str]) -> tuple[Parsed, list[str]]:
+        """The message read by the configured LLM too (every message with ``llm_read_all``, else those the rules
+        could not place), into the same understanding: it fills only the fields the parser left empty, only with
+        numbers the message writes; where both read a value and differ, the rules' value stands and the
+        difference is said back in ``notices``. Unchanged without an LLM."""
+        wanted = llm_fill.wants_reading(parsed) and (self.settings.llm_read_all or llm_fill.unplaced(parsed))
+        if not (self.backend.is_llm and self.settings.llm_understand and wanted):
             return parsed, []
         prompt_chars = len(parsed.text) + len(json.dumps(llm_fill.SCHEMA))
         budget = self.backend.pace.budget_s(prompt_chars, self.settings.max_tokens, self.settings.llm_timeout_s,
@@ -654,6 +657,10 @@ class Advisor:
         if reading is None:
             return parsed, []
         try:
+            lang = parsed.lang or "en"
+            for slot, mine, theirs in llm_fill.disagreements(parsed, reading, context):
+                notices.append(msg(lang, "engine.stream.llm_disagrees", field=msg(lang, f"ui.{_SLOT_LABEL[slot]}"),
+                                   rules=mine, model=theirs))
             return llm_fill.fill(parsed, reading, context)
         except Exception:  # the model's reading must never cost the turn
             log.exception("LLM reading could not be applied")

@@ -9,6 +9,7 @@
 | ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY`` | OpenAI-compatible server (OpenAI, vLLM, llama.cpp server, Ollama) | — |
 | ``ADVISOR_OPENAI_MODEL`` | model name sent to that server | ``gpt-4o-mini`` |
 | ``ADVISOR_LLM_TIMEOUT_S`` | seconds one LLM request may take | 30 |
+| ``ADVISOR_LLM_READ_ALL`` | ``1``: the LLM reads every message beside the rules (else only unplaced ones) | 0 |
 | ``ADVISOR_TURN_TIMEOUT_S`` | seconds one whole turn may spend in the LLM before falling back | 90 |
 | ``ADVISOR_MAX_MESSAGE_CHARS`` | longer messages are truncated, with a notice | 8000 |
 | ``ADVISOR_MAX_TURNS_KEPT`` | turns of history kept in a session (older ones are dropped) | 50 |
@@ -44,6 +45,9 @@ class Settings(BaseSettings):
                                                                "backend's speed is measured, 3× what it predicts")
     llm_understand: bool = Field(True, description="with an LLM configured, it reads messages the rules could not "
                                                    "place (fields the parser left empty, numbers the user wrote)")
+    llm_read_all: bool = Field(False, description="the LLM reads every message, not only those the rules could not "
+                                                  "place; the readings are reconciled field by field (one more model "
+                                                  "call per turn: 9–25 s on a small local model)")
     llm_min_timeout_s: float = Field(5.0, gt=0, le=600, description="the least a measured deadline allows")
     turn_timeout_s: float = Field(90.0, gt=0, le=3600)
     temperature: float = Field(0.2, ge=0, le=2)

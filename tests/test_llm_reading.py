@@ -1,9 +1,9 @@
-"""The optional LLM reading of a message the rules could not place (advisor/nlu/llm_fill.py).
+"""The optional LLM reading of every message (advisor/nlu/llm_fill.py), reconciled with the rules' reading.
 
 The model must fill the typed schema (sent as ``response_format``); only fields the parser left empty are
 taken, a number only if the message writes it, a name only if it is copied from the message and the catalog
-knows it, a use only with the words that show it. Without an LLM, or when the rules placed the message,
-nothing is asked.
+knows it, a use only with the words that show it; where both read a value and differ, the rules' value stands
+and the difference is said back. Without an LLM nothing is asked.
 """
 
 from __future__ import annotations
@@ -43,14 +43,21 @@ def server():
         yield srv
 
 
-def _advisor(srv: FakeChatServer) -> Advisor:
+def _advisor(srv: FakeChatServer, read_all: bool = False) -> Advisor:
     return Advisor(llm="openai", openai_base_url=srv.base_url, openai_model="fake-model", llm_timeout_s=5,
-                   search_k=0)
+                   search_k=0, llm_read_all=read_all)
+
+
+def test_by_default_a_message_the_rules_place_is_not_sent_for_reading(server: FakeChatServer) -> None:
+    server.script = _model(READING)
+    adv = _advisor(server)
+    r = adv.reply("llama 3.1 8b fp16 on one RTX 4090, 8k context, 10 users — enough?", adv.new_session())
+    assert not any("response_format" in b for b in server.requests) and r.read_by_llm == []
 
 
 def test_the_rules_leave_this_message_unplaced() -> None:
     parsed = parse(VAGUE_ZH, context=False)
-    assert llm_fill.wants_help(parsed) and parsed.concurrency is None and parsed.use_case is None
+    assert llm_fill.unplaced(parsed) and parsed.concurrency is None and parsed.use_case is None
 
 
 def test_the_model_fills_what_the_parser_left_empty_and_only_what_the_message_says(server: FakeChatServer) -> None:
@@ -67,11 +74,26 @@ def test_the_model_fills_what_the_parser_left_empty_and_only_what_the_message_sa
     assert any("语言模型" in n for n in r.notices) and r.to_json()["read_by_llm"] == ["use_case", "concurrency"]
 
 
-def test_a_message_the_rules_place_is_not_sent_for_reading(server: FakeChatServer) -> None:
-    server.script = _model(READING)
-    adv = _advisor(server)
+def test_every_message_is_read_and_a_disagreement_is_said_back_with_the_rules_value_kept(
+        server: FakeChatServer) -> None:
+    text = "llama 3.1 8b fp16 on one RTX 4090, 8k context, 10 users at once out of 40 staff — enough?"
+    # the model takes the head count for the users at once; both numbers are written, so both pass the span check
+    server.script = _model({**READING, "use_case": "unknown", "model": "", "budget": 0, "currency": "unknown",
+                            "users": 40})
+    adv = _advisor(server, read_all=True)
+    s = adv.new_session()
+    r = adv.reply(text, s)
+    assert any("response_format" in b for b in server.requests)
+    assert s.profile.concurrency == 10  # the rules' reading stands
+    assert any("10" in n and "40" in n and "language model" in n for n in r.notices), r.notices
+
+
+def test_agreeing_readings_say_nothing_more(server: FakeChatServer) -> None:
+    server.script = _model({**READING, "use_case": "unknown", "model": "", "budget": 0, "currency": "unknown",
+                            "users": 10})
+    adv = _advisor(server, read_all=True)
     r = adv.reply("llama 3.1 8b fp16 on one RTX 4090, 8k context, 10 users — enough?", adv.new_session())
-    assert not any("response_format" in b for b in server.requests) and r.read_by_llm == []
+    assert r.read_by_llm == [] and not any("language model read" in n for n in r.notices)
 
 
 @pytest.mark.parametrize("garbage", ["not json", "[1, 2]", '{"users": "many"}', "{" * 50_000])

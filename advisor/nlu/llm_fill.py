@@ -1,9 +1,10 @@
-"""Optional: a configured LLM reads a message the rules could not place, into the same typed understanding.
+"""Optional: a configured LLM reads every message into the same typed understanding as the rules.
 
-Only when the deterministic parser's rules did not recognise the message (its kind came from the nearest
-example or the default) is the model asked, with a JSON schema its output must follow (llama.cpp turns the
-schema into a grammar; OpenAI-compatible servers take it as ``response_format``). What it returns is trusted
-no further than the rules would be:
+The model is asked with a JSON schema its output must follow (llama.cpp turns the schema into a grammar;
+OpenAI-compatible servers take it as ``response_format``), and the two readings are reconciled field by field:
+a field the rules left empty takes the model's value when the message writes it; where both read a value and
+they differ, the rules' value (read from its span in the message) stands and the disagreement is said back.
+What the model returns is trusted no further than the rules would be:
 
 - a name counts only if it is copied from the message and the catalog knows it, a use only with the words
   that show it (copied too); precision and method are left to the rules (a model that invents them cannot
@@ -62,9 +63,14 @@ INSTRUCTIONS = (
 MAX_CHARS = 1_000  # of the message sent to the model
 
 
-def wants_help(parsed: Parsed) -> bool:
+def wants_reading(parsed: Parsed) -> bool:
+    """Every message with words in it is read by the model too (a bare 'ok' or 'yes' is not)."""
+    return len(parsed.text.strip()) >= 6
+
+
+def unplaced(parsed: Parsed) -> bool:
     """The rules did not recognise this message: its kind came from the nearest example or the default."""
-    return parsed.kind_by in ("examples", "default") and len(parsed.text.strip()) >= 6
+    return parsed.kind_by in ("examples", "default")
 
 
 def _written(value: float, text: str) -> bool:
@@ -121,6 +127,36 @@ def read_with_llm(backend: Backend, parsed: Parsed, deadline: float) -> Understa
             return Understanding.model_validate({k: v for k, v in data.items() if k not in bad})
         except ValidationError:
             return None
+
+
+def _shown(slot: str, value: Any) -> str:
+    if slot == "gpus":
+        return ", ".join(f"{g.count}× {g.gpu}" for g in value)
+    if slot == "budget":
+        return f"{value.amount:,.0f} {value.currency}"
+    return f"{value:,}" if isinstance(value, int | float) else str(value)
+
+
+def disagreements(parsed: Parsed, understanding: Understanding, context: bool) -> list[tuple[str, str, str]]:
+    """(slot, the rules' value, the model's value) where both read a value the message writes and they differ:
+    the rules' value stands, and the difference is said back."""
+    said = statement(understanding, parsed.text)
+    if not said:
+        return []
+    extra = parse(said, context=context)
+    out = []
+    for name in FILLED_SLOTS:
+        mine, theirs = getattr(parsed, name), getattr(extra, name)
+        if mine in (None, []) or theirs in (None, []):
+            continue
+        if name == "gpus":
+            mine_set, theirs_set = {(g.gpu, g.count) for g in mine}, {(g.gpu, g.count) for g in theirs}
+            if mine_set == theirs_set:
+                continue
+        elif mine == theirs:
+            continue
+        out.append((name, _shown(name, mine), _shown(name, theirs)))
+    return out
 
 
 def fill(parsed: Parsed, understanding: Understanding, context: bool) -> tuple[Parsed, list[str]]:
