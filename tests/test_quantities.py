@@ -133,3 +133,9 @@ def test_a_motherboard_chipset_is_not_an_unknown_gpu_and_home_cards_are_owned() 
     assert not parse("Got a 7800X3D, B650 board, 850W gold PSU and a RTX 4080 16GB", context=False).unknown_gpus
     owned = parse("家里有张2080ti 11G和一张1080ti 11G，两张一起能跑qwen2.5 14b吗", context=False).existing or []
     assert {g.gpu for g in owned} == {"rtx-2080-ti", "gtx-1080-ti"}
+
+
+@pytest.mark.parametrize(("text", "price"), [("at $0.08/kWh", 0.08), ("电价0.6，一年多少电费", 0.6),
+                                             ("电费 0.55 元一度", 0.55), ("electricity is 0.12 per kWh", 0.12)])
+def test_an_electricity_price_is_read_however_it_is_written(text: str, price: float) -> None:
+    assert parse(text, context=True).kwh_price == pytest.approx(price)

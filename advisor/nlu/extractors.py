@@ -442,13 +442,21 @@ _KWH = re.compile(rf"(?:电费|电价|electricity|power)\D{{0,12}}?({N})\s*(?:�
                   rf"\s*(?:钱)?\s*(?:一度|每度|/\s*度|per\s*kwh|/\s*kwh|a\s*kwh|kwh)", _I)
 
 
+_KWH_UNIT = re.compile(rf"(?:[$¥￥€£]\s*)?({N})\s*(?:块|元|毛|eur|€|usd|dollars?|cents?)?\s*(?:钱)?\s*"
+                       rf"(?:/\s*kwh|per\s*kwh|a\s*kwh|/\s*度|一度|每度)", _I)
+_KWH_BARE = re.compile(rf"(?:电价|电费单价|electricity (?:price|rate|tariff)|tariff)\s*(?:是|为|按|:|：|of|is|at)?\s*"
+                       rf"[$¥￥€£]?\s*({N})(?!\s*(?:万|千|k|%|年|天|小时))", _I)
+
+
 def kwh_price(ctx: Context) -> float | None:
-    """The electricity price per kWh ('电费按 1 块钱一度', 'electricity is 0.35 EUR per kWh')."""
-    m = _KWH.search(ctx.text)
-    if not m:
-        return None
-    value = parse_number(m.group(1))
-    return value if value and 0 < value < 10 else None
+    """The electricity price per kWh ('电费按 1 块钱一度', 'electricity is 0.35 EUR per kWh', '$0.08/kWh',
+    '电价0.6')."""
+    for pattern in (_KWH, _KWH_UNIT, _KWH_BARE):
+        m = pattern.search(ctx.text)
+        value = parse_number(m.group(1)) if m else None
+        if value and 0 < value < 10:
+            return value
+    return None
 
 
 _PER_HOUR = re.compile(
