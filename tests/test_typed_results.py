@@ -25,6 +25,8 @@ CALLS = {
     "value_for_money": {"options": [{"gpu": "H100"}, {"gpu": "H200"}]},
     "best_value": {},
     "rent_vs_buy": {"gpu": "H100", "count": 8},
+    "machine_cost": {"gpu": "RTX 4090", "count": 2, "hours_per_day": 8, "years": 3},
+    "pooled_fit": {"model": "qwen2.5-14b", "cards": [{"gpu": "RTX 3090", "count": 1}, {"gpu": "RTX 4080"}]},
     "plan_network": {"gpu": "H100", "nodes": 2, "workload": "training", "nic_included": True},
 }
 

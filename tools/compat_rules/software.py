@@ -48,7 +48,8 @@ def resolve_framework(name: str) -> str:
     """Canonical framework key; ToolError listing the known ones otherwise."""
     key = _F_INDEX.get(_fkey(name))
     if key is None:
-        raise ToolError(f"unknown framework {name!r}", suggestions=list(FRAMEWORK_LABELS.values()))
+        shown = name if len(name) <= 60 else name[:57] + "…"  # a 10 KB name is not echoed whole
+        raise ToolError(f"unknown framework {shown!r}", suggestions=list(FRAMEWORK_LABELS.values()))
     return key
 
 

@@ -45,7 +45,8 @@ def default_mem_fraction_static(gpu_bytes: int, tp: int = 1) -> tuple[float, int
     reserved = 512 + max(chunk, 2048) * 1.5 + graph_bs * 2 + tp / 8 * 1024
     if mib > 60 * 1024:
         reserved = max(reserved, 10 * 1024)
-    return round((mib - reserved) / mib, 3), chunk, graph_bs
+    # a GPU smaller than SGLang's own reserve leaves no static pool at all (never a negative one)
+    return max(0.0, round((mib - reserved) / mib, 3)), chunk, graph_bs
 
 
 class SGLang(ServingEngine):
