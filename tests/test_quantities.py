@@ -139,3 +139,15 @@ def test_a_motherboard_chipset_is_not_an_unknown_gpu_and_home_cards_are_owned() 
                                              ("电费 0.55 元一度", 0.55), ("electricity is 0.12 per kWh", 0.12)])
 def test_an_electricity_price_is_read_however_it_is_written(text: str, price: float) -> None:
     assert parse(text, context=True).kwh_price == pytest.approx(price)
+
+
+@pytest.mark.parametrize(("text", "users"), [("同时用的人变成 40 个呢", 40), ("要是同时在线涨到 80 个", 80),
+                                             ("peak concurrency goes up to 120", 120), ("what if 16 users?", 16)])
+def test_a_follow_up_that_changes_the_users_at_once_is_read(text: str, users: int) -> None:
+    assert parse(text, context=True).concurrency == users
+
+
+def test_two_models_at_once_are_not_users_and_a_rate_is_not_a_card_count() -> None:
+    assert parse("同时跑 2 个模型", context=True).concurrency is None
+    p = parse("租金涨到 4 块一小时呢", context=True)
+    assert p.gpu_count is None and p.rental_rate == (4.0, "CNY")

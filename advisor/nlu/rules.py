@@ -585,8 +585,9 @@ def _cards_count(masked: str) -> float | None:
     m = _CARDS_ONLY.search(masked)
     if m and (m.group(3) or "").lower() in ("a", "an"):
         return None  # "a card" names no count
-    if m and m.group(4) == "块" and re.match(r"\s*(钱|以内|左右|预算|的预算)", masked[m.end():]):
-        return None  # '5千块以内' is money
+    if m and m.group(4) == "块" and re.match(r"\s*(钱|以内|左右|预算|的预算)|\s*(?:钱)?\s*(?:一|每|/)\s*(?:个)?\s*"
+                                             r"(?:小时|天|度|月|卡时)", masked[m.end():]):
+        return None  # '5千块以内' is money; '4 块一小时' a rate
     if not m:
         return None
     raw = m.group(1) or m.group(2) or m.group(3)
