@@ -936,13 +936,16 @@ def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed,
     question back or a lookup), else after it, above the sources; then one line saying back what was read
     with some doubt."""
     readback = [msg(lang, key, **values) for key, values in parsed.readback]
+    if not answers and not readback:
+        return body
     if _POOL_MARK in answers or _ONLY_ASKS_MARK in answers:
         return "\n\n".join([*(a for a in answers if a not in (_POOL_MARK, _ONLY_ASKS_MARK)), *readback])
     if not computed:
         return "\n\n".join(p for p in [*answers, body, *readback] if p)
     sources = msg(lang, "compose.citations_block.sources")
     head, mark, tail = body.partition("\n" + sources)  # the answers belong above the sources list
-    return "\n\n".join(p for p in [head.rstrip(), *answers, *readback] if p) + (mark + tail if mark else "")
+    return "\n\n".join(p for p in [head.rstrip(), *answers, *readback] if p) + ("\n\n" + sources + tail if mark
+                                                                                 else "")
 
 
 def _gather_notices(parsed: Parsed, session: Session, lang: Lang, notices: list[str]) -> list[str]:
