@@ -371,7 +371,8 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out += term_lines(r, lang, explain=detailed)
         out.append(msg(lang, "compose.inference_section.total", per_gpu_bytes=gb(r.per_gpu_bytes)))
     perf = _by_name(calls, "perf_decode")
-    if perf is not None and speed_first and p.gpu and perf.arguments.get("gpu") == p.gpu:  # the user's own card
+    own = {p.gpu, *(e.gpu for e in p.existing or [])} - {None}
+    if perf is not None and speed_first and perf.arguments.get("gpu") in own:  # on the user's own card
         d = typed(perf, DecodeResult)
         lo, hi = d.tokens_per_s_range
         bound = msg(lang, _bound_key(d), ram=_ram(d, lang))

@@ -151,3 +151,9 @@ def test_two_models_at_once_are_not_users_and_a_rate_is_not_a_card_count() -> No
     assert parse("同时跑 2 个模型", context=True).concurrency is None
     p = parse("租金涨到 4 块一小时呢", context=True)
     assert p.gpu_count is None and p.rental_rate == (4.0, "CNY")
+
+
+def test_raising_the_budget_to_an_amount_sets_it_and_adding_adds() -> None:
+    p = parse("预算加到 3 万呢", context=True)
+    assert p.budget is not None and p.budget.amount == 30_000 and p.budget_added is None
+    assert parse("预算再加 5 万", context=True).budget_added == 50_000

@@ -580,9 +580,9 @@ def added_cards(ctx: Context) -> int | None:
     return int(value) if value and 1 <= value <= 64 else None
 
 
-_BUDGET_UP = re.compile(r"(?:预算|经费|钱)?\s*(?:再|多)\s*(?:加|添|追加|增加|给)\s*"
+_BUDGET_UP = re.compile(r"(?:预算|经费|钱)?\s*(?:再|多)\s*(?:加|添|追加|增加|给)(?![到至])\s*"
                         r"(?=[^，,。；;]{0,12}(?:万|千|元|块|\$|¥))|"
-                        r"(?:预算|经费)\s*(?:增加|提高|追加|涨|加)\s*(?:了)?\s*|"
+                        r"(?:预算|经费)\s*(?:增加|提高|追加|涨|加)(?![到至])\s*(?:了)?\s*|"
                         r"\b(?:budget\s+(?:goes\s+)?up\s+by|(?:increase|raise)\s+(?:the\s+)?budget\s+by|"
                         r"add\s+(?=\S*\s*(?:\$|usd|dollars|k\b))|another)\s*", _I)
 
