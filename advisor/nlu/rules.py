@@ -329,7 +329,7 @@ _EPOCHS = re.compile(rf"(?<![算跑再过])({N})\s*(个)?\s*(epochs?|轮|遍)|"
                      rf"epochs?\s*(?:should (?:read|be)|=|:|is|are|to)\s*({N})", _I)
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
                        rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?|年|years?)", _I)
-DAYS_PER_MONTH = 365 / 12
+DAYS_PER_MONTH = extractors.DAYS_PER_MONTH
 _PRICE_PER_TIME = re.compile(r"\s*(的话)?\s*(大概|大约|要|得)?\s*(多少钱|几块|多少|什么价|啥价|how much|costs?)", _I)
 _PER_DAY_BEFORE = re.compile(r"(每天|每日|一天|天天|日均)\s*(用|跑|开|开机|工作|运行)?\s*(大概|大约|约|差不多)?\s*$")
 _PER_DAY_AFTER = re.compile(r"\s*(a|per|each|every|/)\s*day\b|\s*/\s*(天|日)|\s*每天", _I)
