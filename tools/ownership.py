@@ -24,6 +24,14 @@ from tools.result import Note, note
 
 Currency = Literal["USD", "CNY"]
 
+# An 8-GPU baseboard node (HGX / OAM) draws far more than its GPUs and CPUs: NVSwitches, one NIC per GPU, fans
+# and drives. Fitted to the vendors' maximum system power, the figure racks are provisioned for: DGX H100
+# 10.2 kW (8 × 700 W GPUs, 2 × 350 W CPUs) gives 0.70 of the GPU power on top; DGX A100 6.5 kW (8 × 400 W,
+# 2 × 225 W) gives 0.89. Their mean, 0.79, with each system left out of the fit in turn: H100 predicted from
+# A100's 0.89 → 11.3 kW (+11 %), A100 from H100's 0.70 → 5.9 kW (−10 %). (NVIDIA DGX H100 and DGX A100
+# datasheets, "maximum system power usage".)
+BASEBOARD_OVERHEAD = 0.79
+
 
 class MachineCostInput(ToolInput):
     """A machine of ``nodes`` identical nodes, each with ``count`` × ``gpu``."""
@@ -77,9 +85,11 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
         raise ToolError(note("ownership.too_many_per_node", gpu=gpu.name, count=inp.count,
                              most=gpu.interconnect.max_gpus))
     report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count)]))
-    node_w = report.totals.wall_draw_w
-    total_w = node_w * inp.nodes
     _, _, host = host_for(gpu, inp.count)
+    node_w = report.totals.wall_draw_w
+    if host == "baseboard":  # switches, NICs and fans of an HGX/OAM node: the vendors' maximum system power
+        node_w = report.totals.gpu_power_w * (1 + BASEBOARD_OVERHEAD) + report.totals.cpu_power_w
+    total_w = node_w * inp.nodes
     price = gpu_price(gpu, inp.cny_per_usd)
     card_usd = price.usd * inp.count * inp.nodes if price.usd is not None else None
     host_usd = HOST_COST_USD[host] * inp.nodes if inp.include_host else 0.0
@@ -90,7 +100,9 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     total = cards + hosts if cards is not None else None
     energy = cost.yearly_energy_cost * inp.years
     per_rack = math.floor(inp.rack_kw * 1000 / node_w) if inp.rack_kw else None
-    assumptions = [note("ownership.assume.wall", psu=0.9), *cost.assumptions,
+    wall = (note("ownership.assume.baseboard", share=BASEBOARD_OVERHEAD) if host == "baseboard"
+            else note("ownership.assume.wall", psu=0.9))
+    assumptions = [wall, *cost.assumptions,
                    note("ownership.assume.host", host=note(f"perf.host_kind.{host}"), usd=HOST_COST_USD[host])
                    if inp.include_host
                    else note("ownership.assume.no_host"), price.note]
