@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from advisor.compose import config_label, gpu_name
 from advisor.fmt import gb, money, num, seconds, tps
 from advisor.planner import PlannedCall, representative_model, user_currency
 from advisor.session import Profile, Session, ToolCall
-from knowledge import load_catalog
 from knowledge.messages import msg
 from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult
@@ -103,10 +103,6 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
 # ----------------------------------------------------------------------------- routes
 
 
-def gpu_name(gid: str) -> str:
-    return load_catalog().gpu(gid).name
-
-
 def _asked(name: str) -> Callable[[AskContext], bool]:
     return lambda c: name in c.asks and c.config is not None
 
@@ -134,8 +130,6 @@ def _machine(done: list[ToolCall]) -> MachineCostResult | None:
 
 
 def _label(r: MachineCostResult, lang: str) -> str:
-    from advisor.compose import config_label  # compose sits beside this module; imported late to stay light
-
     label = config_label(r.gpu, r.count, lang)
     return msg(lang, "asks.nodes_label", nodes=r.nodes, label=label) if r.nodes > 1 else label
 
