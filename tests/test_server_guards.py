@@ -111,7 +111,9 @@ def _env() -> dict[str, str]:
 # ---------------------------------------------------------------------------------------- slow clients
 @pytest.fixture(scope="module")
 def guarded_app() -> Iterator[AppServer]:
-    env = {"GPU_ADVISOR_MCP": "0", "GPU_ADVISOR_HEADER_TIMEOUT_S": "1", "GPU_ADVISOR_BODY_TIMEOUT_S": "1"}
+    # 3 s for headers: long enough for a client thread of the 32-thread flood below on a loaded 2-core machine
+    # (at 1 s one of them was cut off mid-request), short enough for the half-sent tests to wait for it
+    env = {"GPU_ADVISOR_MCP": "0", "GPU_ADVISOR_HEADER_TIMEOUT_S": "3", "GPU_ADVISOR_BODY_TIMEOUT_S": "1"}
     with AppServer(env=env) as server:
         yield server
 
