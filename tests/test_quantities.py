@@ -157,3 +157,10 @@ def test_raising_the_budget_to_an_amount_sets_it_and_adding_adds() -> None:
     p = parse("预算加到 3 万呢", context=True)
     assert p.budget is not None and p.budget.amount == 30_000 and p.budget_added is None
     assert parse("预算再加 5 万", context=True).budget_added == 50_000
+
+
+def test_a_large_amount_in_kuai_is_money_not_cards() -> None:
+    p = parse("预算三万块，做 Stable Diffusion 和 7B 模型推理，推荐什么显卡？", context=False)
+    assert p.budget is not None and p.budget.amount == 30_000
+    assert "gpu_count" not in p.unusable and p.gpu_count is None
+    assert parse("买两块卡", context=False).gpu_count == 2

@@ -580,6 +580,9 @@ def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Ment
     return out
 
 
+MONEY_NOT_CARDS = 100  # '块' after a number this large is yuan ('三万块'), never a card count
+
+
 def _cards_count(masked: str) -> float | None:
     """A number of cards said on its own ('8 卡', 'two GPUs', '-2 cards' as a negative), else None."""
     m = _CARDS_ONLY.search(masked)
@@ -592,6 +595,8 @@ def _cards_count(masked: str) -> float | None:
         return None
     raw = m.group(1) or m.group(2) or m.group(3)
     value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
+    if m.group(4) == "块" and value is not None and value >= MONEY_NOT_CARDS:
+        return None  # '三万块' with no card word after it is money, not 30,000 cards
     if value is not None and re.search(r"[-−]$", masked[:m.start()]):  # '- 2 cards' in a list is a bullet
         value = -value  # '-2 GPUs'
     return value
