@@ -229,6 +229,7 @@ def compose_concept(citations: list[Citation], query: str, lang: str) -> str:
 # The findings of check_build (tools/compat_rules) that answer each build topic the user can ask about.
 BUILD_TOPIC_FINDINGS: dict[str, tuple[str, ...]] = {
     "ram": ("system-ram",),
+    "fit": ("memory-fit", "memory-offload", "memory-headroom"),
     "slots": ("slots-width-count", "slots-risers", "fit-gpu-length", "form-sxm-oam-baseboard"),
     "lanes": ("pcie-lanes", "pcie-generation", "pcie-m2-lane-sharing"),
     "wall": ("power-wall-circuit",),
@@ -256,7 +257,7 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
     warnings = [f for f in r.findings if f.severity == "warning" and f not in asked]
     tot = r.totals
     if topic in BUILD_TOPIC_FINDINGS:  # the asked topic is the verdict; the rest of the check follows it
-        if asked and (asked[0].severity != "info" or topic == "ram"):  # RAM's notes are its verdict
+        if asked and (asked[0].severity != "info" or topic in ("ram", "fit")):  # their notes are the verdict
             severity: str = asked[0].severity
             if severity == "warning" and errors:  # not 'workable' while another part of the build blocks it
                 severity = "warning_elsewhere_blocked"

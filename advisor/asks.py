@@ -14,27 +14,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.compose import config_label, gpu_name
+from advisor.config_at_hand import Config, current_config
 from advisor.fmt import gb, money, num, seconds, tps
-from advisor.planner import PlannedCall, representative_model, user_currency
+from advisor.planner import (
+    DEFAULT_TRAIN_SEQ,
+    PlannedCall,
+    dataset_tokens,
+    representative_model,
+    training_method,
+    training_rates,
+    user_currency,
+)
 from advisor.session import Profile, Session, ToolCall
-from knowledge.messages import msg
+from knowledge.messages import msg, render
 from tools.ownership import MachineCostResult
-from tools.perf import DecodeResult, PrefillResult
+from tools.perf import DecodeResult, PrefillResult, ServingResult
 from tools.pricing import to_usd
 
 DEFAULT_PROMPT_TOKENS = 2048
 DEFAULT_YEARS = 3.0
-
-
-@dataclass(frozen=True)
-class Config:
-    """The configuration an ask is answered on: GPUs per node, nodes, and the model it runs."""
-
-    gpu: str
-    count: int
-    nodes: int = 1
-    model: str | None = None
-    precision: str | None = None
 
 
 @dataclass(frozen=True)
@@ -56,48 +54,7 @@ class Route:
     needed: Callable[[AskContext], bool]
     calls: Callable[[AskContext], list[PlannedCall]]
     say: Callable[[AskContext, list[ToolCall]], str | None]
-
-
-# ----------------------------------------------------------------------------- the configuration
-
-_CONFIG_TOOLS = {"perf_decode": "count", "size_inference": "gpus", "size_training": "gpus", "training_time": "count"}
-
-
-def _from_call(call: ToolCall) -> Config | None:
-    args = call.arguments
-    if call.name in _CONFIG_TOOLS and args.get("gpu"):
-        return Config(gpu=args["gpu"], count=int(args.get(_CONFIG_TOOLS[call.name]) or 1), model=args.get("model"),
-                      precision=args.get("precision"))
-    if call.name == "check_build" and args.get("gpus"):
-        first = args["gpus"][0]
-        return Config(gpu=first["gpu"], count=int(first.get("count", 1)), model=args.get("model"))
-    if call.name == "recommend" and call.ok and (call.result or {}).get("options"):
-        top = call.result["options"][0]  # type: ignore[index]
-        nodes = int(top.get("nodes", 1))
-        return Config(gpu=top["gpu_id"], count=int(top["count"]) // nodes, nodes=nodes, model=args.get("model"),
-                      precision=args.get("precision"))
-    return None
-
-
-def current_config(session: Session, calls: Iterable[ToolCall], named: bool = False) -> Config | None:
-    """This turn's configuration, else (unless this message ``named`` a card, which the profile now holds) the
-    one computed a turn earlier, else the profile's card."""
-    p = session.profile
-    nodes = p.nodes or 1
-    earlier = [] if named else list(session.last_results.values())
-    for source, alts in ((list(calls), False), (earlier, False), (list(calls), True), (earlier, True)):
-        for call in source:  # the plan's own calls first; an alternative's (the FP8 route …) only when none
-            if call.call_id.startswith("alt_") != alts or not call.ok:
-                continue
-            found = _from_call(call)
-            if found is not None:
-                return found if found.nodes > 1 else Config(found.gpu, found.count, nodes, found.model,
-                                                              found.precision)
-    if p.gpu:
-        return Config(gpu=p.gpu, count=p.gpu_count or 1, nodes=nodes, model=p.model, precision=p.precision)
-    if p.existing:
-        return Config(gpu=p.existing[0].gpu, count=p.existing[0].count, nodes=nodes, model=p.model)
-    return None
+    scratch: bool = False  # its calls are trials (many counts), not the configuration the session goes on with
 
 
 # ----------------------------------------------------------------------------- routes
@@ -252,6 +209,124 @@ def _say_ttft(c: AskContext, done: list[ToolCall]) -> str | None:
     return text
 
 
+DEFAULT_CHAT_CONTEXT = 4096  # tokens a chat holds when no context was said: prompt, history and answer
+
+
+def _capacity_needed(c: AskContext) -> bool:
+    return "capacity" in c.asks and c.config is not None and bool(c.config.model or _model_of(c.session.profile)) \
+        and c.config.count <= 64
+
+
+def _capacity_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    p = c.session.profile
+    args: dict[str, Any] = {"model": c.config.model or _model_of(p), "gpu": c.config.gpu, "count": c.config.count,
+                            "context": p.context_tokens or DEFAULT_CHAT_CONTEXT}
+    if p.precision or c.config.precision:
+        args["precision"] = p.precision or c.config.precision
+    return [PlannedCall(name="perf_serving", arguments=args, purpose="perf")]
+
+
+def _say_capacity(c: AskContext, done: list[ToolCall]) -> str | None:
+    call = next((x for x in done if x.name == "perf_serving" and x.ok), None)
+    if call is None or c.config is None:
+        return None
+    r = ServingResult.model_validate(call.result)
+    args = call.arguments
+    config = config_label(c.config.gpu, c.config.count, c.lang)
+    if r.max_batch < 1:
+        return msg(c.lang, "asks.capacity_none", config=config, context=num(args["context"], 0))
+    at_most = max((pt for pt in r.points if pt.batch <= r.max_batch), key=lambda pt: pt.batch, default=r.peak)
+    text = msg(c.lang, "asks.capacity", config=config, precision=args.get("precision", "bf16"),
+               users=num(r.max_concurrency, 0), context=num(args["context"], 0),
+               batch=at_most.batch if at_most else r.max_batch,
+               speed=tps(at_most.per_sequence_tokens_per_s) if at_most else "—")
+    target = c.session.profile.tokens_per_s_target
+    if target:
+        ok = [pt.batch for pt in r.points if pt.per_sequence_tokens_per_s >= target and pt.batch <= r.max_batch]
+        text += msg(c.lang, "asks.capacity_target", target=tps(target), users=max(ok) if ok else 0)
+    return text
+
+
+LINK_FINDINGS = ("nvlink-bridge", "p2p-geforce", "interconnect-pcie-only", "interconnect-fabric",
+                 "nvlink-china-variants")  # what a build check says about how the cards talk to each other
+
+
+def _link_needed(c: AskContext) -> bool:
+    return "nvlink" in c.asks and c.config is not None
+
+
+def _link_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    if _ran(c.calls, "check_build"):
+        return []
+    return [PlannedCall(name="check_build", purpose="check",
+                        arguments={"gpus": [{"gpu": c.config.gpu, "count": max(2, c.config.count)}]})]
+
+
+def _say_link(c: AskContext, done: list[ToolCall]) -> str | None:
+    check = next((x for x in [*c.calls, *done] if x.name == "check_build" and x.ok), None)
+    if check is None:
+        return None
+    found = [f for f in (check.result or {}).get("findings", []) if f["id"] in LINK_FINDINGS]
+    if not found:
+        return msg(c.lang, "asks.link_none", gpu=gpu_name(c.config.gpu) if c.config else "")
+    return msg(c.lang, "asks.link", text=render(found[0]["message"], c.lang))
+
+
+TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # GPUs a training plan is sized on: a node, then whole nodes
+
+
+def _train_cards(c: AskContext) -> list[str]:
+    p = c.session.profile
+    return list(p.compare) if p.compare else [c.config.gpu] if c.config else []
+
+
+def _train_count_needed(c: AskContext) -> bool:
+    p = c.session.profile
+    return "how_many" in c.asks and p.use_case == "training" and bool(dataset_tokens(p)) \
+        and bool(_model_of(p)) and bool(_train_cards(c))
+
+
+def _train_count_calls(c: AskContext) -> list[PlannedCall]:
+    """Per card: the run's GPU-hours on one card, and the memory sharded (ZeRO-3) over each count of cards."""
+    p = c.session.profile
+    model, method = _model_of(p), training_method(p)
+    calls = []
+    for gpu in _train_cards(c):
+        calls.append(PlannedCall(name="training_time", purpose="time", arguments={
+            "model": model, "gpu": gpu, "count": 1, "tokens": dataset_tokens(p), **training_rates(p)}))
+        calls += [PlannedCall(name="size_training", purpose="size", arguments={
+            "model": model, "gpu": gpu, "gpus": n, "method": method, "zero_stage": 3 if n > 1 else 0,
+            "recompute": "full", "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}) for n in TRAIN_COUNTS]
+    return calls
+
+
+def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
+    """The fewest cards that hold the run in memory and, with a deadline, finish it in time; whole nodes past 8."""
+    p = c.session.profile
+    lines = []
+    for gpu in _train_cards(c):
+        timed = next((x for x in done if x.name == "training_time" and x.arguments["gpu"] == gpu), None)
+        fits = [x.arguments["gpus"] for x in done if x.name == "size_training" and x.arguments["gpu"] == gpu
+                and (x.result or {}).get("fits")]
+        if timed is None or not fits:
+            lines.append(msg(c.lang, "asks.train_count_none", gpu=gpu_name(gpu), most=TRAIN_COUNTS[-1]))
+            continue
+        gpu_hours = float(timed.result["gpu_hours"])  # type: ignore[index]
+        need = min(fits)
+        if p.deadline_days:
+            need = max(need, -(-gpu_hours // (p.deadline_days * 24)))
+        n = next((k for k in TRAIN_COUNTS if k >= need), None)
+        if n is None:
+            lines.append(msg(c.lang, "asks.train_count_none", gpu=gpu_name(gpu), most=TRAIN_COUNTS[-1]))
+            continue
+        key = "asks.train_count_deadline" if p.deadline_days else "asks.train_count"
+        lines.append(msg(c.lang, key, gpu=gpu_name(gpu), n=n, days=num(
+            gpu_hours / n / 24, 1), memory=min(fits), deadline=num(p.deadline_days or 0, 0)))
+    return "\n".join(lines) if lines else None
+
+
 def _budget_count_needed(c: AskContext) -> bool:
     p = c.session.profile
     return "how_many" in c.asks and p.budget is not None and c.config is not None and c.config.nodes == 1
@@ -351,6 +426,15 @@ def _say_quote(c: AskContext, done: list[ToolCall]) -> str | None:
                total=money(r.total_price, r.currency))
 
 
+# routes that answer an ask under another name: 'how many cards?' for a training run
+ANSWERS_ASK = {"train_count": "how_many"}
+
+
+def ask_of(route: str) -> str:
+    """The ask a route answers."""
+    return ANSWERS_ASK.get(route, route)
+
+
 # an ask another answer already says: a judged quote states the catalog price of the build
 COVERED_BY = {"build_cost": "price_check"}
 
@@ -364,11 +448,14 @@ ROUTES: dict[str, Route] = {
     "price_check": Route(_quote_needed, _quote_calls, _say_quote),
     "fits": Route(_pool_needed, _pool_calls, _say_pool),
     "how_many": Route(_budget_count_needed, _budget_count_calls, _say_budget_count),
+    "train_count": Route(_train_count_needed, _train_count_calls, _say_train_count, scratch=True),
+    "capacity": Route(_capacity_needed, _capacity_calls, _say_capacity),
+    "nvlink": Route(_link_needed, _link_calls, _say_link),
     "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy")
                         and not _quote_needed(c), _machine_call, _say_build_cost),  # a judged quote says the price
     "energy_cost": Route(lambda c: _asked("energy_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
                          _say_energy),
-    "rack": Route(lambda c: (_asked("rack")(c) or c.session.profile.rack_kw is not None) and c.config is not None,
+    "rack": Route(_asked("rack"),
                   _machine_call, _say_rack),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
@@ -382,5 +469,6 @@ def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang:
     done = tuple(calls)
     ctx = AskContext(session=session, asks=tuple(asks), config=current_config(session, done, named), calls=done,
                      lang=lang, fresh=fresh, pooled=pooled)
-    order = [a for a in ctx.asks if a in ROUTES] + [a for a in ROUTES if a not in ctx.asks]
+    order = [r for a in ctx.asks for r in ROUTES if ask_of(r) == a]
+    order += [r for r in ROUTES if r not in order]
     return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

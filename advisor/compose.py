@@ -55,8 +55,7 @@ from tools.compat_rules.types import BuildReport, Finding
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import HOST_BANDWIDTH_GBS, DecodeResult
 from tools.pricing import HOST_COST_USD
-from tools.recommend import NODE_GPUS, Option, Recommendation, nodes_for
-from tools.scale_out import MAX_NODES
+from tools.recommend import MAX_CLUSTER_NODES, NODE_GPUS, Option, Recommendation, nodes_for
 from tools.scientific import ScientificResult
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
@@ -632,7 +631,8 @@ def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
 
 
 def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
-                      previous: dict[str, ToolCall], detailed: bool = True, time_first: bool = False) -> list[str]:
+                      previous: dict[str, ToolCall], detailed: bool = True, time_first: bool = False,
+                      cost_first: bool = False) -> list[str]:
     size = _by_name(calls, "size_training")
     out: list[str] = []
     if size is None:
@@ -644,6 +644,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     # pre-training implied by the dataset is sized as full training and named as what it is
     pretrain = plan.assumed.get("method") == "pretrain" or p.method == "pretrain"
     method = method_label("pretrain" if pretrain else r.method, lang)
+    if r.method in ("lora", "qlora") and size.arguments.get("zero_stage") == 3:  # the frozen base sharded too
+        method = f"{method}, {msg(lang, 'alt_train.zero3')}"
     what = f"{r.model} ({method})"
     if r.fits is True:
         out.append(msg(lang, "compose.training_section.answer_training_fits_per",
@@ -684,13 +686,22 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
             ok = d.hours <= p.deadline_days * 24
             out.append(msg(lang, "verdict.deadline_ok" if ok else "verdict.deadline_missed",
                            days=num(p.deadline_days)))
-        if time_first and r.fits is not False:  # 'how long': the time is the verdict, the memory fit backs it
+        checkpointed = r.fits is False and d.flops_factor > 6  # timed as it fits: with activations recomputed
+        if time_first and (r.fits is not False or checkpointed):  # 'how long': the time is the verdict
             out[out.index(time_line)] = msg(lang, "compose.training_section.time_cost", gpu_hours=num(d.gpu_hours),
                                             mfu=num(d.mfu), cost=cost)
-            lead = msg(lang, "compose.training_section.time_verdict", count=d.count, gpu=d.gpu, what=what,
+            key = "time_verdict_checkpointed" if checkpointed else "time_verdict"
+            lead = msg(lang, f"compose.training_section.{key}", count=d.count, gpu=d.gpu, what=what,
                        hours=duration(d.hours, lang), low=duration(d.hours_range[0], lang),
                        high=duration(d.hours_range[1], lang), basis=msg(lang, _mfu_basis(d)))
+            if cost_first and d.cost_usd is not None and d.price_per_gpu_hour:  # 'what would renting it cost?'
+                rate = money_in(d.price_per_gpu_hour, d.price_per_gpu_hour * d.cny_per_usd, default_currency(lang),
+                                lang, d.cny_per_usd)
+                lead = msg(lang, "compose.training_section.cost_verdict", count=d.count, gpu=d.gpu, cost=cost,
+                           hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours), rate=rate) + "\n" + lead
             fit = out[0].replace("**", "").removeprefix(word(lang, "answer_prefix"))
+            if checkpointed:
+                fit = msg(lang, "compose.training_section.without_checkpointing", fit=fit)
             out = [lead, fit, *out[1:]]
     return out
 
@@ -878,7 +889,7 @@ def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str, curr
     r = sizing(enough or tried[-1])
     usable = usable_bytes(r)
     nodes = nodes_for(r.gpus)
-    key = ("count.none_cluster" if r.gpus >= MAX_NODES * NODE_GPUS else "count.none") if not enough else \
+    key = ("count.none_cluster" if r.gpus >= MAX_CLUSTER_NODES * NODE_GPUS else "count.none") if not enough else \
         "count.enough_nodes" if nodes > 1 else "count.enough"
     out = [msg(lang, key, n=r.gpus, gpu=r.gpu or "?", need=gb_short(r.per_gpu_bytes), usable=gb_short(usable),
                nodes=nodes, per_node=r.gpus // nodes)]
@@ -911,8 +922,10 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
             out.append(msg(lang, "speed.need_bandwidth", card=named) if named
                        else msg(lang, "speed.need_card"))  # speed follows from bandwidth, not from a size
     elif p.use_case == "training":
-        out += _training_section(calls, p, plan, lang, previous, detailed=detailed,
-                                 time_first=parsed.kind == Kind.speed or "training_time" in parsed.asks[:1])
+        cost_first = parsed.asks[:1] == ["run_cost"] or parsed.kind == Kind.rent_vs_buy
+        out += _training_section(calls, p, plan, lang, previous, detailed=detailed, cost_first=cost_first,
+                                 time_first=parsed.kind == Kind.speed or "training_time" in parsed.asks[:1]
+                                 or cost_first)
         out += _lighter_methods(alts, lang)
         out += _add_to_owned(calls, p, lang, user_currency(p, lang, ("USD", "CNY")))
     else:

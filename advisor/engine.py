@@ -216,6 +216,8 @@ def _merge_model(m: _Merge) -> None:
 def _merge_as_said(m: _Merge) -> None:
     for slot in MERGED_AS_SAID:
         value = getattr(m.parsed, slot)
+        if slot == "use_case" and m.parsed.use_case_weak and m.p.use_case is not None:
+            continue  # 'for that run' after a training plan is still the training
         if value is not None:
             m.put(slot, value)
 
@@ -243,9 +245,61 @@ def _merge_lists(m: _Merge) -> None:
             m.put(slot, getattr(parsed, slot))
 
 
+def _merge_added_card(m: _Merge) -> bool:
+    """'再加一张 3060', 'add a second 4090': the named card joins the cards under discussion — more of the same
+    card, or, when it differs, a machine holding both (kept as the hardware owned, so every check sees both)."""
+    parsed, p = m.parsed, m.p
+    named = list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    current = [GpuCount(gpu=p.gpu, count=p.gpu_count or 1, stated=True)] if p.gpu else list(p.existing or [])
+    if not parsed.added_cards or len(named) != 1:
+        return False
+    added = min(parsed.added_cards, MAX_GPUS_OF_ONE)
+    if not current:  # 'I game on a 4090 … adding a second 4090': the one owned, and the one added
+        m.put("gpu", named[0])
+        m.put("gpu_count", 1 + added)
+        return True
+    if parsed.card_position:  # 'a 5090 as the second card instead': the cards before it, then this one
+        first = current[0]
+        current = [GpuCount(gpu=first.gpu, count=max(1, min(first.count, parsed.card_position - 1)), stated=True)]
+    if [c.gpu for c in current] == named:
+        m.put("gpu", named[0])
+        m.put("gpu_count", min(current[0].count + added, MAX_GPUS_OF_ONE))
+        return True
+    counts = {c.gpu: c.count for c in current}
+    counts[named[0]] = counts.get(named[0], 0) + added
+    m.put("existing", [GpuCount(gpu=g, count=n, stated=True) for g, n in counts.items()])
+    m.put("gpu", None)
+    m.put("gpu_count", None)
+    m.put("compare", [])
+    return True
+
+
+_VARIANT_TAIL = re.compile(r"(-(pcie|sxm\d?|nvl|oam))?(-\d+gb)?$")
+
+
+def _family(gpu_id: str) -> str:
+    """'a100-pcie-40gb' and 'a100-sxm-80gb' are both an A100: the id without its form factor and memory."""
+    return _VARIANT_TAIL.sub("", gpu_id)
+
+
+def _session_variants(m: _Merge) -> None:
+    """'one of those A100s': a card named by its family alone means the variant the session already holds (the
+    owned A100 PCIe 40GB, not the catalog's default A100), unless the message says its memory or form factor."""
+    p = m.parsed
+    held = [g for g in [m.p.gpu, *(e.gpu for e in m.p.existing or []), *m.p.compare] if g]
+    text = p.text.lower()
+    for i, g in enumerate(p.gpus):
+        mine = next((h for h in held if h != g.gpu and _family(h) == _family(g.gpu)), None)
+        if mine and not re.search(r"\d+\s*(gb|g\b)|pcie|sxm|nvl|oam", text):
+            p.gpus[i] = g.model_copy(update={"gpu": mine})
+
+
 def _merge_cards(m: _Merge) -> None:
     """The card under discussion: one named (with its count), several to compare, or a card by its memory."""
     parsed, p = m.parsed, m.p
+    _session_variants(m)
+    if _merge_added_card(m):
+        return
     if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:
         m.put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
         m.put("gpu_count", None)
@@ -298,7 +352,7 @@ def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) 
     """What-ifs that change a value by an amount: '再加一张' adds cards to the configuration under discussion,
     '预算再加 5 万' adds to the budget (in its currency)."""
     stated = any(g.stated for g in parsed.gpus)
-    if parsed.added_cards and not stated and (p.gpu or p.existing):
+    if parsed.added_cards and not stated and not parsed.gpus and (p.gpu or p.existing):
         if p.gpu is None and p.existing:
             put("gpu", p.existing[0].gpu)
             put("gpu_count", p.existing[0].count)
@@ -468,7 +522,7 @@ class Advisor:
         calls, citations = yield from self._run_plan(plan, session, out_lang)
         said_yes = _hold_questions_after_yes(plan, session, calls)
         computed = any(c.name != "search_knowledge" and c.ok for c in calls)  # before the asks' own calls
-        answers, leads = yield from self._answer_asks(parsed, session, plan, calls, out_lang)
+        answers, leads, scratch = yield from self._answer_asks(parsed, session, plan, calls, out_lang)
         ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=calls, citations=citations, lang=lang,
                           out_lang=out_lang, previous=previous, settings=self.settings)
         body, notices = _place_unknown(ctx, _with_answers(computed and not leads, compose_body(ctx), answers,
@@ -478,36 +532,41 @@ class Advisor:
         _remember_kind(session, plan.mode, parsed, calls)
         question = _ask_next(ctx, said_yes)
         opening = plan.mode in ("opening", "reset")
-        reply = Reply(text="", lang=lang if opening else out_lang, tool_calls=calls, citations=citations,
+        reply = Reply(text="", lang=lang if opening else out_lang, tool_calls=calls + scratch, citations=citations,
                       question=question, notices=notices, mode=plan.mode, backend=self.backend.name,
                       report=ctx.report)
         yield from self._stream_reply(ctx, body, reply)
         return reply
 
     def _answer_asks(self, parsed: Parsed, session: Session, plan: Plan, calls: list[ToolCall],
-                     lang: Lang) -> Generator[Event, None, tuple[list[str], bool]]:
+                     lang: Lang) -> Generator[Event, None, tuple[list[str], bool, list[ToolCall]]]:
         """The asks this turn's mode left open (:mod:`advisor.asks`), answered on the configuration computed now
         or a turn earlier; their tool calls join ``calls`` and the session. Returns one line per answer, and
         whether they answer the message's first ask (then they come first: asks are answered in the order
-        asked)."""
+        asked). A scratch route's calls (sizings tried at many counts) go only to the reply's tool calls."""
         if plan.mode in _NO_ASKS:
-            return [], False
+            return [], False, []
         lines: list[str] = []
         done: list[ToolCall] = []
+        scratch: list[ToolCall] = []
         fresh = plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
             or parsed.ttft_target_s is not None
         answered: set[str] = set()
         for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=bool(parsed.gpus),
                                           pooled=parsed.pooled):
+            mine = scratch if route.scratch else done
             for pc in route.calls(ask):
-                if not any(c.name == pc.name and c.arguments == pc.arguments for c in done):
-                    done.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
-            line = route.say(ask, [c for c in done if c.ok])
+                if not any(c.name == pc.name and c.arguments == pc.arguments for c in mine):
+                    mine.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
+            line = route.say(ask, [c for c in mine if c.ok])
             if line:
                 lines.append(line)
-                answered.add(name)
-        if "fits" in answered:  # the cards together answer it: the one-card sizing below would contradict them
+                answered.add(asks.ask_of(name))
+        if "fits" in answered and plan.mode != "build":  # the cards together answer it: a one-card sizing below
+            # would contradict them (a build check looks at every card, so it stays)
             lines.append(_POOL_MARK)
+        elif "how_many" in answered and plan.mode == "compare":
+            lines.append(_VERDICT_MARK)
         calls += done
         for call in done:
             if call.ok:
@@ -515,7 +574,7 @@ class Advisor:
         open_asks = asks.still_asked(parsed.asks, answered)
         if answered and set(open_asks) <= answered and not _states_facts(parsed):
             lines.append(_ONLY_ASKS_MARK)  # 'and the electricity for that?': the answer alone, not the plan again
-        return lines, bool(open_asks) and open_asks[0] in answered  # the first ask asked leads
+        return lines, bool(open_asks) and open_asks[0] in answered, scratch  # the first ask asked leads
 
     def _plan(self, session: Session, parsed: Parsed, lang: Lang, recompute: bool) -> Plan:
         """The turn's plan; after a profile edit, a recommendation where the plan would only ask or greet."""
@@ -561,8 +620,10 @@ class Advisor:
                 call = yield from self._run_one(pc.name, pc.arguments, "planner", lang, id_prefix=ALT_CALL_PREFIX)
                 calls.append(call)
                 plan.alt_calls[call.call_id] = pc.alt
+                progress.note_alt(pc, call)
                 continue
             arguments = _with_sizing(pc.arguments, calls) if pc.takes_sizing else pc.arguments
+            arguments = progress.rescued(pc, arguments)
             call = yield from self._run_one(pc.name, arguments, "planner", lang)
             calls.append(call)
             progress.note(pc, call)
@@ -915,12 +976,27 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
         return parsed
     if parsed.kind not in _FOLLOW_UPS or not session.last_asks:
         return parsed
-    asks = list(session.last_asks)
+    asks = [a for a in session.last_asks if _changes_answer(a, parsed)]
     return parsed.model_copy(update={"asks": asks, "asks_count": parsed.asks_count or "how_many" in asks})
+
+
+# what a machine's cost, power and rack answers rest on: a what-if that changes none of it does not repeat them
+_MACHINE_FACTS = ("gpus", "gpu_count", "nodes", "added_cards", "hours_per_day", "kwh_price", "years", "rack_kw",
+                  "card_memory_gb")
+_ASK_RESTS_ON = {"rack": _MACHINE_FACTS, "energy_cost": _MACHINE_FACTS, "build_cost": _MACHINE_FACTS,
+                 "price_check": _MACHINE_FACTS}
+
+
+def _changes_answer(ask: str, parsed: Parsed) -> bool:
+    """Whether a what-if changes what ``ask``'s answer rests on (asks not listed rest on everything)."""
+    slots = _ASK_RESTS_ON.get(ask)
+    return slots is None or any(getattr(parsed, s) not in (None, [], False) for s in slots)
 
 
 _POOL_MARK = "\x00pool"  # the answers replace the body: it sized one card of a pool the answers sized whole
 _ONLY_ASKS_MARK = "\x00asks"  # the message asked only what the answers say and changed nothing: no body
+_VERDICT_MARK = "\x00verdict"  # the answers size the cards at the counts they need: the body's one-card verdict goes
+_MARKS = (_POOL_MARK, _ONLY_ASKS_MARK, _VERDICT_MARK)
 _FACT_SLOTS = ("gpus", "model", "params_b", "precision", "context_tokens", "concurrency", "budget", "method",
                "dataset_tokens", "dataset_samples", "epochs", "use_case", "existing", "gpu_count", "nodes", "mfu",
                "tokens_per_sample", "added_cards", "budget_added", "card_memory_gb")
@@ -939,7 +1015,10 @@ def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed,
     if not answers and not readback:
         return body
     if _POOL_MARK in answers or _ONLY_ASKS_MARK in answers:
-        return "\n\n".join([*(a for a in answers if a not in (_POOL_MARK, _ONLY_ASKS_MARK)), *readback])
+        return "\n\n".join([*(a for a in answers if a not in _MARKS), *readback])
+    if _VERDICT_MARK in answers:  # the answers hold the verdict: the body's one-card verdict line goes
+        answers = [a for a in answers if a not in _MARKS]
+        body = body.partition("\n\n")[2]
     if not computed:
         return "\n\n".join(p for p in [*answers, body, *readback] if p)
     sources = msg(lang, "compose.citations_block.sources")
@@ -1062,6 +1141,9 @@ def _finish_text(ctx: TurnContext, reply: Reply, final_body: str) -> None:
         reply.notices.append(retrieval)
 
 
+TRAINING_RESCUES = ("checkpointing", "zero3", "offload")  # fallbacks that keep the method the user asked for
+
+
 @dataclass
 class _PlanProgress:
     """What the planned calls run so far found, which decides whether the next ones run."""
@@ -1069,15 +1151,30 @@ class _PlanProgress:
     fit: bool | None = None
     offloaded: bool = False  # runs only with layers in system RAM (llama.cpp): its speed still matters
     no_option: bool = False  # the recommendation for the requested configuration found nothing
+    rescue: dict[str, Any] | None = None  # the first same-method training fallback that fits (checkpointing …)
 
     def skips(self, pc: PlannedCall) -> bool:
         if pc.alt is not None:  # an alternative runs when the requested configuration failed, as it says
             if pc.when == "no_fit":
                 return self.fit is not False
             return pc.when == "native_failed" and not (self.fit is False or self.no_option)
-        if pc.needs_fit and self.fit is False and not (self.offloaded and pc.name == "perf_decode"):
+        if pc.needs_fit and self.fit is False and not (self.offloaded and pc.name == "perf_decode") \
+                and not (self.rescue is not None and pc.name == "training_time"):
             return True
         return pc.only_if_no_fit and self.fit is not False
+
+    def note_alt(self, pc: PlannedCall, call: ToolCall) -> None:
+        """A training run that fits once checkpointed, sharded or offloaded is still timed (as it would run)."""
+        if self.rescue is None and call.ok and pc.alt in TRAINING_RESCUES \
+                and getattr(C.result_of(call), "fits", None) is True:
+            self.rescue = pc.arguments
+
+    def rescued(self, pc: PlannedCall, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The training time's arguments on the setting that fits, when only a fallback fits."""
+        if pc.name != "training_time" or self.fit is not False or self.rescue is None:
+            return arguments
+        recompute = self.rescue.get("recompute")
+        return {**arguments, "recompute": recompute} if recompute in ("full", "selective") else arguments
 
     def note(self, pc: PlannedCall, call: ToolCall) -> None:
         if not call.ok:

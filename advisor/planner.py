@@ -16,6 +16,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
+from advisor.config_at_hand import current_config
 from advisor.fmt import default_currency
 from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase
 from advisor.session import Profile, Session
@@ -215,7 +216,7 @@ def _engine(p: Profile) -> str:
 PRETRAIN_TOKENS = 1e11  # a dataset this large is pre-training: fine-tuning sets run from millions to a few billion
 
 
-def _method(p: Profile) -> str:
+def training_method(p: Profile) -> str:
     """The method sized: the one named; full for pre-training (named, or implied by ≥ 100B tokens); else LoRA."""
     if p.method in ("lora", "qlora", "full"):
         return p.method
@@ -250,8 +251,8 @@ def one_node(count: int) -> int:
 
 
 def all_nodes(p: Profile, per_node: int) -> int:
-    """GPUs in all the machines said ('two servers of 8 H100' → 16); a count equal to the machines counted them
-    ('two L40S servers'), and a cluster past 8 nodes of 8 is beyond what is planned here."""
+    """GPUs in all the machines said ('two servers of 8 H100' → 16; '16 nodes of 8x H200' → 128); a count equal
+    to the machines counted them ('two L40S servers'); past a two-tier fabric (2,048 GPUs) one node is looked at."""
     nodes = p.nodes or 1
     if nodes > 1 and per_node != nodes and per_node * nodes <= MAX_NODES * NODE_GPUS:
         return per_node * nodes
@@ -265,7 +266,7 @@ def _search_query(p: Profile, mode: str, lang: str) -> str:
     if p.use_case == "scientific":
         return "科学计算 FP64 双精度 ECC 显存" if zh else "scientific computing FP64 double precision ECC memory"
     if p.use_case == "training":
-        method = _method(p)
+        method = training_method(p)
         return (f"训练 显存 {method} 优化器状态 激活" if zh else
                 f"training memory {method} optimizer states activations")
     if is_generic_4bit(p.precision):  # the guide's '4-bit ≈ 35 GB' is weights alone: cite the weights passage
@@ -353,6 +354,29 @@ def _asks_export(ctx: PlanContext) -> bool:
 
 def _is_empty(ctx: PlanContext) -> bool:
     return not ctx.parsed.text.strip()
+
+
+def _checks_a_build(ctx: PlanContext) -> bool:
+    """A build check — when there is a machine to check: cards named or held, a count or a platform, or the
+    configuration the conversation arrived at. 'Stay under 3 kW: what GPUs and how many?' names none: the
+    recommendation answers it (with the power limit as a gate)."""
+    if ctx.kind != Kind.build:
+        return False
+    p = ctx.profile
+    has_machine = bool(ctx.parsed.gpus or p.gpu or p.existing or p.gpu_count or p.cpu
+                       or current_config(ctx.session, []) is not None)
+    return has_machine or not (p.model or p.params_b or p.use_case)
+
+
+def _rents_a_machine(ctx: PlanContext) -> bool:
+    """Renting against buying — unless the message asks what renting costs for the training run under discussion
+    ('renting 8x H100 for that fine-tune at $2.50/GPU-h'): that is the run's time at the rate said (the answer)."""
+    if ctx.kind != Kind.rent_vs_buy:
+        return False
+    p, parsed = ctx.profile, ctx.parsed
+    one_run = p.use_case == "training" and bool(dataset_tokens(p)) and not (parsed.hours_per_day or parsed.years) \
+        and "break_even" not in parsed.asks
+    return not one_run
 
 
 def _compare_partner(ctx: PlanContext) -> str | None:
@@ -625,9 +649,14 @@ def tensor_precision(name: str) -> str | None:
 
 
 def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, Any]]:
-    if parsed.gpus:
+    """The cards named in the message, else (or when it adds a card to them) the session's: every kind owned
+    when there are several, else the card under discussion."""
+    p = session.profile
+    if parsed.gpus and not parsed.added_cards:
         return [{"gpu": g.gpu, "count": one_build(g.count)} for g in parsed.gpus]
-    gpu, count = _config(session.profile)
+    if p.gpu is None and p.existing and len(p.existing) > 1:
+        return [{"gpu": e.gpu, "count": one_build(e.count)} for e in p.existing]
+    gpu, count = _config(p)
     return [{"gpu": gpu, "count": one_build(count)}] if gpu else []
 
 
@@ -643,6 +672,9 @@ def _build_plan(ctx: PlanContext) -> Plan:
     p = session.profile
     gpus = _gpus_under_discussion(session, parsed)
     plan = Plan(mode="build")
+    at_hand = None if gpus else current_config(session, [])
+    if at_hand is not None:  # 'power and cooling for that setup?': the machine the conversation arrived at
+        gpus = [{"gpu": at_hand.gpu, "count": one_build(parsed.gpu_count or at_hand.count)}]
     if not gpus and (p.gpu_count or p.cpu):
         card = _typical_card(p.cpu)
         gpus = [{"gpu": card, "count": one_build(p.gpu_count or 1)}]
@@ -663,7 +695,7 @@ def _build_plan(ctx: PlanContext) -> Plan:
             if p.precision:
                 args["precision"] = p.precision
         else:
-            args["method"] = _method(p)
+            args["method"] = training_method(p)
     if p.cuda_required:
         args["cuda_required"] = True
     plan.calls = [PlannedCall(name="check_build", arguments=args, purpose="check")]
@@ -783,8 +815,8 @@ _ROUTES: tuple[Route, ...] = (
     Route("empty", _is_empty, _empty_plan),
     Route("spec", _kind_is(Kind.spec), _spec_plan),
     Route("concept", _kind_is(Kind.concept), _concept_plan),
-    Route("build", _kind_is(Kind.build), _build_plan),
-    Route("rent", _kind_is(Kind.rent_vs_buy), _rent_plan),
+    Route("build", _checks_a_build, _build_plan),
+    Route("rent", _rents_a_machine, _rent_plan),
     Route("compare", _compares, _compare_plan),
     Route("why", _explains_last, _why_plan),
     Route("why value", _why_value, _best_value_plan),
@@ -833,7 +865,7 @@ def _card_only(p: Profile) -> bool:
     return usd is not None and usd < CARD_ONLY_BELOW_USD and p.budget_scope is None and not p.has_host
 
 
-def _training_rates(p: Profile) -> dict[str, Any]:
+def training_rates(p: Profile) -> dict[str, Any]:
     """What the user stated about a training run's efficiency and price: their MFU, their GPU-hour rate."""
     out: dict[str, Any] = {}
     if p.mfu:
@@ -945,11 +977,14 @@ def _inference_recommend(p: Profile, model: str, context: int, batch: int) -> di
                            **_common_rec(p)}
     if p.tokens_per_s_target:  # 'at least 20 tokens/s per user': a gate on every option, for all users at once
         rec["target_tokens_per_s"] = p.tokens_per_s_target * batch
+    elif batch > 1:  # a service for several people: nothing slower than they read
+        rec["min_tokens_per_s_per_user"] = MIN_TOKENS_PER_S_PER_USER
     if p.precision:
         rec["precision"] = p.precision
     return rec
 
 
+MIN_TOKENS_PER_S_PER_USER = 5.0  # about reading speed: a shared chat slower than this for each user is unusable
 ALT_PRECISIONS = (("fp8", 8.0), ("int4", 4.5))  # common deployment precisions, with the bits they save below
 GGUF_DEFAULT = "Q4_K_M"
 GGUF_MAX_USERS = 4  # llama.cpp serves one or a few users; beyond that the GGUF route is not offered
@@ -1119,7 +1154,7 @@ def _count_calls(tool: str, size: dict[str, Any], count: int) -> list[PlannedCal
 def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
     model = _model_args(p, plan)
     gpu, count = _config(p)
-    method = _method(p)
+    method = training_method(p)
     if p.method is None:  # said in the reply: LoRA by default, pre-training when the dataset says so
         plan.assumed["method"] = "pretrain" if method == "full" else method
     seq = p.context_tokens or DEFAULT_TRAIN_SEQ
@@ -1134,12 +1169,20 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     if gpu and tokens:
         calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,
                                  arguments={**model, "tokens": tokens, "gpu": gpu, "count": count,
-                                            **_training_rates(p)}))
+                                            **training_rates(p)}))
     if gpu:
         calls.append(_training_check(p, model, method, gpu, count, seq))
     if "model" in model:
         calls.append(_training_recommend(p, parsed, model["model"], method, seq, tokens, gpu))
     return calls
+
+
+def _base_outgrows_card(model: dict[str, Any], method: str, gpu: str) -> bool:
+    """Whether the frozen base alone (16-bit for LoRA, 4-bit for QLoRA) takes most of one card's memory."""
+    cat = load_catalog()
+    params_b = cat.model(model["model"]).params_b if "model" in model else model.get("params_b") or 0.0
+    bytes_per_param = 0.6 if method == "qlora" else 2.0
+    return params_b * 1e9 * bytes_per_param > 0.7 * cat.gpu(gpu).memory_bytes
 
 
 def _training_size(p: Profile, model: dict[str, Any], method: str, gpu: str | None, count: int,
@@ -1153,8 +1196,8 @@ def _training_size(p: Profile, model: dict[str, Any], method: str, gpu: str | No
         size["fsdp"] = True
     elif p.sharding:
         size["zero_stage"] = int(p.sharding[-1])
-    elif count > 1 and method == "full":
-        size["zero_stage"] = 3
+    elif count > 1 and (method == "full" or (gpu and _base_outgrows_card(model, method, gpu))):
+        size["zero_stage"] = 3  # LoRA on a base larger than one card shards the frozen weights too (FSDP)
     if p.grad_checkpointing is not None:
         size["recompute"] = "full" if p.grad_checkpointing else "none"
     return size
@@ -1314,7 +1357,7 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             calls.append(PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gid))
             calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gid))
         elif model and p.use_case == "training":
-            size = {**model, "method": _method(p), "gpus": count, "gpu": gid,
+            size = {**model, "method": training_method(p), "gpus": count, "gpu": gid,
                     "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}
             calls.append(PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gid))
     calls.append(PlannedCall(name="value_for_money", purpose="value", takes_sizing=True,

@@ -83,14 +83,25 @@ def _concept(ctx: TurnContext) -> str:
 
 
 def _build(ctx: TurnContext) -> str:
-    parsed, lang = ctx.parsed, ctx.out_lang
+    lang = ctx.out_lang
     gpus: list[dict[str, Any]] = next((c.arguments["gpus"] for c in ctx.calls if c.name == "check_build"), [])
     label = ", ".join(C.config_label(g["gpu"], g["count"], lang) for g in gpus)
     card = ctx.plan.assumed.get("gpu")
     body = A.compose_build(ctx.calls, label, ctx.session.profile.cpu_name, lang,
                            assumed_card=C.gpu_name(card) if card else None,
-                           topic="ram" if parsed.asks_ram or parsed.system_ram_gb else parsed.build_topic)
+                           topic=_build_topic(ctx))
     return A.network_lines(ctx.calls, lang, ctx.session.profile) + body
+
+
+def _build_topic(ctx: TurnContext) -> str | None:
+    """What the build answer leads with: the model's fit when that is asked first ('够不够？价格贵不贵？'),
+    system RAM when asked or said, else the part of the build the message is about."""
+    parsed = ctx.parsed
+    checked = next((c for c in ctx.calls if c.name == "check_build"), None)
+    if parsed.asks[:1] == ["fits"] and checked is not None and checked.arguments.get("model") \
+            and not parsed.asks_ram and parsed.build_topic in (None, "ram") and parsed.psu_w is None:
+        return "fit"
+    return "ram" if parsed.asks_ram or parsed.system_ram_gb else parsed.build_topic
 
 
 def _value(ctx: TurnContext) -> str:
@@ -115,9 +126,13 @@ def _rent(ctx: TurnContext) -> str:
 
 def _answer(ctx: TurnContext) -> str:
     parsed = ctx.parsed
-    return A.network_lines(ctx.calls, ctx.out_lang, ctx.session.profile) + C.compose_answer(
-        ctx.plan, ctx.session, ctx.calls, ctx.citations, ctx.out_lang, parsed, ctx.previous,
-        detailed=ctx.settings.detailed or parsed.wants_detail)
+    network = A.network_lines(ctx.calls, ctx.out_lang, ctx.session.profile)
+    body = C.compose_answer(ctx.plan, ctx.session, ctx.calls, ctx.citations, ctx.out_lang, parsed, ctx.previous,
+                            detailed=ctx.settings.detailed or parsed.wants_detail)
+    if network and parsed.asks and parsed.asks[0] != "network":  # asked after the time or the fit: said after it
+        lead, _, rest = body.partition("\n\n")
+        return f"{lead}\n\n{network}\n{rest}".rstrip()
+    return network + body
 
 
 Composer = Callable[[TurnContext], str]

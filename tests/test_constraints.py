@@ -21,10 +21,11 @@ def test_only_the_listed_gpus_are_offered_and_the_rest_are_ruled_out_with_the_re
 
 
 def test_a_rack_chassis_prices_a_server_host_even_for_workstation_cards() -> None:
+    """A server asked for: a small single-socket one for one or two cards, a 2U/4U GPU server for more."""
     rec = recommend(RecommendInput(workload="inference", model="qwen2.5-72b", precision="int4", concurrency=20,
                                    chassis="rack", region="global"))
     pro = [o for o in rec.options if o.gpu_id.startswith("rtx-pro-6000")]
-    assert pro and all(o.host_price_usd == 15_000 for o in pro)
+    assert pro and all(o.host_price_usd == (6_000 if o.count <= 2 else 15_000) for o in pro)
 
 
 @pytest.fixture(scope="module")

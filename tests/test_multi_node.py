@@ -54,8 +54,24 @@ def test_a_fabric_without_a_checked_price_says_so_and_every_gpu_has_one_fabric()
     assert fabric_for("ascend-910b").port_gbps == 200
     listed = {g for f in load_fabrics() for g in f.gpus}
     assert listed <= {g.id for g in load_catalog().gpus}
-    with pytest.raises(ValidationError):
-        ScaleOutInput(gpu="H100 SXM", nodes=9, workload="training")
+    with pytest.raises(ValidationError):  # past a two-tier fabric of 64-port switches (2,048 GPUs)
+        ScaleOutInput(gpu="H100 SXM", nodes=257, workload="training")
+
+
+@pytest.mark.parametrize(("nodes", "leaves", "spines"), [(9, 3, 2), (16, 4, 2), (32, 8, 4), (256, 64, 32)])
+def test_past_one_switch_the_fabric_is_a_non_blocking_leaf_spine(nodes: int, leaves: int, spines: int) -> None:
+    """Hand-derived: 8 ports a node; a 64-port leaf gives 32 ports down and 32 up, so leaves = ⌈ports / 32⌉ and
+    the spines take every up-link: ⌈leaves × 32 / 64⌉. Cables: one per node port and one per up-link."""
+    plan = plan_scale_out(ScaleOutInput(gpu="H200 SXM", nodes=nodes, workload="training", nic_included=True))
+    ports = nodes * 8
+    assert plan.topology == "leaf-spine"
+    assert (plan.switches, plan.spines) == (leaves + spines, spines)
+    assert plan.links == ports + leaves * 32
+
+
+def test_eight_nodes_still_share_one_switch() -> None:
+    plan = plan_scale_out(ScaleOutInput(gpu="H100 SXM", nodes=8, workload="training", nic_included=True))
+    assert (plan.topology, plan.switches, plan.spines, plan.links) == ("one-switch", 1, 0, 64)
 
 
 def test_a_model_that_needs_two_nodes_gets_two_nodes_and_their_network() -> None:

@@ -317,12 +317,13 @@ def test_assumption_english_text_is_unchanged(noted: list[Recommendation]) -> No
     """Copied from the output before the notes became message ids; since then host costs are in the currency the
     prices are shown in (a yuan budget: $2,500 × 7.2 = ¥18,000 …) and the score names its money unit."""
     texts = [[a.text for a in rec.assumptions] for rec in noted]
-    assert "Host cost (approximate): desktop $2,500, workstation $7,000, server $15,000, baseboard $60,000" \
+    assert ("Host cost (approximate): desktop $2,500, workstation $7,000, small server (1–2 GPUs) $6,000, "
+            "server $15,000, baseboard $60,000") \
         in texts[0]
     assert ("Memory fit from the sizing engine (vLLM accounting), 8,192 tokens × 1 sequence; tensor parallel "
             "across the GPUs.") in texts[0]
-    assert ("Host cost (approximate): desktop ¥18,000, workstation ¥50,400, server ¥108,000, baseboard ¥432,000 — "
-            "excluded on request") in texts[1]
+    assert ("Host cost (approximate): desktop ¥18,000, workstation ¥50,400, small server (1–2 GPUs) ¥43,200, "
+            "server ¥108,000, baseboard ¥432,000 — excluded on request") in texts[1]
     assert "Electricity 0.8 CNY/kWh, duty cycle 1; break-even compares with the catalog rental price of the same " \
         "GPUs." in texts[1]
     assert texts[2][-3:] == [

@@ -47,6 +47,7 @@ HOURS_PER_MONTH = 730.0
 HOST_COST_USD: dict[str, float] = {
     "desktop": 2500.0,  # Ryzen 9 / Core i9, X870/Z890 board, 128 GB DDR5, 1.6 kW PSU, case, 2 TB NVMe
     "workstation": 7000.0,  # Threadripper PRO / Xeon W, WRX90/W790 board, 256 GB RDIMM, 2 × PSU
+    "server_small": 6000.0,  # 1U/2U single-socket GPU server for one or two PCIe cards, 256 GB, redundant PSUs
     "server": 15000.0,  # 2U/4U PCIe GPU server, EPYC/Xeon SP, 512 GB, redundant PSUs
     "baseboard": 60000.0,  # HGX/OAM node share beyond the GPUs: CPUs, switches, NICs, chassis
     "system": 0.0,  # a unified-memory system (DGX Spark, Strix Halo): its price is the whole computer

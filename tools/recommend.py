@@ -60,7 +60,7 @@ from tools.pricing import (
     gpu_price,
 )
 from tools.result import Note, NoteParam, note
-from tools.scale_out import MAX_NODES, ScaleOutInput, ScaleOutPlan, plan_scale_out
+from tools.scale_out import ScaleOutInput, ScaleOutPlan, plan_scale_out
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import MAX_TOKENS, TrainingTimeInput, estimate_training_time
@@ -70,7 +70,8 @@ RejectFn = Callable[..., None]
 Stage = Literal["constraint", "market", "memory", "interconnect", "target", "compat", "power", "budget", "data"]
 
 NODE_GPUS = 8  # GPUs in one node; a plan past it spreads over nodes of 8
-CLUSTER_COUNTS = tuple(NODE_GPUS * n for n in (2, 4, MAX_NODES))  # datacenter cards only: 2, 4, 8 nodes
+MAX_CLUSTER_NODES = 8  # the largest cluster a recommendation proposes (one switch of 64 ports)
+CLUSTER_COUNTS = tuple(NODE_GPUS * n for n in (2, 4, MAX_CLUSTER_NODES))  # datacenter cards only: 2, 4, 8 nodes
 MODULE_COUNTS = (4, 8, *CLUSTER_COUNTS)
 PCIE_DC_COUNTS = (1, 2, 4, 8, *CLUSTER_COUNTS)
 DESKTOP_COUNTS = (1, 2, 4)
@@ -118,6 +119,9 @@ class RecommendInput(ToolInput):
     display_currency: Literal["USD", "CNY"] | None = Field(None, description="the currency prices are shown in "
                                                                            "when no budget names one")
     target_tokens_per_s: float | None = Field(None, gt=0, description="aggregate decode tokens/s wanted")
+    min_tokens_per_s_per_user: float | None = Field(
+        None, gt=0, le=1000, description="inference for several users: leave out options slower than this for each "
+                                         "of the concurrent users (a reading-speed floor; a stated target is stricter)")
     method: Literal["full", "lora", "qlora"] | None = Field(None, description="training; default lora")
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS, description="training tokens (all epochs)")
     deadline_hours: float | None = Field(None, gt=0)
@@ -328,6 +332,8 @@ def host_for(gpu: GPU, count: int, existing_platform: str | None = None,
     box = chassis or ("rack" if (module or server_card) else "tower")
     host = "baseboard" if module else {"desktop": "desktop", "hedt": "workstation",
                                        "workstation": "workstation", "server": "server"}[plat.segment]
+    if host == "server" and count <= 2 and chassis == "rack" and not existing_platform:
+        host = "server_small"  # a server asked for, for one or two PCIe cards: a small single-socket one
     return plat, box, host
 
 
@@ -588,6 +594,11 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
     if inp.workload == "inference" and inp.target_tokens_per_s and (ev.decode or 0) < inp.target_tokens_per_s:
         reject(gpu, count, "target", note("recommend.reject.too_slow_decode", tokens_per_s=ev.decode or 0.0,
                                           target=inp.target_tokens_per_s))
+        return "next"
+    floor = inp.min_tokens_per_s_per_user
+    if inp.workload == "inference" and floor and (ev.decode or 0) / inp.concurrency < floor:
+        reject(gpu, count, "target", note("recommend.reject.too_slow_per_user", users=inp.concurrency,
+                                          each=(ev.decode or 0.0) / inp.concurrency, floor=floor))
         return "next"
     if inp.workload == "training" and inp.deadline_hours and ev.train_hours and ev.train_hours > inp.deadline_hours:
         reject(gpu, count, "target", note("recommend.reject.too_slow_training", hours=ev.train_hours,

@@ -7,7 +7,8 @@
 - inference splits the layers across nodes (tensor parallel inside a node, pipeline between nodes):
   only the hidden state of each token crosses, ``hidden × 2`` bytes, so one port per node is enough;
   the plan states how many tokens/s that port carries;
-- two nodes are cabled port to port (no switch); three to eight nodes share one switch;
+- two nodes are cabled port to port (no switch); while the ports fit one switch, they share it; past that,
+  a non-blocking two-tier leaf-spine: each leaf gives half its ports to nodes and half to spines;
 - NICs are bought only for nodes that do not ship with them (8-GPU baseboard nodes and Ascend modules do).
 """
 
@@ -24,7 +25,7 @@ from tools.inputs import ToolInput
 from tools.result import Note, note
 from tools.units import USD
 
-MAX_NODES = 8  # one switch tier: beyond it the fabric needs spine switches, which this plan does not design
+MAX_NODES = 256  # 2,048 GPUs: past a two-tier leaf-spine of 64-port switches a third tier is needed, not designed here
 HANDOFF_BYTES = 2  # a token's hidden state crosses a pipeline boundary in 16-bit
 
 
@@ -53,10 +54,11 @@ class ScaleOutPlan(BaseModel):
     port_gbps: float = Field(description="one port's line rate, Gb/s")
     ports_per_node: int
     per_gpu_gbps: float = Field(description="network bandwidth per GPU, Gb/s")
-    topology: Literal["direct", "one-switch"]
+    topology: Literal["direct", "one-switch", "leaf-spine"]
     nics_to_buy: int
     links: int = Field(description="ports cabled (each end counted once)")
     switches: int
+    spines: int = Field(0, description="of the switches, those in the spine tier (leaf-spine only)")
     nic: str
     switch: str
     nic_usd: USD | None
@@ -82,7 +84,15 @@ def plan_scale_out(inp: ScaleOutInput) -> ScaleOutPlan:
     ports = inp.nodes * per_node
     direct = inp.nodes == 2
     links = ports  # cabling is priced per port: direct, each port to its rail twin; else each port to the switch
-    switches = 0 if direct else math.ceil(ports / fab.switch_ports)
+    topology = "direct" if direct else "one-switch" if ports <= fab.switch_ports else "leaf-spine"
+    switches = 0 if direct else 1
+    leaves = spines = 0
+    if topology == "leaf-spine":  # non-blocking: a leaf's down-links equal its up-links
+        down = fab.switch_ports // 2
+        leaves = math.ceil(ports / down)
+        spines = math.ceil(leaves * down / fab.switch_ports)
+        switches = leaves + spines
+        links = ports + leaves * down
     nics = 0 if inp.nic_included or fab.nic_usd == 0 else ports
     parts: dict[str, float | None] = {
         "nics": nics * fab.nic_usd if fab.nic_usd is not None else (0.0 if nics == 0 else None),
@@ -96,8 +106,9 @@ def plan_scale_out(inp: ScaleOutInput) -> ScaleOutPlan:
     formula = [
         note("scaleout.formula.ports", nodes=inp.nodes, per_node=per_node, ports=ports, gbps=fab.port_gbps,
              per_gpu=per_gpu),
-        note("scaleout.formula.direct" if direct else "scaleout.formula.switch", ports=ports,
-             switch_ports=fab.switch_ports, switches=switches),
+        note(f"scaleout.formula.{'direct' if direct else 'switch' if topology == 'one-switch' else 'leaf_spine'}",
+             ports=ports, switch_ports=fab.switch_ports, switches=switches, leaves=leaves, spines=spines,
+             down=fab.switch_ports // 2),
     ]
     if handoff is not None:
         formula.append(note("scaleout.formula.handoff", gbps=fab.port_gbps, hidden=inp.hidden_size,
@@ -108,7 +119,7 @@ def plan_scale_out(inp: ScaleOutInput) -> ScaleOutPlan:
     return ScaleOutPlan(
         fabric_id=fab.id, fabric=fab.name, nodes=inp.nodes, gpus=inp.nodes * inp.gpus_per_node,
         port_gbps=fab.port_gbps, ports_per_node=per_node, per_gpu_gbps=per_gpu,
-        topology="direct" if direct else "one-switch", nics_to_buy=nics, links=links, switches=switches,
+        topology=topology, nics_to_buy=nics, links=links, switches=switches, spines=spines,
         nic=fab.nic, switch=fab.switch if switches else "", nic_usd=parts["nics"], links_usd=parts["links"],
         switches_usd=parts["switches"], cost_usd=sum(v for v in parts.values() if v is not None),
         unpriced=[k for k, v in parts.items() if v is None], handoff_tokens_per_s=handoff,

@@ -352,8 +352,16 @@ def gpu_power_limit(ctx: Context) -> float | None:
 
 
 _HOURS_A_DAY = re.compile(rf"(?:每天|一天|每日|日均)\D{{0,6}}?({N})\s*(?:个)?\s*(?:小时|h\b)|"
-                          rf"({N})\s*(?:hours?|hrs?|h)\s*(?:a|per|each)\s*day|"
-                          rf"(全天|24\s*/\s*7|around the clock|nonstop|24 小时满载|全天候)", _I)
+                          rf"({N})\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*day|"
+                          rf"({N})\s*(?:个)?\s*(?:小时|hours?|hrs?|h)\s*(?:都|全)?\s*(?:满负荷|满载|满跑|不停|不关机|开着|"
+                          rf"运转|at full load|flat out|non-?stop)|"
+                          rf"(全天|24\s*/\s*7|around the clock|nonstop|全天候)", _I)
+# on which days the GPUs run: weekdays, N days a week, N days a month (None: every day)
+_DAYS_USED = re.compile(rf"(工作日|weekdays?|work ?days|business days|mon(?:day)?\s*(?:-|–|to|through)\s*fri(?:day)?|"
+                        rf"周一到周五)|({N})\s*(?:个)?\s*(?:days?|天)\s*(?:a|per|each|every|/)?\s*(?:week|周|星期)|"
+                        rf"(?:每周|一周|每星期)\s*(?:用|跑|开)?\s*({N})\s*天|"
+                        rf"({N})\s*(?:个)?\s*(?:days?|天)\s*(?:a|per|each|every|/)\s*(?:month|月)|"
+                        rf"(?:每月|一个月|每个月)\s*(?:用|跑|开|训练|训)?\s*({N})\s*天", _I)
 
 
 _HOURS_A_PERIOD = re.compile(rf"(?:每周|一周|每星期|一星期)\D{{0,6}}?({N})\s*(?:个)?\s*(?:小时|h\b)|"
@@ -369,9 +377,9 @@ def hours_per_day(ctx: Context) -> float | None:
     """How many hours a day the GPUs are busy: said per day ('每天跑 10 个小时', '4 hours a day', '24/7'), per
     week or month ('20 hrs a week', '一个月 100 小时', as a daily average), or as a utilisation ('利用率 40%')."""
     m = _HOURS_A_DAY.search(ctx.masked)
-    if m and m.group(3):
+    if m and m.group(4):
         return 24.0
-    value = parse_number(m.group(1) or m.group(2)) if m else None
+    value = parse_number(m.group(1) or m.group(2) or m.group(3)) if m else None
     if value and 0 < value <= 24:
         return value
     m = _HOURS_A_PERIOD.search(ctx.masked)
@@ -398,11 +406,11 @@ def purchase_price(ctx: Context) -> tuple[float, str] | None:
     from advisor.numbers import find_amounts, find_money  # the amount right after the cue
 
     for m in _PURCHASE.finditer(ctx.masked):
-        rest = ctx.masked[m.end():m.end() + 20]
-        money = [x for x in find_money(rest) if x.start <= 12]
+        rest = ctx.masked[m.end():m.end() + 36]  # '买一台 8 卡 4090 服务器大概 25 万': the card said first
+        money = [x for x in find_money(rest) if x.start <= 30]
         if money and money[0].amount >= 50:
             return money[0].amount, money[0].currency or _currency_of(rest)
-        amounts = [a for a in find_amounts(rest) if a.start <= 12 and a.value >= 1000 and re.search("[万千kK]", a.text)]
+        amounts = [a for a in find_amounts(rest) if a.start <= 30 and a.value >= 1000 and re.search("[万千kK]", a.text)]
         if amounts:
             return amounts[0].value, _currency_of(rest)
     return None
@@ -567,11 +575,40 @@ _ADD_CARDS = re.compile(
     rf"\b(?:add(?:ing)?|buy(?:ing)?|get(?:ting)?|put(?:ting)? in)\s+(a|an|one|another|a second|two|three|four|\d+)\s+"
     rf"(?:more\s+)?(?:(?:card|gpu)s?|of (?:them|those)|one)\b|"
     rf"\b(a|one|two|\d+) more (?:card|gpu)s?\b|\badd(?:ing)? (?:a )?(second|third|another) one\b", _I)
-_ADD_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "a second": 1, "second": 1, "third": 1, "一": 1}
+_ADD_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "a second": 1, "second": 1, "third": 1, "a third": 1,
+              "one more": 1, "一": 1}
+
+
+_ADD_BEFORE_CARD = re.compile(r"(?:\badd(?:ing|ed)?|再加|再买|再上|再插)\s*"
+                              r"(a second|another|a third|one more|an?|one|two|\d+|一)\s*(?:张|块|片)?\s*$|"
+                              r"(?:\bget(?:ting)?|\bbuy(?:ing)?|\bthrow(?:ing)? in|\bput(?:ting)? in)\s*"
+                              r"(a second|another|a third|one more)\s*$", _I)
+_AS_SECOND = re.compile(r"^\s*(?:as (?:the|a|my) (second|third|extra|additional) (?:card|gpu)|(?:作为|当)第[二三]张)",
+                        _I)
+
+
+_POSITIONS = {"second": 2, "third": 3, "第二张": 2, "第三张": 3}
+
+
+def card_position(ctx: Context) -> int | None:
+    """'a 5090 as the second card': the place the named card takes among the cards (2 for the second)."""
+    for _, end, _ in ctx.gpu_spans:
+        m = _AS_SECOND.match(ctx.text[end:end + 32])
+        if m:
+            word = (m.group(1) or "").lower() or ("第三张" if "第三张" in m.group(0) else "第二张")
+            return _POSITIONS.get(word)
+    return None
 
 
 def added_cards(ctx: Context) -> int | None:
-    """'再加一张', 'add a second one', 'two more GPUs': cards added to the configuration under discussion."""
+    """'再加一张', 'add a second one', 'adding a second 4090', 'a 5090 as the second card', 'two more GPUs': cards
+    added to the configuration under discussion."""
+    for start, end, _ in ctx.gpu_spans:
+        before = _ADD_BEFORE_CARD.search(ctx.text[max(0, start - 24):start])
+        if before or _AS_SECOND.match(ctx.text[end:end + 32]):
+            raw = ((before.group(1) or before.group(2)) if before else "one").lower()
+            said = _ADD_WORDS.get(raw) or parse_number(raw) or 1
+            return int(said) if 1 <= said <= 64 else None
     m = _ADD_CARDS.search(ctx.masked)
     if m is None:
         return None
@@ -600,8 +637,24 @@ def budget_added(ctx: Context) -> float | None:
     return None
 
 
+def days_used_share(ctx: Context) -> float | None:
+    """The share of days the GPUs run, when not every day: weekdays 5/7, '3 days a week' 3/7, '3 days a month'
+    3 of 30.4; None when every day or not said."""
+    m = _DAYS_USED.search(ctx.masked)
+    if not m:
+        return None
+    if m.group(1):
+        return 5 / DAYS_PER_WEEK
+    week, month = m.group(2) or m.group(3), m.group(4) or m.group(5)
+    days = parse_number(week or month or "")
+    period = DAYS_PER_WEEK if week else DAYS_PER_MONTH
+    return round(days / period, 4) if days and 0 < days < period else None
+
+
 EXTRACTORS: dict[str, Extractor] = {
+    "days_used_share": days_used_share,
     "added_cards": added_cards,
+    "card_position": card_position,
     "budget_added": budget_added,
     "purchase_price": purchase_price,
     "quoted_price": quoted_price,

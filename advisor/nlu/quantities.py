@@ -20,7 +20,9 @@ from advisor.numbers import EN_NUMBER_RE, NUMBER_RE, parse_number
 
 _NUM = rf"(?P<num>{NUMBER_RE}|{EN_NUMBER_RE})"
 _THOUSANDS = r"(?P<k>[kK](?![A-Za-z]))?"  # '1k tokens per sample'
-_CLAUSE_END = re.compile(r"[，,。;；!?！？\n]|\.(?!\d)")
+# clauses end at punctuation and at a turn ('2,000 staff but 60 concurrent at peak': the peak is the 60's)
+_CLAUSE_END = re.compile(r"[，,。;；!?！？\n]|\.(?!\d)|\b(?:but|however|while|whereas|of which|of whom)\b|"
+                         r"但是?|不过|其中|其实", re.IGNORECASE)
 _AGO = re.compile(r"^\s*(?:前|ago\b|old\b|了|买的|入手|以前)", re.IGNORECASE)
 MAX_YEARS = 30  # a horizon longer than this is a date ('2021 年')
 MAX_TEXT = 20_000  # longer messages are read in their first part (the caller bounds them further)

@@ -65,6 +65,8 @@ class Parsed(BaseModel):
     text: str = ""
     lang: Lang | None = None
     use_case: UseCase | None = None
+    use_case_weak: bool = Field(False, description="the use case rests only on 'runs'/'跑': a follow-up keeps the "
+                                                   "session's")
     finetune: bool = False
     intents: list[Intent] = Field(default_factory=list)
     model: str | None = Field(None, description="catalog model id")
@@ -136,7 +138,10 @@ class Parsed(BaseModel):
     engine_hint: EngineHint | None = Field(
         None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
-    hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy")
+    hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy (a daily average once the "
+                                                          "days they run are counted)")
+    card_position: int | None = Field(None, description="the place a named card takes ('as the second card': 2)")
+    days_used_share: float | None = Field(None, description="share of days the GPUs run (weekdays: 5/7)")
     kwh_price: float | None = Field(None, description="electricity price per kWh, in the user's currency")
     host_bandwidth_gbs: float | None = Field(
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
@@ -242,6 +247,7 @@ def _negated(text: str, start: int, end: int) -> bool:
 _USE_CASE_PATTERNS: list[tuple[UseCase, re.Pattern[str]]] = [
     (uc, vocab.required("slot", f"use_case_{uc}")) for uc in ("scientific", "training", "inference")]
 _INFERENCE_WORDS = dict(_USE_CASE_PATTERNS)["inference"]
+_RUNS = vocab.required("slot", "use_case_inference_weak")
 _FINETUNE = vocab.required("slot", "finetune")
 _PRETRAIN = vocab.required("slot", "pretrain")
 _METHODS: list[tuple[Method, re.Pattern[str]]] = [
@@ -291,7 +297,8 @@ _CONTEXT_OF_REQUESTS = re.compile(rf"(?:requests?|conversations?|chats?|prompts?
 _CONTEXT_OF_CHATS = re.compile(rf"({N})\s*(k|K)\s*(?:-?\s*tokens?)?\s*(?:的)?\s*"
                                rf"(conversations?|chats?|sessions?|requests?|对话|会话|请求)", _I)
 _CONTEXT_BEFORE = re.compile(
-    rf"(上下文|conte?xt|ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|单次对话|每次对话|单轮对话|"
+    rf"(上下文|(?<![a-z])conte?xt|(?<![a-z])ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|"
+    rf"单次对话|每次对话|单轮对话|"
     rf"prompts? (?:stay |are |kept )?(?:under|below|up to))"
     rf"(?:一点|一些|[^\d{CN_NUMERAL_CHARS}]){{0,16}}"
     rf"({N})\s*(k|K|m|M|万)?(?![A-Za-z])", _I)
@@ -359,7 +366,7 @@ _COUNT_WORDS = "|".join(sorted(EN_WORDS, key=len, reverse=True))
 _COUNT_BEFORE = re.compile(
     rf"(?:(?<![a-z0-9.])(\d+)\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs|numbers? of|of(?: the)?)?|"
     rf"([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|(俩|双)|"
-    rf"\b({_COUNT_WORDS})\b(?:\s+(?:of|x))?)"
+    rf"\b({_COUNT_WORDS})\b(?:\s+(?:of(?:\s+(?:those|these|the|our|my|them|its|their))?|x))?)"
     rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|[\u4e00-\u9fff]{{1,6}}的|"
     rf"\s*(?:昇腾|华为|英伟达|寒武纪|海光|摩尔线程|沐曦|天数|nvidia|amd|intel|radeon|geforce|rtx|huawei|cambricon|hygon|"
     rf"moore threads|iluvatar(?: corex)?|metax|biren|modded))?"
@@ -368,7 +375,7 @@ _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
                           r"^\s*(?:s\b)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
                           r"(张|块|卡|片|颗)", _I)
 _CARDS_ONLY = re.compile(
-    rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)\s*(?:x\s*)?"
+    rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)(?:\s*|-)(?:x\s*)?"
     rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡|of them|of those)"
     rf"(?![A-Za-z])", _I)
 # a count of cards said apart from the card's name: units that only count cards (not '块' money, not GPU-hours)
@@ -484,7 +491,10 @@ _NEGATED = re.compile(
 _PRODUCT_CODE = re.compile(
     r"(?<![a-z0-9])(?:(?:ryzen|threadripper|epyc|xeon|core|ultra|锐龙|线程撕裂者|霄龙|至强)"
     r"(?:\s*(?:pro|platinum|gold|silver|[3579]))*[\s-]*\d{3,5}[a-z0-9+]*|i[3579][- ]?\d{4,5}[a-z]{0,2}|\d{4}x3d|"
-    r"[3-9][6-9][05]0x|1[0-4]\d{3}k[fs]?)"  # a bare Ryzen (7950X, 5900X) or Core (14900K) code
+    r"[3-9][6-9][05]0x|1[0-4]\d{3}k[fs]?|"  # a bare Ryzen (7950X, 5900X) or Core (14900K) code
+    # network parts and server models: 'ConnectX-7', 'QM9700', 'PowerEdge XE9680', 'R760xa', 'NF5468M7', 'SYS-821GE'
+    r"connectx[- ]?\d+|bluefield[- ]?\d+|quantum[- ]?\d+|qm\d{4}|xe\d{4}[a-z]*|r\d{3}xa|[a-z]{2}\d{4}m\d|"
+    r"sys-[a-z0-9-]+|as-[a-z0-9-]+)"
     r"(?![a-z0-9])", _I)
 _YEAR = re.compile(r"(?:\b(?:in|since|during|until|by|from|before|after)\s+|(?<![\d.]))((?:19|20)\d\d)"
                    r"(?:\s*年(?!\s*的?\s*[张块卡])|(?<=\d)(?=\s*(?:[,，.。]|$)))|"
@@ -502,10 +512,24 @@ _CHIPSET = re.compile(r"(?<![a-z0-9])(?:[bx](?:450|550|650|760|850|860|570|670|8
                       r"a(?:520|620)|trx(?:40|50)|wrx(?:80|90))(?![a-z0-9])", _I)
 
 
+# a quote's storage and warranty: '4TB NVMe', '含三年质保', '3-year warranty' — never a data size or a deadline
+_STORAGE_OR_WARRANTY = re.compile(
+    r"[\d.]+\s*(?:tb|gb|t|g)\s*(?:的)?\s*(?:nvme|ssd|hdd|硬盘|固态|存储|storage|disk|drive|内存|系统内存|ddr\d?|"
+    r"ram|system memory)|"
+    r"(?:[\d一二三四五六七八九十两]+)\s*(?:-|个)?\s*(?:年|years?|yr)\s*(?:的)?\s*(?:质保|保修|维保|原厂保|warranty|support)|"
+    r"(?:质保|保修|维保|warranty)\s*(?:期)?\s*(?:[\d一二三四五六七八九十两]+)\s*(?:年|years?)", _I)
+
+
+def _names(text: str) -> list[tuple[int, int]]:
+    """Product codes, storage and warranties: spans no reader takes a number from ('ConnectX-7', '4TB NVMe')."""
+    return [m.span() for pat in (_PRODUCT_CODE, _STORAGE_OR_WARRANTY) for m in pat.finditer(text)]
+
+
 def _not_quantities(text: str) -> list[tuple[int, int]]:
-    """Spans whose numbers are names, dates or sizes of a matrix or grid, never a count: masked before any
-    quantity is read."""
+    """Spans whose numbers are names, dates, storage, warranties or sizes of a matrix or grid, never a count:
+    masked before any quantity is read."""
     spans = [m.span() for m in _PRODUCT_CODE.finditer(text)]
+    spans += [m.span() for m in _STORAGE_OR_WARRANTY.finditer(text)]
     spans += [m.span() for m in _GRID.finditer(text)]
     spans += [m.span() for m in _CHIPSET.finditer(text)]
     spans += [m.span(1) if m.group(1) else m.span(2) for m in _YEAR.finditer(text)]
@@ -812,7 +836,28 @@ def _read_names(r: _Reading) -> None:
     r.names_and_dates = _not_quantities(r.text)
     r.counted = _mask(r.text, r.names_and_dates)  # the message as quantities are read from it, positions kept
     if r.model_mentions:
-        r.out.model = r.model_mentions[-1].ids[0]
+        r.out.model = _subject_model(r.text, r.model_mentions)
+
+
+_REPLACED_BY = re.compile(r"换成|改成|换为|改用|换用|切换到|switch(?:ing)? to|swap(?:ping)? (?:it )?for|"
+                          r"replace\w* (?:it |that |this )?with|go with|move to", _I)
+_REPLACES = re.compile(r"\binstead\b|rather than|而不是|来代替|代替", _I)  # 'Qwen instead (of Llama)': the one before
+
+
+def _subject_model(text: str, mentions: list[_Mention]) -> str:
+    """The model a message is about: the one named after its last 'switch to' ('从 Llama 换成 Qwen'), else the
+    first named ('Llama 3.1 8B … also, is Mistral Nemo a better pick?' asks about Llama first)."""
+    before = [m.start() for m in _REPLACES.finditer(text)]
+    if before:
+        earlier = [m for m in mentions if m.end <= before[0]]
+        if earlier:
+            return earlier[-1].ids[0]
+    cues = [m.end() for m in _REPLACED_BY.finditer(text)]
+    if cues:
+        after = [m for m in mentions if m.start >= cues[-1]]
+        if after:
+            return after[0].ids[0]
+    return mentions[0].ids[0]
 
 
 def _owned(text: str, mention: _Mention, marker: re.Match[str] | None) -> bool:
@@ -874,6 +919,8 @@ def _read_use_case(r: _Reading) -> None:
     negated = [(m.start(), m.end()) for m in _NEGATED.finditer(text)]
     r.masked, r.said = _mask(r.masked, negated), _mask(text, negated)
     out.use_case = next((use_case for use_case, pat in _USE_CASE_PATTERNS if pat.search(r.masked)), None)
+    if out.use_case is None and _RUNS.search(r.masked):  # '跑', 'runs': inference unless the session knows better
+        out.use_case, out.use_case_weak = "inference", True
     out.finetune = bool(_FINETUNE.search(r.said))
     out.method = next((method for method, pat in _METHODS if pat.search(r.said)), None)
     if out.method is None and _PRETRAIN.search(text):
@@ -905,7 +952,7 @@ def _read_dataset_tokens(r: _Reading) -> None:
         if value and value >= 1e5:
             r.out.dataset_tokens = value
             spans.append((m.start(), m.end()))
-    r.scan = _mask(r.masked, spans)
+    r.scan = _mask(_mask(r.masked, _names(r.text)), spans)
 
 
 def _read_params(r: _Reading) -> None:
@@ -962,10 +1009,18 @@ def _context_value(m: re.Match[str], g_num: int, g_mult: int) -> float | None:
     return scaled(m.group(g_num), unit or None) or base
 
 
+_PER_SAMPLE = re.compile(r"^\s*(?:each(?!\s*(?:user|person|request|chat|session))|apiece|"
+                         r"per (?:sample|example|row|item|record|conversation|doc\w*)|"
+                         r"/\s*(?:sample|example)|左右\s*(?:一条|每条)|每条)", _I)
+_PER_SAMPLE_BEFORE = re.compile(r"(?:avg|average|平均|每条|每个样本|each sample|per sample)\D{0,12}$", _I)
+
+
 def _read_context(r: _Reading) -> None:
     out = r.out
     for pat, g_num, g_mult in _CONTEXT_PATTERNS:
         m = pat.search(r.scan)
+        if m and (_PER_SAMPLE.match(r.scan[m.end():]) or _PER_SAMPLE_BEFORE.search(r.scan[:m.start()])):
+            continue  # '20k samples, avg 1.5k tokens each': a sample's length, read as tokens per sample
         value = _context_value(m, g_num, g_mult) if m else None
         if value is None:
             continue
@@ -1014,6 +1069,9 @@ def _read_quantities(r: _Reading) -> None:
     r.claimed = [(q.start, q.end) for q in quantities]  # people, kW, atoms …: never read again as money
     found = {(q.unit, q.role): q.value for q in reversed(quantities)}
     head, at_once = found.get(("people", "head_count")), found.get(("people", "simultaneous"))
+    if head is None and at_once is not None:  # '2,000 staff but 60 concurrent': the larger, unmarked one is all
+        head = max((q.value for q in quantities if q.unit == "people" and q.role is None and q.value > at_once),
+                   default=None)
     if head and 1 <= head <= 10_000_000:
         out.head_count = int(head)
     if at_once and 1 <= at_once <= 1_000_000:
@@ -1050,6 +1108,9 @@ def _read_training_data(r: _Reading) -> None:
     m = _EPOCHS.search(r.scan)
     if m:
         r.out.epochs = parse_number(m.group(1) or m.group(4))
+    out = r.out
+    if out.use_case == "inference" and (out.epochs or out.dataset_tokens or out.dataset_samples):
+        out.use_case, out.use_case_weak = "training", False  # epochs, a data set: '跑 3 个 epoch' trains
 
 
 _DEADLINE_FACTORS = ((("小时", "hour", "hr"), 1 / 24), (("周", "星期", "week"), 7),
@@ -1059,15 +1120,23 @@ _DEADLINE_FACTORS = ((("小时", "hour", "hr"), 1 / 24), (("周", "星期", "wee
 _PRICE_BEFORE = re.compile(r"(?:块钱?|元|美元|美金|刀|毛)\s*(?:钱)?\s*$|[$¥￥€]\s*[\d.,]+\s*(?:per|an?|/|一)?\s*$", _I)
 
 
+# '一小时 2.5 块' is a rate's unit, '24 小时满负荷' a duty cycle: a duration followed by a price or by how it runs
+_RATE_OR_DUTY_AFTER = re.compile(r"\s*(要|是|收)?\s*[$¥￥]?\s*\d+(\.\d+)?\s*(块|元|美元|刀|毛|usd|dollars?)|"
+                                 r"\s*(都|全)?\s*(满负荷|满载|满跑|不停|不关机|开着|运转|at full load|flat out|"
+                                 r"non-?stop)", _I)
+
+
 def _not_a_deadline(scan: str, m: re.Match[str]) -> bool:
     """'an hour of audio' is the input's length, '每天 8 小时' a duty cycle, '$2/hour' a price: no deadline."""
     window = scan[max(0, m.start() - 14):m.end() + 8]
+    if re.search(r"deadline|截止|期限", scan[max(0, m.start() - 32):m.start()], _I):
+        window += " deadline"  # 'the deadline is cut to 30 days': the word further back still says so
     before = scan[max(0, m.start() - 8):m.start()]
     return (not _DEADLINE_CTX.search(window) or bool(_MEDIA_LENGTH.match(scan[m.end():]))
             or bool(_PRICE_BEFORE.search(before))
             or bool(_PER_DAY_BEFORE.search(before)) or bool(_PER_DAY_AFTER.match(scan[m.end():]))
             or bool(re.search(r"(hours?|hrs?|h|小时)\s*$", before, _I))
-            or bool(_PRICE_PER_TIME.match(scan[m.end():])))
+            or bool(_PRICE_PER_TIME.match(scan[m.end():])) or bool(_RATE_OR_DUTY_AFTER.match(scan[m.end():])))
 
 
 def _read_deadline(r: _Reading) -> None:
@@ -1147,7 +1216,7 @@ def _read_running(r: _Reading) -> None:
     out = r.out
     if out.use_case is None and (out.model or out.params_b) and re.search(r"运行|\bruns?\b|\bload\b",
                                                                           r.text.lower()):
-        out.use_case = "inference"
+        out.use_case, out.use_case_weak = "inference", True
 
 
 def _read_rest(r: _Reading) -> None:
@@ -1189,6 +1258,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     for slot, value in found.items():
         setattr(out, slot, value)
     _settle_power(out)
+    _settle_usage(out)
     if out.budget_added is not None and out.budget is not None and out.budget.amount == out.budget_added:
         out.budget = None  # '预算再加 5 万' adds to the budget; it is not a budget of 5 万
     _settle_verb_count(out, masked)
@@ -1197,8 +1267,19 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     catalog_filter = _read_catalog_filter(out, text)
     _read_asks(out, text)
     out.kind, out.kind_by = classify(shown, _features(out, text, found, catalog_filter, context))
+    _kind_from_asks(out)
     _settle_kind(out)
     _settle_purchase(out)
+
+
+def _settle_usage(out: Parsed) -> None:
+    """'9 h a day on weekdays', '3 days a month': the hours a day, averaged over every day, said back once."""
+    share = out.days_used_share
+    if share is None:
+        return
+    said = out.hours_per_day or 24.0
+    out.hours_per_day = round(said * share, 2)
+    out.readback.append(("nlu.readback.usage", {"hours": said, "days_pct": share * 100, "average": out.hours_per_day}))
 
 
 def _settle_power(out: Parsed) -> None:
@@ -1261,6 +1342,8 @@ _ASK_FLAGS = (("asks_ram", "ram_question"), ("asks_value", "value_question"), ("
 
 def _read_asks(out: Parsed, text: str) -> None:
     out.asks = asks_in(text)
+    if out.rack_kw is not None and "rack" not in out.asks:
+        out.asks.append("rack")  # 'our racks are 17 kW': whether the nodes fit it is asked by saying it
     out.pooled = bool(vocab.matches("slot", "pooled", text))
     out.wants_detail = bool(_DETAIL.search(text))
     for flag, cue in _ASK_FLAGS:
@@ -1274,8 +1357,11 @@ MAX_ASK_TEXT = 4000  # asks are read in a message's first part; a pasted documen
 def asks_in(text: str) -> list[str]:
     """What ``text`` asks, by the [ask.*] cues, in the order the asks first appear."""
     text = text[:MAX_ASK_TEXT]
-    found = [(m.start(), name) for name in vocab.names("ask") if (m := vocab.matches("ask", name, text))]
-    return [name for _, name in sorted(found)]
+    found = [(m.start(), m.end(), name) for name in vocab.names("ask") if (m := vocab.matches("ask", name, text))]
+    # a cue inside another ask's longer cue is part of that ask ('多久' in '多久能回本' asks the break-even)
+    kept = [f for f in found if not any(o is not f and o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
+                                        for o in found)]
+    return [name for _, _, name in sorted(kept)]
 
 
 def _slot_count(out: Parsed, found: dict[str, Any]) -> int:
@@ -1328,6 +1414,25 @@ def _settle_purchase(out: Parsed) -> None:
         out.purchase_price = None
     elif out.budget is not None and out.budget.amount == out.purchase_price[0]:
         out.budget = None
+
+
+_ON_THE_PLAN = re.compile(r"呢|\bwhat if\b|\bhow about\b|\binstead\b|换成|改用|\bswitch(?:ing)? to\b", _I)
+_ABOUT_IDEAS = re.compile(r"\bwhat(?:'s| is) the difference\b|\bdifference between\b|什么区别|区别是什么|是什么|"
+                          r"\bwhat is\b", _I)
+_GENERIC_KINDS = (None, Kind.inform, Kind.whatif, Kind.concept, Kind.spec)
+
+
+def _kind_from_asks(out: Parsed) -> None:
+    """What the message asks settles a kind the wording left generic: a break-even with a rental rate or a
+    purchase price is rent-or-buy; the power of several cards is a build; an engine named in a follow-up
+    ('用 SGLang 部署呢？') is a what-if on the plan, not a question about an idea."""
+    if out.kind in _GENERIC_KINDS and "break_even" in out.asks and (out.rental_rate or out.purchase_price):
+        out.kind = Kind.rent_vs_buy
+    elif out.kind == Kind.spec and out.asked_attribute == "power" and out.gpus and out.gpus[0].count > 1:
+        out.kind, out.build_topic = Kind.build, out.build_topic or "psu"
+    elif out.kind == Kind.concept and out.engine_hint and _ON_THE_PLAN.search(out.text) \
+            and not _ABOUT_IDEAS.search(out.text):
+        out.kind = Kind.whatif
 
 
 def _settle_kind(out: Parsed) -> None:

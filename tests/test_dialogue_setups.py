@@ -1,0 +1,223 @@
+"""The setup a buyer describes is the one answered: clusters past eight nodes, cards added to the ones owned,
+the owned variant of a card, a server named by its model, the user's own prices and usage pattern, and the
+configuration the conversation arrived at for a follow-up that names no card."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from advisor.engine import Advisor, Reply
+from advisor.nlu import parse
+from advisor.session import Session
+from knowledge import load_catalog
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def _talk(adv: Advisor, *messages: str) -> tuple[Session, list[Reply]]:
+    s = adv.new_session()
+    return s, [adv.reply(m, s) for m in messages]
+
+
+def _calls(r: Reply, name: str) -> list:
+    return [c for c in r.tool_calls if c.name == name and c.ok]
+
+
+# ----------------------------------------------------------------------------- clusters and training runs
+
+
+def test_sixteen_nodes_of_eight_are_sized_and_timed_on_all_128_gpus(adv: Advisor) -> None:
+    """6·N·D by hand: 6 × 70.55e9 × 2e12 = 8.5e23 FLOPs over 128 GPUs; at 32 nodes the time halves."""
+    _, (r16, r32) = _talk(adv, "Planning 16 nodes of 8x H200 for pretraining a 70B dense model on 2T tokens. "
+                               "Roughly how long, what IB fabric, and what's total power in MW?",
+                          "What if we double to 32 nodes?")
+    t16, t32 = _calls(r16, "training_time")[0], _calls(r32, "training_time")[0]
+    assert (t16.arguments["count"], t32.arguments["count"]) == (128, 256)
+    assert t16.result["flops"] == pytest.approx(6 * 70.55e9 * 2e12, rel=0.01)
+    assert t32.result["hours"] == pytest.approx(t16.result["hours"] / 2, rel=0.01)
+    assert r16.text.startswith("**About") and "days to train" in r16.text.splitlines()[0]
+    net = _calls(r16, "plan_network")[0].result
+    assert net["topology"] == "leaf-spine" and net["switches"] == 6  # 128 ports: 4 leaves of 32 down + 2 spines
+    assert "kW at the wall" in r16.text  # the power asked for, for the whole cluster
+
+
+def test_a_run_that_fits_only_checkpointed_is_timed_with_the_recompute(adv: Advisor) -> None:
+    """Full fine-tuning of a 72B on 32 H800 needs checkpointing to fit: the time counts 8·N·D, not 6·N·D."""
+    _, (r, again) = _talk(adv, "我们有 4 台 8 卡 H800 服务器，准备做 Qwen2.5-72B 全参微调，数据大概 5B tokens，跑 1 个 "
+                               "epoch，大概要多久？节点间 IB 要上什么规格？", "如果跑 3 个 epoch 呢？")
+    timed = _calls(r, "training_time")[0]
+    assert timed.arguments["recompute"] == "full" and timed.result["flops"] == pytest.approx(8 * 72.7e9 * 5e9,
+                                                                                             rel=0.01)
+    assert r.text.startswith("**32 张 H800 SXM 80GB 训练") and "梯度检查点" in r.text.splitlines()[0]
+    assert r.text.index("约需") < r.text.index("InfiniBand")  # asked first, answered first
+    assert again.tool_calls and _calls(again, "training_time")[0].arguments["tokens"] == pytest.approx(15e9)
+    assert "size_inference" not in {c.name for c in again.tool_calls}  # '跑 3 个 epoch' is still training
+
+
+def test_cards_for_a_deadline_are_counted_per_card_and_a_shorter_deadline_doubles_them(adv: Advisor) -> None:
+    _, (r60, r30) = _talk(adv, "We're a subsidiary of a Chinese SOE so NVIDIA and AMD are off the table. Need to "
+                               "pretrain a 7B model from scratch on 100B tokens, must finish within 60 days. Ascend "
+                               "910B or Cambricon MLU590 — and how many cards?",
+                          "What if the deadline is cut to 30 days?")
+    for r, days in ((r60, 60), (r30, 30)):
+        hours = {c.arguments["gpu"]: c.result["gpu_hours"] for c in r.tool_calls
+                 if c.name == "training_time" and c.ok}
+        assert set(hours) == {"ascend-910b", "mlu590"}
+        for line, gpu in zip(r.text.splitlines()[:2], ("ascend-910b", "mlu590"), strict=True):
+            n = int(line.split(": ")[1].split(" cards")[0])
+            need = math.ceil(hours[gpu] / (days * 24))  # by hand: the GPU-hours spread over the deadline
+            assert n >= need and n in (1, 2, 4, 8, 16, 32, 64, 128, 256) and (n // 2 < need or n <= 4)
+    assert "None of these holds" not in r60.text  # no one-card verdict beside the counts
+
+
+def test_renting_for_the_run_costs_its_gpu_hours_at_the_rate_said(adv: Advisor) -> None:
+    _, (_, r) = _talk(adv, "Full fine-tune of Llama-3.1-8B on ~20k samples, avg 1.5k tokens each, 2 epochs, on "
+                           "4x A100 40GB.",
+                      "And if I rent a single H100 at $2.99/h to do a LoRA instead, what's the cost?")
+    timed = _calls(r, "training_time")[0]
+    assert timed.arguments["tokens"] == pytest.approx(20_000 * 1_500 * 2)  # samples × tokens each × epochs
+    assert timed.result["cost_usd"] == pytest.approx(timed.result["gpu_hours"] * 2.99, rel=0.01)
+    assert r.text.startswith("**Renting 1× H100")
+
+
+def test_lora_on_a_base_larger_than_one_card_is_sharded(adv: Advisor) -> None:
+    """70.55e9 × 2 B = 141 GB of frozen base cannot sit whole on an 80 GB card: FSDP / ZeRO-3 splits it."""
+    _, (r,) = _talk(adv, "我们有 8 张 H100，用 LoRA 微调 Llama 3.1 70B，200M tokens 2 epochs 要多久")
+    size = _calls(r, "size_training")[0]
+    assert size.arguments["zero_stage"] == 3 and size.result["fits"]
+    assert r.text.startswith("**8 张 H100 SXM 80GB 训练") and "ZeRO-3 / FSDP" in r.text
+
+
+# ----------------------------------------------------------------------------- the hardware said
+
+
+def test_a_card_added_to_the_ones_owned_is_checked_with_them(adv: Advisor) -> None:
+    _, (first, second) = _talk(adv, "I game on a 4090 (i9-14900K, 1000W PSU, regular ATX mid tower). Thinking of "
+                                    "adding a second 4090 for local LLMs — will it physically fit, can I NVLink them, "
+                                    "and what PSU do I need? Goal is 70B at Q4.",
+                               "What about a 5090 as the second card instead?")
+    assert _calls(first, "check_build")[0].arguments["gpus"] == [{"gpu": "rtx-4090", "count": 2}]
+    assert "NVLink" in first.text
+    built = {g["gpu"]: g["count"] for g in _calls(second, "check_build")[0].arguments["gpus"]}
+    assert built == {"rtx-4090": 1, "rtx-5090": 1}
+    # by hand: 450 W + 575 W of cards is past a 1,000 W PSU with its CPU and platform
+    assert "1,000 W" in second.text and "1,025 W" in second.text
+
+
+def test_adding_a_different_card_to_an_owned_one_pools_them(adv: Advisor) -> None:
+    _, (_, r) = _talk(adv, "想在家用 ollama 跑 qwen2.5 32b 的 Q4_K_M，显卡是 4070 super 12G，CPU 是锐龙 9 7950X",
+                      "那我再加一张 3060 12G 呢，两张卡能一起用吗？电源 750W 够不够？")
+    cards = {g["gpu"] for g in _calls(r, "check_build")[0].arguments["gpus"]}
+    assert cards == {"rtx-4070-super", "rtx-3060-12gb"}
+    assert _calls(r, "pooled_fit")
+
+
+def test_a_family_name_keeps_the_variant_owned(adv: Advisor) -> None:
+    s, _ = _talk(adv, "Dept has one node with 4x A100 40GB for a full fine-tune of Llama-3.1-8B.",
+                 "What if we do LoRA instead on just one of those A100s?")
+    assert (s.profile.gpu, s.profile.gpu_count) == ("a100-pcie-40gb", 1)
+
+
+def test_a_stated_memory_and_form_factor_pick_that_variant() -> None:
+    assert parse("Found a lot of 4x V100 16GB PCIe for $600 total.").gpus[0].gpu == "v100-pcie-16gb"
+    v100 = load_catalog().gpu("v100-pcie-16gb")  # NVIDIA datasheet: 7 / 14 / 112 TFLOPS, 900 GB/s, 250 W
+    assert (v100.bandwidth_gbs, v100.tdp_w, v100.throughput.fp16) == (900, 250, 112)
+
+
+def test_a_server_named_by_its_model_is_checked_as_a_server(adv: Advisor) -> None:
+    quote = ("供应商刚给的报价，帮我看看：\n浪潮 NF5468M7，8×L40S 48GB，2×至强 8480+，1TB 内存，"
+             "4TB NVMe，含三年质保，总价 185 万。\n我们要跑 Qwen2.5-72B 推理，部门大概 300 人，"
+             "高峰同时 50 个人用。这配置够不够？价格贵不贵？")
+    _, (r, fp8) = _talk(adv, quote, "如果用 FP8 量化跑呢？最多能撑多少人同时用？")
+    parsed = parse("浪潮 NF5468M7，8×L40S 48GB，1TB 内存，4TB NVMe，含三年质保")
+    assert parsed.form_factor == "server" and parsed.deadline_days is None and parsed.problem_size_gb is None
+    assert "ATX" not in r.text and r.text.startswith("**Qwen2.5-72B")  # the fit asked first, not the RAM
+    assert "比目录估算高" in r.text
+    serving = _calls(fp8, "perf_serving")[0]
+    assert fp8.text.startswith("**最多同时多少人") and f"{serving.result['max_concurrency']:,.0f}" in fp8.text
+
+
+def test_numbers_inside_product_names_are_no_quantities() -> None:
+    p = parse("Quote A – Dell PowerEdge XE9680, 8x H100 SXM5 80GB, 2x Xeon Platinum 8468, 2TB DDR5, "
+              "8x ConnectX-7 400G — $385,000")
+    assert p.context_tokens is None and p.gpus[0].count == 8
+
+
+# ----------------------------------------------------------------------------- prices and usage said
+
+
+def test_rent_or_buy_uses_the_purchase_price_and_rate_said_and_follows_what_ifs(adv: Advisor) -> None:
+    first = ("我们创业公司，用 8 卡 4090 服务器做推理。云上租 4090 一张一小时 2.5 块，"
+             "买一台 8 卡 4090 服务器大概 25 万。每天用 16 个小时，多久能回本？")
+    _, replies = _talk(adv, first, "如果是 24 小时满负荷呢？", "那如果云上价格涨到 4 块一小时呢？")
+    for r, hours, rate in zip(replies, (16, 24, 24), (2.5, 2.5, 4.0), strict=True):
+        res = _calls(r, "rent_vs_buy")[0].result
+        assert res["purchase"] == pytest.approx(250_000)
+        rent = 8 * rate * hours * 365 / 12  # by hand: cards × rate × hours a day × days a month
+        assert res["rent_per_month"] == pytest.approx(rent, rel=0.01)
+        assert res["break_even_months"] == pytest.approx(250_000 / (rent - res["energy_per_month"]), rel=0.02)
+        assert r.text.startswith(f"**按每天 {hours} 小时算")
+
+
+@pytest.mark.parametrize(("text", "hours"), [
+    ("9 hours a day on weekdays, $0.15/kWh", 9 * 5 / 7), ("电价 1 块钱一度，工作日每天开 10 个小时", 10 * 5 / 7),
+    ("we fine-tune maybe 3 days a month", 24 * 3 / (365 / 12)), ("如果是 24 小时满负荷呢？", 24.0),
+])
+def test_the_days_used_average_the_hours_a_day(text: str, hours: float) -> None:
+    p = parse(text)
+    assert p.hours_per_day == pytest.approx(hours, abs=0.01) and p.deadline_days is None
+
+
+def test_a_used_price_and_a_rental_rate_make_a_break_even_question() -> None:
+    p = parse("grad student here. runpod 4090 is $0.34/hr, a used 4090 is ~$1800. I use it about 20 hrs a week. "
+              "electricity $0.25/kWh. when does buying pay off?")
+    assert p.kind.value == "rent_vs_buy" and p.purchase_price == (1800.0, "USD") and p.budget is None
+
+
+# ----------------------------------------------------------------------------- who and what
+
+
+def test_head_count_and_peak_users_split_at_but() -> None:
+    p = parse("School district, ~2,000 staff but realistically 60 concurrent at peak. We want an on-prem "
+              "Llama-3.1-8B and need to stay under 3 kW total. What GPUs and how many?")
+    assert (p.concurrency, p.head_count) == (60, 2000)
+
+
+def test_a_build_question_without_a_card_gets_a_recommendation_and_its_cost(adv: Advisor) -> None:
+    _, (r, cost) = _talk(adv, "School district, 60 concurrent at peak. We want an on-prem Llama-3.1-70B, under 3 kW. "
+                              "What GPUs and how many?", "cost for that 70B setup?")
+    top = _calls(r, "recommend")[0].result["options"][0]
+    machine = _calls(cost, "machine_cost")[0]
+    assert (machine.arguments["gpu"], machine.arguments["count"]) == (top["gpu_id"], top["count"])
+    assert cost.text.startswith("**Whole build:**")
+
+
+def test_the_first_model_is_the_subject_unless_the_message_switches() -> None:
+    assert parse("got a 3060 12gb, wanna run llama 3.1 8b Q5_K_M in ollama. also is mistral 7b a better pick?"
+                 ).model == "llama-3.1-8b"
+    assert parse("把模型从 Llama 3.1 8B 换成 Qwen2.5-14B").model == "qwen2.5-14b"
+    assert parse("Qwen2.5-14B instead of Llama 3.1 8B").model == "qwen2.5-14b"
+
+
+def test_a_follow_up_that_runs_something_keeps_the_training(adv: Advisor) -> None:
+    s, _ = _talk(adv, "Planning 16 nodes of 8x H200 for pretraining a 70B dense model on 2T tokens.",
+                 "Electricity cost for that run at $0.08/kWh?")
+    assert s.profile.use_case == "training"
+
+
+def test_a_service_for_several_users_leaves_out_unreadably_slow_options(adv: Advisor) -> None:
+    _, (r,) = _talk(adv, "我们是事业单位，要求信创。部署 DeepSeek-R1 671B 满血版给 20 个人同时用，预算 130 万")
+    for call in _calls(r, "recommend"):
+        for o in call.result["options"]:
+            assert o["decode_tokens_per_s"] is None or o["decode_tokens_per_s"] / 20 >= 5  # reading speed
+
+
+def test_a_rack_limit_is_answered_when_said_not_on_every_later_turn(adv: Advisor) -> None:
+    _, (said, later) = _talk(adv, "We run 2 nodes of 8x H100 SXM. Our racks are 17 kW: how many nodes per rack?",
+                             "and with SGLang instead of vLLM?")
+    assert "Rack" in said.text and "Rack" not in later.text
