@@ -44,6 +44,8 @@ class AskContext:
     lang: str
     fresh: bool = True  # this turn computed a configuration or stated a target: targets are checked again
     pooled: bool = False  # the message says the cards are used together
+    named: tuple[str, ...] = ()  # the cards this message names (catalog ids)
+    topic: str | None = None  # the part of a build the message is about (a build check's answer leads with it)
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     for slot in ("hours_per_day", "kwh_price", "rack_kw"):
         if getattr(p, slot):
             args[slot] = getattr(p, slot)
+    if p.cpu:
+        args["platform"] = p.cpu
     return [PlannedCall(name="machine_cost", arguments=args, purpose="value")]
 
 
@@ -122,6 +126,7 @@ def _say_energy(c: AskContext, done: list[ToolCall]) -> str | None:
     return msg(c.lang, "asks.energy_cost", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 1),
                hours=num(r.yearly_kwh / max(r.total_wall_w / 1000, 1e-9) / 365, 1), kwh=num(r.yearly_kwh, 0),
                yearly=money(r.yearly_energy_cost, r.currency), years=num(r.years, 1),
+               monthly=money(r.yearly_energy_cost / 12, r.currency),
                total=money(r.energy_cost, r.currency), price=num(r.kwh_price, 2), currency=r.currency)
 
 
@@ -253,7 +258,7 @@ LINK_FINDINGS = ("nvlink-bridge", "p2p-geforce", "interconnect-pcie-only", "inte
 
 
 def _link_needed(c: AskContext) -> bool:
-    return "nvlink" in c.asks and c.config is not None
+    return "nvlink" in c.asks and c.config is not None and c.topic != "link"  # a link-topic check says it itself
 
 
 def _link_calls(c: AskContext) -> list[PlannedCall]:
@@ -327,33 +332,47 @@ def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
     return "\n".join(lines) if lines else None
 
 
+def _budget_cards(c: AskContext) -> list[str]:
+    """The cards a budget is counted in: each one compared ('how many L40S vs 4090 for $80k'), else the one at
+    hand."""
+    p = c.session.profile
+    if len(c.named) > 1:
+        return list(c.named)
+    return list(p.compare) if p.compare else [c.config.gpu] if c.config is not None and c.config.nodes == 1 else []
+
+
 def _budget_count_needed(c: AskContext) -> bool:
     p = c.session.profile
-    return "how_many" in c.asks and p.budget is not None and c.config is not None and c.config.nodes == 1
+    return "how_many" in c.asks and p.budget is not None and p.use_case != "training" and bool(_budget_cards(c))
 
 
 def _budget_count_calls(c: AskContext) -> list[PlannedCall]:
-    assert c.config is not None and c.session.profile.budget is not None
     p = c.session.profile
     budget = p.budget
     assert budget is not None
     return [PlannedCall(name="affordable", purpose="value", arguments={
-        "budget_usd": round(to_usd(budget.amount, budget.currency), 2), "only_gpus": [c.config.gpu], "limit": 1,
-        "currency": budget.currency, "include_host": not p.has_host and p.budget_scope != "gpu_only"})]
+        "budget_usd": round(to_usd(budget.amount, budget.currency), 2), "only_gpus": [gpu], "limit": 1,
+        "currency": budget.currency, "include_host": not p.has_host and p.budget_scope != "gpu_only"})
+        for gpu in _budget_cards(c)]
 
 
 def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
-    call = next((x for x in done if x.name == "affordable"), None)
     budget = c.session.profile.budget
-    if call is None or budget is None or c.config is None:
+    if budget is None:
         return None
-    options = (call.result or {}).get("options") or []
     shown = money(budget.amount, budget.currency)
-    if not options:
-        return msg(c.lang, "asks.budget_count_none", budget=shown, gpu=gpu_name(c.config.gpu))
-    o = options[0]
-    key = "asks.budget_count_host" if o["host_usd"] else "asks.budget_count"
-    return msg(c.lang, key, budget=shown, n=o["count"], gpu=o["name"], total=money(o["price"], budget.currency))
+    lines = []
+    for gpu in _budget_cards(c):
+        call = next((x for x in done if x.name == "affordable" and x.arguments["only_gpus"] == [gpu]), None)
+        options = ((call.result or {}).get("options") or []) if call else []
+        if not options:
+            lines.append(msg(c.lang, "asks.budget_count_none", budget=shown, gpu=gpu_name(gpu)))
+            continue
+        o = options[0]
+        key = "asks.budget_count_host" if o["host_usd"] else "asks.budget_count"
+        lines.append(msg(c.lang, key, budget=shown, n=o["count"], gpu=o["name"],
+                         total=money(o["price"], budget.currency)))
+    return "\n".join(lines) or None
 
 
 def pool_cards(session: Session, pooled_said: bool) -> list[dict[str, Any]]:
@@ -462,13 +481,15 @@ ROUTES: dict[str, Route] = {
 }
 
 
-def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str,
-         fresh: bool = True, named: bool = False, pooled: bool = False) -> list[tuple[str, Route, AskContext]]:
+def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str, fresh: bool = True,
+         named: Iterable[str] = (), pooled: bool = False,
+         topic: str | None = None) -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
     turn computed a configuration or stated a target, so stated targets are checked again."""
     done = tuple(calls)
-    ctx = AskContext(session=session, asks=tuple(asks), config=current_config(session, done, named), calls=done,
-                     lang=lang, fresh=fresh, pooled=pooled)
+    named = tuple(dict.fromkeys(named))
+    ctx = AskContext(session=session, asks=tuple(asks), config=current_config(session, done, bool(named)), calls=done,
+                     lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic)
     order = [r for a in ctx.asks for r in ROUTES if ask_of(r) == a]
     order += [r for r in ROUTES if r not in order]
     return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

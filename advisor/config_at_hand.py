@@ -64,7 +64,8 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
             if found is not None:
                 if found.nodes > 1:
                     return found
-                per_node = found.count // nodes if nodes > 1 and found.count % nodes == 0 else found.count
+                whole = call.name in _CONFIG_TOOLS  # sizings and times count every GPU; a build check one node's
+                per_node = found.count // nodes if whole and nodes > 1 and found.count % nodes == 0 else found.count
                 return Config(found.gpu, per_node, nodes, found.model, found.precision)
     if p.gpu:
         return Config(gpu=p.gpu, count=p.gpu_count or 1, nodes=nodes, model=p.model, precision=p.precision)

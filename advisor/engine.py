@@ -208,9 +208,16 @@ def _merge_model(m: _Merge) -> None:
     if parsed.model:
         m.put("model", parsed.model)
         m.put("params_b", parsed.params_b)
-    elif parsed.params_b and (p.params_b is None or abs(p.params_b - parsed.params_b) / parsed.params_b > 0.02):
+    elif parsed.params_b and (p.params_b is None or abs(p.params_b - parsed.params_b) / parsed.params_b > 0.02) \
+            and parsed.params_b != _nominal_size(p.model):  # '14B' after Qwen2.5-14B (14.77B) is the same model
         m.put("model", None)
         m.put("params_b", parsed.params_b)
+
+
+def _nominal_size(model: str | None) -> float | None:
+    """The size a model's name says ('qwen2.5-14b' → 14), or None."""
+    found = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)b(?![a-z0-9])", model or "")
+    return float(found.group(1)) if found else None
 
 
 def _merge_as_said(m: _Merge) -> None:
@@ -249,7 +256,8 @@ def _merge_added_card(m: _Merge) -> bool:
     """'再加一张 3060', 'add a second 4090': the named card joins the cards under discussion — more of the same
     card, or, when it differs, a machine holding both (kept as the hardware owned, so every check sees both)."""
     parsed, p = m.parsed, m.p
-    named = list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    owned = {e.gpu for e in p.existing or []}
+    named = [g for g in dict.fromkeys(g.gpu for g in parsed.gpus) if g not in owned or len(parsed.gpus) == 1]
     current = [GpuCount(gpu=p.gpu, count=p.gpu_count or 1, stated=True)] if p.gpu else list(p.existing or [])
     if not parsed.added_cards or len(named) != 1:
         return False
@@ -294,10 +302,21 @@ def _session_variants(m: _Merge) -> None:
             p.gpus[i] = g.model_copy(update={"gpu": mine})
 
 
+def _merge_sold(m: _Merge) -> None:
+    """Cards the user gives up leave the hardware owned and the card under discussion."""
+    sold, p = set(m.parsed.sold), m.p
+    if not sold:
+        return
+    if p.existing:
+        m.put("existing", [e for e in p.existing if e.gpu not in sold])
+    if p.gpu in sold:
+        m.put("gpu", None)
+        m.put("gpu_count", None)
+
+
 def _merge_cards(m: _Merge) -> None:
     """The card under discussion: one named (with its count), several to compare, or a card by its memory."""
     parsed, p = m.parsed, m.p
-    _session_variants(m)
     if _merge_added_card(m):
         return
     if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:
@@ -344,7 +363,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _merge_as_said, _merge_implied, _merge_lists, _merge_cards, _merge_changes,
+_MERGE_STEPS = (_merge_model, _merge_as_said, _merge_implied, _merge_lists, _merge_sold, _session_variants,
+                _merge_cards, _merge_changes,
                 _merge_count, _merge_short_answers)
 
 
@@ -552,8 +572,9 @@ class Advisor:
         fresh = plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
             or parsed.ttft_target_s is not None
         answered: set[str] = set()
-        for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=bool(parsed.gpus),
-                                          pooled=parsed.pooled):
+        named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
+        for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=named, pooled=parsed.pooled,
+                                          topic=parsed.build_topic if plan.mode == "build" else None):
             mine = scratch if route.scratch else done
             for pc in route.calls(ask):
                 if not any(c.name == pc.name and c.arguments == pc.arguments for c in mine):

@@ -672,6 +672,9 @@ def _build_plan(ctx: PlanContext) -> Plan:
     p = session.profile
     gpus = _gpus_under_discussion(session, parsed)
     plan = Plan(mode="build")
+    if p.use_case == "inference" and p.precision is None and p.engine_hint == "llamacpp":
+        p.precision = GGUF_DEFAULT  # what Ollama pulls by default, as the sizing assumes; said in the reply
+        plan.assumed["precision_gguf"] = GGUF_DEFAULT
     at_hand = None if gpus else current_config(session, [])
     if at_hand is not None:  # 'power and cooling for that setup?': the machine the conversation arrived at
         gpus = [{"gpu": at_hand.gpu, "count": one_build(parsed.gpu_count or at_hand.count)}]
@@ -773,6 +776,8 @@ def _afford_plan(ctx: PlanContext) -> Plan:
     if vendors is not None:
         args["vendors"] = vendors
     args["region"] = session_region(session, lang)[0]
+    if p.cpu and not host:  # the cards go into the buyer's own machine: only what it takes
+        args["platform"] = p.cpu
     slots = ["use_case"] if p.use_case is None else ["model"]
     plan.calls = [PlannedCall(name="affordable", arguments=args, purpose="recommend")]
     plan.question_slots = [s for s in slots if s not in session.asked] or slots
@@ -784,10 +789,13 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     session, parsed, lang = ctx.session, ctx.parsed, ctx.lang
     p = session.profile
     gpus = _gpus_under_discussion(session, parsed)
+    if not gpus and p.compare:  # a what-if after 'we rent X … would buying Y pay off': Y is the one bought
+        gpus = [{"gpu": p.compare[-1], "count": p.compare_counts.get(p.compare[-1], 1)}]
     if not gpus:  # no configuration yet: the guidance on renting vs buying, and which cards to price
         return Plan(mode="rent", calls=_search_text(parsed.text, lang, 3), question_slots=[])
     currency = user_currency(p, lang, ("USD", "CNY"))
-    args: dict[str, Any] = {"gpu": gpus[0]["gpu"], "count": gpus[0]["count"], "currency": currency,
+    bought = gpus[-1]  # 'we rent 2x H100 SXM … would buying 2x H100 PCIe pay off': the card named last is bought
+    args: dict[str, Any] = {"gpu": bought["gpu"], "count": bought["count"], "currency": currency,
                             "hours_per_day": p.hours_per_day or DEFAULT_RENT_HOURS, "include_host": not p.has_host}
     if p.kwh_price and (p.budget is None or p.budget.currency == currency):
         args["kwh_price"] = p.kwh_price

@@ -221,3 +221,76 @@ def test_a_rack_limit_is_answered_when_said_not_on_every_later_turn(adv: Advisor
     _, (said, later) = _talk(adv, "We run 2 nodes of 8x H100 SXM. Our racks are 17 kW: how many nodes per rack?",
                              "and with SGLang instead of vLLM?")
     assert "Rack" in said.text and "Rack" not in later.text
+
+
+# ----------------------------------------------------------------------------- a second round, from batch e
+
+
+def test_a_purchase_composed_of_cards_each_and_a_host_is_added_up() -> None:
+    p = parse("Right now we rent 2x H100 80GB at $2.20/GPU-hr, 14 hours a day on weekdays. An 8x H100 server is "
+              "~$280k, way too much. Would buying 2x H100 PCIe (~$25k each) plus a server (~$15k) pay off vs renting?")
+    assert p.purchase_price == (2 * 25_000 + 15_000, "USD") and p.rental_rate == (2.2, "USD")
+    assert p.budget is None  # a price said of another option is no budget
+
+
+def test_a_card_sold_leaves_and_a_card_added_next_to_an_owned_one_joins_it(adv: Advisor) -> None:
+    s, (first, _) = _talk(adv, "I've got a 3060 12GB running ollama. Want to run qwen2.5:32b. Thinking of adding a "
+                               "used 3090 next to the 3060. PSU is 750W. Would that work and what speeds?",
+                          "what if I sell the 3060 and get two 3090s instead?")
+    assert _calls(first, "pooled_fit") and _calls(first, "check_build")[0].arguments["precision"] == "Q4_K_M"
+    assert (s.profile.gpu, s.profile.gpu_count) == ("rtx-3090", 2)
+    assert not any(e.gpu == "rtx-3060-12gb" for e in s.profile.existing or [])
+
+
+def test_cards_ruled_out_in_a_list_or_by_vendor_are_not_planned_on() -> None:
+    p = parse("We can't get H100/H200 and management wants domestic hardware, no NVIDIA. Qwen2.5-72B for 20 users")
+    assert p.gpus == [] and p.excluded_vendors == ["nvidia"]
+    assert [g.gpu for g in parse("Replacing old V100 nodes. Shortlist: H100 PCIe, MI300X").gpus] == ["h100-pcie",
+                                                                                                  "mi300x"]
+
+
+def test_daily_users_are_not_users_at_once() -> None:
+    p = parse("1500人里其实每天真正会用的也就300人左右，按这个是不是可以买小一点？")
+    assert p.concurrency is None and p.readback[0][0] == "nlu.readback.daily"
+
+
+def test_a_load_share_scales_the_energy_hours() -> None:
+    assert parse("yearly electricity at $0.14/kWh if it runs 24/7 at roughly 60% load?").hours_per_day == \
+        pytest.approx(24 * 0.6)
+
+
+def test_a_budget_is_counted_in_each_card_named(adv: Advisor) -> None:
+    _, (r,) = _talk(adv, "For GROMACS: how many L40S vs RTX 4090 would $80k get us?")
+    counted = {c.arguments["only_gpus"][0] for c in _calls(r, "affordable")}
+    assert counted == {"l40s", "rtx-4090"}
+
+
+def test_a_rack_counts_the_nodes_with_their_cpus(adv: Advisor) -> None:
+    _, (r,) = _talk(adv, "4-node cluster, each node 4x L40S and 2x EPYC 9354. Our racks are limited to 10 kW each. "
+                         "Fits in one rack?")
+    wall = _calls(r, "check_build")[0].result["totals"]["wall_draw_w"]
+    machine = _calls(r, "machine_cost")[0].result
+    assert machine["node_wall_w"] == pytest.approx(wall, rel=0.01)
+    assert machine["nodes_per_rack"] == math.floor(10_000 / wall) and r.text.startswith("**Rack")
+
+
+def test_a_budget_for_a_card_in_ones_own_desktop_lists_cards_it_takes(adv: Advisor) -> None:
+    _, (r,) = _talk(adv, "I already picked an i9-14900K and 64GB RAM. My budget for the GPU is about $2,000. "
+                         "Which GPU should I get?")
+    cat = load_catalog()
+    for o in _calls(r, "affordable")[0].result["options"]:
+        g = cat.gpu(o["gpu"])
+        assert o["count"] <= 2 and g.form_factor == "pcie" and g.cooling.value != "passive"
+
+
+def test_product_names_and_dimms_are_not_counts_or_samples() -> None:
+    p = parse("纠结是再收一张二手3090还是买张新的4060ti 16g？我的配置：7800X3D + B650M 主板")
+    assert "gpu_count" not in p.unusable and not p.unknown_gpus
+    q = parse("EPYC 9654 + 768G DDR5（12条64G）+ 一张4090，用 llama.cpp 跑 DeepSeek-R1 Q4，能跑起来吗？")
+    assert q.dataset_samples is None and q.use_case == "inference"
+
+
+def test_a_bare_size_that_names_the_model_keeps_it(adv: Advisor) -> None:
+    s, _ = _talk(adv, "4 台 8 卡 H800 做继续预训练，底座 Qwen2.5-14B，数据量 200B token，要训多久？",
+                 "14B 用 4 台那个方案，每张卡 80G 显存够吗？")
+    assert s.profile.model == "qwen2.5-14b"

@@ -183,7 +183,8 @@ def slow_llm_page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]
         port = free_port()
         demo = launch_app("127.0.0.1", port, block=False, quiet=True,
                           settings=Settings(llm="openai", openai_base_url=srv.base_url, openai_model="fake",
-                                            llm_understand=False))
+                                            llm_understand=False, llm_timeout_s=600, llm_min_timeout_s=600,
+                                            turn_timeout_s=3600))  # no deadline ends the turn before Stop does
         width, height = SIZES[request.param]
         ctx = browser.new_context(locale="zh-CN", viewport={"width": width, "height": height},
                                   is_mobile=request.param == "phone", has_touch=request.param == "phone")

@@ -8,7 +8,7 @@ means unknown (listed separately, never counted as support).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -130,6 +130,8 @@ class AffordableInput(ToolInput):
     only_gpus: list[str] = Field(default_factory=list, max_length=8, description="only these cards (catalog names), "
                                  "each at the largest count the budget buys: any count to a node of 8, then whole "
                                  "nodes to 64")
+    platform: str | None = Field(None, description="the buyer's own computer (catalog CPU platform): only cards it "
+                                                    "takes — PCIe cards with fans outside servers, as many as it holds")
 
 
 class AffordableOption(BaseModel):
@@ -159,6 +161,15 @@ class AffordableResult(BaseModel):
 
 
 ANY_COUNT = (*range(1, 9), 16, 24, 32, 40, 48, 56, 64)  # a named card: any count to a node, then whole nodes
+CARDS_IN = {"desktop": 2, "hedt": 4, "workstation": 4, "server": 8}  # cards a platform's own machine holds
+
+
+def _fits_machine(g: Any, platform: Any) -> bool:
+    """Whether a card goes into the buyer's own machine: a PCIe card, with fans unless the machine is a server."""
+    if g.form_factor != "pcie":
+        return False
+    return platform.segment == "server" or g.cooling.value != "passive"
+
 
 
 def affordable(inp: AffordableInput) -> AffordableResult:
@@ -169,6 +180,7 @@ def affordable(inp: AffordableInput) -> AffordableResult:
     high_bytes = resolve_precision(HIGH_BIT).bits_per_weight / 8
     catalog = load_catalog()
     only = {catalog.gpu(name).id for name in inp.only_gpus}
+    own = catalog.platform(inp.platform) if inp.platform else None
     for g in catalog.gpus:
         if only and g.id not in only:
             continue
@@ -178,6 +190,8 @@ def affordable(inp: AffordableInput) -> AffordableResult:
             continue
         if not sold_in(g.id, inp.region):
             continue
+        if own is not None and not _fits_machine(g, own):
+            continue
         price = gpu_price(g)
         if price.usd is None:
             unpriced.append(g.name)
@@ -186,6 +200,8 @@ def affordable(inp: AffordableInput) -> AffordableResult:
                   else COUNTS_BY_TIER.get(str(g.tier), (1, 2)))
         if only:
             counts = ANY_COUNT if g.form_factor != "system" else (1, 2, 4)
+        if own is not None:
+            counts = tuple(n for n in counts if n <= CARDS_IN[own.segment]) or (1,)
         best = None
         for n in counts:
             host = HOST_COST_USD[host_for(g, min(n, 8))[2]] * -(-n // 8) if inp.include_host else 0.0

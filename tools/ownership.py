@@ -47,6 +47,7 @@ class MachineCostInput(ToolInput):
     currency: Currency = "USD"
     rack_kw: float | None = Field(None, gt=0, le=1000, description="power available per rack, kW")
     include_host: bool = Field(True, description="price a host per node (False: the cards only)")
+    platform: str | None = Field(None, description="catalog CPU platform of each node, when said (its power counts)")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=100)
 
 
@@ -84,7 +85,7 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     if inp.count > gpu.interconnect.max_gpus and gpu.form_factor.value != "pcie" and gpu.interconnect.max_gpus:
         raise ToolError(note("ownership.too_many_per_node", gpu=gpu.name, count=inp.count,
                              most=gpu.interconnect.max_gpus))
-    report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count)]))
+    report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count)], platform=inp.platform))
     _, _, host = host_for(gpu, inp.count)
     node_w = report.totals.wall_draw_w
     if host == "baseboard":  # switches, NICs and fans of an HGX/OAM node: the vendors' maximum system power

@@ -124,7 +124,7 @@ _NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:个|台
                     rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)
 
 
-_AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|[，,。.]|$|\d+\s*(卡|张)|[一二两四八]\s*(卡|张))")
+_AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|节点|[，,。.？?！!]|呢|吧|$|\d+\s*(卡|张)|[一二两四八]\s*(卡|张))")
 
 
 _NODES_OF_N = re.compile(rf"({N}|two|three|four|eight)\s+\d+[\s-]*(?:gpus?|cards?|卡)\b[^.,;，。]{{0,24}}?"
@@ -400,6 +400,28 @@ _PURCHASE = re.compile(r"(?:自己买|自购|买(?:一台|一张|台|张|个|套
                        r"(?=\s*(?:约|大概|大约|差不多|~|about|around|roughly)?\s*[$¥￥€£]?\s*\d)", _I)
 
 
+_EACH_AFTER = re.compile(r"^\s*\)?\s*(?:each|apiece|per (?:card|gpu)|a piece|一张|每张|一块|每块|/张|/块)", _I)
+_COUNT_X = re.compile(r"(\d+)\s*[x×]\s*|(\d+)\s*(?:张|块)")
+
+
+def _composed_price(clause: str) -> float | None:
+    """'2x H100 PCIe (~$25k each) plus a server (~$15k)': per-card prices times the count said before them,
+    and the other amounts of the clause added (a host, a switch) — None when the clause has one amount only."""
+    from advisor.numbers import find_money
+
+    amounts = [x for x in find_money(clause) if x.amount >= 50]
+    if len(amounts) < 2 and not (amounts and _EACH_AFTER.match(clause[amounts[0].end:])):
+        return None
+    total = 0.0
+    for x in amounts:
+        count = 1
+        if _EACH_AFTER.match(clause[x.end:]):
+            said = [int(c.group(1) or c.group(2)) for c in _COUNT_X.finditer(clause[:x.start])]
+            count = said[-1] if said else 1
+        total += x.amount * count
+    return total
+
+
 def purchase_price(ctx: Context) -> tuple[float, str] | None:
     """What buying costs as the user quotes it ('自己买一台8卡4090服务器大概20万', 'a used 4090 is ~$1800',
     'buying a server at $32k'), with its currency: the price to weigh renting against, not a budget."""
@@ -409,7 +431,9 @@ def purchase_price(ctx: Context) -> tuple[float, str] | None:
         rest = ctx.masked[m.end():m.end() + 36]  # '买一台 8 卡 4090 服务器大概 25 万': the card said first
         money = [x for x in find_money(rest) if x.start <= 30]
         if money and money[0].amount >= 50:
-            return money[0].amount, money[0].currency or _currency_of(rest)
+            clause = re.split(r"[.?!。？！;；\n]", ctx.masked[m.end():m.end() + 160])[0]
+            total = _composed_price(clause)
+            return (total or money[0].amount), money[0].currency or _currency_of(rest)
         amounts = [a for a in find_amounts(rest) if a.start <= 30 and a.value >= 1000 and re.search("[万千kK]", a.text)]
         if amounts:
             return amounts[0].value, _currency_of(rest)
@@ -468,7 +492,8 @@ def kwh_price(ctx: Context) -> float | None:
 
 
 _PER_HOUR = re.compile(
-    rf"(?:(\$|¥|￥|€)\s*({N})\s*(?:/\s*(?:hr|h|hour)|(?:an|per|a)\s+hour)|"
+    rf"(?:(\$|¥|￥|€)\s*({N})\s*(?:/\s*(?:gpu[-\s·/]*)?(?:hr|h|hour)\b|(?:an|per|a)\s+(?:gpu[-\s·]*)?hour|"
+    rf"/\s*gpu\s*/\s*(?:hr|h|hour)\b)|"
     rf"({N})\s*(美元|美金|刀|块钱?|元|dollars?|bucks)\s*(?:一|每|一个|/)\s*(?:小时|h\b)|"
     rf"(?:一|每|一个)\s*小时\s*({N})\s*(美元|美金|刀|块钱?|元))", _I)
 
@@ -580,7 +605,8 @@ _ADD_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "a second": 1, "second": 
 
 
 _ADD_BEFORE_CARD = re.compile(r"(?:\badd(?:ing|ed)?|再加|再买|再上|再插)\s*"
-                              r"(a second|another|a third|one more|an?|one|two|\d+|一)\s*(?:张|块|片)?\s*$|"
+                              r"(a second|another|a third|one more|an?|one|two|\d+|一)\s*(?:张|块|片)?"
+                              r"(?:\s*(?:used|new|second[- ]hand|refurbished|cheap|modded|二手|全新|魔改)(?:的)?)?\s*$|"
                               r"(?:\bget(?:ting)?|\bbuy(?:ing)?|\bthrow(?:ing)? in|\bput(?:ting)? in)\s*"
                               r"(a second|another|a third|one more)\s*$", _I)
 _AS_SECOND = re.compile(r"^\s*(?:as (?:the|a|my) (second|third|extra|additional) (?:card|gpu)|(?:作为|当)第[二三]张)",
@@ -637,6 +663,17 @@ def budget_added(ctx: Context) -> float | None:
     return None
 
 
+_LOAD = re.compile(rf"({N})\s*%\s*(?:average\s+|avg\s+|的)?(?:load|负载|负荷|功耗|power)|"
+                   rf"(?:load|负载|负荷)\s*(?:of|at|about|around|约|大概|在)?\s*({N})\s*%", _I)
+
+
+def load_share(ctx: Context) -> float | None:
+    """'at roughly 60% load', '负载 60%': the share of full power drawn on average while it runs."""
+    m = _LOAD.search(ctx.masked)
+    value = parse_number(m.group(1) or m.group(2)) if m else None
+    return round(value / 100, 4) if value and 0 < value < 100 else None
+
+
 def days_used_share(ctx: Context) -> float | None:
     """The share of days the GPUs run, when not every day: weekdays 5/7, '3 days a week' 3/7, '3 days a month'
     3 of 30.4; None when every day or not said."""
@@ -653,6 +690,7 @@ def days_used_share(ctx: Context) -> float | None:
 
 EXTRACTORS: dict[str, Extractor] = {
     "days_used_share": days_used_share,
+    "load_share": load_share,
     "added_cards": added_cards,
     "card_position": card_position,
     "budget_added": budget_added,

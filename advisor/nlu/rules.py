@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.nlu import extractors, vocab
 from advisor.nlu.kinds import Features, Kind, classify, is_question
-from advisor.nlu.quantities import read_quantities
+from advisor.nlu.quantities import Quantity, read_quantities
 from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts, find_money, parse_number, scaled
 from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
@@ -65,6 +65,7 @@ class Parsed(BaseModel):
     text: str = ""
     lang: Lang | None = None
     use_case: UseCase | None = None
+    sold: list[str] = Field(default_factory=list, description="cards the user gives up (sells, replaces, retires)")
     use_case_weak: bool = Field(False, description="the use case rests only on 'runs'/'跑': a follow-up keeps the "
                                                    "session's")
     finetune: bool = False
@@ -142,6 +143,7 @@ class Parsed(BaseModel):
                                                           "days they run are counted)")
     card_position: int | None = Field(None, description="the place a named card takes ('as the second card': 2)")
     days_used_share: float | None = Field(None, description="share of days the GPUs run (weekdays: 5/7)")
+    load_share: float | None = Field(None, description="share of full power drawn while running ('60% load')")
     kwh_price: float | None = Field(None, description="electricity price per kWh, in the user's currency")
     host_bandwidth_gbs: float | None = Field(
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
@@ -508,8 +510,8 @@ _GRID = re.compile(r"(?<![\d.])(\d{2,7})\s*[×xX*]\s*\1(?:\s*[×xX*]\s*\1)?(?![\
 
 
 # motherboard chipsets people name beside their cards ('B650 board', 'Z790'): never a GPU or a count
-_CHIPSET = re.compile(r"(?<![a-z0-9])(?:[bx](?:450|550|650|760|850|860|570|670|870)e?|z(?:690|790|890)|h(?:610|770)|"
-                      r"a(?:520|620)|trx(?:40|50)|wrx(?:80|90))(?![a-z0-9])", _I)
+_CHIPSET = re.compile(r"(?<![a-z0-9])(?:[bx](?:450|550|650|760|850|860|570|670|870)[em]?|z(?:690|790|890)|h(?:610|770)|"
+                      r"a(?:520|620)|trx(?:40|50)|wrx(?:80|90))(?:m|i|-[a-z]+)?(?![a-z0-9])", _I)
 
 
 # a quote's storage and warranty: '4TB NVMe', '含三年质保', '3-year warranty' — never a data size or a deadline
@@ -517,7 +519,8 @@ _STORAGE_OR_WARRANTY = re.compile(
     r"[\d.]+\s*(?:tb|gb|t|g)\s*(?:的)?\s*(?:nvme|ssd|hdd|硬盘|固态|存储|storage|disk|drive|内存|系统内存|ddr\d?|"
     r"ram|system memory)|"
     r"(?:[\d一二三四五六七八九十两]+)\s*(?:-|个)?\s*(?:年|years?|yr)\s*(?:的)?\s*(?:质保|保修|维保|原厂保|warranty|support)|"
-    r"(?:质保|保修|维保|warranty)\s*(?:期)?\s*(?:[\d一二三四五六七八九十两]+)\s*(?:年|years?)", _I)
+    r"(?:质保|保修|维保|warranty)\s*(?:期)?\s*(?:[\d一二三四五六七八九十两]+)\s*(?:年|years?)|"
+    r"\d+\s*(?:条|根|x|×)\s*\d+\s*(?:g|gb)\b", _I)  # '12条64G' DIMMs
 
 
 def _names(text: str) -> list[tuple[int, int]]:
@@ -870,6 +873,21 @@ def _owned(text: str, mention: _Mention, marker: re.Match[str] | None) -> bool:
         or bool(_OWNED_BEFORE.search(text[max(0, mention.start - 16):mention.start]))
 
 
+_LET_GO_BEFORE = re.compile(r"(?:\bsell(?:ing)?|\bget(?:ting)? rid of|\bditch(?:ing)?|\bdump(?:ing)?|\breplac(?:e|ing)|"
+                            r"\bretir(?:e|ing)|\bphas(?:e|ing) out|替换掉?|淘汰掉?|换掉|卖掉|出掉)\s*(?:the|my|our|old|"
+                            r"existing|旧的|老的|现有的|\s)*$", _I)
+_LET_GO_AFTER = re.compile(r"^\s*(?:卡)?\s*(?:卖了|卖掉|出了|出掉|换掉|淘汰)", _I)
+
+
+def _let_go(text: str, mention: _Mention) -> bool:
+    """A card the user gives up ('sell the 3060', '把 3090 卖了', 'replacing old V100 nodes'): not planned on."""
+    return bool(_LET_GO_BEFORE.search(text[max(0, mention.start - 24):mention.start])
+                or _LET_GO_AFTER.match(text[mention.end:mention.end + 8]))
+
+
+_LIST_JOIN = re.compile(r"^\s*(?:/|、|,|，|or|and|nor|和|或|或者|及|与)\s*$", _I)
+
+
 def _unobtainable(text: str, mention: _Mention) -> bool:
     """"can't get H100s", "H100 买不到": the card ruled out, not the one to plan on."""
     return bool(_UNOBTAINABLE_BEFORE.search(text[max(0, mention.start - 24):mention.start])
@@ -882,13 +900,20 @@ def _read_cards(r: _Reading) -> None:
     marker = _EXISTING.search(text)
     gpus: list[GpuCount] = []
     existing: list[GpuCount] = []
+    ruled_out_end = -1
     for mention in r.gpu_mentions:
         gid = mention.ids[0] if len(mention.ids) == 1 else _pick(r.cat, mention.ids)
         if len(mention.ids) > 1:
             out.ambiguous[mention.text] = mention.ids
-        if _unobtainable(text, mention):
+        listed = ruled_out_end >= 0 and _LIST_JOIN.match(text[ruled_out_end:mention.start])
+        if listed or _unobtainable(text, mention):  # "can't get H100/H200": the whole list is ruled out
+            ruled_out_end = mention.end
             continue
-        count = _usable_count(out, gid, _count_near(r.counted, mention.start, mention.end))
+        if _let_go(text, mention):  # 'sell the 3060 and get two 3090s', 'replacing old V100 nodes'
+            out.sold.append(gid)
+            continue
+        others = [(m.start, m.end) for m in r.gpu_mentions if m is not mention]  # '3090还是买张新的 4060ti': no count
+        count = _usable_count(out, gid, _count_near(_mask(r.counted, others), mention.start, mention.end))
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
         (existing if _owned(text, mention, marker) else gpus).append(entry)
     out.gpus = _distinct(gpus)
@@ -1059,16 +1084,15 @@ def _read_concurrency(r: _Reading) -> None:
             out.unusable["concurrency"] = value
 
 
-def _read_quantities(r: _Reading) -> None:
-    """Quantities with units as typed spans (:mod:`advisor.nlu.quantities`): simultaneous users beside a head
-    count, per-user speed and first-token targets, a rack's power, a cost horizon. Names and dates are blanked
-    first, so 'EPYC 9654' or '2024 年' is never a quantity."""
-    out = r.out
-    names = r.names_and_dates + [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions]
-    quantities = read_quantities(r.text, names)
-    r.claimed = [(q.start, q.end) for q in quantities]  # people, kW, atoms …: never read again as money
-    found = {(q.unit, q.role): q.value for q in reversed(quantities)}
+def _read_people(out: Parsed, found: dict[tuple[str, str | None], float], quantities: list[Quantity]) -> None:
+    """Everyone who may use it and how many at once, said back when they differ or only the first is known."""
     head, at_once = found.get(("people", "head_count")), found.get(("people", "simultaneous"))
+    daily = found.get(("people", "daily"))
+    if daily and at_once is None:  # '每天真正会用的也就 300 人': a day's users, not users at once — said back
+        if out.concurrency == int(daily):
+            out.concurrency = None
+        out.readback.append(("nlu.readback.daily", {"users": daily}))
+        return
     if head is None and at_once is not None:  # '2,000 staff but 60 concurrent': the larger, unmarked one is all
         head = max((q.value for q in quantities if q.unit == "people" and q.role is None and q.value > at_once),
                    default=None)
@@ -1080,6 +1104,18 @@ def _read_quantities(r: _Reading) -> None:
             out.readback.append(("nlu.readback.simultaneous", {"users": at_once, "head_count": out.head_count}))
     elif out.head_count and out.concurrency == out.head_count:
         out.readback.append(("nlu.readback.all_at_once", {"users": out.head_count}))
+
+
+def _read_quantities(r: _Reading) -> None:
+    """Quantities with units as typed spans (:mod:`advisor.nlu.quantities`): simultaneous users beside a head
+    count, per-user speed and first-token targets, a rack's power, a cost horizon. Names and dates are blanked
+    first, so 'EPYC 9654' or '2024 年' is never a quantity."""
+    out = r.out
+    names = r.names_and_dates + [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions]
+    quantities = read_quantities(r.text, names)
+    r.claimed = [(q.start, q.end) for q in quantities]  # people, kW, atoms …: never read again as money
+    found = {(q.unit, q.role): q.value for q in reversed(quantities)}
+    _read_people(out, found, quantities)
     out.tokens_per_s_target = found.get(("tokens_per_s", "per_user"))
     out.ttft_target_s = found.get(("seconds", "ttft"))
     out.rack_kw = found.get(("kilowatts", "rack"))
@@ -1109,7 +1145,7 @@ def _read_training_data(r: _Reading) -> None:
     if m:
         r.out.epochs = parse_number(m.group(1) or m.group(4))
     out = r.out
-    if out.use_case == "inference" and (out.epochs or out.dataset_tokens or out.dataset_samples):
+    if out.use_case == "inference" and (out.epochs or out.dataset_tokens or (out.dataset_samples or 0) >= 100):
         out.use_case, out.use_case_weak = "training", False  # epochs, a data set: '跑 3 个 epoch' trains
 
 
@@ -1263,7 +1299,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.budget = None  # '预算再加 5 万' adds to the budget; it is not a budget of 5 万
     _settle_verb_count(out, masked)
     _settle_nodes(out, text, masked, cat)
-    _settle_restrictions(out, text)
+    _settle_restrictions(out, masked)
     catalog_filter = _read_catalog_filter(out, text)
     _read_asks(out, text)
     out.kind, out.kind_by = classify(shown, _features(out, text, found, catalog_filter, context))
@@ -1275,11 +1311,16 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
 def _settle_usage(out: Parsed) -> None:
     """'9 h a day on weekdays', '3 days a month': the hours a day, averaged over every day, said back once."""
     share = out.days_used_share
-    if share is None:
-        return
-    said = out.hours_per_day or 24.0
-    out.hours_per_day = round(said * share, 2)
-    out.readback.append(("nlu.readback.usage", {"hours": said, "days_pct": share * 100, "average": out.hours_per_day}))
+    if share is not None:
+        said = out.hours_per_day or 24.0
+        out.hours_per_day = round(said * share, 2)
+        out.readback.append(("nlu.readback.usage", {"hours": said, "days_pct": share * 100,
+                                                    "average": out.hours_per_day}))
+    if out.load_share is not None:  # energy at 60 % load over 24 h is energy at full load over 14.4 h
+        said = out.hours_per_day or 24.0
+        out.hours_per_day = round(said * out.load_share, 2)
+        out.readback.append(("nlu.readback.load", {"hours": said, "load_pct": out.load_share * 100,
+                                                   "full": out.hours_per_day}))
 
 
 def _settle_power(out: Parsed) -> None:
@@ -1299,9 +1340,13 @@ def _settle_verb_count(out: Parsed, masked: str) -> None:
 
 def _settle_restrictions(out: Parsed, text: str) -> None:
     """A card ruled in by a restriction ('only L40S or H100') is not a card to compare; a count past what any
-    plan holds ('2000 张') is said back."""
+    plan holds ('2000 张') is said back (``text`` has the card names blanked: '收一张二手3090还是买张' counts
+    no 3,090 cards)."""
     if out.allowed_gpus:
         out.gpus = [g for g in out.gpus if g.gpu not in out.allowed_gpus or g.stated]
+    if out.excluded_vendors:  # 'no NVIDIA … we looked at the H200': a card of a vendor ruled out is not planned on
+        cat = load_catalog()
+        out.gpus = [g for g in out.gpus if cat.gpu(g.gpu).vendor.lower() not in out.excluded_vendors]
     many = _MANY_CARDS.search(_mask(text, _not_quantities(text)))
     value = parse_number(many.group(1)) if many else None
     if value and value > MAX_CARDS:
@@ -1408,6 +1453,8 @@ def _settle_purchase(out: Parsed) -> None:
     quote is a price to judge, not a budget either."""
     if out.quoted_price is not None and out.budget is not None and out.budget.amount == out.quoted_price[0]:
         out.budget = None
+    if out.kind == Kind.rent_vs_buy and out.budget is not None and not re.search(r"预算|经费|budget", out.text, _I):
+        out.budget = None  # 'an 8x H100 server is ~$280k, way too much': a price said, not a budget
     if out.purchase_price is None:
         return
     if out.kind != Kind.rent_vs_buy:
@@ -1426,10 +1473,13 @@ def _kind_from_asks(out: Parsed) -> None:
     """What the message asks settles a kind the wording left generic: a break-even with a rental rate or a
     purchase price is rent-or-buy; the power of several cards is a build; an engine named in a follow-up
     ('用 SGLang 部署呢？') is a what-if on the plan, not a question about an idea."""
-    if out.kind in _GENERIC_KINDS and "break_even" in out.asks and (out.rental_rate or out.purchase_price):
+    if out.kind == Kind.chitchat and out.readback:  # '每天真正会用的也就 300 人': a fact about the plan
+        out.kind = Kind.whatif
+    elif out.kind in _GENERIC_KINDS and "break_even" in out.asks and (out.rental_rate or out.purchase_price):
         out.kind = Kind.rent_vs_buy
-    elif out.kind == Kind.spec and out.asked_attribute == "power" and out.gpus and out.gpus[0].count > 1:
-        out.kind, out.build_topic = Kind.build, out.build_topic or "psu"
+    elif out.kind in (Kind.spec, Kind.concept) and out.gpus and out.gpus[0].count > 1 and (
+            out.asked_attribute == "power" or "nvlink" in out.asks):  # several cards: how they are built together
+        out.kind, out.build_topic = Kind.build, out.build_topic or ("psu" if out.asked_attribute == "power" else "link")
     elif out.kind == Kind.concept and out.engine_hint and _ON_THE_PLAN.search(out.text) \
             and not _ABOUT_IDEAS.search(out.text):
         out.kind = Kind.whatif
