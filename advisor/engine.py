@@ -583,11 +583,7 @@ class Advisor:
             if line:
                 lines.append(line)
                 answered.add(asks.ask_of(name))
-        if "fits" in answered and plan.mode != "build":  # the cards together answer it: a one-card sizing below
-            # would contradict them (a build check looks at every card, so it stays)
-            lines.append(_POOL_MARK)
-        elif "how_many" in answered and plan.mode == "compare":
-            lines.append(_VERDICT_MARK)
+        lines += _body_marks(answered, plan.mode)
         calls += done
         for call in done:
             if call.ok:
@@ -1006,6 +1002,16 @@ _MACHINE_FACTS = ("gpus", "gpu_count", "nodes", "added_cards", "hours_per_day", 
                   "card_memory_gb")
 _ASK_RESTS_ON = {"rack": _MACHINE_FACTS, "energy_cost": _MACHINE_FACTS, "build_cost": _MACHINE_FACTS,
                  "price_check": _MACHINE_FACTS}
+
+
+def _body_marks(answered: set[str], mode: str) -> list[str]:
+    """What the answers replace of the body: a one-card sizing when the cards together were sized (a build check
+    looks at every card, so it stays); a comparison's one-card verdict when each card was counted."""
+    if "fits" in answered and mode != "build":
+        return [_POOL_MARK]
+    if "how_many" in answered and mode == "compare":
+        return [_VERDICT_MARK]
+    return []
 
 
 def _changes_answer(ask: str, parsed: Parsed) -> bool:

@@ -666,30 +666,24 @@ def one_build(count: int) -> int:
     return count if count <= MAX_GPUS_OF_ONE else one_node(count)
 
 
-def _build_plan(ctx: PlanContext) -> Plan:
-    """A compatibility check of the machine described so far (the memory fit too when a model is known)."""
-    session, parsed = ctx.session, ctx.parsed
-    p = session.profile
+def _build_gpus(ctx: PlanContext, plan: Plan) -> list[dict[str, Any]]:
+    """The cards a build check looks at: those named or held, else the configuration the conversation arrived
+    at ('power and cooling for that setup?'), else a typical card for a count or platform said (assumed)."""
+    session, parsed, p = ctx.session, ctx.parsed, ctx.profile
     gpus = _gpus_under_discussion(session, parsed)
-    plan = Plan(mode="build")
-    if p.use_case == "inference" and p.precision is None and p.engine_hint == "llamacpp":
-        p.precision = GGUF_DEFAULT  # what Ollama pulls by default, as the sizing assumes; said in the reply
-        plan.assumed["precision_gguf"] = GGUF_DEFAULT
     at_hand = None if gpus else current_config(session, [])
-    if at_hand is not None:  # 'power and cooling for that setup?': the machine the conversation arrived at
-        gpus = [{"gpu": at_hand.gpu, "count": one_build(parsed.gpu_count or at_hand.count)}]
+    if at_hand is not None:
+        return [{"gpu": at_hand.gpu, "count": one_build(parsed.gpu_count or at_hand.count)}]
     if not gpus and (p.gpu_count or p.cpu):
         card = _typical_card(p.cpu)
-        gpus = [{"gpu": card, "count": one_build(p.gpu_count or 1)}]
         plan.assumed["gpu"] = card
-    if not gpus:
-        return plan
-    if p.gpu_power_limit_w:
-        gpus = [{**g, "power_limit_w": p.gpu_power_limit_w} for g in gpus]
-    args: dict[str, Any] = {"gpus": gpus}
-    args.update(_machine_args(p))
-    if p.use_case:
-        args["workload"] = p.use_case
+        return [{"gpu": card, "count": one_build(p.gpu_count or 1)}]
+    return gpus
+
+
+def _build_workload(p: Profile) -> dict[str, Any]:
+    """What the machine is checked running: the model, with its context and users or training method."""
+    args: dict[str, Any] = {"workload": p.use_case} if p.use_case else {}
     several = (p.nodes or 1) > 1  # one node of a cluster is checked; whether the model fits is the cluster's matter
     if p.model and p.use_case in ("inference", "training") and not several:
         args["model"] = p.model
@@ -701,6 +695,23 @@ def _build_plan(ctx: PlanContext) -> Plan:
             args["method"] = training_method(p)
     if p.cuda_required:
         args["cuda_required"] = True
+    return args
+
+
+def _build_plan(ctx: PlanContext) -> Plan:
+    """A compatibility check of the machine described so far (the memory fit too when a model is known)."""
+    session, parsed = ctx.session, ctx.parsed
+    p = session.profile
+    plan = Plan(mode="build")
+    if p.use_case == "inference" and p.precision is None and p.engine_hint == "llamacpp":
+        p.precision = GGUF_DEFAULT  # what Ollama pulls by default, as the sizing assumes; said in the reply
+        plan.assumed["precision_gguf"] = GGUF_DEFAULT
+    gpus = _build_gpus(ctx, plan)
+    if not gpus:
+        return plan
+    if p.gpu_power_limit_w:
+        gpus = [{**g, "power_limit_w": p.gpu_power_limit_w} for g in gpus]
+    args: dict[str, Any] = {"gpus": gpus, **_machine_args(p), **_build_workload(p)}
     plan.calls = [PlannedCall(name="check_build", arguments=args, purpose="check")]
     nodes = p.nodes or 1
     if 1 < nodes <= MAX_NODES and len(gpus) == 1 and parsed.build_topic in ("network", "link"):

@@ -294,3 +294,31 @@ def test_a_bare_size_that_names_the_model_keeps_it(adv: Advisor) -> None:
     s, _ = _talk(adv, "4 台 8 卡 H800 做继续预训练，底座 Qwen2.5-14B，数据量 200B token，要训多久？",
                  "14B 用 4 台那个方案，每张卡 80G 显存够吗？")
     assert s.profile.model == "qwen2.5-14b"
+
+
+# ----------------------------------------------------------------------------- a third round, from batch f
+
+
+def test_the_purpose_said_first_is_the_workload() -> None:
+    assert parse("Use: host Llama 3.3 70B for our analysts, ~40 using it at the same time, maybe fine-tune an 8B "
+                 "model later. Is this enough?").use_case == "inference"
+    assert parse("LoRA fine-tune Llama 3.1 70B and then serve it internally").use_case == "training"
+
+
+def test_boxes_of_a_baseboard_count_nodes_and_the_cards_each_count_per_node() -> None:
+    p = parse("We have 4x HGX H100 nodes (8x H100 SXM each, 8x 400G NDR InfiniBand per node). Plan: continued "
+              "pretraining of Llama 3.1 70B on 300B tokens. Roughly how long will it take?")
+    assert p.nodes == 4 and p.existing[0].count == 8
+    assert p.asks == ["training_time"]  # the fabric described is no question about it
+
+
+def test_two_purchase_options_are_not_added_and_a_break_even_makes_rent_or_buy() -> None:
+    p = parse("We rent 2x H100 at $2.20/GPU-hour. Thinking of buying either a used 8x H100 server for $180k or a "
+              "new 4x RTX PRO 6000 box for $45k. When does buying pay off?")
+    assert p.kind.value == "rent_vs_buy" and p.purchase_price == (180_000.0, "USD")
+
+
+def test_prices_pictures_and_modded_memory_are_read_as_they_are_meant() -> None:
+    p = parse("闲鱼上看了几种卡：Tesla P40 24G 800块，V100 16G PCIe 1500，2080ti 魔改22G 2600")
+    assert {g.gpu: g.count for g in p.gpus} == {"tesla-p40": 1, "v100-pcie-16gb": 1, "rtx-2080-ti-22gb": 1}
+    assert parse("Flux 的 LoRA 在 24G 上能训吗？30 张图、2000 步大概要多久？").gpu_count is None

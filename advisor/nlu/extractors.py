@@ -120,7 +120,8 @@ def cpu_name(ctx: Context) -> str | None:
     return None
 
 
-_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?(?:nodes?|节点|"
+_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x\s*)?(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?"
+                    rf"(?:(?:hgx|dgx)\s*(?:\s{{2,}})?)?(?:nodes?|节点|"
                     rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)
 
 
@@ -410,6 +411,8 @@ def _composed_price(clause: str) -> float | None:
     from advisor.numbers import find_money
 
     amounts = [x for x in find_money(clause) if x.amount >= 50]
+    if re.search(r"\beither\b|\bor\b|还是|或者|或是", clause, _I):  # two options to buy: the first one's price
+        return None
     if len(amounts) < 2 and not (amounts and _EACH_AFTER.match(clause[amounts[0].end:])):
         return None
     total = 0.0

@@ -379,7 +379,7 @@ _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
 _CARDS_ONLY = re.compile(
     rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)(?:\s*|-)(?:x\s*)?"
     rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡|of them|of those)"
-    rf"(?![A-Za-z])", _I)
+    rf"(?![A-Za-z])(?!\s*(?:图|照片|图片|画|纸|表|票|单据|脸|海报|样张))", _I)
 # a count of cards said apart from the card's name: units that only count cards (not '块' money, not GPU-hours)
 _APART_COUNT = re.compile(rf"(?:(?<![\d.\-−])(\d+)|([{CN_NUMERAL_CHARS}]+|双))\s*(张卡|块卡|张|卡|gpus?|cards?)"
                           rf"(?![A-Za-z\-·]|\s*(?:hours?|hrs?|小时|时))", _I)
@@ -650,6 +650,8 @@ def _count_match(text: str, start: int, end: int) -> tuple[int, int, int] | None
     after = _COUNT_AFTER.search(text[end:end + 12])
     if after:
         value = 2.0 if after.group(2) else parse_number(after.group(1) or after.group(3))
+        if value and after.group(4) == "块" and value > 16:
+            return None  # 'Tesla P40 24G 800块': a price in yuan, not 800 cards
         if value and value > 0:
             return int(value), start, end + after.end()
     return None
@@ -888,6 +890,23 @@ def _let_go(text: str, mention: _Mention) -> bool:
 _LIST_JOIN = re.compile(r"^\s*(?:/|、|,|，|or|and|nor|和|或|或者|及|与)\s*$", _I)
 
 
+_MEMORY_AFTER = re.compile(r"^\s*(?:魔改版?|改版?|modded|mod)?\s*(\d{2,3})\s*(?:g|gb)\b", _I)
+
+
+def _memory_variant(cat: Catalog, gid: str, after: str) -> str:
+    """'2080ti 魔改22G', '4090D 48G': the catalog variant with the memory written after the name, when there is
+    one ('rtx-2080-ti' → 'rtx-2080-ti-22gb')."""
+    m = _MEMORY_AFTER.match(after)
+    if not m or float(m.group(1)) == cat.gpu(gid).memory_gb:
+        return gid
+    base = re.sub(r"-\d+gb$", "", gid)
+    ids = {g.id for g in cat.gpus}
+    for candidate in (f"{gid}-{m.group(1)}gb", f"{base}-{m.group(1)}gb"):
+        if candidate in ids:
+            return candidate
+    return gid
+
+
 def _unobtainable(text: str, mention: _Mention) -> bool:
     """"can't get H100s", "H100 买不到": the card ruled out, not the one to plan on."""
     return bool(_UNOBTAINABLE_BEFORE.search(text[max(0, mention.start - 24):mention.start])
@@ -912,6 +931,7 @@ def _read_cards(r: _Reading) -> None:
         if _let_go(text, mention):  # 'sell the 3060 and get two 3090s', 'replacing old V100 nodes'
             out.sold.append(gid)
             continue
+        gid = _memory_variant(r.cat, gid, text[mention.end:mention.end + 12])
         others = [(m.start, m.end) for m in r.gpu_mentions if m is not mention]  # '3090还是买张新的 4060ti': no count
         count = _usable_count(out, gid, _count_near(_mask(r.counted, others), mention.start, mention.end))
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
@@ -938,12 +958,23 @@ def _read_count_apart(r: _Reading, owned: bool) -> None:
         out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(value), stated=True)]
 
 
+def _first_use_case(text: str) -> UseCase | None:
+    """Scientific when said; else training or inference, whichever the message states first — the purpose
+    comes before the extras ('host Llama 70B for analysts, maybe fine-tune an 8B later' serves a model;
+    'LoRA fine-tune it and then serve it' trains one)."""
+    found: list[tuple[int, UseCase]] = [(m.start(), use_case) for use_case, pat in _USE_CASE_PATTERNS
+                                         if (m := pat.search(text))]
+    if any(use_case == "scientific" for _, use_case in found):
+        return "scientific"
+    return min(found)[1] if found else None
+
+
 def _read_use_case(r: _Reading) -> None:
     """Use case and method, with the ones the user rules out ('不训练', 'not LoRA') blanked first."""
     out, text = r.out, r.text
     negated = [(m.start(), m.end()) for m in _NEGATED.finditer(text)]
     r.masked, r.said = _mask(r.masked, negated), _mask(text, negated)
-    out.use_case = next((use_case for use_case, pat in _USE_CASE_PATTERNS if pat.search(r.masked)), None)
+    out.use_case = _first_use_case(r.masked)
     if out.use_case is None and _RUNS.search(r.masked):  # '跑', 'runs': inference unless the session knows better
         out.use_case, out.use_case_weak = "inference", True
     out.finetune = bool(_FINETUNE.search(r.said))
@@ -1466,7 +1497,7 @@ def _settle_purchase(out: Parsed) -> None:
 _ON_THE_PLAN = re.compile(r"呢|\bwhat if\b|\bhow about\b|\binstead\b|换成|改用|\bswitch(?:ing)? to\b", _I)
 _ABOUT_IDEAS = re.compile(r"\bwhat(?:'s| is) the difference\b|\bdifference between\b|什么区别|区别是什么|是什么|"
                           r"\bwhat is\b", _I)
-_GENERIC_KINDS = (None, Kind.inform, Kind.whatif, Kind.concept, Kind.spec)
+_GENERIC_KINDS = (None, Kind.inform, Kind.whatif, Kind.concept, Kind.spec, Kind.compare)
 
 
 def _kind_from_asks(out: Parsed) -> None:
