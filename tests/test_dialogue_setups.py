@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from fakes.script import ok_calls, talk
 
-from advisor.engine import Advisor, Reply
+from advisor.engine import Advisor
 from advisor.nlu import parse
-from advisor.session import Session
 from knowledge import load_catalog
 
 
@@ -19,48 +19,39 @@ def adv() -> Advisor:
     return Advisor()
 
 
-def _talk(adv: Advisor, *messages: str) -> tuple[Session, list[Reply]]:
-    s = adv.new_session()
-    return s, [adv.reply(m, s) for m in messages]
-
-
-def _calls(r: Reply, name: str) -> list:
-    return [c for c in r.tool_calls if c.name == name and c.ok]
-
-
 # ----------------------------------------------------------------------------- clusters and training runs
 
 
 def test_sixteen_nodes_of_eight_are_sized_and_timed_on_all_128_gpus(adv: Advisor) -> None:
     """6·N·D by hand: 6 × 70.55e9 × 2e12 = 8.5e23 FLOPs over 128 GPUs; at 32 nodes the time halves."""
-    _, (r16, r32) = _talk(adv, "Planning 16 nodes of 8x H200 for pretraining a 70B dense model on 2T tokens. "
+    _, (r16, r32) = talk(adv, "Planning 16 nodes of 8x H200 for pretraining a 70B dense model on 2T tokens. "
                                "Roughly how long, what IB fabric, and what's total power in MW?",
                           "What if we double to 32 nodes?")
-    t16, t32 = _calls(r16, "training_time")[0], _calls(r32, "training_time")[0]
+    t16, t32 = ok_calls(r16, "training_time")[0], ok_calls(r32, "training_time")[0]
     assert (t16.arguments["count"], t32.arguments["count"]) == (128, 256)
     assert t16.result["flops"] == pytest.approx(6 * 70.55e9 * 2e12, rel=0.01)
     assert t32.result["hours"] == pytest.approx(t16.result["hours"] / 2, rel=0.01)
     assert r16.text.startswith("**About") and "days to train" in r16.text.splitlines()[0]
-    net = _calls(r16, "plan_network")[0].result
+    net = ok_calls(r16, "plan_network")[0].result
     assert net["topology"] == "leaf-spine" and net["switches"] == 6  # 128 ports: 4 leaves of 32 down + 2 spines
     assert "kW at the wall" in r16.text  # the power asked for, for the whole cluster
 
 
 def test_a_run_that_fits_only_checkpointed_is_timed_with_the_recompute(adv: Advisor) -> None:
     """Full fine-tuning of a 72B on 32 H800 needs checkpointing to fit: the time counts 8·N·D, not 6·N·D."""
-    _, (r, again) = _talk(adv, "我们有 4 台 8 卡 H800 服务器，准备做 Qwen2.5-72B 全参微调，数据大概 5B tokens，跑 1 个 "
+    _, (r, again) = talk(adv, "我们有 4 台 8 卡 H800 服务器，准备做 Qwen2.5-72B 全参微调，数据大概 5B tokens，跑 1 个 "
                                "epoch，大概要多久？节点间 IB 要上什么规格？", "如果跑 3 个 epoch 呢？")
-    timed = _calls(r, "training_time")[0]
+    timed = ok_calls(r, "training_time")[0]
     assert timed.arguments["recompute"] == "full" and timed.result["flops"] == pytest.approx(8 * 72.7e9 * 5e9,
                                                                                              rel=0.01)
     assert r.text.startswith("**32 张 H800 SXM 80GB 训练") and "梯度检查点" in r.text.splitlines()[0]
     assert r.text.index("约需") < r.text.index("InfiniBand")  # asked first, answered first
-    assert again.tool_calls and _calls(again, "training_time")[0].arguments["tokens"] == pytest.approx(15e9)
+    assert again.tool_calls and ok_calls(again, "training_time")[0].arguments["tokens"] == pytest.approx(15e9)
     assert "size_inference" not in {c.name for c in again.tool_calls}  # '跑 3 个 epoch' is still training
 
 
 def test_cards_for_a_deadline_are_counted_per_card_and_a_shorter_deadline_doubles_them(adv: Advisor) -> None:
-    _, (r60, r30) = _talk(adv, "We're a subsidiary of a Chinese SOE so NVIDIA and AMD are off the table. Need to "
+    _, (r60, r30) = talk(adv, "We're a subsidiary of a Chinese SOE so NVIDIA and AMD are off the table. Need to "
                                "pretrain a 7B model from scratch on 100B tokens, must finish within 60 days. Ascend "
                                "910B or Cambricon MLU590 — and how many cards?",
                           "What if the deadline is cut to 30 days?")
@@ -76,10 +67,10 @@ def test_cards_for_a_deadline_are_counted_per_card_and_a_shorter_deadline_double
 
 
 def test_renting_for_the_run_costs_its_gpu_hours_at_the_rate_said(adv: Advisor) -> None:
-    _, (_, r) = _talk(adv, "Full fine-tune of Llama-3.1-8B on ~20k samples, avg 1.5k tokens each, 2 epochs, on "
+    _, (_, r) = talk(adv, "Full fine-tune of Llama-3.1-8B on ~20k samples, avg 1.5k tokens each, 2 epochs, on "
                            "4x A100 40GB.",
                       "And if I rent a single H100 at $2.99/h to do a LoRA instead, what's the cost?")
-    timed = _calls(r, "training_time")[0]
+    timed = ok_calls(r, "training_time")[0]
     assert timed.arguments["tokens"] == pytest.approx(20_000 * 1_500 * 2)  # samples × tokens each × epochs
     assert timed.result["cost_usd"] == pytest.approx(timed.result["gpu_hours"] * 2.99, rel=0.01)
     assert r.text.startswith("**Renting 1× H100")
@@ -87,8 +78,8 @@ def test_renting_for_the_run_costs_its_gpu_hours_at_the_rate_said(adv: Advisor) 
 
 def test_lora_on_a_base_larger_than_one_card_is_sharded(adv: Advisor) -> None:
     """70.55e9 × 2 B = 141 GB of frozen base cannot sit whole on an 80 GB card: FSDP / ZeRO-3 splits it."""
-    _, (r,) = _talk(adv, "我们有 8 张 H100，用 LoRA 微调 Llama 3.1 70B，200M tokens 2 epochs 要多久")
-    size = _calls(r, "size_training")[0]
+    _, (r,) = talk(adv, "我们有 8 张 H100，用 LoRA 微调 Llama 3.1 70B，200M tokens 2 epochs 要多久")
+    size = ok_calls(r, "size_training")[0]
     assert size.arguments["zero_stage"] == 3 and size.result["fits"]
     assert r.text.startswith("**8 张 H100 SXM 80GB 训练") and "ZeRO-3 / FSDP" in r.text
 
@@ -97,28 +88,28 @@ def test_lora_on_a_base_larger_than_one_card_is_sharded(adv: Advisor) -> None:
 
 
 def test_a_card_added_to_the_ones_owned_is_checked_with_them(adv: Advisor) -> None:
-    _, (first, second) = _talk(adv, "I game on a 4090 (i9-14900K, 1000W PSU, regular ATX mid tower). Thinking of "
+    _, (first, second) = talk(adv, "I game on a 4090 (i9-14900K, 1000W PSU, regular ATX mid tower). Thinking of "
                                     "adding a second 4090 for local LLMs — will it physically fit, can I NVLink them, "
                                     "and what PSU do I need? Goal is 70B at Q4.",
                                "What about a 5090 as the second card instead?")
-    assert _calls(first, "check_build")[0].arguments["gpus"] == [{"gpu": "rtx-4090", "count": 2}]
+    assert ok_calls(first, "check_build")[0].arguments["gpus"] == [{"gpu": "rtx-4090", "count": 2}]
     assert "NVLink" in first.text
-    built = {g["gpu"]: g["count"] for g in _calls(second, "check_build")[0].arguments["gpus"]}
+    built = {g["gpu"]: g["count"] for g in ok_calls(second, "check_build")[0].arguments["gpus"]}
     assert built == {"rtx-4090": 1, "rtx-5090": 1}
     # by hand: 450 W + 575 W of cards is past a 1,000 W PSU with its CPU and platform
     assert "1,000 W" in second.text and "1,025 W" in second.text
 
 
 def test_adding_a_different_card_to_an_owned_one_pools_them(adv: Advisor) -> None:
-    _, (_, r) = _talk(adv, "想在家用 ollama 跑 qwen2.5 32b 的 Q4_K_M，显卡是 4070 super 12G，CPU 是锐龙 9 7950X",
+    _, (_, r) = talk(adv, "想在家用 ollama 跑 qwen2.5 32b 的 Q4_K_M，显卡是 4070 super 12G，CPU 是锐龙 9 7950X",
                       "那我再加一张 3060 12G 呢，两张卡能一起用吗？电源 750W 够不够？")
-    cards = {g["gpu"] for g in _calls(r, "check_build")[0].arguments["gpus"]}
+    cards = {g["gpu"] for g in ok_calls(r, "check_build")[0].arguments["gpus"]}
     assert cards == {"rtx-4070-super", "rtx-3060-12gb"}
-    assert _calls(r, "pooled_fit")
+    assert ok_calls(r, "pooled_fit")
 
 
 def test_a_family_name_keeps_the_variant_owned(adv: Advisor) -> None:
-    s, _ = _talk(adv, "Dept has one node with 4x A100 40GB for a full fine-tune of Llama-3.1-8B.",
+    s, _ = talk(adv, "Dept has one node with 4x A100 40GB for a full fine-tune of Llama-3.1-8B.",
                  "What if we do LoRA instead on just one of those A100s?")
     assert (s.profile.gpu, s.profile.gpu_count) == ("a100-pcie-40gb", 1)
 
@@ -133,12 +124,12 @@ def test_a_server_named_by_its_model_is_checked_as_a_server(adv: Advisor) -> Non
     quote = ("供应商刚给的报价，帮我看看：\n浪潮 NF5468M7，8×L40S 48GB，2×至强 8480+，1TB 内存，"
              "4TB NVMe，含三年质保，总价 185 万。\n我们要跑 Qwen2.5-72B 推理，部门大概 300 人，"
              "高峰同时 50 个人用。这配置够不够？价格贵不贵？")
-    _, (r, fp8) = _talk(adv, quote, "如果用 FP8 量化跑呢？最多能撑多少人同时用？")
+    _, (r, fp8) = talk(adv, quote, "如果用 FP8 量化跑呢？最多能撑多少人同时用？")
     parsed = parse("浪潮 NF5468M7，8×L40S 48GB，1TB 内存，4TB NVMe，含三年质保")
     assert parsed.form_factor == "server" and parsed.deadline_days is None and parsed.problem_size_gb is None
     assert "ATX" not in r.text and r.text.startswith("**Qwen2.5-72B")  # the fit asked first, not the RAM
     assert "比目录估算高" in r.text
-    serving = _calls(fp8, "perf_serving")[0]
+    serving = ok_calls(fp8, "perf_serving")[0]
     assert fp8.text.startswith("**最多同时多少人") and f"{serving.result['max_concurrency']:,.0f}" in fp8.text
 
 
@@ -154,9 +145,9 @@ def test_numbers_inside_product_names_are_no_quantities() -> None:
 def test_rent_or_buy_uses_the_purchase_price_and_rate_said_and_follows_what_ifs(adv: Advisor) -> None:
     first = ("我们创业公司，用 8 卡 4090 服务器做推理。云上租 4090 一张一小时 2.5 块，"
              "买一台 8 卡 4090 服务器大概 25 万。每天用 16 个小时，多久能回本？")
-    _, replies = _talk(adv, first, "如果是 24 小时满负荷呢？", "那如果云上价格涨到 4 块一小时呢？")
+    _, replies = talk(adv, first, "如果是 24 小时满负荷呢？", "那如果云上价格涨到 4 块一小时呢？")
     for r, hours, rate in zip(replies, (16, 24, 24), (2.5, 2.5, 4.0), strict=True):
-        res = _calls(r, "rent_vs_buy")[0].result
+        res = ok_calls(r, "rent_vs_buy")[0].result
         assert res["purchase"] == pytest.approx(250_000)
         rent = 8 * rate * hours * 365 / 12  # by hand: cards × rate × hours a day × days a month
         assert res["rent_per_month"] == pytest.approx(rent, rel=0.01)
@@ -189,10 +180,10 @@ def test_head_count_and_peak_users_split_at_but() -> None:
 
 
 def test_a_build_question_without_a_card_gets_a_recommendation_and_its_cost(adv: Advisor) -> None:
-    _, (r, cost) = _talk(adv, "School district, 60 concurrent at peak. We want an on-prem Llama-3.1-70B, under 3 kW. "
+    _, (r, cost) = talk(adv, "School district, 60 concurrent at peak. We want an on-prem Llama-3.1-70B, under 3 kW. "
                               "What GPUs and how many?", "cost for that 70B setup?")
-    top = _calls(r, "recommend")[0].result["options"][0]
-    machine = _calls(cost, "machine_cost")[0]
+    top = ok_calls(r, "recommend")[0].result["options"][0]
+    machine = ok_calls(cost, "machine_cost")[0]
     assert (machine.arguments["gpu"], machine.arguments["count"]) == (top["gpu_id"], top["count"])
     assert cost.text.startswith("**Whole build:**")
 
@@ -205,20 +196,20 @@ def test_the_first_model_is_the_subject_unless_the_message_switches() -> None:
 
 
 def test_a_follow_up_that_runs_something_keeps_the_training(adv: Advisor) -> None:
-    s, _ = _talk(adv, "Planning 16 nodes of 8x H200 for pretraining a 70B dense model on 2T tokens.",
+    s, _ = talk(adv, "Planning 16 nodes of 8x H200 for pretraining a 70B dense model on 2T tokens.",
                  "Electricity cost for that run at $0.08/kWh?")
     assert s.profile.use_case == "training"
 
 
 def test_a_service_for_several_users_leaves_out_unreadably_slow_options(adv: Advisor) -> None:
-    _, (r,) = _talk(adv, "我们是事业单位，要求信创。部署 DeepSeek-R1 671B 满血版给 20 个人同时用，预算 130 万")
-    for call in _calls(r, "recommend"):
+    _, (r,) = talk(adv, "我们是事业单位，要求信创。部署 DeepSeek-R1 671B 满血版给 20 个人同时用，预算 130 万")
+    for call in ok_calls(r, "recommend"):
         for o in call.result["options"]:
             assert o["decode_tokens_per_s"] is None or o["decode_tokens_per_s"] / 20 >= 5  # reading speed
 
 
 def test_a_rack_limit_is_answered_when_said_not_on_every_later_turn(adv: Advisor) -> None:
-    _, (said, later) = _talk(adv, "We run 2 nodes of 8x H100 SXM. Our racks are 17 kW: how many nodes per rack?",
+    _, (said, later) = talk(adv, "We run 2 nodes of 8x H100 SXM. Our racks are 17 kW: how many nodes per rack?",
                              "and with SGLang instead of vLLM?")
     assert "Rack" in said.text and "Rack" not in later.text
 
@@ -234,10 +225,10 @@ def test_a_purchase_composed_of_cards_each_and_a_host_is_added_up() -> None:
 
 
 def test_a_card_sold_leaves_and_a_card_added_next_to_an_owned_one_joins_it(adv: Advisor) -> None:
-    s, (first, _) = _talk(adv, "I've got a 3060 12GB running ollama. Want to run qwen2.5:32b. Thinking of adding a "
+    s, (first, _) = talk(adv, "I've got a 3060 12GB running ollama. Want to run qwen2.5:32b. Thinking of adding a "
                                "used 3090 next to the 3060. PSU is 750W. Would that work and what speeds?",
                           "what if I sell the 3060 and get two 3090s instead?")
-    assert _calls(first, "pooled_fit") and _calls(first, "check_build")[0].arguments["precision"] == "Q4_K_M"
+    assert ok_calls(first, "pooled_fit") and ok_calls(first, "check_build")[0].arguments["precision"] == "Q4_K_M"
     assert (s.profile.gpu, s.profile.gpu_count) == ("rtx-3090", 2)
     assert not any(e.gpu == "rtx-3060-12gb" for e in s.profile.existing or [])
 
@@ -260,25 +251,25 @@ def test_a_load_share_scales_the_energy_hours() -> None:
 
 
 def test_a_budget_is_counted_in_each_card_named(adv: Advisor) -> None:
-    _, (r,) = _talk(adv, "For GROMACS: how many L40S vs RTX 4090 would $80k get us?")
-    counted = {c.arguments["only_gpus"][0] for c in _calls(r, "affordable")}
+    _, (r,) = talk(adv, "For GROMACS: how many L40S vs RTX 4090 would $80k get us?")
+    counted = {c.arguments["only_gpus"][0] for c in ok_calls(r, "affordable")}
     assert counted == {"l40s", "rtx-4090"}
 
 
 def test_a_rack_counts_the_nodes_with_their_cpus(adv: Advisor) -> None:
-    _, (r,) = _talk(adv, "4-node cluster, each node 4x L40S and 2x EPYC 9354. Our racks are limited to 10 kW each. "
+    _, (r,) = talk(adv, "4-node cluster, each node 4x L40S and 2x EPYC 9354. Our racks are limited to 10 kW each. "
                          "Fits in one rack?")
-    wall = _calls(r, "check_build")[0].result["totals"]["wall_draw_w"]
-    machine = _calls(r, "machine_cost")[0].result
+    wall = ok_calls(r, "check_build")[0].result["totals"]["wall_draw_w"]
+    machine = ok_calls(r, "machine_cost")[0].result
     assert machine["node_wall_w"] == pytest.approx(wall, rel=0.01)
     assert machine["nodes_per_rack"] == math.floor(10_000 / wall) and r.text.startswith("**Rack")
 
 
 def test_a_budget_for_a_card_in_ones_own_desktop_lists_cards_it_takes(adv: Advisor) -> None:
-    _, (r,) = _talk(adv, "I already picked an i9-14900K and 64GB RAM. My budget for the GPU is about $2,000. "
+    _, (r,) = talk(adv, "I already picked an i9-14900K and 64GB RAM. My budget for the GPU is about $2,000. "
                          "Which GPU should I get?")
     cat = load_catalog()
-    for o in _calls(r, "affordable")[0].result["options"]:
+    for o in ok_calls(r, "affordable")[0].result["options"]:
         g = cat.gpu(o["gpu"])
         assert o["count"] <= 2 and g.form_factor == "pcie" and g.cooling.value != "passive"
 
@@ -291,7 +282,7 @@ def test_product_names_and_dimms_are_not_counts_or_samples() -> None:
 
 
 def test_a_bare_size_that_names_the_model_keeps_it(adv: Advisor) -> None:
-    s, _ = _talk(adv, "4 台 8 卡 H800 做继续预训练，底座 Qwen2.5-14B，数据量 200B token，要训多久？",
+    s, _ = talk(adv, "4 台 8 卡 H800 做继续预训练，底座 Qwen2.5-14B，数据量 200B token，要训多久？",
                  "14B 用 4 台那个方案，每张卡 80G 显存够吗？")
     assert s.profile.model == "qwen2.5-14b"
 

@@ -62,3 +62,14 @@ def turn(adv: Advisor, session: Session, text: str, **kw: Any) -> Reply:
     reply = adv.reply(text, session, **kw)
     assert reply.text.strip()
     return reply
+
+
+def talk(adv: Advisor, *messages: str) -> tuple[Session, list[Reply]]:
+    """A new conversation of ``messages``, one turn each: the session and every reply."""
+    session = adv.new_session()
+    return session, [adv.reply(m, session) for m in messages]
+
+
+def ok_calls(reply: Reply, name: str) -> list[ToolCall]:
+    """The calls of a tool that succeeded this turn."""
+    return [c for c in reply.tool_calls if c.name == name and c.ok]
