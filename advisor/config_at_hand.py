@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from advisor.session import Session, ToolCall
-from tools.recommend import NODE_GPUS
+from tools.recommend import nodes_for
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def _from_call(call: ToolCall) -> Config | None:
             and (call.result or {}).get("options"):  # what a budget buys of one card named: that many of it
         top = call.result["options"][0]  # type: ignore[index]
         count = int(top["count"])
-        nodes = 1 if count <= NODE_GPUS else -(-count // NODE_GPUS)
+        nodes = nodes_for(count)
         return Config(gpu=top["gpu"], count=count // nodes, nodes=nodes)
     return None
 

@@ -1189,8 +1189,7 @@ _PRICE_BEFORE = re.compile(r"(?:块钱?|元|美元|美金|刀|毛)\s*(?:钱)?\s*
 
 # '一小时 2.5 块' is a rate's unit, '24 小时满负荷' a duty cycle: a duration followed by a price or by how it runs
 _RATE_OR_DUTY_AFTER = re.compile(r"\s*(要|是|收)?\s*[$¥￥]?\s*\d+(\.\d+)?\s*(块|元|美元|刀|毛|usd|dollars?)|"
-                                 r"\s*(都|全)?\s*(满负荷|满载|满跑|不停|不关机|开着|运转|at full load|flat out|"
-                                 r"non-?stop)", _I)
+                                 rf"\s*{extractors.DUTY}", _I)
 
 
 def _not_a_deadline(scan: str, m: re.Match[str]) -> bool:
