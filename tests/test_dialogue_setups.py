@@ -195,6 +195,13 @@ def test_the_first_model_is_the_subject_unless_the_message_switches() -> None:
     assert parse("Qwen2.5-14B instead of Llama 3.1 8B").model == "qwen2.5-14b"
 
 
+def test_the_model_wanted_is_the_subject_not_the_one_run_today() -> None:
+    assert parse("I use ollama (qwen2.5:32b q4) and ComfyUI. I want to run Llama 3.3 70B at a decent speed. "
+                 "Add a second 3090?").model == "llama-3.3-70b"
+    assert parse("现在用 ollama 跑 qwen2.5:14b 感觉有点慢。想跑 Qwen3-32B 的 q4，是不是得换卡？").model == "qwen3-32b"
+    assert parse("Currently on Llama 3.1 8B. Can a 4090 run Qwen2.5-32B?").model == "qwen2.5-32b"
+
+
 def test_a_follow_up_that_runs_something_keeps_the_training(adv: Advisor) -> None:
     s, _ = talk(adv, "Planning 16 nodes of 8x H200 for pretraining a 70B dense model on 2T tokens.",
                  "Electricity cost for that run at $0.08/kWh?")

@@ -862,7 +862,20 @@ def _subject_model(text: str, mentions: list[_Mention]) -> str:
         after = [m for m in mentions if m.start >= cues[-1]]
         if after:
             return after[0].ids[0]
-    return mentions[0].ids[0]
+    return max(mentions, key=lambda m: _wanted_score(text, m)).ids[0]  # ties: the first named
+
+
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")  # not the dot inside 'qwen2.5'
+
+
+def _wanted_score(text: str, mention: _Mention) -> int:
+    """+1 when the mention's sentence says the user wants to run it, -1 when it says what they run today."""
+    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, mention.start)]
+    begin = starts[-1] if starts else 0
+    end_match = _SENTENCE_END.search(text, mention.end)
+    sentence = text[begin:end_match.start() if end_match else len(text)]
+    return (bool(vocab.matches("slot", "model_wanted", sentence))
+            - bool(vocab.matches("slot", "model_current", sentence)))
 
 
 def _owned(text: str, mention: _Mention, marker: re.Match[str] | None) -> bool:
