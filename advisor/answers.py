@@ -30,6 +30,9 @@ LIST_LIMIT = 12
 QUOTE_CHARS = {"zh": 240, "en": 480}  # about the same reading time: Chinese packs ~2× the meaning per character
 
 
+SERVICE_LIFE_MONTHS = 60  # GPUs are written off over about five years: a later break-even never comes in practice
+
+
 def _ok(calls: list[ToolCall], name: str) -> list[ToolCall]:
     return [c for c in calls if c.name == name and c.ok and c.result is not None]
 
@@ -355,6 +358,9 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         key = "rent.verdict_rent" if r.cheaper == "rent" else "rent.verdict_buy"
         out.append(msg(lang, key, months=num(months), rent=money(r.project_rent, cur),
                        buy=money(r.project_buy, cur), what=what))
+    elif r.break_even_months is not None and r.break_even_months > SERVICE_LIFE_MONTHS:
+        out.append(msg(lang, "rent.verdict_past_life", hours=num(hours), months=num(r.break_even_months),
+                       what=what, years=num(SERVICE_LIFE_MONTHS / 12)))
     elif r.break_even_months is not None:
         out.append(msg(lang, "rent.verdict_break_even", hours=num(hours), months=num(r.break_even_months),
                        what=what))

@@ -351,6 +351,18 @@ def _merge_count(m: _Merge) -> None:
             m.put("gpu", m.p.existing[0].gpu)
 
 
+def _people_as_before(m: _Merge) -> None:
+    """'不对，是 50 人' after '100 人同时用': a correction or what-if naming only people counts them as the earlier
+    count did (at once), not as a head count whose peak is assumed."""
+    parsed, p = m.parsed, m.p
+    assumed = [r for r in parsed.readback if r[0] == "nlu.readback.peak_assumed"]
+    if not assumed or parsed.kind not in (Kind.correct, Kind.whatif) or p.concurrency is None \
+            or (p.head_count is not None and p.head_count != p.concurrency):
+        return
+    parsed.concurrency, parsed.head_count = parsed.head_count, None
+    parsed.readback = [r for r in parsed.readback if r not in assumed]
+
+
 def _merge_short_answers(m: _Merge) -> None:
     """'yes', 'no' to the question asked last turn."""
     parsed = m.parsed
@@ -363,8 +375,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _merge_as_said, _merge_implied, _merge_lists, _merge_sold, _session_variants,
-                _merge_cards, _merge_changes,
+_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_implied, _merge_lists, _merge_sold,
+                _session_variants, _merge_cards, _merge_changes,
                 _merge_count, _merge_short_answers)
 
 

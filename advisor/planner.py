@@ -806,8 +806,11 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         return Plan(mode="rent", calls=_search_text(parsed.text, lang, 3), question_slots=[])
     currency = user_currency(p, lang, ("USD", "CNY"))
     bought = gpus[-1]  # 'we rent 2x H100 SXM … would buying 2x H100 PCIe pay off': the card named last is bought
+    hours = p.hours_per_day or DEFAULT_RENT_HOURS
+    if p.gpu_hours_month:  # '300 GPU-hours a month': the bought cards run that many hours between them
+        hours = min(24.0, round(p.gpu_hours_month / DAYS_PER_MONTH / bought["count"], 2))
     args: dict[str, Any] = {"gpu": bought["gpu"], "count": bought["count"], "currency": currency,
-                            "hours_per_day": p.hours_per_day or DEFAULT_RENT_HOURS, "include_host": not p.has_host}
+                            "hours_per_day": hours, "include_host": not p.has_host}
     if p.kwh_price and (p.budget is None or p.budget.currency == currency):
         args["kwh_price"] = p.kwh_price
     if p.purchase_price and p.purchase_price[1] == currency:  # the buyer's own quote for buying

@@ -249,7 +249,18 @@ def test_cards_ruled_out_in_a_list_or_by_vendor_are_not_planned_on() -> None:
 
 def test_daily_users_are_not_users_at_once() -> None:
     p = parse("1500人里其实每天真正会用的也就300人左右，按这个是不是可以买小一点？")
-    assert p.concurrency is None and p.readback[0][0] == "nlu.readback.daily"
+    assert p.concurrency == 30 and p.readback[0][0] == "nlu.readback.peak_assumed"  # a tenth of 300 at peak
+
+
+def test_a_head_count_with_no_peak_is_sized_at_about_a_tenth_at_once_and_said_back() -> None:
+    for text, users, head in (("我们要拿来跑Qwen2.5-72B，全公司大概200人用。这个配置能跑吗？", 30, 200),
+                              ("想本地部署DeepSeek-R1满血版给全单位3000人用，昇腾910B的服务器要几台？", 300, 3000),
+                              ("公司300来号人，想在内网搭个问答机器人，IT就我一个人", 30, 300),
+                              ("hosting Llama 3.3 70B for 1,200 staff", 120, 1200),
+                              ("serve Llama 70B to our 12 analysts", 12, 12)):
+        p = parse(text)
+        assert (p.concurrency, p.head_count) == (users, head), text
+    assert parse("全公司三百人，高峰同时四十来个").concurrency == 40
 
 
 def test_a_load_share_scales_the_energy_hours() -> None:
@@ -320,3 +331,25 @@ def test_prices_pictures_and_modded_memory_are_read_as_they_are_meant() -> None:
     p = parse("闲鱼上看了几种卡：Tesla P40 24G 800块，V100 16G PCIe 1500，2080ti 魔改22G 2600")
     assert {g.gpu: g.count for g in p.gpus} == {"tesla-p40": 1, "v100-pcie-16gb": 1, "rtx-2080-ti-22gb": 1}
     assert parse("Flux 的 LoRA 在 24G 上能训吗？30 张图、2000 步大概要多久？").gpu_count is None
+
+
+def test_numbers_beside_network_cards_decimals_and_gpu_hours_are_no_gpu_counts() -> None:
+    assert parse("每台加4张200G的IB卡，大概要多少钱").gpu_count is None
+    p = parse("一天开8小时，一度电0.6块，一年多少钱")
+    assert p.gpu_count is None and p.kwh_price == 0.6 and p.hours_per_day == 8
+    p = parse("what if our usage grows to 3000 GPU-hours a month?")
+    assert "gpu_count" not in p.unusable and p.gpu_hours_month == 3000
+
+
+def test_a_cluster_total_with_its_node_count_is_split_per_node() -> None:
+    p = parse("Looking at renting or buying 64x H100 (8 nodes) to pretrain a 13B model")
+    assert (p.gpus[0].count, p.nodes) == (8, 8)  # 64 in all: more than any one server holds
+
+
+def test_gpu_hours_a_month_set_the_rented_hours_and_a_late_break_even_says_keep_renting(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "Roughly 300 GPU-hours/month on H100s, renting at ~$2.50/hr. Would buying an 8x H100 "
+                        "server pay off?")
+    call = ok_calls(r, "rent_vs_buy")[0]
+    assert call.arguments["hours_per_day"] == pytest.approx(300 / (365 / 12) / 8, abs=0.01)
+    assert call.result["rent_per_month"] == pytest.approx(300 * 2.5, rel=0.01)  # the hours used, at their rate
+    assert r.text.startswith("**Keep renting")  # $750 a month never repays ~$260,000 within five years

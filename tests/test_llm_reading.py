@@ -22,7 +22,7 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.fakes.chat_server import FakeChatServer, FakeReply
 
-VAGUE_ZH = "帮我看看弄个什么设备合适，二十号人天天跟它唠嗑"  # colloquial: the rules miss the use and the 20
+VAGUE_ZH = "帮我看看弄个什么设备合适，二十来口子天天跟它唠嗑"  # colloquial: the rules miss the use and the 20
 READING = {"use_case": "inference", "use_case_words": "唠嗑", "model": "Qwen2.5-72B", "gpu": "",
            "gpu_count": 0, "budget": 50000, "currency": "CNY", "context_tokens": 0, "users": 20}
 
@@ -118,7 +118,7 @@ def _fill(text: str, **reading: Any) -> tuple[Any, list[str]]:
 def test_numbers_are_taken_only_as_written() -> None:
     text = "a box for our chat assistant, about twenty people at once with 32k of context, ten grand to spend"
     written = llm_fill.statement(Understanding(users=20, context_tokens=32768, budget=10000, currency="USD"), text)
-    assert written == "budget: 10000 USD; context 32768 tokens; 20 users"  # '32k' also reads as 32,768
+    assert written == "budget: 10000 USD; context 32768 tokens; 20 users at once"  # '32k' also reads as 32,768
     invented = llm_fill.statement(Understanding(users=25, context_tokens=8192, budget=12000, currency="USD",
                                                 gpu_count=4), text)
     assert invented == ""

@@ -57,7 +57,8 @@ from advisor.nlu import Kind, parse
     # context and users in long posts
     ("预计同时在线 40 人左右，单次对话不会超过 16k，显存要准备多少", "concurrency", 40),
     ("预计同时在线 40 人左右，单次对话不会超过 16k，显存要准备多少", "context_tokens", 16_384),
-    ("hosting Llama 3.3 70B for approx. 150 staff at FP8", "concurrency", 150),
+    ("hosting Llama 3.3 70B for approx. 150 staff at FP8", "head_count", 150),
+    ("hosting Llama 3.3 70B for approx. 150 staff at FP8", "concurrency", 30),  # a small group's worth at peak
     ("OOMing at 4k seq len on my 3090", "context_tokens", 4096),
     # system RAM, and a card's memory is not RAM
     ("两张3090，内存64G够不够", "system_ram_gb", 64),

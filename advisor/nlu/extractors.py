@@ -370,6 +370,10 @@ _HOURS_A_PERIOD = re.compile(rf"(?:每周|一周|每星期|一星期)\D{{0,6}}?(
                              rf"({N})\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*week|"
                              rf"(?:每月|一个月|每个月|一月)\D{{0,6}}?({N})\s*(?:个)?\s*(?:小时|h\b)|"
                              rf"({N})\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*month", _I)
+_GPU_HOURS_A_MONTH = re.compile(rf"({N})\s*(?:gpu|card)[-\s]*(?:hours?|hrs?|h)\s*(?:a|per|each|/|every)\s*month|"
+                                rf"({N})\s*(?:个)?\s*卡时\s*(?:/|每|一)\s*(?:个)?月|"
+                                rf"(?:每月|一个月|每个月|月均)\D{{0,6}}?({N})\s*(?:个)?\s*"
+                                rf"(?:卡时|gpu[-\s]*(?:hours?|小时))", _I)
 _UTILISATION = re.compile(rf"(?:利用率|使用率|占用率|utili[sz]ation|utili[sz]ed|duty cycle|busy)\D{{0,10}}?({N})\s*%|"
                           rf"({N})\s*%\s*(?:的)?\s*(?:利用率|使用率|utili[sz]ation|utili[sz]ed|of the time|duty)", _I)
 DAYS_PER_WEEK, DAYS_PER_MONTH = 7.0, 365 / 12
@@ -385,7 +389,7 @@ def hours_per_day(ctx: Context) -> float | None:
     if value and 0 < value <= 24:
         return value
     m = _HOURS_A_PERIOD.search(ctx.masked)
-    if m:
+    if m and not _GPU_HOURS_A_MONTH.search(ctx.masked):
         weekly, monthly = m.group(1) or m.group(2), m.group(3) or m.group(4)
         total = parse_number(weekly or monthly or "")
         days = DAYS_PER_WEEK if weekly else DAYS_PER_MONTH
@@ -484,10 +488,14 @@ _KWH_BARE = re.compile(rf"(?:电价|电费单价|electricity (?:price|rate|tarif
                        rf"[$¥￥€£]?\s*({N})(?!\s*(?:万|千|k|%|年|天|小时))", _I)
 
 
+_KWH_BEFORE = re.compile(rf"(?:一度电|每度电|一度|每度|per\s*kwh|a\s*kwh)\s*(?:是|要|按|收|:|：|=|is|costs?|at|of)?\s*"
+                         rf"[$¥￥€£]?\s*({N})\s*(?:块|元|毛|eur|€|usd|dollars?|cents?)?", _I)
+
+
 def kwh_price(ctx: Context) -> float | None:
     """The electricity price per kWh ('电费按 1 块钱一度', 'electricity is 0.35 EUR per kWh', '$0.08/kWh',
     '电价0.6')."""
-    for pattern in (_KWH, _KWH_UNIT, _KWH_BARE):
+    for pattern in (_KWH, _KWH_UNIT, _KWH_BEFORE, _KWH_BARE):
         m = pattern.search(ctx.text)
         value = parse_number(m.group(1)) if m else None
         if value and 0 < value < 10:
@@ -692,7 +700,19 @@ def days_used_share(ctx: Context) -> float | None:
     return round(days / period, 4) if days and 0 < days < period else None
 
 
+def gpu_hours_month(ctx: Context) -> float | None:
+    """GPU-hours used a month across the fleet ('300 GPU-hours/month', '每月 3000 卡时'): renting costs them at the
+    hourly rate whatever is bought."""
+    m = _GPU_HOURS_A_MONTH.search(ctx.masked)
+    value = parse_number(m.group(1) or m.group(2) or m.group(3)) if m else None
+    return value if value and 0 < value <= MAX_GPU_HOURS_A_MONTH else None
+
+
+MAX_GPU_HOURS_A_MONTH = 1024 * 24 * 31  # every GPU of the largest plan, all month
+
+
 EXTRACTORS: dict[str, Extractor] = {
+    "gpu_hours_month": gpu_hours_month,
     "days_used_share": days_used_share,
     "load_share": load_share,
     "added_cards": added_cards,

@@ -105,7 +105,7 @@ def statement(u: Understanding, text: str) -> str:
     if u.context_tokens and _written(u.context_tokens, text):
         parts.append(f"context {u.context_tokens} tokens")
     if u.users and _written(u.users, text):
-        parts.append(f"{u.users} users")
+        parts.append(f"{u.users} users at once")
     return "; ".join(parts)
 
 

@@ -9,6 +9,7 @@ computes advice; the planner decides what to do with it.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -141,6 +142,8 @@ class Parsed(BaseModel):
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy (a daily average once the "
                                                           "days they run are counted)")
+    gpu_hours_month: float | None = Field(None, description="GPU-hours used a month across all GPUs ('300 GPU-hours/"
+                                                            "month')")
     card_position: int | None = Field(None, description="the place a named card takes ('as the second card': 2)")
     days_used_share: float | None = Field(None, description="share of days the GPUs run (weekdays: 5/7)")
     load_share: float | None = Field(None, description="share of full power drawn while running ('60% load')")
@@ -376,8 +379,11 @@ _COUNT_BEFORE = re.compile(
 _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
                           r"^\s*(?:s\b)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
                           r"(张|块|卡|片|颗)", _I)
+# what a '张/块/cards' count can be of that is no GPU: network cards, disks, memory, images, GPU-hours
+_NOT_GPU_NOUN = re.compile(r"^[^，,。.;；!?？！\n]{0,12}?(?:网卡|ib\s*卡|nic|hca|网口|光模块|交换机|硬盘|固态|ssd|nvme|"
+                           r"内存条?|电源|psu|dimm|ram\b)|^\s*-?\s*(?:hours?|hrs?|h\b|小时|卡时)", _I)
 _CARDS_ONLY = re.compile(
-    rf"(?:(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)(?:\s*|-)(?:x\s*)?"
+    rf"(?:(?<![\d.])(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)(?:\s*|-)(?:x\s*)?"
     rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡|of them|of those)"
     rf"(?![A-Za-z])(?!\s*(?:图|照片|图片|画|纸|表|票|单据|脸|海报|样张))", _I)
 # a count of cards said apart from the card's name: units that only count cards (not '块' money, not GPU-hours)
@@ -451,6 +457,7 @@ _PER_NODE_COUNT = re.compile(
     rf"\b(\d+)[\s-]*gpu\s+(?:\S+\s+){{0,2}}(?:servers|nodes|boxes|machines)\b", _I)
 _BASEBOARD_NODE = re.compile(r"\b[dh]gx\b(?!\s*spark)", _I)  # a DGX / HGX box holds 8 GPUs (a DGX Spark is one)
 NODE_GPUS = 8
+MAX_NODE_GPUS = 10  # the most GPUs one server holds (8-GPU baseboards, 10-slot PCIe servers): more is a cluster
 MAX_DGX_NODES = 8  # 'two DGX H100' counts boxes; past a handful the number is more likely GPUs
 _ACROSS_NODES = re.compile(r"\b(?:across|over|in|on|spread (?:over|across)|split (?:over|across))\s+\S+\s*"
                            r"(?:nodes|servers|machines|boxes)\b|"
@@ -469,8 +476,9 @@ def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False) -> Gpu
         value = parse_number(m.group(1) or m.group(2) or m.group(3))
         if value and 1 <= value <= MAX_CARDS:
             return GpuCount(gpu=gpu.gpu, count=int(value), stated=True)
-    if gpu.stated and gpu.count > nodes and gpu.count % nodes == 0 and _ACROSS_NODES.search(text):
-        return GpuCount(gpu=gpu.gpu, count=gpu.count // nodes, stated=True)
+    if gpu.stated and gpu.count > nodes and gpu.count % nodes == 0 \
+            and (_ACROSS_NODES.search(text) or gpu.count > MAX_NODE_GPUS):
+        return GpuCount(gpu=gpu.gpu, count=gpu.count // nodes, stated=True)  # '64x H100 (8 nodes)' is the total
     return gpu
 
 
@@ -618,8 +626,8 @@ def _cards_count(masked: str) -> float | None:
     if m and m.group(4) == "块" and re.match(r"\s*(钱|以内|左右|预算|的预算)|\s*(?:钱)?\s*(?:一|每|/)\s*(?:个)?\s*"
                                              r"(?:小时|天|度|月|卡时)", masked[m.end():]):
         return None  # '5千块以内' is money; '4 块一小时' a rate
-    if not m:
-        return None
+    if not m or _NOT_GPU_NOUN.match(masked[m.end():]):
+        return None  # '4 张 200G 的 IB 卡' counts network cards
     raw = m.group(1) or m.group(2) or m.group(3)
     value = {"双": 2.0, "单": 1.0}.get(raw) or parse_number(raw)
     if m.group(4) == "块" and value is not None and value >= MONEY_NOT_CARDS:
@@ -1128,26 +1136,41 @@ def _read_concurrency(r: _Reading) -> None:
             out.unusable["concurrency"] = value
 
 
+# 'N users' (用户, seats) counts a service's users at once, as serving people say it; 'N 人', staff, students
+# count people, of whom some use it at once
+_USERS_WORD = re.compile(r"^[kK]?\s*(?:个|位|名)?\s*(?:users?|用户|seats)\b", _I)
+SMALL_GROUP = 30  # up to this many people are sized as all using it at once
+PEAK_SHARE = 0.1  # of a larger group, about one in ten at once at peak (said back, the user corrects it)
+
+
+def peak_users(people: float) -> int:
+    """Users at once at peak among ``people`` who use a service: all of a small group, else about a tenth (not
+    fewer than a small group's worth)."""
+    return int(people) if people <= SMALL_GROUP else max(SMALL_GROUP, math.ceil(people * PEAK_SHARE))
+
+
 def _read_people(out: Parsed, found: dict[tuple[str, str | None], float], quantities: list[Quantity]) -> None:
-    """Everyone who may use it and how many at once, said back when they differ or only the first is known."""
+    """Everyone who may use it and how many at once, said back when they differ or only the first is known: a
+    head count or a day's users with no peak said is sized at :func:`peak_users`."""
     head, at_once = found.get(("people", "head_count")), found.get(("people", "simultaneous"))
     daily = found.get(("people", "daily"))
-    if daily and at_once is None:  # '每天真正会用的也就 300 人': a day's users, not users at once — said back
-        if out.concurrency == int(daily):
-            out.concurrency = None
-        out.readback.append(("nlu.readback.daily", {"users": daily}))
-        return
+    unmarked = [q.value for q in quantities if q.unit == "people" and q.role is None]
     if head is None and at_once is not None:  # '2,000 staff but 60 concurrent': the larger, unmarked one is all
-        head = max((q.value for q in quantities if q.unit == "people" and q.role is None and q.value > at_once),
-                   default=None)
-    if head and 1 <= head <= 10_000_000:
-        out.head_count = int(head)
+        head = max((v for v in unmarked if v > at_once), default=None)
     if at_once and 1 <= at_once <= 1_000_000:
+        if head and 1 <= head <= 10_000_000:
+            out.head_count = int(head)
         out.concurrency = int(at_once)
         if out.head_count and out.head_count > at_once:
             out.readback.append(("nlu.readback.simultaneous", {"users": at_once, "head_count": out.head_count}))
-    elif out.head_count and out.concurrency == out.head_count:
-        out.readback.append(("nlu.readback.all_at_once", {"users": out.head_count}))
+        return
+    total = head or daily or max(unmarked, default=None)
+    if total and 1 <= total <= 10_000_000:
+        out.head_count = int(total)
+        out.concurrency = peak_users(total)
+        if out.concurrency < total:
+            out.readback.append(("nlu.readback.peak_assumed", {"users": out.concurrency, "head_count": total,
+                                                               "share": PEAK_SHARE * 100, "floor": SMALL_GROUP}))
 
 
 def _read_quantities(r: _Reading) -> None:
@@ -1159,7 +1182,8 @@ def _read_quantities(r: _Reading) -> None:
     quantities = read_quantities(r.text, names)
     r.claimed = [(q.start, q.end) for q in quantities]  # people, kW, atoms …: never read again as money
     found = {(q.unit, q.role): q.value for q in reversed(quantities)}
-    _read_people(out, found, quantities)
+    _read_people(out, {k: v for k, v in found.items() if k != ("people", None)},
+                 [q for q in quantities if not _USERS_WORD.match(r.text[q.end:q.end + 12])])
     out.tokens_per_s_target = found.get(("tokens_per_s", "per_user"))
     out.ttft_target_s = found.get(("seconds", "ttft"))
     out.rack_kw = found.get(("kilowatts", "rack"))
@@ -1391,7 +1415,7 @@ def _settle_restrictions(out: Parsed, text: str) -> None:
         cat = load_catalog()
         out.gpus = [g for g in out.gpus if cat.gpu(g.gpu).vendor.lower() not in out.excluded_vendors]
     many = _MANY_CARDS.search(_mask(text, _not_quantities(text)))
-    value = parse_number(many.group(1)) if many else None
+    value = parse_number(many.group(1)) if many and not _NOT_GPU_NOUN.match(text[many.end():]) else None
     if value and value > MAX_CARDS:
         out.unusable["gpu_count"] = value
 
