@@ -327,6 +327,16 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         pass
     elif r.fits is True:
         out.append(msg(lang, "compose.inference_section.answer_fits", where=where, what=what))
+    elif r.fits is False and p.precision is None and (lead := _fitting_alternative(alts or [])) is not None:
+        a, x = lead  # the precision was assumed: lead with the quantisation that runs, not a 'no'
+        out.append(msg(lang, "compose.inference_section.answer_fits_quantised", where=where, model=model,
+                       option=_alt_label(a, x, lang), need=gb_short(needed_bytes(x)), usable=gb_short(usable_bytes(x)),
+                       native=r.precision, native_need=gb_short(r.per_gpu_bytes)))
+        speed = next((c for b, c in (alts or []) if b == f"{a}_speed" and c.ok), None)
+        if speed is not None:
+            out.append(msg(lang, "answer.gguf_speed" if typed(speed, DecodeResult).placement == "gpu"
+                           else "answer.gguf_speed_offload", speed=tps(typed(speed, DecodeResult).tokens_per_s),
+                           ram=_ram(typed(speed, DecodeResult), lang)))
     elif r.fits is False:
         out.append(msg(lang, "compose.inference_section.answer_does_not_fit", where=where, what=what))
     elif count == 1:
@@ -342,6 +352,10 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
             a, qrec = quantised
             tail += msg(lang, "answer.but_quantised", precision=msg(lang, f"if_quant.{a}"),
                         option=_option_brief(priced(qrec)[0], rec_currency(qrec), lang))
+        elif rec is not None and priced(typed(rec, Recommendation)):  # what to buy, in the headline
+            top = typed(rec, Recommendation)
+            tail += msg(lang, "answer.top_pick", precision=r.precision, where=where,
+                        option=_option_brief(priced(top)[0], rec_currency(top), lang))
         out.append(msg(lang, "compose.inference_section.answer_needs_about_gpu",
                        what=what, per_gpu_bytes=gb(r.per_gpu_bytes),
                        weights_total_bytes=gb(r.weights_total_bytes), tail=tail))
@@ -433,6 +447,17 @@ _CALIBRATION_LINES = {"perf.decode.calibrated": "speed.calibrated",
 # ----------------------------------------------------------------------------- alternatives
 
 _SOURCE_4BIT = ("35 GB", "35GB")  # the source guide's '70B at 4-bit ≈ 35 GB' (weights alone)
+
+
+# the lower precisions a headline may lead with, the least lossy first
+_LEAD_ORDER = ("kv_fp8", "fp8", "int8", "int4", "gguf")
+
+
+def _fitting_alternative(alts: list[tuple[str, ToolCall]]) -> tuple[str, InferenceMemoryResult] | None:
+    """The least lossy lower precision the tools found to fit on the same cards, or None."""
+    fitting = {a: typed(c, InferenceMemoryResult) for a, c in alts
+               if c.ok and c.name == "size_inference" and a in _LEAD_ORDER and typed(c, InferenceMemoryResult).fits}
+    return next(((a, fitting[a]) for a in _LEAD_ORDER if a in fitting), None)
 
 
 def _alt_label(alt: str, r: InferenceMemoryResult, lang: str) -> str:
@@ -582,10 +607,16 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
     return out
 
 
+def _base_alt(call: ToolCall) -> str:
+    """How the main recommendation runs, named as the alternatives are: 'gguf' when it was sized at GGUF's
+    Q4_K_M (a home user's default), else the model's own precision."""
+    return "gguf" if call.arguments.get("precision") == "Q4_K_M" else "native"
+
+
 def _cheapest_line(calls: list[ToolCall], alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
     """'The cheapest way': the lowest-priced configuration any computed precision runs on, first."""
     found: list[tuple[float, str, Option, str]] = []
-    for alt, c in [("native", c) for c in calls] + alts:
+    for alt, c in [(_base_alt(c), c) for c in calls] + alts:
         if c.ok and c.name == "recommend":
             rec = typed(c, Recommendation)
             found += [(o.total_price_usd or 0.0, alt, o, rec_currency(rec)) for o in priced(rec)]
@@ -750,7 +781,7 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
 
 
 def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = False,
-                       detailed: bool = True, currency: str | None = None) -> list[str]:
+                       detailed: bool = True, currency: str | None = None, psu_w: float | None = None) -> list[str]:
     rec = _by_name(calls, "recommend")
     if rec is None:
         return []
@@ -763,6 +794,9 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
         out.append(msg(lang, "compose.recommend_section.recommended_configurations_performance_per"))
         out += _options(r.model_copy(update={"options": known}), lang, detailed=detailed, currency=currency)
         out += _host_line(known[:3], cur, lang)
+        if psu_w and known[0].recommended_psu_w > psu_w:  # the user's PSU is no gate, but it is said
+            out.append(msg(lang, "compose.recommend_section.psu_upgrade", psu=num(psu_w),
+                           need=num(known[0].recommended_psu_w), option=_option_brief(known[0], cur, lang)))
         if unpriced:
             out.append(msg(lang, "compose.recommend_section.unpriced_also", options=punct(lang, "semicolon").join(
                 _option_brief(o, cur, lang) for o in unpriced[:3])))
@@ -940,7 +974,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     fits_here = any(c.ok and getattr(result_of(c), "fits", None) and c.arguments.get("gpu") for _, c in alts)
     if detailed or not fits_here:  # the short reply keeps to the user's own cards when an option fits them
         out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
-                                  currency=user_currency(p, lang, ("USD", "CNY")))
+                                  currency=user_currency(p, lang, ("USD", "CNY")), psu_w=p.psu_w)
     errs = _errors(calls, lang)
     if errs:
         out += ["", msg(lang, "compose.compose_answer.what_could_not_computed"), *errs]

@@ -190,6 +190,8 @@ def _machine_args(p: Profile) -> dict[str, Any]:
         args["mains"] = p.mains
     if p.psu_w:
         args["psu_w"] = p.psu_w
+    if p.power_limit_w and (p.nodes or 1) == 1:  # '每台服务器限 3000W': one machine's cap at the wall
+        args["max_wall_w"] = p.power_limit_w
     if p.system_ram_gb:
         args["system_ram_gb"] = p.system_ram_gb
     if p.cpu:
@@ -511,10 +513,17 @@ def _answer_plan(ctx: PlanContext) -> Plan:
     return plan
 
 
+def _runs_gguf(p: Profile) -> bool:
+    """No precision said, and the model runs in llama.cpp / Ollama: the engine named, or a home machine for a
+    few users (what home users run)."""
+    home = p.home and p.engine_hint is None and (p.concurrency or 1) <= GGUF_MAX_USERS
+    return p.use_case == "inference" and p.precision is None and (p.engine_hint == "llamacpp" or home)
+
+
 def _answer_assumptions(p: Profile, plan: Plan) -> None:
     """What is assumed before the calls are planned: GGUF's usual quantisation for llama.cpp, a small budget
     as money for the card, a catalog model for a bare size."""
-    if p.use_case == "inference" and p.precision is None and p.engine_hint == "llamacpp":
+    if _runs_gguf(p):
         p.precision = GGUF_DEFAULT  # what Ollama pulls by default; said in the reply
         plan.assumed["precision_gguf"] = GGUF_DEFAULT
     if _card_only(p):
@@ -652,8 +661,10 @@ def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, A
     """The cards named in the message, else (or when it adds a card to them) the session's: every kind owned
     when there are several, else the card under discussion."""
     p = session.profile
-    if parsed.gpus and not parsed.added_cards:
-        return [{"gpu": g.gpu, "count": one_build(g.count)} for g in parsed.gpus]
+    if parsed.gpus and not parsed.added_cards:  # '换成 5090 呢' after eight 4090s: eight 5090s
+        keep = len(parsed.gpus) == 1 and not parsed.gpus[0].stated and p.gpu_count
+        return [{"gpu": g.gpu, "count": one_build(p.gpu_count if keep and p.gpu_count else g.count)}
+                for g in parsed.gpus]
     if p.gpu is None and p.existing and len(p.existing) > 1:
         return [{"gpu": e.gpu, "count": one_build(e.count)} for e in p.existing]
     gpu, count = _config(p)
@@ -703,7 +714,7 @@ def _build_plan(ctx: PlanContext) -> Plan:
     session, parsed = ctx.session, ctx.parsed
     p = session.profile
     plan = Plan(mode="build")
-    if p.use_case == "inference" and p.precision is None and p.engine_hint == "llamacpp":
+    if _runs_gguf(p):
         p.precision = GGUF_DEFAULT  # what Ollama pulls by default, as the sizing assumes; said in the reply
         plan.assumed["precision_gguf"] = GGUF_DEFAULT
     gpus = _build_gpus(ctx, plan)
@@ -918,9 +929,7 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["only_gpus"] = list(p.allowed_gpus)
     if p.has_host or p.budget_scope == "gpu_only" or _card_only(p):
         args["include_host_cost"] = False  # the same rule as the budget listing (_afford_plan)
-    if p.psu_w and not p.power_limit_w:
-        args["power_limit_w"] = p.psu_w
-    return args
+    return args  # a PSU is no gate: a bigger one costs little, and the build check beside the answer says so
 
 
 def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:

@@ -353,3 +353,26 @@ def test_gpu_hours_a_month_set_the_rented_hours_and_a_late_break_even_says_keep_
     assert call.arguments["hours_per_day"] == pytest.approx(300 / (365 / 12) / 8, abs=0.01)
     assert call.result["rent_per_month"] == pytest.approx(300 * 2.5, rel=0.01)  # the hours used, at their rate
     assert r.text.startswith("**Keep renting")  # $750 a month never repays ~$260,000 within five years
+
+
+def test_a_per_machine_power_cap_is_checked_and_a_swapped_card_keeps_the_count(adv: Advisor) -> None:
+    _, (r, swap) = talk(adv, "机房每台服务器限3000W以内，8张4090的机器行吗？", "那如果换成5090呢？")
+    report = ok_calls(r, "check_build")[0].result
+    cap = next(f for f in report["findings"] if f["id"] == "power-machine-cap")
+    # 8 × 450 W + CPUs and platform, at 90 % efficiency, is far over 3,000 W at the wall
+    assert cap["severity"] == "error" and report["totals"]["wall_draw_w"] > 8 * 450 / 0.9
+    assert ok_calls(swap, "check_build")[0].arguments["gpus"][0] == {"gpu": "rtx-5090", "count": 8}
+
+
+def test_an_assumed_precision_that_does_not_fit_leads_with_the_quantisation_that_does(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "两张3090能跑70B吗？速度多少？")
+    head = r.text.splitlines()[0]
+    # 70B at 4-bit ≈ 40–43 GB of weights: two 24 GB cards hold it with llama.cpp; BF16 (141 GB) does not
+    assert head.startswith("**结论：能跑，要量化") and "Q4_K_M" in head and "bf16" in head
+
+
+def test_a_home_psu_is_no_gate_but_the_top_pick_says_it_needs_a_bigger_one(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "想在家里跑 Qwen3-32B，预算一万五，现在电脑 650W 电源，该买啥卡？")
+    top = ok_calls(r, "recommend")[0].result["options"][0]
+    assert top["gpu_id"] == "rtx-3090"  # 24 GB holds 32B at Q4_K_M (~20 GB); a used one is the value pick
+    assert "650 W 电源带不动第一名" in r.text

@@ -108,8 +108,26 @@ def check_power(ctx: BuildContext) -> list[Finding]:
             sources=["S-WOPR-POWER", "S-LAMBDA-30XX"],
         ))
     out += _wall(ctx)
+    out += _machine_cap(ctx)
     out += _connectors(ctx)
     return out
+
+
+def _machine_cap(ctx: BuildContext) -> list[Finding]:
+    """The draw at the wall against a per-machine cap the user states ('每台服务器限 3000W')."""
+    t, cap = ctx.totals, ctx.inp.max_wall_w
+    assert t is not None
+    if cap is None or t.wall_draw_w <= cap:
+        return []
+    per_gpu = t.gpu_power_w / max(1, sum(g.count for g in ctx.inp.gpus))
+    limited = max(0.0, per_gpu - (t.wall_draw_w - cap) * ctx.inp.psu_efficiency
+                  / max(1, sum(g.count for g in ctx.inp.gpus)))
+    return [finding(
+        "power-machine-cap", "power", "error",
+        note("compat.power.machine_cap", wall_w=t.wall_draw_w, cap_w=cap),
+        note("compat.fix.power.machine_cap", limit_w=limited),
+        {"wall_draw_w": t.wall_draw_w, "max_wall_w": cap, "gpu_limit_w": limited},
+    )]
 
 
 def _wall(ctx: BuildContext) -> list[Finding]:

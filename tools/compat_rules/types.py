@@ -118,6 +118,8 @@ class BuildInput(ToolInput):
     slots: SlotLayout | None = None
     psu_w: float | None = Field(None, gt=0, description="total PSU rating, all PSUs together")
     psu_efficiency: float = Field(0.9, gt=0.5, le=1.0, description="at load; 0.9 ≈ 80 Plus Gold/Platinum")
+    max_wall_w: float | None = Field(None, gt=0, le=200_000, description="a cap on one machine's draw at the wall, "
+                                                                          "W (the room's per-server limit)")
     chassis: Chassis | None = None
     case_max_gpu_length_mm: float | None = Field(None, gt=0)
     mains: str | None = Field(None, description="'120v-15a', '120v-20a', '220v-10a', '230v-16a', '230V 16A' "
