@@ -482,13 +482,15 @@ ROUTES: dict[str, Route] = {
 
 
 def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str, fresh: bool = True,
-         named: Iterable[str] = (), pooled: bool = False,
-         topic: str | None = None) -> list[tuple[str, Route, AskContext]]:
+         named: Iterable[str] = (), pooled: bool = False, topic: str | None = None,
+         config: Config | None = None) -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
-    turn computed a configuration or stated a target, so stated targets are checked again."""
+    turn computed a configuration or stated a target, so stated targets are checked again; ``config``: the
+    configuration to answer on (one of 'both options'), else the one at hand."""
     done = tuple(calls)
     named = tuple(dict.fromkeys(named))
-    ctx = AskContext(session=session, asks=tuple(asks), config=current_config(session, done, bool(named)), calls=done,
+    at_hand = config or current_config(session, done, bool(named))
+    ctx = AskContext(session=session, asks=tuple(asks), config=at_hand, calls=done,
                      lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic)
     order = [r for a in ctx.asks for r in ROUTES if ask_of(r) == a]
     order += [r for r in ROUTES if r not in order]

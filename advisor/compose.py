@@ -327,8 +327,8 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         pass
     elif r.fits is True:
         out.append(msg(lang, "compose.inference_section.answer_fits", where=where, what=what))
-    elif r.fits is False and p.precision is None and (lead := _fitting_alternative(alts or [])) is not None:
-        a, x = lead  # the precision was assumed: lead with the quantisation that runs, not a 'no'
+    elif r.fits is False and p.precision is None and (fitting := _fitting_alternative(alts or [])) is not None:
+        a, x = fitting  # the precision was assumed: lead with the quantisation that runs, not a 'no'
         out.append(msg(lang, "compose.inference_section.answer_fits_quantised", where=where, model=model,
                        option=_alt_label(a, x, lang), need=gb_short(needed_bytes(x)), usable=gb_short(usable_bytes(x)),
                        native=r.precision, native_need=gb_short(r.per_gpu_bytes)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from advisor.session import Session, ToolCall
+from advisor.session import MAX_SCHEMES, Scheme, Session, ToolCall
 from tools.recommend import nodes_for
 
 
@@ -74,3 +74,22 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
     return None
 
 
+
+
+def remember_scheme(session: Session, calls: Iterable[ToolCall]) -> None:
+    """This turn's configuration (its own calls only) into the session's list of schemes, when it is new."""
+    found = next((c for c in (_from_call(call) for call in calls
+                              if call.ok and not call.call_id.startswith("alt_")) if c is not None), None)
+    if found is None:
+        return
+    nodes = found.nodes if found.nodes > 1 else (session.profile.nodes or 1)
+    count = found.count // nodes if found.nodes == 1 and nodes > 1 and found.count % nodes == 0 else found.count
+    scheme = Scheme(gpu=found.gpu, count=max(1, count), nodes=nodes, model=found.model, precision=found.precision)
+    same = [s for s in session.schemes if (s.gpu, s.count, s.nodes) == (scheme.gpu, scheme.count, scheme.nodes)]
+    session.schemes = [*[s for s in session.schemes if s not in same][-(MAX_SCHEMES - 1):], scheme]
+
+
+def both_schemes(session: Session) -> list[Config]:
+    """The last two different configurations computed: what 'both options' / '两个方案' mean."""
+    return [Config(gpu=s.gpu, count=s.count, nodes=s.nodes, model=s.model, precision=s.precision)
+            for s in session.schemes[-2:]] if len(session.schemes) >= 2 else []

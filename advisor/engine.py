@@ -25,6 +25,7 @@ from pydantic import BaseModel, Field, ValidationError
 from advisor import asks, grounding, tool_trust
 from advisor import compose as C
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
+from advisor.config_at_hand import Config, both_schemes, remember_scheme
 from advisor.fmt import punct
 from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
@@ -551,10 +552,12 @@ class Advisor:
         if recompute:
             parsed = Parsed(text="(profile edited)", lang=lang)
         plan = self._plan(session, parsed, out_lang, recompute)
+        both = both_schemes(session) if parsed.both_schemes and not parsed.gpus else []  # before this turn's
         calls, citations = yield from self._run_plan(plan, session, out_lang)
+        remember_scheme(session, calls)
         said_yes = _hold_questions_after_yes(plan, session, calls)
         computed = any(c.name != "search_knowledge" and c.ok for c in calls)  # before the asks' own calls
-        answers, leads, scratch = yield from self._answer_asks(parsed, session, plan, calls, out_lang)
+        answers, leads, scratch = yield from self._answer_asks(parsed, session, plan, calls, out_lang, both)
         ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=calls, citations=citations, lang=lang,
                           out_lang=out_lang, previous=previous, settings=self.settings)
         body, notices = _place_unknown(ctx, _with_answers(computed and not leads, compose_body(ctx), answers,
@@ -571,7 +574,8 @@ class Advisor:
         return reply
 
     def _answer_asks(self, parsed: Parsed, session: Session, plan: Plan, calls: list[ToolCall],
-                     lang: Lang) -> Generator[Event, None, tuple[list[str], bool, list[ToolCall]]]:
+                     lang: Lang, both: list[Config] | None = None
+                     ) -> Generator[Event, None, tuple[list[str], bool, list[ToolCall]]]:
         """The asks this turn's mode left open (:mod:`advisor.asks`), answered on the configuration computed now
         or a turn earlier; their tool calls join ``calls`` and the session. Returns one line per answer, and
         whether they answer the message's first ask (then they come first: asks are answered in the order
@@ -585,16 +589,23 @@ class Advisor:
             or parsed.ttft_target_s is not None
         answered: set[str] = set()
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
-        for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=named, pooled=parsed.pooled,
-                                          topic=parsed.build_topic if plan.mode == "build" else None):
-            mine = scratch if route.scratch else done
-            for pc in route.calls(ask):
-                if not any(c.name == pc.name and c.arguments == pc.arguments for c in mine):
-                    mine.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
-            line = route.say(ask, [c for c in mine if c.ok])
-            if line:
-                lines.append(line)
-                answered.add(asks.ask_of(name))
+        configs: list[Config | None] = list(both) if both else [None]  # 'both options': each of the last two
+        for config in configs:
+            for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=named,
+                                              pooled=parsed.pooled, config=config,
+                                              topic=parsed.build_topic if plan.mode == "build" else None):
+                mine = scratch if route.scratch else done
+                for pc in route.calls(ask):
+                    if not any(c.name == pc.name and c.arguments == pc.arguments for c in mine):
+                        mine.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
+                line = route.say(ask, [c for c in mine if c.ok and _for_config(c, config)])
+                if line and config is not None:  # one of 'both options': say which
+                    label = C.config_label(config.gpu, config.count, lang)
+                    nodes = msg(lang, "asks.scheme_nodes", nodes=config.nodes) if config.nodes > 1 else ""
+                    line = msg(lang, "asks.scheme_line", label=label + nodes, line=line)
+                if line:
+                    lines.append(line)
+                    answered.add(asks.ask_of(name))
         lines += _body_marks(answered, plan.mode)
         calls += done
         for call in done:
@@ -1039,6 +1050,14 @@ _MARKS = (_POOL_MARK, _ONLY_ASKS_MARK, _VERDICT_MARK)
 _FACT_SLOTS = ("gpus", "model", "params_b", "precision", "context_tokens", "concurrency", "budget", "method",
                "dataset_tokens", "dataset_samples", "epochs", "use_case", "existing", "gpu_count", "nodes", "mfu",
                "tokens_per_sample", "added_cards", "budget_added", "card_memory_gb")
+
+
+def _for_config(call: ToolCall, config: Config | None) -> bool:
+    """Whether an ask's call was made for ``config`` (every call, when the asks are answered on one)."""
+    if config is None:
+        return True
+    gpu = call.arguments.get("gpu")
+    return gpu is None or (gpu == config.gpu and call.arguments.get("count", config.count) == config.count)
 
 
 def _states_facts(parsed: Parsed) -> bool:

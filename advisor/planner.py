@@ -516,7 +516,7 @@ def _answer_plan(ctx: PlanContext) -> Plan:
 def _runs_gguf(p: Profile) -> bool:
     """No precision said, and the model runs in llama.cpp / Ollama: the engine named, or a home machine for a
     few users (what home users run)."""
-    home = p.home and p.engine_hint is None and (p.concurrency or 1) <= GGUF_MAX_USERS
+    home = bool(p.home) and p.engine_hint is None and (p.concurrency or 1) <= GGUF_MAX_USERS
     return p.use_case == "inference" and p.precision is None and (p.engine_hint == "llamacpp" or home)
 
 

@@ -330,6 +330,22 @@ class Turn(BaseModel):
     at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))
 
 
+class Scheme(BaseModel):
+    """One configuration the conversation computed (a sizing, a build check, a recommendation's first option):
+    'both options' means the last two of them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str
+    count: int = Field(ge=1, le=1024)
+    nodes: int = Field(1, ge=1, le=256)
+    model: str | None = None
+    precision: str | None = None
+
+
+MAX_SCHEMES = 6
+
+
 class Session(BaseModel):
     """One conversation. Mutated in place by ``Advisor.reply``; safe to save between turns."""
 
@@ -347,6 +363,8 @@ class Session(BaseModel):
     assumed: list[str] = Field(default_factory=list, description="slots filled by a stated default")
     history: list[Turn] = Field(default_factory=list)
     last_results: dict[str, ToolCall] = Field(default_factory=dict, description="latest call per tool")
+    schemes: list[Scheme] = Field(default_factory=list, max_length=MAX_SCHEMES,
+                                  description="the configurations computed so far, the latest last")
     citations: dict[str, Citation] = Field(default_factory=dict, description="passages cited so far, by id")
     dropped_turns: int = Field(0, ge=0, le=10**9, description="turns removed to respect the history limit")
     last_kind: str | None = Field(None, description="the answer kind of the last turn that answered (follow-ups "

@@ -376,3 +376,21 @@ def test_a_home_psu_is_no_gate_but_the_top_pick_says_it_needs_a_bigger_one(adv: 
     top = ok_calls(r, "recommend")[0].result["options"][0]
     assert top["gpu_id"] == "rtx-3090"  # 24 GB holds 32B at Q4_K_M (~20 GB); a used one is the value pick
     assert "650 W 电源带不动第一名" in r.text
+
+
+def test_both_options_are_answered_each_on_its_own_configuration(adv: Advisor) -> None:
+    _, (_, _, r) = talk(adv, "8张L20 48G的服务器跑Qwen2.5-72B", "如果换成8张H20呢？",
+                        "要上报预算，给我两套方案的总价和一年电费，电价按0.8元/度")
+    costed = {(c.arguments["gpu"], c.arguments["count"]) for c in ok_calls(r, "machine_cost")}
+    assert costed == {("l20", 8), ("h20", 8)}
+    assert "【8 张 L20 48GB】" in r.text and "【8 张 H20 96GB (HGX)】" in r.text and "推荐配置" not in r.text
+
+
+def test_a_baseboard_node_draws_the_same_in_the_build_check_and_its_running_cost() -> None:
+    from tools.compat import check_build
+    from tools.compat_rules.types import BuildInput, GPUCount
+    from tools.ownership import MachineCostInput, machine_cost
+
+    wall = check_build(BuildInput(gpus=[GPUCount(gpu="h100-sxm", count=8)])).totals.wall_draw_w
+    assert wall == pytest.approx(10_200, rel=0.12)  # DGX H100 datasheet: 10.2 kW maximum system power
+    assert machine_cost(MachineCostInput(gpu="h100-sxm", count=8)).node_wall_w == pytest.approx(wall)

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge import load_catalog
 from tools.compat import check_build
+from tools.compat_rules.totals import BASEBOARD_OVERHEAD
 from tools.compat_rules.types import MAX_GPUS_OF_ONE, BuildInput, GPUCount
 from tools.errors import ToolError
 from tools.inputs import ToolInput
@@ -24,13 +25,6 @@ from tools.result import Note, note
 
 Currency = Literal["USD", "CNY"]
 
-# An 8-GPU baseboard node (HGX / OAM) draws far more than its GPUs and CPUs: NVSwitches, one NIC per GPU, fans
-# and drives. Fitted to the vendors' maximum system power, the figure racks are provisioned for: DGX H100
-# 10.2 kW (8 × 700 W GPUs, 2 × 350 W CPUs) gives 0.70 of the GPU power on top; DGX A100 6.5 kW (8 × 400 W,
-# 2 × 225 W) gives 0.89. Their mean, 0.79, with each system left out of the fit in turn: H100 predicted from
-# A100's 0.89 → 11.3 kW (+11 %), A100 from H100's 0.70 → 5.9 kW (−10 %). (NVIDIA DGX H100 and DGX A100
-# datasheets, "maximum system power usage".)
-BASEBOARD_OVERHEAD = 0.79
 
 
 class MachineCostInput(ToolInput):
@@ -87,9 +81,7 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
                              most=gpu.interconnect.max_gpus))
     report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count)], platform=inp.platform))
     _, _, host = host_for(gpu, inp.count)
-    node_w = report.totals.wall_draw_w
-    if host == "baseboard":  # switches, NICs and fans of an HGX/OAM node: the vendors' maximum system power
-        node_w = report.totals.gpu_power_w * (1 + BASEBOARD_OVERHEAD) + report.totals.cpu_power_w
+    node_w = report.totals.wall_draw_w  # the build check's (a baseboard node's includes its switches and fans)
     total_w = node_w * inp.nodes
     price = gpu_price(gpu, inp.cny_per_usd)
     card_usd = price.usd * inp.count * inp.nodes if price.usd is not None else None

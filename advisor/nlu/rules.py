@@ -167,6 +167,7 @@ class Parsed(BaseModel):
     quoted_price: tuple[float, str] | None = Field(None, description="a seller's price for the build and its currency "
                                                                      "('整机报价 ¥268,000'), to judge; not a budget")
     pooled: bool = Field(False, description="cards named to be used together ('两张一起', 'across both')")
+    both_schemes: bool = Field(False, description="asks about every option on the table ('两个方案', 'both setups')")
     asks: list[str] = Field(default_factory=list, description="what the message asks, in the order asked "
                                                              "(advisor/nlu/data/cues.toml [ask.*])")
     readback: list[tuple[str, dict[str, float]]] = Field(
@@ -1454,6 +1455,10 @@ _ASK_FLAGS = (("asks_ram", "ram_question"), ("asks_value", "value_question"), ("
 
 def _read_asks(out: Parsed, text: str) -> None:
     out.asks = asks_in(text)
+    out.both_schemes = bool(vocab.matches("slot", "both_schemes", text[:MAX_ASK_TEXT]))
+    if out.both_schemes and not out.gpus:  # '两个方案的总价': the options on the table, not a request for a plan
+        out.asks = [a for a in out.asks if a != "recommend"]
+        out.intents = [i for i in out.intents if i is not Intent.recommend]
     if out.rack_kw is not None and "rack" not in out.asks:
         out.asks.append("rack")  # 'our racks are 17 kW': whether the nodes fit it is asked by saying it
     out.pooled = bool(vocab.matches("slot", "pooled", text))

@@ -22,6 +22,13 @@ from tools.compat_rules.types import BuildContext, Card, Totals
 from tools.result import Note, note
 
 PLATFORM_OVERHEAD_W = 150.0
+# An 8-GPU baseboard node (HGX / OAM) draws far more than its GPUs and CPUs: NVSwitches, one NIC per GPU, fans
+# and drives. Fitted to the vendors' maximum system power at the wall, the figure racks are provisioned for:
+# DGX H100 10.2 kW (8 × 700 W GPUs, 2 × 350 W CPUs) gives 0.70 of the GPU power on top; DGX A100 6.5 kW
+# (8 × 400 W, 2 × 225 W) gives 0.89. Their mean, 0.79, with each system left out of the fit in turn: H100
+# predicted from A100's 0.89 → 11.3 kW (+11 %), A100 from H100's 0.70 → 5.9 kW (−10 %). (NVIDIA DGX H100 and
+# DGX A100 datasheets, "maximum system power usage".)
+BASEBOARD_OVERHEAD = 0.79
 PSU_HEADROOM = 1.25
 TOWER_SLOT_POSITIONS = 8
 DEFAULT_DESKTOP_CPU_W = 250.0  # Core i9 PL2 253 W / Ryzen 9 PPT 230 W
@@ -121,6 +128,9 @@ def compute_totals(ctx: BuildContext) -> Totals:
         cpu_power = DEFAULT_DESKTOP_CPU_W
         ctx.assume(note("compat.assume.cpu_desktop", cpu_w=DEFAULT_DESKTOP_CPU_W))
     system = gpu_power + cpu_power + PLATFORM_OVERHEAD_W
+    board_power = sum(c.power_w * c.count for c in cards if is_board_module(c))
+    if board_power:  # a baseboard node's wall draw is the vendors' maximum: GPUs × (1 + overhead) + CPUs
+        system = max(system, ((gpu_power + BASEBOARD_OVERHEAD * board_power) + cpu_power) * ctx.inp.psu_efficiency)
     vendor_min = max((vendor_min_psu_w(c.gpu.id) or 0) for c in cards)
     recommended = max(system * PSU_HEADROOM, vendor_min)
 
@@ -150,8 +160,8 @@ def compute_totals(ctx: BuildContext) -> Totals:
         gpu_count=n,
         gpu_power_w=gpu_power,
         cpu_power_w=cpu_power,
-        platform_overhead_w=PLATFORM_OVERHEAD_W,
-        system_power_w=system,
+        platform_overhead_w=round(system - gpu_power - cpu_power, 1),
+        system_power_w=round(system, 1),
         recommended_psu_w=round(recommended, 1),
         transient_peak_w=round(transient, 1) if transient is not None else None,
         wall_draw_w=round(system / ctx.inp.psu_efficiency, 1),
