@@ -6,10 +6,9 @@ Expert reasoning per scenario:
 - domestic only (信创) with ¥1M for Qwen2.5-72B: only Chinese accelerators, each priced in yuan and within budget;
 - a GPU-only $2,500 budget for QLoRA on an 8B model, PC already owned: about 6 GB of 4-bit weights plus LoRA
   states fit a 12–24 GB card, so single cards qualify, no host is added, and a used RTX 3090 ($750) is among them;
-- a $1,500 hobbyist: too little for a computer as well, so the cards alone, desk cards only; two used RTX 3060 12GB
-  first, one RTX 3090 next. Llama-3.1-8B at 16 bits is 16 GB of weights, so the 3060s go in pairs: 2 × 360 GB/s =
-  720 GB/s for 2 × $215 = $430 (used, two 2026 sources) is 1,674 GB/s per $1k against the 3090's 936 GB/s for $750,
-  1,248; after tensor parallel over PCIe without P2P, ≈ 33 against 46 tokens/s, 76 against 61 tokens/s per $1k;
+- a $1,500 hobbyist at home runs what Ollama pulls, GGUF Q4_K_M: Llama-3.1-8B is ~4.9 GB of weights, ~6–7 GB with
+  an 8k context, so one consumer card of 8–12 GB holds it; the cards alone (too little for a computer as well),
+  desk cards only, one card each, no datacenter part;
 - 4 × A100 80GB owned, full fine-tuning Qwen2.5-14B: 14.8B × 16–18 B ≈ 240–270 GB of model states, about
   60–67 GB per GPU with ZeRO-3 over four, plus checkpointed activations — it fits what they own, nothing to buy;
 - 'only NVIDIA': every option is NVIDIA;
@@ -44,7 +43,8 @@ def _cards_only(opts: Options) -> bool:
 
 
 def _hobbyist(opts: Options) -> bool:
-    return [(o["gpu_id"], o["count"]) for o in opts[:2]] == [("rtx-3060-12gb", 2), ("rtx-3090", 1)] and all(
+    top = load_catalog().gpu(opts[0]["gpu_id"])
+    return opts[0]["count"] == 1 and top.tier.value == "consumer" and 8 <= top.memory_gb <= 12 and all(
         o["tier"] != "datacenter" and o["host_price_usd"] == 0 and (o["total_price_usd"] or 0) <= 1500 for o in opts)
 
 
@@ -76,7 +76,7 @@ SCENARIOS: list[tuple[str, list[str], Callable[[Options], bool]]] = [
       "--no-host-cost", "--region", "global"], _cards_only),
     ("Hobbyist here, $1,500 in total, I want to run Llama-3.1-8B at home",
      ["--workload", "inference", "--model", "llama-3.1-8b", "--budget-usd", "1500", "--no-host-cost",
-      "--chassis", "tower", "--region", "global"], _hobbyist),
+      "--chassis", "tower", "--region", "global", "--precision", "Q4_K_M", "--framework", "llama.cpp"], _hobbyist),
     ("We own 4x A100 80GB. Can we full fine-tune Qwen2.5-14B on them?",
      ["--workload", "training", "--method", "full", "--model", "qwen2.5-14b", "--have", "A100 SXM 80GB x4",
       "--region", "global"], _owned),

@@ -88,8 +88,9 @@ def test_without_a_profile_the_chat_asks_for_the_cards_memory_and_sizes_from_it(
     first = adv.reply("RTX 3050 能跑 Qwen2.5-7B 吗", adv.new_session())
     assert any("告诉我它的显存（例如“RTX 3050 " in n for n in first.notices), first.notices
     sized = adv.reply("Can my RTX 3050 8GB run Llama 3.1 8B?", adv.new_session())
-    # 8.03e9 weights × 2 B = 16.1 GB at 16 bits: more than an 8 GB card holds
-    assert "does not fit on one 8 GB card" in sized.text.splitlines()[0]
+    # 8.03e9 weights × 2 B = 16.1 GB at 16 bits: more than an 8 GB card holds; at ~4.9 bits (Q4_K_M) ≈ 4.9 GB it fits
+    head = sized.text.splitlines()[0]
+    assert "one 8 GB card" in head and "Q4_K_M" in head and "native bf16 it does not fit" in head
     assert not any("tell me its memory" in n for n in sized.notices)  # it was given
 
 

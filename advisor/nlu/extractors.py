@@ -37,8 +37,31 @@ Extractor = Callable[[Context], Any]
 _WATTS = re.compile(rf"({N})\s*(kw|w|watts?|瓦|千瓦)(?![a-z])", _I)
 
 
+_TIMES_AFTER = re.compile(r"^\s*(?:ddr[45]\w*|ecc|rdimm|psus?|电源|titanium|platinum|\s)*\s*[x×*]\s*(\d{1,2})(?!\d)",
+                          _I)
+_TIMES_BEFORE = re.compile(r"(?<![\d.])(\d{1,2})\s*[x×*]\s*$", _I)
+_REDUNDANT = re.compile(r"冗余|redundan\w*|\b(\d)\s*\+\s*(\d)\b", _I)
+
+
+def times_written(text: str, start: int, end: int) -> int:
+    """How many of an item a list line writes beside it ('64G DDR5 ×16', '4x 2700W', '2700W ×4'), else 1."""
+    m = _TIMES_AFTER.match(text[end:end + 24]) or _TIMES_BEFORE.search(text[max(0, start - 6):start])
+    return int(m.group(1)) if m and 1 <= int(m.group(1)) <= 32 else 1
+
+
+def _usable_psus(count: int, window: str) -> int:
+    """Of ``count`` PSUs, those that carry load: all, or the N of 'N+M' / half when said redundant."""
+    m = _REDUNDANT.search(window)
+    if m is None or count == 1:
+        return count
+    if m.group(1):
+        return max(1, min(count, int(m.group(1))))
+    return max(1, count // 2)
+
+
 def psu_watts(ctx: Context) -> float | None:
-    """'1000W 电源', '850W PSU', 'a 1600 watt power supply' → the PSU rating in W."""
+    """'1000W 电源', '850W PSU', 'a 1600 watt power supply' → the PSU rating in W; a quote's '2700W ×4（冗余）' is
+    the load the PSUs carry together (redundant ones counted once)."""
     psu = vocab.cue("slot", "psu")
     if psu is None:
         return None
@@ -51,7 +74,8 @@ def psu_watts(ctx: Context) -> float | None:
         if m.group(2).lower() in ("kw", "千瓦"):
             value *= 1000
         if 200 <= value <= 20_000:
-            return value
+            count = times_written(ctx.masked, m.start(), m.end())
+            return value * _usable_psus(count, ctx.masked[m.start():m.end() + 24])
     if psu.search(ctx.masked):  # 'What PSU do I need …? Is a 1600W unit enough?'
         m = re.search(rf"({N})\s*(?:w|watts?)\s+(?:unit|one|model|supply)\b", ctx.masked, _I)
         value = parse_number(m.group(1)) if m else None
@@ -540,7 +564,7 @@ def system_ram_gb(ctx: Context) -> float | None:
             if re.search(r"\d\s*(t|tb)\b", m.group(0), _I):
                 value *= 1024
             if 4 <= value <= 16_384 and round(value) not in vram:
-                return value
+                return value * times_written(ctx.masked, m.start(), m.end())  # '64G DDR5 ×16' is 1 TB
     return None
 
 
