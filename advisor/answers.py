@@ -322,7 +322,10 @@ def network_lines(calls: list[ToolCall], lang: str, p: Profile) -> str:
         parts.append(msg(lang, "network.switches", count=r.switches, switch=r.switch,
                          cost=usd_in(r.switches_usd, cur) if r.switches_usd is not None else
                          msg(lang, "network.unpriced")))
-    out = [msg(lang, f"network.verdict.{r.topology}", nodes=r.nodes, per_node=r.gpus // r.nodes, gpu=gpu,
+    out = _sync_lines(r, found[0].arguments, lang)
+    if out and r.sync_s_have is not None and r.sync_s_have <= SLOW_SYNC_S:
+        return "\n".join([*out, ""]) + "\n"  # the network they have will do: nothing to buy
+    out += [msg(lang, f"network.verdict.{r.topology}", nodes=r.nodes, per_node=r.gpus // r.nodes, gpu=gpu,
                fabric=r.fabric, ports=r.ports_per_node, gbps=num(r.port_gbps), per_gpu=num(r.per_gpu_gbps)),
            msg(lang, "network.why_training" if r.handoff_tokens_per_s is None else "network.why_inference",
                tokens=num(r.handoff_tokens_per_s or 0)),
@@ -331,6 +334,19 @@ def network_lines(calls: list[ToolCall], lang: str, p: Profile) -> str:
            msg(lang, "network.source", kind=msg(lang, f"spec.kind.{r.price_kind}"), confidence=r.confidence,
                as_of=r.as_of), ""]
     return "\n".join(out) + "\n"
+
+
+SLOW_SYNC_S = 10.0  # an exchange this long per step is felt in the run time; below a second it is hidden
+
+
+def _sync_lines(r: ScaleOutPlan, args: dict[str, object], lang: str) -> list[str]:
+    """The network the nodes have, judged by how long one gradient exchange takes on it (and on the plan's)."""
+    if r.sync_s_have is None or r.sync_bytes_per_node is None:
+        return []
+    key = "network.sync_slow" if r.sync_s_have > SLOW_SYNC_S else "network.sync_ok"
+    per = msg(lang, "network.per_micro_batch" if args.get("sharded_across_nodes") else "network.per_step")
+    return [msg(lang, key, gbps=num(float(args.get("have_gbps_per_node") or 0)), gb=num(r.sync_bytes_per_node / 1e9),
+                s=num(r.sync_s_have), planned=num(r.sync_s_planned or 0, 1), per=per)]
 
 
 # ----------------------------------------------------------------------------- buy vs rent

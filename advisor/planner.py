@@ -25,6 +25,8 @@ from knowledge.codes import ScientificCode, scientific_code
 from knowledge.names import VENDORS
 from tools.compat_rules.types import MAX_GPUS_OF_ONE
 from tools.gpu_memory import card_visible_bytes
+from tools.lora import lora_trainable_params
+from tools.modelspec import load_model_spec
 from tools.pricing import to_usd
 from tools.recommend import NODE_GPUS, candidate_counts, nodes_for
 from tools.scale_out import MAX_NODES
@@ -745,7 +747,20 @@ def _network_call(p: Profile, gpu: str, per_node: int, nodes: int) -> PlannedCal
                             "workload": p.use_case or "training", "nic_included": card.form_factor.value != "pcie"}
     if p.use_case == "inference" and p.model:
         args["hidden_size"] = load_catalog().model(p.model).hidden_size
+    if args["workload"] == "training" and p.model:  # what crosses the network each step, and on the user's links
+        spec = load_model_spec(p.model)
+        method = training_method(p)
+        args["trainable_params_b"] = round((spec.params if method == "full" else
+                                            lora_trainable_params(spec, LORA_RANK)) / 1e9, 4)
+        args["sharded_across_nodes"] = method == "full" and \
+            spec.params * FULL_STATE_BYTES > per_node * card.memory_bytes
+        if p.node_link_gbps:
+            args["have_gbps_per_node"] = p.node_link_gbps
     return PlannedCall(name="plan_network", arguments=args, purpose="check")
+
+
+LORA_RANK = 16  # the training sizing's default adapter rank
+FULL_STATE_BYTES = 16  # BF16 weights and gradients, FP32 master weights and Adam moments, per parameter
 
 
 def _typical_card(platform: str | None) -> str:
@@ -1257,9 +1272,13 @@ def _lighter_methods(p: Profile, size: dict[str, Any], method: str, gpu: str) ->
     # the lighter methods, if this one fails: sized as a turn asking for that method would size it; the ZeRO-3
     # assumed for full fine-tuning on several GPUs is not carried over (a lighter method runs data-parallel unless
     # the user shards it)
+    # — except where the frozen base outgrows one card, which a LoRA turn shards too (:func:`_training_size`)
     light = {k: v for k, v in size.items() if k != "zero_stage" or p.sharding}
+    count = int(size.get("gpus") or 1)
     return [PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
-                        arguments={**light, "method": lighter})
+                        arguments={**light, "method": lighter,
+                                   **({"zero_stage": 3} if count > 1 and not p.sharding
+                                      and _base_outgrows_card(size, lighter, gpu) else {})})
             for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]]
 
 

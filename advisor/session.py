@@ -187,6 +187,8 @@ class Profile(BaseModel):
     hours_per_day: float | None = Field(None, gt=0, le=24)
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh, user's currency")
     gpu_hours_month: float | None = Field(None, gt=0, le=800_000, description="GPU-hours used a month, all GPUs")
+    node_link_gbps: float | None = Field(None, gt=0, le=12_800, description="the network between the nodes now, "
+                                                                          "Gb/s per node")
     host_bandwidth_gbs: float | None = Field(
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
     rental_rate: tuple[Annotated[float, Field(gt=0, le=1e6)], Literal["USD", "CNY", "EUR"]] | None = Field(

@@ -394,3 +394,14 @@ def test_a_baseboard_node_draws_the_same_in_the_build_check_and_its_running_cost
     wall = check_build(BuildInput(gpus=[GPUCount(gpu="h100-sxm", count=8)])).totals.wall_draw_w
     assert wall == pytest.approx(10_200, rel=0.12)  # DGX H100 datasheet: 10.2 kW maximum system power
     assert machine_cost(MachineCostInput(gpu="h100-sxm", count=8)).node_wall_w == pytest.approx(wall)
+
+
+def test_the_network_the_nodes_have_is_judged_by_one_gradient_exchange(adv: Advisor) -> None:
+    _, (full, lora) = talk(adv, "我们要做Qwen2.5-72B的全参SFT，数据20亿token。手上有4台8卡A800 80G，"
+                                "节点之间只有25G以太网。够不够？", "如果改成LoRA呢？网络还是25G。")
+    net = ok_calls(full, "plan_network")[0]
+    # 72.7B × 2 bytes: ZeRO-3 across 4 nodes moves 3 × 3/4 × 145.4 GB ≈ 327 GB per micro-batch; 25 Gb/s is 3.125 GB/s
+    assert net.arguments["have_gbps_per_node"] == 25 and net.arguments["sharded_across_nodes"]
+    assert net.result["sync_s_have"] == pytest.approx(3 * 0.75 * 72.7e9 * 2 / 3.125e9, rel=0.01)
+    assert "25 Gb/s 网络不够" in full.text
+    assert "25 Gb/s 网络够用" in lora.text and "需要购买" not in lora.text  # adapters: well under a GB a step

@@ -40,6 +40,12 @@ class ScaleOutInput(ToolInput):
     workload: Literal["inference", "training", "scientific"]
     nic_included: bool = Field(False, description="the nodes ship with one port per GPU (HGX / OAM baseboards)")
     hidden_size: int | None = Field(None, ge=1, le=1_000_000, description="inference: the model's hidden size")
+    trainable_params_b: float | None = Field(None, gt=0, le=20_000, description="training: parameters trained "
+                                                                            "(billions), for the gradient exchange")
+    sharded_across_nodes: bool = Field(False, description="training: ZeRO-3 / FSDP shards span the nodes (the "
+                                                          "parameters are gathered every micro-batch)")
+    have_gbps_per_node: float | None = Field(None, gt=0, le=12_800, description="the network the nodes have now, "
+                                                                                "Gb/s per node")
 
 
 class ScaleOutPlan(BaseModel):
@@ -68,6 +74,11 @@ class ScaleOutPlan(BaseModel):
     unpriced: list[str] = Field(description="parts whose price is unknown: 'nics', 'links', 'switches'")
     handoff_tokens_per_s: float | None = Field(None, description="inference: tokens/s one port carries between "
                                                                   "pipeline stages")
+    sync_bytes_per_node: float | None = Field(None, description="training: bytes each node sends and receives per "
+                                                                "gradient exchange (per optimizer step; per micro-"
+                                                                "batch when sharded across nodes)")
+    sync_s_planned: float | None = Field(None, description="seconds one exchange takes on the planned fabric")
+    sync_s_have: float | None = Field(None, description="seconds one exchange takes on the network the nodes have")
     price_kind: str
     confidence: str
     sources: list[str]
@@ -103,6 +114,8 @@ def plan_scale_out(inp: ScaleOutInput) -> ScaleOutPlan:
     if inp.workload == "inference" and inp.hidden_size:
         handoff = fab.port_gbps * 1e9 / 8 / (inp.hidden_size * HANDOFF_BYTES)
     per_gpu = fab.port_gbps * per_node / inp.gpus_per_node
+    sync = _sync_bytes(inp)
+    planned_bytes_s = fab.port_gbps * per_node * 1e9 / 8
     formula = [
         note("scaleout.formula.ports", nodes=inp.nodes, per_node=per_node, ports=ports, gbps=fab.port_gbps,
              per_gpu=per_gpu),
@@ -113,6 +126,9 @@ def plan_scale_out(inp: ScaleOutInput) -> ScaleOutPlan:
     if handoff is not None:
         formula.append(note("scaleout.formula.handoff", gbps=fab.port_gbps, hidden=inp.hidden_size,
                             tokens_per_s=handoff))
+    if sync is not None:
+        formula.append(note("scaleout.formula.sync_sharded" if inp.sharded_across_nodes else "scaleout.formula.sync",
+                            params_b=inp.trainable_params_b, nodes=inp.nodes, gb=sync / 1e9))
     assumptions = [note(f"scaleout.assume.{inp.workload if inp.workload == 'inference' else 'training'}"),
                    note("scaleout.assume.nics_included" if nics == 0 else "scaleout.assume.nics_bought",
                         nic=fab.nic)]
@@ -123,6 +139,23 @@ def plan_scale_out(inp: ScaleOutInput) -> ScaleOutPlan:
         nic=fab.nic, switch=fab.switch if switches else "", nic_usd=parts["nics"], links_usd=parts["links"],
         switches_usd=parts["switches"], cost_usd=sum(v for v in parts.values() if v is not None),
         unpriced=[k for k, v in parts.items() if v is None], handoff_tokens_per_s=handoff,
+        sync_bytes_per_node=sync, sync_s_planned=sync / planned_bytes_s if sync is not None else None,
+        sync_s_have=sync / (inp.have_gbps_per_node * 1e9 / 8) if sync is not None and inp.have_gbps_per_node
+        else None,
         price_kind=fab.price_kind, confidence=fab.confidence, sources=fab.sources, as_of=fab.as_of.isoformat(),
         formula=formula, assumptions=assumptions,
     )
+
+
+GRAD_BYTES = 2  # gradients exchanged in BF16
+
+
+def _sync_bytes(inp: ScaleOutInput) -> float | None:
+    """Bytes through each node's links per gradient exchange: a ring all-reduce moves 2 × (N − 1) / N of the
+    gradients; ZeRO-3 across nodes gathers the parameters twice and reduce-scatters the gradients, 3 × (N − 1) / N
+    of them, every micro-batch."""
+    if inp.workload != "training" or inp.trainable_params_b is None:
+        return None
+    share = (inp.nodes - 1) / inp.nodes
+    passes = 3 if inp.sharded_across_nodes else 2
+    return passes * share * inp.trainable_params_b * 1e9 * GRAD_BYTES

@@ -724,6 +724,21 @@ def days_used_share(ctx: Context) -> float | None:
     return round(days / period, 4) if days and 0 < days < period else None
 
 
+_LINK = re.compile(r"(?<![\d.])(\d{1,4})\s*(?:g|gb|gbe|gb/s|gbps|gbit|gbit/s|千兆|g\s*bit)(?![a-z0-9])\s*(?:的)?\s*"
+                   r"(?:以太网|ethernet|网卡|网络|网口|roce\w*|ib\b|infiniband|nics?|links?|networking|ports?)|"
+                   r"(?:以太网|ethernet|roce\w*|infiniband|\bib\b)\s*(?:是|只有|only)?\s*(\d{1,4})\s*(?:g|gb|gbe|gbps)"
+                   r"(?![a-z0-9])", _I)
+
+
+def node_link_gbps(ctx: Context) -> float | None:
+    """The network the user's nodes have, per node ('节点之间只有25G以太网', '2x 200G RoCE', '100GbE')."""
+    m = _LINK.search(ctx.masked)
+    if m is None:
+        return None
+    value = float(m.group(1) or m.group(2))
+    return value * times_written(ctx.masked, m.start(), m.end()) if 1 <= value <= 1600 else None
+
+
 def gpu_hours_month(ctx: Context) -> float | None:
     """GPU-hours used a month across the fleet ('300 GPU-hours/month', '每月 3000 卡时'): renting costs them at the
     hourly rate whatever is bought."""
@@ -736,6 +751,7 @@ MAX_GPU_HOURS_A_MONTH = 1024 * 24 * 31  # every GPU of the largest plan, all mon
 
 
 EXTRACTORS: dict[str, Extractor] = {
+    "node_link_gbps": node_link_gbps,
     "gpu_hours_month": gpu_hours_month,
     "days_used_share": days_used_share,
     "load_share": load_share,

@@ -142,6 +142,8 @@ class Parsed(BaseModel):
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
     hours_per_day: float | None = Field(None, description="hours a day the GPUs are busy (a daily average once the "
                                                           "days they run are counted)")
+    node_link_gbps: float | None = Field(None, description="the network between the nodes now, Gb/s per node "
+                                                           "('节点之间只有25G以太网', '2x 200G RoCE per node')")
     gpu_hours_month: float | None = Field(None, description="GPU-hours used a month across all GPUs ('300 GPU-hours/"
                                                             "month')")
     card_position: int | None = Field(None, description="the place a named card takes ('as the second card': 2)")
