@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from typing import Any
 
 from advisor.compare import per_money
 from advisor.compose import citations_block, without_glosses
@@ -339,7 +340,7 @@ def network_lines(calls: list[ToolCall], lang: str, p: Profile) -> str:
 SLOW_SYNC_S = 10.0  # an exchange this long per step is felt in the run time; below a second it is hidden
 
 
-def _sync_lines(r: ScaleOutPlan, args: dict[str, object], lang: str) -> list[str]:
+def _sync_lines(r: ScaleOutPlan, args: dict[str, Any], lang: str) -> list[str]:
     """The network the nodes have, judged by how long one gradient exchange takes on it (and on the plan's)."""
     if r.sync_s_have is None or r.sync_bytes_per_node is None:
         return []

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.compose import config_label, gpu_name
-from advisor.config_at_hand import Config, current_config
+from advisor.config_at_hand import Config, current_config, least_fitting_count
 from advisor.fmt import gb, money, num, seconds, tps
 from advisor.planner import (
     DEFAULT_TRAIN_SEQ,
@@ -46,6 +46,7 @@ class AskContext:
     pooled: bool = False  # the message says the cards are used together
     named: tuple[str, ...] = ()  # the cards this message names (catalog ids)
     topic: str | None = None  # the part of a build the message is about (a build check's answer leads with it)
+    budget_said: bool = True  # the message itself names a budget ('how many for $80k')
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,38 @@ def _say_speed_target(c: AskContext, done: list[ToolCall]) -> str | None:
     per_user = d.per_sequence_tokens_per_s or d.tokens_per_s
     key = "asks.speed_target_met" if per_user >= target else "asks.speed_target_missed"
     return msg(c.lang, key, speed=tps(per_user), target=tps(target), users=c.session.profile.concurrency or 1)
+
+
+def _speed_at_count_needed(c: AskContext) -> bool:
+    """'How many, and how fast?': the speed on the least count that fits, when the cards named did not."""
+    return "speed" in c.asks and c.config is not None and least_fitting_count(c.calls) == c.config \
+        and c.session.profile.use_case == "inference" and _decode_for(c.calls, c.config) is None
+
+
+def _decode_for(calls: Iterable[ToolCall], config: Config) -> DecodeResult | None:
+    found = next((x for x in calls if x.ok and x.name == "perf_decode" and x.arguments.get("gpu") == config.gpu
+                  and x.arguments.get("count") == config.count * config.nodes), None)
+    return DecodeResult.model_validate(found.result) if found is not None else None
+
+
+def _speed_at_count_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    p = c.session.profile
+    args: dict[str, Any] = {"model": c.config.model or p.model, "gpu": c.config.gpu,
+                            "count": c.config.count * c.config.nodes, "batch": p.concurrency or 1}
+    if c.config.precision or p.precision:
+        args["precision"] = c.config.precision or p.precision
+    return [PlannedCall(name="perf_decode", arguments=args, purpose="perf")]
+
+
+def _say_speed_at_count(c: AskContext, done: list[ToolCall]) -> str | None:
+    assert c.config is not None
+    d = _decode_for(done, c.config)
+    if d is None:
+        return None
+    return msg(c.lang, "asks.speed_at_count", speed=tps(d.per_sequence_tokens_per_s or d.tokens_per_s),
+               total=tps(d.tokens_per_s), users=c.session.profile.concurrency or 1,
+               config=config_label(c.config.gpu, c.config.count * c.config.nodes, c.lang))
 
 
 def _ttft_needed(c: AskContext) -> bool:
@@ -343,7 +376,9 @@ def _budget_cards(c: AskContext) -> list[str]:
 
 def _budget_count_needed(c: AskContext) -> bool:
     p = c.session.profile
-    return "how_many" in c.asks and p.budget is not None and p.use_case != "training" and bool(_budget_cards(c))
+    # 'how many cards to run it?' with a model to size is the count it needs; a budget counts cards when said now
+    return "how_many" in c.asks and p.budget is not None and p.use_case != "training" and bool(_budget_cards(c)) \
+        and (c.budget_said or p.model is None)
 
 
 def _budget_count_calls(c: AskContext) -> list[PlannedCall]:
@@ -477,13 +512,14 @@ ROUTES: dict[str, Route] = {
     "rack": Route(_asked("rack"),
                   _machine_call, _say_rack),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
+    "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
 }
 
 
 def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str, fresh: bool = True,
          named: Iterable[str] = (), pooled: bool = False, topic: str | None = None,
-         config: Config | None = None) -> list[tuple[str, Route, AskContext]]:
+         config: Config | None = None, budget_said: bool = True) -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
     turn computed a configuration or stated a target, so stated targets are checked again; ``config``: the
     configuration to answer on (one of 'both options'), else the one at hand."""
@@ -491,7 +527,7 @@ def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang:
     named = tuple(dict.fromkeys(named))
     at_hand = config or current_config(session, done, bool(named))
     ctx = AskContext(session=session, asks=tuple(asks), config=at_hand, calls=done,
-                     lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic)
+                     lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic, budget_said=budget_said)
     order = [r for a in ctx.asks for r in ROUTES if ask_of(r) == a]
     order += [r for r in ROUTES if r not in order]
     return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

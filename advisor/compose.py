@@ -383,7 +383,8 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append(msg(lang, "compose.inference_section.memory_breakdown_per_gpu"))
         out += term_lines(r, lang, explain=detailed)
         out.append(msg(lang, "compose.inference_section.total", per_gpu_bytes=gb(r.per_gpu_bytes)))
-    perf = _by_name(calls, "perf_decode")
+    perf = next((c for c in calls if c.name == "perf_decode" and c.ok and c.arguments.get("count", 1) == r.gpus),
+                None)  # the speed of this sizing's cards (a 'how many?' count's speed is the asks' line)
     own = {p.gpu, *(e.gpu for e in p.existing or [])} - {None}
     if perf is not None and speed_first and perf.arguments.get("gpu") in own:  # on the user's own card
         d = typed(perf, DecodeResult)

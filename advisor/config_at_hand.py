@@ -56,6 +56,9 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
     one computed a turn earlier, else the profile's card."""
     p = session.profile
     nodes = p.nodes or 1
+    counted = least_fitting_count(calls)
+    if counted is not None:  # 'how many to run it?': the count that fits is the configuration talked about
+        return counted
     earlier = [] if named else list(session.last_results.values())
     for source, alts in ((list(calls), False), (earlier, False), (list(calls), True), (earlier, True)):
         for call in source:  # the plan's own calls first; an alternative's (the FP8 route …) only when none
@@ -102,3 +105,31 @@ def both_schemes(session: Session) -> list[Config]:
 def _most(field: Any) -> int:
     """A bounded field's upper limit."""
     return next(int(m.le) for m in field.metadata if getattr(m, "le", None) is not None)
+
+
+def least_fitting_count(calls: Iterable[ToolCall]) -> Config | None:
+    """When this turn's sizing does not fit the cards named but a larger count tried for 'how many?' does, that
+    least count (as per-node count and nodes), else None."""
+    calls = list(calls)
+    main = next((c for c in calls if c.ok and c.name in ("size_inference", "size_training")
+                 and not c.call_id.startswith("alt_")), None)
+    if main is None or (main.result or {}).get("fits") is not False:
+        return None
+    fitting = [c for c in calls if c.ok and c.name == main.name and c.call_id.startswith("alt_")
+               and (c.result or {}).get("fits") and _same_but_count(c.arguments, main.arguments)]
+    if not fitting:
+        return None
+    best = min(fitting, key=lambda c: int(c.arguments.get("gpus") or 1))
+    total = int(best.arguments.get("gpus") or 1)
+    nodes = nodes_for(total)
+    return Config(gpu=best.arguments["gpu"], count=total // nodes, nodes=nodes, model=best.arguments.get("model"),
+                  precision=best.arguments.get("precision"))
+
+
+_COUNT_ARGS = {"gpus", "pipeline_stages", "parallel"}
+
+
+def _same_but_count(a: dict[str, object], b: dict[str, object]) -> bool:
+    """Two sizings of the same request that differ only in how many GPUs (a 'how many?' trial)."""
+    keys = (set(a) | set(b)) - _COUNT_ARGS
+    return a.get("gpus") != b.get("gpus") and all(a.get(k) == b.get(k) for k in keys)

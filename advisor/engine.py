@@ -161,7 +161,7 @@ class LLMFailure(Exception):
 
 # the slots a message states that go into the profile as they are; the others are merged by the steps below
 _SPECIAL_SLOTS = {"model", "params_b", "budget_unlimited", "existing", "gpu_count", "card_memory_gb",
-                  "excluded_vendors", "only_vendors", "allowed_gpus"}
+                  "excluded_vendors", "only_vendors", "allowed_gpus", "ruled_out_gpus"}
 MERGED_AS_SAID = tuple(f for f in Profile.model_fields if f in Parsed.model_fields and f not in _SPECIAL_SLOTS)
 
 
@@ -251,6 +251,8 @@ def _merge_lists(m: _Merge) -> None:
     for slot in ("excluded_vendors", "only_vendors", "allowed_gpus"):
         if getattr(parsed, slot):
             m.put(slot, getattr(parsed, slot))
+    if parsed.ruled_out_gpus:  # ruled out stays ruled out: each message adds to the list
+        m.put("ruled_out_gpus", list(dict.fromkeys([*m.p.ruled_out_gpus, *parsed.ruled_out_gpus])))
 
 
 def _merge_added_card(m: _Merge) -> bool:
@@ -593,6 +595,7 @@ class Advisor:
         for config in configs:
             for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=named,
                                               pooled=parsed.pooled, config=config,
+                                              budget_said=parsed.budget is not None,
                                               topic=parsed.build_topic if plan.mode == "build" else None):
                 mine = scratch if route.scratch else done
                 for pc in route.calls(ask):

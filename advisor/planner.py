@@ -942,6 +942,8 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["vendors"] = vendors
     if p.allowed_gpus:  # "we can only buy L40S or H100"
         args["only_gpus"] = list(p.allowed_gpus)
+    if p.ruled_out_gpus:  # "we can't legally buy H100/H200"
+        args["exclude_gpus"] = list(p.ruled_out_gpus)
     if p.has_host or p.budget_scope == "gpu_only" or _card_only(p):
         args["include_host_cost"] = False  # the same rule as the budget listing (_afford_plan)
     return args  # a PSU is no gate: a bigger one costs little, and the build check beside the answer says so

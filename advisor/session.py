@@ -180,6 +180,7 @@ class Profile(BaseModel):
     excluded_vendors: list[str] = Field(default_factory=list)
     only_vendors: list[str] = Field(default_factory=list, description="vendors the choice is restricted to")
     allowed_gpus: list[str] = Field(default_factory=list)
+    ruled_out_gpus: list[str] = Field(default_factory=list, description="cards the buyer cannot get")
     mains: str | None = Field(None, max_length=20, description="wall circuit, e.g. '220v-10a'")
     engine_hint: EngineHint | None = Field(
         None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
@@ -219,7 +220,7 @@ class Profile(BaseModel):
             raise ValueError(f"a budget above {MAX_BUDGET_USD:,.0f} USD is beyond what is planned here")
         return value
 
-    @field_validator("gpu", "compare", "allowed_gpus")
+    @field_validator("gpu", "compare", "allowed_gpus", "ruled_out_gpus")
     @classmethod
     def _catalog_gpus(cls, value: Any) -> Any:
         return catalog_ids("gpu", value)

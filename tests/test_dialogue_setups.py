@@ -405,3 +405,18 @@ def test_the_network_the_nodes_have_is_judged_by_one_gradient_exchange(adv: Advi
     assert net.result["sync_s_have"] == pytest.approx(3 * 0.75 * 72.7e9 * 2 / 3.125e9, rel=0.01)
     assert "25 Gb/s 网络不够" in full.text
     assert "25 Gb/s 网络够用" in lora.text and "需要购买" not in lora.text  # adapters: well under a GB a step
+
+
+def test_cards_ruled_out_are_never_recommended_and_how_many_with_speed_answers_on_the_count_that_fits(
+        adv: Advisor) -> None:
+    _, (first, count) = talk(adv, "Startup in Shenzhen, DeepSeek-R1 (the full 671B) for ~20 concurrent users. We can't "
+                                  "legally buy H100/H200 here. Budget is about 2 million RMB.",
+                             "if we go with Huawei 910B, how many cards to run it at INT8? And roughly what token "
+                             "speed per user?")
+    for call in ok_calls(first, "recommend"):
+        assert not {o["gpu_id"] for o in call.result["options"]} & {"h100-sxm", "h200-sxm"}
+    # 671B at INT8 ≈ 671 GB of weights + KV for 20 users: 8 × 64 GB (512 GB) is short, 16 (1 TB) holds it
+    assert count.text.startswith("**You need at least 16× Ascend 910B")
+    speed = next(c for c in ok_calls(count, "perf_decode") if c.arguments["count"] == 16)
+    assert speed.arguments["precision"] == "int8" and "**Speed:** on 16× Ascend 910B" in count.text
+    assert not ok_calls(count, "affordable")  # no budget in this message: the count it needs, not what ¥2M buys

@@ -141,6 +141,8 @@ class RecommendInput(ToolInput):
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
     only_gpus: list[str] = Field(default_factory=list, description="the GPUs the buyer can consider ('only L40S or "
                                                                    "H100'), catalog names or ids; empty = any")
+    exclude_gpus: list[str] = Field(default_factory=list, description="GPUs the buyer cannot get, catalog names or "
+                                                                     "ids")
     cuda_required: bool = False
     domestic_only: bool = False
     region: Region | None = Field(None, description="where the cards are bought: 'cn' (mainland China) or 'global'; "
@@ -384,6 +386,8 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
     if inp.only_gpus and gpu.id not in {load_catalog().gpu(g).id for g in inp.only_gpus}:
         return note("recommend.reject.not_listed", gpus=_chain("recommend.list", [load_catalog().gpu(g).name
                                                                                   for g in inp.only_gpus]))
+    if inp.exclude_gpus and gpu.id in {load_catalog().gpu(g).id for g in inp.exclude_gpus}:
+        return note("recommend.reject.ruled_out")
     if inp.vendors and gpu.vendor.lower() not in {v.lower() for v in inp.vendors}:
         return note("recommend.reject.vendor", vendor=gpu.vendor, vendors=_chain("recommend.list", [*inp.vendors]))
     if inp.domestic_only and not gpu.domestic:

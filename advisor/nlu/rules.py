@@ -117,6 +117,8 @@ class Parsed(BaseModel):
     excluded_vendors: list[str] | None = None
     only_vendors: list[str] | None = Field(None, description="vendors the choice is restricted to ('only NVIDIA')")
     allowed_gpus: list[str] | None = None
+    ruled_out_gpus: list[str] = Field(default_factory=list, description="cards the buyer cannot get ('can't legally "
+                                                                        "buy H100/H200', 'H100 买不到')")
     asked_attribute: str | None = Field(None, description="the fact a spec question asks for (memory, price …)")
     more_attributes: list[str] | None = Field(None, description="further facts asked in the same message")
     about_precision: str | None = Field(None, description="a precision asked about, not chosen ('supports FP8?')")
@@ -274,8 +276,11 @@ _GGUF = re.compile(r"(?<![A-Za-z0-9])(i?q[1-8]_[a-z0-9]{1,2}(?:_[a-z0-9]{1,2})?)
 _GGUF_SHORT = re.compile(r"(?<![A-Za-z0-9_])q([234568])(?![_A-Za-z0-9])", _I)
 # "can't get H100s", "H100 买不到": a card ruled out by the market, not the one to plan on
 _UNOBTAINABLE_BEFORE = re.compile(
-    r"(can\W?t|cannot|can not|unable to|no way to|no access to)\s+(get|buy|obtain|import|source|access)\s*(any\s+)?$"
-    r"|(买不到|买不了|没法买|拿不到|搞不到|无法购买|进不来)\s*$", _I)
+    r"(can\W?t|cannot|can not|unable to|no way to|no access to|not allowed to|banned from|barred from"
+    r"|(?:are|is|am)(?:n\W?t| not) (?:allowed|able|permitted) to)"
+    r"\s+(?:\w+ly\s+)?(get|buy|buying|obtain|import|source|access|purchase)"
+    r"\s*(any\s+)?$"
+    r"|(买不到|买不了|没法买|拿不到|搞不到|无法购买|进不来|不能买|不让买|禁止(?:购买|进口|采购)|无法采购)\s*$", _I)
 _UNOBTAINABLE_AFTER = re.compile(
     r"^\s*(s\b)?\s*(买不到|买不了|拿不到|搞不到|进不来|are(n\W?t| not) (available|sold))", _I)
 _NOT_PRECISION = re.compile(r"(\bno|\bnot|without|不支持|没有|不用|不要)\s*$", _I)
@@ -951,6 +956,7 @@ def _read_cards(r: _Reading) -> None:
         listed = ruled_out_end >= 0 and _LIST_JOIN.match(text[ruled_out_end:mention.start])
         if listed or _unobtainable(text, mention):  # "can't get H100/H200": the whole list is ruled out
             ruled_out_end = mention.end
+            out.ruled_out_gpus.append(gid)
             continue
         if _let_go(text, mention):  # 'sell the 3060 and get two 3090s', 'replacing old V100 nodes'
             out.sold.append(gid)
@@ -1543,6 +1549,11 @@ _ABOUT_IDEAS = re.compile(r"\bwhat(?:'s| is) the difference\b|\bdifference betwe
 _GENERIC_KINDS = (None, Kind.inform, Kind.whatif, Kind.concept, Kind.spec, Kind.compare)
 
 
+# asks that are answered by sizing a configuration, not by looking a card up, when the message runs a model
+_SIZING_ASKS = {"how_many", "fits", "capacity", "training_time"}
+_RUNS_A_MODEL = re.compile(r"\b(run|serve|host|deploy|load)\b|跑|部署|带得动|装得下|放得下", _I)
+
+
 def _kind_from_asks(out: Parsed) -> None:
     """What the message asks settles a kind the wording left generic: a break-even with a rental rate or a
     purchase price is rent-or-buy; the power of several cards is a build; an engine named in a follow-up
@@ -1557,6 +1568,9 @@ def _kind_from_asks(out: Parsed) -> None:
     elif out.kind == Kind.concept and out.engine_hint and _ON_THE_PLAN.search(out.text) \
             and not _ABOUT_IDEAS.search(out.text):
         out.kind = Kind.whatif
+    elif out.kind == Kind.spec and set(out.asks) & _SIZING_ASKS and _RUNS_A_MODEL.search(out.text) \
+            and not out.catalog_filter:
+        out.kind = Kind.whatif  # 'with the 910B, how many cards to run it at INT8?': the plan on that card
 
 
 def _settle_kind(out: Parsed) -> None:
