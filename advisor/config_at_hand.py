@@ -116,7 +116,8 @@ def least_fitting_count(calls: Iterable[ToolCall]) -> Config | None:
     if main is None or (main.result or {}).get("fits") is not False:
         return None
     fitting = [c for c in calls if c.ok and c.name == main.name and c.call_id.startswith("alt_")
-               and (c.result or {}).get("fits") and _same_but_count(c.arguments, main.arguments)]
+               and (c.result or {}).get("fits") and _same_but_count(c.arguments, main.arguments)
+               and _tried_count(int(c.arguments.get("gpus") or 1))]
     if not fitting:
         return None
     best = min(fitting, key=lambda c: int(c.arguments.get("gpus") or 1))
@@ -133,3 +134,8 @@ def _same_but_count(a: dict[str, object], b: dict[str, object]) -> bool:
     """Two sizings of the same request that differ only in how many GPUs (a 'how many?' trial)."""
     keys = (set(a) | set(b)) - _COUNT_ARGS
     return a.get("gpus") != b.get("gpus") and all(a.get(k) == b.get(k) for k in keys)
+
+
+def _tried_count(n: int) -> bool:
+    """A count 'how many?' tries (1, 2, 4, 8 or whole nodes of 8), not the 'one more GPU' alternative."""
+    return n & (n - 1) == 0 or n % 8 == 0

@@ -356,11 +356,15 @@ def _merge_count(m: _Merge) -> None:
 
 def _people_as_before(m: _Merge) -> None:
     """'不对，是 50 人' after '100 人同时用': a correction or what-if naming only people counts them as the earlier
-    count did (at once), not as a head count whose peak is assumed."""
+    count did (at once), not as a head count whose peak is assumed; fewer than everyone known are at once."""
     parsed, p = m.parsed, m.p
     assumed = [r for r in parsed.readback if r[0] == "nlu.readback.peak_assumed"]
-    if not assumed or parsed.kind not in (Kind.correct, Kind.whatif) or p.concurrency is None \
-            or (p.head_count is not None and p.head_count != p.concurrency):
+    if not assumed or p.concurrency is None:
+        return
+    fewer_than_all = p.head_count is not None and (parsed.head_count or 0) < p.head_count  # a part of everyone
+    follow_up = parsed.kind in (Kind.correct, Kind.whatif) or parsed.has(Intent.whatif)
+    at_once_before = p.head_count is None or p.head_count == p.concurrency
+    if not (fewer_than_all or (follow_up and at_once_before)):
         return
     parsed.concurrency, parsed.head_count = parsed.head_count, None
     parsed.readback = [r for r in parsed.readback if r not in assumed]
@@ -587,33 +591,26 @@ class Advisor:
         lines: list[str] = []
         done: list[ToolCall] = []
         scratch: list[ToolCall] = []
-        fresh = plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
-            or parsed.ttft_target_s is not None
+        fresh = _computes_afresh(plan, parsed)
         answered: set[str] = set()
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
-        configs: list[Config | None] = list(both) if both else [None]  # 'both options': each of the last two
-        for config in configs:
-            for name, route, ask in asks.owed(session, parsed.asks, calls, lang, fresh, named=named,
-                                              pooled=parsed.pooled, config=config,
-                                              budget_said=parsed.budget is not None,
-                                              topic=parsed.build_topic if plan.mode == "build" else None):
+        for config in (list(both) if both else [None]):  # 'both options': each of the last two
+            owed = asks.owed(session, parsed.asks, calls, lang, fresh, named=named, pooled=parsed.pooled,
+                             config=config, budget_said=parsed.budget is not None,
+                             topic=parsed.build_topic if plan.mode == "build" else None)
+            for name, route, ask in owed:
                 mine = scratch if route.scratch else done
                 for pc in route.calls(ask):
                     if not any(c.name == pc.name and c.arguments == pc.arguments for c in mine):
                         mine.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
-                line = route.say(ask, [c for c in mine if c.ok and _for_config(c, config)])
-                if line and config is not None:  # one of 'both options': say which
-                    label = C.config_label(config.gpu, config.count, lang)
-                    nodes = msg(lang, "asks.scheme_nodes", nodes=config.nodes) if config.nodes > 1 else ""
-                    line = msg(lang, "asks.scheme_line", label=label + nodes, line=line)
+                line = _scheme_line(route.say(ask, [c for c in mine if c.ok and _for_config(c, config)]), config,
+                                    lang)
                 if line:
                     lines.append(line)
                     answered.add(asks.ask_of(name))
         lines += _body_marks(answered, plan.mode)
         calls += done
-        for call in done:
-            if call.ok:
-                session.last_results[call.name] = call
+        session.last_results.update({call.name: call for call in done if call.ok})
         open_asks = asks.still_asked(parsed.asks, answered)
         if answered and set(open_asks) <= answered and not _states_facts(parsed):
             lines.append(_ONLY_ASKS_MARK)  # 'and the electricity for that?': the answer alone, not the plan again
@@ -1053,6 +1050,20 @@ _MARKS = (_POOL_MARK, _ONLY_ASKS_MARK, _VERDICT_MARK)
 _FACT_SLOTS = ("gpus", "model", "params_b", "precision", "context_tokens", "concurrency", "budget", "method",
                "dataset_tokens", "dataset_samples", "epochs", "use_case", "existing", "gpu_count", "nodes", "mfu",
                "tokens_per_sample", "added_cards", "budget_added", "card_memory_gb")
+
+
+def _computes_afresh(plan: Plan, parsed: Parsed) -> bool:
+    """The turn computed a configuration or stated a target: stated targets are checked again."""
+    return plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
+        or parsed.ttft_target_s is not None
+
+
+def _scheme_line(line: str | None, config: Config | None, lang: Lang) -> str | None:
+    """An ask's answer for one of 'both options', labelled with its configuration."""
+    if not line or config is None:
+        return line
+    nodes = msg(lang, "asks.scheme_nodes", nodes=config.nodes) if config.nodes > 1 else ""
+    return msg(lang, "asks.scheme_line", label=C.config_label(config.gpu, config.count, lang) + nodes, line=line)
 
 
 def _for_config(call: ToolCall, config: Config | None) -> bool:

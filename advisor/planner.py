@@ -24,7 +24,9 @@ from knowledge import load_catalog
 from knowledge.codes import ScientificCode, scientific_code
 from knowledge.names import VENDORS
 from tools.compat_rules.types import MAX_GPUS_OF_ONE
+from tools.errors import ToolError
 from tools.gpu_memory import card_visible_bytes
+from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.lora import lora_trainable_params
 from tools.modelspec import load_model_spec
 from tools.pricing import to_usd
@@ -1391,27 +1393,68 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
         if rep:
             model = {"model": rep}
     for gid in p.compare[:4]:
-        count = p.compare_counts.get(gid) or p.gpu_count or 1
-        options.append({"gpu": gid, "count": count})
+        said = p.compare_counts.get(gid) or p.gpu_count
+        count = said or 1
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
         if model and p.use_case in (None, "inference"):
             context = p.context_tokens or DEFAULT_CONTEXT
             batch = p.concurrency or DEFAULT_CONCURRENCY
-            precision, engine = p.precision, _engine(p)
-            if is_generic_4bit(precision) and p.engine_hint is None and _home_cards(p.compare):
-                precision, engine = GGUF_DEFAULT, "llamacpp"  # '4-bit' on home cards: what Ollama runs
+            precision, engine = _compare_precision(p)
             size = {**model, "context": context, "batch": batch, "gpus": count, "gpu": gid, "engine": engine}
+            if precision:
+                size["precision"] = precision
+            if not said:  # 'H20 or 910B for R1?': each card at the least count that holds it
+                count = least_count(size)
+                size = _at_count(size, count)
             # as for one configuration: per token, one node's tensor-parallel group
             perf = {**model, "gpu": gid, "count": one_node(count), "context": context, "batch": batch,
                     "engine": engine}
             if precision:
-                size["precision"] = perf["precision"] = precision
+                perf["precision"] = precision
             calls.append(PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gid))
             calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gid))
         elif model and p.use_case == "training":
             size = {**model, "method": training_method(p), "gpus": count, "gpu": gid,
                     "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}
             calls.append(PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gid))
+        options.append({"gpu": gid, "count": count})
     calls.append(PlannedCall(name="value_for_money", purpose="value", takes_sizing=True,
                              arguments={"options": options, "currency": user_currency(p, lang)}))
     return calls
+
+
+def _compare_precision(p: Profile) -> tuple[str | None, str]:
+    """The precision and engine cards are compared at: as said; GGUF Q4_K_M where home users run Ollama (a
+    '4-bit' on consumer cards, a home machine, or consumer cards for a few users with no precision said)."""
+    precision, engine = p.precision, _engine(p)
+    few = (p.concurrency or 1) <= GGUF_MAX_USERS and p.engine_hint is None
+    home_cards = few and _home_cards(p.compare)
+    if (is_generic_4bit(precision) and home_cards) or (precision is None and (_runs_gguf(p) or home_cards)):
+        return GGUF_DEFAULT, "llamacpp"
+    return precision, engine
+
+
+def _at_count(size: dict[str, Any], n: int) -> dict[str, Any]:
+    """A sizing's arguments at ``n`` GPUs, split as :func:`_count_calls` splits them across nodes."""
+    args = {**size, "gpus": n}
+    args.pop("pipeline_stages", None)
+    args.pop("parallel", None)
+    if n > NODE_GPUS and args.get("engine") == "vllm":
+        args["pipeline_stages"] = nodes_for(n)
+    if n > 1 and "model" in args and args.get("engine") == "vllm" and _parallel_for(args["model"], one_node(n)):
+        args["parallel"] = "pp"
+        args.pop("pipeline_stages", None)
+    return args
+
+
+def least_count(size: dict[str, Any]) -> int:
+    """The fewest of the card (1, 2, 4, 8, then nodes of 8 the recommender would build) that hold the sizing,
+    found with the sizing tool itself; 1 when none does or the sizing cannot run."""
+    gpu = load_catalog().gpu(size["gpu"])
+    for n in (*COUNTS, *(c for c in candidate_counts(gpu) if c > COUNTS[-1])):
+        try:
+            if estimate_inference_memory(InferenceMemoryInput(**_at_count(size, n))).fits:
+                return n
+        except (ValueError, ToolError):
+            continue
+    return 1

@@ -420,3 +420,23 @@ def test_cards_ruled_out_are_never_recommended_and_how_many_with_speed_answers_o
     speed = next(c for c in ok_calls(count, "perf_decode") if c.arguments["count"] == 16)
     assert speed.arguments["precision"] == "int8" and "**Speed:** on 16× Ascend 910B" in count.text
     assert not ok_calls(count, "affordable")  # no budget in this message: the count it needs, not what ¥2M buys
+
+
+def test_people_named_in_a_follow_up_fewer_than_everyone_are_people_at_once(adv: Advisor) -> None:
+    s, _ = talk(adv, "公司1200人，高峰大概80人同时用，4张L20跑Qwen2.5-32B够吗", "如果高峰涨到150人同时用呢？",
+                "那要是换成 Qwen3-30B-A3B 呢，4卡L20能扛150人吗？")
+    assert s.profile.concurrency == 150 and s.profile.head_count == 1200  # 150 of 1,200 is no head count
+
+
+def test_cards_compared_with_no_count_are_each_sized_at_the_least_count_that_holds_the_model(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "Company in Shenzhen, full DeepSeek-R1 671B for around 30 engineers. H20 or Huawei 910B?")
+    sized = {c.arguments["gpu"]: c for c in ok_calls(r, "size_inference")}
+    # FP8 R1 is ~690 GB of weights: one 96 GB or 64 GB card cannot hold it, so each is sized at a count that does
+    for gpu in ("h20", "ascend-910b"):
+        assert sized[gpu].arguments["gpus"] >= 8 and sized[gpu].result["fits"]
+
+
+def test_home_cards_compared_with_no_precision_are_sized_at_what_ollama_runs(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "家里想跑 Qwen3-32B，买4090还是两张二手3090？速度大概多少token/s？")
+    assert {c.arguments.get("precision") for c in ok_calls(r, "size_inference")} == {"Q4_K_M"}
+    assert r.text.startswith("**两者都放得下 Qwen3-32B（Q4_K_M）")  # ~20 GB: one 24 GB card holds it
