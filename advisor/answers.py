@@ -12,7 +12,7 @@ from typing import Any
 
 from advisor.compare import per_money
 from advisor.compose import citations_block, without_glosses
-from advisor.fmt import gpu_price_text, money, money_exact, num, usd_in
+from advisor.fmt import gb_short, gpu_price_text, money, money_exact, needed_bytes, num, punct, usable_bytes, usd_in
 from advisor.planner import tensor_precision, user_currency
 from advisor.session import Citation, Profile, ToolCall
 from advisor.toolspec import GPUInfo, typed
@@ -22,6 +22,7 @@ from knowledge.messages import has, msg, render
 from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableResult, FindGPUsResult
 from tools.compat_rules.types import BuildReport
+from tools.inference_memory import InferenceMemoryResult
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
 from tools.rent import RentVsBuyResult
 from tools.scale_out import ScaleOutPlan
@@ -459,3 +460,32 @@ def compose_afford(calls: list[ToolCall], budget: tuple[float, str], lang: str, 
 def _confidence(grade: str | None, lang: str) -> str:
     """A catalog confidence grade ('H', 'M', 'L') in words."""
     return msg(lang, f"confidence.{grade}") if grade in ("H", "M", "L") else "?"
+
+
+# ----------------------------------------------------------------------------- image and video models
+
+
+def compose_generative(calls: list[ToolCall], lang: str) -> str:
+    """An image or video model on the cards: its weights at each precision against each card's memory, the cards'
+    dense BF16 compute side by side, and what the figures do not say (seconds per image)."""
+    sized = _ok(calls, "size_inference")
+    cards = [typed(c, GPUInfo) for c in _ok(calls, "gpu_info")]
+    if not sized or not cards:
+        return msg(lang, "generative.none")
+    model = sized[0].result["model"] if sized[0].result else ""
+    out = [msg(lang, "generative.head", model=model)]
+    for card in cards:
+        mine = [typed(c, InferenceMemoryResult) for c in sized if c.arguments.get("gpu") == card.id]
+        if not mine:
+            continue
+        parts = [msg(lang, "generative.fit", precision=r.precision, need=gb_short(needed_bytes(r)),
+                     mark=msg(lang, "generative.yes" if r.fits else "generative.no")) for r in mine]
+        out.append(msg(lang, "generative.card", card=card.name, usable=gb_short(usable_bytes(mine[0])),
+                       fits=punct(lang, "semicolon").join(parts)))
+    speed = sorted(((card.throughput.get("bf16") or 0.0, card.name) for card in cards), reverse=True)
+    if len(speed) > 1 and speed[-1][0] > 0:
+        out.append(msg(lang, "generative.compute", fast=speed[0][1], slow=speed[-1][1],
+                       ratio=num(speed[0][0] / speed[-1][0], 1),
+                       table=punct(lang, "comma").join(f"{n} {num(t)}" for t, n in speed)))
+    out.append(msg(lang, "generative.notes"))
+    return "\n".join(out)

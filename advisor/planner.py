@@ -53,7 +53,7 @@ CORE: dict[str, tuple[str, ...]] = {
     "scientific": ("fp64", "problem_size_gb"),
 }
 Mode = Literal["opening", "ask", "answer", "compare", "why", "export", "reset", "empty", "spec", "concept", "build",
-               "rent", "afford", "value"]
+               "rent", "afford", "value", "generative"]
 DEFAULT_RENT_HOURS = 24.0
 # Below this a budget cannot buy a desktop host ($2,500) and a useful pair of 24 GB cards ($1,600) together, so
 # an unqualified budget is read as money for the cards (the reply says so and how to change it).
@@ -260,9 +260,19 @@ def all_nodes(p: Profile, per_node: int) -> int:
     """GPUs in all the machines said ('two servers of 8 H100' → 16; '16 nodes of 8x H200' → 128); a count equal
     to the machines counted them ('two L40S servers'); past a two-tier fabric (2,048 GPUs) one node is looked at."""
     nodes = p.nodes or 1
-    if nodes > 1 and per_node != nodes and per_node * nodes <= MAX_NODES * NODE_GPUS:
+    machines_counted = per_node == nodes and per_node <= MACHINES_COUNTED_MAX and not _on_baseboard(p)
+    if nodes > 1 and not machines_counted and per_node * nodes <= MAX_NODES * NODE_GPUS:
         return per_node * nodes
     return per_node
+
+
+MACHINES_COUNTED_MAX = 4  # 'two L40S servers' counts machines; eight nodes of eight GPUs are 64 GPUs
+
+
+def _on_baseboard(p: Profile) -> bool:
+    """The card under discussion comes only on 8-GPU baseboards (SXM, OAM, modules)."""
+    gid = p.gpu or (p.existing[0].gpu if p.existing else None)
+    return gid is not None and load_catalog().gpu(gid).form_factor.value in ("sxm", "oam", "module")
 
 
 def _search_query(p: Profile, mode: str, lang: str) -> str:
@@ -681,6 +691,39 @@ def one_build(count: int) -> int:
     return count if count <= MAX_GPUS_OF_ONE else one_node(count)
 
 
+MEDIA_PRECISIONS = (("bf16", "transformers"), ("fp8", "transformers"), ("Q8_0", "llamacpp"), ("Q4_K_M", "llamacpp"))
+MEDIA_CARDS = ("rtx-3090", "rtx-4090", "rtx-5090")  # the cards image and video tools are run on, when none is named
+MAX_MEDIA_CARDS = 3
+
+
+def _generates_media(ctx: PlanContext) -> bool:
+    """An image or video model (a diffusion model) to run: its weights are sized and the cards' compute compared,
+    never a token speed or a KV cache."""
+    p = ctx.profile
+    if not p.model or p.use_case == "training" or ctx.kind in (Kind.spec, Kind.concept, Kind.rent_vs_buy):
+        return False
+    return load_catalog().model(p.model).kind == "diffusion"
+
+
+def _generative_plan(ctx: PlanContext) -> Plan:
+    """The model's weights at each precision the image tools load, on each card under discussion, and the cards'
+    dense BF16 compute (diffusion steps are compute-bound)."""
+    p = ctx.profile
+    named = [g["gpu"] for g in _gpus_under_discussion(ctx.session, ctx.parsed)] + list(p.compare)
+    cards = list(dict.fromkeys(named))[:MAX_MEDIA_CARDS] or list(MEDIA_CARDS)
+    calls: list[PlannedCall] = []
+    for gpu in cards:
+        calls.append(PlannedCall(name="gpu_info", arguments={"name": gpu}, purpose="info", gpu=gpu))
+        for precision, engine in MEDIA_PRECISIONS:
+            calls.append(PlannedCall(name="size_inference", purpose="size", gpu=gpu, arguments={
+                "model": p.model, "gpu": gpu, "gpus": 1, "precision": precision, "engine": engine,
+                "context": DIFFUSION_TEXT_TOKENS, "batch": 1}))
+    return Plan(mode="generative", calls=calls, question_slots=[])
+
+
+DIFFUSION_TEXT_TOKENS = 512  # a prompt's text-encoder length; a diffusion model keeps no KV cache
+
+
 def _build_gpus(ctx: PlanContext, plan: Plan) -> list[dict[str, Any]]:
     """The cards a build check looks at: those named or held, else the configuration the conversation arrived
     at ('power and cooling for that setup?'), else a typical card for a count or platform said (assumed)."""
@@ -866,6 +909,7 @@ _ROUTES: tuple[Route, ...] = (
     Route("spec", _kind_is(Kind.spec), _spec_plan),
     Route("concept", _kind_is(Kind.concept), _concept_plan),
     Route("build", _checks_a_build, _build_plan),
+    Route("generative", _generates_media, _generative_plan),
     Route("rent", _rents_a_machine, _rent_plan),
     Route("compare", _compares, _compare_plan),
     Route("why", _explains_last, _why_plan),

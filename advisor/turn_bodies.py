@@ -82,6 +82,10 @@ def _concept(ctx: TurnContext) -> str:
     return A.compose_concept(ctx.citations, ctx.parsed.text, ctx.out_lang)
 
 
+def _generative(ctx: TurnContext) -> str:
+    return A.compose_generative(ctx.calls, ctx.out_lang)
+
+
 def _build(ctx: TurnContext) -> str:
     lang = ctx.out_lang
     gpus: list[dict[str, Any]] = next((c.arguments["gpus"] for c in ctx.calls if c.name == "check_build"), [])
@@ -141,7 +145,7 @@ Composer = Callable[[TurnContext], str]
 BODIES: dict[str, Composer] = {
     "reset": _reset, "opening": _opening, "export": _export, "empty": _empty, "ask": _ask, "compare": _compare,
     "why": _why, "spec": _spec, "concept": _concept, "build": _build, "value": _value, "afford": _afford,
-    "rent": _rent,
+    "rent": _rent, "generative": _generative,
 }
 
 

@@ -440,3 +440,32 @@ def test_home_cards_compared_with_no_precision_are_sized_at_what_ollama_runs(adv
     _, (r,) = talk(adv, "家里想跑 Qwen3-32B，买4090还是两张二手3090？速度大概多少token/s？")
     assert {c.arguments.get("precision") for c in ok_calls(r, "size_inference")} == {"Q4_K_M"}
     assert r.text.startswith("**两者都放得下 Qwen3-32B（Q4_K_M）")  # ~20 GB: one 24 GB card holds it
+
+
+def test_a_follow_up_that_changes_the_node_count_keeps_the_gpus_per_node(adv: Advisor) -> None:
+    _, (_, more) = talk(adv, "We have 4 nodes of 8x H100 SXM. Continued pretraining Llama 3.1 70B on 300B tokens, "
+                             "how long?", "what if we went with 8 nodes instead?")
+    assert ok_calls(more, "training_time")[0].arguments["count"] == 64  # eight nodes of eight, not eight GPUs
+
+
+def test_a_how_to_question_is_answered_from_the_guide_not_with_a_sizing(adv: Advisor) -> None:
+    for text, section in (("怎么验卡？拿到手要测哪些东西？", "used-cards/zh/what-to-check"),
+                          ("how do I test a used card before paying?", "used-cards/en/what-to-check")):
+        _, (r,) = talk(adv, text)
+        assert r.mode == "concept" and section in r.text and not ok_calls(r, "recommend")
+
+
+def test_an_image_model_is_sized_by_its_weights_and_never_given_a_token_speed(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "我还想玩 ComfyUI 跑 Flux.1 dev 出图，3060 12G 和 4090 能跑吗？")
+    assert r.mode == "generative" and "tokens/s" not in r.text and not ok_calls(r, "perf_decode")
+    bf16 = next(c for c in ok_calls(r, "size_inference")
+                if c.arguments["gpu"] == "rtx-3060-12gb" and c.arguments["precision"] == "bf16")
+    assert bf16.result["weights_total_bytes"] == pytest.approx(12.0e9 * 2, rel=0.01)  # 12B parameters × 2 bytes
+    assert not bf16.result["fits"]  # 24 GB of weights on a 12 GB card
+    q4 = next(c for c in ok_calls(r, "size_inference")
+              if c.arguments["gpu"] == "rtx-3060-12gb" and c.arguments["precision"] == "Q4_K_M")
+    assert q4.result["fits"]
+
+
+def test_a_video_model_is_not_read_as_a_language_model_of_the_same_size() -> None:
+    assert parse("Wan2.1 14B 生成 720P 5秒的视频，4090 大概要多久？").model == "wan2.1-t2v-14b"

@@ -314,6 +314,18 @@ def _sizes_inference(m: _Message, f: Features) -> bool:
     return f.sized or (bool(f.gpus) and m.hit("size_inference"))
 
 
+_HOW_TO = re.compile(r"(怎么|如何|咋)(验|测|检查|判断|看出|辨别|鉴别|分辨|挑|装|接|设置|配置|调|优化|维护|散热|避坑)|"
+                     r"要测(哪些|什么|啥)|注意(哪些|什么|啥)|\bhow (do|can|should|would) (i|we|you) (test|check|tell|"
+                     r"spot|verify|inspect|set up|configure|tune|install|cool|maintain)\b|\bhow to (test|check|tell|"
+                     r"spot|verify|inspect|set up|configure|tune|install)\b|"
+                     r"\bwhat should (i|we) (check|test|look for)\b", re.IGNORECASE)
+
+
+def _asks_how_to(m: _Message, f: Features) -> bool:
+    """'怎么验卡？', 'how do I test a used card?': a procedure the guide explains, when nothing is sized."""
+    return not f.sized and not f.budget and f.requirements == 0 and _HOW_TO.search(m.text) is not None
+
+
 def _asks_spec(m: _Message, f: Features) -> bool:
     """A model or card with a spec cue, or asked an attribute of without requirements."""
     if not (f.models or f.gpus):
@@ -375,6 +387,7 @@ RULES: tuple[Rule, ...] = (
     Rule(Kind.recommend, _budget_without_card),
     Rule(Kind.size_training, _sizes_training),
     Rule(Kind.size_inference, _sizes_inference),
+    Rule(Kind.concept, _asks_how_to),
     Rule(Kind.spec, _asks_spec),
     Rule(Kind.inform, _states_slots),
 )
