@@ -583,11 +583,12 @@ def test_lora_that_does_not_fit_the_users_card_offers_qlora_on_it(adv: Advisor) 
 
 def test_a_compared_cards_usable_memory_agrees_with_its_verdict(adv: Advisor) -> None:
     _, r = ask(adv, "h200和h100 跑70b 哪个划算")
-    head = first_line(r.text)
-    # 146.4 GB of BF16 needs against the H200's vLLM share (0.92 × 150.9 GB ≈ 138.8 GB): it does not fit, and
-    # the usable figure shown is below the need
-    need, have = (float(x) for x in re.search(r"H200 SXM 141GB 每卡需要 ([\d.]+) GB、可用 ([\d.]+) GB", head).groups())
-    assert "都放不下" in head and have < need
+    # 146.4 GB of BF16 needs against the H200's vLLM share (0.92 × 150.9 GB ≈ 138.8 GB): one falls short, so each
+    # card is compared at the least count that holds it — two of each — and every sizing shown fits its usable share
+    sized = {c.arguments["gpu"]: c.result for c in calls(r, "size_inference")}
+    assert {g: (s["gpus"], s["fits"]) for g, s in sized.items()} == {"h200-sxm": (2, True), "h100-sxm": (2, True)}
+    assert all(s["headroom_bytes"] >= 0 for s in sized.values())
+    assert "2 张 H200 SXM 141GB" in first_line(r.text)
     assert "| 互联 | NVLink | NVLink |" in r.text
 
 

@@ -469,3 +469,11 @@ def test_an_image_model_is_sized_by_its_weights_and_never_given_a_token_speed(ad
 
 def test_a_video_model_is_not_read_as_a_language_model_of_the_same_size() -> None:
     assert parse("Wan2.1 14B 生成 720P 5秒的视频，4090 大概要多久？").model == "wan2.1-t2v-14b"
+
+
+def test_spoken_prices_list_bullets_and_chip_counts_are_read_as_written() -> None:
+    assert parse("电费1块2一度，一年多少").kwh_price == 1.2  # 1 块 2 (毛) is ¥1.20
+    quote = parse("Quote:\n- 8x H100 SXM server\n- $289,500 total")
+    assert quote.budget is not None and quote.budget.amount == 289_500 and "budget" not in quote.unusable
+    assert parse("预算 -5 万").unusable["budget"] == -50_000  # a minus sign is still said back
+    assert parse("服务器配2颗8468，内存1T").gpu_count is None  # two CPUs

@@ -390,9 +390,10 @@ _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
 # what a '张/块/cards' count can be of that is no GPU: network cards, disks, memory, images, GPU-hours
 _NOT_GPU_NOUN = re.compile(r"^[^，,。.;；!?？！\n]{0,12}?(?:网卡|ib\s*卡|nic|hca|网口|光模块|交换机|硬盘|固态|ssd|nvme|"
                            r"内存条?|电源|psu|dimm|ram\b)|^\s*-?\s*(?:hours?|hrs?|h\b|小时|卡时)", _I)
+# ('颗' counts chips: '2颗8468' are two CPUs)
 _CARDS_ONLY = re.compile(
     rf"(?:(?<![\d.])(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)(?:\s*|-)(?:x\s*)?"
-    rf"(张|块|片|卡|颗|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡|of them|of those)"
+    rf"(张|块|片|卡|gpus?|cards?|graphics cards?|accelerators?|个\s*gpu|个\s*显卡|张卡|块卡|of them|of those)"
     rf"(?![A-Za-z])(?!\s*(?:图|照片|图片|画|纸|表|票|单据|脸|海报|样张))", _I)
 # a count of cards said apart from the card's name: units that only count cards (not '块' money, not GPU-hours)
 _APART_COUNT = re.compile(rf"(?:(?<![\d.\-−])(\d+)|([{CN_NUMERAL_CHARS}]+|双))\s*(张卡|块卡|张|卡|gpus?|cards?)"
@@ -1601,8 +1602,14 @@ _MINUS_INSIDE = re.compile(r"^[$¥￥€£]\s*[-−]")
 _SIGNED_CURRENCY = re.compile(r"[$¥￥€£]\s*[-−]\s*$")  # '$-1000': a currency mark, then the sign
 
 
+_BULLET = re.compile(r"(?:^|\n)[ \t]*[-−•*][ \t]+[$¥￥€£]?\s*$")  # '- $289,500' in a pasted list is a bullet
+
+
 def _negative(text: str, start: int, end: int) -> bool:
-    """Whether the amount at ``start:end`` is written with a minus sign ('-5 万', '$-1000', '负 3 万')."""
+    """Whether the amount at ``start:end`` is written with a minus sign ('-5 万', '$-1000', '负 3 万'), not a list
+    bullet ('- $289,500' on a line of a quote)."""
+    if _BULLET.search(text[max(0, start - 8):start]):
+        return False
     return bool(_MINUS_BEFORE.search(text[max(0, start - 3):start]) or _MINUS_INSIDE.match(text[start:end]))
 
 
