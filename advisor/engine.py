@@ -398,6 +398,26 @@ def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) 
         put("gpu_count", min((p.gpu_count or 1) + parsed.added_cards, MAX_GPUS_OF_ONE))
     if parsed.budget_added and parsed.budget is None and p.budget is not None:
         put("budget", Money(amount=p.budget.amount + parsed.budget_added, currency=p.budget.currency))
+    if parsed.scaled:
+        _apply_scale(parsed, p, put, *parsed.scaled)
+
+
+def _apply_scale(parsed: Parsed, p: Profile, put: Callable[[str, Any], None], slot: str, factor: float) -> None:
+    """'traffic grows 5x', '预算翻倍', 'double the nodes': the value under discussion times the factor, unless the
+    message states the new value itself."""
+    if slot == "users" and parsed.concurrency is None and p.concurrency is not None:
+        put("concurrency", max(1, min(1_000_000, round((p.concurrency or 1) * factor))))
+    elif slot == "budget" and parsed.budget is None and p.budget is not None:
+        put("budget", Money(amount=p.budget.amount * factor, currency=p.budget.currency))
+    elif slot == "data" and parsed.dataset_tokens is None and p.dataset_tokens:
+        put("dataset_tokens", p.dataset_tokens * factor)
+    elif slot == "nodes" and parsed.nodes is None and p.nodes and p.nodes * factor >= 1:
+        put("nodes", max(1, min(MAX_SCALED_NODES, round((p.nodes or 1) * factor))))
+    elif slot == "cards" and not parsed.gpus and parsed.gpu_count is None and p.gpu_count:
+        put("gpu_count", max(1, min(MAX_GPUS_OF_ONE, round(p.gpu_count * factor))))
+
+
+MAX_SCALED_NODES = 256
 
 
 # ----------------------------------------------------------------------------- the engine

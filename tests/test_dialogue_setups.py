@@ -477,3 +477,12 @@ def test_spoken_prices_list_bullets_and_chip_counts_are_read_as_written() -> Non
     assert quote.budget is not None and quote.budget.amount == 289_500 and "budget" not in quote.unusable
     assert parse("预算 -5 万").unusable["budget"] == -50_000  # a minus sign is still said back
     assert parse("服务器配2颗8468，内存1T").gpu_count is None  # two CPUs
+
+
+def test_a_what_if_that_scales_a_value_scales_the_one_under_discussion(adv: Advisor) -> None:
+    s, _ = talk(adv, "serve Llama 3.1 8B to 40 users at once on 2x L40S, enough?", "what if traffic grows 5x?")
+    assert s.profile.concurrency == 200
+    s, _ = talk(adv, "训练Qwen2.5-7B全参，数据100亿token，8张H100要多久", "如果数据量翻倍呢", "预算50万",
+                "那预算翻倍呢")
+    assert s.profile.dataset_tokens == 20e9 and s.profile.budget is not None and s.profile.budget.amount == 1e6
+    assert parse("we have 8x H100 nodes").scaled is None and parse("2x 3090").scaled is None  # counts, not factors

@@ -707,6 +707,36 @@ def budget_added(ctx: Context) -> float | None:
     return None
 
 
+# what a what-if scales ('traffic grows 5x', '预算翻倍', 'double the nodes', 'users halve'): the slot and the factor
+_SCALED_THINGS = {
+    "users": r"traffic|users?|requests?|load|concurren\w*|people|staff|流量|用户|请求|并发|人数|访问量|人",
+    "budget": r"budget|money|预算|经费",
+    "data": r"data(?:set)?|tokens?|corpus|数据(?:量)?|语料",
+    "nodes": r"nodes?|servers?|machines?|boxes|节点|机器|服务器|台",
+    "cards": r"gpus?|cards?|卡",
+}
+_FACTOR = (r"(?P<n>\d+(?:\.\d+)?)\s*(?:x|×|倍)(?![a-z0-9])|"
+           r"(?P<two>double[sd]?|doubling|twice|翻倍|翻一倍|翻番|加倍|多一倍)|"
+           r"(?P<three>triple[sd]?|tripling|翻两倍)|(?P<half>halve[sd]?|halving|half|减半|砍半|少一半)")
+_THINGS = "|".join(_SCALED_THINGS.values())
+_SCALED = (re.compile(rf"(?P<thing>{_THINGS})\W{{0,3}}(?:\w+\W+){{0,3}}?(?:{_FACTOR})", _I),
+           re.compile(rf"(?:{_FACTOR})\W{{0,3}}(?:\w+\W+){{0,2}}?(?:the\s+|our\s+)?(?P<thing>{_THINGS})", _I))
+
+
+def scaled(ctx: Context) -> tuple[str, float] | None:
+    """'traffic grows 5x', '预算翻倍', 'double the nodes': which slot a what-if scales and by how much."""
+    m = next((found for pattern in _SCALED if (found := pattern.search(ctx.masked))), None)
+    if m is None:
+        return None
+    thing = m.group("thing").lower()
+    slot = next((k for k, pat in _SCALED_THINGS.items() if re.fullmatch(pat, thing, _I)), None)
+    factor = (float(m.group("n")) if m.group("n") else 2.0 if m.group("two") else 3.0 if m.group("three")
+              else 0.5 if m.group("half") else None)
+    if slot is None or factor is None or not 0.1 <= factor <= 100 or factor == 1:
+        return None
+    return slot, factor
+
+
 _LOAD = re.compile(rf"({N})\s*%\s*(?:average\s+|avg\s+|的)?(?:load|负载|负荷|功耗|power)|"
                    rf"(?:load|负载|负荷)\s*(?:of|at|about|around|约|大概|在)?\s*({N})\s*%", _I)
 
@@ -766,6 +796,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "added_cards": added_cards,
     "card_position": card_position,
     "budget_added": budget_added,
+    "scaled": scaled,
     "purchase_price": purchase_price,
     "quoted_price": quoted_price,
     "asked_attribute": asked_attribute,

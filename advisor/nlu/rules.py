@@ -156,6 +156,8 @@ class Parsed(BaseModel):
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
     rental_rate: tuple[float, str] | None = Field(None, description="quoted rent per GPU-hour and its currency")
     added_cards: int | None = Field(None, description="cards added to the configuration under discussion ('再加一张')")
+    scaled: tuple[str, float] | None = Field(None, description="a slot a what-if scales and the factor ('traffic grows "
+                                                                "5x': users × 5, '预算翻倍': budget × 2)")
     budget_added: float | None = Field(None, description="money added to the budget under discussion "
                                                          "('预算再加 5 万'), in its currency")
     purchase_price: tuple[float, str] | None = Field(None, description="what buying costs as quoted, and its currency "
