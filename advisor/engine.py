@@ -370,6 +370,28 @@ def _people_as_before(m: _Merge) -> None:
     parsed.readback = [r for r in parsed.readback if r not in assumed]
 
 
+_BARE_COUNT = re.compile(r"(?:\b(?:buy|get|go with|use|try|only|run)\b|买|上|用|换)\D{0,12}?"
+                         r"(?<![\d.])(\d{1,3})(?![\d.])(?!\s*(?:k\b|%|gb|b\b|x\b|×|tokens?|users?|people|人|万|千|nodes?|servers?|台|kw|w\b|h\b|hours?|"
+                         r"months?|years?|days?|元|块|\$))", re.IGNORECASE)
+
+
+def _bare_count(m: _Merge) -> None:
+    """'what if we only buy 2 now?', 'go with 4 instead of 2': in a what-if that states nothing else, a bare
+    number beside a buying word is the count of the card under discussion."""
+    parsed, p = m.parsed, m.p
+    if not _is_what_if(parsed) or _states_facts(parsed) or not (p.gpu or p.existing) or len(parsed.text) > 120:
+        return
+    found = _BARE_COUNT.search(parsed.text)
+    if found and 1 <= int(found.group(1)) <= MAX_GPUS_OF_ONE:
+        if p.gpu is None and p.existing:
+            m.put("gpu", p.existing[0].gpu)
+        m.put("gpu_count", int(found.group(1)))
+
+
+def _is_what_if(parsed: Parsed) -> bool:
+    return parsed.kind in (Kind.whatif, Kind.correct) or parsed.has(Intent.whatif)
+
+
 def _merge_short_answers(m: _Merge) -> None:
     """'yes', 'no' to the question asked last turn."""
     parsed = m.parsed
@@ -384,7 +406,7 @@ def _merge_short_answers(m: _Merge) -> None:
 
 _MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_implied, _merge_lists, _merge_sold,
                 _session_variants, _merge_cards, _merge_changes,
-                _merge_count, _merge_short_answers)
+                _merge_count, _bare_count, _merge_short_answers)
 
 
 def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) -> None:
@@ -570,8 +592,10 @@ class Advisor:
               recompute: bool) -> Generator[Event, None, Reply]:
         previous = dict(session.last_results)
         if not recompute:
+            asks_own = bool(parsed.asks)
             parsed = _inherit_asks(parsed, session)
-            apply_parsed(session, parsed)
+            if not apply_parsed(session, parsed) and _is_what_if(parsed) and not asks_own:
+                parsed.readback.append(("nlu.readback.what_if_unread", {}))  # said, not answered as if it changed
         yield ProfileUpdated(profile=session.profile.model_copy(deep=True))
         out_lang: Lang = lang or "en"
         unknown_notes = _gather_notices(parsed, session, out_lang, notices)

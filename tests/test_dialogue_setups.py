@@ -486,3 +486,10 @@ def test_a_what_if_that_scales_a_value_scales_the_one_under_discussion(adv: Advi
                 "那预算翻倍呢")
     assert s.profile.dataset_tokens == 20e9 and s.profile.budget is not None and s.profile.budget.amount == 1e6
     assert parse("we have 8x H100 nodes").scaled is None and parse("2x 3090").scaled is None  # counts, not factors
+
+
+def test_a_bare_count_in_a_what_if_is_the_cards_and_an_unread_what_if_says_so(adv: Advisor) -> None:
+    s, (_, fewer, odd) = talk(adv, "serve Llama 3.1 70B FP8 to 30 users on 4x L40S, enough?",
+                              "what if we only buy 2 now?", "what if the moon was cheese?")
+    assert ok_calls(fewer, "size_inference")[0].arguments["gpus"] == 2 and s.profile.gpu_count == 2
+    assert "could not tell what this what-if changes" in odd.text
