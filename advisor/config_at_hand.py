@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from advisor.session import MAX_SCHEMES, Scheme, Session, ToolCall
+from advisor.session import MAX_SCHEME_GPUS, MAX_SCHEME_NODES, MAX_SCHEMES, Scheme, Session, ToolCall
 from tools.recommend import nodes_for
 
 
@@ -78,8 +77,6 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
     return None
 
 
-
-
 def remember_scheme(session: Session, calls: Iterable[ToolCall]) -> None:
     """This turn's configuration (its own calls only) into the session's list of schemes, when it is new."""
     found = next((c for c in (_from_call(call) for call in calls
@@ -88,8 +85,7 @@ def remember_scheme(session: Session, calls: Iterable[ToolCall]) -> None:
         return
     nodes = found.nodes if found.nodes > 1 else (session.profile.nodes or 1)
     count = found.count // nodes if found.nodes == 1 and nodes > 1 and found.count % nodes == 0 else found.count
-    fields = Scheme.model_fields
-    if not (1 <= count <= _most(fields["count"]) and nodes <= _most(fields["nodes"])):
+    if not (1 <= count <= MAX_SCHEME_GPUS and nodes <= MAX_SCHEME_NODES):
         return  # past what one plan sizes: nothing to come back to
     scheme = Scheme(gpu=found.gpu, count=count, nodes=nodes, model=found.model, precision=found.precision)
     same = [s for s in session.schemes if (s.gpu, s.count, s.nodes) == (scheme.gpu, scheme.count, scheme.nodes)]
@@ -100,11 +96,6 @@ def both_schemes(session: Session) -> list[Config]:
     """The last two different configurations computed: what 'both options' / '两个方案' mean."""
     return [Config(gpu=s.gpu, count=s.count, nodes=s.nodes, model=s.model, precision=s.precision)
             for s in session.schemes[-2:]] if len(session.schemes) >= 2 else []
-
-
-def _most(field: Any) -> int:
-    """A bounded field's upper limit."""
-    return next(int(m.le) for m in field.metadata if getattr(m, "le", None) is not None)
 
 
 def least_fitting_count(calls: Iterable[ToolCall]) -> Config | None:

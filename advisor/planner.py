@@ -1232,16 +1232,9 @@ def _count_calls(tool: str, size: dict[str, Any], count: int) -> list[PlannedCal
     gpu = size.get("gpu")
     clusters = tuple(c for c in candidate_counts(load_catalog().gpu(gpu)) if c > COUNTS[-1]) if gpu else ()
     for n in (*COUNTS, *clusters):
-        if n == count:
-            continue
-        args = {**size, "gpus": n}
-        if n > NODE_GPUS and args.get("engine") == "vllm":  # across nodes: tensor parallel inside, layers between
-            args["pipeline_stages"] = nodes_for(n)
-        if n > 1 and "model" in args and args.get("engine") == "vllm" and _parallel_for(args["model"],
-                                                                                         one_node(n)):
-            args["parallel"] = "pp"
-            args.pop("pipeline_stages", None)
-        out.append(PlannedCall(name=tool, purpose="size", gpu=size.get("gpu"), alt="count", arguments=args))
+        if n != count:
+            out.append(PlannedCall(name=tool, purpose="size", gpu=size.get("gpu"), alt="count",
+                                   arguments=_at_count(size, n)))
     return out
 
 
@@ -1479,10 +1472,9 @@ def _compare_precision(p: Profile) -> tuple[str | None, str]:
 
 
 def _at_count(size: dict[str, Any], n: int) -> dict[str, Any]:
-    """A sizing's arguments at ``n`` GPUs, split as :func:`_count_calls` splits them across nodes."""
+    """A sizing's arguments at ``n`` GPUs: across nodes, tensor parallel inside and layers between (vLLM); layers
+    split by pipeline where the heads do not divide."""
     args = {**size, "gpus": n}
-    args.pop("pipeline_stages", None)
-    args.pop("parallel", None)
     if n > NODE_GPUS and args.get("engine") == "vllm":
         args["pipeline_stages"] = nodes_for(n)
     if n > 1 and "model" in args and args.get("engine") == "vllm" and _parallel_for(args["model"], one_node(n)):

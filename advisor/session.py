@@ -333,6 +333,9 @@ class Turn(BaseModel):
     at: dt.datetime = Field(default_factory=lambda: dt.datetime.now(dt.UTC))
 
 
+MAX_SCHEME_GPUS, MAX_SCHEME_NODES = 1024, 256  # the largest plan sized: a two-tier fabric's nodes
+
+
 class Scheme(BaseModel):
     """One configuration the conversation computed (a sizing, a build check, a recommendation's first option):
     'both options' means the last two of them."""
@@ -340,8 +343,8 @@ class Scheme(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     gpu: str
-    count: int = Field(ge=1, le=1024)
-    nodes: int = Field(1, ge=1, le=256)
+    count: int = Field(ge=1, le=MAX_SCHEME_GPUS)
+    nodes: int = Field(1, ge=1, le=MAX_SCHEME_NODES)
     model: str | None = None
     precision: str | None = None
 
