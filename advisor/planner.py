@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from advisor.config_at_hand import current_config
 from advisor.fmt import default_currency
 from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase
+from advisor.nlu.rules import MAX_NODE_GPUS
 from advisor.session import Profile, Session
 from knowledge import load_catalog
 from knowledge.codes import ScientificCode, scientific_code
@@ -194,7 +195,7 @@ def _machine_args(p: Profile) -> dict[str, Any]:
         args["mains"] = p.mains
     if p.psu_w:
         args["psu_w"] = p.psu_w
-    if p.power_limit_w and (p.nodes or 1) == 1:  # '每台服务器限 3000W': one machine's cap at the wall
+    if p.power_limit_w and p.power_limit_w >= MIN_MACHINE_CAP_W and (p.nodes or 1) == 1:  # '每台服务器限 3000W'
         args["max_wall_w"] = p.power_limit_w
     if p.system_ram_gb:
         args["system_ram_gb"] = p.system_ram_gb
@@ -261,6 +262,8 @@ def all_nodes(p: Profile, per_node: int) -> int:
     to the machines counted them ('two L40S servers'); past a two-tier fabric (2,048 GPUs) one node is looked at."""
     nodes = p.nodes or 1
     machines_counted = per_node == nodes and per_node <= MACHINES_COUNTED_MAX and not _on_baseboard(p)
+    if per_node > MAX_NODE_GPUS:  # '128 GPUs' is the cluster's total: no server holds that many
+        return per_node
     if nodes > 1 and not machines_counted and per_node * nodes <= MAX_NODES * NODE_GPUS:
         return per_node * nodes
     return per_node
@@ -804,6 +807,7 @@ def _network_call(p: Profile, gpu: str, per_node: int, nodes: int) -> PlannedCal
     return PlannedCall(name="plan_network", arguments=args, purpose="check")
 
 
+MIN_MACHINE_CAP_W = 1000  # a limit under this is a card's ('限功耗到300W'), not a machine's at the wall
 LORA_RANK = 16  # the training sizing's default adapter rank
 FULL_STATE_BYTES = 16  # BF16 weights and gradients, FP32 master weights and Adam moments, per parameter
 

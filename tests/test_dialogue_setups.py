@@ -473,6 +473,7 @@ def test_a_video_model_is_not_read_as_a_language_model_of_the_same_size() -> Non
 
 def test_spoken_prices_list_bullets_and_chip_counts_are_read_as_written() -> None:
     assert parse("电费1块2一度，一年多少").kwh_price == 1.2  # 1 块 2 (毛) is ¥1.20
+    assert parse("电价6毛一度").kwh_price == 0.6  # 6 毛 is ¥0.60
     quote = parse("Quote:\n- 8x H100 SXM server\n- $289,500 total")
     assert quote.budget is not None and quote.budget.amount == 289_500 and "budget" not in quote.unusable
     assert parse("预算 -5 万").unusable["budget"] == -50_000  # a minus sign is still said back
@@ -493,3 +494,15 @@ def test_a_bare_count_in_a_what_if_is_the_cards_and_an_unread_what_if_says_so(ad
                               "what if we only buy 2 now?", "what if the moon was cheese?")
     assert ok_calls(fewer, "size_inference")[0].arguments["gpus"] == 2 and s.profile.gpu_count == 2
     assert "could not tell what this what-if changes" in odd.text
+
+
+def test_a_gpu_count_past_one_server_in_a_follow_up_is_the_clusters_total(adv: Advisor) -> None:
+    _, (_, more) = talk(adv, "We have 8 nodes of 8x H100. Pretraining a 7B model on 1T tokens, how long?",
+                        "What if we get 128 GPUs?")
+    assert ok_calls(more, "training_time")[0].arguments["count"] == 128  # not 128 per node
+
+
+def test_psus_written_per_unit_and_a_cards_power_limit_are_no_machine_cap(adv: Advisor) -> None:
+    assert parse("4x 3000W PSU, 8x H100").power_limit_w is None
+    _, (r,) = talk(adv, "两张4090，限功耗到300W，850W电源够吗？")
+    assert "max_wall_w" not in ok_calls(r, "check_build")[0].arguments  # 300 W limits each card

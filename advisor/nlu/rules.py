@@ -1405,8 +1405,8 @@ def _settle_usage(out: Parsed) -> None:
 def _settle_power(out: Parsed) -> None:
     if out.gpu_power_limit_w is not None and out.power_limit_w == out.gpu_power_limit_w:
         out.power_limit_w = None  # "限功耗到 250W" limits each card, not the wall
-    if out.psu_w is not None and out.power_limit_w == out.psu_w:
-        out.power_limit_w = None  # "1000W 电源" is the PSU's rating, not a wall limit
+    if out.psu_w is not None and out.power_limit_w and out.psu_w % out.power_limit_w == 0:
+        out.power_limit_w = None  # "1000W 电源", '4x 3000W PSU': the PSUs' rating, not a wall limit
 
 
 def _settle_verb_count(out: Parsed, masked: str) -> None:
