@@ -1454,9 +1454,8 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
                 perf["precision"] = precision
             calls.append(PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gid))
             calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gid))
-        elif model and p.use_case == "training":
-            size = {**model, "method": training_method(p), "gpus": count, "gpu": gid,
-                    "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}
+        elif model and p.use_case == "training":  # sharded as a training turn shards it
+            size = _training_size(p, model, training_method(p), gid, count, p.context_tokens or DEFAULT_TRAIN_SEQ)
             calls.append(PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gid))
         options.append({"gpu": gid, "count": count})
     calls.append(PlannedCall(name="value_for_money", purpose="value", takes_sizing=True,

@@ -506,3 +506,10 @@ def test_psus_written_per_unit_and_a_cards_power_limit_are_no_machine_cap(adv: A
     assert parse("4x 3000W PSU, 8x H100").power_limit_w is None
     _, (r,) = talk(adv, "两张4090，限功耗到300W，850W电源够吗？")
     assert "max_wall_w" not in ok_calls(r, "check_build")[0].arguments  # 300 W limits each card
+
+
+def test_a_comparison_shards_lora_over_two_cards_as_a_training_turn_does(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "双卡 4090 和单卡 RTX 6000 Ada 哪个更适合微调 14B？")
+    pair = next(c for c in ok_calls(r, "size_training") if c.arguments["gpu"] == "rtx-4090")
+    # the frozen 14.8B base in BF16 is ~29.5 GB, more than one 24 GB card: ZeRO-3 shards it over the two
+    assert pair.arguments["zero_stage"] == 3 and pair.result["fits"]

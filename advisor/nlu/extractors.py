@@ -516,24 +516,19 @@ _KWH_BEFORE = re.compile(rf"(?:一度电|每度电|一度|每度|per\s*kwh|a\s*k
                          rf"[$¥￥€£]?\s*({N})\s*(?:块|元|毛|eur|€|usd|dollars?|cents?)?", _I)
 
 
-_YUAN_JIAO = re.compile(r"(?<![\d.])(\d{1,2})\s*块\s*(\d)(?![\d.])\s*(?:毛)?\s*(?:钱)?\s*(?:一度|每度|/\s*度)|"
-                        r"(?:一度电|每度电|一度|每度|电价|电费)\D{0,4}?(?<![\d.])(\d{1,2})\s*块\s*(\d)(?![\d.])", _I)
-
-
-_JIAO = re.compile(r"(?<![\d.])(\d)\s*毛\s*(?:钱)?\s*(?:一度|每度|/\s*度)|"
-                   r"(?:一度电|每度电|一度|每度|电价|电费)\D{0,4}?(?<![\d.])(\d)\s*毛", _I)
+# a price spoken in 块 and 毛: '1块2' is 1.2 yuan, '6毛' 0.6
+_SPOKEN_YUAN = r"(?<![\d.])(?:(\d{1,2})\s*块\s*(\d)|(\d)\s*毛)(?![\d.])"
+_KWH_SPOKEN = (re.compile(rf"{_SPOKEN_YUAN}\s*(?:毛)?\s*(?:钱)?\s*(?:一度|每度|/\s*度)"),
+               re.compile(rf"(?:一度电|每度电|一度|每度|电价|电费)\D{{0,4}}?{_SPOKEN_YUAN}"))
 
 
 def kwh_price(ctx: Context) -> float | None:
     """The electricity price per kWh ('电费按 1 块钱一度', 'electricity is 0.35 EUR per kWh', '$0.08/kWh',
     '电价0.6')."""
-    spoken = _YUAN_JIAO.search(ctx.text)  # '1块2一度' is 1.2 yuan: 块 then 毛 (tenths)
-    if spoken:
-        whole, tenth = spoken.group(1) or spoken.group(3), spoken.group(2) or spoken.group(4)
-        return int(whole) + int(tenth) / 10
-    jiao = _JIAO.search(ctx.text)  # '电价6毛' is 0.6 yuan
-    if jiao:
-        return int(jiao.group(1) or jiao.group(2)) / 10
+    spoken = next((m for pattern in _KWH_SPOKEN if (m := pattern.search(ctx.text))), None)
+    if spoken:  # '1块2一度', '电价6毛'
+        whole, tenth, jiao = spoken.groups()
+        return int(whole) + int(tenth) / 10 if whole else int(jiao) / 10
     for pattern in (_KWH, _KWH_UNIT, _KWH_BEFORE, _KWH_BARE):
         m = pattern.search(ctx.text)
         value = parse_number(m.group(1)) if m else None
