@@ -33,6 +33,7 @@ from tools.modelspec import load_model_spec
 from tools.pricing import to_usd
 from tools.recommend import NODE_GPUS, candidate_counts, nodes_for
 from tools.scale_out import MAX_NODES
+from tools.training_memory import TrainingMemoryInput
 
 DEFAULT_CONTEXT = 8192
 DEFAULT_CONCURRENCY = 1
@@ -808,8 +809,8 @@ def _network_call(p: Profile, gpu: str, per_node: int, nodes: int) -> PlannedCal
 
 
 MIN_MACHINE_CAP_W = 1000  # a limit under this is a card's ('限功耗到300W'), not a machine's at the wall
-LORA_RANK = 16  # the training sizing's default adapter rank
-FULL_STATE_BYTES = 16  # BF16 weights and gradients, FP32 master weights and Adam moments, per parameter
+LORA_RANK: int = TrainingMemoryInput.model_fields["lora_rank"].default  # the training sizing's own default
+FULL_STATE_BYTES = 18  # mixed-precision AdamW model states per parameter, as tools/training_memory.py counts them
 
 
 def _typical_card(platform: str | None) -> str:
@@ -1276,6 +1277,11 @@ def _base_outgrows_card(model: dict[str, Any], method: str, gpu: str) -> bool:
     return params_b * 1e9 * bytes_per_param > 0.7 * cat.gpu(gpu).memory_bytes
 
 
+def _shards_by_default(p: Profile, model: dict[str, Any], method: str, gpu: str | None, count: int) -> bool:
+    """ZeRO-3 when none was said: full fine-tuning on several GPUs, or a frozen base larger than one card."""
+    return not p.sharding and count > 1 and (method == "full" or bool(gpu and _base_outgrows_card(model, method, gpu)))
+
+
 def _training_size(p: Profile, model: dict[str, Any], method: str, gpu: str | None, count: int,
                    seq: int) -> dict[str, Any]:
     """The sizing's arguments: the method, the sharding said (ZeRO-3 for full fine-tuning on several GPUs when
@@ -1287,7 +1293,7 @@ def _training_size(p: Profile, model: dict[str, Any], method: str, gpu: str | No
         size["fsdp"] = True
     elif p.sharding:
         size["zero_stage"] = int(p.sharding[-1])
-    elif count > 1 and (method == "full" or (gpu and _base_outgrows_card(model, method, gpu))):
+    elif _shards_by_default(p, model, method, gpu, count):
         size["zero_stage"] = 3  # LoRA on a base larger than one card shards the frozen weights too (FSDP)
     if p.grad_checkpointing is not None:
         size["recompute"] = "full" if p.grad_checkpointing else "none"
@@ -1322,8 +1328,7 @@ def _lighter_methods(p: Profile, size: dict[str, Any], method: str, gpu: str) ->
     count = int(size.get("gpus") or 1)
     return [PlannedCall(name="size_training", purpose="size", gpu=gpu, alt=lighter, when="no_fit",
                         arguments={**light, "method": lighter,
-                                   **({"zero_stage": 3} if count > 1 and not p.sharding
-                                      and _base_outgrows_card(size, lighter, gpu) else {})})
+                                   **({"zero_stage": 3} if _shards_by_default(p, size, lighter, gpu, count) else {})})
             for lighter in ("lora", "qlora")[1 if method == "lora" else 0:]]
 
 
