@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.compose import config_label, gpu_name
-from advisor.config_at_hand import Config, current_config, least_fitting_count
+from advisor.config_at_hand import Config, current_config
 from advisor.fmt import gb, money, num, seconds, tps
 from advisor.planner import (
     DEFAULT_TRAIN_SEQ,
     PlannedCall,
     dataset_tokens,
     representative_model,
+    said_prices,
     training_method,
     training_rates,
     user_currency,
@@ -83,6 +84,7 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
             args[slot] = getattr(p, slot)
     if p.cpu:
         args["platform"] = p.cpu
+    args.update(said_prices(p))
     return [PlannedCall(name="machine_cost", arguments=args, purpose="value")]
 
 
@@ -179,9 +181,10 @@ def _say_speed_target(c: AskContext, done: list[ToolCall]) -> str | None:
 
 
 def _speed_at_count_needed(c: AskContext) -> bool:
-    """'How many, and how fast?': the speed on the least count that fits, when the cards named did not."""
-    return "speed" in c.asks and c.config is not None and least_fitting_count(c.calls) == c.config \
-        and c.session.profile.use_case == "inference" and _decode_for(c.calls, c.config) is None
+    """'How many, and how fast?': the speed on the configuration at hand (the least count that fits, nodes of a
+    cluster together), when the answer has no speed for all of its cards."""
+    return "speed" in c.asks and c.config is not None and c.session.profile.use_case == "inference" \
+        and _decode_for(c.calls, c.config) is None
 
 
 def _decode_for(calls: Iterable[ToolCall], config: Config) -> DecodeResult | None:
@@ -387,7 +390,8 @@ def _budget_count_calls(c: AskContext) -> list[PlannedCall]:
     assert budget is not None
     return [PlannedCall(name="affordable", purpose="value", arguments={
         "budget_usd": round(to_usd(budget.amount, budget.currency), 2), "only_gpus": [gpu], "limit": 1,
-        "currency": budget.currency, "include_host": not p.has_host and p.budget_scope != "gpu_only"})
+        "currency": budget.currency, "include_host": not p.has_host and p.budget_scope != "gpu_only",
+        **said_prices(p)})
         for gpu in _budget_cards(c)]
 
 

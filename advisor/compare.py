@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.compose import citations_block, config_label, method_label, sizing
-from advisor.fmt import gb_short, gpu_price_text, num, punct, tps, usable_bytes
-from advisor.session import Citation, Session, ToolCall
+from advisor.fmt import gb_short, gpu_price_text, money, num, punct, tps, usable_bytes
+from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge.messages import has as has_message
 from knowledge.messages import msg
@@ -72,7 +72,9 @@ def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], l
     able = sorted((o.per_unit[metric] for o in value.options if o.fits is not False), reverse=True)
     if len(able) >= 2 and able[0] <= able[1] * (1 + VALUE_TIE):  # within a few per cent: no winner on this
         verdict_key = "compare.value_tie"
-    lines = [msg(lang, verdict_key, winner=labels.get(winner, winner), unit=unit,
+    said = any(g in session.profile.card_prices for g in by_id)  # prices the user gave: those are compared
+    basis = msg(lang, "compare.basis_said" if said else "compare.basis_catalog")
+    lines = [msg(lang, verdict_key, winner=labels.get(winner, winner), unit=unit, basis=basis,
                  metric=msg(lang, f"compare.value_metric.{metric}"),
                  value=per_money(metric, by_id[winner].per_unit[metric]),
                  others=punct(lang, "semicolon").join(others))]
@@ -102,6 +104,14 @@ def _holds_far_more(value: Any, leader: str) -> bool:
     held = {o.gpu: o.totals.get("concurrent_requests") for o in value.options}
     top = held.get(leader) or 0
     return all(v is not None and top >= 2 * v for g, v in held.items() if g != leader)
+
+
+def _price_cell(g: GPUInfo, p: Profile, lang: str) -> str:
+    """The price the user said for the card ('your price'), else the catalog's."""
+    said = p.card_prices.get(g.id)
+    if said is not None:
+        return msg(lang, "compare.said_price", price=money(said.amount, said.currency))
+    return (gpu_price_text(g, lang) or ("—", ""))[0]
 
 
 def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
@@ -141,7 +151,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     row(msg(lang, "compose.compose_compare.interconnect"), [msg(lang, f"spec.link_kind.{g.interconnect.kind}")
                                         if has_message(lang, f"spec.link_kind.{g.interconnect.kind}")
                                         else g.interconnect.kind for g in gs])
-    row(msg(lang, "compose.compose_compare.approx_price"), [(gpu_price_text(g, lang) or ("—", ""))[0] for g in gs])
+    row(msg(lang, "compose.compose_compare.approx_price"), [_price_cell(g, p, lang) for g in gs])
     if sizes:
         model = sizing(next(iter(sizes.values()))).model
         row(msg(lang, "compose.compose_compare.per_gpu", model=model),

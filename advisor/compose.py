@@ -973,9 +973,12 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
     out += [line for line in _market_line(session, lang) if not line or line not in said]  # once per conversation turn
     fits_here = any(c.ok and getattr(result_of(c), "fits", None) and c.arguments.get("gpu") for _, c in alts)
-    if detailed or not fits_here:  # the short reply keeps to the user's own cards when an option fits them
-        out += _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
-                                  currency=user_currency(p, lang, ("USD", "CNY")), psu_w=p.psu_w)
+    other_options = "alternatives" in parsed.asks
+    if detailed or not fits_here or other_options:  # the short reply keeps to the user's own cards when one fits
+        options = _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
+                                     currency=user_currency(p, lang, ("USD", "CNY")), psu_w=p.psu_w)
+        # 'any other options?': the options answer it, so they come first
+        out = [*options, "", *out] if other_options and options else [*out, *options]
     errs = _errors(calls, lang)
     if errs:
         out += ["", msg(lang, "compose.compose_answer.what_could_not_computed"), *errs]

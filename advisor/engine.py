@@ -160,7 +160,7 @@ class LLMFailure(Exception):
 
 
 # the slots a message states that go into the profile as they are; the others are merged by the steps below
-_SPECIAL_SLOTS = {"model", "params_b", "budget_unlimited", "existing", "gpu_count", "card_memory_gb",
+_SPECIAL_SLOTS = {"model", "params_b", "budget_unlimited", "existing", "gpu_count", "card_memory_gb", "card_prices",
                   "excluded_vendors", "only_vendors", "allowed_gpus", "ruled_out_gpus"}
 MERGED_AS_SAID = tuple(f for f in Profile.model_fields if f in Parsed.model_fields and f not in _SPECIAL_SLOTS)
 
@@ -228,6 +228,13 @@ def _merge_as_said(m: _Merge) -> None:
             continue  # 'for that run' after a training plan is still the training
         if value is not None:
             m.put(slot, value)
+
+
+def _merge_card_prices(m: _Merge) -> None:
+    """Prices said for cards add to those said before ('3090 is ~$750 here'): a later price for a card replaces
+    its earlier one."""
+    if m.parsed.card_prices:
+        m.put("card_prices", {**m.p.card_prices, **m.parsed.card_prices})
 
 
 def _merge_implied(m: _Merge) -> None:
@@ -339,8 +346,10 @@ def _merge_cards(m: _Merge) -> None:
         m.put("gpu", g.gpu)
         if g.stated:
             m.put("gpu_count", g.count)
-        elif not parsed.has(Intent.whatif) or p.gpu_count is None:
-            m.put("gpu_count", 1)
+            if g.gpu in p.compare:  # 'what if I go with 8 P40 instead?': that option of the comparison changes
+                m.put("compare_counts", {**p.compare_counts, g.gpu: g.count})
+        elif not parsed.has(Intent.whatif):
+            m.put("gpu_count", None)  # a card named without a count: how many is still open ('要几张？')
 
 
 def _merge_changes(m: _Merge) -> None:
@@ -404,8 +413,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_implied, _merge_lists, _merge_sold,
-                _session_variants, _merge_cards, _merge_changes,
+_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_card_prices, _merge_implied, _merge_lists,
+                _merge_sold, _session_variants, _merge_cards, _merge_changes,
                 _merge_count, _bare_count, _merge_short_answers)
 
 

@@ -608,8 +608,16 @@ def continued_kind(session: Session, parsed: Parsed) -> Kind | None:
     if kind in (Kind.whatif, Kind.correct, Kind.inform) and last in _CONTINUED:
         if last == Kind.spec and not (parsed.asked_attribute or parsed.gpus):
             return kind
+        if _new_workload(parsed) and (last != Kind.compare or len({g.gpu for g in parsed.gpus}) == 1):
+            return kind  # '全参微调 70B，8 张 4090 够吗？' after a rent-or-buy: a sizing question of its own
         return last
     return kind
+
+
+def _new_workload(parsed: Parsed) -> bool:
+    """The message states a workload of its own: a model, a size, a training method, a scientific code or a use."""
+    return bool(parsed.model or parsed.params_b or parsed.method or parsed.sci_code
+                or (parsed.use_case and not parsed.use_case_weak))
 
 
 def implied_use_case(p: Profile, parsed: Parsed) -> UseCase | None:
@@ -863,6 +871,7 @@ def _afford_plan(ctx: PlanContext) -> Plan:
     if vendors is not None:
         args["vendors"] = vendors
     args["region"] = session_region(session, lang)[0]
+    args.update(said_prices(p))
     if p.cpu and not host:  # the cards go into the buyer's own machine: only what it takes
         args["platform"] = p.cpu
     slots = ["use_case"] if p.use_case is None else ["model"]
@@ -894,6 +903,7 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     if p.rental_rate:
         rate, cur = p.rental_rate
         args["rental_usd_per_gpu_hour"] = round(to_usd(rate, cur), 4)
+    args.update(said_prices(p))
     if p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
     elif p.years:  # '3 年下来哪个划算': the horizon the buyer weighs renting against buying over
@@ -949,7 +959,7 @@ def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | int | None) -> 
     # "how much memory does X need?" asks for a figure, not a shopping list; a turn that only states the
     # model (answering the advisor's question) still gets configurations to consider
     sizing_only = parsed.kind in (Kind.size_inference, Kind.size_training, Kind.speed) and bool(parsed.asked_attribute)
-    return (p.budget is not None or p.budget_unlimited or parsed.has(Intent.recommend)
+    return (p.budget is not None or p.budget_unlimited or parsed.has(Intent.recommend) or "alternatives" in parsed.asks
             or parsed.kind == Kind.recommend or (gpu is None and not sizing_only) or p.domestic is True)
 
 
@@ -975,8 +985,15 @@ def training_rates(p: Profile) -> dict[str, Any]:
     return out
 
 
+def said_prices(p: Profile) -> dict[str, Any]:
+    """The unit prices the user said, as the pricing tools take them (none: no argument at all)."""
+    if not p.card_prices:
+        return {}
+    return {"said_prices": {gid: price.model_dump() for gid, price in p.card_prices.items()}}
+
+
 def _common_rec(p: Profile) -> dict[str, Any]:
-    args: dict[str, Any] = {**_budget_args(p)}
+    args: dict[str, Any] = {**_budget_args(p), **said_prices(p)}
     if p.cuda_required:
         args["cuda_required"] = True
     if p.domestic:
@@ -1006,6 +1023,10 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     context, batch = _inference_load(p, plan)
     card_bytes = card_visible_bytes(p.card_memory_gb) if p.card_memory_gb and not gpu else None
     size = _inference_size(p, model, gpu, count, context, batch, card_bytes)
+    if gpu and parsed.asks_count and not _count_said(parsed) and "model" in model and p.nodes is None:
+        count = least_count(size)  # '要几张？': the answer's configuration is the least count that holds it,
+        size = _at_count(size, count)
+        p.gpu_count = count  # and the configuration the follow-ups talk about
     calls = [PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gpu)]
     calls += _network_asked(p, parsed, gpu, count)
     if gpu:
@@ -1019,6 +1040,11 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
         if gpu and parsed.asks_count:
             calls += _count_calls("size_inference", size, count)
     return calls
+
+
+def _count_said(parsed: Parsed) -> bool:
+    """Whether the message itself says how many cards ('4 张 910B', 'with 8 of them')."""
+    return parsed.gpu_count is not None or any(g.stated for g in parsed.gpus)
 
 
 def _inference_load(p: Profile, plan: Plan) -> tuple[int, int]:
@@ -1464,7 +1490,7 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             calls.append(PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gid))
         options.append({"gpu": gid, "count": count})
     calls.append(PlannedCall(name="value_for_money", purpose="value", takes_sizing=True,
-                             arguments={"options": options, "currency": user_currency(p, lang)}))
+                             arguments={"options": options, "currency": user_currency(p, lang), **said_prices(p)}))
     return calls
 
 

@@ -162,6 +162,8 @@ class Profile(BaseModel):
     compare: list[str] = Field(default_factory=list, description="GPU ids the user asked to compare")
     compare_counts: dict[str, Annotated[int, Field(ge=1, le=1024)]] = Field(
         default_factory=dict, description="cards per compared GPU when said ('双卡 4090 和单卡 6000 Ada')")
+    card_prices: dict[str, Money] = Field(default_factory=dict, max_length=16,
+                                          description="GPU id → the unit price the user said ('P40 ~$300')")
     psu_w: float | None = Field(None, gt=0, le=100_000, description="PSU rating of the user's machine, W")
     system_ram_gb: float | None = Field(None, gt=0, le=65_536, description="system RAM of the user's machine, GB")
     sci_code: str | None = Field(None, description="the scientific code the user runs (knowledge/data/codes)")

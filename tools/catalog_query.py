@@ -17,7 +17,7 @@ from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU, Precision
 from tools.inputs import ToolInput
 from tools.precision import resolve_precision
-from tools.pricing import CNY_PER_USD, FX_AS_OF, HOST_COST_USD, USD_PER_FOREIGN, gpu_price
+from tools.pricing import CNY_PER_USD, FX_AS_OF, HOST_COST_USD, USD_PER_FOREIGN, SaidPrice, gpu_price
 from tools.recommend import host_for
 from tools.result import Note, note
 from tools.units import CNY, TFLOPS, USD, GBps
@@ -126,6 +126,9 @@ class AffordableInput(ToolInput):
     vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
     region: Region | None = Field(None, description="only cards sold new there (knowledge/data/markets.toml)")
     limit: int = Field(5, ge=1, le=20)
+    said_prices: dict[str, SaidPrice] = Field(default_factory=dict, max_length=16,
+                                              description="GPU id → the unit price the buyer said (replaces the "
+                                                          "catalog's)")
     currency: Literal["USD", "CNY", "EUR", "GBP"] = Field("USD", description="currency of the `price` column")
     only_gpus: list[str] = Field(default_factory=list, max_length=8, description="only these cards (catalog names), "
                                  "each at the largest count the budget buys: any count to a node of 8, then whole "
@@ -192,7 +195,7 @@ def affordable(inp: AffordableInput) -> AffordableResult:
             continue
         if own is not None and not _fits_machine(g, own):
             continue
-        price = gpu_price(g)
+        price = gpu_price(g, said=inp.said_prices.get(g.id))
         if price.usd is None:
             unpriced.append(g.name)
             continue

@@ -19,7 +19,17 @@ from tools.compat_rules.totals import BASEBOARD_OVERHEAD
 from tools.compat_rules.types import MAX_GPUS_OF_ONE, BuildInput, GPUCount
 from tools.errors import ToolError
 from tools.inputs import ToolInput
-from tools.pricing import CNY_PER_USD, HOST_COST_USD, KWH_PRICE, CostInput, cost_of_ownership, gpu_price, to_cny, to_usd
+from tools.pricing import (
+    CNY_PER_USD,
+    HOST_COST_USD,
+    KWH_PRICE,
+    CostInput,
+    SaidPrice,
+    cost_of_ownership,
+    gpu_price,
+    to_cny,
+    to_usd,
+)
 from tools.recommend import host_for
 from tools.result import Note, note
 
@@ -43,6 +53,9 @@ class MachineCostInput(ToolInput):
     include_host: bool = Field(True, description="price a host per node (False: the cards only)")
     platform: str | None = Field(None, description="catalog CPU platform of each node, when said (its power counts)")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=100)
+    said_prices: dict[str, SaidPrice] = Field(default_factory=dict, max_length=16,
+                                              description="GPU id → the unit price the buyer said (replaces the "
+                                                          "catalog's)")
 
 
 class MachineCostResult(BaseModel):
@@ -83,7 +96,7 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     _, _, host = host_for(gpu, inp.count)
     node_w = report.totals.wall_draw_w  # the build check's (a baseboard node's includes its switches and fans)
     total_w = node_w * inp.nodes
-    price = gpu_price(gpu, inp.cny_per_usd)
+    price = gpu_price(gpu, inp.cny_per_usd, inp.said_prices.get(gpu.id))
     card_usd = price.usd * inp.count * inp.nodes if price.usd is not None else None
     host_usd = HOST_COST_USD[host] * inp.nodes if inp.include_host else 0.0
     cost = cost_of_ownership(CostInput(power_w=total_w, kwh_price=inp.kwh_price, currency=inp.currency,

@@ -75,18 +75,33 @@ class GPUPrice(BaseModel):
     note: Note
 
 
-def gpu_price(gpu: GPU, cny_per_usd: float = CNY_PER_USD) -> GPUPrice:
-    """Catalog price, converting the missing currency at ``cny_per_usd``."""
+class SaidPrice(BaseModel):
+    """A card's unit price as the buyer said it ('P40 ~$300', '3090 矿卡 4500 块'): it replaces the catalog's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    amount: float = Field(gt=0, le=1e8, allow_inf_nan=False, description="price of one card")
+    currency: Literal["USD", "CNY", "EUR", "GBP"] = "USD"
+
+
+def gpu_price(gpu: GPU, cny_per_usd: float = CNY_PER_USD, said: SaidPrice | None = None) -> GPUPrice:
+    """The price the buyer ``said`` for this card, else the catalog's, converting the missing currency at
+    ``cny_per_usd``."""
     p = gpu.price
+    if said is not None:
+        usd = to_usd(said.amount, said.currency, cny_per_usd)
+        return GPUPrice(usd=usd, cny=to_cny(usd, "USD", cny_per_usd),
+                        rental_usd_per_hour=p.rental_usd_per_hour if p else None,
+                        note=note("perf.price.said", gpu=gpu.name, amount=said.amount, currency=said.currency))
     if p is None or (p.usd is None and p.cny is None):
         return GPUPrice(usd=None, cny=None, rental_usd_per_hour=p.rental_usd_per_hour if p else None,
                         note=note("perf.price.none", gpu=gpu.name))
     usd = p.usd if p.usd is not None else to_usd(p.cny or 0, "CNY", cny_per_usd)
     cny = p.cny if p.cny is not None else to_cny(p.usd or 0, "USD", cny_per_usd)
-    said = (note("perf.price.catalog", gpu=gpu.name, as_of=str(p.as_of)) if (p.usd and p.cny) else
-            note("perf.price.catalog_converted", gpu=gpu.name, as_of=str(p.as_of), currency="CNY" if p.usd else "USD",
-                 rate=cny_per_usd))
-    return GPUPrice(usd=usd, cny=cny, rental_usd_per_hour=p.rental_usd_per_hour, note=said)
+    source = (note("perf.price.catalog", gpu=gpu.name, as_of=str(p.as_of)) if (p.usd and p.cny) else
+              note("perf.price.catalog_converted", gpu=gpu.name, as_of=str(p.as_of),
+                   currency="CNY" if p.usd else "USD", rate=cny_per_usd))
+    return GPUPrice(usd=usd, cny=cny, rental_usd_per_hour=p.rental_usd_per_hour, note=source)
 
 
 class CostInput(ToolInput):

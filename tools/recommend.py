@@ -56,6 +56,7 @@ from tools.pricing import (
     VALUE_UNIT,
     CostInput,
     Currency,
+    SaidPrice,
     cost_of_ownership,
     gpu_price,
 )
@@ -143,6 +144,9 @@ class RecommendInput(ToolInput):
                                                                    "H100'), catalog names or ids; empty = any")
     exclude_gpus: list[str] = Field(default_factory=list, description="GPUs the buyer cannot get, catalog names or "
                                                                      "ids")
+    said_prices: dict[str, SaidPrice] = Field(default_factory=dict, max_length=16,
+                                              description="GPU id → the unit price the buyer said (replaces the "
+                                                          "catalog's)")
     cuda_required: bool = False
     domestic_only: bool = False
     region: Region | None = Field(None, description="where the cards are bought: 'cn' (mainland China) or 'global'; "
@@ -658,7 +662,7 @@ def _checked_build(build: BuildInput) -> BuildReport:
 def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildReport, plat: Platform,
             chassis: str, host: str, owned: int, reject: RejectFn) -> Option | None:
     t = report.totals
-    price = gpu_price(gpu, inp.cny_per_usd)
+    price = gpu_price(gpu, inp.cny_per_usd, inp.said_prices.get(gpu.id))
     buy = count - owned
     nodes = nodes_for(count)
     # owned cards sit in machines already: a host is priced per node whose cards are bought

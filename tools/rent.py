@@ -14,7 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from tools.compat_rules.totals import PLATFORM_OVERHEAD_W
 from tools.inputs import ToolInput
-from tools.pricing import CNY_PER_USD, HOST_COST_USD, MAX_CNY_PER_USD, CostInput, Currency, cost_of_ownership, gpu_price
+from tools.pricing import (
+    CNY_PER_USD,
+    HOST_COST_USD,
+    MAX_CNY_PER_USD,
+    CostInput,
+    Currency,
+    SaidPrice,
+    cost_of_ownership,
+    gpu_price,
+)
 from tools.recommend import host_for
 from tools.result import Note, note
 
@@ -37,6 +46,9 @@ class RentVsBuyInput(ToolInput):
                                                                         "and host, as quoted), in `currency`; "
                                                                         "default: catalog cards + host")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
+    said_prices: dict[str, SaidPrice] = Field(default_factory=dict, max_length=16,
+                                              description="GPU id → the unit price the buyer said (replaces the "
+                                                          "catalog's)")
 
 
 class RentVsBuyResult(BaseModel):
@@ -66,7 +78,8 @@ NODE_GPUS = 8  # SXM and OAM modules are sold on 8-GPU baseboards (HGX, OAM UBB)
 def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     """Months after which owning ``count`` GPUs beats renting them, and the cost of a project of ``months``."""
     gpu = load_catalog().gpu(inp.gpu)
-    price = gpu_price(gpu, inp.cny_per_usd)
+    said = inp.said_prices.get(gpu.id)
+    price = gpu_price(gpu, inp.cny_per_usd, said)
     platform, _, host_kind = host_for(gpu, inp.count)
     host_usd = HOST_COST_USD[host_kind] if inp.include_host else 0.0
     node_share = 1.0
@@ -78,7 +91,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     host_power *= node_share
     # a Chinese buyer pays the China street price where the catalog has one (export-control premium included)
     card_usd = (gpu.price.cny / inp.cny_per_usd if inp.currency == "CNY" and gpu.price and gpu.price.cny
-                else price.usd)
+                and said is None else price.usd)
     purchase_usd = card_usd * inp.count + host_usd if card_usd is not None else None
     if inp.purchase_price is not None:  # the buyer's own quote replaces the catalog's cards and host
         purchase_usd = inp.purchase_price if inp.currency == "USD" else inp.purchase_price / inp.cny_per_usd

@@ -21,7 +21,7 @@ from knowledge import load_catalog
 from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU
 from tools.inputs import ToolInput
-from tools.pricing import CNY_PER_USD, FX_AS_OF, MAX_CNY_PER_USD, USD_PER_FOREIGN, gpu_price
+from tools.pricing import CNY_PER_USD, FX_AS_OF, MAX_CNY_PER_USD, USD_PER_FOREIGN, SaidPrice, gpu_price
 from tools.result import Note, note
 
 ValueCurrency = Literal["USD", "CNY", "EUR", "GBP"]
@@ -49,6 +49,9 @@ class ValueInput(ToolInput):
 
     options: list[ValueOption] = Field(min_length=1, max_length=8)
     currency: ValueCurrency = "USD"
+    said_prices: dict[str, SaidPrice] = Field(default_factory=dict, max_length=16,
+                                              description="GPU id → the unit price the buyer said (replaces the "
+                                                          "catalog's)")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
 
 
@@ -78,8 +81,11 @@ class ValueResult(BaseModel):
     assumptions: list[Note]
 
 
-def _price_in(gpu: GPU, currency: ValueCurrency, cny_per_usd: float) -> tuple[float, Note] | None:
-    p = gpu_price(gpu, cny_per_usd)
+def _price_in(gpu: GPU, currency: ValueCurrency, cny_per_usd: float,
+              said: SaidPrice | None = None) -> tuple[float, Note] | None:
+    p = gpu_price(gpu, cny_per_usd, said)
+    if said is not None and said.currency == currency:
+        return said.amount, p.note
     if p.usd is None or p.cny is None:
         return None
     if currency == "CNY":
@@ -106,9 +112,10 @@ def _totals(o: ValueOption) -> dict[str, float]:
     return out
 
 
-def _valued(o: ValueOption, currency: ValueCurrency, cny_per_usd: float) -> OptionValue | None:
-    """One configuration's price and per-price figures; None without a catalog price."""
-    priced = _price_in(o.gpu, currency, cny_per_usd)
+def _valued(o: ValueOption, currency: ValueCurrency, cny_per_usd: float,
+            said: SaidPrice | None = None) -> OptionValue | None:
+    """One configuration's price and per-price figures; None without a catalog price (or one said)."""
+    priced = _price_in(o.gpu, currency, cny_per_usd, said)
     if priced is None:
         return None
     unit_price, note = priced
@@ -124,7 +131,7 @@ def value_for_money(inp: ValueInput) -> ValueResult:
     options: list[OptionValue] = []
     unpriced: list[str] = []
     for o in inp.options:
-        valued = _valued(o, inp.currency, inp.cny_per_usd)
+        valued = _valued(o, inp.currency, inp.cny_per_usd, inp.said_prices.get(o.gpu.id))
         if valued is None:
             unpriced.append(o.gpu.id)
         else:

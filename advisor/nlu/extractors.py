@@ -248,7 +248,8 @@ _VENDOR_WORDS = {
 assert set(_VENDOR_WORDS) == set(VENDORS), "every vendor of knowledge.names has its words here"
 _VENDORS = {vendor.lower(): words for vendor, words in _VENDOR_WORDS.items()}
 _EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能用|避开|排除|除了|非|no|not|without|avoid|exclude|"
-                             r"anything but|except|other than|never)\W{0,3}(\w+\W{0,2}){0,1}"
+                             r"anything but|except|other than|never)\W{0,3}"
+                             r"([A-Za-z0-9][\w\-]*\W{0,2}|[\u3400-\u9fff]{1,4}\W{0,2})?"
                              r"((or|nor|and|和|或|、)\W{0,2})?$", _I)
 _EXCLUDE_AFTER = re.compile(r"^\W{0,3}(is|are|\'s)?\s*(out|excluded|ruled out|off the table|not an option)\b|"
                             r"^\s*(也|都)?\s*(不行|不考虑|排除|不要|不用)", _I)
@@ -541,7 +542,8 @@ _PER_HOUR = re.compile(
     rf"(?:(\$|¥|￥|€)\s*({N})\s*(?:/\s*(?:gpu[-\s·/]*)?(?:hr|h|hour)\b|(?:an|per|a)\s+(?:gpu[-\s·]*)?hour|"
     rf"/\s*gpu\s*/\s*(?:hr|h|hour)\b)|"
     rf"({N})\s*(美元|美金|刀|块钱?|元|dollars?|bucks)\s*(?:一|每|一个|/)\s*(?:小时|h\b)|"
-    rf"(?:一|每|一个)\s*小时\s*({N})\s*(美元|美金|刀|块钱?|元))", _I)
+    rf"(?:一|每|一个)\s*(?:卡\s*)?(?:小时|时)\s*(?:大概|大约|约|要|是)?\s*({N})\s*(美元|美金|刀|块钱?|元)|"
+    rf"({N})\s*(美元|美金|刀|块钱?|元)\s*(?:/|每|一)\s*(?:个)?\s*卡\s*(?:小)?时)", _I)
 
 
 def rental_rate(ctx: Context) -> tuple[float, str] | None:
@@ -549,8 +551,8 @@ def rental_rate(ctx: Context) -> tuple[float, str] | None:
     m = _PER_HOUR.search(ctx.masked)
     if not m:
         return None
-    value = parse_number(m.group(2) or m.group(3) or m.group(5))
-    mark = (m.group(1) or m.group(4) or m.group(6) or "").lower()
+    value = parse_number(m.group(2) or m.group(3) or m.group(5) or m.group(7))
+    mark = (m.group(1) or m.group(4) or m.group(6) or m.group(8) or "").lower()
     currency = "USD" if mark in ("$", "美元", "美金", "刀", "dollar", "dollars", "bucks") else (
         "EUR" if mark == "€" else "CNY")
     return (value, currency) if value and 0 < value < 1000 else None

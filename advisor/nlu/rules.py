@@ -170,6 +170,8 @@ class Parsed(BaseModel):
     years: float | None = Field(None, description="horizon of a running-cost question, years ('3 年电费')")
     mfu: float | None = Field(None, description="model FLOPs utilisation the user states, 0–1 ('30% MFU')")
     tokens_per_sample: float | None = Field(None, description="average tokens per training sample ('平均 800 token')")
+    card_prices: dict[str, Money] = Field(default_factory=dict, description="GPU id → the unit price said beside "
+                                                                           "the card ('P40 24GB ~$300', '3090 4500块')")
     quoted_price: tuple[float, str] | None = Field(None, description="a seller's price for the build and its currency "
                                                                      "('整机报价 ¥268,000'), to judge; not a budget")
     pooled: bool = Field(False, description="cards named to be used together ('两张一起', 'across both')")
@@ -244,7 +246,8 @@ def detect_lang(text: str) -> Lang | None:
 _I = re.IGNORECASE
 N = NUMBER_RE
 _NEG_BEFORE = re.compile(
-    r"(不|没|无|非|免|别|no|not|don'?t|doesn'?t|without|never|isn'?t|aren'?t)[\s\w]{0,6}$", _I)
+    r"(不(?![少错仅但同断过])|没|无(?!论)|非(?!常)|免|(?<![特区级类识分性])别(?![的人家处])|"
+    r"no|not|don'?t|doesn'?t|without|never|isn'?t|aren'?t)[\s\w]{0,6}$", _I)  # '别的' is 'other', '非常' 'very'
 _NEG_AFTER = re.compile(
     r"^[\s\w,，]{0,6}?(不是必须|不需要|不必|不重要|无所谓|not required|not needed|isn'?t required|optional|"
     r"not a must|not necessary|不是硬性)", _I)
@@ -1209,6 +1212,47 @@ def _read_quantities(r: _Reading) -> None:
             out.context_tokens = None  # '~1k tokens per sample' is the samples' length, not a context
 
 
+# what may stand between a card's name and its price: memory, a variant, a verb or word of price, an 'about'
+_PRICE_GAP = re.compile(
+    r"^(?:[\s\-–:：,，(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie|sxm|nvl|版|的|"
+    r"cards?|gpus?|modded|used|second-?hand|refurb\w*|mined|blower|turbo|\bis\b|\bare\b|go(?:es)? for|sells? for|"
+    r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|"
+    r"魔改|改|矿卡|二手|全新|涡轮|约|大概|大约|差不多|要|卖|才|只要|一张|每张|一块|每块|单卡|报价|价格|售价|价钱|现在|在)*$",
+    _I)
+_RATE_AFTER = re.compile(r"^\s*(?:/|per\b|an?\s+(?:hour|month)|一小时|每小时|每月|一个月|/\s*(?:h|hr|月|度|kwh))", _I)
+UNIT_PRICE_REACH = 32  # characters from a card's name to the price said for it ('Tesla P40 24GB ~$300')
+
+
+def _read_card_prices(r: _Reading) -> None:
+    """A price written right after a card's name, before the next name or clause ('P40 24GB ~$300, 3090 ~$750',
+    '矿卡3090 24G 4500块', '4090 48GB cards for about 23,000 RMB each') is that card's unit price: never a budget.
+    A server's or a total's price, a rent rate and a price per kWh are not."""
+    names: list[tuple[int, int, str | None]] = [(m.start, m.end, m.ids[0] if len(m.ids) == 1 else _pick(r.cat, m.ids))
+                                                for m in r.gpu_mentions]
+    names += [(m.start(), m.end(), None) for m in _GPU_LIKE.finditer(r.masked)]  # 'MI50 ~$150': not a budget either
+    names.sort()
+    for i, (_, end, gid) in enumerate(names):
+        window = r.text[end:min([end + UNIT_PRICE_REACH, len(r.text)] + [n[0] for n in names[i + 1:i + 2]])]
+        cut = re.search(r"[。；;!?！？\n]|\.\s", window)
+        window = window[:cut.start()] if cut else window
+        money = _unit_price(window, r.out.lang)
+        if money is None or not _PRICE_GAP.match(window[:money[0]]) \
+                or _RATE_AFTER.match(r.text[end + money[1]:end + money[1] + 12]):
+            continue
+        if gid is not None:
+            r.out.card_prices.setdefault(gid, money[2])
+        r.claimed.append((end + money[0], end + money[1]))
+
+
+def _unit_price(window: str, lang: Lang | None) -> tuple[int, int, Money] | None:
+    """The first amount of money in ``window`` (with a currency, or in 万): its span and value."""
+    found = [(x.start, x.end, Money(amount=x.amount, currency=x.currency or _default_currency(window, lang)))
+             for x in find_money(window) if x.amount >= 20]
+    found += [(a.start, a.end, Money(amount=a.value, currency="CNY")) for a in find_amounts(window)
+              if "万" in a.text and a.value >= 1000]
+    return min(found, key=lambda f: f[0]) if found else None
+
+
 def _read_budget(r: _Reading) -> None:
     out = r.out
     out.budget, negative_budget = _find_budget(_mask(r.scan, r.claimed), out.lang)
@@ -1238,7 +1282,9 @@ _PRICE_BEFORE = re.compile(r"(?:块钱?|元|美元|美金|刀|毛)\s*(?:钱)?\s*
 
 # '一小时 2.5 块' is a rate's unit, '24 小时满负荷' a duty cycle: a duration followed by a price or by how it runs
 _RATE_OR_DUTY_AFTER = re.compile(r"\s*(要|是|收)?\s*[$¥￥]?\s*\d+(\.\d+)?\s*(块|元|美元|刀|毛|usd|dollars?)|"
-                                 rf"\s*{extractors.DUTY}", _I)
+                                 rf"\s*{extractors.DUTY}|"
+                                 r"\s*(用|跑|开|上班|工作)?\s*\d{1,2}\s*(个)?\s*(天|日|days?)(?!\s*(内|之内|以内))", _I)
+# '一个月22天', 'a week, 5 days': days used in each period, not a deadline
 
 
 def _not_a_deadline(scan: str, m: re.Match[str]) -> bool:
@@ -1251,6 +1297,7 @@ def _not_a_deadline(scan: str, m: re.Match[str]) -> bool:
             or bool(_PRICE_BEFORE.search(before))
             or bool(_PER_DAY_BEFORE.search(before)) or bool(_PER_DAY_AFTER.match(scan[m.end():]))
             or bool(re.search(r"(hours?|hrs?|h|小时)\s*$", before, _I))
+            or bool(re.search(r"(一个月|每个?月|一周|每周|a month|per month|a week|per week)[\s,，]*$", before, _I))
             or bool(_PRICE_PER_TIME.match(scan[m.end():])) or bool(_RATE_OR_DUTY_AFTER.match(scan[m.end():])))
 
 
@@ -1340,7 +1387,8 @@ def _read_rest(r: _Reading) -> None:
 
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_use_case, _read_precision, _read_dataset_tokens,
-          _read_params, _read_model, _read_context, _read_concurrency, _read_quantities, _read_budget,
+          _read_params, _read_model, _read_context, _read_concurrency, _read_quantities, _read_card_prices,
+          _read_budget,
           _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
           _read_power_limit, _read_running, _read_rest)
 
