@@ -533,8 +533,11 @@ def _answer_plan(ctx: PlanContext) -> Plan:
 
 def _runs_gguf(p: Profile) -> bool:
     """No precision said, and the model runs in llama.cpp / Ollama: the engine named, or a home machine for a
-    few users (what home users run)."""
-    home = bool(p.home) and p.engine_hint is None and (p.concurrency or 1) <= GGUF_MAX_USERS
+    few users (what home users run) — a home said, a consumer card under discussion or owned, or a budget that
+    buys a card and no computer."""
+    mine = [g for g in [p.gpu, *(e.gpu for e in p.existing or [])] if g]
+    at_home = bool(p.home) or _home_cards(mine) or _card_only(p)
+    home = at_home and p.engine_hint is None and (p.concurrency or 1) <= GGUF_MAX_USERS
     return p.use_case == "inference" and p.precision is None and (p.engine_hint == "llamacpp" or home)
 
 

@@ -365,10 +365,18 @@ def test_a_per_machine_power_cap_is_checked_and_a_swapped_card_keeps_the_count(a
 
 
 def test_an_assumed_precision_that_does_not_fit_leads_with_the_quantisation_that_does(adv: Advisor) -> None:
-    _, (r,) = talk(adv, "两张3090能跑70B吗？速度多少？")
+    _, (r,) = talk(adv, "两张L40S能跑Qwen2.5-72B吗？速度多少？")
     head = r.text.splitlines()[0]
-    # 70B at 4-bit ≈ 40–43 GB of weights: two 24 GB cards hold it with llama.cpp; BF16 (141 GB) does not
-    assert head.startswith("**结论：能跑，要量化") and "Q4_K_M" in head and "bf16" in head
+    # 72B in BF16 is ~145 GB of weights: two 48 GB cards do not hold it; FP8/INT4 (~73/~40 GB) do
+    assert head.startswith("**结论：能跑，要量化") and "bf16" in head
+
+
+def test_consumer_cards_for_one_user_are_sized_as_ollama_runs_them(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "两张3090能跑70B吗？速度多少？")
+    head = "\n".join(r.text.splitlines()[:2])  # the speed asked, then the fit
+    # 70B at Q4_K_M ≈ 42 GB of weights: two 24 GB cards hold it with llama.cpp, as a home user runs it
+    assert ok_calls(r, "size_inference")[0].arguments["precision"] == "Q4_K_M"
+    assert "tokens/s" in head and "Q4_K_M" in head and "放不下" not in head
 
 
 def test_a_home_psu_is_no_gate_but_the_top_pick_says_it_needs_a_bigger_one(adv: Advisor) -> None:

@@ -75,12 +75,12 @@ class GPUPrice(BaseModel):
     note: Note
 
 
-class SaidPrice(BaseModel):
+class SaidPrice(ToolInput):
     """A card's unit price as the buyer said it ('P40 ~$300', '3090 矿卡 4500 块'): it replaces the catalog's."""
 
     model_config = ConfigDict(extra="forbid")
 
-    amount: float = Field(gt=0, le=1e8, allow_inf_nan=False, description="price of one card")
+    amount: float = Field(gt=0, le=1e8, description="price of one card")
     currency: Literal["USD", "CNY", "EUR", "GBP"] = "USD"
 
 
