@@ -259,12 +259,18 @@ def _capacity_needed(c: AskContext) -> bool:
 
 
 def _capacity_calls(c: AskContext) -> list[PlannedCall]:
+    """Users at once on the configuration at hand: at the context and precision its sizing used this turn (the
+    same figures as the answer above it), else the context said or a chat's."""
     assert c.config is not None
     p = c.session.profile
+    sized = next((x for x in c.calls if x.ok and x.name == "size_inference" and x.arguments.get("gpu") == c.config.gpu
+                  and not x.call_id.startswith("alt_")), None)
+    context = sized.result.get("context") if sized is not None and sized.result else None
+    precision = sized.result.get("precision") if sized is not None and sized.result else None
     args: dict[str, Any] = {"model": c.config.model or _model_of(p), "gpu": c.config.gpu, "count": c.config.count,
-                            "context": p.context_tokens or DEFAULT_CHAT_CONTEXT}
-    if p.precision or c.config.precision:
-        args["precision"] = p.precision or c.config.precision
+                            "context": context or p.context_tokens or DEFAULT_CHAT_CONTEXT}
+    if precision or p.precision or c.config.precision:
+        args["precision"] = precision or p.precision or c.config.precision
     return [PlannedCall(name="perf_serving", arguments=args, purpose="perf")]
 
 

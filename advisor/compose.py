@@ -509,6 +509,29 @@ def priced(rec: Recommendation) -> list[Option]:
     return [o for o in rec.options if o.total_price_usd is not None]
 
 
+_BUDGET_ARGS = ("budget_usd", "budget_cny")
+
+
+def budget_change_line(previous: dict[str, ToolCall], calls: list[ToolCall], p: Profile, lang: str) -> list[str]:
+    """A budget changed since the last recommendation: what that changed — the top pick kept or replaced, or
+    nothing left within it."""
+    rec, before = _by_name(calls, "recommend"), previous.get("recommend")
+    if rec is None or before is None or not before.ok or p.budget is None \
+            or all(rec.arguments.get(k) == before.arguments.get(k) for k in _BUDGET_ARGS):
+        return []
+    new, old = priced(typed(rec, Recommendation)), priced(typed(before, Recommendation))
+    budget = money(p.budget.amount, p.budget.currency)
+    currency = rec_currency(typed(rec, Recommendation))
+    if not new:
+        return [msg(lang, "rec_diff.none", budget=budget), ""]
+    top = new[0]
+    if old and (old[0].gpu_id, old[0].count) == (top.gpu_id, top.count):
+        return [msg(lang, "rec_diff.same_top", budget=budget, option=_option_brief(top, currency, lang),
+                    within=len(new)), ""]
+    was = _option_brief(old[0], currency, lang) if old else "—"
+    return [msg(lang, "rec_diff.new_top", budget=budget, option=_option_brief(top, currency, lang), was=was), ""]
+
+
 def _option_brief(o: Option, currency: str, lang: str) -> str:
     price = total_text(o, currency, lang)
     speed = tps(o.decode_tokens_per_s) if o.decode_tokens_per_s is not None else None
@@ -644,6 +667,31 @@ def _add_to_owned(calls: list[ToolCall], p: Profile, lang: str, currency: str) -
         return []
     return [msg(lang, "compose.add_to_owned", add=more.count - owned[more.gpu_id], gpu=more.gpu, count=more.count,
                 cost=total_text(more, currency, lang), need=gb_short(more.per_gpu_bytes or 0))]
+
+
+def _other_jobs(calls: list[ToolCall], alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
+    """Several training jobs named: the plan is for the hardest; each other job's need on one GPU, and whether one
+    GPU of the top recommendation holds it."""
+    others = [typed(c, TrainingMemoryResult) for alt, c in alts if alt == "workload" and c.ok]
+    size = _by_name(calls, "size_training")
+    if not others or size is None:
+        return []
+    main = typed(size, TrainingMemoryResult)
+    out = ["", msg(lang, "answer.jobs_lead", job=_job_label(main, lang), need=gb_short(main.per_gpu_bytes))]
+    rec = _by_name(calls, "recommend")
+    top = priced(typed(rec, Recommendation))[0] if rec is not None and priced(typed(rec, Recommendation)) else None
+    for r in others:
+        if top is None:
+            out.append(msg(lang, "answer.jobs_other", job=_job_label(r, lang), need=gb_short(r.per_gpu_bytes)))
+            continue
+        key = "answer.jobs_other_fits" if r.per_gpu_bytes <= top.gpu_memory_bytes else "answer.jobs_other_shard"
+        out.append(msg(lang, key, job=_job_label(r, lang), need=gb_short(r.per_gpu_bytes),
+                       option=config_label(top.gpu_id, top.count, lang), usable=gb_short(top.gpu_memory_bytes)))
+    return out
+
+
+def _job_label(r: TrainingMemoryResult, lang: str) -> str:
+    return f"{r.model} ({method_label(r.method, lang)})"
 
 
 def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
@@ -947,6 +995,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     alts = [(plan.alt_calls[c.call_id], c) for c in calls if c.call_id in plan.alt_calls
             and plan.alt_calls[c.call_id] != "count"]
     calls = [c for c in calls if c.call_id not in plan.alt_calls]  # the requested configuration's own calls
+    out += budget_change_line(previous, calls, p, lang)
     out += count_verdict(calls, counts, lang, user_currency(p, lang, ("USD", "CNY")))
     if p.use_case == "inference":
         out += _cheapest_line(calls, alts, lang) if parsed.asks_cheapest else []
@@ -962,6 +1011,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
                                  time_first=parsed.kind == Kind.speed or "training_time" in parsed.asks[:1]
                                  or cost_first)
         out += _lighter_methods(alts, lang)
+        out += _other_jobs(calls, alts, lang)
         out += _add_to_owned(calls, p, lang, user_currency(p, lang, ("USD", "CNY")))
     else:
         out += _scientific_section(calls, p, plan, lang)

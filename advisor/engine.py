@@ -161,6 +161,7 @@ class LLMFailure(Exception):
 
 # the slots a message states that go into the profile as they are; the others are merged by the steps below
 _SPECIAL_SLOTS = {"model", "params_b", "budget_unlimited", "existing", "gpu_count", "card_memory_gb", "card_prices",
+                  "workloads",
                   "excluded_vendors", "only_vendors", "allowed_gpus", "ruled_out_gpus"}
 MERGED_AS_SAID = tuple(f for f in Profile.model_fields if f in Parsed.model_fields and f not in _SPECIAL_SLOTS)
 
@@ -235,6 +236,15 @@ def _merge_card_prices(m: _Merge) -> None:
     its earlier one."""
     if m.parsed.card_prices:
         m.put("card_prices", {**m.p.card_prices, **m.parsed.card_prices})
+
+
+def _merge_workloads(m: _Merge) -> None:
+    """Several training jobs named replace the ones before; one model, size or method said alone is one job."""
+    parsed = m.parsed
+    if parsed.workloads:
+        m.put("workloads", list(parsed.workloads))
+    elif parsed.model or parsed.params_b or parsed.method:
+        m.put("workloads", [])
 
 
 def _merge_implied(m: _Merge) -> None:
@@ -348,6 +358,8 @@ def _merge_cards(m: _Merge) -> None:
             m.put("gpu_count", g.count)
             if g.gpu in p.compare:  # 'what if I go with 8 P40 instead?': that option of the comparison changes
                 m.put("compare_counts", {**p.compare_counts, g.gpu: g.count})
+        elif (earlier := next((x for x in reversed(m.session.schemes) if x.gpu == g.gpu), None)) is not None:
+            m.put("gpu_count", earlier.count)  # '回到 H20 那台': the configuration of that card worked out before
         elif not parsed.has(Intent.whatif):
             m.put("gpu_count", None)  # a card named without a count: how many is still open ('要几张？')
 
@@ -413,7 +425,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_card_prices, _merge_implied, _merge_lists,
+_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_card_prices, _merge_workloads,
+                _merge_implied, _merge_lists,
                 _merge_sold, _session_variants, _merge_cards, _merge_changes,
                 _merge_count, _bare_count, _merge_short_answers)
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from advisor.config_at_hand import current_config
 from advisor.fmt import default_currency
-from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase
+from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase, Workload
 from advisor.nlu.rules import MAX_NODE_GPUS
 from advisor.session import Profile, Session
 from knowledge import load_catalog
@@ -33,7 +33,7 @@ from tools.modelspec import load_model_spec
 from tools.pricing import to_usd
 from tools.recommend import NODE_GPUS, candidate_counts, nodes_for
 from tools.scale_out import MAX_NODES
-from tools.training_memory import TrainingMemoryInput
+from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 
 DEFAULT_CONTEXT = 8192
 DEFAULT_CONCURRENCY = 1
@@ -175,8 +175,9 @@ def _budget_args(p: Profile) -> dict[str, Any]:
 
 def _chassis(p: Profile) -> str | None:
     """The chassis the user's words imply: a workstation or a machine at home is a tower, a server a rack; owning
-    only consumer or workstation cards means a desktop tower to add to."""
-    if p.form_factor is None and (p.home or (p.existing and all(_desk_card(e.gpu) for e in p.existing))):
+    only consumer or workstation cards, or a budget that buys a card and no computer, means a desktop tower."""
+    owned_desk = bool(p.existing) and all(_desk_card(e.gpu) for e in p.existing or [])
+    if p.form_factor is None and (p.home or owned_desk or _card_only(p)):
         return "tower"
     return {"workstation": "tower", "server": "rack"}.get(p.form_factor or "")
 
@@ -963,6 +964,7 @@ def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | int | None) -> 
     # model (answering the advisor's question) still gets configurations to consider
     sizing_only = parsed.kind in (Kind.size_inference, Kind.size_training, Kind.speed) and bool(parsed.asked_attribute)
     return (p.budget is not None or p.budget_unlimited or parsed.has(Intent.recommend) or "alternatives" in parsed.asks
+            or parsed.asks_count
             or parsed.kind == Kind.recommend or (gpu is None and not sizing_only) or p.domestic is True)
 
 
@@ -1272,7 +1274,37 @@ def _count_calls(tool: str, size: dict[str, Any], count: int) -> list[PlannedCal
     return out
 
 
+def _job_model(job: Workload) -> str | None:
+    return job.model or (representative_model(job.params_b) if job.params_b else None)
+
+
+def _hardest_job(p: Profile, plan: Plan) -> list[PlannedCall]:
+    """Several training jobs named: the plan is made for the one needing the most memory on one GPU (set on the
+    profile, said in the reply); the others are sized beside it, so the reply says whether they fit too."""
+    seq = p.context_tokens or DEFAULT_TRAIN_SEQ
+    sized: list[tuple[float, Workload, str]] = []
+    for job in p.workloads:
+        model = _job_model(job)
+        if model is None:
+            continue
+        try:
+            need = estimate_training_memory(TrainingMemoryInput(model=load_model_spec(model), method=job.method,
+                                                                gpus=1, seq=seq))
+        except (ValueError, ToolError):
+            continue
+        sized.append((need.per_gpu_bytes, job, model))
+    if len(sized) < 2:
+        return []
+    _, hardest, model = max(sized, key=lambda s: s[0])
+    p.model, p.params_b, p.method = model, load_catalog().model(model).params_b, hardest.method
+    plan.model_assumed = None
+    return [PlannedCall(name="size_training", purpose="size", alt="workload",
+                        arguments={"model": other, "method": job.method, "gpus": 1, "seq": seq})
+            for _, job, other in sized if job is not hardest]
+
+
 def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
+    others = _hardest_job(p, plan) if len(p.workloads) >= 2 else []
     model = _model_args(p, plan)
     gpu, count = _config(p)
     method = training_method(p)
@@ -1295,7 +1327,7 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
         calls.append(_training_check(p, model, method, gpu, count, seq))
     if "model" in model:
         calls.append(_training_recommend(p, parsed, model["model"], method, seq, tokens, gpu))
-    return calls
+    return calls + others
 
 
 def _base_outgrows_card(model: dict[str, Any], method: str, gpu: str) -> bool:

@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase
+from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase, Workload
 from knowledge import load_catalog
 from knowledge.bounded import BoundsError, data_depth, nested_too_deeply, read_text, text_depth
 from knowledge.codes import scientific_codes
@@ -127,6 +127,15 @@ def _problem(error: Any) -> tuple[str, str, str]:
     return field, kind, f"{limit:,}" if isinstance(limit, int | float) else str(limit)
 
 
+MAX_CARD_PRICE = 1e8  # a card's unit price, in any currency: beyond it, no price anyone pays (the tools' own bound)
+
+
+def _card_price(price: Money) -> Money:
+    if price.amount > MAX_CARD_PRICE:
+        raise ValueError(f"a card price above {MAX_CARD_PRICE:,.0f} is no price")
+    return price
+
+
 class Profile(BaseModel):
     """What we know about the user's requirement. ``None`` = not known yet."""
 
@@ -162,7 +171,10 @@ class Profile(BaseModel):
     compare: list[str] = Field(default_factory=list, description="GPU ids the user asked to compare")
     compare_counts: dict[str, Annotated[int, Field(ge=1, le=1024)]] = Field(
         default_factory=dict, description="cards per compared GPU when said ('双卡 4090 和单卡 6000 Ada')")
-    card_prices: dict[str, Money] = Field(default_factory=dict, max_length=16,
+    workloads: list[Workload] = Field(default_factory=list, max_length=8,
+                                      description="the training jobs when several were named; the plan sizes the "
+                                                  "hardest")
+    card_prices: dict[str, Annotated[Money, AfterValidator(_card_price)]] = Field(default_factory=dict, max_length=16,
                                           description="GPU id → the unit price the user said ('P40 ~$300')")
     psu_w: float | None = Field(None, gt=0, le=100_000, description="PSU rating of the user's machine, W")
     system_ram_gb: float | None = Field(None, gt=0, le=65_536, description="system RAM of the user's machine, GB")

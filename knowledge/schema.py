@@ -157,6 +157,8 @@ class GPU(_Strict):
     pcie_lanes: int | None = Field(None, ge=1, le=16)
     interconnect: Interconnect
     software: list[str] = Field(min_length=1)
+    inference_only: bool = Field(False, description="sold and supported for inference only: its software stack "
+                                                    "does not train (Ascend 310P)")
     mig: bool = False
     gpu_assignable_gb: float | None = Field(
         None, gt=0, description="unified-memory systems: the part of the shared memory the GPU can be given (the "

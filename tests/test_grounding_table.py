@@ -18,7 +18,7 @@ from advisor.engine import Advisor
 from advisor.grounding import Evidence, check
 
 NO_FIT = "Can one RTX 4090 run Llama-3.1-8B in FP16 with 8k context for 10 users?"
-FIT = "Can one RTX 4090 run Qwen2.5-7B at 8k context for one user?"
+FIT = "Can one RTX 4090 run Qwen2.5-7B in BF16 at 8k context for one user?"
 
 
 def _evidence(question: str) -> tuple[Evidence, bool]:

@@ -103,6 +103,7 @@ def ecosystem_factor(gpu: GPU, workload: str) -> float:
     return table[stack_family(gpu)]
 HEADROOM_PITFALL = 0.10
 NOMINAL_TOKENS = 1e9  # training throughput is the same for any dataset size; used when none is given
+MIN_TRAINING_TFLOPS = 15.0  # dense FP16/BF16 below this (Pascal P40 0.18, P4) trains at a crawl: no training pick
 
 
 class RecommendInput(ToolInput):
@@ -413,6 +414,11 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
                     chassis=note(f"recommend.chassis.{inp.chassis or 'pc'}"))
     if inp.workload == "scientific" and inp.fp64_required and not gpu.throughput.fp64:
         return note("recommend.reject.no_fp64")
+    if inp.workload == "training" and gpu.inference_only:
+        return note("recommend.reject.inference_only")
+    half = gpu.throughput.bf16 if gpu.throughput.bf16 is not None else gpu.throughput.fp16
+    if inp.workload == "training" and (half or 0.0) < MIN_TRAINING_TFLOPS:
+        return note("recommend.reject.no_fast_half", tflops=half or 0.0)
     return None
 
 

@@ -19,6 +19,7 @@ from advisor.nlu.rules import (
     Money,
     Parsed,
     UseCase,
+    Workload,
     clean,
     detect_lang,
     has_english_words,
@@ -28,5 +29,5 @@ from advisor.nlu.rules import (
 __all__ = [
     "CANONICAL", "DAYS_PER_MONTH", "SPECIALISED", "FormFactorPref", "GpuCount", "Intent", "Kind", "Lang", "Method",
     "Money",
-    "Parsed", "UseCase", "clean", "detect_lang", "has_english_words", "parse",
+    "Parsed", "UseCase", "Workload", "clean", "detect_lang", "has_english_words", "parse",
 ]

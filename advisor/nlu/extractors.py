@@ -473,7 +473,8 @@ def purchase_price(ctx: Context) -> tuple[float, str] | None:
     return None
 
 
-_QUOTE = re.compile(r"(?:整机)?(?:报价|总价|售价|报了|开价|要价|卖|quoted?|quotation|offer(?:ed)?|priced|asking|"
+_QUOTE = re.compile(r"(?:整机)?(?:报价|总价|售价|报了|开价|要价|卖|含税|不含税|税后|合计|总计|"
+                    r"quoted?|quotation|offer(?:ed)?|priced|asking|"
                     r"total(?: price)?|comes to|costs?)[^，,。;；!?？\n]{0,16}?"
                     r"(?=\s*(?:约|大概|~|about|around|at|of|for|:|：|是|为)?\s*[$¥￥€£]?\s*\d)", _I)
 
@@ -490,13 +491,19 @@ def quoted_price(ctx: Context) -> tuple[float, str] | None:
         return None
     for m in _QUOTE.finditer(ctx.masked):
         rest = ctx.masked[m.end():m.end() + 20]
-        money = [x for x in find_money(rest) if x.start <= 12]
+        money = [x for x in find_money(rest) if x.start <= 12 and not _glued(ctx.masked, m.end() + x.start)]
         if money and money[0].amount >= 500:
             return money[0].amount, money[0].currency or _currency_of(rest)
-        amounts = [a for a in find_amounts(rest) if a.start <= 12 and a.value >= 1000]
+        amounts = [a for a in find_amounts(rest) if a.start <= 12 and a.value >= 1000
+                   and not _glued(ctx.masked, m.end() + a.start)]
         if amounts:
             return amounts[0].value, _currency_of(rest)
     return None
+
+
+def _glued(text: str, start: int) -> bool:
+    """A number written onto letters ('NF5688M7', 'XE9680'): part of a product's name, never an amount."""
+    return start > 0 and text[start - 1].isascii() and text[start - 1].isalpha()
 
 
 def _currency_of(text: str) -> str:

@@ -54,6 +54,14 @@ class Money(BaseModel):
     currency: Literal["CNY", "USD", "EUR", "GBP"]
 
 
+class Workload(BaseModel):
+    """One training job of several a message names ('8B 全参微调，偶尔 QLoRA 70B'): a model or a size, and a method."""
+
+    model: str | None = None
+    params_b: float | None = Field(None, gt=0, le=10_000)
+    method: Method
+
+
 class GpuCount(BaseModel):
     gpu: str = Field(description="catalog GPU id")
     count: int = Field(1, ge=1, le=1024)
@@ -170,6 +178,8 @@ class Parsed(BaseModel):
     years: float | None = Field(None, description="horizon of a running-cost question, years ('3 年电费')")
     mfu: float | None = Field(None, description="model FLOPs utilisation the user states, 0–1 ('30% MFU')")
     tokens_per_sample: float | None = Field(None, description="average tokens per training sample ('平均 800 token')")
+    workloads: list[Workload] = Field(default_factory=list, description="the training jobs, when a message names "
+                                                                       "two or more ('8B 全参，偶尔 QLoRA 70B')")
     card_prices: dict[str, Money] = Field(default_factory=dict, description="GPU id → the unit price said beside "
                                                                            "the card ('P40 24GB ~$300', '3090 4500块')")
     quoted_price: tuple[float, str] | None = Field(None, description="a seller's price for the build and its currency "
@@ -1072,6 +1082,35 @@ def _read_model(r: _Reading) -> None:
         out.params_b = r.cat.model(out.model).params_b
 
 
+WORKLOAD_REACH = 40  # characters between a training method and the model or size it is said of
+
+
+def _read_workloads(r: _Reading) -> None:
+    """Several training jobs in one message ('主要做 8B 全参微调，偶尔 QLoRA 70B', 'LoRA on 7B-13B, sometimes a full
+    fine-tune of a 7B'): each method said goes with the model or size nearest to it; two or more different jobs
+    are kept (the plan sizes the hardest and says the others fit)."""
+    subjects: list[tuple[int, int, str | None, float | None]] = [
+        (m.start, m.end, m.ids[0] if len(m.ids) == 1 else _pick(r.cat, m.ids), None) for m in r.model_mentions]
+    for m in _PARAMS.finditer(r.scan):
+        value = parse_number(m.group(1)) if m.group(1) else None
+        if value and 0.1 <= value <= 10_000:
+            subjects.append((m.start(), m.end(), None, value))
+    methods = [(m.start(), m.end(), method) for method, pat in _METHODS for m in pat.finditer(r.said)]
+    if len(methods) < 2 or not subjects:
+        return
+    jobs: list[Workload] = []
+    for start, end, method in sorted(methods):
+        gap, _, model, size = min(((max(s - end, start - e, 0), s, model, size) for s, e, model, size in subjects),
+                                  key=lambda x: (x[0], x[1]))
+        if gap > WORKLOAD_REACH:
+            continue
+        job = Workload(model=model, params_b=None if model else size, method=method)
+        if job not in jobs:
+            jobs.append(job)
+    if len(jobs) >= 2:
+        r.out.workloads = jobs
+
+
 def _full_deepseek(text: str, model: str | None, params_b: float | None) -> str | None:
     """'671b 满血版' is how people name the full DeepSeek-R1 ('满血 V3' the full V3)."""
     if "满血" not in text:
@@ -1387,8 +1426,8 @@ def _read_rest(r: _Reading) -> None:
 
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_use_case, _read_precision, _read_dataset_tokens,
-          _read_params, _read_model, _read_context, _read_concurrency, _read_quantities, _read_card_prices,
-          _read_budget,
+          _read_params, _read_model, _read_workloads, _read_context, _read_concurrency, _read_quantities,
+          _read_card_prices, _read_budget,
           _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
           _read_power_limit, _read_running, _read_rest)
 
@@ -1430,7 +1469,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     catalog_filter = _read_catalog_filter(out, text)
     _read_asks(out, text)
     out.kind, out.kind_by = classify(shown, _features(out, text, found, catalog_filter, context))
-    _kind_from_asks(out)
+    _kind_from_asks(out, context)
     _settle_kind(out)
     _settle_purchase(out)
 
@@ -1605,7 +1644,13 @@ _SIZING_ASKS = {"how_many", "fits", "capacity", "training_time"}
 _RUNS_A_MODEL = re.compile(r"\b(run|serve|host|deploy|load)\b|跑|部署|带得动|装得下|放得下", _I)
 
 
-def _kind_from_asks(out: Parsed) -> None:
+# asks about a configuration, not a card: a card named with one of them is the plan on that card
+_PLAN_ASKS = {"energy_cost", "build_cost", "rack", "capacity", "run_cost", "break_even"}
+_SWAP = re.compile(r"换成|改成|换为|改用|换用|\binstead\b|\bswitch(?:ing)? to\b|\bgo(?:ing)? with\b|如果|要是|假如|"
+                   r"\bwhat if\b|\bwhat about\b|\bhow about\b", _I)
+
+
+def _kind_from_asks(out: Parsed, context: bool = True) -> None:
     """What the message asks settles a kind the wording left generic: a break-even with a rental rate or a
     purchase price is rent-or-buy; the power of several cards is a build; an engine named in a follow-up
     ('用 SGLang 部署呢？') is a what-if on the plan, not a question about an idea."""
@@ -1622,6 +1667,11 @@ def _kind_from_asks(out: Parsed) -> None:
     elif out.kind == Kind.spec and set(out.asks) & _SIZING_ASKS and _RUNS_A_MODEL.search(out.text) \
             and not out.catalog_filter:
         out.kind = Kind.whatif  # 'with the 910B, how many cards to run it at INT8?': the plan on that card
+    elif out.kind == Kind.spec and context and out.gpus and not out.catalog_filter and (
+            (any(g.stated for g in out.gpus) and _SWAP.search(out.text)) or set(out.asks) & _PLAN_ASKS):
+        out.kind = Kind.whatif  # '换成 8×H200 呢，多少钱？能撑多少并发？': the plan on those cards, its price asked
+        if out.asked_attribute == "price" and "build_cost" not in out.asks:
+            out.asks.append("build_cost")
 
 
 def _settle_kind(out: Parsed) -> None:

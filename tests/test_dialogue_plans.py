@@ -1,0 +1,75 @@
+"""Plans the way a buyer states them: several training jobs are planned for the hardest; training picks exclude
+cards that cannot train; a budget changed says what it changed; a seller's quote next to a server model is the
+quote; a card swapped in with its count keeps the plan and answers the price and users asked; a card named again
+brings back its configuration."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.script import ok_calls, talk
+
+from advisor.engine import Advisor
+from advisor.nlu import parse
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+LAB = "老师让我用课题经费20万配一台服务器，主要做 Llama-3.1-8B 全参微调，偶尔 QLoRA 微调 70B。买什么卡合适？"
+
+
+def test_several_training_jobs_are_planned_for_the_hardest(adv: Advisor) -> None:
+    """Full fine-tuning with Adam keeps ~16 bytes per parameter (8B → ~128 GB before activations); QLoRA keeps
+    the 70B base at ~0.5 bytes per parameter (~35–40 GB): the full fine-tune of the small model is the harder."""
+    jobs = parse(LAB).workloads
+    assert [(j.model, j.params_b, j.method) for j in jobs] == [("llama-3.1-8b", None, "full"), (None, 70.0, "qlora")]
+    _, (r,) = talk(adv, LAB)
+    main = next(c for c in ok_calls(r, "size_training") if not c.call_id.startswith("alt_"))
+    other = next(c for c in ok_calls(r, "size_training") if c.call_id.startswith("alt_"))
+    assert (main.arguments["model"], main.arguments["method"]) == ("llama-3.1-8b", "full")
+    assert (other.arguments["model"], other.arguments["method"]) == ("llama-3.1-70b", "qlora")
+    assert main.result["per_gpu_bytes"] > 128e9 > other.result["per_gpu_bytes"] > 35e9
+    assert "最吃显存" in r.text and "Llama-3.1-70B (QLoRA)" in r.text
+
+
+def test_training_picks_leave_out_cards_that_cannot_train(adv: Advisor) -> None:
+    """The Ascend 310P is inference silicon; a Tesla P40 does 16-bit math at 0.18 TFLOPS."""
+    _, (r,) = talk(adv, LAB)
+    rec = ok_calls(r, "recommend")[0].result
+    picked = {o["gpu_id"] for o in rec["options"]}
+    assert not picked & {"atlas-300i-duo", "tesla-p40"}
+    gates = {g["gpu_id"]: g["stage"] for g in rec["rejected"] if g["gpu_id"] in ("atlas-300i-duo", "tesla-p40")}
+    assert gates == {"atlas-300i-duo": "constraint", "tesla-p40": "constraint"}
+
+
+def test_a_budget_cut_says_what_it_changed(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, LAB, "如果经费砍到10万呢？")
+    assert r.text.startswith("**预算改为 ¥100,000 后")
+
+
+def test_a_quote_beside_a_server_model_is_the_quote_not_the_model_number(adv: Advisor) -> None:
+    """¥1,350,000 against 8 × ¥86,400 + ¥432,000 host (catalog) = ¥1,123,200: 20 % above."""
+    text = ("我是公司采购，供应商给了个报价：浪潮 NF5688M7，8×H20 96GB，2×至强8480+，2TB内存，含税135万。"
+            "业务那边说要本地跑 DeepSeek-R1 671B 满血版，这配置够不够？价格贵不贵？")
+    said = parse(text)
+    assert said.quoted_price == (1_350_000, "CNY") and said.budget is None
+    _, (r,) = talk(adv, text)
+    assert "报价 ¥1,350,000 比目录估算高 20%" in r.text
+
+
+def test_a_card_swapped_in_answers_price_and_users_and_a_card_named_again_returns(adv: Advisor) -> None:
+    s, (_, swap, back) = talk(
+        adv, "供应商报价：8×H20 96GB 整机含税135万，要本地跑 DeepSeek-R1 671B 满血版，够不够？",
+        "如果换成 8×H200 141GB 的呢，大概多少钱？能多撑多少并发？",
+        "那回到H20那台，整机满载功耗多少，电费一年多少？我们电价1块一度。")
+    assert swap.mode == "answer" and ok_calls(swap, "machine_cost")[0].arguments["gpu"] == "h200-sxm"
+    serving = ok_calls(swap, "perf_serving")[0]
+    sized = next(c for c in ok_calls(swap, "size_inference") if not c.call_id.startswith("alt_"))
+    # the users at once are counted at the context and precision the fit was computed at: one figure, not two
+    assert serving.arguments["context"] == sized.result["context"]
+    assert serving.arguments["precision"] == sized.result["precision"]
+    cost = ok_calls(back, "machine_cost")[0].arguments
+    assert (cost["gpu"], cost["count"], cost["kwh_price"]) == ("h20", 8, 1.0)
+    assert s.profile.kwh_price == 1.0
