@@ -51,11 +51,12 @@ from knowledge.codes import scientific_code
 from knowledge.markets import availability
 from knowledge.messages import has as has_message
 from knowledge.messages import msg, render
+from tools.compat_rules.software import STACK_NAMES, stack_family
 from tools.compat_rules.types import BuildReport, Finding
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import HOST_BANDWIDTH_GBS, DecodeResult
 from tools.pricing import HOST_COST_USD
-from tools.recommend import MAX_CLUSTER_NODES, NODE_GPUS, Option, Recommendation, nodes_for
+from tools.recommend import CODE_STACK, MAX_CLUSTER_NODES, NODE_GPUS, Option, Recommendation, nodes_for
 from tools.scientific import ScientificResult
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
@@ -786,9 +787,32 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     return out
 
 
+WEAK_FP64_SHARE = 1 / 8  # FP64 below an eighth of FP32: a consumer or inference part, slow for double precision
+
+
+def code_on_card(gpu_id: str, code_id: str, lang: str) -> str:
+    """Whether the card named runs the scientific code asked about: no GPU build for its software stack; a
+    double-precision code on a card with little FP64; or a fit, by the rate the code computes in."""
+    g, code = load_catalog().gpu(gpu_id), scientific_code(code_id)
+    stack = stack_family(g)
+    if CODE_STACK.get(stack) not in code.stacks:
+        builds = punct(lang, "list").join(msg(lang, f"recommend.code_stack.{s}") for s in code.stacks)
+        return msg(lang, "sci_card.no_build", gpu=g.name, code=code.name, stack=STACK_NAMES[stack], builds=builds)
+    fp64, fp32 = g.throughput.fp64, g.throughput.fp32
+    if code.fp64:
+        if fp64 is None or (fp32 and fp64 < fp32 * WEAK_FP64_SHARE):
+            return msg(lang, "sci_card.fp64_weak", gpu=g.name, code=code.name,
+                       fp64=num(fp64) if fp64 is not None else word(lang, "unknown"))
+        return msg(lang, "sci_card.fp64_ok", gpu=g.name, code=code.name, fp64=num(fp64))
+    return msg(lang, "sci_card.fp32_ok", gpu=g.name, code=code.name,
+               fp32=num(fp32) if fp32 is not None else word(lang, "unknown"))
+
+
 def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str) -> list[str]:
     out: list[str] = []
     info = _by_name(calls, "gpu_info")
+    if info is not None and p.sci_code:  # 'is a 4090 enough for GROMACS?', '海光DCU 行不行？': that card, first
+        out.append(code_on_card(info.arguments["name"], p.sci_code, lang))
     sci = _by_name(calls, "scientific_fp64")
     rec = _by_name(calls, "recommend")
     need = word(lang, "fp64_needed" if p.fp64 is not False else "fp64_not_needed")
@@ -1023,7 +1047,9 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     said = next((turn.text for turn in reversed(session.history) if turn.role == "assistant"), "")
     out += [line for line in _market_line(session, lang) if not line or line not in said]  # once per conversation turn
     fits_here = any(c.ok and getattr(result_of(c), "fits", None) and c.arguments.get("gpu") for _, c in alts)
-    other_options = "alternatives" in parsed.asks
+    rec_call = _by_name(calls, "recommend")
+    other_options = "alternatives" in parsed.asks and rec_call is not None and bool(
+        typed(rec_call, Recommendation).options)  # 'any other options?' with none found: the answer leads
     if detailed or not fits_here or other_options:  # the short reply keeps to the user's own cards when one fits
         options = _recommend_section(calls, lang, alternatives=any(c.ok for _, c in alts), detailed=detailed,
                                      currency=user_currency(p, lang, ("USD", "CNY")), psu_w=p.psu_w)

@@ -24,7 +24,6 @@ from advisor.session import Profile, Session
 from knowledge import load_catalog
 from knowledge.codes import ScientificCode, scientific_code
 from knowledge.names import VENDORS
-from tools.compat_rules.types import MAX_GPUS_OF_ONE
 from tools.errors import ToolError
 from tools.gpu_memory import card_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
@@ -177,6 +176,8 @@ def _chassis(p: Profile) -> str | None:
     """The chassis the user's words imply: a workstation or a machine at home is a tower, a server a rack; owning
     only consumer or workstation cards, or a budget that buys a card and no computer, means a desktop tower."""
     owned_desk = bool(p.existing) and all(_desk_card(e.gpu) for e in p.existing or [])
+    if p.form_factor is None and (p.nodes or 1) > 1:
+        return "rack"  # nodes of a cluster are rack servers
     if p.form_factor is None and (p.home or owned_desk or _card_only(p)):
         return "tower"
     return {"workstation": "tower", "server": "rack"}.get(p.form_factor or "")
@@ -614,6 +615,9 @@ def continued_kind(session: Session, parsed: Parsed) -> Kind | None:
             return kind
         if _new_workload(parsed) and (last != Kind.compare or len({g.gpu for g in parsed.gpus}) == 1):
             return kind  # '全参微调 70B，8 张 4090 够吗？' after a rent-or-buy: a sizing question of its own
+        named = {g.gpu for g in parsed.gpus}
+        if last == Kind.compare and len(named) == 1 and not named & set(session.profile.compare):
+            return kind  # 'could 2 modded 4090s do it instead?': that option on its own, not the same comparison
         return last
     return kind
 
@@ -702,9 +706,9 @@ def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, A
 
 
 def one_build(count: int) -> int:
-    """The cards one build check looks at: all of them, unless no one machine holds that many of a model (then
-    one node of the cluster, as :func:`one_node`)."""
-    return count if count <= MAX_GPUS_OF_ONE else one_node(count)
+    """The cards one build check looks at: all of them, unless one server does not hold that many (then one node
+    of the cluster, as :func:`one_node`: 64 H100 are eight nodes of 8, each checked alike)."""
+    return count if count <= MAX_NODE_GPUS else one_node(count)
 
 
 MEDIA_PRECISIONS = (("bf16", "transformers"), ("fp8", "transformers"), ("Q8_0", "llamacpp"), ("Q4_K_M", "llamacpp"))
@@ -1500,7 +1504,7 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
         if rep:
             model = {"model": rep}
     for gid in p.compare[:4]:
-        said = p.compare_counts.get(gid) or p.gpu_count
+        said = p.compare_counts.get(gid) or (p.gpu_count if p.gpu in (None, *p.compare) else None)
         count = said or 1
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
         if model and p.use_case in (None, "inference"):

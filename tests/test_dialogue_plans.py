@@ -73,3 +73,45 @@ def test_a_card_swapped_in_answers_price_and_users_and_a_card_named_again_return
     cost = ok_calls(back, "machine_cost")[0].arguments
     assert (cost["gpu"], cost["count"], cost["kwh_price"]) == ("h20", 8, 1.0)
     assert s.profile.kwh_price == 1.0
+
+
+@pytest.mark.parametrize(("card", "code", "lead"), [
+    # VASP's GPU build is CUDA (OpenACC) only: a Hygon DCU (DTK) cannot run it
+    ("海光DCU", "VASP", "**不行：VASP 没有能在 Hygon DCU K100_AI"),
+    # GROMACS runs in mixed precision: the 4090's 82.6 TFLOPS FP32 is what counts
+    ("4090", "GROMACS", "**可以：GeForce RTX 4090 适合 GROMACS"),
+    # VASP in double precision on a 1.3 TFLOPS-FP64 card: it runs, slowly
+    ("4090", "VASP", "**GeForce RTX 4090 能跑 VASP，但会很慢"),
+])
+def test_a_card_asked_about_for_a_code_gets_a_verdict_first(adv: Advisor, card: str, code: str, lead: str) -> None:
+    _, (r,) = talk(adv, f"我们跑 {code}，{card} 行不行？")
+    assert r.text.startswith(lead)
+
+
+def test_a_cluster_node_is_checked_as_one_rack_server(adv: Advisor) -> None:
+    """8 H100 NVL over 2 nodes: 4 a node, 4 × 400 W = 1.6 kW of GPUs in a rack server, not an ATX tower."""
+    _, (_, r) = talk(adv, "We run VASP and GROMACS on our cluster, looking to add GPU nodes, ~$150k budget.",
+                     "what if we went with 8 H100 NVL instead, across 2 nodes? power per node?")
+    check = ok_calls(r, "check_build")[0]
+    assert check.arguments["gpus"] == [{"gpu": "h100-nvl", "count": 4}] and check.arguments["chassis"] == "rack"
+    assert "ATX" not in r.text
+    _, (_, big) = talk(adv, "64 张 H100 SXM 做预训练，8 台 8 卡", "节点之间网络要什么配置？")
+    assert all(g["count"] == 8 for c in ok_calls(big, "check_build") for g in c.arguments["gpus"])
+
+
+def test_a_new_card_offered_during_a_comparison_is_sized_on_its_own(adv: Advisor) -> None:
+    """72B INT8 is ~75 GB of weights; 200 users × 8k context of KV is far more: two 48 GB cards do not hold it."""
+    said = parse("A reseller offers modded RTX 4090 48GB cards for about 23,000 RMB each. Could 2 of those do the "
+                 "INT8 version instead?")
+    assert [(g.gpu, g.count, g.stated) for g in said.gpus] == [("rtx-4090-48gb", 2, True)]
+    _, (_, r) = talk(adv, "Need to serve Qwen2.5-72B-Instruct for 200 users at once. NVIDIA H20 (96GB) or Huawei "
+                          "Ascend 910B (64GB)? How many cards of each?", said.text)
+    main = next(c for c in ok_calls(r, "size_inference") if not c.call_id.startswith("alt_"))
+    assert (main.arguments["gpu"], main.arguments["gpus"], main.arguments["precision"]) == ("rtx-4090-48gb", 2, "int8")
+    assert main.result["fits"] is False and "does not fit on 2× Modded RTX 4090 48GB" in r.text
+
+
+def test_internal_users_are_everyone_not_everyone_at_once() -> None:
+    said = parse("Need to serve Qwen2.5-72B-Instruct for ~200 internal users.")
+    assert (said.head_count, said.concurrency) == (200, 30)  # the peak share said back, not 200 at once
+    assert parse("for 200 users").concurrency == 200

@@ -990,6 +990,10 @@ def _read_cards(r: _Reading) -> None:
     _read_count_apart(r, bool(existing))
 
 
+_OF_THOSE = re.compile(rf"(?:(?<![\d.\-−])(\d{{1,3}})|\b({_COUNT_WORDS}))\s+of\s+"
+                       r"(?:those|them|these|the cards|the gpus)\b", _I)  # '4090 48GB cards … could 2 of those do it?'
+
+
 def _read_count_apart(r: _Reading, owned: bool) -> None:
     """A card count with no card beside it: 'two cards' with no GPU named, or 'A100 80G 训练 7B，8 卡'."""
     out = r.out
@@ -998,7 +1002,8 @@ def _read_count_apart(r: _Reading, owned: bool) -> None:
         return
     if len(out.gpus) != 1 or out.gpus[0].stated or owned or out.gpus[0].gpu in out.bad_counts:
         return
-    apart = _APART_COUNT.search(_mask(r.masked, [(m.start, m.end) for m in r.gpu_mentions]))
+    blanked = _mask(r.masked, [(m.start, m.end) for m in r.gpu_mentions])
+    apart = _APART_COUNT.search(blanked) or _OF_THOSE.search(blanked)
     value = parse_number(apart.group(1) or apart.group(2)) if apart else None
     if value and 1 < value <= MAX_CARDS:
         out.gpus = [GpuCount(gpu=out.gpus[0].gpu, count=int(value), stated=True)]
@@ -1668,7 +1673,8 @@ def _kind_from_asks(out: Parsed, context: bool = True) -> None:
             and not out.catalog_filter:
         out.kind = Kind.whatif  # 'with the 910B, how many cards to run it at INT8?': the plan on that card
     elif out.kind == Kind.spec and context and out.gpus and not out.catalog_filter and (
-            (any(g.stated for g in out.gpus) and _SWAP.search(out.text)) or set(out.asks) & _PLAN_ASKS):
+            (_SWAP.search(out.text) and (any(g.stated for g in out.gpus) or set(out.asks) & _SIZING_ASKS))
+            or set(out.asks) & _PLAN_ASKS):
         out.kind = Kind.whatif  # '换成 8×H200 呢，多少钱？能撑多少并发？': the plan on those cards, its price asked
         if out.asked_attribute == "price" and "build_cost" not in out.asks:
             out.asks.append("build_cost")
