@@ -1655,29 +1655,58 @@ _SWAP = re.compile(r"换成|改成|换为|改用|换用|\binstead\b|\bswitch(?:i
                    r"\bwhat if\b|\bwhat about\b|\bhow about\b", _I)
 
 
+def _readback_fact(out: Parsed, context: bool) -> Kind | None:
+    """'每天真正会用的也就 300 人': a fact about the plan, said back."""
+    return Kind.whatif if out.kind == Kind.chitchat and out.readback else None
+
+
+def _break_even(out: Parsed, context: bool) -> Kind | None:
+    """A break-even with a rental rate or a purchase price is rent-or-buy."""
+    priced = out.rental_rate or out.purchase_price
+    return Kind.rent_vs_buy if out.kind in _GENERIC_KINDS and "break_even" in out.asks and priced else None
+
+
+def _cards_together(out: Parsed, context: bool) -> Kind | None:
+    """The power of several cards, or whether they need a bridge: how they are built together."""
+    if out.kind in (Kind.spec, Kind.concept) and out.gpus and out.gpus[0].count > 1 and (
+            out.asked_attribute == "power" or "nvlink" in out.asks):
+        out.build_topic = out.build_topic or ("psu" if out.asked_attribute == "power" else "link")
+        return Kind.build
+    return None
+
+
+def _engine_on_the_plan(out: Parsed, context: bool) -> Kind | None:
+    """An engine named in a follow-up ('用 SGLang 部署呢？'): a what-if on the plan, not a question about an idea."""
+    on_plan = out.engine_hint and _ON_THE_PLAN.search(out.text) and not _ABOUT_IDEAS.search(out.text)
+    return Kind.whatif if out.kind == Kind.concept and on_plan else None
+
+
+def _plan_on_card(out: Parsed, context: bool) -> Kind | None:
+    """A card named with a sizing ask and a model to run ('with the 910B, how many cards to run it at INT8?'),
+    with a count or a sizing ask in a what-if ('换成 8×H200 呢，能撑多少并发？'), or with an ask about a whole
+    configuration (its cost, power bill, rack): the plan on that card; a price asked of it is the build's."""
+    if out.kind != Kind.spec or out.catalog_filter or not out.gpus:
+        return None
+    sizing = bool(set(out.asks) & _SIZING_ASKS)
+    swapped = context and bool(_SWAP.search(out.text)) and (any(g.stated for g in out.gpus) or sizing)
+    if not ((sizing and _RUNS_A_MODEL.search(out.text)) or swapped or (context and set(out.asks) & _PLAN_ASKS)):
+        return None
+    if context and out.asked_attribute == "price" and "build_cost" not in out.asks:
+        out.asks.append("build_cost")
+    return Kind.whatif
+
+
+# the first rule that settles a kind wins
+_KIND_BY_ASKS = (_readback_fact, _break_even, _cards_together, _engine_on_the_plan, _plan_on_card)
+
+
 def _kind_from_asks(out: Parsed, context: bool = True) -> None:
-    """What the message asks settles a kind the wording left generic: a break-even with a rental rate or a
-    purchase price is rent-or-buy; the power of several cards is a build; an engine named in a follow-up
-    ('用 SGLang 部署呢？') is a what-if on the plan, not a question about an idea."""
-    if out.kind == Kind.chitchat and out.readback:  # '每天真正会用的也就 300 人': a fact about the plan
-        out.kind = Kind.whatif
-    elif out.kind in _GENERIC_KINDS and "break_even" in out.asks and (out.rental_rate or out.purchase_price):
-        out.kind = Kind.rent_vs_buy
-    elif out.kind in (Kind.spec, Kind.concept) and out.gpus and out.gpus[0].count > 1 and (
-            out.asked_attribute == "power" or "nvlink" in out.asks):  # several cards: how they are built together
-        out.kind, out.build_topic = Kind.build, out.build_topic or ("psu" if out.asked_attribute == "power" else "link")
-    elif out.kind == Kind.concept and out.engine_hint and _ON_THE_PLAN.search(out.text) \
-            and not _ABOUT_IDEAS.search(out.text):
-        out.kind = Kind.whatif
-    elif out.kind == Kind.spec and set(out.asks) & _SIZING_ASKS and _RUNS_A_MODEL.search(out.text) \
-            and not out.catalog_filter:
-        out.kind = Kind.whatif  # 'with the 910B, how many cards to run it at INT8?': the plan on that card
-    elif out.kind == Kind.spec and context and out.gpus and not out.catalog_filter and (
-            (_SWAP.search(out.text) and (any(g.stated for g in out.gpus) or set(out.asks) & _SIZING_ASKS))
-            or set(out.asks) & _PLAN_ASKS):
-        out.kind = Kind.whatif  # '换成 8×H200 呢，多少钱？能撑多少并发？': the plan on those cards, its price asked
-        if out.asked_attribute == "price" and "build_cost" not in out.asks:
-            out.asks.append("build_cost")
+    """What the message asks settles a kind the wording left generic (:data:`_KIND_BY_ASKS`)."""
+    for rule in _KIND_BY_ASKS:
+        kind = rule(out, context)
+        if kind is not None:
+            out.kind = kind
+            return
 
 
 def _settle_kind(out: Parsed) -> None:
