@@ -17,13 +17,14 @@ from advisor.compose import config_label, gpu_name
 from advisor.config_at_hand import Config, current_config
 from advisor.fmt import gb, money, num, seconds, tps
 from advisor.planner import (
-    DEFAULT_TRAIN_SEQ,
+    TRAIN_COUNTS,
     PlannedCall,
     dataset_tokens,
+    keep_count,
     representative_model,
     said_prices,
-    training_method,
-    training_rates,
+    train_count,
+    train_count_calls,
     user_currency,
 )
 from advisor.session import Profile, Session, ToolCall
@@ -82,6 +83,12 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     for slot in ("hours_per_day", "kwh_price", "rack_kw"):
         if getattr(p, slot):
             args[slot] = getattr(p, slot)
+    if p.kwh_price and p.kwh_currency and p.kwh_currency != currency:  # 'CNY 0.8/kWh' in an English chat
+        if p.kwh_currency in ("USD", "CNY"):
+            args["currency"] = p.kwh_currency  # the bill in the money the tariff is in
+        else:
+            args["kwh_price"] = round(to_usd(p.kwh_price, p.kwh_currency), 4)  # '£0.25/kWh': in dollars
+            args["currency"] = "USD"
     if p.cpu:
         args["platform"] = p.cpu
     args.update(said_prices(p))
@@ -321,9 +328,6 @@ def _say_link(c: AskContext, done: list[ToolCall]) -> str | None:
     return msg(c.lang, "asks.link", text=render(found[0]["message"], c.lang))
 
 
-TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # GPUs a training plan is sized on: a node, then whole nodes
-
-
 def _train_cards(c: AskContext) -> list[str]:
     p = c.session.profile
     return list(p.compare) if p.compare else [c.config.gpu] if c.config else []
@@ -336,17 +340,10 @@ def _train_count_needed(c: AskContext) -> bool:
 
 
 def _train_count_calls(c: AskContext) -> list[PlannedCall]:
-    """Per card: the run's GPU-hours on one card, and the memory sharded (ZeRO-3) over each count of cards."""
     p = c.session.profile
-    model, method = _model_of(p), training_method(p)
-    calls = []
-    for gpu in _train_cards(c):
-        calls.append(PlannedCall(name="training_time", purpose="time", arguments={
-            "model": model, "gpu": gpu, "count": 1, "tokens": dataset_tokens(p), **training_rates(p)}))
-        calls += [PlannedCall(name="size_training", purpose="size", arguments={
-            "model": model, "gpu": gpu, "gpus": n, "method": method, "zero_stage": 3 if n > 1 else 0,
-            "recompute": "full", "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}) for n in TRAIN_COUNTS]
-    return calls
+    model = _model_of(p)
+    assert model is not None
+    return [call for gpu in _train_cards(c) for call in train_count_calls(p, model, gpu)]
 
 
 def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -357,20 +354,16 @@ def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
         timed = next((x for x in done if x.name == "training_time" and x.arguments["gpu"] == gpu), None)
         fits = [x.arguments["gpus"] for x in done if x.name == "size_training" and x.arguments["gpu"] == gpu
                 and (x.result or {}).get("fits")]
-        if timed is None or not fits:
+        n, memory = train_count(p, timed.result if timed is not None else None, fits)
+        if n is None or timed is None:
             lines.append(msg(c.lang, "asks.train_count_none", gpu=gpu_name(gpu), most=TRAIN_COUNTS[-1]))
             continue
-        gpu_hours = float(timed.result["gpu_hours"])  # type: ignore[index]
-        need = min(fits)
-        if p.deadline_days:
-            need = max(need, -(-gpu_hours // (p.deadline_days * 24)))
-        n = next((k for k in TRAIN_COUNTS if k >= need), None)
-        if n is None:
-            lines.append(msg(c.lang, "asks.train_count_none", gpu=gpu_name(gpu), most=TRAIN_COUNTS[-1]))
-            continue
+        if len(_train_cards(c)) == 1 and p.gpu_count is None:
+            keep_count(p, gpu, n)  # the follow-ups ('network between them?', 'rent them instead?') are about these
         key = "asks.train_count_deadline" if p.deadline_days else "asks.train_count"
         lines.append(msg(c.lang, key, gpu=gpu_name(gpu), n=n, days=num(
-            gpu_hours / n / 24, 1), memory=min(fits), deadline=num(p.deadline_days or 0, 0)))
+            float(timed.result["gpu_hours"]) / n / 24, 1), memory=memory,  # type: ignore[index]
+            deadline=num(p.deadline_days or 0, 0)))
     return "\n".join(lines) if lines else None
 
 

@@ -56,7 +56,15 @@ from tools.compat_rules.types import BuildReport, Finding
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import HOST_BANDWIDTH_GBS, DecodeResult
 from tools.pricing import HOST_COST_USD
-from tools.recommend import CODE_STACK, MAX_CLUSTER_NODES, NODE_GPUS, Option, Recommendation, nodes_for
+from tools.recommend import (
+    CODE_STACK,
+    MAX_CLUSTER_NODES,
+    NODE_GPUS,
+    WEAK_FP64_SHARE,
+    Option,
+    Recommendation,
+    nodes_for,
+)
 from tools.scientific import ScientificResult
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
@@ -787,9 +795,6 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     return out
 
 
-WEAK_FP64_SHARE = 1 / 8  # FP64 below an eighth of FP32: a consumer or inference part, slow for double precision
-
-
 def code_on_card(gpu_id: str, code_id: str, lang: str) -> str:
     """Whether the card named runs the scientific code asked about: no GPU build for its software stack; a
     double-precision code on a card with little FP64; or a fit, by the rate the code computes in."""
@@ -864,7 +869,9 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
     unpriced = [o for o in r.options if o.total_price_usd is None]
     cur = r.price_currency or currency or r.currency
     if known:  # the priced options make the table; the unpriced ones (not checked against a budget) follow
-        out.append(msg(lang, "compose.recommend_section.recommended_configurations_performance_per"))
+        by_speed = all(o.score_basis == "performance-only" for o in known)  # a budget for training or science
+        out.append(msg(lang, "compose.recommend_section.recommended_configurations_performance"
+                       if by_speed else "compose.recommend_section.recommended_configurations_performance_per"))
         out += _options(r.model_copy(update={"options": known}), lang, detailed=detailed, currency=currency)
         out += _host_line(known[:3], cur, lang)
         if psu_w and known[0].recommended_psu_w > psu_w:  # the user's PSU is no gate, but it is said

@@ -79,12 +79,15 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
 
 def remember_scheme(session: Session, calls: Iterable[ToolCall]) -> None:
     """This turn's configuration (its own calls only) into the session's list of schemes, when it is new."""
-    found = next((c for c in (_from_call(call) for call in calls
-                              if call.ok and not call.call_id.startswith("alt_")) if c is not None), None)
-    if found is None:
+    first = next(((call, c) for call, c in ((call, _from_call(call)) for call in calls
+                                            if call.ok and not call.call_id.startswith("alt_")) if c is not None), None)
+    if first is None:
         return
+    call, found = first
     nodes = found.nodes if found.nodes > 1 else (session.profile.nodes or 1)
-    count = found.count // nodes if found.nodes == 1 and nodes > 1 and found.count % nodes == 0 else found.count
+    whole = call.name in _CONFIG_TOOLS  # sizings and times count every GPU; a build check one node's
+    count = found.count // nodes if whole and found.nodes == 1 and nodes > 1 and found.count % nodes == 0 \
+        else found.count
     if not (1 <= count <= MAX_SCHEME_GPUS and nodes <= MAX_SCHEME_NODES):
         return  # past what one plan sizes: nothing to come back to
     scheme = Scheme(gpu=found.gpu, count=count, nodes=nodes, model=found.model, precision=found.precision)

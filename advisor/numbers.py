@@ -547,9 +547,13 @@ _PRE_CUE = re.compile(
 _POST_CUE = re.compile(r"\s{0,3}(?:以内|之内|以下|左右|上下(?!文))")
 # After a pre-cue, a unit means the number is no money: 'under 8 GPUs', '花3天', 'up to 80GB'.
 _UNIT_AFTER = re.compile(
-    r"[a-z]|\s{0,3}(?:[个张台块片颗位人名条轮天周月年次倍层核节小秒%％]|(?:gpus?|cards?|gb|gib|tb|tokens?|users?|"
+    r"[a-z]|\s{0,3}(?:[个张台块片颗位人名条轮天周月年次倍层核节小秒%％页]|(?:gpus?|cards?|gb|gib|tb|tokens?|users?|"
     r"people|hours?|days?|weeks?|months?|years?|nodes?|servers?|machines?|params?|parameters|models?|watts?|"
-    r"percent|x)\b)", re.IGNORECASE)
+    r"percent|x)\b|"
+    # any other word that counts something ('up to ~50 pages', 'under 20 documents'), but not one of money's own
+    r"(?!(?:k|m|bn?|grand|dollars?|usd|bucks|euros?|eur|pounds?|gbp|quid|rmb|yuan|cny|kuai|thousand|million|"
+    r"billion|total|tops|max(?:imum)?|or|ish|in|on|for|per|each|a|an|the|and|to|at|with|all|including|incl|"
+    r"cash|budget|range|usd|us)\b)[a-z]{2,}\b)", re.IGNORECASE)
 # Before a post-cue ('左右', '以内'), these mean the number is a size or a count, not money.
 _NOT_MONEY_BEFORE = re.compile(r"上下文|context|tokens?|显存|内存|参数|并发|用户|users?|vram|memory",
                                re.IGNORECASE)

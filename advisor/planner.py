@@ -275,6 +275,15 @@ def all_nodes(p: Profile, per_node: int) -> int:
 MACHINES_COUNTED_MAX = 4  # 'two L40S servers' counts machines; eight nodes of eight GPUs are 64 GPUs
 
 
+def keep_count(p: Profile, gpu: str, total: int) -> None:
+    """The count an answer worked out ('至少要 16 张', '32 张能按期训完') becomes the configuration the follow-ups
+    talk about: GPUs per node and nodes."""
+    nodes = nodes_for(total)
+    p.gpu, p.gpu_count = gpu, total // nodes
+    if nodes > 1:
+        p.nodes = nodes
+
+
 def _on_baseboard(p: Profile) -> bool:
     """The card under discussion comes only on 8-GPU baseboards (SXM, OAM, modules)."""
     gid = p.gpu or (p.existing[0].gpu if p.existing else None)
@@ -1035,7 +1044,7 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     if gpu and parsed.asks_count and not _count_said(parsed) and "model" in model and p.nodes is None:
         count = least_count(size)  # '要几张？': the answer's configuration is the least count that holds it,
         size = _at_count(size, count)
-        p.gpu_count = count  # and the configuration the follow-ups talk about
+        keep_count(p, gpu, count)  # and the configuration the follow-ups talk about
     calls = [PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gpu)]
     calls += _network_asked(p, parsed, gpu, count)
     if gpu:
@@ -1307,10 +1316,49 @@ def _hardest_job(p: Profile, plan: Plan) -> list[PlannedCall]:
             for _, job, other in sized if job is not hardest]
 
 
+TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # GPUs a training plan is sized on: a node, then whole nodes
+
+
+def train_count_calls(p: Profile, model: str, gpu: str) -> list[PlannedCall]:
+    """'How many to train it?': the run's GPU-hours on one card, and the memory sharded (ZeRO-3, checkpointed)
+    over each count of cards."""
+    calls = [PlannedCall(name="training_time", purpose="time", arguments={
+        "model": model, "gpu": gpu, "count": 1, "tokens": dataset_tokens(p), **training_rates(p)})]
+    return calls + [PlannedCall(name="size_training", purpose="size", arguments={
+        "model": model, "gpu": gpu, "gpus": n, "method": training_method(p), "zero_stage": 3 if n > 1 else 0,
+        "recompute": "full", "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}) for n in TRAIN_COUNTS]
+
+
+def train_count(p: Profile, timed: dict[str, Any] | None, fitting: list[int]) -> tuple[int | None, int]:
+    """The fewest cards (of :data:`TRAIN_COUNTS`) that hold the run and, with a deadline, finish it in time, from
+    the one-card time and the counts that fit; and the least count that fits memory alone."""
+    if timed is None or not fitting:
+        return None, 0
+    need = memory = min(fitting)
+    if p.deadline_days:
+        need = max(need, int(-(-float(timed["gpu_hours"]) // (p.deadline_days * 24))))
+    return next((k for k in TRAIN_COUNTS if k >= need), None), memory
+
+
+def _planned_train_count(p: Profile, model: str, gpu: str) -> int | None:
+    """The count :func:`train_count` settles, worked out while planning (the tools run here, as for
+    :func:`least_count`), so the answer is sized on the cards it recommends."""
+    from advisor.toolspec import run_tool
+
+    done = [run_tool(c.name, c.arguments) for c in train_count_calls(p, model, gpu)]
+    timed = next((c.result for c in done if c.ok and c.name == "training_time"), None)
+    fitting = [c.arguments["gpus"] for c in done if c.ok and c.name == "size_training" and (c.result or {}).get("fits")]
+    return train_count(p, timed, fitting)[0]
+
+
 def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]:
     others = _hardest_job(p, plan) if len(p.workloads) >= 2 else []
     model = _model_args(p, plan)
     gpu, count = _config(p)
+    if gpu and parsed.asks_count and not _count_said(parsed) and "model" in model and dataset_tokens(p) \
+            and p.nodes is None and (counted := _planned_train_count(p, model["model"], gpu)):
+        count = counted  # '需要多少张 H800？': the plan is on the count that trains it in time
+        keep_count(p, gpu, count)
     method = training_method(p)
     if p.method is None:  # said in the reply: LoRA by default, pre-training when the dataset says so
         plan.assumed["method"] = "pretrain" if method == "full" else method

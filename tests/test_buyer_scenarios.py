@@ -59,12 +59,15 @@ def _nvidia(opts: Options) -> bool:
 
 
 def _md(opts: Options) -> bool:
-    return all(load_catalog().gpu(o["gpu_id"]).tier.value == "consumer" for o in opts[:3])
+    """Mixed-precision MD runs on FP32: the most FP32 $20k buys leads, and consumer cards give the most of it."""
+    top = opts[0]
+    return load_catalog().gpu(top["gpu_id"]).tier.value == "consumer" and top["count"] > 1 and all(
+        (o["total_price_usd"] or 0) <= 20_000 for o in opts)
 
 
 def _cfd(opts: Options) -> bool:
-    first = {o["gpu_id"]: o for o in opts}.get("h100-pcie")
-    return first is not None and first["fp64_tflops"] == 26 and not any(
+    first = {o["gpu_id"]: o for o in opts}.get("h100-pcie")  # 26 TFLOPS of vector FP64 a card, as many as fit $60k
+    return first is not None and first["fp64_tflops"] / first["count"] == 26 and not any(
         load_catalog().gpu(o["gpu_id"]).tier.value == "consumer" for o in opts[:5])
 
 

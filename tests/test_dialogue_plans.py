@@ -115,3 +115,47 @@ def test_internal_users_are_everyone_not_everyone_at_once() -> None:
     said = parse("Need to serve Qwen2.5-72B-Instruct for ~200 internal users.")
     assert (said.head_count, said.concurrency) == (200, 30)  # the peak share said back, not 200 at once
     assert parse("for 200 users").concurrency == 200
+
+
+def test_a_count_of_other_things_and_a_rate_are_never_a_budget() -> None:
+    said = parse("people paste whole contracts, up to ~50 pages (so ~32k tokens context). Hardware budget $40,000.")
+    assert said.budget is not None and said.budget.amount == 40_000
+    rent = parse("如果改成租云上的 H800，按 15 元/卡时算，总共要花多少？和买 4 台比呢？")
+    assert rent.budget is None and rent.rental_rate == (15.0, "CNY")
+    assert {"run_cost", "break_even"} <= set(rent.asks)
+
+
+def test_servers_counted_in_a_follow_up_are_nodes_of_their_gpus() -> None:
+    said = parse("Can we put two of the H100 servers in one rack? And the yearly electricity for one server?")
+    assert said.nodes == 2 and [(g.gpu, g.count) for g in said.gpus] == [("h100-sxm", 8)]
+
+
+def test_an_electricity_price_in_another_currency_bills_in_that_currency(adv: Advisor) -> None:
+    """8 H20 at the wall × 8,760 h × ¥0.8: a yuan bill, not 0.8 dollars a kWh."""
+    _, (_, r) = talk(adv, "We need 8x H20 96GB in one server for DeepSeek-R1 671B, 50 users.",
+                     "And the power bill running 24/7 at CNY 0.8/kWh?")
+    cost = ok_calls(r, "machine_cost")[0]
+    assert cost.arguments["currency"] == "CNY" and cost.arguments["kwh_price"] == 0.8
+    assert "¥" in r.text.splitlines()[0]
+
+
+def test_how_many_to_train_in_time_is_the_plan_and_the_follow_ups_keep_it(adv: Advisor) -> None:
+    """6 × 7.6e9 × 1e12 FLOPs at ~40 % of 989 TFLOPS is ~31k GPU-hours: 32 H800 finish in ~41 days (of 61)."""
+    s, (first, network) = talk(adv, "要从头预训练一个 7B 模型，数据 1T tokens，想在 2 个月内训完。需要多少张 H800？",
+                               "多机之间用什么网络？我们现在只有 25G 以太网，够不够？")
+    main = next(c for c in ok_calls(first, "size_training") if not c.call_id.startswith("alt_"))
+    assert main.arguments["gpus"] == 32 and main.result["fits"] and "放不下" not in first.text
+    assert (s.profile.gpu_count, s.profile.nodes) == (8, 4)
+    assert ok_calls(network, "check_build")[0].arguments["gpus"][0]["count"] == 8 and "4 台 8 卡" in network.text
+
+
+def test_a_lab_budget_buys_the_most_performance_and_a_home_budget_the_best_value(adv: Advisor) -> None:
+    """$150k for VASP nodes: four H100 NVL (4 × 60 TFLOPS FP64) beat one; a £1,500 home card budget still ranks
+    by value."""
+    _, (lab,) = talk(adv, "We run VASP on our cluster, looking to add GPU nodes, ~$150k budget. What should we buy?")
+    top = ok_calls(lab, "recommend")[0].result["options"][0]
+    assert top["count"] >= 4 and top["total_price_usd"] <= 150_000 and top["score_basis"] == "performance-only"
+    assert "the most performance within your budget first" in lab.text
+    _, (home,) = talk(adv, "budget £1500 for mixtral 8x7b")
+    priced = [o for o in ok_calls(home, "recommend")[0].result["options"] if o["total_price_usd"] is not None]
+    assert priced and all(o["score_basis"] == "per-price" for o in priced)

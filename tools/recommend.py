@@ -103,6 +103,7 @@ def ecosystem_factor(gpu: GPU, workload: str) -> float:
     return table[stack_family(gpu)]
 HEADROOM_PITFALL = 0.10
 NOMINAL_TOKENS = 1e9  # training throughput is the same for any dataset size; used when none is given
+WEAK_FP64_SHARE = 1 / 8  # FP64 below an eighth of FP32 (L40S, A10, GeForce: 1/32–1/64): slow double precision
 MIN_TRAINING_TFLOPS = 15.0  # dense FP16/BF16 below this (Pascal P40 0.18, P4) trains at a crawl: no training pick
 
 
@@ -569,9 +570,12 @@ def recommend(inp: RecommendInput) -> Recommendation:
             if isinstance(opt, str):  # 'next': try a larger count
                 continue
             if opt is not None:
-                options.append(opt)
+                options.append(_what_the_budget_buys(opt, gpu, [c for c in counts if c > count], inp, spec, engine,
+                                                     framework, owned.get(gpu.id, 0)))
             break
-    options.sort(key=lambda o: (o.total_price_usd is None, -o.score, o.gpu_id, o.count))
+    # a lab's or cluster's budget buys new cards under warranty first; second-hand ones follow
+    second_hand = {g.id for g in catalog.gpus if _fills_budget(inp) and g.price is not None and g.price.kind == "used"}
+    options.sort(key=lambda o: (o.total_price_usd is None, o.gpu_id in second_hand, -o.score, o.gpu_id, o.count))
     for i, o in enumerate(options, 1):
         o.rank = i
     flagged = sorted({p for o in options for p in o.pitfalls})
@@ -582,6 +586,36 @@ def recommend(inp: RecommendInput) -> Recommendation:
         assumptions=_assumptions(inp, engine, currency, inp.price_currency or currency)
         + (clusters[0].assumptions[:1] if clusters else []),  # how a job spreads over nodes, once
     )
+
+
+def _what_the_budget_buys(least: Option, gpu: GPU, larger: list[int], inp: RecommendInput, spec: ModelSpec | None,
+                          engine: str, framework: str | None, owned: int) -> Option:
+    """Training and scientific work go faster on more GPUs: with a budget, the most of this card it buys (the
+    least count that fits when no budget is said, or for inference, where more cards than fit add nothing for
+    the users said)."""
+    if not _fills_budget(inp):
+        return least
+    best = least
+    for count in larger:
+        more = _evaluate(gpu, count, inp, spec, engine, framework, owned, _ignore)
+        if isinstance(more, str):
+            continue
+        if more is None:  # over the budget (or past what the build holds): the last one that fit it stays
+            break
+        best = more
+    return best
+
+
+def _fills_budget(inp: RecommendInput) -> bool:
+    """A lab's or a cluster's budget for training or science (machines bought whole, not a card for one's own
+    tower): ranked by what the budget buys (performance), not per price."""
+    budget = inp.budget_usd is not None or inp.budget_cny is not None
+    own_desk = inp.chassis in ("tower", "open-frame") or not inp.include_host_cost
+    return inp.workload != "inference" and budget and not own_desk
+
+
+def _ignore(g: GPU, count: int | None, stage: Stage, reason: Note, host_decides: bool = False) -> None:
+    """A larger count tried for what a budget buys: its refusal is no reason to report."""
 
 
 def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None, engine: str,
@@ -722,7 +756,8 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     paid_usd = total_cny / inp.cny_per_usd if inp.currency == "CNY" and total_cny is not None else total_usd
     ppp = ev.metric / (paid_usd / 1000) if paid_usd else None
     eco = ecosystem_factor(gpu, inp.workload)
-    score = round((ppp if ppp is not None else ev.metric) * eco, 6)
+    within = _fills_budget(inp)  # with a budget for training or science: the fastest it buys leads, not the thriftiest
+    score = round((ppp if ppp is not None and not within else ev.metric) * eco, 6)
     pitfalls = _pitfalls(gpu, count, inp, ev, report)
     headroom = ev.usable_bytes - ev.per_gpu_bytes if ev.per_gpu_bytes is not None else None
     stack = STACK_NAMES[stack_family(gpu)]
@@ -751,7 +786,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         yearly_energy_cost=cost.yearly_energy_cost, energy_currency=cost.currency,
         yearly_energy_cost_usd=cost.yearly_energy_cost_usd, rental_usd_per_hour=rent,
         break_even_months=cost.break_even_months, score=score,
-        score_basis="per-price" if ppp is not None else "performance-only", ecosystem_factor=eco,
+        score_basis="per-price" if ppp is not None and not within else "performance-only", ecosystem_factor=eco,
         platform=gpu.name if host == "system" else plat.name, chassis=chassis,
         recommended_psu_w=t.recommended_psu_w, software_stack=stack, why=why,
         market="restricted" if restricted else "available", market_rule=restricted,

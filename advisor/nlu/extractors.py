@@ -144,7 +144,8 @@ def cpu_name(ctx: Context) -> str | None:
     return None
 
 
-_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x\s*)?(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?"
+_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x\s*)?(?:of\s+(?:the|these|those|our)\s+)?"
+                    rf"(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?"
                     rf"(?:(?:hgx|dgx)\s*(?:\s{{2,}})?)?(?:nodes?|节点|"
                     rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)
 
@@ -165,8 +166,6 @@ _ONE_NODE = re.compile(r"\b(?:in|on|to|with|onto|into)?\s*(?:one|a single|single
 def nodes(ctx: Context) -> int | None:
     """'两台服务器', '2 nodes', '4 个节点', 'two 8-GPU servers' → machines; 'one node', '一台够不够' → 1; a '台' right
     before a GPU name is a card count, not this."""
-    if _ONE_NODE.search(ctx.masked):
-        return 1
     m = _NODES_OF_N.search(ctx.masked)
     if m:
         value = parse_number(m.group(1))
@@ -178,8 +177,8 @@ def nodes(ctx: Context) -> int | None:
             continue
         value = parse_number(m.group(1))
         if value and 1 <= value <= 4096:
-            return int(value)
-    return None
+            return int(value)  # 'two of the H100 servers in one rack … for one server': the machines counted
+    return 1 if _ONE_NODE.search(ctx.masked) else None
 
 
 def sharding(ctx: Context) -> str | None:
@@ -530,6 +529,25 @@ _KWH_SPOKEN = (re.compile(rf"{_SPOKEN_YUAN}\s*(?:毛)?\s*(?:钱)?\s*(?:一度|�
                re.compile(rf"(?:一度电|每度电|一度|每度|电价|电费)\D{{0,4}}?{_SPOKEN_YUAN}"))
 
 
+_KWH_WORD = re.compile(r"kwh|度|电费|电价|electricity|tariff", _I)
+_KWH_CURRENCY = (("CNY", re.compile(r"[¥￥元块毛]|\bcny\b|\brmb\b|\byuan\b", _I)),
+                 ("GBP", re.compile(r"£|\bgbp\b|\bpence\b|\d\s*p\s*/\s*kwh", _I)),
+                 ("EUR", re.compile(r"€|\beur\b|\beuros?\b", _I)),
+                 ("USD", re.compile(r"\$|\busd\b|\bcents?\b|\bdollars?\b", _I)))
+
+
+def kwh_currency(ctx: Context) -> str | None:
+    """The currency the electricity price is written in ('CNY 0.8/kWh', '£0.25/kWh', '电价 0.6 元'), when marked."""
+    for m in _KWH_WORD.finditer(ctx.text):
+        window = ctx.text[max(0, m.start() - 16):m.end() + 16]
+        if not re.search(r"\d", window):
+            continue
+        found = next((code for code, pattern in _KWH_CURRENCY if pattern.search(window)), None)
+        if found:
+            return found
+    return None
+
+
 def kwh_price(ctx: Context) -> float | None:
     """The electricity price per kWh ('电费按 1 块钱一度', 'electricity is 0.35 EUR per kWh', '$0.08/kWh',
     '电价0.6')."""
@@ -817,6 +835,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "gpu_power_limit_w": gpu_power_limit,
     "hours_per_day": hours_per_day,
     "kwh_price": kwh_price,
+    "kwh_currency": kwh_currency,
     "rental_rate": rental_rate,
     "psu_w": psu_watts,
     "system_ram_gb": system_ram_gb,

@@ -160,6 +160,8 @@ class Parsed(BaseModel):
     days_used_share: float | None = Field(None, description="share of days the GPUs run (weekdays: 5/7)")
     load_share: float | None = Field(None, description="share of full power drawn while running ('60% load')")
     kwh_price: float | None = Field(None, description="electricity price per kWh, in the user's currency")
+    kwh_currency: Literal["CNY", "USD", "EUR", "GBP"] | None = Field(None, description="the currency the kWh price "
+                                                                                      "is written in, when marked")
     host_bandwidth_gbs: float | None = Field(
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
     rental_rate: tuple[float, str] | None = Field(None, description="quoted rent per GPU-hour and its currency")
@@ -1263,7 +1265,9 @@ _PRICE_GAP = re.compile(
     r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|"
     r"魔改|改|矿卡|二手|全新|涡轮|约|大概|大约|差不多|要|卖|才|只要|一张|每张|一块|每块|单卡|报价|价格|售价|价钱|现在|在)*$",
     _I)
-_RATE_AFTER = re.compile(r"^\s*(?:/|per\b|an?\s+(?:hour|month)|一小时|每小时|每月|一个月|/\s*(?:h|hr|月|度|kwh))", _I)
+# '15 元/卡时', '$2.5 per GPU-hour', '0.6 元一度': a rate, never a price or a budget
+_RATE_AFTER = re.compile(r"^\s*(?:钱)?\s*(?:/|per\b|an?\s+(?:hour|month)|一小时|每小时|每月|一个月|一度|每度|每卡时|"
+                         r"一卡时)", _I)
 UNIT_PRICE_REACH = 32  # characters from a card's name to the price said for it ('Tesla P40 24GB ~$300')
 
 
@@ -1649,6 +1653,8 @@ _SIZING_ASKS = {"how_many", "fits", "capacity", "training_time"}
 _RUNS_A_MODEL = re.compile(r"\b(run|serve|host|deploy|load)\b|跑|部署|带得动|装得下|放得下", _I)
 
 
+_PRICE_ASKED = re.compile(r"多少钱|什么价|啥价|价格(?:是)?多少|贵不贵|\bhow much\b|"
+                          r"\bwhat(?:'s| is| would| does)\b.{0,24}\b(?:price|cost)\b|\bprice\?", _I)
 # asks about a configuration, not a card: a card named with one of them is the plan on that card
 _PLAN_ASKS = {"energy_cost", "build_cost", "rack", "capacity", "run_cost", "break_even"}
 _SWAP = re.compile(r"换成|改成|换为|改用|换用|\binstead\b|\bswitch(?:ing)? to\b|\bgo(?:ing)? with\b|如果|要是|假如|"
@@ -1691,7 +1697,7 @@ def _plan_on_card(out: Parsed, context: bool) -> Kind | None:
     swapped = context and bool(_SWAP.search(out.text)) and (any(g.stated for g in out.gpus) or sizing)
     if not ((sizing and _RUNS_A_MODEL.search(out.text)) or swapped or (context and set(out.asks) & _PLAN_ASKS)):
         return None
-    if context and out.asked_attribute == "price" and "build_cost" not in out.asks:
+    if context and _PRICE_ASKED.search(out.text) and "build_cost" not in out.asks:
         out.asks.append("build_cost")
     return Kind.whatif
 
@@ -1756,6 +1762,8 @@ def _find_budget(text: str, lang: Lang | None) -> tuple[Money | None, float | No
         currency = m.currency or _default_currency(text[m.start:m.end + 10], lang)  # '10000 yuan': the word after
         if _WATTS_LIKE.match(text[m.start:m.end]):
             continue  # '1500W' is watts; '1.5w' is 1.5万
+        if _RATE_AFTER.match(text[m.end:m.end + 12]):
+            continue  # '15 元/卡时': a rent rate
         if m.amount >= 10 and _negative(text, m.start, m.end):
             return None, -m.amount
         if m.amount >= 10:
