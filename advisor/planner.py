@@ -32,7 +32,7 @@ from tools.modelspec import load_model_spec
 from tools.pricing import to_usd
 from tools.recommend import NODE_GPUS, candidate_counts, nodes_for
 from tools.scale_out import MAX_NODES
-from tools.training_memory import TrainingMemoryInput, estimate_training_memory
+from tools.training_memory import TrainingMemoryInput, default_zero_stage, estimate_training_memory
 
 DEFAULT_CONTEXT = 8192
 DEFAULT_CONCURRENCY = 1
@@ -1382,17 +1382,15 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     return calls + others
 
 
-def _base_outgrows_card(model: dict[str, Any], method: str, gpu: str) -> bool:
-    """Whether the frozen base alone (16-bit for LoRA, 4-bit for QLoRA) takes most of one card's memory."""
+def _shards_by_default(p: Profile, model: dict[str, Any], method: str, gpu: str | None, count: int) -> bool:
+    """ZeRO-3 when none was said (:func:`tools.training_memory.default_zero_stage`, the build check's rule too)."""
+    if p.sharding or count <= 1:
+        return False
+    if method == "full" or gpu is None:
+        return method == "full"
     cat = load_catalog()
     params_b = cat.model(model["model"]).params_b if "model" in model else model.get("params_b") or 0.0
-    bytes_per_param = 0.6 if method == "qlora" else 2.0
-    return params_b * 1e9 * bytes_per_param > 0.7 * cat.gpu(gpu).memory_bytes
-
-
-def _shards_by_default(p: Profile, model: dict[str, Any], method: str, gpu: str | None, count: int) -> bool:
-    """ZeRO-3 when none was said: full fine-tuning on several GPUs, or a frozen base larger than one card."""
-    return not p.sharding and count > 1 and (method == "full" or bool(gpu and _base_outgrows_card(model, method, gpu)))
+    return default_zero_stage(method, params_b * 1e9, cat.gpu(gpu).memory_bytes, count) == 3
 
 
 def _training_size(p: Profile, model: dict[str, Any], method: str, gpu: str | None, count: int,

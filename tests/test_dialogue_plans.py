@@ -159,3 +159,21 @@ def test_a_lab_budget_buys_the_most_performance_and_a_home_budget_the_best_value
     _, (home,) = talk(adv, "budget £1500 for mixtral 8x7b")
     priced = [o for o in ok_calls(home, "recommend")[0].result["options"] if o["total_price_usd"] is not None]
     assert priced and all(o["score_basis"] == "per-price" for o in priced)
+
+
+QUOTE = ("Got this quote from our reseller, pasting it as-is: \"Supermicro SYS-821GE-TNHR, 8x NVIDIA H100 SXM5 80GB "
+         "(HGX), 2x Intel Xeon Platinum 8480+, 2TB DDR5-4800, 4x 3000W Titanium PSU. Unit price: USD 289,500.\" "
+         "Engineering wants to LoRA fine-tune and serve Llama 3.1 70B for about 200 internal users. Is this price "
+         "fair, and is this box overkill for that?")
+
+
+def test_a_pasted_quote_is_judged_first_and_its_parts_list_asks_about_none_of_them(adv: Advisor) -> None:
+    """One HGX box of eight H100 (not eight boxes); $289,500 against 8 × $25k + $60k host = $260k: 11 % above."""
+    said = parse(QUOTE)
+    assert said.nodes is None and [(g.gpu, g.count) for g in said.gpus] == [("h100-sxm", 8)]
+    assert said.quoted_price == (289_500, "USD") and said.budget is None and said.build_topic is None
+    _, (r,) = talk(adv, QUOTE)
+    assert r.text.startswith("**The quote of $289,500 is 11 % above the catalog estimate")
+    # LoRA on a 141 GB frozen base over 8 × 80 GB: sharded (ZeRO-3), as the training sizing does — it fits
+    check = ok_calls(r, "check_build")[0]
+    assert "does not fit" not in r.text and check.result["findings"] is not None

@@ -236,6 +236,16 @@ def _check(inp: TrainingMemoryInput) -> None:
         raise ToolError(note("error.training.base_precision_full"))
 
 
+FROZEN_BASE_SHARE = 0.7  # a frozen base taking more of one card than this leaves too little for the rest: shard it
+
+
+def default_zero_stage(method: str, params: float, card_bytes: float, gpus: int) -> int:
+    """ZeRO-3 when no sharding was said: full fine-tuning on several GPUs, or a LoRA / QLoRA base (16-bit / ~4.8-bit)
+    that takes most of one card's memory; else 0 (data parallel, each GPU a full copy)."""
+    base_bytes = params * (0.6 if method == "qlora" else 2.0)
+    return 3 if gpus > 1 and (method in ("full", "pretrain") or base_bytes > FROZEN_BASE_SHARE * card_bytes) else 0
+
+
 def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -> TrainingMemoryResult:
     """Per-GPU and host memory of a training configuration, term by term.
 

@@ -473,7 +473,7 @@ def purchase_price(ctx: Context) -> tuple[float, str] | None:
 
 
 _QUOTE = re.compile(r"(?:整机)?(?:报价|总价|售价|报了|开价|要价|卖|含税|不含税|税后|合计|总计|"
-                    r"quoted?|quotation|offer(?:ed)?|priced|asking|"
+                    r"quoted?|quotation|offer(?:ed)?|priced|asking|price\s*[:：]|price (?:is|was|of)|for|"
                     r"total(?: price)?|comes to|costs?)[^，,。;；!?？\n]{0,16}?"
                     r"(?=\s*(?:约|大概|~|about|around|at|of|for|:|：|是|为)?\s*[$¥￥€£]?\s*\d)", _I)
 
@@ -491,12 +491,13 @@ def quoted_price(ctx: Context) -> tuple[float, str] | None:
     for m in _QUOTE.finditer(ctx.masked):
         rest = ctx.masked[m.end():m.end() + 20]
         money = [x for x in find_money(rest) if x.start <= 12 and not _glued(ctx.masked, m.end() + x.start)]
+        said = ctx.masked[max(0, m.end() - 6):m.end()] + rest  # 'Unit price: USD 289,500': the code before it
         if money and money[0].amount >= 500:
-            return money[0].amount, money[0].currency or _currency_of(rest)
+            return money[0].amount, money[0].currency or _currency_of(said)
         amounts = [a for a in find_amounts(rest) if a.start <= 12 and a.value >= 1000
                    and not _glued(ctx.masked, m.end() + a.start)]
         if amounts:
-            return amounts[0].value, _currency_of(rest)
+            return amounts[0].value, _currency_of(said)
     return None
 
 

@@ -1528,12 +1528,16 @@ def _settle_restrictions(out: Parsed, text: str) -> None:
         out.unusable["gpu_count"] = value
 
 
+_BOXES_COUNTED = re.compile(rf"(?:{N}|{_COUNT_WORDS}|[两二三四五六七八])\s*(?:x\s*|×\s*)?(?:台|个)?\s*"
+                            rf"(?:nvidia\s+)?[dh]gx\b(?!\s*spark)", _I)
+
+
 def _settle_nodes(out: Parsed, text: str, masked: str, cat: Catalog) -> None:
     """Machines and GPUs per machine: 'two DGX H100' counts boxes; counts are kept per node."""
     named = next(iter(out.gpus or out.existing or []), None)
     boxes = masked if not _BASEBOARD_NODE.search(text) or _BASEBOARD_NODE.search(masked) else masked + " dgx"
     if out.nodes is None and named is not None and named.stated and 1 < named.count <= MAX_DGX_NODES \
-            and _BASEBOARD_NODE.search(boxes):
+            and _BOXES_COUNTED.search(text):  # 'two DGX H100': the number counts boxes; '8x H100 (HGX)' GPUs
         out.nodes = named.count
     if out.nodes and len(out.gpus) == 1:
         out.gpus = [_per_node(boxes, out.gpus[0], out.nodes, _module(cat, out.gpus[0].gpu))]
@@ -1627,9 +1631,21 @@ def _features(out: Parsed, text: str, found: dict[str, Any], catalog_filter: boo
         need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context)
 
 
+_QUESTION = re.compile(r"[?？]|吗|呢|^\W*(?:how|what|which|can|could|will|would|does|do|is|are|should)\b", _I)
+
+
+def _topic_asked(out: Parsed) -> str | None:
+    """A pasted quote lists every part (RAM, chassis, PSU): the build topic is the one its questions name."""
+    asked = " ".join(s for s in re.split(r"(?<=[.!?。！？\n])", out.text) if _QUESTION.search(s))
+    return extractors.build_topic(extractors.Context(text=asked, masked=asked, catalog=load_catalog(),
+                                                     gpu_spans=()))
+
+
 def _settle_purchase(out: Parsed) -> None:
     """In a rent-or-buy question the price quoted for buying is that price, not a budget for buying; a seller's
-    quote is a price to judge, not a budget either."""
+    quote is a price to judge, not a budget either, and its list of parts asks about none of them."""
+    if out.quoted_price is not None and out.build_topic is not None:
+        out.build_topic = _topic_asked(out)
     if out.quoted_price is not None and out.budget is not None and out.budget.amount == out.quoted_price[0]:
         out.budget = None
     if out.kind == Kind.rent_vs_buy and out.budget is not None and not re.search(r"预算|经费|budget", out.text, _I):

@@ -8,7 +8,12 @@ from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, 
 from tools.modelspec import load_model_spec, valid_tp_sizes
 from tools.precision import resolve_precision
 from tools.result import Note, note
-from tools.training_memory import TrainingMemoryInput, TrainingMemoryResult, estimate_training_memory
+from tools.training_memory import (
+    TrainingMemoryInput,
+    TrainingMemoryResult,
+    default_zero_stage,
+    estimate_training_memory,
+)
 from tools.units import GB
 
 HEADROOM_WARN = 0.05  # fits with < 5 % of the card left: one longer prompt and it no longer does
@@ -85,7 +90,7 @@ def size_training(ctx: BuildContext) -> TrainingMemoryResult:
     card = binding_card(ctx)
     n = ctx.gpu_count
     spec = load_model_spec(inp.model or "")
-    zero = 3 if (inp.method == "full" and n > 1) else 0
+    zero = default_zero_stage(inp.method, spec.params, card.gpu.memory_bytes, n)
     if zero:
         ctx.assume(note("compat.assume.zero3", gpus=n))
     tin = TrainingMemoryInput(model=spec, method=inp.method, gpus=n, zero_stage=zero, gpu=card.gpu)
