@@ -76,7 +76,7 @@ def _ran(calls: Iterable[ToolCall], name: str) -> bool:
 def _machine_call(c: AskContext) -> list[PlannedCall]:
     assert c.config is not None
     p = c.session.profile
-    currency = user_currency(p, c.lang, ("USD", "CNY"))
+    currency = user_currency(p, c.lang)
     args: dict[str, Any] = {"gpu": c.config.gpu, "count": c.config.count, "nodes": c.config.nodes,
                             "currency": currency, "years": p.years or DEFAULT_YEARS,
                             "include_host": not p.has_host and p.budget_scope != "gpu_only"}
@@ -84,11 +84,7 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
         if getattr(p, slot):
             args[slot] = getattr(p, slot)
     if p.kwh_price and p.kwh_currency and p.kwh_currency != currency:  # 'CNY 0.8/kWh' in an English chat
-        if p.kwh_currency in ("USD", "CNY"):
-            args["currency"] = p.kwh_currency  # the bill in the money the tariff is in
-        else:
-            args["kwh_price"] = round(to_usd(p.kwh_price, p.kwh_currency), 4)  # '£0.25/kWh': in dollars
-            args["currency"] = "USD"
+        args["currency"] = p.kwh_currency  # the bill in the money the tariff is in
     if p.cpu:
         args["platform"] = p.cpu
     args.update(said_prices(p))

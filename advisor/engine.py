@@ -348,11 +348,17 @@ def _merge_cards(m: _Merge) -> None:
         m.put("gpu", None)  # 'what about a 16 GB card?': the size replaces the card under discussion
     elif gpu_ids:
         m.put("card_memory_gb", None)
+    owned = {e.gpu for e in p.existing or []}
+    added = [g for g in gpu_ids if g not in owned]
+    if len(gpu_ids) >= 2 and parsed.pooled and owned & set(gpu_ids) and len(added) == 1:
+        gpu_ids = added  # 'keep my 3060 next to the 3090': the 3090 joins the cards owned, nothing is compared
+        m.put("compare", [])
     if len(gpu_ids) >= 2:
         m.put("compare", gpu_ids)
         m.put("compare_counts", {g.gpu: g.count for g in parsed.gpus if g.stated})
     elif gpu_ids:
-        g = next((x for x in parsed.gpus if x.stated), parsed.gpus[0])
+        named = [x for x in parsed.gpus if x.gpu in gpu_ids]
+        g = next((x for x in named if x.stated), named[0])
         m.put("gpu", g.gpu)
         if g.stated:
             m.put("gpu_count", g.count)

@@ -177,3 +177,27 @@ def test_a_pasted_quote_is_judged_first_and_its_parts_list_asks_about_none_of_th
     # LoRA on a 141 GB frozen base over 8 × 80 GB: sharded (ZeRO-3), as the training sizing does — it fits
     check = ok_calls(r, "check_build")[0]
     assert "does not fit" not in r.text and check.result["findings"] is not None
+
+
+HOME_PC = ("Hiya. Home PC: Ryzen 7 5800X, 32GB DDR4, B550 board, Corsair RM650 (650W), RTX 3060 12GB. I've got £900 "
+           "for a GPU upgrade. I want to run local LLMs (Qwen2.5-32B, maybe Llama 3.3 70B) with llama.cpp/Ollama. "
+           "What should I buy?")
+
+
+def test_a_card_in_the_list_of_ones_pc_is_owned_and_what_to_buy_leads(adv: Advisor) -> None:
+    said = parse(HOME_PC)
+    assert [e.gpu for e in said.existing or []] == ["rtx-3060-12gb"] and not said.gpus
+    assert said.kind == "recommend" and said.build_topic is None  # the PSU listed is a part, not the question
+    _, (r,) = talk(adv, HOME_PC)
+    assert r.text.startswith("**Recommended configurations**")
+
+
+def test_a_card_kept_next_to_a_new_one_is_pooled_with_it_and_the_bill_is_in_pounds(adv: Advisor) -> None:
+    """Llama 70B at Q4_K_M needs ~46 GB with its context; a 3060 (12 GB) beside a 3090 (24 GB) gives ~37.6 usable."""
+    _, (_, r, bill) = talk(adv, HOME_PC, "What if I keep the 3060 in the second slot next to the 3090? Could I run "
+                                         "Llama 70B then?", "And electricity? 4 hours a day at £0.25/kWh.")
+    pooled = ok_calls(r, "pooled_fit")[0]
+    assert {c["gpu"] for c in pooled.arguments["cards"]} == {"rtx-3060-12gb", "rtx-3090"}
+    assert not ok_calls(r, "value_for_money") or "8×" not in r.text
+    cost = ok_calls(bill, "machine_cost")[0].arguments
+    assert (cost["currency"], cost["kwh_price"]) == ("GBP", 0.25) and "£" in bill.text.splitlines()[0]

@@ -9,7 +9,6 @@ platform overhead, divided by PSU efficiency), the host is the one the recommend
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,17 +22,18 @@ from tools.pricing import (
     CNY_PER_USD,
     HOST_COST_USD,
     KWH_PRICE,
+    BillCurrency,
     CostInput,
     SaidPrice,
     cost_of_ownership,
+    from_usd,
     gpu_price,
-    to_cny,
     to_usd,
 )
 from tools.recommend import host_for
 from tools.result import Note, note
 
-Currency = Literal["USD", "CNY"]
+Currency = BillCurrency
 
 
 
@@ -83,7 +83,7 @@ class MachineCostResult(BaseModel):
 
 
 def _in(currency: Currency, usd: float, cny_per_usd: float) -> float:
-    return usd if currency == "USD" else to_cny(usd, "USD", cny_per_usd)
+    return from_usd(usd, currency, cny_per_usd)
 
 
 def machine_cost(inp: MachineCostInput) -> MachineCostResult:

@@ -29,6 +29,7 @@ from tools.result import Note, note
 from tools.units import CNY, USD
 
 Currency = Literal["USD", "CNY"]
+BillCurrency = Literal["USD", "CNY", "EUR", "GBP"]  # a running cost is said in the tariff's money
 
 CNY_PER_USD = 7.2
 MAX_CNY_PER_USD = 100.0  # an exchange rate a user may set: the yuan has traded at 6–8.3 per dollar since 1994
@@ -36,7 +37,9 @@ FX_AS_OF = dt.date(2026, 6, 1)
 USD_PER_EUR = 1.15  # engineering default: the euro traded at about 1.05–1.18 USD through 2025–26; budgets only
 USD_PER_GBP = 1.33  # engineering default: the pound traded at about 1.25–1.37 USD through 2025–26; budgets only
 USD_PER_FOREIGN: dict[str, float] = {"EUR": USD_PER_EUR, "GBP": USD_PER_GBP}  # rates as of FX_AS_OF
-KWH_PRICE: dict[str, float] = {"CNY": 0.8, "USD": 0.15}
+# household/office defaults when no tariff is said; GBP: Ofgem price cap unit rate, Oct–Dec 2025 (26.35p, direct
+# debit); EUR: Eurostat EU household average, first half of 2025 (€28.72 per 100 kWh, dataset nrg_pc_204)
+KWH_PRICE: dict[str, float] = {"CNY": 0.8, "USD": 0.15, "GBP": 0.26, "EUR": 0.29}
 SYMBOLS: dict[str, str] = {"USD": "$", "CNY": "¥", "EUR": "€", "GBP": "£"}
 # the money a value-per-price figure is quoted per: ¥10,000 (万元) for yuan, 1,000 of the others
 VALUE_UNIT: dict[str, float] = {"CNY": 10_000.0, "USD": 1_000.0, "EUR": 1_000.0, "GBP": 1_000.0}
@@ -58,6 +61,13 @@ def to_usd(amount: float, currency: Currency | Literal["EUR", "GBP"], cny_per_us
     if currency in USD_PER_FOREIGN:  # a user's euro or pound budget; catalog prices are never in these
         return amount * USD_PER_FOREIGN[currency]
     return amount if currency == "USD" else amount / cny_per_usd
+
+
+def from_usd(usd: float, currency: BillCurrency, cny_per_usd: float = CNY_PER_USD) -> float:
+    """Dollars in ``currency`` (yuan at ``cny_per_usd``, euros and pounds at the rates as of FX_AS_OF)."""
+    if currency in USD_PER_FOREIGN:
+        return usd / USD_PER_FOREIGN[currency]
+    return usd if currency == "USD" else usd * cny_per_usd
 
 
 def to_cny(amount: float, currency: Currency, cny_per_usd: float = CNY_PER_USD) -> float:
@@ -113,7 +123,7 @@ class CostInput(ToolInput):
     power_w: float = Field(gt=0, description="sustained system power at the wall, W")
     rental_usd_per_hour: float | None = Field(None, gt=0, description="renting equivalent capacity, all GPUs")
     kwh_price: float | None = Field(None, gt=0, description="price per kWh; default by currency")
-    currency: Currency = "USD"
+    currency: BillCurrency = "USD"
     duty_cycle: float = Field(1.0, gt=0, le=1, description="share of the year the machine runs at load")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
 
@@ -123,7 +133,7 @@ class CostResult(BaseModel):
 
     yearly_energy_kwh: float
     kwh_price: float
-    currency: Currency
+    currency: BillCurrency
     yearly_energy_cost: float = Field(description="in `currency`")
     yearly_energy_cost_usd: USD
     yearly_energy_cost_cny: CNY

@@ -912,8 +912,23 @@ def _wanted_score(text: str, mention: _Mention) -> int:
             - bool(vocab.matches("slot", "model_current", sentence)))
 
 
+# 'Home PC: Ryzen 7 5800X, 32GB, RTX 3060 12GB.', '我现在的配置：…': a list of the parts the user has
+_PARTS_LIST = re.compile(r"(?:\b(?:home|my|our|current|existing|gaming|present)\s+(?:pc|rig|machine|computer|setup|"
+                         r"build|box|desktop|workstation|server|specs?)|我的(?:电脑|主机|配置|机器)|现在的(?:电脑|主机|配置)|"
+                         r"(?:目前|现有|当前)(?:的)?(?:电脑|主机|配置|机器))\s*(?:is|是)?\s*[:：=\-–(（]", _I)
+
+
+def _in_parts_list(text: str, mention: _Mention) -> bool:
+    """The card is named in the sentence that lists the parts the user has."""
+    sentence_start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, mention.start)), default=0)
+    return bool(_PARTS_LIST.search(text, sentence_start, mention.start))
+
+
 def _owned(text: str, mention: _Mention, marker: re.Match[str] | None) -> bool:
-    """Whether the card named at ``mention`` is one the user already has ('我有两张 3090', 'my 4090')."""
+    """Whether the card named at ``mention`` is one the user already has ('我有两张 3090', 'my 4090', a card in the
+    list of their PC's parts)."""
+    if _in_parts_list(text, mention):
+        return True
     after_marker = (marker is not None and marker.end() <= mention.start
                     and not _NOT_OWNED.search(text[marker.end():mention.start])
                     and mention.start - marker.end() <= 14)
@@ -1644,8 +1659,10 @@ def _topic_asked(out: Parsed) -> str | None:
 def _settle_purchase(out: Parsed) -> None:
     """In a rent-or-buy question the price quoted for buying is that price, not a budget for buying; a seller's
     quote is a price to judge, not a budget either, and its list of parts asks about none of them."""
-    if out.quoted_price is not None and out.build_topic is not None:
+    if (out.quoted_price is not None or _PARTS_LIST.search(out.text)) and out.build_topic is not None:
         out.build_topic = _topic_asked(out)
+        if out.kind == Kind.build and out.build_topic is None and "recommend" in out.asks:
+            out.kind = Kind.recommend  # 'Home PC: …, RM650 (650W), RTX 3060. £900: what should I buy?'
     if out.quoted_price is not None and out.budget is not None and out.budget.amount == out.quoted_price[0]:
         out.budget = None
     if out.kind == Kind.rent_vs_buy and out.budget is not None and not re.search(r"预算|经费|budget", out.text, _I):
