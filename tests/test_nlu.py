@@ -321,7 +321,12 @@ def test_small_slot_readings() -> None:
     ("deepseek 671b", "deepseek-v3"),
 ])
 def test_full_deepseek_is_r1_unless_v3_is_named(text: str, model: str) -> None:
-    assert p(text).model == model
+    assert parse(text, context=False).model == model
+
+
+def test_a_bare_full_version_in_a_follow_up_is_the_model_talked_about() -> None:
+    assert parse("如果换成 8×H20 96GB 呢？能跑 FP8 满血版吗？", context=True).model is None
+    assert parse("满血版部署要几张H20", context=False).model == "deepseek-r1"
 
 
 @pytest.mark.parametrize(("text", "gb"), [

@@ -1099,7 +1099,7 @@ def _read_model(r: _Reading) -> None:
             out.model, out.model_guess = guess, True
     elif out.model == "deepseek-r1" and out.params_b and _DISTILL.search(text):
         out.model = _r1_distill(text, out.params_b, r.cat) or out.model  # 'r1 蒸馏 32b' is the Qwen-32B distill
-    out.model = _full_deepseek(text, out.model, out.params_b)
+    out.model = _full_deepseek(text, out.model, out.params_b, r.context)
     if out.model:
         out.params_b = r.cat.model(out.model).params_b
 
@@ -1133,13 +1133,15 @@ def _read_workloads(r: _Reading) -> None:
         r.out.workloads = jobs
 
 
-def _full_deepseek(text: str, model: str | None, params_b: float | None) -> str | None:
-    """'671b 满血版' is how people name the full DeepSeek-R1 ('满血 V3' the full V3)."""
+def _full_deepseek(text: str, model: str | None, params_b: float | None, context: bool = False) -> str | None:
+    """'671b 满血版' is how people name the full DeepSeek-R1 ('满血 V3' the full V3); in a follow-up ('能跑 FP8 满血版
+    吗') a bare '满血版' is the model already talked about."""
     if "满血" not in text:
         return model
     v3 = re.search(r"\bv3\b", text, _I)
-    if not re.search(r"v3", text, _I) and (model == "deepseek-v3" or (model is None and params_b in (None, 671))):
-        return "deepseek-r1"
+    named = params_b == 671 or (params_b is None and (not context or re.search(r"deepseek|\br1\b|深度求索", text, _I)))
+    if not re.search(r"v3", text, _I) and (model == "deepseek-v3" or (model is None and named)):
+        return "deepseek-r1"  # '能跑 FP8 满血版吗' alone in a follow-up is the model already talked about
     if model is None and v3:
         return "deepseek-v3"
     return model
@@ -1275,7 +1277,7 @@ def _read_quantities(r: _Reading) -> None:
 
 # what may stand between a card's name and its price: memory, a variant, a verb or word of price, an 'about'
 _PRICE_GAP = re.compile(
-    r"^(?:[\s\-–:：,，(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie|sxm|nvl|版|的|"
+    r"^(?:[\s\-–:：(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie|sxm|nvl|版|的|"
     r"cards?|gpus?|modded|used|second-?hand|refurb\w*|mined|blower|turbo|\bis\b|\bare\b|go(?:es)? for|sells? for|"
     r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|"
     r"魔改|改|矿卡|二手|全新|涡轮|约|大概|大约|差不多|要|卖|才|只要|一张|每张|一块|每块|单卡|报价|价格|售价|价钱|现在|在)*$",
