@@ -342,32 +342,45 @@ def _merge_cards(m: _Merge) -> None:
     if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:
         m.put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
         m.put("gpu_count", None)
-    gpu_ids = list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    gpu_ids = _cards_named(m)
     if parsed.card_memory_gb is not None:
         m.put("card_memory_gb", parsed.card_memory_gb)
         m.put("gpu", None)  # 'what about a 16 GB card?': the size replaces the card under discussion
     elif gpu_ids:
         m.put("card_memory_gb", None)
-    owned = {e.gpu for e in p.existing or []}
-    added = [g for g in gpu_ids if g not in owned]
-    if len(gpu_ids) >= 2 and parsed.pooled and owned & set(gpu_ids) and len(added) == 1:
-        gpu_ids = added  # 'keep my 3060 next to the 3090': the 3090 joins the cards owned, nothing is compared
-        m.put("compare", [])
     if len(gpu_ids) >= 2:
         m.put("compare", gpu_ids)
         m.put("compare_counts", {g.gpu: g.count for g in parsed.gpus if g.stated})
     elif gpu_ids:
         named = [x for x in parsed.gpus if x.gpu in gpu_ids]
-        g = next((x for x in named if x.stated), named[0])
-        m.put("gpu", g.gpu)
-        if g.stated:
-            m.put("gpu_count", g.count)
-            if g.gpu in p.compare:  # 'what if I go with 8 P40 instead?': that option of the comparison changes
-                m.put("compare_counts", {**p.compare_counts, g.gpu: g.count})
-        elif (earlier := next((x for x in reversed(m.session.schemes) if x.gpu == g.gpu), None)) is not None:
-            m.put("gpu_count", earlier.count)  # '回到 H20 那台': the configuration of that card worked out before
-        elif not parsed.has(Intent.whatif):
-            m.put("gpu_count", None)  # a card named without a count: how many is still open ('要几张？')
+        _merge_one_card(m, next((x for x in named if x.stated), named[0]))
+
+
+def _cards_named(m: _Merge) -> list[str]:
+    """The cards the message names, each once; an owned one named beside a new one to use together ('keep my
+    3060 next to the 3090') is the cards owned, and only the new one is under discussion (nothing compared)."""
+    gpu_ids = list(dict.fromkeys(g.gpu for g in m.parsed.gpus))
+    owned = {e.gpu for e in m.p.existing or []}
+    added = [g for g in gpu_ids if g not in owned]
+    if len(gpu_ids) >= 2 and m.parsed.pooled and owned & set(gpu_ids) and len(added) == 1:
+        m.put("compare", [])
+        return added
+    return gpu_ids
+
+
+def _merge_one_card(m: _Merge, g: GpuCount) -> None:
+    """One card named: its count as said; else the configuration of that card worked out before ('回到 H20 那台');
+    else, outside a what-if, how many is still open ('要几张？')."""
+    p = m.p
+    m.put("gpu", g.gpu)
+    if g.stated:
+        m.put("gpu_count", g.count)
+        if g.gpu in p.compare:  # 'what if I go with 8 P40 instead?': that option of the comparison changes
+            m.put("compare_counts", {**p.compare_counts, g.gpu: g.count})
+    elif (earlier := next((x for x in reversed(m.session.schemes) if x.gpu == g.gpu), None)) is not None:
+        m.put("gpu_count", earlier.count)
+    elif not m.parsed.has(Intent.whatif):
+        m.put("gpu_count", None)
 
 
 def _merge_changes(m: _Merge) -> None:
