@@ -31,7 +31,7 @@ from advisor.fmt import (
     usable_bytes,
     usd_in,
 )
-from advisor.nlu import Intent, Kind, Parsed
+from advisor.nlu import Kind, Parsed
 from advisor.planner import (
     DEFAULT_CONCURRENCY,
     DEFAULT_CONTEXT,
@@ -1055,7 +1055,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     out += [line for line in _market_line(session, lang) if not line or line not in said]  # once per conversation turn
     fits_here = any(c.ok and getattr(result_of(c), "fits", None) and c.arguments.get("gpu") for _, c in alts)
     rec_call = _by_name(calls, "recommend")
-    upgrade = bool(p.existing) and ("recommend" in parsed.asks or parsed.has(Intent.recommend))  # 'what to buy?'
+    upgrade = bool(p.existing) and parsed.asks[:1] == ["recommend"]  # 'what should I buy?', cards owned
     other_options = ("alternatives" in parsed.asks or upgrade) and rec_call is not None and bool(
         typed(rec_call, Recommendation).options)  # 'any other options?' with none found: the answer leads
     if detailed or not fits_here or other_options:  # the short reply keeps to the user's own cards when one fits

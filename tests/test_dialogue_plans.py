@@ -201,3 +201,10 @@ def test_a_card_kept_next_to_a_new_one_is_pooled_with_it_and_the_bill_is_in_poun
     assert not ok_calls(r, "value_for_money") or "8×" not in r.text
     cost = ok_calls(bill, "machine_cost")[0].arguments
     assert (cost["currency"], cost["kwh_price"]) == ("GBP", 0.25) and "£" in bill.text.splitlines()[0]
+
+
+def test_machines_of_n_cards_are_nodes_and_a_model_size_is_never_money() -> None:
+    said = parse("手上有 4 台 8×H800 80GB 服务器，节点间是 RoCE 2×200G。大概要训练多少天？")
+    assert said.nodes == 4 and [(e.gpu, e.count) for e in said.existing or []] == [("h800-sxm", 8)]
+    follow = parse("假设改租云上的 H800，30 元/卡时，7B 那个方案要花多少钱？", context=True)
+    assert follow.budget is None and follow.rental_rate == (30.0, "CNY") and "recommend" not in follow.asks

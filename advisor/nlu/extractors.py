@@ -150,7 +150,8 @@ _NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x\s*)?(
                     rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)
 
 
-_AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|节点|[，,。.？?！!]|呢|吧|$|\d+\s*(卡|张)|[一二两四八]\s*(卡|张))")
+_AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|节点|[，,。.？?！!]|呢|吧|$|\d+\s*(卡|张|[x×])|"
+                            r"[一二两四八]\s*(卡|张))")
 
 
 _NODES_OF_N = re.compile(rf"({N}|two|three|four|eight)\s+\d+[\s-]*(?:gpus?|cards?|卡)\b[^.,;，。]{{0,24}}?"

@@ -1081,6 +1081,7 @@ def _read_dataset_tokens(r: _Reading) -> None:
 
 def _read_params(r: _Reading) -> None:
     for m in _PARAMS.finditer(r.scan):
+        r.claimed.append(m.span())  # '7B 那个方案要花多少钱': a model's size, never ¥7bn
         if m.group(1):
             value = parse_number(m.group(1))
         else:
@@ -1258,7 +1259,7 @@ def _read_quantities(r: _Reading) -> None:
     out = r.out
     names = r.names_and_dates + [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions]
     quantities = read_quantities(r.text, names)
-    r.claimed = [(q.start, q.end) for q in quantities]  # people, kW, atoms …: never read again as money
+    r.claimed += [(q.start, q.end) for q in quantities]  # people, kW, atoms …: never read again as money
     found = {(q.unit, q.role): q.value for q in reversed(quantities)}
     _read_people(out, {k: v for k, v in found.items() if k != ("people", None)},
                  [q for q in quantities if not _USERS_WORD.match(r.text[q.end:q.end + 12])])
