@@ -161,7 +161,7 @@ class LLMFailure(Exception):
 
 # the slots a message states that go into the profile as they are; the others are merged by the steps below
 _SPECIAL_SLOTS = {"model", "params_b", "budget_unlimited", "existing", "gpu_count", "card_memory_gb", "card_prices",
-                  "workloads",
+                  "card_rates", "workloads",
                   "excluded_vendors", "only_vendors", "allowed_gpus", "ruled_out_gpus"}
 MERGED_AS_SAID = tuple(f for f in Profile.model_fields if f in Parsed.model_fields and f not in _SPECIAL_SLOTS)
 
@@ -236,6 +236,8 @@ def _merge_card_prices(m: _Merge) -> None:
     its earlier one."""
     if m.parsed.card_prices:
         m.put("card_prices", {**m.p.card_prices, **m.parsed.card_prices})
+    if m.parsed.card_rates:
+        m.put("card_rates", {**m.p.card_rates, **m.parsed.card_rates})
 
 
 def _merge_workloads(m: _Merge) -> None:

@@ -917,7 +917,10 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["kwh_price"] = p.kwh_price
     if p.purchase_price and p.purchase_price[1] == currency:  # the buyer's own quote for buying
         args["purchase_price"] = p.purchase_price[0]
-    if p.rental_rate:
+    said_rate = p.card_rates.get(bought["gpu"])  # 'A100 8 元/卡时，4090 2 元/卡时': the rent of the card bought
+    if said_rate is not None:
+        args["rental_usd_per_gpu_hour"] = round(to_usd(said_rate.amount, said_rate.currency), 4)
+    elif p.rental_rate:
         rate, cur = p.rental_rate
         args["rental_usd_per_gpu_hour"] = round(to_usd(rate, cur), 4)
     args.update(said_prices(p))

@@ -174,6 +174,8 @@ class Profile(BaseModel):
     workloads: list[Workload] = Field(default_factory=list, max_length=8,
                                       description="the training jobs when several were named; the plan sizes the "
                                                   "hardest")
+    card_rates: dict[str, Annotated[Money, AfterValidator(_card_price)]] = Field(
+        default_factory=dict, max_length=16, description="GPU id → rent per GPU-hour said")
     card_prices: dict[str, Annotated[Money, AfterValidator(_card_price)]] = Field(default_factory=dict, max_length=16,
                                           description="GPU id → the unit price the user said ('P40 ~$300')")
     psu_w: float | None = Field(None, gt=0, le=100_000, description="PSU rating of the user's machine, W")

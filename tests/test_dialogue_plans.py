@@ -208,3 +208,22 @@ def test_machines_of_n_cards_are_nodes_and_a_model_size_is_never_money() -> None
     assert said.nodes == 4 and [(e.gpu, e.count) for e in said.existing or []] == [("h800-sxm", 8)]
     follow = parse("假设改租云上的 H800，30 元/卡时，7B 那个方案要花多少钱？", context=True)
     assert follow.budget is None and follow.rental_rate == (30.0, "CNY") and "recommend" not in follow.asks
+
+
+def test_each_cards_rent_and_a_vendors_quote_go_into_rent_or_buy(adv: Advisor) -> None:
+    """8 × ¥2 a card-hour × 10 h × 30.4 days ≈ ¥4,867 a month of rent against ¥250,000: over five years to pay
+    back — keep renting; the A100's ¥8 is not the 4090's rent."""
+    text = ("云上 A100 80GB 报价 8 元/卡时，4090 是 2 元/卡时；自己买一台 8 卡 4090 服务器大概 25 万。"
+            "我们平均每天用 8 张卡、10 个小时。算一下租还是买划算？")
+    said = parse(text)
+    assert {g: m.amount for g, m in said.card_rates.items()} == {"a100-sxm-80gb": 8, "rtx-4090": 2}
+    assert said.hours_per_day == 10 and said.deadline_days is None
+    _, (r,) = talk(adv, text)
+    rent = ok_calls(r, "rent_vs_buy")[0].arguments
+    assert rent["rental_usd_per_gpu_hour"] * 7.2 == pytest.approx(2.0, rel=0.01) and rent["hours_per_day"] == 10
+    assert r.text.startswith("**继续租更划算")
+    quote = parse("Right now we rent 4x H100 at $2.99/GPU-hr, 24/7. A vendor quoted us a 4x H100 PCIe server for "
+                  "$140k. Should we buy? Break-even?")
+    assert quote.purchase_price == (140_000, "USD")
+    used = parse("RTX 3090 for $750, Tesla V100 32GB SXM2 for $500. I have $2,000 total for GPUs.")
+    assert used.budget is not None and used.budget.amount == 2_000 and used.card_prices["v100-sxm2-32gb"].amount == 500

@@ -182,6 +182,8 @@ class Parsed(BaseModel):
     tokens_per_sample: float | None = Field(None, description="average tokens per training sample ('平均 800 token')")
     workloads: list[Workload] = Field(default_factory=list, description="the training jobs, when a message names "
                                                                        "two or more ('8B 全参，偶尔 QLoRA 70B')")
+    card_rates: dict[str, Money] = Field(default_factory=dict, description="GPU id → the rent per GPU-hour said "
+                                                                         "beside the card ('4090 是 2 元/卡时')")
     card_prices: dict[str, Money] = Field(default_factory=dict, description="GPU id → the unit price said beside "
                                                                            "the card ('P40 24GB ~$300', '3090 4500块')")
     quoted_price: tuple[float, str] | None = Field(None, description="a seller's price for the build and its currency "
@@ -1278,14 +1280,17 @@ def _read_quantities(r: _Reading) -> None:
 
 # what may stand between a card's name and its price: memory, a variant, a verb or word of price, an 'about'
 _PRICE_GAP = re.compile(
-    r"^(?:[\s\-–:：(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie|sxm|nvl|版|的|"
+    r"^(?:[\s\-–:：(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie\d?|sxm\d?|nvl|版|的|"
     r"cards?|gpus?|modded|used|second-?hand|refurb\w*|mined|blower|turbo|\bis\b|\bare\b|go(?:es)? for|sells? for|"
     r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|"
-    r"魔改|改|矿卡|二手|全新|涡轮|约|大概|大约|差不多|要|卖|才|只要|一张|每张|一块|每块|单卡|报价|价格|售价|价钱|现在|在)*$",
+    r"魔改|改|矿卡|二手|全新|涡轮|约|大概|大约|差不多|要|卖|才|只要|一张|每张|一块|每块|单卡|报价|价格|售价|价钱|现在|在|是|为|"
+    r"租金?|租价|云上)*$",
     _I)
 # '15 元/卡时', '$2.5 per GPU-hour', '0.6 元一度': a rate, never a price or a budget
 _RATE_AFTER = re.compile(r"^\s*(?:钱)?\s*(?:/|per\b|an?\s+(?:hour|month)|一小时|每小时|每月|一个月|一度|每度|每卡时|"
                          r"一卡时)", _I)
+_HOURLY = re.compile(r"^\s*(?:钱)?\s*(?:/\s*(?:gpu[-\s·]*)?(?:h|hr|hour)\b|per\s+(?:gpu[-\s]*)?hour|an?\s+hour|"
+                     r"一小时|每小时|/\s*(?:卡)?(?:小)?时|每卡时|一卡时)", _I)
 UNIT_PRICE_REACH = 32  # characters from a card's name to the price said for it ('Tesla P40 24GB ~$300')
 
 
@@ -1302,10 +1307,15 @@ def _read_card_prices(r: _Reading) -> None:
         cut = re.search(r"[。；;!?！？\n]|\.\s", window)
         window = window[:cut.start()] if cut else window
         money = _unit_price(window, r.out.lang)
-        if money is None or not _PRICE_GAP.match(window[:money[0]]) \
-                or _RATE_AFTER.match(r.text[end + money[1]:end + money[1] + 12]):
+        if money is None or not _PRICE_GAP.match(window[:money[0]]):
             continue
-        if gid is not None:
+        after = r.text[end + money[1]:end + money[1] + 12]
+        hourly = bool(_HOURLY.match(after))
+        if not hourly and (_RATE_AFTER.match(after) or money[2].amount < 20):
+            continue  # a price per kWh or per month; a bare small number
+        if gid is not None and hourly:  # 'A100 8 元/卡时，4090 是 2 元/卡时': each card's rent
+            r.out.card_rates.setdefault(gid, money[2])
+        elif gid is not None:
             r.out.card_prices.setdefault(gid, money[2])
         r.claimed.append((end + money[0], end + money[1]))
 
@@ -1313,7 +1323,7 @@ def _read_card_prices(r: _Reading) -> None:
 def _unit_price(window: str, lang: Lang | None) -> tuple[int, int, Money] | None:
     """The first amount of money in ``window`` (with a currency, or in 万): its span and value."""
     found = [(x.start, x.end, Money(amount=x.amount, currency=x.currency or _default_currency(window, lang)))
-             for x in find_money(window) if x.amount >= 20]
+             for x in find_money(window) if x.amount > 0]
     found += [(a.start, a.end, Money(amount=a.value, currency="CNY")) for a in find_amounts(window)
               if "万" in a.text and a.value >= 1000]
     return min(found, key=lambda f: f[0]) if found else None
@@ -1364,6 +1374,7 @@ def _not_a_deadline(scan: str, m: re.Match[str]) -> bool:
             or bool(_PER_DAY_BEFORE.search(before)) or bool(_PER_DAY_AFTER.match(scan[m.end():]))
             or bool(re.search(r"(hours?|hrs?|h|小时)\s*$", before, _I))
             or bool(re.search(r"(一个月|每个?月|一周|每周|a month|per month|a week|per week)[\s,，]*$", before, _I))
+            or bool(re.search(r"(每天|每日|一天|日均)[^。；;,，?？]{0,14}$", scan[max(0, m.start() - 20):m.start()]))
             or bool(_PRICE_PER_TIME.match(scan[m.end():])) or bool(_RATE_OR_DUTY_AFTER.match(scan[m.end():])))
 
 
@@ -1668,6 +1679,8 @@ def _settle_purchase(out: Parsed) -> None:
             out.kind = Kind.recommend  # 'Home PC: …, RM650 (650W), RTX 3060. £900: what should I buy?'
     if out.quoted_price is not None and out.budget is not None and out.budget.amount == out.quoted_price[0]:
         out.budget = None
+    if out.kind == Kind.rent_vs_buy and out.purchase_price is None and out.quoted_price is not None:
+        out.purchase_price = out.quoted_price  # 'a vendor quoted us a 4x H100 server for $140k. Should we buy?'
     if out.kind == Kind.rent_vs_buy and out.budget is not None and not re.search(r"预算|经费|budget", out.text, _I):
         out.budget = None  # 'an 8x H100 server is ~$280k, way too much': a price said, not a budget
     if out.purchase_price is None:
