@@ -27,7 +27,8 @@ def _leader(gs: list[Any], key: str, lang: str, message: str) -> str:
     return msg(lang, message, name=best["name"] if isinstance(best, dict) else best.name)
 
 
-_VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "memory_gb": "GB", "tokens_per_s": "tokens/s",
+_VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "fp32_tflops": "TFLOPS", "memory_gb": "GB",
+                "tokens_per_s": "tokens/s",
                 "bandwidth_gbs": "GB/s"}  # concurrent requests are a plain count
 
 
@@ -41,8 +42,10 @@ def _value_metric(session: Session, value: ValueResult) -> str:
     """The figure that decides value here: FP64 for science, decode speed once a model is sized, bandwidth for
     inference without a model, else dense BF16."""
     p = session.profile
-    if p.use_case == "scientific" or p.fp64:
+    if p.fp64 or (p.use_case == "scientific" and p.fp64 is not False):
         return "fp64_tflops"
+    if p.use_case == "scientific":  # a single- or mixed-precision code (GROMACS): FP32 decides
+        return "fp32_tflops"
     if value.options and all("tokens_per_s" in o.per_unit for o in value.options):
         return "tokens_per_s"
     if p.use_case == "inference":  # no model yet: generation is bandwidth-bound

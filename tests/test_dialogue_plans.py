@@ -227,3 +227,19 @@ def test_each_cards_rent_and_a_vendors_quote_go_into_rent_or_buy(adv: Advisor) -
     assert quote.purchase_price == (140_000, "USD")
     used = parse("RTX 3090 for $750, Tesla V100 32GB SXM2 for $500. I have $2,000 total for GPUs.")
     assert used.budget is not None and used.budget.amount == 2_000 and used.card_prices["v100-sxm2-32gb"].amount == 500
+
+
+def test_list_marks_board_chipsets_and_card_hours_are_never_cards() -> None:
+    listed = parse("闲鱼上看到几张卡：① RTX 3090 24G 5200 元；② Tesla V100 32G SXM2 带转接板 2800 元；③ Tesla P40 24G "
+                   "900 元；④ 2080 Ti 魔改 22G 2600 元。选哪张？")
+    assert all(not g.stated for g in listed.gpus) and listed.card_prices["rtx-2080-ti-22gb"].amount == 2600
+    assert listed.card_prices["v100-sxm2-32gb"].amount == 2800
+    assert "B660M" not in parse("我现在的电脑：i5-12400F，B660M 主板，RTX 3060 12G").unknown_gpus
+    hours = parse("如果业务涨 3 倍（推理 12 卡常驻，微调 1500 卡时/月）呢？")
+    assert hours.gpu_count == 12 and "gpu_count" not in hours.unusable and hours.gpu_hours_month == 1500
+
+
+def test_a_single_precision_code_is_valued_on_fp32(adv: Advisor) -> None:
+    """GROMACS runs in mixed precision: 82.6 TFLOPS FP32 for ¥17,280 (4090) against 19.5 for ¥86,400 (A100)."""
+    _, (r,) = talk(adv, "我们跑 GROMACS 分子动力学，A100 和 4090 哪个更划算？")
+    assert "每万元 FP32 算力约 47.8 TFLOPS" in r.text and "FP64 算力" not in r.text.split("\n\n")[0]

@@ -26,7 +26,8 @@ from tools.result import Note, note
 
 ValueCurrency = Literal["USD", "CNY", "EUR", "GBP"]
 UNIT: dict[str, float] = {"CNY": 10_000.0, "USD": 1_000.0, "EUR": 1_000.0, "GBP": 1_000.0}
-METRICS = ("bf16_tflops", "fp64_tflops", "memory_gb", "bandwidth_gbs", "tokens_per_s", "concurrent_requests")
+METRICS = ("bf16_tflops", "fp64_tflops", "fp32_tflops", "memory_gb", "bandwidth_gbs", "tokens_per_s",
+           "concurrent_requests")
 
 
 class ValueOption(BaseModel):
@@ -105,6 +106,8 @@ def _totals(o: ValueOption) -> dict[str, float]:
         out["bf16_tflops"] = half * o.count
     if t.fp64 is not None:
         out["fp64_tflops"] = t.fp64 * o.count
+    if t.fp32 is not None:
+        out["fp32_tflops"] = t.fp32 * o.count  # single and mixed precision codes (GROMACS, AlphaFold)
     if o.tokens_per_s is not None:
         out["tokens_per_s"] = o.tokens_per_s
     if o.concurrent_requests is not None:

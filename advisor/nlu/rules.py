@@ -214,10 +214,14 @@ _SPOKEN_DIGITS = re.compile(r"[零〇一二三四五六七八九]{4}(?![\u3400-\
 _GLUED_COUNT = re.compile(r"\b(\d{1,2})x([a-z]{0,3}\d{2,4}[a-z]{0,2})\b", re.IGNORECASE)  # 3x3090, 8xH100
 
 
+_LIST_MARKS = re.compile(r"[\u2460-\u2473\u2474-\u2487\u2776-\u277f\u2780-\u2793]")  # ①–⑳, ⑴–⒇, ❶–❿, ➀–➓
+
+
 def clean(text: str) -> str:
     """NFKC-fold (full-width → ASCII), traditional Chinese to simplified (顯存 → 显存, so one vocabulary reads
     both), drop control and bidi characters, collapse runs of spaces."""
-    text = unicodedata.normalize("NFKC", text or "")
+    text = _LIST_MARKS.sub(" • ", text or "")  # '① RTX 3090 …；② …': list marks, which NFKC would make counts
+    text = unicodedata.normalize("NFKC", text)
     if _CJK.search(text):
         text = _to_simplified().convert(text).replace("升腾", "昇腾")  # OpenCC folds 昇 into 升; Ascend keeps 昇
         text = _SPOKEN_DIGITS.sub(lambda m: m.group(0).translate(_DIGIT_CHARS), text)  # 三零九零 is 3090
@@ -546,7 +550,8 @@ _GRID = re.compile(r"(?<![\d.])(\d{2,7})\s*[×xX*]\s*\1(?:\s*[×xX*]\s*\1)?(?![\
 
 
 # motherboard chipsets people name beside their cards ('B650 board', 'Z790'): never a GPU or a count
-_CHIPSET = re.compile(r"(?<![a-z0-9])(?:[bx](?:450|550|650|760|850|860|570|670|870)[em]?|z(?:690|790|890)|h(?:610|770)|"
+_CHIPSET = re.compile(r"(?<![a-z0-9])(?:[bx](?:360|450|460|550|560|650|660|760|850|860|570|670|870)[em]?|"
+                      r"z(?:390|490|590|690|790|890)|h(?:410|510|570|610|670|770)|"
                       r"a(?:520|620)|trx(?:40|50)|wrx(?:80|90))(?:m|i|-[a-z]+)?(?![a-z0-9])", _I)
 
 
@@ -1280,11 +1285,11 @@ def _read_quantities(r: _Reading) -> None:
 
 # what may stand between a card's name and its price: memory, a variant, a verb or word of price, an 'about'
 _PRICE_GAP = re.compile(
-    r"^(?:[\s\-–:：(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie\d?|sxm\d?|nvl|版|的|"
+    r"^(?:[\s\-–—:：(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie\d?|sxm\d?|nvl|版|的|"
     r"cards?|gpus?|modded|used|second-?hand|refurb\w*|mined|blower|turbo|\bis\b|\bare\b|go(?:es)? for|sells? for|"
-    r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|"
+    r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|instead|under|less than|"
     r"魔改|改|矿卡|二手|全新|涡轮|约|大概|大约|差不多|要|卖|才|只要|一张|每张|一块|每块|单卡|报价|价格|售价|价钱|现在|在|是|为|"
-    r"租金?|租价|云上)*$",
+    r"租金?|租价|云上|带转接板|转接板|带散热)*$",
     _I)
 # '15 元/卡时', '$2.5 per GPU-hour', '0.6 元一度': a rate, never a price or a budget
 _RATE_AFTER = re.compile(r"^\s*(?:钱)?\s*(?:/|per\b|an?\s+(?:hour|month)|一小时|每小时|每月|一个月|一度|每度|每卡时|"
@@ -1313,6 +1318,7 @@ def _read_card_prices(r: _Reading) -> None:
         hourly = bool(_HOURLY.match(after))
         if not hourly and (_RATE_AFTER.match(after) or money[2].amount < 20):
             continue  # a price per kWh or per month; a bare small number
+        gid = _memory_variant(r.cat, gid, r.text[end:end + 12]) if gid is not None else None  # '2080 Ti 魔改 22G'
         if gid is not None and hourly:  # 'A100 8 元/卡时，4090 是 2 元/卡时': each card's rent
             r.out.card_rates.setdefault(gid, money[2])
         elif gid is not None:
@@ -1479,7 +1485,8 @@ _CATALOG_FILTER = vocab.required("slot", "catalog_filter")
 MAX_CARDS = 1024
 _VERB_COUNT = re.compile(r"(?:\b(?:rent(?:ing)?|buy(?:ing)?|get(?:ting)?|lease|need|qty|quantity)|数量|卡数)[\s:：]*"
                          r"(\d{1,4})\b(?!\s*(?:months?|hours?|days?|weeks?|years?|gb|k\b|tokens?))", _I)
-_MANY_CARDS = re.compile(r"(\d{1,3}(?:,\d{3})+|\d{4,})\s*(?:张|块(?=\s*(?:显?卡|gpu))|片|卡|x\b|×|gpus?\b|cards?\b)",
+_MANY_CARDS = re.compile(r"(\d{1,3}(?:,\d{3})+|\d{4,})\s*(?:张|块(?=\s*(?:显?卡|gpu))|片|卡(?!\s*(?:时|小时|·时))|"
+                         r"x\b|×|gpus?\b|cards?\b)",
                          _I)  # '5000 块' alone is money
 _HOW_MANY = vocab.required("slot", "how_many")
 _DETAIL = vocab.required("slot", "detail")
@@ -1803,6 +1810,11 @@ def _negative(text: str, start: int, end: int) -> bool:
     return bool(_MINUS_BEFORE.search(text[max(0, start - 3):start]) or _MINUS_INSIDE.match(text[start:end]))
 
 
+_PART_PRICE = re.compile(r"(?:bridge|psu|power supply|cable|riser|motherboard|board|cpu|ram|ssd|nvme|switch|nic|"
+                         r"桥接器?|电源|主板|内存|硬盘|交换机|网卡)\w*\s*(?:is|are|costs?|for|at|worth|卖|要|大概|约)?\s*"
+                         r"(?:about|around|~|only|used|二手)?\s*(?:used)?\s*[$¥￥€£]?\s*$", _I)
+
+
 def _find_budget(text: str, lang: Lang | None) -> tuple[Money | None, float | None]:
     """The budget: an amount with a currency mark, else one next to a money word, else a Chinese 万 amount
     (in this domain '十来万' and '一万五' are money unless a unit such as tokens or samples follows); second, an
@@ -1811,8 +1823,8 @@ def _find_budget(text: str, lang: Lang | None) -> tuple[Money | None, float | No
         currency = m.currency or _default_currency(text[m.start:m.end + 10], lang)  # '10000 yuan': the word after
         if _WATTS_LIKE.match(text[m.start:m.end]):
             continue  # '1500W' is watts; '1.5w' is 1.5万
-        if _RATE_AFTER.match(text[m.end:m.end + 12]):
-            continue  # '15 元/卡时': a rent rate
+        if _RATE_AFTER.match(text[m.end:m.end + 12]) or _PART_PRICE.search(text[max(0, m.start - 28):m.start]):
+            continue  # '15 元/卡时': a rent rate; 'an NVLink bridge worth $150': a part's price
         if m.amount >= 10 and _negative(text, m.start, m.end):
             return None, -m.amount
         if m.amount >= 10:
