@@ -21,6 +21,7 @@ from advisor.fmt import default_currency
 from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase, Workload
 from advisor.nlu.rules import MAX_NODE_GPUS
 from advisor.session import Profile, Session
+from advisor.toolspec import run_tool
 from knowledge import load_catalog
 from knowledge.codes import ScientificCode, scientific_code
 from knowledge.names import VENDORS
@@ -1346,8 +1347,6 @@ def train_count(p: Profile, timed: dict[str, Any] | None, fitting: list[int]) ->
 def _planned_train_count(p: Profile, model: str, gpu: str) -> int | None:
     """The count :func:`train_count` settles, worked out while planning (the tools run here, as for
     :func:`least_count`), so the answer is sized on the cards it recommends."""
-    from advisor.toolspec import run_tool
-
     done = [run_tool(c.name, c.arguments) for c in train_count_calls(p, model, gpu)]
     timed = next((c.result for c in done if c.ok and c.name == "training_time"), None)
     fitting = [c.arguments["gpus"] for c in done if c.ok and c.name == "size_training" and (c.result or {}).get("fits")]
