@@ -826,7 +826,7 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     if info is not None and sci is not None:
         g, sres = typed(info, GPUInfo), typed(sci, ScientificResult)
         fp64_tf, fp32_tf = g.throughput.fp64, g.throughput.fp32
-        weak = fp64_tf is not None and bool(fp32_tf) and fp64_tf < (fp32_tf or 0) / 8
+        weak = fp64_tf is not None and bool(fp32_tf) and fp64_tf < (fp32_tf or 0) * WEAK_FP64_SHARE
         fits = word(lang, "fits" if sres.fits else "does_not_fit")
         tail = word(lang, "fp64_weak_tail") if weak and p.fp64 is not False else ""
         where = config_label(info.arguments["name"], sres.gpus, lang)
@@ -845,7 +845,7 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
         out.append(msg(lang, "verdict.sci_card", name=g.name, fp64=num(fp64) if fp64 is not None else unknown,
                        fp32=num(fp32) if fp32 is not None else unknown, memory=num(g.memory_gb),
                        bandwidth=num(g.bandwidth_gbs), ecc=word(lang, "yes" if g.ecc else "no")))
-        if p.fp64 is not False and fp64 is not None and fp32 and fp64 < fp32 / 8:
+        if p.fp64 is not False and fp64 is not None and fp32 and fp64 < fp32 * WEAK_FP64_SHARE:
             out.append(msg(lang, "compose.scientific_section.note_this_card_s"))
     if rec is not None and rec.arguments.get("fp64_required", True) and p.fp64 is not False:
         kind = rec.arguments.get("fp64_kind") or ("matrix" if rec.arguments.get("matrix_n") else "vector")

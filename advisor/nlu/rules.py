@@ -1667,12 +1667,9 @@ def _features(out: Parsed, text: str, found: dict[str, Any], catalog_filter: boo
         need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context)
 
 
-_QUESTION = re.compile(r"[?？]|吗|呢|^\W*(?:how|what|which|can|could|will|would|does|do|is|are|should)\b", _I)
-
-
 def _topic_asked(out: Parsed) -> str | None:
     """A pasted quote lists every part (RAM, chassis, PSU): the build topic is the one its questions name."""
-    asked = " ".join(s for s in re.split(r"(?<=[.!?。！？\n])", out.text) if _QUESTION.search(s))
+    asked = " ".join(s for s in re.split(r"(?<=[.!?。！？\n])", out.text) if is_question(s))
     return extractors.build_topic(extractors.Context(text=asked, masked=asked, catalog=load_catalog(),
                                                      gpu_spans=()))
 
