@@ -162,3 +162,46 @@ def test_asking_whether_more_machines_are_needed_gets_the_count(adv: Advisor, te
     """405B at BF16 is 811.7 GB of weights: 8 × 78.5 GB usable is not enough, 16 A100s (two nodes) are."""
     r = turn(adv, adv.new_session(), text)
     assert "16" in r.text.splitlines()[0] and ("2 nodes" in r.text.splitlines()[0] or "2 台" in r.text.splitlines()[0])
+
+
+def test_a_token_crosses_two_nodes_in_turn_so_it_decodes_about_as_fast_as_one_node_holding_the_model() -> None:
+    """Issue 36, defect 1. With tensor parallel 8 inside each node and the layers split between two nodes, one
+    token passes the first node's layers, then the second's: each GPU streams half of its node's former share,
+    twice in turn, so the streaming time is that of one 8-GPU node reading the whole model; the only extra is one
+    hand-off of a 7,168 × 2-byte hidden state. A hypothetical 8-GPU H100 node with twice the memory is the
+    reference: the two-node step must be that node's step plus one hand-off (not weights spilling to RAM)."""
+    from tools.modelspec import ModelSpec
+    from tools.perf import NODE_HOP_S, NODE_LINK_BYTES_S, DecodeInput, estimate_decode
+
+    spec = ModelSpec.from_catalog("deepseek-r1")
+    h100 = load_catalog().gpu("h100-sxm")
+    big = h100.model_copy(update={"memory_gb": 2 * h100.memory_gb})
+    two = estimate_decode(DecodeInput(model=spec, gpu=h100, count=16, nodes=2, precision="fp8", context=4096))
+    one = estimate_decode(DecodeInput(model=spec, gpu=big, count=8, precision="fp8", context=4096))
+    assert two.placement == "gpu" and one.placement == "gpu"
+    assert two.step_time_s - one.step_time_s == pytest.approx(NODE_HOP_S + 7168 * 2 / NODE_LINK_BYTES_S, rel=1e-6)
+    # the same GPUs in one node of 8 cannot hold the 671 GB: a slower plan, never a faster one
+    spill = estimate_decode(DecodeInput(model=spec, gpu=h100, count=8, precision="fp8", context=4096))
+    assert spill.placement != "gpu" and spill.tokens_per_s < two.tokens_per_s / 3
+
+
+@pytest.mark.parametrize("nodes", [2, 4])
+def test_multi_node_plans_are_ranked_on_their_own_speed(nodes: int) -> None:
+    """Every cluster option of a 671B MoE in FP8 keeps its weights on its GPUs, so its decode speed is that of one
+    node's tensor-parallel group reading the whole model (tens of tokens/s), not a node spilling to system RAM
+    (~1–13 tokens/s before the fix)."""
+    res = recommend(RecommendInput(workload="inference", model="deepseek-r1", precision="fp8"))
+    clusters = [o for o in res.options if o.nodes == nodes]
+    assert clusters
+    for o in clusters:
+        assert o.decode_tokens_per_s is not None and o.decode_tokens_per_s > 30, (o.gpu, o.decode_tokens_per_s)
+
+
+def test_gpus_that_do_not_split_evenly_over_nodes_are_a_clear_error() -> None:
+    from tools.errors import ToolError
+    from tools.modelspec import ModelSpec
+    from tools.perf import DecodeInput
+
+    with pytest.raises((ToolError, ValidationError), match="multiple of the node count"):
+        DecodeInput(model=ModelSpec.from_catalog("llama-3-8b"), gpu=load_catalog().gpu("h100-sxm"), count=15,
+                    nodes=2)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge.schema import GPU, DecodeMeasurement, Precision
 from tools.efficiency import (
@@ -41,6 +41,10 @@ from tools.result import Note, Term, note
 from tools.units import BytesF, Seconds, Tokens, TokensPerS
 
 Parallel = Literal["layer", "tensor"]
+# One pipeline hand-off between nodes: a hidden state sent over the cluster network (NCCL send/recv over
+# InfiniBand or RoCE, ~10–30 µs) plus the engine's stage scheduling. An assumption, labelled in every result.
+NODE_HOP_S = 100e-6
+NODE_LINK_BYTES_S = 40e9  # one 400 Gb/s port per node at ~80 % (the scale-out plan's smallest rail)
 _FALLBACK = {
     "fp4": ["fp8", "bf16", "fp16"],
     "fp8": ["bf16", "fp16"],
@@ -117,6 +121,23 @@ def _parallel(spec: ModelSpec, precision: str, count: int, parallel: Parallel | 
     return "layer", 1
 
 
+def check_nodes(count: int, nodes: int) -> None:
+    """Each node holds the same number of GPUs."""
+    if nodes > count or count % nodes:
+        raise ToolError(note("error.perf.uneven_nodes", count=count, nodes=nodes))
+
+
+def node_hops(nodes: int, message_bytes: float) -> float:
+    """Seconds a step spends sending ``message_bytes`` of hidden states between pipeline stages on separate nodes."""
+    return (nodes - 1) * (NODE_HOP_S + message_bytes / NODE_LINK_BYTES_S)
+
+
+def _node_term(nodes: int, seconds: float, message_bytes: float) -> Term:
+    return _term("hand-offs between nodes", seconds, "s",
+                 note("perf.formula.decode_nodes", hops=nodes - 1, hop_us=NODE_HOP_S * 1e6, mb=message_bytes / 1e6,
+                      gbs=NODE_LINK_BYTES_S / 1e9), "decode_nodes")
+
+
 def _moe_weight_bytes(spec: ModelSpec, precision: str, batch: int) -> tuple[float, Note]:
     """Weight bytes one decode step reads; for MoE the experts touched by ``batch`` tokens."""
     if not (spec.is_moe and spec.num_experts and spec.experts_per_token) or spec.params == spec.active_params:
@@ -157,7 +178,7 @@ class Placement(BaseModel):
 
 
 def placement(spec: ModelSpec, gpu: GPU, count: int, precision: str, kv_dtype: str, context: int, batch: int,
-              engine: SpeedEngine) -> Placement:
+              engine: SpeedEngine, nodes: int = 1) -> Placement:
     """What does not fit the GPUs stays in system RAM: llama.cpp keeps whole layers there (its own fit search),
     vLLM's ``--cpu-offload-gb`` and Transformers' ``device_map="auto"`` keep weights there and read them over
     PCIe each step. Everything on the GPUs when it fits (the quick check avoids the search)."""
@@ -168,7 +189,7 @@ def placement(spec: ModelSpec, gpu: GPU, count: int, precision: str, kv_dtype: s
     try:
         mem = estimate_inference_memory(InferenceMemoryInput(
             spec=spec, precision=precision, kv_dtype=kv_dtype, context=context, batch=batch, gpus=count,
-            gpu_memory_bytes=visible, engine=engine))
+            pipeline_stages=nodes, gpu_memory_bytes=visible, engine=engine))
     except ToolError:
         return Placement()
     if mem.fits:
@@ -195,7 +216,9 @@ class DecodeInput(ToolInput):
 
     model: ModelSpec
     gpu: GPU
-    count: int = Field(1, ge=1, le=64)
+    count: int = Field(1, ge=1, le=64, description="GPUs in all nodes together")
+    nodes: int = Field(1, ge=1, le=64, description="machines the GPUs are spread over: tensor parallel (or the "
+                                                   "layer split) inside each node, the layers split between nodes")
     parallel: Parallel | None = Field(None, description="default: layer split for GGUF, tensor otherwise")
     precision: str = "bf16"
     kv_dtype: str = "fp16"
@@ -205,6 +228,11 @@ class DecodeInput(ToolInput):
     engine: SpeedEngine | None = Field(None, description="default: llama.cpp for GGUF, vLLM otherwise")
     host_bandwidth_gbs: float = Field(HOST_BANDWIDTH_GBS, gt=0, le=10_000, allow_inf_nan=False,
                                       description="system RAM bandwidth, GB/s, for weights that do not fit the GPUs")
+
+    @model_validator(mode="after")
+    def _whole_nodes(self) -> DecodeInput:
+        check_nodes(self.count, self.nodes)
+        return self
 
 
 class DecodeResult(BaseModel):
@@ -219,6 +247,7 @@ class DecodeResult(BaseModel):
     bound: Literal["memory", "compute"]
     parallel: str
     tp: int
+    nodes: int = Field(1, description="pipeline stages, one per node")
     compute_precision: str
     engine: str = Field("llamacpp", description="the engine the estimate assumes")
     placement: Literal["gpu", "cpu", "pcie"] = Field(
@@ -308,14 +337,15 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     resolve_kv_dtype(inp.kv_dtype)
     fit = decode_fit(memory_class(gpu))
     engine = speed_engine(inp.precision, inp.engine)
-    mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel or _engine_parallel(engine, inp.count))
+    group = inp.count // inp.nodes  # GPUs in one node; past one node the layers are split between nodes
+    mode, tp = _parallel(spec, inp.precision, group, inp.parallel or _engine_parallel(engine, group))
     warnings: list[Note] = []
     if spec.max_context and inp.context > spec.max_context:
         warnings.append(note("perf.decode.context_over", context=inp.context, model=spec.name, limit=spec.max_context))
     weights, weights_how = _moe_weight_bytes(spec, inp.precision, b)
     kv_seq = kv_cache_bytes(spec, inp.context, 1, inp.kv_dtype, tp)  # one sequence, one rank
     bw = gpu.bandwidth_gbs * 1e9
-    place = placement(spec, gpu, inp.count, inp.precision, inp.kv_dtype, inp.context, b, engine)
+    place = placement(spec, gpu, inp.count, inp.precision, inp.kv_dtype, inp.context, b, engine, inp.nodes)
     host_read = 0.0  # bytes a step reads from system RAM
     host_time = 0.0
     if place.how == "cpu":  # llama.cpp: host layers, with their share of the KV cache, computed by the CPU
@@ -326,23 +356,25 @@ def _decode(inp: DecodeInput) -> DecodeResult:
         host_time = host_read / pcie_bytes_per_s(gpu)
     on_gpu = weights - (host_read if place.how == "pcie" else place.host_share * weights)
     kv_gpu = kv_seq * (1 - place.host_share) if place.how == "cpu" else kv_seq
-    per_gpu_bytes = on_gpu / tp + b * kv_gpu
-    stream = per_gpu_bytes / (bw * fit.eta_stream)
+    # Bytes one GPU of each stage streams, summed over the stages a token passes in turn (one per node).
+    streamed = on_gpu / tp + b * kv_gpu
     if mode == "layer":  # each GPU streams its share in turn: same total, plus hand-offs
-        stream = (on_gpu + b * kv_gpu) / (bw * fit.eta_stream)
-        per_gpu_bytes = (on_gpu + b * kv_gpu) / inp.count
+        streamed = on_gpu + b * kv_gpu
+    stream = streamed / (bw * fit.eta_stream)
+    per_gpu_bytes = streamed / (inp.count if mode == "layer" else inp.nodes)
     fixed = spec.layers * fit.tau_layer_s
-    hop = fit.tau_hop_s * math.log2(inp.count) if mode == "layer" else 0.0
-    link: LinkModel | None = link_model(gpu, inp.count) if inp.count > 1 else None
+    hop = fit.tau_hop_s * math.log2(group) if mode == "layer" and group > 1 else 0.0
+    network = node_hops(inp.nodes, b * spec.hidden_size * 2)
+    link: LinkModel | None = link_model(gpu, group) if group > 1 else None
     comm = 2 * spec.layers * allreduce_time(link, b * spec.hidden_size * 2, tp) if (link and tp > 1) else 0.0
     rate = compute_rate(gpu, inp.precision)
     warnings += rate.warnings
     flops = b * (2 * spec.active_params + attention_flops_per_token(spec, inp.context))
     compute = flops / (rate.flops_per_s * inp.mfu * tp)
-    step = max(stream + host_time, compute) + fixed + hop + comm
+    step = max(stream + host_time, compute) + fixed + hop + comm + network
     bound: Literal["memory", "compute"] = "memory" if stream + host_time >= compute else "compute"
     tps = b / step
-    eff = per_gpu_bytes * (inp.count if mode == "layer" else 1) / (bw * step)
+    eff = streamed / (bw * step)
     terms = [
         _term(
             "weights read per step",
@@ -412,6 +444,8 @@ def _decode(inp: DecodeInput) -> DecodeResult:
                 "decode_allreduce",
             )
         )
+    if network:
+        terms.append(_node_term(inp.nodes, network, b * spec.hidden_size * 2))
     terms.append(
         _term(
             "decode throughput",
@@ -432,8 +466,10 @@ def _decode(inp: DecodeInput) -> DecodeResult:
         note("perf.decode.range", lo=DECODE_RANGE[0], hi=DECODE_RANGE[1]),
         note("perf.decode.kv", context=inp.context),
     ]
+    if inp.nodes > 1:
+        assumptions.append(note("perf.decode.nodes", nodes=inp.nodes, group=group, hop_us=NODE_HOP_S * 1e6))
     if mode == "layer":
-        assumptions.append(note("perf.decode.layer_split", count=inp.count, hop_ms=fit.tau_hop_s * 1e3))
+        assumptions.append(note("perf.decode.layer_split", count=group, hop_ms=fit.tau_hop_s * 1e3))
     if mode == "tensor" and link is not None:
         assumptions.append(note("perf.decode.tp", tp=tp, link=link.note))
         if link.kind.startswith("pcie"):
@@ -454,6 +490,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
         bound=bound,
         parallel=mode,
         tp=tp,
+        nodes=inp.nodes,
         compute_precision=rate.precision,
         engine=engine,
         placement=place.how,
@@ -472,13 +509,19 @@ class PrefillInput(ToolInput):
 
     model: ModelSpec
     gpu: GPU
-    count: int = Field(1, ge=1, le=64)
+    count: int = Field(1, ge=1, le=64, description="GPUs in all nodes together")
+    nodes: int = Field(1, ge=1, le=64, description="machines the GPUs are spread over (layers split between them)")
     parallel: Parallel | None = None
     precision: str = "bf16"
     prompt_tokens: int = Field(1024, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=100_000)
     mfu: float = Field(PREFILL_MFU, ge=0.001, le=1)
     engine: SpeedEngine | None = Field(None, description="default: llama.cpp for GGUF, vLLM otherwise")
+
+    @model_validator(mode="after")
+    def _whole_nodes(self) -> PrefillInput:
+        check_nodes(self.count, self.nodes)
+        return self
 
 
 class PrefillResult(BaseModel):
@@ -495,6 +538,7 @@ class PrefillResult(BaseModel):
     bound: Literal["memory", "compute"]
     parallel: str
     tp: int
+    nodes: int = Field(1, description="pipeline stages, one per node")
     terms: list[Term]
     assumptions: list[Note | str] = Field(description="model notes (may be plain text), then this tool's notes")
     warnings: list[Note]
@@ -505,7 +549,8 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     spec, gpu = inp.model, inp.gpu
     fit = decode_fit(memory_class(gpu))
     engine = speed_engine(inp.precision, inp.engine)
-    mode, tp = _parallel(spec, inp.precision, inp.count, inp.parallel or _engine_parallel(engine, inp.count))
+    group = inp.count // inp.nodes
+    mode, tp = _parallel(spec, inp.precision, group, inp.parallel or _engine_parallel(engine, group))
     warnings: list[Note] = []
     if spec.max_context and inp.prompt_tokens > spec.max_context:
         warnings.append(
@@ -522,18 +567,19 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     weights = weight_read_bytes(spec, inp.precision, active=False)
     memory = weights / tp / (gpu.bandwidth_gbs * 1e9 * fit.eta_stream)
     fixed = spec.layers * fit.tau_layer_s
-    hop = fit.tau_hop_s * math.log2(inp.count) if mode == "layer" else 0.0
+    hop = fit.tau_hop_s * math.log2(group) if mode == "layer" and group > 1 else 0.0
+    network = node_hops(inp.nodes, s * b * spec.hidden_size * 2)
     comm = 0.0
-    link = link_model(gpu, inp.count) if tp > 1 else None
+    link = link_model(gpu, group) if tp > 1 else None
     if link is not None:
         comm = 2 * spec.layers * allreduce_time(link, s * b * spec.hidden_size * 2, tp)
     # Weights left in system RAM are copied to the GPU for every chunk of the prompt: llama.cpp does so per
     # micro-batch (n_ubatch 512) when it offloads, vLLM per scheduler step (max_num_batched_tokens 8192).
-    place = placement(spec, gpu, inp.count, inp.precision, "fp16", s, b, engine)
+    place = placement(spec, gpu, inp.count, inp.precision, "fp16", s, b, engine, inp.nodes)
     chunk = get_engine(engine).prefill_chunk
     host = weight_read_bytes(spec, inp.precision, active=False) * place.host_share
     transfer = math.ceil(s * b / chunk) * host / pcie_bytes_per_s(gpu) if host else 0.0
-    ttft = max(compute, memory) + transfer + fixed + hop + comm
+    ttft = max(compute, memory) + transfer + fixed + hop + comm + network
     tps = s * b / ttft
     bound: Literal["memory", "compute"] = "compute" if compute >= memory + transfer else "memory"
     lo, hi = PREFILL_RANGE
@@ -577,6 +623,8 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
                 "prefill_allreduce",
             )
         )
+    if network:
+        terms.append(_node_term(inp.nodes, network, s * b * spec.hidden_size * 2))
     terms.append(
         _term(
             "time to first token",
@@ -608,6 +656,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
         bound=bound,
         parallel=mode,
         tp=tp,
+        nodes=inp.nodes,
         terms=terms,
         assumptions=assumptions,
         warnings=warnings,

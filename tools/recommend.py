@@ -445,9 +445,8 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
                          card_gb=gpu.memory_gb)
         return ev
     parallel = "tensor" if res.parallel == "tp" else "layer"
-    # across nodes the layers are split between them and each token passes every node in turn: per token, one
-    # node's tensor-parallel group streaming the whole model (the network hop is not modelled)
-    d = estimate_decode(DecodeInput(model=spec, gpu=gpu, count=min(count, NODE_GPUS), parallel=parallel,
+    # across nodes the layers are split between them and each token passes every node in turn
+    d = estimate_decode(DecodeInput(model=spec, gpu=gpu, count=count, nodes=nodes_for(count), parallel=parallel,
                                     precision=res.precision, engine=engine,
                                     kv_dtype=res.kv_dtype, context=inp.context, batch=inp.concurrency))
     ev.decode, ev.decode_range = d.tokens_per_s, d.tokens_per_s_range

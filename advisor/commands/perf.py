@@ -48,7 +48,9 @@ def register(sub: Any) -> None:
     p.add_argument("--model", help="catalog name, or a local .gguf / config.json / model folder")
     p.add_argument("--params", help="custom model size instead of --model, e.g. 70B")
     p.add_argument("--gpu", help="catalog GPU, e.g. 'RTX 4090', 'H100'")
-    p.add_argument("--count", type=int, default=1, help="number of GPUs (default 1)")
+    p.add_argument("--count", type=int, default=1, help="number of GPUs, all nodes together (default 1)")
+    p.add_argument("--nodes", type=int, default=1,
+                   help="machines the GPUs are spread over: tensor parallel inside each, layers between (default 1)")
     p.add_argument("--precision", help="weights: bf16, fp16, fp8, int8, int4, Q4_K_M … (default: native)")
     p.add_argument(
         "--parallel",
@@ -140,6 +142,7 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
             model=spec,
             gpu=gpu,
             count=args.count,
+            nodes=args.nodes,
             parallel=args.parallel,
             precision=precision,
             kv_dtype=kv,
@@ -155,6 +158,7 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
             model=spec,
             gpu=gpu,
             count=args.count,
+            nodes=args.nodes,
             parallel=args.parallel,
             precision=precision,
             prompt_tokens=prompt,
@@ -203,7 +207,10 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
     if args.json:
         print_json(out)
         return 0
-    split = msg(lang, f"present.perf.split_{decode.parallel}", count=args.count) if args.count > 1 else ""
+    group = args.count // args.nodes
+    split = msg(lang, f"present.perf.split_{decode.parallel}", count=group) if group > 1 else ""
+    if args.nodes > 1:
+        split += msg(lang, "present.perf.split_nodes", nodes=args.nodes)
     title = msg(lang, "present.perf.title", model=spec.name, precision=precision, gpu=gpu.name, split=split,
                 context=f"{context:,}", batch=args.batch)
     parts = [present_decode(decode, lang), present_prefill(prefill, lang, prompt_tokens=prompt)]
