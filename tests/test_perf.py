@@ -487,8 +487,9 @@ def test_english_note_text_is_unchanged() -> None:
         "needs 74.5 GiB per GPU but rtx-3090 offers 23.5 GiB; use more GPUs or out-of-core methods"]
     t = estimate_training_time(TrainingTimeInput(params=7e9, tokens=1e12, gpu=A100, count=8))
     assert [a.text for a in t.assumptions] == [
-        "MFU 0.52: the median of 16 published training runs of 1–20 B models on GPUs up to ~600 dense TFLOPS "
-        "(A100) (LLM Foundry); they range 0.44–0.64, which gives the time range",
+        "MFU 0.41: the median of 15 published end-to-end pre-training runs on GPUs up to ~600 dense TFLOPS (A100) "
+        "(8 publishers; whole-run GPU-hours, so restarts, stalls and evaluation are included); 9 in 10 of those runs "
+        "fall within 0.24–0.61, which gives the time range",
         "6·N·D counts the matmuls of the parameters only; attention FLOPs are not included",
         "N = 7e+09 parameters (active parameters for MoE)"]
     assert t.price_source is not None and t.price_source.text == "catalog rental price as of 2024-05-01"

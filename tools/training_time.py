@@ -53,8 +53,8 @@ class TrainingTimeInput(ToolInput):
     tokens: float = Field(gt=0, le=MAX_TOKENS, description="D: training tokens")
     gpu: GPU
     count: int = Field(1, ge=1, le=1_000_000)
-    mfu: float | None = Field(None, ge=0.001, le=1, description="default: the median of published runs of this "
-                                                               "model size on this class of GPU")
+    mfu: float | None = Field(None, ge=0.001, le=1, description="default: the median of published end-to-end "
+                                                               "runs on this class of GPU")
     recompute: Literal["none", "selective", "full"] = "none"
     precision: str = Field("bf16", description="precision the matmuls run at")
     price_per_gpu_hour: float | None = Field(
@@ -76,7 +76,7 @@ class TrainingTimeResult(BaseModel):
     flops: float
     flops_factor: int = Field(description="6, or 8 with full recomputation")
     hours: Hours
-    hours_range: tuple[Hours, Hours] = Field(description="at the highest and lowest MFU of the published runs "
+    hours_range: tuple[Hours, Hours] = Field(description="at the MFU band holding 9 in 10 published runs "
                                                          "(the given MFU ×1.2 and ×0.8 when one is given)")
     days: Days
     gpu_hours: float = Field(description="GPU-hours (hours × GPUs)")
@@ -101,7 +101,7 @@ class TrainingTimeResult(BaseModel):
 def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
     """Hours, GPU-hours and cost of training ``params`` on ``tokens`` at a stated MFU."""
     rate = compute_rate(inp.gpu, inp.precision)
-    fitted = training_mfu(inp.params, inp.gpu)
+    fitted = training_mfu(inp.gpu)
     measured = inp.gpu.measured_training_mfu if inp.mfu is None else None
     mfu = inp.mfu or measured or fitted.mfu
     if inp.mfu is None and measured is None:
@@ -166,7 +166,7 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
     assumptions = [
         note("perf.train_time.mfu_given", mfu=mfu) if inp.mfu is not None else
         note("perf.train_time.mfu_measured", mfu=mfu, gpu=inp.gpu.name, fitted=fitted.mfu) if measured else
-        note(f"perf.train_time.mfu_fitted_{fitted.band}", mfu=mfu, low=low, high=high, runs=fitted.runs,
+        note("perf.train_time.mfu_fitted", mfu=mfu, low=low, high=high, runs=fitted.runs, families=fitted.families,
              gpu_class=note(f"perf.train_time.gpu_class_{fitted.gpu_class}")),
         note("perf.train_time.six_nd"),
         note("perf.train_time.params", params=inp.params),
