@@ -18,14 +18,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knowledge import load_catalog
+from knowledge.measurements import load_prefill_runs, load_training_runs
 from knowledge.schema import GPU
 from tools.deepspeed_estimator import DeepSpeedEstimateInput, deepspeed_model_states
-from tools.efficiency import memory_class
+from tools.efficiency import memory_class, training_mfu
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.kv_cache import kv_bytes_per_token
 from tools.modelspec import ModelSpec
-from tools.perf import DecodeInput, estimate_decode
+from tools.perf import DecodeInput, PrefillInput, estimate_decode, estimate_prefill
 from tools.precision import resolve_precision
+from tools.prefill_fit import prefill_fit, prefill_path
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import TrainingTimeInput, estimate_training_time, implied_mfu
 from tools.units import GB, GiB, MiB
@@ -41,10 +43,23 @@ class Row:
     note: str = ""
     category: str = ""
     band: tuple[float, float] | None = None  # the estimate's stated range, where it gives one
+    family: str = ""  # the source, for the leave-one-source-out columns
+    loso: float | None = None  # our estimate with this row's source left out of every fit
+    loso_band: tuple[float, float] | None = None  # the stated range of that estimate
 
     @property
     def error(self) -> float:
         return self.ours / self.published - 1 if self.published else float("nan")
+
+    @property
+    def loso_error(self) -> float | None:
+        return None if self.loso is None else self.loso / self.published - 1
+
+    @property
+    def loso_inside(self) -> bool | None:
+        if self.loso_band is None:
+            return None
+        return self.loso_band[0] <= self.published <= self.loso_band[1]
 
 
 def _gguf_rows() -> list[Row]:
@@ -361,6 +376,44 @@ def _training_time_rows() -> list[Row]:
     return out
 
 
+def _whole_run_rows() -> list[Row]:
+    """GPU-hours of every published end-to-end run, in sample and with its publisher left out of the MFU fit."""
+    cat = load_catalog()
+    out = []
+    for run in (r for r in load_training_runs() if r.use):
+        gpu = cat.gpu(run.gpu)
+        both = [estimate_training_time(TrainingTimeInput(params=run.params, tokens=run.tokens, gpu=gpu,
+                                                         mfu=training_mfu(gpu, leave_out=fam).mfu))
+                for fam in (None, run.family)]
+        held = training_mfu(gpu, leave_out=run.family)
+        band = (both[1].gpu_hours * held.mfu / held.high, both[1].gpu_hours * held.mfu / held.low)
+        out.append(Row("T", f"{run.model} GPU-hours on {gpu.name}", "GPU·h", run.gpu_hours, both[0].gpu_hours,
+                       f"{run.source}", category="training time (whole runs)", family=run.family,
+                       loso=both[1].gpu_hours, loso_band=band))
+    return out
+
+
+def _prefill_rows() -> list[Row]:
+    """Prompt speed of every published run, in sample and with its source left out of the efficiency fit."""
+    cat = load_catalog()
+    out = []
+    for run in (r for r in load_prefill_runs() if r.use):
+        gpu, spec = cat.gpu(run.gpu), ModelSpec.from_catalog(run.model)
+        engine = "llamacpp" if run.engine == "llamacpp" else "vllm"
+        path = prefill_path(engine, gpu)
+        est = []
+        for fam in (None, run.family):
+            fit = prefill_fit(fam)[path]
+            p = estimate_prefill(PrefillInput(model=spec, gpu=gpu, count=run.count, precision=run.precision,
+                                              prompt_tokens=run.prompt_tokens, engine=engine, mfu=fit.efficiency))
+            est.append((p.tokens_per_s, (p.tokens_per_s * fit.low / fit.efficiency,
+                                         p.tokens_per_s * fit.high / fit.efficiency)))
+        out.append(Row("P", f"prefill {spec.name} {run.precision} {run.count}× {gpu.name} ({run.backend})", "tok/s",
+                       run.pp_tokens_per_s, est[0][0], run.source, category=f"prefill, {path}",
+                       family=run.family, loso=est[1][0], loso_band=est[1][1]))
+    return out
+
+
 def _unsloth_rows() -> list[Row]:
     cat = load_catalog()
     out = []
@@ -396,6 +449,8 @@ SECTIONS: tuple[tuple[str, Callable[[], list[Row]]], ...] = (
     ("DeepSpeed ZeRO estimator", _deepspeed_rows),
     ("decode speed", _decode_rows),
     ("training time", _training_time_rows),
+    ("training time (whole runs)", _whole_run_rows),
+    ("prefill", _prefill_rows),
     ("fine-tuning memory", _unsloth_rows),
 )
 
@@ -443,8 +498,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label} decode, held out: {len(group)} published figures, "
               f"median |error| {statistics.median(errs):.1%}, worst {max(errs):.1%} (targets ≤ 10 % and ≤ 30 %); "
               f"inside the stated range: {inside}/{len(group)}")
+    _print_by_source(rows)
     print("GB* = DeepSpeed prints 'GB' but divides by 2**30 (GiB); our value is in GiB too.")
     return 0
+
+
+def _print_by_source(rows: list[Row]) -> None:
+    """Validation by source: each fitted category in sample and with each row's source left out of the fit."""
+    print(f"\nValidation by source (leave one source out)\n{'category':<32} {'figures':>7} {'sources':>7} "
+          f"{'in sample':>10} {'left out':>9} {'worst':>7} {'inside range':>13}")
+    for category in dict.fromkeys(r.category for r in rows if r.loso is not None):
+        group = [r for r in rows if r.category == category and r.loso is not None]
+        held = [abs(r.loso_error or 0.0) for r in group]
+        inside = sum(bool(r.loso_inside) for r in group)
+        print(f"{category:<32} {len(group):>7} {len({r.family for r in group}):>7} "
+              f"{statistics.median(abs(r.error) for r in group):>10.1%} {statistics.median(held):>9.1%} "
+              f"{max(held):>7.1%} {inside:>6}/{len(group):<6}")
 
 
 if __name__ == "__main__":

@@ -54,8 +54,8 @@ def test_hbm_cards_are_no_longer_overestimated(rows: list[A.Row]) -> None:
     assert abs(by_name["decode Meta-Llama-3-8B Q4_K_M H100 PCIe 80GB"].error) <= 0.10
 
 
-def test_a_pascal_card_decodes_at_its_int8_rate_not_its_crippled_fp16(rows: list[A.Row]) -> None:
-    """The P40's fp16 runs at 1/64 rate; llama.cpp multiplies quantised weights with dp4a int8 instead."""
+def test_a_pascal_card_decodes_at_its_fp32_rate_not_its_crippled_fp16(rows: list[A.Row]) -> None:
+    """The P40's fp16 runs at 1/64 rate; llama.cpp multiplies in fp32 there instead."""
     p40 = next(r for r in rows if "P40" in r.what)
     assert abs(p40.error) <= 0.25
 

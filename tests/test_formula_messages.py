@@ -102,7 +102,7 @@ CALLS: list[tuple[str, dict[str, Any], list[str | re.Pattern[str]]]] = [
         "τ_hop 0.29 ms × log2(4)",
         "batch / (max(streaming + system RAM, compute) + fixed + comm)",
     ]),
-    ("perf_prefill", {"model": "llama-3.1-8b", "gpu": "h100", "count": 2, "prompt_tokens": 4096}, [
+    ("perf_prefill", {"model": "llama-3.1-8b", "gpu": "h100", "count": 2, "prompt_tokens": 4096, "mfu": 0.5}, [
         "2 × 8,030,000,000 active params × 4,096 tokens + causal attention 2·L·s²·a·d",
         "FLOPs / (bf16 dense 989.4 TFLOPS × MFU 0.5 × 2 GPUs)",
         "all weights read once / (bandwidth × η_stream)",

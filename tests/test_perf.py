@@ -262,7 +262,7 @@ def test_moe_streams_active_parameters() -> None:
 
 def test_prefill_hand_derived() -> None:
     s = 8192
-    r = estimate_prefill(PrefillInput(model=L3_8B, gpu=H100, precision="bf16", prompt_tokens=s))
+    r = estimate_prefill(PrefillInput(model=L3_8B, gpu=H100, precision="bf16", prompt_tokens=s, mfu=0.5))
     flops = 2 * L3_8B.params * s + 2 * 32 * s * s * 32 * 128  # weights + causal attention (2·L·s²·a·d)
     assert r.flops == pytest.approx(flops, rel=1e-9)
     assert r.ttft_s == pytest.approx(flops / (989.4e12 * 0.5), rel=0.03)  # + a few ms of fixed per-layer cost

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from knowledge.schema import GPU, DecodeMeasurement, Precision
+from knowledge.schema import GPU, DecodeMeasurement
 from tools.efficiency import (
     DECODE_RANGE,
     PREFILL_MFU,
@@ -37,6 +37,8 @@ from tools.inputs import ToolInput
 from tools.kv_cache import attention_flops_per_token, kv_cache_bytes
 from tools.modelspec import ModelSpec, check_tensor_parallel
 from tools.precision import resolve_kv_dtype, resolve_precision
+from tools.prefill_fit import expert_gemm_share, prefill_fit, prefill_flops, prefill_path
+from tools.rates import compute_rate
 from tools.result import Note, Term, note
 from tools.units import BytesF, Seconds, Tokens, TokensPerS
 
@@ -45,66 +47,6 @@ Parallel = Literal["layer", "tensor"]
 # InfiniBand or RoCE, ~10–30 µs) plus the engine's stage scheduling. An assumption, labelled in every result.
 NODE_HOP_S = 100e-6
 NODE_LINK_BYTES_S = 40e9  # one 400 Gb/s port per node at ~80 % (the scale-out plan's smallest rail)
-_FALLBACK = {
-    "fp4": ["fp8", "bf16", "fp16"],
-    "fp8": ["bf16", "fp16"],
-    "int8": ["bf16", "fp16"],
-    "bf16": ["fp16"],
-    "fp16": ["bf16"],
-    "tf32": ["fp32"],
-    "fp32": [],
-}
-
-
-class ComputeRate(BaseModel):
-    """The dense tensor throughput a workload runs at on one GPU."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    precision: str = Field(description="catalog throughput column used")
-    flops_per_s: float = Field(description="dense peak, FLOP/s (TOPS for int8)")
-    warnings: list[Note] = Field(default_factory=list)
-
-
-def compute_rate(gpu: GPU, weight_precision: str) -> ComputeRate:
-    """Dense tensor FLOP/s for matmuls of a model stored in ``weight_precision``.
-
-    Weight-only formats (GGUF, AWQ/GPTQ, NF4) dequantise and compute in fp16/bf16; fp8 and
-    int8 (W8A8) use their own tensor path when the GPU has one, else fall back to bf16/fp16
-    with a warning. Sparse figures are never used.
-    """
-    spec = resolve_precision(weight_precision)
-    wanted = spec.compute_precision
-    warnings: list[Note] = []
-    for cand in [wanted, *_FALLBACK.get(wanted, [])]:
-        value = gpu.throughput.get(Precision(cand))
-        if value:
-            if cand != wanted:
-                why = "fallback_none" if gpu.supports(Precision(wanted)) is False else "fallback_unlisted"
-                warnings.append(note(f"perf.rate.{why}", gpu=gpu.name, wanted=wanted, precision=spec.name, used=cand))
-            if cand == "fp32":
-                warnings.append(note("perf.rate.fp32_only"))
-            return _faster_path(gpu, spec.family == "gguf" and spec.bits_per_weight < 16,
-                                ComputeRate(precision=cand, flops_per_s=value * 1e12, warnings=warnings))
-    raise ToolError(
-        note("error.perf.no_throughput", gpu=gpu.name, precision=wanted),
-        suggestions=[note("error.hint.gpu_with_bf16"), note("error.hint.pass_mfu")],
-    )
-
-
-def _faster_path(gpu: GPU, quantized_gguf: bool, rate: ComputeRate) -> ComputeRate:
-    """On a GPU whose fp16 is slower than its fp32 (Pascal: P40) engines compute in fp32, and llama.cpp's
-    quantised kernels use int8 dot products (dp4a) when those are faster still."""
-    fp32 = (gpu.throughput.fp32 or 0) * 1e12
-    if rate.precision == "fp32" or rate.flops_per_s >= fp32:
-        return rate
-    best = ("fp32", fp32)
-    int8 = (gpu.throughput.int8 or 0) * 1e12
-    if quantized_gguf and int8 > fp32:
-        best = ("int8", int8)
-    return ComputeRate(precision=best[0], flops_per_s=best[1], warnings=rate.warnings)
-
-
 def _engine_parallel(engine: SpeedEngine, count: int) -> Parallel | None:
     """How an engine splits a model over GPUs by default (llama.cpp and Transformers by layers, the servers
     tensor parallel)."""
@@ -367,7 +309,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     network = node_hops(inp.nodes, b * spec.hidden_size * 2)
     link: LinkModel | None = link_model(gpu, group) if group > 1 else None
     comm = 2 * spec.layers * allreduce_time(link, b * spec.hidden_size * 2, tp) if (link and tp > 1) else 0.0
-    rate = compute_rate(gpu, inp.precision)
+    rate = compute_rate(gpu, inp.precision, engine)
     warnings += rate.warnings
     flops = b * (2 * spec.active_params + attention_flops_per_token(spec, inp.context))
     compute = flops / (rate.flops_per_s * inp.mfu * tp)
@@ -515,7 +457,8 @@ class PrefillInput(ToolInput):
     precision: str = "bf16"
     prompt_tokens: int = Field(1024, ge=1, le=10_000_000)
     batch: int = Field(1, ge=1, le=100_000)
-    mfu: float = Field(PREFILL_MFU, ge=0.001, le=1)
+    mfu: float | None = Field(None, ge=0.001, le=2, description="default: the efficiency fitted to published "
+                                                               "prompt speeds of the engine's kernel path")
     engine: SpeedEngine | None = Field(None, description="default: llama.cpp for GGUF, vLLM otherwise")
 
     @model_validator(mode="after")
@@ -556,14 +499,14 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
         warnings.append(
             note("perf.prefill.prompt_over", tokens=inp.prompt_tokens, model=spec.name, limit=spec.max_context)
         )
-    rate = compute_rate(gpu, inp.precision)
+    rate = compute_rate(gpu, inp.precision, engine)
     warnings += rate.warnings
     s, b = inp.prompt_tokens, inp.batch
-    dense = 2 * spec.active_params * s * b
-    # Causal attention: token i attends to i tokens → Σ 4·i·a·d ≈ 2·s²·a·d per layer.
-    attn = b * attention_flops_per_token(spec, s) * s / 2
-    flops = dense + attn
-    compute = flops / (rate.flops_per_s * inp.mfu * tp)
+    flops = prefill_flops(spec, s, b)
+    fitted = prefill_fit()[prefill_path(engine, gpu)]
+    mfu = inp.mfu if inp.mfu is not None else fitted.efficiency
+    lo, hi = (fitted.low / fitted.efficiency, fitted.high / fitted.efficiency) if inp.mfu is None else PREFILL_RANGE
+    compute = flops / (rate.flops_per_s * mfu * tp * expert_gemm_share(spec, s, engine))
     weights = weight_read_bytes(spec, inp.precision, active=False)
     memory = weights / tp / (gpu.bandwidth_gbs * 1e9 * fit.eta_stream)
     fixed = spec.layers * fit.tau_layer_s
@@ -582,7 +525,6 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     ttft = max(compute, memory) + transfer + fixed + hop + comm + network
     tps = s * b / ttft
     bound: Literal["memory", "compute"] = "compute" if compute >= memory + transfer else "memory"
-    lo, hi = PREFILL_RANGE
     terms = [
         _term(
             "prefill FLOPs",
@@ -596,7 +538,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             compute,
             "s",
             note("perf.formula.prefill_compute_tp" if tp > 1 else "perf.formula.prefill_compute",
-                 precision=rate.precision, tflops=rate.flops_per_s / 1e12, mfu=inp.mfu, tp=tp),
+                 precision=rate.precision, tflops=rate.flops_per_s / 1e12, mfu=mfu, tp=tp),
             "prefill_compute",
         ),
         _term(
@@ -634,10 +576,12 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             "prefill_ttft",
         )
     )
-    mfu_key = "perf.prefill.mfu_default" if inp.mfu == PREFILL_MFU else "perf.prefill.mfu"
+    efficiency = note("perf.prefill.mfu", mfu=mfu, precision=rate.precision, lo=lo, hi=hi) if inp.mfu is not None \
+        else note(f"perf.prefill.fitted_{fitted.path.replace('-', '_')}", mfu=mfu, precision=rate.precision,
+                  runs=fitted.runs, families=fitted.families, lo=lo, hi=hi)
     assumptions: list[Note | str] = [
         *spec.notes,
-        note(mfu_key, mfu=inp.mfu, precision=rate.precision, lo=lo, hi=hi),
+        efficiency,
         note("perf.prefill.dequant"),
     ]
     if mode == "layer":
@@ -652,7 +596,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
         flops=flops,
         compute_precision=rate.precision,
         peak_flops_per_s=rate.flops_per_s,
-        mfu=inp.mfu,
+        mfu=mfu,
         bound=bound,
         parallel=mode,
         tp=tp,

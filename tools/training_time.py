@@ -19,8 +19,8 @@ from knowledge.schema import GPU
 from tools.efficiency import training_mfu
 from tools.errors import ToolError
 from tools.inputs import ToolInput
-from tools.perf import compute_rate
 from tools.pricing import CNY_PER_USD
+from tools.rates import compute_rate
 from tools.result import Note, Term, note
 from tools.units import CNY, USD, Days, Hours, TokensPerS
 

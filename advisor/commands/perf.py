@@ -64,8 +64,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--mfu",
         type=finite_float,
-        help=f"compute efficiency (default {PREFILL_MFU} inference; training: the median of published runs of the "
-             "model's size on that class of GPU)",
+        help=f"compute efficiency (default: prefill, fitted to published prompt speeds of the engine's kernel path; "
+             f"compute-bound decode {PREFILL_MFU}; training, the median of published whole runs on that class of GPU)",
     )
     p.add_argument("--engine", choices=list(ENGINES),
                    help="inference engine (default: llama.cpp for GGUF, vLLM otherwise); decides the multi-GPU "
@@ -163,7 +163,7 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
             precision=precision,
             prompt_tokens=prompt,
             batch=args.batch,
-            mfu=mfu,
+            mfu=args.mfu,
             engine=args.engine,
         )
     )

@@ -21,7 +21,7 @@ def present_decode(r: DecodeResult, lang: str, title: str = "") -> Section:
 
 def present_prefill(r: PrefillResult, lang: str, title: str = "", prompt_tokens: int | None = None) -> Section:
     peak = msg(lang, "present.prefill.detail", precision=r.compute_precision, tflops=num(r.peak_flops_per_s / 1e12),
-               mfu=f"{r.mfu:g}")
+               mfu=f"{r.mfu:.2g}")
     lo, hi = r.ttft_s_range
     ttft_detail = msg(lang, "present.prefill.ttft_range", low=seconds(lo), high=seconds(hi))
     if prompt_tokens:
