@@ -28,6 +28,7 @@ from tools.modelspec import ModelSpec
 from tools.perf import DecodeInput, PrefillInput, estimate_decode, estimate_prefill
 from tools.precision import resolve_precision
 from tools.prefill_fit import prefill_fit, prefill_path
+from tools.rates import compute_rate
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import TrainingTimeInput, estimate_training_time, implied_mfu
 from tools.units import GB, GiB, MiB
@@ -164,6 +165,42 @@ def _kv_vllm_rows() -> list[Row]:
         mem_fraction_static=0.85))
     out.append(Row("sg", "SGLang QwQ-32B TP4 KV pool", "tokens", 46611, sg.kv_capacity_tokens or 0,
                    "didier-durand/llms-in-clouds SGLang README (log, 2025-03)"))
+    return out
+
+
+# Start-up logs of current engines (collected 2026-12-06): engine, model, weights, KV dtype (None: the engine's
+# default), tensor parallel, GPU, its memory in GiB (None: the catalog's), utilisation or static fraction,
+# max_model_len, max_num_seqs, logged KV tokens, source. No constant is fitted to them: they are checks only.
+_POOL_LOGS: tuple[tuple[str, str, str, str | None, int, str, float | None, float, int, int | None, int, str], ...] = (
+    ("sglang", "qwen3-235b-a22b", "fp8", None, 4, "h100-sxm", None, 0.93, 4096, None, 367404,
+     "vllm-project/vllm #21348 (SGLang log, 2025-07)"),
+    ("vllm", "qwen3-0.6b", "bf16", None, 1, "a100-sxm-80gb", None, 0.90, 4096, None, 652144,
+     "vllm-project/vllm PR #24577 (V1 log, 2025-09)"),
+    ("vllm", "qwen3-235b-a22b-2507", "fp8", None, 4, "rtx-pro-6000-blackwell-server", 95.01, 0.90, 32768, 32,
+     621392, "GitHub tutorial, search-index file 57976227484 (V1 log)"),
+    ("vllm", "minimax-m2", "fp8", None, 2, "mi300x", None, 0.90, 4096, None, 497600,
+     "vllm-project/recipes PR #273 (V1 on ROCm, 2026-03)"),
+    ("vllm", "qwen3.6-35b-a3b", "nvfp4", "fp8", 1, "rtx-5090", None, 0.90, 131072, 1, 567978,
+     "noonghunna/club-3090 #612 (V1 0.24, 2026-07)"),
+)
+
+
+def _pool_rows() -> list[Row]:
+    out = []
+    for engine, model, prec, kv, tp, gpu, gib, share, max_len, seqs, logged, source in _POOL_LOGS:
+        kw: dict[str, object] = dict(model=model, precision=prec, context=max_len, engine=engine, gpus=tp, gpu=gpu)
+        if kv:
+            kw["kv_dtype"] = kv
+        if gib:
+            kw["gpu_memory_bytes"] = int(gib * GiB)
+        kw["mem_fraction_static" if engine == "sglang" else "gpu_memory_utilization"] = share
+        if seqs:
+            kw["max_num_seqs"] = seqs
+        r = estimate_inference_memory(InferenceMemoryInput(**kw))  # type: ignore[arg-type]
+        ours = r.kv_capacity_tokens or 0
+        out.append(Row("K", f"{engine} KV pool {model} {prec} TP{tp} {gpu}", "tokens", logged, ours,
+                       "held out: " + source, category="engine KV pools (current)", family=source.split(" (")[0],
+                       loso=ours))
     return out
 
 
@@ -401,13 +438,14 @@ def _prefill_rows() -> list[Row]:
         gpu, spec = cat.gpu(run.gpu), ModelSpec.from_catalog(run.model)
         engine = "llamacpp" if run.engine == "llamacpp" else "vllm"
         path = prefill_path(engine, gpu)
+        peak = compute_rate(gpu, run.precision, engine).flops_per_s
         est = []
         for fam in (None, run.family):
             fit = prefill_fit(fam)[path]
             p = estimate_prefill(PrefillInput(model=spec, gpu=gpu, count=run.count, precision=run.precision,
-                                              prompt_tokens=run.prompt_tokens, engine=engine, mfu=fit.efficiency))
-            est.append((p.tokens_per_s, (p.tokens_per_s * fit.low / fit.efficiency,
-                                         p.tokens_per_s * fit.high / fit.efficiency)))
+                                              prompt_tokens=run.prompt_tokens, engine=engine,
+                                              mfu=fit.achieved(peak) / peak))
+            est.append((p.tokens_per_s, (p.tokens_per_s * fit.low, p.tokens_per_s * fit.high)))
         out.append(Row("P", f"prefill {spec.name} {run.precision} {run.count}× {gpu.name} ({run.backend})", "tok/s",
                        run.pp_tokens_per_s, est[0][0], run.source, category=f"prefill, {path}",
                        family=run.family, loso=est[1][0], loso_band=est[1][1]))
@@ -446,6 +484,7 @@ SECTIONS: tuple[tuple[str, Callable[[], list[Row]]], ...] = (
     ("weights (GGUF)", _gguf_rows),
     ("llama.cpp buffers", _llamacpp_rows),
     ("KV / engine budgets", _kv_vllm_rows),
+    ("engine KV pools (current)", _pool_rows),
     ("DeepSpeed ZeRO estimator", _deepspeed_rows),
     ("decode speed", _decode_rows),
     ("training time", _training_time_rows),

@@ -19,7 +19,7 @@ from typing import Any
 from knowledge.catalog import Catalog, load_catalog
 from knowledge.catalog_text import gpu_link_note, gpu_notes, gpu_price_note, model_notes
 from knowledge.corpus import LANGS, Passage
-from knowledge.layers import attention_layer_groups
+from knowledge.layers import attention_layer_groups, indexer_bytes_per_token_layer
 from knowledge.messages import FALLBACK, has, msg
 from knowledge.schema import GPU, Model, Tier
 
@@ -228,8 +228,9 @@ def _kv_at(m: Model, context: int) -> float | None:
     for g in attention_layer_groups(kind, m.layers, head_dim=a.head_dim, full_attention_layers=a.full_attention_layers,
                                     sliding_window=a.sliding_window, global_head_dim=a.global_head_dim,
                                     kv_lora_rank=a.kv_lora_rank, qk_rope_head_dim=a.qk_rope_head_dim):
-        if kind == "mla":
-            per_layer = g.score_width * 2  # one latent + RoPE key per token, not per head
+        if kind == "mla":  # one latent + RoPE key per token, not per head; DSA adds the indexer key
+            per_layer = g.score_width * 2 + (indexer_bytes_per_token_layer(a.indexer_head_dim)
+                                             if a.indexer_head_dim else 0)
         elif g.kind == "full" and (a.global_head_dim or a.global_num_kv_heads):
             per_layer = 2 * (a.global_num_kv_heads or a.num_kv_heads) * (a.global_head_dim or a.head_dim) * 2
         else:

@@ -13,6 +13,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 LayerKind = Literal["full", "sliding", "linear"]
+INDEXER_QUANT_BLOCK = 128  # DSA indexer key: one fp32 scale per 128 FP8 values
+INDEXER_SCALE_BYTES = 4
+
+
+def indexer_bytes_per_token_layer(index_head_dim: int) -> int:
+    """Bytes the DSA lightning indexer caches per token and layer: FP8 keys plus one fp32 scale per block."""
+    return index_head_dim + -(-index_head_dim // INDEXER_QUANT_BLOCK) * INDEXER_SCALE_BYTES
 
 
 @dataclass(frozen=True, slots=True)

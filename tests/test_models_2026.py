@@ -46,8 +46,8 @@ V32_INDEXER = (128 * 1 + 4) * 61  # 8,052 B
 def test_deepseek_v32_kv_per_token_counts_the_indexer_key() -> None:
     spec = ModelSpec.from_catalog("DeepSeek-V3.2")
     assert kv_bytes_per_token(spec, "bf16") == V32_LATENT_16 + V32_INDEXER == 78_324
-    # an FP8 latent halves only the latent: the indexer is FP8 already
-    assert kv_bytes_per_token(spec, "fp8") == (512 + 64) * 61 + V32_INDEXER == 43_188
+    # the FP8 latent in the sparse kernels' layout (512 FP8 + 16 B of scales + RoPE 64 in bf16); the indexer is FP8
+    assert kv_bytes_per_token(spec, "fp8") == (512 + 16 + 128) * 61 + V32_INDEXER == 48_068
     # every tensor-parallel rank keeps the whole latent and the whole indexer key
     assert kv_bytes_per_token(spec, "bf16", tp=8) == 78_324
 

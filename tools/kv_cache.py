@@ -7,7 +7,9 @@ Per token and layer (element size ``b`` of the cache dtype):
   not split by tensor parallelism (every rank keeps the whole latent);
 * DSA (DeepSeek-V3.2, GLM-5) adds the lightning indexer's key to every MLA layer:
   ``index_head_dim`` FP8 bytes plus one fp32 scale per 128 values (128 + 4 = 132 B), whatever
-  the cache dtype of the latent — vLLM, SGLang and TensorRT-LLM all keep it this way;
+  the cache dtype of the latent — vLLM, SGLang and TensorRT-LLM all keep it this way. Its FP8
+  latent is stored as the sparse kernels read it: 512 FP8 values, one fp32 scale per 128 of them
+  and the 64 RoPE values in bf16 (656 B, vLLM's ``fp8_ds_mla``; SGLang's default for these models);
 * sliding-window layers (Gemma 2/3/4, gpt-oss, Mistral-7B-v0.1) hold at most the window;
 * Gemma 4's full-attention (global) layers have their own shape: ``2 · global_kv_heads ·
   global_head_dim · b`` (31B: 4 KV heads of 512 beside the sliding layers' 16 of 256). Their
@@ -30,7 +32,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.layers import LayerGroup, attention_layer_groups
+from knowledge.layers import (
+    INDEXER_QUANT_BLOCK,
+    INDEXER_SCALE_BYTES,
+    LayerGroup,
+    attention_layer_groups,
+    indexer_bytes_per_token_layer,
+)
 from knowledge.names import EngineName
 from knowledge.schema import AttentionKind
 from tools.errors import ToolError
@@ -42,8 +50,6 @@ from tools.units import Bytes, BytesF, Tokens
 Engine = Literal[EngineName, "generic"]
 VLLM_BLOCK_SIZE = 16  # vllm/config/cache.py DEFAULT_BLOCK_SIZE
 LLAMACPP_CTX_PAD = 256  # llama.cpp pads the KV cells to a multiple of 256
-INDEXER_QUANT_BLOCK = 128  # DSA indexer key: one fp32 scale per 128 FP8 values
-INDEXER_SCALE_BYTES = 4
 
 
 class KVLayout(BaseModel):
@@ -145,6 +151,11 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
         width = (spec.kv_lora_rank or 0) + (spec.qk_rope_head_dim or 0)
         per_layer = width * b
         formula = note("inference.formula.kv_layout_mla", rank=spec.kv_lora_rank, rope=spec.qk_rope_head_dim, b=b)
+        if spec.indexer_head_dim and b == 1:  # the sparse-attention kernels' FP8 layout
+            rank, rope = spec.kv_lora_rank or 0, spec.qk_rope_head_dim or 0
+            scales = -(-rank // INDEXER_QUANT_BLOCK) * INDEXER_SCALE_BYTES
+            per_layer = rank + scales + rope * 2
+            formula = note("inference.formula_dsa.kv_layout_mla_fp8", rank=rank, scales=scales, rope=rope)
         if spec.indexer_head_dim:
             indexer = indexer_bytes_per_token_layer(spec.indexer_head_dim)
             per_layer += indexer
@@ -195,11 +206,6 @@ def _kv_layout(spec: ModelSpec, kv_dtype: str, tp: int) -> KVLayout:
         state_bytes_per_seq=state,
         formula=formula,
     )
-
-
-def indexer_bytes_per_token_layer(index_head_dim: int) -> int:
-    """Bytes the DSA lightning indexer caches per token and layer: FP8 keys plus one fp32 scale per block."""
-    return index_head_dim + -(-index_head_dim // INDEXER_QUANT_BLOCK) * INDEXER_SCALE_BYTES
 
 
 def kv_bytes_per_token(spec: ModelSpec, kv_dtype: str = "fp16", tp: int = 1) -> int:

@@ -504,8 +504,8 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     s, b = inp.prompt_tokens, inp.batch
     flops = prefill_flops(spec, s, b)
     fitted = prefill_fit()[prefill_path(engine, gpu)]
-    mfu = inp.mfu if inp.mfu is not None else fitted.efficiency
-    lo, hi = (fitted.low / fitted.efficiency, fitted.high / fitted.efficiency) if inp.mfu is None else PREFILL_RANGE
+    mfu = inp.mfu if inp.mfu is not None else fitted.achieved(rate.flops_per_s) / rate.flops_per_s
+    lo, hi = (fitted.low, fitted.high) if inp.mfu is None else PREFILL_RANGE
     compute = flops / (rate.flops_per_s * mfu * tp * expert_gemm_share(spec, s, engine))
     weights = weight_read_bytes(spec, inp.precision, active=False)
     memory = weights / tp / (gpu.bandwidth_gbs * 1e9 * fit.eta_stream)
@@ -576,12 +576,16 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             "prefill_ttft",
         )
     )
+    path = note(f"perf.prefill.path_{fitted.path.replace('-', '_')}")
+    how = note("perf.prefill.capped", eff=fitted.efficiency, cap=fitted.cap_flops_per_s / 1e12) \
+        if fitted.cap_flops_per_s else note("perf.prefill.uncapped", eff=fitted.efficiency)
     efficiency = note("perf.prefill.mfu", mfu=mfu, precision=rate.precision, lo=lo, hi=hi) if inp.mfu is not None \
-        else note(f"perf.prefill.fitted_{fitted.path.replace('-', '_')}", mfu=mfu, precision=rate.precision,
-                  runs=fitted.runs, families=fitted.families, lo=lo, hi=hi)
+        else note("perf.prefill.fitted", mfu=mfu, precision=rate.precision, runs=fitted.runs,
+                  families=fitted.families, lo=lo, hi=hi, path=path, how=how)
     assumptions: list[Note | str] = [
         *spec.notes,
         efficiency,
+        *rate.notes,
         note("perf.prefill.dequant"),
     ]
     if mode == "layer":

@@ -53,6 +53,10 @@ class SGLang(ServingEngine):
     name = "sglang"
     label = "SGLang"
 
+    def default_kv(self, spec: ModelSpec, prec: PrecisionSpec) -> str:
+        """SGLang caches DSA models (DeepSeek-V3.2, GLM-5) in FP8 by default; others follow the model dtype."""
+        return "fp8" if spec.indexer_head_dim else super().default_kv(spec, prec)
+
     def activations(self, spec: ModelSpec, inp: InferenceMemoryInput, act_bytes: int) -> Activations:
         """Activations and CUDA graphs live outside the static pool; shown as the part SGLang keeps for them."""
         return Activations(fixed=0, formula=note("inference.formula.activations_sglang"))
