@@ -379,6 +379,29 @@ def _decode_rows() -> list[Row]:
     return out
 
 
+_DECODE_FIT_FAMILIES = {"xiongjiedai", "llamacpp-dgx-spark"}  # the decode fits' own sources (DECODE_CALIBRATION)
+
+
+def _decode_elsewhere_rows() -> list[Row]:
+    """Decode speeds published beside the prompt speeds by sources the decode fits never saw (tg128 from an
+    empty cache: a mean context of 64 tokens)."""
+    cat = load_catalog()
+    out = []
+    for run in load_prefill_runs():
+        if not (run.use and run.tg_tokens_per_s) or run.family in _DECODE_FIT_FAMILIES:
+            continue
+        gpu, spec = cat.gpu(run.gpu), ModelSpec.from_catalog(run.model)
+        engine = "llamacpp" if run.engine == "llamacpp" else "vllm"
+        d = estimate_decode(DecodeInput(model=spec, gpu=gpu, count=run.count, precision=run.precision, context=64,
+                                        engine=engine))
+        out.append(Row("D", f"decode {spec.name} {run.precision} {run.count}× {gpu.name} ({run.backend})", "tok/s",
+                       run.tg_tokens_per_s, d.tokens_per_s, "held out: " + run.source,
+                       category=f"decode, other sources ({'llama.cpp' if engine == 'llamacpp' else 'servers'})",
+                       band=d.tokens_per_s_range, family=run.family, loso=d.tokens_per_s,
+                       loso_band=d.tokens_per_s_range))
+    return out
+
+
 def _decode_category(gpu: GPU) -> str:
     return {"gddr": "decode, GDDR cards", "hbm": "decode, HBM datacenter", "unified": "decode, unified memory"}[
         memory_class(gpu)]
@@ -476,6 +499,37 @@ def _unsloth_rows() -> list[Row]:
     return out
 
 
+# IBM foundation-model-stack/fms-acceleration scripts/benchmarks/refs/a100_80gb.csv (2025-02): HF Trainer, PEFT,
+# 4,096-token packed sequences, gradient checkpointing, LoRA r 16 on q/k/v/o, AdamW; torch peak allocated bytes
+# per GPU (FSDP FULL_SHARD on 2 GPUs). Model, method, GPUs, per-device batch, bytes.
+_FMS = "IBM fms-acceleration A100 reference runs (torch peak)"
+_FMS_RUNS: tuple[tuple[str, str, int, int, int], ...] = (
+    ("mistral-7b-v0.1", "lora", 1, 4, 26_704_571_904),
+    ("mistral-7b-v0.1", "lora", 2, 2, 15_144_870_400),
+    ("mistral-7b-v0.1", "lora", 1, 8, 38_742_912_512),
+    ("mistral-7b-v0.1", "qlora", 1, 4, 20_669_338_112),
+    ("mistral-7b-v0.1", "qlora", 2, 2, 9_424_594_432),
+    ("mistral-7b-v0.1", "qlora", 1, 8, 37_002_646_016),
+    ("llama-2-70b", "qlora", 2, 2, 46_685_287_936),
+    ("llama-2-70b", "qlora", 1, 4, 68_126_381_056),
+)
+
+
+def _fms_rows() -> list[Row]:
+    out = []
+    for model, method, gpus, batch, peak in _FMS_RUNS:
+        r = estimate_training_memory(TrainingMemoryInput(
+            model=ModelSpec.from_catalog(model), method=method, gpus=gpus, fsdp=gpus > 1, seq=4096, micro_batch=batch,
+            recompute="full", lora_rank=16, lora_targets=("q", "k", "v", "o"), cuda_context_bytes=0,
+            fragmentation=0.0, paged_optimizer=False))
+        qlora = method == "qlora"  # QLoRA's fp32 residual stream was read off these rows: in sample
+        out.append(Row("F", f"{model} {method} {gpus} GPU batch {batch} × 4,096 peak", "GB", peak / GB,
+                       r.per_gpu_bytes / GB, ("fit (fp32 stream): " if qlora else "held out: ") + _FMS,
+                       category="fine-tuning memory (measured peaks)", family=_FMS,
+                       loso=None if qlora else r.per_gpu_bytes / GB))
+    return out
+
+
 def _independent(r: Row) -> bool:
     return not r.note.startswith(("fit", "derived"))
 
@@ -487,10 +541,12 @@ SECTIONS: tuple[tuple[str, Callable[[], list[Row]]], ...] = (
     ("engine KV pools (current)", _pool_rows),
     ("DeepSpeed ZeRO estimator", _deepspeed_rows),
     ("decode speed", _decode_rows),
+    ("decode speed, other sources", _decode_elsewhere_rows),
     ("training time", _training_time_rows),
     ("training time (whole runs)", _whole_run_rows),
     ("prefill", _prefill_rows),
     ("fine-tuning memory", _unsloth_rows),
+    ("fine-tuning memory (measured peaks)", _fms_rows),
 )
 
 
@@ -544,13 +600,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def _print_by_source(rows: list[Row]) -> None:
     """Validation by source: each fitted category in sample and with each row's source left out of the fit."""
-    print(f"\nValidation by source (leave one source out)\n{'category':<32} {'figures':>7} {'sources':>7} "
+    print("\nValidation by source (each row with its own source left out of every fit)")
+    print(f"{'category':<34} {'figures':>7} {'sources':>7} "
           f"{'in sample':>10} {'left out':>9} {'worst':>7} {'inside range':>13}")
     for category in dict.fromkeys(r.category for r in rows if r.loso is not None):
         group = [r for r in rows if r.category == category and r.loso is not None]
         held = [abs(r.loso_error or 0.0) for r in group]
         inside = sum(bool(r.loso_inside) for r in group)
-        print(f"{category:<32} {len(group):>7} {len({r.family for r in group}):>7} "
+        print(f"{category:<34} {len(group):>7} {len({r.family for r in group}):>7} "
               f"{statistics.median(abs(r.error) for r in group):>10.1%} {statistics.median(held):>9.1%} "
               f"{max(held):>7.1%} {inside:>6}/{len(group):<6}")
 

@@ -33,7 +33,9 @@ FlashAttention (or PyTorch SDPA's fused kernels) never stores the s² probabilit
 only a fp32 log-sum-exp per row (4·a·s·b, counted) and recomputes the rest. Selective
 recomputation (Korthikanti §4.2) drops exactly the s² term too, so with a fused kernel it
 changes nothing. Full recomputation keeps only each layer's input (e·s·b·h per layer) plus,
-during the backward pass, one layer's activations being recomputed.
+during the backward pass, one layer's activations being recomputed. Each layer's input is the
+residual stream, which QLoRA keeps in fp32: PEFT's ``prepare_model_for_kbit_training`` casts the
+embedding and the norms to fp32, so the hidden states added along the stream are fp32 as well.
 
 Tensor parallelism t (Megatron): the four tensors around the norms (2 per sub-block) stay
 replicated; Q, K, V, the attention output, G, U, SiLU(G), the product and the probabilities are
@@ -72,6 +74,8 @@ class ActivationInput(ToolInput):
     seq: int = Field(ge=1)
     micro_batch: int = Field(ge=1)
     element_bytes: float = Field(2.0, gt=0, description="bytes of one stored activation (bf16/fp16 = 2)")
+    residual_bytes: float | None = Field(None, gt=0, description="bytes of one element of the residual stream (each "
+                                                                 "layer's input); default element_bytes")
     tp: int = Field(1, ge=1)
     sequence_parallel: bool = False
     recompute: Recompute = "none"
@@ -120,7 +124,9 @@ def _per_layer(a: ActivationInput) -> tuple[float, Note]:
     else:
         width, router, dispatch = a.intermediate, 0.0, 0.0
     mlp_split = 4 * width / t + dispatch / t
-    elems_per_token = norm_side + attn_split + lse + mlp_split + router
+    # The two norm inputs are the residual stream, which may be stored wider than the other tensors.
+    wider = ((a.residual_bytes or e) - e) / e * 2 * h / (t if a.sequence_parallel else 1)
+    elems_per_token = norm_side + wider + attn_split + lse + mlp_split + router
     probs = 0.0 if (a.flash_attention or a.recompute != "none") else heads_per_rank * s  # a·s per token
     total = e * s * b * (elems_per_token + probs)
     kv_txt = "kv" if t == 1 else "kv/t"
@@ -144,7 +150,7 @@ def estimate_activations(a: ActivationInput) -> ActivationEstimate:
     layer, layer_formula = _per_layer(a)
     split = t if a.sequence_parallel else 1
     if a.recompute == "full":
-        checkpoints = e * s * b * h / split
+        checkpoints = (a.residual_bytes or e) * s * b * h / split
         layers_total = a.layers * checkpoints + layer
         layers_formula = note("training.formula.layers_full", t="/t" if split > 1 else "")
     else:
