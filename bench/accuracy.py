@@ -8,6 +8,7 @@ the others are independent checks.
 
 from __future__ import annotations
 
+import csv
 import json
 import statistics
 import sys
@@ -74,7 +75,7 @@ def _gguf_rows() -> list[Row]:
             "GiB",
             3.80,
             l2.weight_bytes_at("Q4_K_M") / GiB,
-            "bpw taken from Llama-3-8B sizes",
+            "per-tensor rule (no fit)",
         )
     ]
     for q, gib in (
@@ -85,7 +86,8 @@ def _gguf_rows() -> list[Row]:
         ("Q6_K", 6.14),
         ("Q8_0", 7.96),
     ):
-        out.append(Row("2", f"Llama-3-8B {q} file", "GiB", gib, l3.weight_bytes_at(q) / GiB, "fit (bpw source)"))
+        out.append(Row("2", f"Llama-3-8B {q} file", "GiB", gib, l3.weight_bytes_at(q) / GiB,
+                       "per-tensor rule (no fit; these sizes once fitted the old bits per weight)"))
     out.append(
         Row(
             "1",
@@ -96,6 +98,19 @@ def _gguf_rows() -> list[Row]:
             "fit",
         )
     )
+    return out
+
+
+def _gguf_file_rows() -> list[Row]:
+    """Published GGUF file sizes (bench/data/gguf_sizes.csv, collected 2026-12-06) against the per-tensor rule."""
+    out = []
+    with open(Path(__file__).parent / "data" / "gguf_sizes.csv", encoding="utf-8") as f:
+        for rec in csv.DictReader(f):
+            spec = ModelSpec.from_catalog(rec["model"])
+            ours = spec.weight_bytes_at(rec["quant"]) / GB
+            out.append(Row("G", f"{spec.name} {rec['quant']} file", "GB", int(rec["bytes"]) / GB, ours,
+                           "held out: " + rec["source"], category="GGUF files (per tensor)", family=rec["source"],
+                           loso=ours))
     return out
 
 
@@ -536,6 +551,7 @@ def _independent(r: Row) -> bool:
 
 SECTIONS: tuple[tuple[str, Callable[[], list[Row]]], ...] = (
     ("weights (GGUF)", _gguf_rows),
+    ("GGUF files (per tensor)", _gguf_file_rows),
     ("llama.cpp buffers", _llamacpp_rows),
     ("KV / engine budgets", _kv_vllm_rows),
     ("engine KV pools (current)", _pool_rows),

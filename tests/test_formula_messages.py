@@ -85,8 +85,8 @@ CALLS: list[tuple[str, dict[str, Any], list[str | re.Pattern[str]]]] = [
     ("perf_decode", {"model": "llama-3.1-70b", "gpu": "h100", "count": 2, "context": 4096}, [
         "active weights: params × bits/8, minus the untied input embedding (a row lookup)",
         "batch 1 × KV of 4096 tokens (fp16) per rank",
-        "bytes / (3350 GB/s × η_stream 0.544)",
-        "80 layers × τ 88 µs",
+        "bytes / (3350 GB/s × η_stream 0.536)",
+        "80 layers × τ 86 µs",
         "1 × (2·P_active + attention) FLOPs / (bf16 989.4 TFLOPS × MFU 0.5 × 2)",
         "2 × 80 layers × (nvlink 900 GB/s (assumed 10 µs per small all-reduce))",
         "batch / (max(streaming, compute) + fixed + comm)",
@@ -95,7 +95,7 @@ CALLS: list[tuple[str, dict[str, Any], list[str | re.Pattern[str]]]] = [
         "dense part + 7.2 of 8 experts per layer (top-2, batch 8): params × bits/8, minus the untied input "
         "embedding (a row lookup)",
         "batch 8 × KV of 1024 tokens (fp16)",
-        "bytes / (1008 GB/s × η_stream 0.925)",
+        "bytes / (1008 GB/s × η_stream 0.926)",
         "9% of the weights / PCIe 25.2 GB/s",  # vLLM keeps 8 % of the 4 cards free: the rest crosses PCIe
         "32 layers × τ 97 µs",
         "8 × (2·P_active + attention) FLOPs / (bf16 165.2 TFLOPS × MFU 0.5)",

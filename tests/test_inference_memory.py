@@ -359,8 +359,8 @@ def test_english_note_text_is_unchanged() -> None:
     big = run(model="llama-3.1-70b", engine="llamacpp", gpu="RTX 4090", context=8192)
     assert [a.text for a in big.assumptions[1:]] == [
         "precision not given: Q4_K_M assumed (the usual llama.cpp choice; name a precision to change it)",
-        "weights: Q4_K_M at 4.899 bits/weight — Q4_K mix: half of attn_v/ffn_down and output.weight in Q6_K; "
-        "measured 4.84 bpw on Llama-2-7B (3.80 GiB) and 4.89–4.90 on Llama-3.1-8B (4.58 GiB)",
+        "weights: Q4_K_M sized tensor by tensor as llama.cpp stores it (4.82 bits/weight on average: some attn_v "
+        "and ffn_down layers and the output in wider types, K-quants on odd widths falling back)",
         "Q4_K_M is weight-only: matrix multiplies run in fp16",
         "KV cache sized for 1 sequence × 8,192 tokens (the requested context, not the model's maximum 131,072)",
         "llama.cpp: n_ctx = 8192 × 1 slot shared ring, n_ubatch 512, flash attention on",
@@ -368,11 +368,11 @@ def test_english_note_text_is_unchanged() -> None:
     ]
     assert [w.text for w in big.warnings] == [
         "VRAM short: llama.cpp would keep 44 of 80 layers on the GPU (-ngl 44) and run 36 from system RAM "
-        "(19.98 GiB host memory); decode slows sharply"
+        "(19.69 GiB host memory); decode slows sharply"
     ]
     assert [(w.id, w.params) for w in big.warnings] == [
         ("inference.warn.offload", {"gpu_layers": 44, "layers": 80, "cpu_layers": 36,
-                                    "host_gib": pytest.approx(19.98, abs=0.005)})
+                                    "host_gib": pytest.approx(19.69, abs=0.005)})
     ]
 
 

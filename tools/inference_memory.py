@@ -31,6 +31,7 @@ from knowledge.schema import GPU
 from tools.engines import EngineName, InferenceEngine, get_engine
 from tools.engines.base import Activations
 from tools.errors import ToolError
+from tools.gguf_mix import gguf_file_bytes
 from tools.gpu_memory import engine_visible_bytes, inline_ecc_on
 from tools.inputs import ToolInput
 from tools.kv_cache import (
@@ -690,6 +691,9 @@ def _explain_settings(inp: InferenceMemoryInput, cfg: _Config, assumptions: list
         warnings.append(note("inference.warn.not_autoregressive", model=spec.name))
     if spec.weight_bytes is not None and cfg.weights.total == spec.weight_bytes:
         assumptions.append(note("inference.assume.weights_exact", bytes=spec.weight_bytes))
+    elif prec.family == "gguf" and (mixed := gguf_file_bytes(spec, prec.name)) is not None:
+        assumptions.append(note("inference.assume.weights_per_tensor", precision=prec.name,
+                                bits=mixed * 8 / spec.params))
     else:
         key = "inference.assume.weights_at" + ("" if prec.quantizes_embeddings else "_16bit")
         if prec.note:

@@ -20,6 +20,7 @@ from knowledge import UnknownNameError, load_catalog
 from knowledge.paths import expand_user
 from knowledge.schema import AttentionKind, Model
 from tools.errors import ToolError
+from tools.gguf_mix import gguf_file_bytes
 from tools.precision import native_precision, resolve_precision
 from tools.result import Note, note
 
@@ -144,13 +145,15 @@ class ModelSpec(BaseModel):
     def weight_bytes_at(self, precision: str | None = None) -> int:
         """Weight bytes at ``precision``.
 
-        Exact from the user's files when ``precision`` is None or the files' own. Otherwise
-        params × bits/8; formats that keep ``embed_tokens``/``lm_head`` in 16-bit (AWQ, GPTQ,
-        NF4, FP8, int8 checkpoints) count those matrices at 2 B/param.
+        Exact from the user's files when ``precision`` is None or the files' own. A GGUF mix is sized per
+        tensor (``tools.gguf_mix``). Otherwise params × bits/8; formats that keep ``embed_tokens``/``lm_head``
+        in 16-bit (AWQ, GPTQ, NF4, FP8, int8 checkpoints) count those matrices at 2 B/param.
         """
         if self.weight_bytes is not None and (precision is None or _same_precision(precision, self.weight_precision)):
             return self.weight_bytes
         spec = resolve_precision(precision or self.native_dtype)
+        if spec.family == "gguf" and (mixed := gguf_file_bytes(self, spec.name)) is not None:
+            return mixed
         if spec.quantizes_embeddings:
             return round(self.params * spec.bits_per_weight / 8)
         emb = min(self.embedding_params * (1 if self.tie_word_embeddings else 2), self.params // 2)
