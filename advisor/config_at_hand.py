@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from advisor.session import MAX_SCHEME_GPUS, MAX_SCHEME_NODES, MAX_SCHEMES, Scheme, Session, ToolCall
-from tools.recommend import nodes_for
+from tools.scale_out import nodes_for
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,8 @@ from tools.inference_memory import InferenceMemoryInput, estimate_inference_memo
 from tools.lora import lora_trainable_params
 from tools.modelspec import load_model_spec
 from tools.pricing import to_usd
-from tools.recommend import NODE_GPUS, candidate_counts, nodes_for
-from tools.scale_out import MAX_NODES
+from tools.recommend import candidate_counts
+from tools.scale_out import MAX_NODES, NODE_GPUS, nodes_for
 from tools.training_memory import TrainingMemoryInput, default_zero_stage, estimate_training_memory
 
 DEFAULT_CONTEXT = 8192

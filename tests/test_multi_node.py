@@ -205,3 +205,26 @@ def test_gpus_that_do_not_split_evenly_over_nodes_are_a_clear_error() -> None:
     with pytest.raises((ToolError, ValidationError), match="multiple of the node count"):
         DecodeInput(model=ModelSpec.from_catalog("llama-3-8b"), gpu=load_catalog().gpu("h100-sxm"), count=15,
                     nodes=2)
+
+
+@pytest.mark.parametrize("text", ["We want to serve DeepSeek-R1 in FP8 on two 8x H100 servers.",
+                                  "two of the 8x H100 servers", "we have 2 8x A100 boxes"])
+def test_machines_written_before_a_cards_per_machine_count_are_the_node_count(text: str) -> None:
+    """'two 8x H100 servers' is two machines of eight cards each, not eight machines (read as 64 GPUs before)."""
+    from advisor.nlu import parse
+
+    said = parse(text)
+    assert said.nodes == 2 and (said.gpus or said.existing)[0].count == 8
+
+
+def test_sixteen_gpus_without_a_node_count_are_two_nodes_of_eight() -> None:
+    """Every caller that times 16 GPUs (the chat's speed answer, the CLI, the LLM's tool calls) gets the same plan
+    as the recommender: two nodes of eight, not one 16-way tensor-parallel group over PCIe."""
+    from tools.modelspec import ModelSpec
+    from tools.perf import DecodeInput, estimate_decode
+
+    spec, h100 = ModelSpec.from_catalog("deepseek-r1"), load_catalog().gpu("h100-sxm")
+    implied = estimate_decode(DecodeInput(model=spec, gpu=h100, count=16, precision="fp8"))
+    said = estimate_decode(DecodeInput(model=spec, gpu=h100, count=16, nodes=2, precision="fp8"))
+    assert implied.nodes == 2 and implied.tp == 8 and implied.tokens_per_s == said.tokens_per_s
+    assert estimate_decode(DecodeInput(model=spec, gpu=h100, count=8, precision="fp8")).nodes == 1

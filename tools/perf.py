@@ -40,6 +40,7 @@ from tools.precision import resolve_kv_dtype, resolve_precision
 from tools.prefill_fit import expert_gemm_share, prefill_fit, prefill_flops, prefill_path
 from tools.rates import compute_rate
 from tools.result import Note, Term, note
+from tools.scale_out import NODE_GPUS, nodes_for
 from tools.units import BytesF, Seconds, Tokens, TokensPerS
 
 Parallel = Literal["layer", "tensor"]
@@ -61,6 +62,15 @@ def _parallel(spec: ModelSpec, precision: str, count: int, parallel: Parallel | 
         check_tensor_parallel(spec, count)
         return "tensor", count
     return "layer", 1
+
+
+def default_nodes(gpu: GPU, count: int) -> int:
+    """Machines ``count`` GPUs are in when none is said: one up to a node's worth (or the card's whole NVLink
+    domain, as in an NVL72 rack), else nodes of eight when they divide evenly."""
+    if count <= NODE_GPUS or count <= gpu.interconnect.max_gpus:
+        return 1
+    nodes = nodes_for(count)
+    return nodes if count % nodes == 0 else 1
 
 
 def check_nodes(count: int, nodes: int) -> None:
@@ -159,8 +169,9 @@ class DecodeInput(ToolInput):
     model: ModelSpec
     gpu: GPU
     count: int = Field(1, ge=1, le=64, description="GPUs in all nodes together")
-    nodes: int = Field(1, ge=1, le=64, description="machines the GPUs are spread over: tensor parallel (or the "
-                                                   "layer split) inside each node, the layers split between nodes")
+    nodes: int | None = Field(None, ge=1, le=64, description="machines the GPUs are spread over: tensor parallel (or "
+                                                             "the layer split) inside each node, the layers split "
+                                                             "between nodes; default: nodes of 8 past 8 GPUs")
     parallel: Parallel | None = Field(None, description="default: layer split for GGUF, tensor otherwise")
     precision: str = "bf16"
     kv_dtype: str = "fp16"
@@ -173,6 +184,7 @@ class DecodeInput(ToolInput):
 
     @model_validator(mode="after")
     def _whole_nodes(self) -> DecodeInput:
+        self.nodes = self.nodes or default_nodes(self.gpu, self.count)
         check_nodes(self.count, self.nodes)
         return self
 
@@ -279,7 +291,8 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     resolve_kv_dtype(inp.kv_dtype)
     fit = decode_fit(memory_class(gpu))
     engine = speed_engine(inp.precision, inp.engine)
-    group = inp.count // inp.nodes  # GPUs in one node; past one node the layers are split between nodes
+    nodes = inp.nodes or 1  # set by the input check
+    group = inp.count // nodes  # GPUs in one node; past one node the layers are split between nodes
     mode, tp = _parallel(spec, inp.precision, group, inp.parallel or _engine_parallel(engine, group))
     warnings: list[Note] = []
     if spec.max_context and inp.context > spec.max_context:
@@ -287,7 +300,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     weights, weights_how = _moe_weight_bytes(spec, inp.precision, b)
     kv_seq = kv_cache_bytes(spec, inp.context, 1, inp.kv_dtype, tp)  # one sequence, one rank
     bw = gpu.bandwidth_gbs * 1e9
-    place = placement(spec, gpu, inp.count, inp.precision, inp.kv_dtype, inp.context, b, engine, inp.nodes)
+    place = placement(spec, gpu, inp.count, inp.precision, inp.kv_dtype, inp.context, b, engine, nodes)
     host_read = 0.0  # bytes a step reads from system RAM
     host_time = 0.0
     if place.how == "cpu":  # llama.cpp: host layers, with their share of the KV cache, computed by the CPU
@@ -303,10 +316,10 @@ def _decode(inp: DecodeInput) -> DecodeResult:
     if mode == "layer":  # each GPU streams its share in turn: same total, plus hand-offs
         streamed = on_gpu + b * kv_gpu
     stream = streamed / (bw * fit.eta_stream)
-    per_gpu_bytes = streamed / (inp.count if mode == "layer" else inp.nodes)
+    per_gpu_bytes = streamed / (inp.count if mode == "layer" else nodes)
     fixed = spec.layers * fit.tau_layer_s
     hop = fit.tau_hop_s * math.log2(group) if mode == "layer" and group > 1 else 0.0
-    network = node_hops(inp.nodes, b * spec.hidden_size * 2)
+    network = node_hops(nodes, b * spec.hidden_size * 2)
     link: LinkModel | None = link_model(gpu, group) if group > 1 else None
     comm = 2 * spec.layers * allreduce_time(link, b * spec.hidden_size * 2, tp) if (link and tp > 1) else 0.0
     rate = compute_rate(gpu, inp.precision, engine)
@@ -387,7 +400,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
             )
         )
     if network:
-        terms.append(_node_term(inp.nodes, network, b * spec.hidden_size * 2))
+        terms.append(_node_term(nodes, network, b * spec.hidden_size * 2))
     terms.append(
         _term(
             "decode throughput",
@@ -408,8 +421,8 @@ def _decode(inp: DecodeInput) -> DecodeResult:
         note("perf.decode.range", lo=DECODE_RANGE[0], hi=DECODE_RANGE[1]),
         note("perf.decode.kv", context=inp.context),
     ]
-    if inp.nodes > 1:
-        assumptions.append(note("perf.decode.nodes", nodes=inp.nodes, group=group, hop_us=NODE_HOP_S * 1e6))
+    if nodes > 1:
+        assumptions.append(note("perf.decode.nodes", nodes=nodes, group=group, hop_us=NODE_HOP_S * 1e6))
     if mode == "layer":
         assumptions.append(note("perf.decode.layer_split", count=group, hop_ms=fit.tau_hop_s * 1e3))
     if mode == "tensor" and link is not None:
@@ -432,7 +445,7 @@ def _decode(inp: DecodeInput) -> DecodeResult:
         bound=bound,
         parallel=mode,
         tp=tp,
-        nodes=inp.nodes,
+        nodes=nodes,
         compute_precision=rate.precision,
         engine=engine,
         placement=place.how,
@@ -452,7 +465,8 @@ class PrefillInput(ToolInput):
     model: ModelSpec
     gpu: GPU
     count: int = Field(1, ge=1, le=64, description="GPUs in all nodes together")
-    nodes: int = Field(1, ge=1, le=64, description="machines the GPUs are spread over (layers split between them)")
+    nodes: int | None = Field(None, ge=1, le=64, description="machines the GPUs are spread over (layers split between "
+                                                             "them); default: nodes of 8 past 8 GPUs")
     parallel: Parallel | None = None
     precision: str = "bf16"
     prompt_tokens: int = Field(1024, ge=1, le=10_000_000)
@@ -463,6 +477,7 @@ class PrefillInput(ToolInput):
 
     @model_validator(mode="after")
     def _whole_nodes(self) -> PrefillInput:
+        self.nodes = self.nodes or default_nodes(self.gpu, self.count)
         check_nodes(self.count, self.nodes)
         return self
 
@@ -492,7 +507,8 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     spec, gpu = inp.model, inp.gpu
     fit = decode_fit(memory_class(gpu))
     engine = speed_engine(inp.precision, inp.engine)
-    group = inp.count // inp.nodes
+    nodes = inp.nodes or 1  # set by the input check
+    group = inp.count // nodes
     mode, tp = _parallel(spec, inp.precision, group, inp.parallel or _engine_parallel(engine, group))
     warnings: list[Note] = []
     if spec.max_context and inp.prompt_tokens > spec.max_context:
@@ -511,14 +527,14 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
     memory = weights / tp / (gpu.bandwidth_gbs * 1e9 * fit.eta_stream)
     fixed = spec.layers * fit.tau_layer_s
     hop = fit.tau_hop_s * math.log2(group) if mode == "layer" and group > 1 else 0.0
-    network = node_hops(inp.nodes, s * b * spec.hidden_size * 2)
+    network = node_hops(nodes, s * b * spec.hidden_size * 2)
     comm = 0.0
     link = link_model(gpu, group) if tp > 1 else None
     if link is not None:
         comm = 2 * spec.layers * allreduce_time(link, s * b * spec.hidden_size * 2, tp)
     # Weights left in system RAM are copied to the GPU for every chunk of the prompt: llama.cpp does so per
     # micro-batch (n_ubatch 512) when it offloads, vLLM per scheduler step (max_num_batched_tokens 8192).
-    place = placement(spec, gpu, inp.count, inp.precision, "fp16", s, b, engine, inp.nodes)
+    place = placement(spec, gpu, inp.count, inp.precision, "fp16", s, b, engine, nodes)
     chunk = get_engine(engine).prefill_chunk
     host = weight_read_bytes(spec, inp.precision, active=False) * place.host_share
     transfer = math.ceil(s * b / chunk) * host / pcie_bytes_per_s(gpu) if host else 0.0
@@ -566,7 +582,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
             )
         )
     if network:
-        terms.append(_node_term(inp.nodes, network, s * b * spec.hidden_size * 2))
+        terms.append(_node_term(nodes, network, s * b * spec.hidden_size * 2))
     terms.append(
         _term(
             "time to first token",
@@ -604,7 +620,7 @@ def estimate_prefill(inp: PrefillInput) -> PrefillResult:
         bound=bound,
         parallel=mode,
         tp=tp,
-        nodes=inp.nodes,
+        nodes=nodes,
         terms=terms,
         assumptions=assumptions,
         warnings=warnings,

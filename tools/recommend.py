@@ -61,7 +61,7 @@ from tools.pricing import (
     gpu_price,
 )
 from tools.result import Note, NoteParam, note
-from tools.scale_out import ScaleOutInput, ScaleOutPlan, plan_scale_out
+from tools.scale_out import NODE_GPUS, ScaleOutInput, ScaleOutPlan, nodes_for, plan_scale_out
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_memory import TrainingMemoryInput, estimate_training_memory
 from tools.training_time import MAX_TOKENS, TrainingTimeInput, estimate_training_time
@@ -70,7 +70,6 @@ from tools.units import CNY, GB, TFLOPS, USD, Bytes, Hours, TokensPerS, Watts
 RejectFn = Callable[..., None]
 Stage = Literal["constraint", "market", "memory", "interconnect", "target", "compat", "power", "budget", "data"]
 
-NODE_GPUS = 8  # GPUs in one node; a plan past it spreads over nodes of 8
 MAX_CLUSTER_NODES = 8  # the largest cluster a recommendation proposes (one switch of 64 ports)
 CLUSTER_COUNTS = tuple(NODE_GPUS * n for n in (2, 4, MAX_CLUSTER_NODES))  # datacenter cards only: 2, 4, 8 nodes
 MODULE_COUNTS = (4, 8, *CLUSTER_COUNTS)
@@ -343,11 +342,6 @@ def host_for(gpu: GPU, count: int, existing_platform: str | None = None,
     if host == "server" and count <= 2 and chassis == "rack" and not existing_platform:
         host = "server_small"  # a server asked for, for one or two PCIe cards: a small single-socket one
     return plat, box, host
-
-
-def nodes_for(count: int) -> int:
-    """Machines ``count`` GPUs need: one up to a node's worth, else nodes of :data:`NODE_GPUS`."""
-    return 1 if count <= NODE_GPUS else -(-count // NODE_GPUS)
 
 
 def _scaling(gpu: GPU, count: int) -> tuple[float, str]:

@@ -26,6 +26,7 @@ from tools.pricing import (
 )
 from tools.recommend import host_for
 from tools.result import Note, note
+from tools.scale_out import NODE_GPUS
 
 
 class RentVsBuyInput(ToolInput):
@@ -72,7 +73,6 @@ class RentVsBuyResult(BaseModel):
     assumptions: list[Note]
 
 
-NODE_GPUS = 8  # SXM and OAM modules are sold on 8-GPU baseboards (HGX, OAM UBB)
 
 
 def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:

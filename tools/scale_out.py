@@ -25,6 +25,14 @@ from tools.inputs import ToolInput
 from tools.result import Note, note
 from tools.units import USD
 
+NODE_GPUS = 8  # GPUs in one node (8-GPU HGX/OAM baseboards, 8-slot servers); a plan past it spreads over nodes of 8
+
+
+def nodes_for(count: int) -> int:
+    """Machines ``count`` GPUs need: one up to a node's worth, else nodes of :data:`NODE_GPUS`."""
+    return 1 if count <= NODE_GPUS else -(-count // NODE_GPUS)
+
+
 MAX_NODES = 256  # 2,048 GPUs: past a two-tier leaf-spine of 64-port switches a third tier is needed, not designed here
 HANDOFF_BYTES = 2  # a token's hidden state crosses a pipeline boundary in 16-bit
 

@@ -49,8 +49,9 @@ def register(sub: Any) -> None:
     p.add_argument("--params", help="custom model size instead of --model, e.g. 70B")
     p.add_argument("--gpu", help="catalog GPU, e.g. 'RTX 4090', 'H100'")
     p.add_argument("--count", type=int, default=1, help="number of GPUs, all nodes together (default 1)")
-    p.add_argument("--nodes", type=int, default=1,
-                   help="machines the GPUs are spread over: tensor parallel inside each, layers between (default 1)")
+    p.add_argument("--nodes", type=int, default=None,
+                   help="machines the GPUs are spread over: tensor parallel inside each, layers between "
+                        "(default: nodes of 8 past 8 GPUs)")
     p.add_argument("--precision", help="weights: bf16, fp16, fp8, int8, int4, Q4_K_M … (default: native)")
     p.add_argument(
         "--parallel",
@@ -207,10 +208,10 @@ def _inference(args: argparse.Namespace, spec: ModelSpec, gpu: Any, lang: str) -
     if args.json:
         print_json(out)
         return 0
-    group = args.count // args.nodes
+    group = args.count // decode.nodes
     split = msg(lang, f"present.perf.split_{decode.parallel}", count=group) if group > 1 else ""
-    if args.nodes > 1:
-        split += msg(lang, "present.perf.split_nodes", nodes=args.nodes)
+    if decode.nodes > 1:
+        split += msg(lang, "present.perf.split_nodes", nodes=decode.nodes)
     title = msg(lang, "present.perf.title", model=spec.name, precision=precision, gpu=gpu.name, split=split,
                 context=f"{context:,}", batch=args.batch)
     parts = [present_decode(decode, lang), present_prefill(prefill, lang, prompt_tokens=prompt)]

@@ -154,8 +154,10 @@ _AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|节点|[，,。.？?�
                             r"[一二两四八]\s*(卡|张))")
 
 
-_NODES_OF_N = re.compile(rf"({N}|two|three|four|eight)\s+\d+[\s-]*(?:gpus?|cards?|卡)\b[^.,;，。]{{0,24}}?"
-                         rf"(?:nodes?|servers|machines|boxes)\b", _I)
+# '<machines> <GPUs each> … servers': 'two 8-GPU servers', 'two 8x H100 servers' (the card's name is blanked)
+_NODES_OF_N = re.compile(rf"({N}|two|three|four|eight)\s+(?:of\s+(?:the|these|those|our)\s+)?"
+                         rf"\d+(?:[\s-]*(?:gpus?|cards?|卡)\b|\s*[x×](?=\s{{2,}}))"
+                         rf"[^.,;，。]{{0,24}}?(?:nodes?|servers|machines|boxes)\b", _I)
 
 
 _ONE_NODE = re.compile(r"\b(?:in|on|to|with|onto|into)?\s*(?:one|a single|single|just one|only one) "

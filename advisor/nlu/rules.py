@@ -28,6 +28,7 @@ from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
 from knowledge.names import EngineHint, Lang
 from knowledge.resolve import normalize
+from tools.scale_out import NODE_GPUS
 
 UseCase = Literal["training", "inference", "scientific"]
 Method = Literal["pretrain", "full", "lora", "qlora"]
@@ -488,7 +489,6 @@ _PER_NODE_COUNT = re.compile(
     rf"(?:每台|每个节点|每节点|单台)\s*({N})\s*(?:张|块|卡)|"
     rf"\b(\d+)[\s-]*gpu\s+(?:\S+\s+){{0,2}}(?:servers|nodes|boxes|machines)\b", _I)
 _BASEBOARD_NODE = re.compile(r"\b[dh]gx\b(?!\s*spark)", _I)  # a DGX / HGX box holds 8 GPUs (a DGX Spark is one)
-NODE_GPUS = 8
 MAX_NODE_GPUS = 10  # the most GPUs one server holds (8-GPU baseboards, 10-slot PCIe servers): more is a cluster
 MAX_DGX_NODES = 8  # 'two DGX H100' counts boxes; past a handful the number is more likely GPUs
 _ACROSS_NODES = re.compile(r"\b(?:across|over|in|on|spread (?:over|across)|split (?:over|across))\s+\S+\s*"
