@@ -225,7 +225,7 @@ def _ttft_needed(c: AskContext) -> bool:
 def _ttft_calls(c: AskContext) -> list[PlannedCall]:
     assert c.config is not None
     p = c.session.profile
-    prompt = min(p.context_tokens or DEFAULT_PROMPT_TOKENS, DEFAULT_PROMPT_TOKENS * 4)
+    prompt = p.context_tokens or DEFAULT_PROMPT_TOKENS  # a context said with a first-token question is the prompt
     base: dict[str, Any] = {"model": c.config.model or p.model, "gpu": c.config.gpu, "count": c.config.count,
                             "prompt_tokens": prompt}
     if c.config.precision or p.precision:

@@ -106,3 +106,15 @@ def test_the_time_is_said_once_when_it_leads(adv: Advisor) -> None:
     text = adv.reply("How long to pretrain a 1B model on 300B tokens with 8 A100s?", adv.new_session()).text
     hours = 6 * ModelSpec.from_catalog("gemma-3-1b").params * 300e9 / (8 * 312e12 * 0.4057) / 3600
     assert text.count(f"{hours / 24:.1f} days") == 1 and f"**Cost**: {hours * 8:,.0f} GPU-hours" in text
+
+
+def test_a_document_pasted_whole_is_the_prompt_and_how_long_asks_its_first_token(adv: Advisor) -> None:
+    """'How long until the first token if I paste a 32k-token document …': the duration is the first-token time (not a
+    training time), the document's 32,768 tokens are the prompt, and that time leads the reply."""
+    text = ("How long until the first token if I paste a 32k-token document into Qwen3-30B-A3B Q4_K_M "
+            "on one RTX 4090?")
+    r = adv.reply(text, adv.new_session())
+    prefill = next(c for c in r.tool_calls if c.name == "perf_prefill" and c.ok)
+    assert prefill.arguments["prompt_tokens"] == 32768
+    assert r.text.splitlines()[0].startswith("**Time to first token:**") and "32,768-token prompt" in r.text
+    assert not any(c.name == "training_time" for c in r.tool_calls)

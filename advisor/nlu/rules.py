@@ -327,12 +327,15 @@ _CONTEXT_AFTER = re.compile(
     rf"({N})\s*(k|K|m|M|万)?\s*(的)?\s*(长|长的)?\s*(上下文|conte?xt|ctx|tokens? (of )?context|token 上下文|长度上下文|"
     rf"窗口|prompts?|-token prompt|token prompt|输入|seq(uence)?[ _]?len(gth)?|序列|window|"
     rf"tokens? (each|per (sample|request|chat|prompt)))", _I)
-# '16k conversations', '8k 的对话': a thousands-of-tokens size before a word for a chat is its length
+# '16k conversations', '8k 的对话', 'a 32k-token document': a thousands-of-tokens size before a word for a chat
+# or for a text sent whole is its length
 # '32 requests of 4k tokens': the size of each request is its context
 _CONTEXT_OF_REQUESTS = re.compile(rf"(?:requests?|conversations?|chats?|prompts?) of ({N})\s*(k|K)?\s*-?\s*tokens?",
                                   _I)
 _CONTEXT_OF_CHATS = re.compile(rf"({N})\s*(k|K)\s*(?:-?\s*tokens?)?\s*(?:的)?\s*"
-                               rf"(conversations?|chats?|sessions?|requests?|对话|会话|请求)", _I)
+                               rf"(conversations?|chats?|sessions?|requests?|对话|会话|请求|"
+                               rf"documents?|docs?|files?|texts?|pdfs?|reports?|papers?|contracts?|transcripts?|"
+                               rf"codebases?|文档|文件|文本|报告|论文|合同)", _I)
 _CONTEXT_BEFORE = re.compile(
     rf"(上下文|(?<![a-z])conte?xt|(?<![a-z])ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|"
     rf"单次对话|每次对话|单轮对话|"
@@ -1625,7 +1628,14 @@ def asks_in(text: str) -> list[str]:
     # a cue inside another ask's longer cue is part of that ask ('多久' in '多久能回本' asks the break-even)
     kept = [f for f in found if not any(o is not f and o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
                                         for o in found)]
+    # 'how long until the first token', '首字要等多久': a bare duration asks the latency named beside it
+    if any(name in _OWN_DURATION for _, _, name in kept) and not _TRAINING_WORD.search(text):
+        kept = [f for f in kept if f[2] != "training_time"]
     return [name for _, _, name in sorted(kept)]
+
+
+_OWN_DURATION = {"ttft"}  # asks that are durations themselves
+_TRAINING_WORD = re.compile(r"train|fine[- ]?tun|epoch|训|微调|gpu[- ]?hours?|卡时", _I)
 
 
 def _slot_count(out: Parsed, found: dict[str, Any]) -> int:
