@@ -21,6 +21,7 @@ from advisor.planner import (
     PlannedCall,
     dataset_tokens,
     keep_count,
+    model_args,
     representative_model,
     said_prices,
     train_count,
@@ -332,14 +333,12 @@ def _train_cards(c: AskContext) -> list[str]:
 def _train_count_needed(c: AskContext) -> bool:
     p = c.session.profile
     return "how_many" in c.asks and p.use_case == "training" and bool(dataset_tokens(p)) \
-        and bool(_model_of(p)) and bool(_train_cards(c))
+        and bool(model_args(p)) and bool(_train_cards(c))
 
 
 def _train_count_calls(c: AskContext) -> list[PlannedCall]:
     p = c.session.profile
-    model = _model_of(p)
-    assert model is not None
-    return [call for gpu in _train_cards(c) for call in train_count_calls(p, model, gpu)]
+    return [call for gpu in _train_cards(c) for call in train_count_calls(p, model_args(p), gpu)]
 
 
 def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:

@@ -585,10 +585,14 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
         if g.offload_layers:
             out.append(msg(lang, "compose.alternatives_lines.llama_cpp", fit_verdict=fit_verdict(g, lang)[2:]))
         speed = next((c for a, c in alts if a == "gguf_speed" and c.ok), None)
-        if speed is not None and (g.fits or g.offload_layers):
+        # the speed llama.cpp would reach: on the GPUs, with the layers that do not fit in system RAM, or — where
+        # only this context is too long for the cards — at a shorter one
+        if speed is not None:
             d = typed(speed, DecodeResult)
             key = "answer.gguf_speed" if d.placement == "gpu" else "answer.gguf_speed_offload"
-            out.append(msg(lang, key, speed=tps(d.tokens_per_s), ram=_ram(d, lang)))
+            if not (g.fits or g.offload_layers) and d.placement == "gpu":
+                key = "answer.gguf_speed_shorter"
+            out.append(msg(lang, key, speed=tps(d.tokens_per_s), ram=_ram(d, lang), ctx=num(g.context)))
         sized = [(a, c) for a, c in sized if a != "gguf"]
     # an FP8 KV cache is worth a row only where it makes the difference (the weights themselves may not fit)
     sized = [(a, c) for a, c in sized if a != "kv_fp8" or typed(c, InferenceMemoryResult).fits]

@@ -165,6 +165,20 @@ def representative_model(params_b: float) -> str | None:
     return best[1] if best else None
 
 
+def size_stand_in(p: Profile) -> str | None:
+    """The model under discussion, or the catalog model that stands for a size said alone ('32B'); none when
+    pre-training from scratch, which trains the buyer's own architecture of that size."""
+    if p.model or not p.params_b or p.method == "pretrain":
+        return p.model
+    return representative_model(p.params_b)
+
+
+def model_args(p: Profile) -> dict[str, Any]:
+    """The model as tools take it: a catalog name (or its stand-in), else the size said."""
+    model = size_stand_in(p)
+    return {"model": model} if model else ({"params_b": p.params_b} if p.params_b else {})
+
+
 def _budget_args(p: Profile) -> dict[str, Any]:
     if p.budget is None:
         return {}
@@ -562,7 +576,7 @@ def _answer_assumptions(p: Profile, plan: Plan) -> None:
     if _card_only(p):
         plan.assumed["card_only"] = True
     if p.model is None and p.params_b and p.use_case in ("inference", "training"):
-        plan.model_assumed = representative_model(p.params_b)
+        plan.model_assumed = size_stand_in(p)
 
 
 def _price_where_bought(ctx: PlanContext, plan: Plan) -> None:
@@ -1292,7 +1306,7 @@ def _count_calls(tool: str, size: dict[str, Any], count: int) -> list[PlannedCal
 
 
 def _job_model(job: Workload) -> str | None:
-    return job.model or (representative_model(job.params_b) if job.params_b else None)
+    return job.model or (representative_model(job.params_b) if job.params_b and job.method != "pretrain" else None)
 
 
 def _hardest_job(p: Profile, plan: Plan) -> list[PlannedCall]:
@@ -1323,13 +1337,13 @@ def _hardest_job(p: Profile, plan: Plan) -> list[PlannedCall]:
 TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # GPUs a training plan is sized on: a node, then whole nodes
 
 
-def train_count_calls(p: Profile, model: str, gpu: str) -> list[PlannedCall]:
+def train_count_calls(p: Profile, model: dict[str, Any], gpu: str) -> list[PlannedCall]:
     """'How many to train it?': the run's GPU-hours on one card, and the memory sharded (ZeRO-3, checkpointed)
-    over each count of cards."""
+    over each count of cards (``model``: :func:`model_args`)."""
     calls = [PlannedCall(name="training_time", purpose="time", arguments={
-        "model": model, "gpu": gpu, "count": 1, "tokens": dataset_tokens(p), **training_rates(p)})]
+        **model, "gpu": gpu, "count": 1, "tokens": dataset_tokens(p), **training_rates(p)})]
     return calls + [PlannedCall(name="size_training", purpose="size", arguments={
-        "model": model, "gpu": gpu, "gpus": n, "method": training_method(p), "zero_stage": 3 if n > 1 else 0,
+        **model, "gpu": gpu, "gpus": n, "method": training_method(p), "zero_stage": 3 if n > 1 else 0,
         "recompute": "full", "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}) for n in TRAIN_COUNTS]
 
 
@@ -1344,7 +1358,7 @@ def train_count(p: Profile, timed: dict[str, Any] | None, fitting: list[int]) ->
     return next((k for k in TRAIN_COUNTS if k >= need), None), memory
 
 
-def _planned_train_count(p: Profile, model: str, gpu: str) -> int | None:
+def _planned_train_count(p: Profile, model: dict[str, Any], gpu: str) -> int | None:
     """The count :func:`train_count` settles, worked out while planning (the tools run here, as for
     :func:`least_count`), so the answer is sized on the cards it recommends."""
     done = [run_tool(c.name, c.arguments) for c in train_count_calls(p, model, gpu)]
@@ -1357,8 +1371,8 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     others = _hardest_job(p, plan) if len(p.workloads) >= 2 else []
     model = _model_args(p, plan)
     gpu, count = _config(p)
-    if gpu and parsed.asks_count and not _count_said(parsed) and "model" in model and dataset_tokens(p) \
-            and p.nodes is None and (counted := _planned_train_count(p, model["model"], gpu)):
+    if gpu and parsed.asks_count and not _count_said(parsed) and model and dataset_tokens(p) \
+            and p.nodes is None and (counted := _planned_train_count(p, model, gpu)):
         count = counted  # '需要多少张 H800？': the plan is on the count that trains it in time
         keep_count(p, gpu, count)
     method = training_method(p)

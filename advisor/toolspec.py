@@ -164,7 +164,7 @@ PrefillArgs = facade("PrefillArgs", PrefillInput, replace={"model": _MODEL_NAME,
 ServingArgs = facade("ServingArgs", ServingInput, replace={"model": _MODEL_NAME, "params_b": _PARAMS_B,
                                                            "gpu": _GPU_NAME})
 TrainingTimeArgs = facade("TrainingTimeArgs", TrainingTimeInput, replace={
-    "gpu": _GPU_NAME, "model": _MODEL_NAME,
+    "gpu": _GPU_NAME, "model": _MODEL_NAME, "params_b": _PARAMS_B,
     "params": (float | None, Field(None, gt=0, le=1e15, description="N: (active) parameters; default: the model's")),
 })
 ScientificArgs = facade("ScientificArgs", ScientificInput, replace={"gpu": _GPU_NAME})

@@ -518,11 +518,12 @@ def test_english_sessions_are_not_asked_about_chinese_domestic_hardware(adv: Adv
 
 
 def test_a_4bit_speed_question_gets_the_llamacpp_speed_when_only_gguf_fits(adv: Advisor) -> None:
-    # Q4_K_M Qwen2.5-72B ≈ 41.5 GB of weights, split over two cards but read once per token at 1,008 GB/s:
-    # a ceiling of ≈ 24 tokens/s; the estimate sits below it
+    # Q4_K_M Qwen2.5-72B is a 47.4 GB file (mradermacher's upload; its 29,568-wide ffn_down falls back to Q5_0 and
+    # Q8_0), split over two cards but read once per token at 1,008 GB/s: a ceiling of ≈ 21.3 tokens/s. Two 24 GB
+    # cards hold it only with a shorter context than the 8k assumed, and the reply says so beside the speed.
     _, r = ask(adv, "qwen2.5-72b int4 在两张 4090 上每秒能出多少 token")
     speed = numbers_with(r.text, "tokens/s")
-    assert speed and 0.4 * 24.3 <= speed[0] <= 24.3 and "llama.cpp Q4_K_M" in r.text
+    assert speed and 0.4 * 21.3 <= speed[0] <= 21.3 and "llama.cpp Q4_K_M" in r.text and "以下才放得下" in r.text
 
 
 def test_renting_for_three_months_is_read_as_the_project_length(adv: Advisor) -> None:
@@ -531,20 +532,21 @@ def test_renting_for_three_months_is_read_as_the_project_length(adv: Advisor) ->
     assert first_line(r.text).startswith("**用 3 个月")
 
 
-@pytest.mark.parametrize(("text", "budget_usd"), [
-    ("what's the cheapest way to run llama 3.3 70b at home, budget $5,000", 5000),
-    ("预算三万，在家跑 qwen2.5 72b 自己用，买什么卡", 30000 / 7.2),
+@pytest.mark.parametrize(("text", "budget_usd", "top"), [
+    ("what's the cheapest way to run llama 3.3 70b at home, budget $5,000", 5000, "RTX 3090"),
+    ("预算三万，在家跑 qwen2.5 72b 自己用，买什么卡", 30000 / 7.2, "48GB"),
 ])
 def test_a_home_budget_for_a_70b_names_a_quantised_route_that_runs(adv: Advisor, text: str,
-                                                                       budget_usd: float) -> None:
-    # Q4_K_M 70B ≈ 40–44 GB of weights: two 24 GB cards (2 × RTX 3090 at $800 + a $2,500 desktop = $4,100) hold it
+                                                                       budget_usd: float, top: str) -> None:
+    # Llama 3.3 70B Q4_K_M is a 42.5 GB file: two 24 GB cards (2 × RTX 3090 at $800 + a $2,500 desktop = $4,100)
+    # hold it. Qwen2.5-72B Q4_K_M is 47.4 GB (published): more than two 24 GB cards hold, so a 48 GB card leads
     _, r = ask(adv, text)
     head = first_line(r.text)
     # 'the cheapest way' leads with the cheapest route; otherwise the headline says which precision runs
     assert ("it runs" in head or "就能跑" in head or head.startswith("**Cheapest way:")) \
         and ("INT4" in head or "Q4_K_M" in head)
     gguf = [c for c in calls(r, "recommend") if c.arguments.get("precision") == "Q4_K_M"]
-    assert gguf and "RTX 3090" in gguf[0].result["options"][0]["gpu"]  # two 24 GB cards, the home classic
+    assert gguf and top in gguf[0].result["options"][0]["gpu"]
     # at home means a desktop tower: no passive server card or SXM module is offered
     assert all(c.arguments.get("chassis") == "tower" for c in calls(r, "recommend"))
     offered = {o["gpu_id"] for c in calls(r, "recommend") for o in c.result["options"]}

@@ -140,8 +140,9 @@ def test_an_electricity_price_in_another_currency_bills_in_that_currency(adv: Ad
 
 
 def test_how_many_to_train_in_time_is_the_plan_and_the_follow_ups_keep_it(adv: Advisor) -> None:
-    """6 × 7.62e9 × 1e12 FLOPs at MFU 0.2422 (the median of published whole runs on H100-class GPUs: Phi-4's and
-    Phi-3-mini's) of 989.4 TFLOPS is ~53k GPU-hours: 32 H800 need ~69 days (more than the 61), 64 finish in ~34."""
+    """Pre-training one's own 7B model (its size, not a catalog model near it): 6 × 7e9 × 1e12 FLOPs at MFU 0.2422
+    (the median of published whole runs on H100-class GPUs: Phi-4's and Phi-3-mini's) of 989.4 TFLOPS is ~48.6k
+    GPU-hours: 32 H800 need ~63 days (more than the 61), 64 finish in ~32."""
     s, (first, network) = talk(adv, "要从头预训练一个 7B 模型，数据 1T tokens，想在 2 个月内训完。需要多少张 H800？",
                                "多机之间用什么网络？我们现在只有 25G 以太网，够不够？")
     main = next(c for c in ok_calls(first, "size_training") if not c.call_id.startswith("alt_"))

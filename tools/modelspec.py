@@ -307,7 +307,7 @@ class ModelSpec(BaseModel):
                 notes.append(note("inference.spec.sliding_pattern"))
         active = round(active_params_b * 1e9) if active_params_b else params
         return cls(
-            name=name or f"custom {params_b:g}B",
+            name=name or f"{params_b:g}B",  # a size with no name: the buyer's own model, said as its size
             source="custom",
             params=params,
             active_params=min(active, params),
