@@ -285,7 +285,7 @@ def run_mfu(run: TrainingRun) -> float:
     return 6 * run.params * run.tokens / (run.gpu_hours * 3600 * (gpu.throughput.bf16 or 0) * 1e12)
 
 
-def _quantile(values: list[float], q: float) -> float:
+def quantile(values: list[float], q: float) -> float:
     """Linear-interpolated quantile of ``values`` (sorted here)."""
     v = sorted(values)
     pos = q * (len(v) - 1)
@@ -309,7 +309,7 @@ def training_mfu_fit(leave_out: str | None = None) -> dict[MfuClass, TrainingMfu
     medians = {k: statistics.median(m for m, _ in v) for k, v in by_class.items()}
     ratios = [m / medians[k] for k, v in by_class.items() for m, _ in v]
     tail = (1 - MFU_BAND_SHARE) / 2
-    lo, hi = _quantile(ratios, tail), _quantile(ratios, 1 - tail)
+    lo, hi = quantile(ratios, tail), quantile(ratios, 1 - tail)
     return {k: TrainingMfu(mfu=medians[k], low=medians[k] * lo, high=medians[k] * hi, gpu_class=k, runs=len(v),
                            families=len({f for _, f in v})) for k, v in by_class.items()}
 

@@ -48,6 +48,8 @@ Parallel = Literal["layer", "tensor"]
 # InfiniBand or RoCE, ~10–30 µs) plus the engine's stage scheduling. An assumption, labelled in every result.
 NODE_HOP_S = 100e-6
 NODE_LINK_BYTES_S = 40e9  # one 400 Gb/s port per node at ~80 % (the scale-out plan's smallest rail)
+
+
 def _engine_parallel(engine: SpeedEngine, count: int) -> Parallel | None:
     """How an engine splits a model over GPUs by default (llama.cpp and Transformers by layers, the servers
     tensor parallel)."""

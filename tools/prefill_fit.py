@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from knowledge.measurements import PrefillRun, load_prefill_runs
 from knowledge.schema import GPU
+from tools.efficiency import quantile
 from tools.kv_cache import attention_flops_per_token
 from tools.modelspec import ModelSpec, load_model_spec
 from tools.rates import compute_rate
@@ -53,8 +54,12 @@ class PrefillEfficiency(BaseModel):
 
     def achieved(self, peak_flops_per_s: float) -> float:
         """FLOP/s a prompt reaches on a GPU of this dense peak: e·peak, saturating at the cap."""
-        rate = self.efficiency * peak_flops_per_s
-        return rate / (1 + rate / self.cap_flops_per_s) if self.cap_flops_per_s else rate
+        return _achieved(self.efficiency, self.cap_flops_per_s, peak_flops_per_s)
+
+
+def _achieved(efficiency: float, cap: float | None, peak: float) -> float:
+    rate = efficiency * peak
+    return rate / (1 + rate / cap) if cap else rate
 
 
 def prefill_path(engine: str, gpu: GPU) -> PrefillPath:
@@ -107,20 +112,11 @@ def _fit_path(points: list[tuple[float, float]]) -> tuple[float, float | None]:
     for cap in (*(c * 1e12 for c in CAP_GRID_TFLOPS), None):
         for step in range(EFF_STEPS):
             e = EFF_MIN * (EFF_MAX / EFF_MIN) ** (step / (EFF_STEPS - 1))
-            fit = PrefillEfficiency(path="server", efficiency=e, cap_flops_per_s=cap, low=1, high=1, runs=0,
-                                    families=0)
-            sq = sum(math.log(a / fit.achieved(p)) ** 2 for p, a in points)
+            sq = sum(math.log(a / _achieved(e, cap, p)) ** 2 for p, a in points)
             if best is None or sq < best[0]:
                 best = (sq, e, cap)
     assert best is not None
     return best[1], best[2]
-
-
-def _quantile(values: list[float], q: float) -> float:
-    v = sorted(values)
-    pos = q * (len(v) - 1)
-    lo = int(pos)
-    return v[lo] + (v[min(lo + 1, len(v) - 1)] - v[lo]) * (pos - lo)
 
 
 @cache
@@ -141,5 +137,5 @@ def prefill_fit(leave_out: str | None = None) -> dict[PrefillPath, PrefillEffici
         model = PrefillEfficiency(path=path, efficiency=e, cap_flops_per_s=cap, low=1, high=1, runs=len(runs),
                                   families=len({f for _, f in runs}))
         ratios = [a / model.achieved(p) for p, a in (points if len(points) >= MIN_OWN_BAND else pooled)]
-        out[path] = model.model_copy(update={"low": _quantile(ratios, tail), "high": _quantile(ratios, 1 - tail)})
+        out[path] = model.model_copy(update={"low": quantile(ratios, tail), "high": quantile(ratios, 1 - tail)})
     return out
