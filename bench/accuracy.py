@@ -22,7 +22,15 @@ from knowledge import load_catalog
 from knowledge.measurements import load_prefill_runs, load_training_runs
 from knowledge.schema import GPU
 from tools.deepspeed_estimator import DeepSpeedEstimateInput, deepspeed_model_states
-from tools.efficiency import memory_class, training_mfu
+from tools.efficiency import (
+    DECODE_RANGE,
+    DecodeCalibrationPoint,
+    calibration_bytes,
+    decode_fit,
+    fit_decode,
+    memory_class,
+    training_mfu,
+)
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.kv_cache import kv_bytes_per_token
 from tools.modelspec import ModelSpec
@@ -417,6 +425,50 @@ def _decode_elsewhere_rows() -> list[Row]:
     return out
 
 
+def _decode_points(leave_out: str) -> dict[str, tuple[DecodeCalibrationPoint, ...]]:
+    """One-GPU llama.cpp decode figures of every source but ``leave_out``, by memory class, as fit points."""
+    cat = load_catalog()
+    points: dict[str, list[DecodeCalibrationPoint]] = {}
+    for run in load_prefill_runs():
+        if not (run.use and run.tg_tokens_per_s and run.count == 1 and run.engine == "llamacpp") \
+                or run.family == leave_out or ModelSpec.from_catalog(run.model).is_moe:
+            continue  # the fit reads dense weights; an MoE step's bytes depend on the experts it touches
+        gpu = cat.gpu(run.gpu)
+        points.setdefault(memory_class(gpu), []).append(DecodeCalibrationPoint(
+            gpu=gpu.name, bandwidth_gbs=gpu.bandwidth_gbs, model=run.model, precision=run.precision,
+            measured_tokens_per_s=run.tg_tokens_per_s, mean_context=256 if run.family == "xiongjiedai" else 64,
+            source=run.source))
+    return {k: tuple(v) for k, v in points.items()}
+
+
+def _decode_fit_source_rows() -> list[Row]:
+    """The decode fits' own sources (XiongjieDai's table, the DGX Spark bench), each predicted by constants fitted
+    to the other sources' one-GPU llama.cpp figures of dense models of the same memory class (none: no left-out
+    figure)."""
+    cat = load_catalog()
+    out = []
+    for family in sorted(_DECODE_FIT_FAMILIES):
+        others = _decode_points(family)
+        for run in load_prefill_runs():
+            if not (run.use and run.tg_tokens_per_s and run.count == 1 and run.family == family) \
+                    or ModelSpec.from_catalog(run.model).is_moe:
+                continue
+            gpu = cat.gpu(run.gpu)
+            kind = memory_class(gpu)
+            point = DecodeCalibrationPoint(gpu=gpu.name, bandwidth_gbs=gpu.bandwidth_gbs, model=run.model,
+                                           precision=run.precision, measured_tokens_per_s=run.tg_tokens_per_s,
+                                           mean_context=256 if family == "xiongjiedai" else 64, source=run.source)
+            read, layers = calibration_bytes(point)
+            ours = decode_fit(kind).tokens_per_s(read, gpu.bandwidth_gbs, layers)
+            held = fit_decode(kind, others[kind]).tokens_per_s(read, gpu.bandwidth_gbs, layers) \
+                if len(others.get(kind, ())) >= 2 else None
+            out.append(Row("DF", f"decode {run.model} {run.precision} {gpu.name}", "tok/s", run.tg_tokens_per_s,
+                           ours, "fit source: " + run.source, category=f"decode fit sources ({kind})",
+                           family=family, loso=held,
+                           loso_band=(held * DECODE_RANGE[0], held * DECODE_RANGE[1]) if held else None))
+    return out
+
+
 def _decode_category(gpu: GPU) -> str:
     return {"gddr": "decode, GDDR cards", "hbm": "decode, HBM datacenter", "unified": "decode, unified memory"}[
         memory_class(gpu)]
@@ -558,6 +610,7 @@ SECTIONS: tuple[tuple[str, Callable[[], list[Row]]], ...] = (
     ("DeepSpeed ZeRO estimator", _deepspeed_rows),
     ("decode speed", _decode_rows),
     ("decode speed, other sources", _decode_elsewhere_rows),
+    ("decode fit sources", _decode_fit_source_rows),
     ("training time", _training_time_rows),
     ("training time (whole runs)", _whole_run_rows),
     ("prefill", _prefill_rows),
@@ -621,6 +674,8 @@ def _print_by_source(rows: list[Row]) -> None:
           f"{'in sample':>10} {'left out':>9} {'worst':>7} {'inside range':>13}")
     for category in dict.fromkeys(r.category for r in rows if r.loso is not None):
         group = [r for r in rows if r.category == category and r.loso is not None]
+        if not group:
+            continue
         held = [abs(r.loso_error or 0.0) for r in group]
         inside = sum(bool(r.loso_inside) for r in group)
         print(f"{category:<34} {len(group):>7} {len({r.family for r in group}):>7} "

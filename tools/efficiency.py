@@ -131,6 +131,10 @@ class DecodeFit(BaseModel):
     tau_hop_s: Seconds
     residuals: tuple[float, ...]  # measured time / predicted − 1, per calibration point
 
+    def tokens_per_s(self, read_bytes: float, bandwidth_gbs: float, layers: int) -> float:
+        """One sequence on one GPU: 1 / (bytes / (bandwidth · η) + layers · τ)."""
+        return 1 / (read_bytes / (bandwidth_gbs * 1e9 * self.eta_stream) + layers * self.tau_layer_s)
+
 
 def weight_read_bytes(spec: ModelSpec, precision: str, *, active: bool = True) -> float:
     """Weight bytes one decoded token reads: (active) weights, minus the untied input embedding.
@@ -158,7 +162,7 @@ def weight_read_bytes(spec: ModelSpec, precision: str, *, active: bool = True) -
     return max(total, 0.0)
 
 
-def _calibration_bytes(point: DecodeCalibrationPoint) -> tuple[float, int]:
+def calibration_bytes(point: DecodeCalibrationPoint) -> tuple[float, int]:
     """Bytes one measured token read (weights + f16 KV at the mean context) and the model's layer count."""
     from tools.modelspec import load_model_spec
 
@@ -169,10 +173,15 @@ def _calibration_bytes(point: DecodeCalibrationPoint) -> tuple[float, int]:
 
 @cache
 def decode_fit(kind: MemoryClass = "gddr") -> DecodeFit:
-    """Fit t = x/η + L·τ (x = bytes/bandwidth, L = layers) to the class's points, weights 1/t² (relative error)."""
+    """The decode constants of a memory class, fitted to its calibration points."""
+    return fit_decode(kind, DECODE_CALIBRATION[kind])
+
+
+def fit_decode(kind: MemoryClass, points: tuple[DecodeCalibrationPoint, ...]) -> DecodeFit:
+    """Fit t = x/η + L·τ (x = bytes/bandwidth, L = layers) to ``points``, weights 1/t² (relative error)."""
     xs, ls, ts = [], [], []
-    for pt in DECODE_CALIBRATION[kind]:
-        read, layers = _calibration_bytes(pt)
+    for pt in points:
+        read, layers = calibration_bytes(pt)
         xs.append(read / (pt.bandwidth_gbs * 1e9))
         ls.append(float(layers))
         ts.append(1 / pt.measured_tokens_per_s)
