@@ -350,6 +350,11 @@ def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
         fits = [x.arguments["gpus"] for x in done if x.name == "size_training" and x.arguments["gpu"] == gpu
                 and (x.result or {}).get("fits")]
         n, memory = train_count(p, timed.result if timed is not None else None, fits)
+        if n is None and timed is not None and fits and p.deadline_days:  # it fits; no count finishes in time
+            need = float(timed.result["gpu_hours"]) / (p.deadline_days * 24)  # type: ignore[index]
+            lines.append(msg(c.lang, "asks.train_count_too_slow", gpu=gpu_name(gpu), most=TRAIN_COUNTS[-1],
+                             need=num(need, 0), deadline=num(p.deadline_days, 0)))
+            continue
         if n is None or timed is None:
             lines.append(msg(c.lang, "asks.train_count_none", gpu=gpu_name(gpu), most=TRAIN_COUNTS[-1]))
             continue

@@ -1334,7 +1334,8 @@ def _hardest_job(p: Profile, plan: Plan) -> list[PlannedCall]:
             for _, job, other in sized if job is not hardest]
 
 
-TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256)  # GPUs a training plan is sized on: a node, then whole nodes
+# GPUs a training plan is sized on: a node, then whole nodes (up to 256 nodes, the largest network planned)
+TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 
 
 def train_count_calls(p: Profile, model: dict[str, Any], gpu: str) -> list[PlannedCall]:
@@ -1355,6 +1356,9 @@ def train_count(p: Profile, timed: dict[str, Any] | None, fitting: list[int]) ->
     need = memory = min(fitting)
     if p.deadline_days:
         need = max(need, int(-(-float(timed["gpu_hours"]) // (p.deadline_days * 24))))
+    if need > NODE_GPUS:  # past one node, whole nodes of eight (more cards than the fewest that fit also fit)
+        whole = -(-need // NODE_GPUS) * NODE_GPUS
+        return (whole if whole <= TRAIN_COUNTS[-1] else None), memory
     return next((k for k in TRAIN_COUNTS if k >= need), None), memory
 
 

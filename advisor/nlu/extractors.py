@@ -144,7 +144,9 @@ def cpu_name(ctx: Context) -> str | None:
     return None
 
 
-_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x\s*)?(?:of\s+(?:the|these|those|our)\s+)?"
+# '8x A100 node', '8xH100 servers': a count with an x before the card (blanked) is cards per machine, not machines
+_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x(?!\s{{2,}})\s*)?"
+                    rf"(?:of\s+(?:the|these|those|our)\s+)?"
                     rf"(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?"
                     rf"(?:(?:hgx|dgx)\s*(?:\s{{2,}})?)?(?:nodes?|节点|"
                     rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)

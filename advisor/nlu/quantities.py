@@ -23,6 +23,7 @@ _THOUSANDS = r"(?P<k>[kK](?![A-Za-z]))?"  # '1k tokens per sample'
 # clauses end at punctuation and at a turn ('2,000 staff but 60 concurrent at peak': the peak is the 60's)
 _CLAUSE_END = re.compile(r"[，,。;；!?！？\n]|\.(?!\d)|\b(?:but|however|while|whereas|of which|of whom)\b|"
                          r"但是?|不过|其中|其实", re.IGNORECASE)
+A_LENGTH = re.compile(r"\s*(?:-?\s*tokens?\b|ctx\b|context\b|conte?xt window|上下文|长度)", re.IGNORECASE)
 _AGO = re.compile(r"^\s*(?:前|ago\b|old\b|了|买的|入手|以前)", re.IGNORECASE)
 MAX_YEARS = 30  # a horizon longer than this is a date ('2021 年')
 MAX_TEXT = 20_000  # longer messages are read in their first part (the caller bounds them further)
@@ -110,6 +111,8 @@ def _candidates(text: str) -> list[tuple[float, Quantity]]:
             if unit == "years" and (value > MAX_YEARS or _AGO.match(text, m.end())):
                 continue  # '2021 年', '3 年前买的', 'two years old': a date or an age, not a horizon
             start, end = m.span("num")[0], m.end("k") if m.group("k") else m.end("num")
+            if unit == "people" and A_LENGTH.match(text, end):
+                continue  # 'users at 32k ctx': a number of tokens is a context, never people
             head = max((c.end() for c in _CLAUSE_END.finditer(text, 0, start)), default=0)
             role = _role(unit, _clause(text, start, end), (start, end), head)
             score = (m.end() - m.start()) / 100 + (1.0 if role else 0.0) + (0.5 if after else 0.0)

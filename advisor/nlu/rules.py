@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from advisor.nlu import extractors, vocab
 from advisor.nlu.kinds import Features, Kind, classify, is_question
-from advisor.nlu.quantities import Quantity, read_quantities
+from advisor.nlu.quantities import A_LENGTH, Quantity, read_quantities
 from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts, find_money, parse_number, scaled
 from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
@@ -332,6 +332,11 @@ _CONTEXT_AFTER = re.compile(
 # '32 requests of 4k tokens': the size of each request is its context
 _CONTEXT_OF_REQUESTS = re.compile(rf"(?:requests?|conversations?|chats?|prompts?) of ({N})\s*(k|K)?\s*-?\s*tokens?",
                                   _I)
+_SENT_WHOLE = (r"(?:documents?|docs?|files?|texts?|pdfs?|reports?|papers?|contracts?|transcripts?|codebases?|prompts?|"
+               r"文档|文件|文本|报告|论文|合同|提示词)")
+# 'the doc is only 32k tokens', '文档只有 10k token': the length of a text sent whole is the context
+_CONTEXT_OF_DOC = re.compile(rf"{_SENT_WHOLE}\W{{0,3}}(?:[a-z\u4e00-\u9fff]+\W{{0,2}}){{0,3}}?({N})\s*(k|K|万)?\s*"
+                             rf"-?\s*tokens?(?![a-z])", _I)
 _CONTEXT_OF_CHATS = re.compile(rf"({N})\s*(k|K)\s*(?:-?\s*tokens?)?\s*(?:的)?\s*"
                                rf"(conversations?|chats?|sessions?|requests?|对话|会话|请求|"
                                rf"documents?|docs?|files?|texts?|pdfs?|reports?|papers?|contracts?|transcripts?|"
@@ -366,8 +371,10 @@ _PEOPLE = re.compile(rf"({N})\s*(?:来)?\s*(?:个|位|名|号)?\s*(?:人|同事|
                      rf"({N})\s+(?:\w+\s+)?(?:artists|analysts|agents|people|users) hitting", _I)
 _SINGLE_USER = vocab.required("slot", "single_user")
 _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
+# tokens trained on; not a context ('8k tokens of context') nor a text sent whole ('100k token的文档', '32k-token doc')
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
-                             rf"(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))", _I)
+                             rf"(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))"
+                             rf"(?!\s*(?:的)?\s*{_SENT_WHOLE})", _I)
 _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:(?:instruction|training|chat|labeled|"
                               rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?"
                               rf"(条|个样本|样本|samples|examples|"
@@ -1081,7 +1088,8 @@ def _read_dataset_tokens(r: _Reading) -> None:
     spans: list[tuple[int, int]] = []
     for m in _DATASET_TOKENS.finditer(r.masked):
         value = scaled(m.group(1), m.group(2))
-        if re.search(r"上下文|context|ctx|每秒|窗口|window", r.masked[max(0, m.start() - 14):m.start()], _I):
+        if re.search(rf"上下文|context|ctx|每秒|窗口|window|{_SENT_WHOLE}", r.masked[max(0, m.start() - 14):m.start()],
+                     _I):
             continue
         if value and value >= 1e5:
             r.out.dataset_tokens = value
@@ -1101,10 +1109,13 @@ def _read_params(r: _Reading) -> None:
             r.out.params_b = value
 
 
+_FROM_SCRATCH = re.compile(r"pre-?train|from scratch|预训练|从头(?:训|开始)", _I)
+
+
 def _read_model(r: _Reading) -> None:
     """The catalog model: named, or guessed from a family word and a size; its size then comes from it."""
     out, text = r.out, r.text
-    if out.model is None:
+    if out.model is None and not _FROM_SCRATCH.search(text):  # a model pre-trained from scratch is the buyer's own
         guess = _guess_model(r.scan, out.params_b, r.cat)
         if guess:
             out.model, out.model_guess = guess, True
@@ -1159,7 +1170,7 @@ def _full_deepseek(text: str, model: str | None, params_b: float | None, context
 
 
 _CONTEXT_PATTERNS = ((_CONTEXT_AFTER, 1, 2), (_CONTEXT_BEFORE, 4, 5), (_CONTEXT_OF_CHATS, 1, 2),
-                     (_CONTEXT_OF_REQUESTS, 1, 2))
+                     (_CONTEXT_OF_REQUESTS, 1, 2), (_CONTEXT_OF_DOC, 1, 2))
 
 
 def _context_value(m: re.Match[str], g_num: int, g_mult: int) -> float | None:
@@ -1215,6 +1226,8 @@ def _read_concurrency(r: _Reading) -> None:
         m = pat.search(r.scan)
         if m is None or (pat is _CONCURRENCY_BEFORE and training and "batch" in m.group(0).lower()):
             continue  # a training batch is a micro-batch, not users
+        if pat is _CONCURRENCY_BEFORE and A_LENGTH.match(r.scan, m.end()):
+            continue  # '并发 32k 上下文': a number of tokens is a context
         value = _first_number(m, g_num, g_opt_mult)
         too_many_users = pat is _CONCURRENCY_AFTER and m.group(3).lower() in ("users", "user") and value \
             and value > 100_000

@@ -1,0 +1,54 @@
+"""Numbers that describe something else than they first look like (blind batch n, 2026-12-06).
+
+- A length in tokens is a context, never people or a training set: 'users at 32k ctx', '并发 32k 上下文',
+  'a 100k token的文档', 'the doc is only 32k tokens'.
+- 'N×<card>' before node/server/box counts cards per machine: 'an 8x A100 80GB node' is one machine of eight.
+- Pre-training a model 'like Llama' trains one's own architecture of the size said, not a catalog model.
+- A deadline past 256 cards is met with whole nodes, not refused.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from advisor.engine import Advisor
+from advisor.nlu import parse
+
+
+@pytest.mark.parametrize(("text", "context"), [
+    ("we want to serve DeepSeek-V3 in FP8 on one 8xH100 box. how many concurrent users at 32k ctx?", 32768),
+    ("并发 32k 上下文", 32768),
+])
+def test_a_length_in_tokens_is_never_a_count_of_users(text: str, context: int) -> None:
+    said = parse(text)
+    assert said.context_tokens == context and said.concurrency != 32000
+
+
+@pytest.mark.parametrize(("text", "context"), [
+    ("我们用8卡A100 80G跑llama3.1 70b bf16，vllm，塞一个100k token的文档进去，首字大概要等多久", 100_000),
+    ("and if the doc is only 32k tokens on the H200?", 32768),
+    ("如果文档只有10k token呢，还是H100", 10_000),
+])
+def test_a_text_sent_whole_sets_the_context_not_a_training_set(text: str, context: int) -> None:
+    said = parse(text)
+    assert said.context_tokens == context and said.dataset_tokens is None and said.use_case != "training"
+
+
+def test_cards_written_with_an_x_before_one_node_are_that_nodes_cards() -> None:
+    said = parse("how long to pretrain a 1.3B model on 26B tokens on an 8x A100 80GB node?")
+    assert said.nodes is None and said.gpus[0].count == 8
+
+
+def test_pretraining_a_model_like_a_family_is_the_size_said() -> None:
+    said = parse("planning a 64x H100 cluster. how long to pretrain a 7B llama-style model on 2T tokens?")
+    assert said.model is None and said.params_b == 7.0
+
+
+def test_a_deadline_past_256_cards_is_met_with_whole_nodes() -> None:
+    """By hand: 6 · 7e9 · 2e12 FLOPs at 0.2422 of 989.4 TFLOPS is 97,280 GPU-hours; in 14 days that is 290 cards,
+    so 37 nodes of eight (296)."""
+    adv = Advisor()
+    s = adv.new_session()
+    adv.reply("planning a 64x H100 cluster. how long to pretrain a 7B llama-style model on 2T tokens?", s)
+    r = adv.reply("if we had to finish in 14 days, how many H100s do we need?", s)
+    assert r.text.splitlines()[0].startswith("**H100 SXM 80GB: 296 cards**")
