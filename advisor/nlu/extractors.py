@@ -144,12 +144,14 @@ def cpu_name(ctx: Context) -> str | None:
     return None
 
 
-# '8x A100 node', '8xH100 servers': a count with an x before the card (blanked) is cards per machine, not machines
-_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x(?!\s{{2,}})\s*)?"
-                    rf"(?:of\s+(?:the|these|those|our)\s+)?"
+_NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x\s*)?(?:of\s+(?:the|these|those|our)\s+)?"
                     rf"(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?"
                     rf"(?:(?:hgx|dgx)\s*(?:\s{{2,}})?)?(?:nodes?|节点|"
                     rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)
+
+
+_CARDS_PER_MACHINE = re.compile(r"\s*[x×]\s{2,}")  # 'N×' then a card's name (blanked)
+_BOX_NAME = re.compile(r"\s*[x×]\s*[dh]gx\b", _I)  # a DGX / HGX name is a whole machine
 
 
 _AFTER_MACHINE = re.compile(r"\s*(服务器|机器|主机|节点|[，,。.？?！!]|呢|吧|$|\d+\s*(卡|张|[x×])|"
@@ -180,6 +182,8 @@ def nodes(ctx: Context) -> int | None:
         after = ctx.masked[m.end():m.end() + 6]
         if m.group(0).endswith("台") and not _AFTER_MACHINE.match(after):
             continue
+        if _CARDS_PER_MACHINE.match(ctx.masked, m.end(1)) and not _BOX_NAME.match(ctx.text, m.end(1)):
+            continue  # '8x A100 node', '8xH100 servers': cards per machine ('4x HGX H100 nodes' counts boxes)
         value = parse_number(m.group(1))
         if value and 1 <= value <= 4096:
             return int(value)  # 'two of the H100 servers in one rack … for one server': the machines counted

@@ -342,7 +342,8 @@ _CONTEXT_OF_CHATS = re.compile(rf"({N})\s*(k|K)\s*(?:-?\s*tokens?)?\s*(?:的)?\s
                                rf"documents?|docs?|files?|texts?|pdfs?|reports?|papers?|contracts?|transcripts?|"
                                rf"codebases?|文档|文件|文本|报告|论文|合同)", _I)
 _CONTEXT_BEFORE = re.compile(
-    rf"(上下文|(?<![a-z])conte?xt|(?<![a-z])ctx|序列长度|seq(uence)?[ _]len(gth)?|max[-_ ]model[-_ ]len|窗口|"
+    rf"(上下文|(?<![a-z])conte?xt|(?<![a-z])ctx|序列长度|(?<![a-z])seq(uence)?(?:[ _]?len(gth)?)?(?![a-z])|"
+    rf"max[-_ ]model[-_ ]len|窗口|"
     rf"单次对话|每次对话|单轮对话|"
     rf"prompts? (?:stay |are |kept )?(?:under|below|up to))"
     rf"(?:一点|一些|[^\d{CN_NUMERAL_CHARS}]){{0,16}}"
