@@ -1418,6 +1418,8 @@ def _training_size(p: Profile, model: dict[str, Any], method: str, gpu: str | No
     """The sizing's arguments: the method, the sharding said (ZeRO-3 for full fine-tuning on several GPUs when
     none was) and activation checkpointing when said."""
     size: dict[str, Any] = {**model, "method": method, "gpus": count, "seq": seq}
+    if p.micro_batch:
+        size["micro_batch"] = p.micro_batch
     if gpu:
         size["gpu"] = gpu
     if p.sharding == "fsdp":

@@ -223,6 +223,7 @@ class Profile(BaseModel):
     years: float | None = Field(None, gt=0, le=30, description="horizon of running costs, years")
     mfu: float | None = Field(None, ge=0.01, le=1, description="model FLOPs utilisation the user states")
     tokens_per_sample: float | None = Field(None, ge=1, le=1_000_000, description="average tokens per sample")
+    micro_batch: int | None = Field(None, ge=1, le=4096, description="sequences per training step on one GPU")
 
     @classmethod
     def most(cls, slot: str) -> float | None:

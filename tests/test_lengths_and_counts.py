@@ -52,3 +52,15 @@ def test_a_deadline_past_256_cards_is_met_with_whole_nodes() -> None:
     adv.reply("planning a 64x H100 cluster. how long to pretrain a 7B llama-style model on 2T tokens?", s)
     r = adv.reply("if we had to finish in 14 days, how many H100s do we need?", s)
     assert r.text.splitlines()[0].startswith("**H100 SXM 80GB: 296 cards**")
+
+
+def test_a_training_batch_said_is_the_micro_batch_sized_and_kept_in_follow_ups() -> None:
+    """'seq len 2048 batch 4' was sized at micro-batch 1; the follow-up 'seq拉到8k呢，batch还是4' keeps batch 4."""
+    adv = Advisor()
+    s = adv.new_session()
+    first = adv.reply("研一，组里就一张4090 24g，想qlora微调qwen2.5-7b，seq len 2048 batch 4，显存够不？", s)
+    then = adv.reply("那seq拉到8k呢，batch还是4", s)
+    for r, seq in ((first, 2048), (then, 8192)):
+        size = next(c for c in r.tool_calls if c.name == "size_training" and not c.call_id.startswith("alt_"))
+        assert (size.arguments["micro_batch"], size.arguments["seq"]) == (4, seq)
+        assert "micro-batch 4" in r.text

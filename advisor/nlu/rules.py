@@ -181,6 +181,7 @@ class Parsed(BaseModel):
     years: float | None = Field(None, description="horizon of a running-cost question, years ('3 年电费')")
     mfu: float | None = Field(None, description="model FLOPs utilisation the user states, 0–1 ('30% MFU')")
     tokens_per_sample: float | None = Field(None, description="average tokens per training sample ('平均 800 token')")
+    micro_batch: int | None = Field(None, description="sequences per training step on one GPU ('batch 4', 'bs=8')")
     workloads: list[Workload] = Field(default_factory=list, description="the training jobs, when a message names "
                                                                        "two or more ('8B 全参，偶尔 QLoRA 70B')")
     card_rates: dict[str, Money] = Field(default_factory=dict, description="GPU id → the rent per GPU-hour said "
@@ -1213,6 +1214,20 @@ def _read_context(r: _Reading) -> None:
         out.context_tokens = int(bare.group(1)) * 1024
 
 
+_MICRO_BATCH = re.compile(rf"(?:micro[-_ ]?batch(?:[-_ ]?size)?|batch[-_ ]?size|(?<![a-z])m?bs|(?<![a-z])batch|"
+                          rf"批次?大小|批大小)\s*(?:=|:|：|of|is|还是|改成|改为|设为|设成|为|是|到|拉到|开到)?\s*({N})"
+                          rf"(?!\s*(?:k|K|万|tokens?|gb|GB))", _I)
+
+
+def _read_micro_batch(r: _Reading) -> None:
+    """'batch 4', 'bs=8', 'micro-batch 2': the sequences a training step holds on one GPU (a plan for serving reads
+    the same words as concurrent sequences)."""
+    m = _MICRO_BATCH.search(r.scan)
+    value = parse_number(m.group(1)) if m else None
+    if value and 1 <= value <= 4096 and value == int(value):
+        r.out.micro_batch = int(value)
+
+
 def _read_concurrency(r: _Reading) -> None:
     out = r.out
     if _SINGLE_USER.search(r.text):
@@ -1487,7 +1502,8 @@ def _read_rest(r: _Reading) -> None:
 
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_use_case, _read_precision, _read_dataset_tokens,
-          _read_params, _read_model, _read_workloads, _read_context, _read_concurrency, _read_quantities,
+          _read_params, _read_model, _read_workloads, _read_context, _read_concurrency, _read_micro_batch,
+          _read_quantities,
           _read_card_prices, _read_budget,
           _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
           _read_power_limit, _read_running, _read_rest)
