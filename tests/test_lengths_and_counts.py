@@ -64,3 +64,21 @@ def test_a_training_batch_said_is_the_micro_batch_sized_and_kept_in_follow_ups()
         size = next(c for c in r.tool_calls if c.name == "size_training" and not c.call_id.startswith("alt_"))
         assert (size.arguments["micro_batch"], size.arguments["seq"]) == (4, seq)
         assert "micro-batch 4" in r.text
+
+
+def test_a_quantisation_written_against_chinese_is_read() -> None:
+    """'qwen2.5-32b awq做客服' was sized in bf16: the format glued to Chinese text is still the format."""
+    assert parse("准备用一张L40S跑qwen2.5-32b awq做客服").precision == "int4"
+
+
+def test_a_speed_with_many_long_sequences_is_timed_where_their_cache_lives() -> None:
+    """50 sequences of 8,192 tokens of Qwen2.5-32B (64 layers × 8 KV heads × 128 × 2 × 2 B = 256 KiB a token) need
+    about 107 GB of cache besides ~20 GB of Q4_K_M weights: one 48 GB card holds neither, so llama.cpp runs layers
+    from system RAM — the speed must say so, not the all-on-GPU figure."""
+    from knowledge import load_catalog
+    from tools.modelspec import ModelSpec
+    from tools.perf import DecodeInput, estimate_decode
+
+    d = estimate_decode(DecodeInput(model=ModelSpec.from_catalog("qwen2.5-32b"), gpu=load_catalog().gpu("l40s"),
+                                    precision="Q4_K_M", context=8192, batch=50, engine="llamacpp"))
+    assert d.placement == "cpu"

@@ -137,7 +137,8 @@ def placement(spec: ModelSpec, gpu: GPU, count: int, precision: str, kv_dtype: s
     vLLM's ``--cpu-offload-gb`` and Transformers' ``device_map="auto"`` keep weights there and read them over
     PCIe each step. Everything on the GPUs when it fits (the quick check avoids the search)."""
     visible = engine_visible_bytes(gpu)[0]
-    if spec.weight_bytes_at(resolve_precision(precision).name) < 0.85 * visible * count:
+    cache = kv_cache_bytes(spec, context, batch, kv_dtype, 1)  # every sequence's cache, all GPUs together
+    if spec.weight_bytes_at(resolve_precision(precision).name) + cache < 0.85 * visible * count:
         return Placement()
     eng = get_engine(engine)
     try:

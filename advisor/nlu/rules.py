@@ -314,8 +314,9 @@ _BITS = re.compile(r"(?<![0-9.])(2|3|4|5|6|8|16|32)\s*-?\s*(bits?|位|比特)", 
 _PREC_WORDS: list[tuple[str, re.Pattern[str]]] = [
     ("fp16", re.compile(r"半精度|half[- ]precision", _I)),
     ("fp32", re.compile(r"单精度|single[- ]precision|full[- ]precision", _I)),
-    ("int4", re.compile(r"\bawq\b|\bgptq\b|\bw4a16\b", _I)),
-    ("nf4", re.compile(r"\bbnb\b|bitsandbytes", _I)),
+    # ASCII edges, not \b: 'awq做客服' glues the format to Chinese (CJK characters are word characters)
+    ("int4", re.compile(r"(?<![a-z0-9])(?:awq|gptq|w4a16)(?![a-z0-9])", _I)),
+    ("nf4", re.compile(r"(?<![a-z0-9])bnb(?![a-z0-9])|bitsandbytes", _I)),
 ]
 _KV_FP8 = re.compile(r"(fp8|int8|q8_0|q4_0)\s*(的)?\s*kv|"
                      r"kv[\s-]*(cache|缓存)?\s*(也|都|再)?\s*(用|=|:|in|dtype|换成|改成|改用|换用|设为|设成|压成|压到|量化成|量化到|at)?\s*"
