@@ -22,8 +22,8 @@ from advisor.planner import (
     dataset_tokens,
     keep_count,
     model_args,
-    representative_model,
     said_prices,
+    size_stand_in,
     train_count,
     train_count_calls,
     user_currency,
@@ -427,7 +427,7 @@ def pool_cards(session: Session, pooled_said: bool) -> list[dict[str, Any]]:
 
 def _model_of(p: Profile) -> str | None:
     """The model under discussion, or the catalog model that stands for a size said alone ('32B')."""
-    return p.model or (representative_model(p.params_b) if p.params_b else None)
+    return size_stand_in(p)
 
 
 def _pool_needed(c: AskContext) -> bool:

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from knowledge import load_catalog
-from knowledge.measurements import load_prefill_runs, load_training_runs
+from knowledge.measurements import PrefillRun, load_prefill_runs, load_training_runs
 from knowledge.schema import GPU
 from tools.deepspeed_estimator import DeepSpeedEstimateInput, deepspeed_model_states
 from tools.efficiency import (
@@ -434,11 +434,15 @@ def _decode_points(leave_out: str) -> dict[str, tuple[DecodeCalibrationPoint, ..
                 or run.family == leave_out or ModelSpec.from_catalog(run.model).is_moe:
             continue  # the fit reads dense weights; an MoE step's bytes depend on the experts it touches
         gpu = cat.gpu(run.gpu)
-        points.setdefault(memory_class(gpu), []).append(DecodeCalibrationPoint(
-            gpu=gpu.name, bandwidth_gbs=gpu.bandwidth_gbs, model=run.model, precision=run.precision,
-            measured_tokens_per_s=run.tg_tokens_per_s, mean_context=256 if run.family == "xiongjiedai" else 64,
-            source=run.source))
+        points.setdefault(memory_class(gpu), []).append(_as_point(run, gpu))
     return {k: tuple(v) for k, v in points.items()}
+
+
+def _as_point(run: PrefillRun, gpu: GPU) -> DecodeCalibrationPoint:
+    """A run's decode figure as a fit point (XiongjieDai's tg512 from an empty cache: a mean context of 256)."""
+    return DecodeCalibrationPoint(gpu=gpu.name, bandwidth_gbs=gpu.bandwidth_gbs, model=run.model,
+                                  precision=run.precision, measured_tokens_per_s=run.tg_tokens_per_s or 0.0,
+                                  mean_context=256 if run.family == "xiongjiedai" else 64, source=run.source)
 
 
 def _decode_fit_source_rows() -> list[Row]:
@@ -455,10 +459,7 @@ def _decode_fit_source_rows() -> list[Row]:
                 continue
             gpu = cat.gpu(run.gpu)
             kind = memory_class(gpu)
-            point = DecodeCalibrationPoint(gpu=gpu.name, bandwidth_gbs=gpu.bandwidth_gbs, model=run.model,
-                                           precision=run.precision, measured_tokens_per_s=run.tg_tokens_per_s,
-                                           mean_context=256 if family == "xiongjiedai" else 64, source=run.source)
-            read, layers = calibration_bytes(point)
+            read, layers = calibration_bytes(_as_point(run, gpu))
             ours = decode_fit(kind).tokens_per_s(read, gpu.bandwidth_gbs, layers)
             held = fit_decode(kind, others[kind]).tokens_per_s(read, gpu.bandwidth_gbs, layers) \
                 if len(others.get(kind, ())) >= 2 else None

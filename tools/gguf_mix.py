@@ -24,21 +24,27 @@ the parameter count leaves, a third of it ``ffn_down`` (MLA and hybrid attention
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
+
+from tools.precision import resolve_precision
 
 if TYPE_CHECKING:
     from tools.modelspec import ModelSpec
 
-# Bits per weight of the ggml storage types (block bytes × 8 / block values).
-BITS = {"F32": 32.0, "F16": 16.0, "Q8_0": 8.5, "Q6_K": 6.5625, "Q5_K": 5.5, "Q5_1": 6.0, "Q5_0": 5.5, "Q4_K": 4.5,
-        "Q4_0": 4.5, "IQ4_NL": 4.5, "IQ4_XS": 4.25, "Q3_K": 3.4375, "Q2_K": 2.625}
 # 256-value block types and the 32-value type a tensor of another row width gets instead.
 _FALLBACK = {"Q2_K": "Q4_0", "Q3_K": "Q4_0", "Q4_K": "Q5_0", "Q5_K": "Q5_1", "Q6_K": "Q8_0", "IQ4_XS": "IQ4_NL"}
 
 
+@cache
+def _type_bits(kind: str) -> float:
+    """Bits per weight of a ggml storage type (its block's bytes × 8 / values): the precision table's base."""
+    return resolve_precision(kind).base_bits_per_weight
+
+
 def _bits(kind: str, row: int) -> float:
     """Bits per weight of ``kind`` for a tensor whose rows hold ``row`` values."""
-    return BITS[_FALLBACK[kind]] if kind in _FALLBACK and row % 256 else BITS[kind]
+    return _type_bits(_FALLBACK[kind] if kind in _FALLBACK and row % 256 else kind)
 # Mix → base type; mixes not listed here are sized by their bits per weight alone.
 BASE = {"Q8_0": "Q8_0", "Q6_K": "Q6_K", "Q5_K_M": "Q5_K", "Q4_K_M": "Q4_K", "Q4_K_S": "Q4_K", "Q4_0": "Q4_0",
         "IQ4_XS": "IQ4_XS", "Q3_K_M": "Q3_K", "Q2_K": "Q2_K"}
@@ -104,5 +110,5 @@ def gguf_file_bytes(spec: ModelSpec, mix: str) -> int | None:
             total += (h * q_width * _bits(base, h) + h * kv_width * _bits(k_type, h)
                       + h * v_width * _bits(_attn_v(mix, i, spec), h) + q_width * h * _bits(o_type, q_width))
         total += mlp_layer * (2 / 3 * _bits(base, h) + 1 / 3 * _bits(_ffn_down(mix, i, layers), width))
-    total += (norms + router) * BITS["F32"]
+    total += (norms + router) * _type_bits("F32")
     return round(total / 8)
