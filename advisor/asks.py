@@ -15,7 +15,7 @@ from typing import Any
 
 from advisor.compose import config_label, gpu_name
 from advisor.config_at_hand import Config, current_config
-from advisor.fmt import gb, money, num, seconds, tps
+from advisor.fmt import duration, gb, money, num, seconds, tps
 from advisor.planner import (
     TRAIN_COUNTS,
     PlannedCall,
@@ -26,6 +26,7 @@ from advisor.planner import (
     size_stand_in,
     train_count,
     train_count_calls,
+    training_rates,
     user_currency,
 )
 from advisor.session import Profile, Session, ToolCall
@@ -33,6 +34,7 @@ from knowledge.messages import msg, render
 from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult, ServingResult
 from tools.pricing import to_usd
+from tools.training_time import TrainingTimeResult
 
 DEFAULT_PROMPT_TOKENS = 2048
 DEFAULT_YEARS = 3.0
@@ -217,6 +219,64 @@ def _say_speed_at_count(c: AskContext, done: list[ToolCall]) -> str | None:
                config=config_label(c.config.gpu, c.config.count * c.config.nodes, c.lang))
 
 
+def _time_needed(c: AskContext) -> bool:
+    """'How long would that box take for 50M tokens?': the run timed on the configuration at hand, when the
+    turn's plan did not time one itself."""
+    p = c.session.profile
+    return "training_time" in c.asks and p.use_case == "training" and bool(dataset_tokens(p)) \
+        and c.config is not None and not _ran(c.calls, "training_time") and "how_many" not in c.asks
+
+
+def _time_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    p = c.session.profile
+    return [PlannedCall(name="training_time", purpose="time", arguments={
+        **model_args(p), "tokens": dataset_tokens(p), "gpu": c.config.gpu,
+        "count": c.config.count * c.config.nodes, **training_rates(p)})]
+
+
+def _say_time(c: AskContext, done: list[ToolCall]) -> str | None:
+    call = next((x for x in done if x.name == "training_time" and x.ok and x.result), None)
+    if call is None:
+        return None
+    r = TrainingTimeResult.model_validate(call.result)
+    low, high = r.hours_range
+    return msg(c.lang, "asks.train_time", config=_config_text(c), time=duration(r.hours, c.lang),
+               low=duration(low, c.lang), high=duration(high, c.lang), gpu_hours=num(r.gpu_hours, 0),
+               mfu=num(r.mfu, 2), tokens=num(float(call.arguments["tokens"]) / 1e6, 0))
+
+
+def _compute_needed(c: AskContext) -> bool:
+    """'How much total FP64 throughput would that give us?': a science configuration's compute, in all."""
+    p = c.session.profile
+    return "speed" in c.asks and p.use_case == "scientific" and c.config is not None
+
+
+def _compute_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    return [PlannedCall(name="gpu_info", arguments={"name": c.config.gpu}, purpose="info")]
+
+
+def _say_compute(c: AskContext, done: list[ToolCall]) -> str | None:
+    call = next((x for x in done if x.name == "gpu_info" and x.ok and x.result), None)
+    if call is None or c.config is None:
+        return None
+    t = call.result["throughput"]  # type: ignore[index]
+    cards = c.config.count * c.config.nodes
+    vector = t.get("fp64_vector") or t.get("fp64")
+    if not vector:
+        return msg(c.lang, "asks.compute_no_fp64", config=_config_text(c), fp32=num((t.get("fp32") or 0) * cards, 0))
+    return msg(c.lang, "asks.compute", config=_config_text(c), vector=num(vector * cards, 0),
+               matrix=num((t.get("fp64") or vector) * cards, 0), fp32=num((t.get("fp32") or 0) * cards, 0),
+               per_card=num(vector, 1))
+
+
+def _config_text(c: AskContext) -> str:
+    assert c.config is not None
+    label = config_label(c.config.gpu, c.config.count, c.lang)
+    return msg(c.lang, "asks.nodes_label", nodes=c.config.nodes, label=label) if c.config.nodes > 1 else label
+
+
 def _ttft_needed(c: AskContext) -> bool:
     p = c.session.profile
     return ("ttft" in c.asks or (c.fresh and p.ttft_target_s is not None)) and c.config is not None \
@@ -226,7 +286,7 @@ def _ttft_needed(c: AskContext) -> bool:
 def _ttft_calls(c: AskContext) -> list[PlannedCall]:
     assert c.config is not None
     p = c.session.profile
-    prompt = p.context_tokens or DEFAULT_PROMPT_TOKENS  # a context said with a first-token question is the prompt
+    prompt = p.prompt_tokens or p.context_tokens or DEFAULT_PROMPT_TOKENS  # else a context said is the prompt
     base: dict[str, Any] = {"model": c.config.model or p.model, "gpu": c.config.gpu, "count": c.config.count,
                             "prompt_tokens": prompt}
     if c.config.precision or p.precision:
@@ -484,7 +544,7 @@ def _say_quote(c: AskContext, done: list[ToolCall]) -> str | None:
 
 
 # routes that answer an ask under another name: 'how many cards?' for a training run
-ANSWERS_ASK = {"train_count": "how_many"}
+ANSWERS_ASK = {"train_count": "how_many", "compute": "speed", "time": "training_time"}
 
 
 def ask_of(route: str) -> str:
@@ -516,6 +576,8 @@ ROUTES: dict[str, Route] = {
                   _machine_call, _say_rack),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
+    "compute": Route(_compute_needed, _compute_calls, _say_compute),
+    "time": Route(_time_needed, _time_calls, _say_time),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
 }
 

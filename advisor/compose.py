@@ -40,7 +40,16 @@ from advisor.planner import (
     session_region,
     user_currency,
 )
-from advisor.present import fit_line, gpu_name, model_name, present_call, present_recommend, term_label, terms
+from advisor.present import (
+    fit_line,
+    gpu_name,
+    model_name,
+    present_call,
+    present_recommend,
+    rec_change,
+    term_label,
+    terms,
+)
 from advisor.present import word as present_word
 from advisor.present.check import finding_item
 from advisor.present.recommend import network_text, rejected_item, total_text
@@ -518,27 +527,24 @@ def priced(rec: Recommendation) -> list[Option]:
     return [o for o in rec.options if o.total_price_usd is not None]
 
 
-_BUDGET_ARGS = ("budget_usd", "budget_cny")
-
-
-def budget_change_line(previous: dict[str, ToolCall], calls: list[ToolCall], p: Profile, lang: str) -> list[str]:
-    """A budget changed since the last recommendation: what that changed — the top pick kept or replaced, or
-    nothing left within it."""
+def rec_change_line(previous: dict[str, ToolCall], calls: list[ToolCall], p: Profile, lang: str) -> list[str]:
+    """The budget or a gate (vendors, cards ruled out, power, region …) changed since the last recommendation:
+    what that did — the top pick kept or replaced, or nothing left that qualifies."""
     rec, before = _by_name(calls, "recommend"), previous.get("recommend")
-    if rec is None or before is None or not before.ok or p.budget is None \
-            or all(rec.arguments.get(k) == before.arguments.get(k) for k in _BUDGET_ARGS):
+    if rec is None or before is None or not before.ok or not rec_change.changed(before.arguments, rec.arguments):
         return []
+    budget = (p.budget.amount, p.budget.currency) if p.budget else None
+    change = rec_change.describe(before.arguments, rec.arguments, budget, lang)
     new, old = priced(typed(rec, Recommendation)), priced(typed(before, Recommendation))
-    budget = money(p.budget.amount, p.budget.currency)
     currency = rec_currency(typed(rec, Recommendation))
     if not new:
-        return [msg(lang, "rec_diff.none", budget=budget), ""]
+        return [msg(lang, "rec_diff.none", change=change), ""]
     top = new[0]
     if old and (old[0].gpu_id, old[0].count) == (top.gpu_id, top.count):
-        return [msg(lang, "rec_diff.same_top", budget=budget, option=_option_brief(top, currency, lang),
+        return [msg(lang, "rec_diff.same_top", change=change, option=_option_brief(top, currency, lang),
                     within=len(new)), ""]
     was = _option_brief(old[0], currency, lang) if old else "—"
-    return [msg(lang, "rec_diff.new_top", budget=budget, option=_option_brief(top, currency, lang), was=was), ""]
+    return [msg(lang, "rec_diff.new_top", change=change, option=_option_brief(top, currency, lang), was=was), ""]
 
 
 def _option_brief(o: Option, currency: str, lang: str) -> str:
@@ -1030,7 +1036,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
     alts = [(plan.alt_calls[c.call_id], c) for c in calls if c.call_id in plan.alt_calls
             and plan.alt_calls[c.call_id] != "count"]
     calls = [c for c in calls if c.call_id not in plan.alt_calls]  # the requested configuration's own calls
-    out += budget_change_line(previous, calls, p, lang)
+    out += rec_change_line(previous, calls, p, lang)
     out += count_verdict(calls, counts, lang, user_currency(p, lang, ("USD", "CNY")))
     if p.use_case == "inference":
         out += _cheapest_line(calls, alts, lang) if parsed.asks_cheapest else []

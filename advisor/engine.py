@@ -17,7 +17,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -29,8 +29,9 @@ from advisor.config_at_hand import Config, both_schemes, remember_scheme
 from advisor.fmt import punct
 from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
+from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_CARDS
-from advisor.planner import Plan, PlannedCall, plan_turn
+from advisor.planner import Plan, PlannedCall, concept_plan, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
@@ -267,9 +268,13 @@ def _merge_lists(m: _Merge) -> None:
     parsed = m.parsed
     if parsed.existing is not None:
         m.put("existing", parsed.existing)
-    for slot in ("excluded_vendors", "only_vendors", "allowed_gpus"):
-        if getattr(parsed, slot):
-            m.put(slot, getattr(parsed, slot))
+    if parsed.only_vendors:  # 'only NVIDIA' after 'no NVIDIA': the vendor allowed again is no longer excluded
+        m.put("only_vendors", parsed.only_vendors)
+        m.put("excluded_vendors", [v for v in m.p.excluded_vendors if v not in parsed.only_vendors])
+    if parsed.excluded_vendors:  # a ban stays: 'no AMD either' after 'no NVIDIA' rules out both
+        m.put("excluded_vendors", list(dict.fromkeys([*m.p.excluded_vendors, *parsed.excluded_vendors])))
+    if parsed.allowed_gpus:
+        m.put("allowed_gpus", parsed.allowed_gpus)
     if parsed.ruled_out_gpus:  # ruled out stays ruled out: each message adds to the list
         m.put("ruled_out_gpus", list(dict.fromkeys([*m.p.ruled_out_gpus, *parsed.ruled_out_gpus])))
 
@@ -634,10 +639,12 @@ class Advisor:
     def _turn(self, parsed: Parsed, session: Session, lang: Lang | None, notices: list[str],
               recompute: bool) -> Generator[Event, None, Reply]:
         previous = dict(session.last_results)
+        changed: list[str] = []
         if not recompute:
             asks_own = bool(parsed.asks)
             parsed = _inherit_asks(parsed, session)
-            if not apply_parsed(session, parsed) and _is_what_if(parsed) and not asks_own:
+            changed = apply_parsed(session, parsed)
+            if not changed and _is_what_if(parsed) and not asks_own:
                 parsed.readback.append(("nlu.readback.what_if_unread", {}))  # said, not answered as if it changed
         yield ProfileUpdated(profile=session.profile.model_copy(deep=True))
         out_lang: Lang = lang or "en"
@@ -650,11 +657,22 @@ class Advisor:
         remember_scheme(session, calls)
         said_yes = _hold_questions_after_yes(plan, session, calls)
         computed = any(c.name != "search_knowledge" and c.ok for c in calls)  # before the asks' own calls
+        planned = list(calls)  # the body says what the plan computed; the asks' calls have their own lines
         answers, leads, scratch = yield from self._answer_asks(parsed, session, plan, calls, out_lang, both)
-        ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=calls, citations=citations, lang=lang,
+        ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=planned, citations=citations, lang=lang,
                           out_lang=out_lang, previous=previous, settings=self.settings)
-        body, notices = _place_unknown(ctx, _with_answers(computed and not leads, compose_body(ctx), answers,
-                                                               parsed, out_lang),
+        body = compose_body(ctx)
+        ctx.calls = calls
+        if not recompute and not changed and _repeats_last(body, session):
+            if any(a not in _MARKS for a in answers):  # the plan above stands: the answers alone
+                answers = [*answers, _ONLY_ASKS_MARK]
+            elif plan.mode != "concept" and is_question(parsed.text):  # a question the plan above does not answer
+                plan = concept_plan(parsed.text, out_lang, self.settings.search_k)
+                more, citations = yield from self._run_plan(plan, session, out_lang)
+                calls += more
+                ctx = replace(ctx, plan=plan, calls=calls, citations=citations)
+                body, computed = compose_body(ctx), False
+        body, notices = _place_unknown(ctx, _with_answers(computed and not leads, body, answers, parsed, out_lang),
                                        notices, unknown_notes)
         body = tidy(body)
         _remember_kind(session, plan.mode, parsed, calls)
@@ -1159,6 +1177,14 @@ def _for_config(call: ToolCall, config: Config | None) -> bool:
         return True
     gpu = call.arguments.get("gpu")
     return gpu is None or (gpu == config.gpu and call.arguments.get("count", config.count) == config.count)
+
+
+def _repeats_last(body: str, session: Session) -> bool:
+    """Whether this body would open with the verdict the last reply already gave (asked of a message that
+    changed nothing: a question the plan's mode does not answer, or a what-if not understood)."""
+    last = next((t.text for t in reversed(session.history) if t.role == "assistant"), None)
+    head = body.strip().partition("\n")[0].strip()
+    return bool(last and len(head) >= 12 and head in last)
 
 
 def _states_facts(parsed: Parsed) -> bool:

@@ -503,7 +503,12 @@ def _empty_plan(ctx: PlanContext) -> Plan:
 
 
 def _concept_plan(ctx: PlanContext) -> Plan:
-    return Plan(mode="concept", calls=_search_text(ctx.parsed.text, ctx.lang, ctx.search_k))
+    return concept_plan(ctx.parsed.text, ctx.lang, ctx.search_k)
+
+
+def concept_plan(text: str, lang: str, search_k: int) -> Plan:
+    """A question answered from the knowledge base: the passages nearest ``text``."""
+    return Plan(mode="concept", calls=_search_text(text, lang, search_k))
 
 
 def _compare_plan(ctx: PlanContext) -> Plan:
@@ -726,6 +731,8 @@ def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, A
     if p.gpu is None and p.existing and len(p.existing) > 1:
         return [{"gpu": e.gpu, "count": one_build(e.count)} for e in p.existing]
     gpu, count = _config(p)
+    if gpu is None and (at_hand := current_config(session, [])) is not None:
+        gpu, count = at_hand.gpu, parsed.gpu_count or at_hand.count  # the recommendation's pick; 'those 4 GPUs'
     return [{"gpu": gpu, "count": one_build(count)}] if gpu else []
 
 
@@ -1044,6 +1051,8 @@ def _common_rec(p: Profile) -> dict[str, Any]:
     vendors = _vendor_args(p)  # "只能买华为的卡", "only NVIDIA", "no NVIDIA"
     if vendors is not None:
         args["vendors"] = vendors
+    if p.gpu_count and not p.gpu and not p.existing:  # 'what if we use 4 GPUs?': options of four cards
+        args["gpu_count"] = p.gpu_count
     if p.allowed_gpus:  # "we can only buy L40S or H100"
         args["only_gpus"] = list(p.allowed_gpus)
     if p.ruled_out_gpus:  # "we can't legally buy H100/H200"

@@ -151,6 +151,7 @@ class Profile(BaseModel):
     # what every tool the planner feeds takes: speed estimates to 10,000,000 tokens and a batch of 100,000
     context_tokens: int | None = Field(None, ge=1, le=min(MAX_CONTEXT_SEARCH, 10_000_000))
     concurrency: int | None = Field(None, ge=1, le=100_000)
+    prompt_tokens: int | None = Field(None, ge=1, le=10_000_000, description="a prompt's length, said with an answer's")
     method: Method | None = None
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)
     dataset_samples: float | None = Field(None, gt=0, le=1e11)  # × 512 tokens × 1,000 epochs stays within MAX_TOKENS

@@ -158,6 +158,8 @@ class RecommendInput(ToolInput):
     power_limit_w: float | None = Field(None, gt=0, description="maximum wall draw of the machine")
     mains: str | None = None
     existing_gpus: list[GPUCount] = Field(default_factory=list, description="cards already owned (free)")
+    gpu_count: int | None = Field(None, ge=1, le=4096, description="only configurations of exactly this many GPUs "
+                                                                   "(a count the buyer said, no card named)")
     existing_platform: str | None = None
     include_host_cost: bool = True
     kwh_price: float | None = Field(None, gt=0, description="default 0.8 CNY or 0.15 USD per kWh")
@@ -555,7 +557,8 @@ def recommend(inp: RecommendInput) -> Recommendation:
             reject(gpu, None, "market", note("recommend.reject.market", region=note(f"market.region.{inp.region}"),
                                              rule=note(f"market.rule.{market.rule.id}")))
             continue
-        counts = sorted(set(candidate_counts(gpu)) | ({owned[gpu.id]} if gpu.id in owned else set()))
+        counts = [inp.gpu_count] if inp.gpu_count else \
+            sorted(set(candidate_counts(gpu)) | ({owned[gpu.id]} if gpu.id in owned else set()))
         for count in counts:
             if count < owned.get(gpu.id, 0):
                 continue

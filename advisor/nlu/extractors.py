@@ -255,12 +255,16 @@ _VENDOR_WORDS = {
 }
 assert set(_VENDOR_WORDS) == set(VENDORS), "every vendor of knowledge.names has its words here"
 _VENDORS = {vendor.lower(): words for vendor, words in _VENDOR_WORDS.items()}
-_EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能用|避开|排除|除了|非|no|not|without|avoid|exclude|"
-                             r"anything but|except|other than|never)\W{0,3}"
+_EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能|不可以|不许|不准|不得|禁用|禁止|禁|避开|排除|除了|非|"
+                             r"买不到|用不了|"
+                             r"no|not|n't|cannot|without|avoid|exclude|ban(?:ned|s)?|anything but|except|other than|"
+                             r"never)\W{0,3}(?!only\b|just\b|afford|仅|只)"
                              r"([A-Za-z0-9][\w\-]*\W{0,2}|[\u3400-\u9fff]{1,4}\W{0,2})?"
                              r"((or|nor|and|和|或|、)\W{0,2})?$", _I)
-_EXCLUDE_AFTER = re.compile(r"^\W{0,3}(is|are|\'s)?\s*(out|excluded|ruled out|off the table|not an option)\b|"
-                            r"^\s*(也|都)?\s*(不行|不考虑|排除|不要|不用)", _I)
+_EXCLUDE_AFTER = re.compile(r"^\W{0,3}(is|are|\'s)?\s*(out|excluded|ruled out|off the table|not an option|"
+                            r"(not|no longer) (allowed|permitted|available|an option)|banned)\b|"
+                            r"^\s*(的\w{0,2})?\s*(也|都)?\s*"
+                            r"(不行|不考虑|排除|不要|不用|不能用|不能买|不让|禁用|被禁|买不到|用不了)", _I)
 
 
 def excluded_vendors(ctx: Context) -> list[str] | None:

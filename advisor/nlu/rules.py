@@ -95,6 +95,7 @@ class Parsed(BaseModel):
     budget: Money | None = None
     budget_unlimited: bool = False
     context_tokens: int | None = None
+    prompt_tokens: int | None = None  # a prompt's length said beside an answer's ('prompts 2k, answers 300')
     concurrency: int | None = None
     method: Method | None = None
     dataset_tokens: float | None = None
@@ -1215,6 +1216,38 @@ def _read_context(r: _Reading) -> None:
         out.context_tokens = int(bare.group(1)) * 1024
 
 
+# a request's two halves, each a token count beside its word: 'avg prompt 2k tokens, answers 300 tokens',
+# '输入 2000 token，输出 500 token', '2k-token prompts and 300-token replies'
+_TOKENS = rf"({N})\s*(k|K)?\s*(?:-?\s*tokens?|个?\s*token|字)?"
+_PROMPT_WORD = r"(?:prompts?|inputs?|questions?|queries|输入|提问|问题|提示词)"
+_ANSWER_WORD = r"(?:answers?|outputs?|repl(?:y|ies)|responses?|completions?|generations?|输出|回答|回复|生成)"
+_FILLER = r"(?:\s|avg|average|around|about|of|is|are|~|≈|:|：|长度|大约|大概|平均|约|在|为|是|左右|each|typically)*"
+
+
+def _length_beside(word: str, text: str) -> float | None:
+    """The token count said right after ``word`` ('answers 300 tokens') or right before it ('300-token answers')."""
+    for m in re.finditer(rf"{word}{_FILLER}{_TOKENS}|{_TOKENS}\s*(?:的)?\s*{word}", text, _I):
+        num, mult = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        value = parse_number(num)
+        if value is None:
+            continue
+        value *= 1000 if (mult or "").lower() == "k" else 1
+        if 16 <= value <= 2_000_000:
+            return value
+    return None
+
+
+def _read_turn_lengths(r: _Reading) -> None:
+    """A prompt's and an answer's length said together: the context is their sum, the prompt is what the first
+    token waits for."""
+    prompt, answer = _length_beside(_PROMPT_WORD, r.scan), _length_beside(_ANSWER_WORD, r.scan)
+    if prompt is None or answer is None:
+        return
+    r.out.prompt_tokens = round(prompt)
+    if r.out.context_tokens is None or r.out.context_tokens in (round(prompt), round(prompt * 1.024)):
+        r.out.context_tokens = round(prompt + answer)
+
+
 _MICRO_BATCH = re.compile(rf"(?:micro[-_ ]?batch(?:[-_ ]?size)?|batch[-_ ]?size|(?<![a-z])m?bs|(?<![a-z])batch|"
                           rf"批次?大小|批大小)\s*(?:=|:|：|of|is|还是|改成|改为|设为|设成|为|是|到|拉到|开到)?\s*({N})"
                           rf"(?!\s*(?:k|K|万|tokens?|gb|GB))", _I)
@@ -1503,7 +1536,8 @@ def _read_rest(r: _Reading) -> None:
 
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_use_case, _read_precision, _read_dataset_tokens,
-          _read_params, _read_model, _read_workloads, _read_context, _read_concurrency, _read_micro_batch,
+          _read_params, _read_model, _read_workloads, _read_context, _read_turn_lengths, _read_concurrency,
+          _read_micro_batch,
           _read_quantities,
           _read_card_prices, _read_budget,
           _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
