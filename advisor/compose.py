@@ -729,6 +729,17 @@ def _lighter_methods(alts: list[tuple[str, ToolCall]], lang: str) -> list[str]:
     return lines
 
 
+def _pick_tail(calls: list[ToolCall], p: Profile, lang: str) -> str:
+    """What to buy, for a headline that sized a run on no card: the recommendation's first priced option."""
+    rec = _by_name(calls, "recommend")
+    if rec is None or not rec.ok or not priced(typed(rec, Recommendation)):
+        return ""
+    top = typed(rec, Recommendation)
+    where = msg(lang, "compose.inference_section.within", budget=money(p.budget.amount, p.budget.currency)) \
+        if p.budget else msg(lang, "compose.inference_section.under_these_constraints")
+    return msg(lang, "answer.train_pick", where=where, option=_option_brief(priced(top)[0], rec_currency(top), lang))
+
+
 def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                       previous: dict[str, ToolCall], detailed: bool = True, time_first: bool = False,
                       cost_first: bool = False) -> list[str]:
@@ -754,7 +765,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                        config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r.per_gpu_bytes)))
     else:
         key = "verdict.training_need_gpus" if count > 1 else "verdict.training_need"
-        out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count))
+        out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count, tail=_pick_tail(calls, p, lang)))
     if r.gpu_memory_bytes and r.headroom_bytes is not None:
         out.append(fit_line(r, lang))
     out.append(msg(lang, "compose.training_section.trainable_parameters_m_b",

@@ -17,7 +17,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -29,9 +29,8 @@ from advisor.config_at_hand import Config, both_schemes, remember_scheme
 from advisor.fmt import punct
 from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
-from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_CARDS
-from advisor.planner import Plan, PlannedCall, concept_plan, plan_turn
+from advisor.planner import Plan, PlannedCall, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
@@ -286,7 +285,7 @@ def _merge_added_card(m: _Merge) -> bool:
     owned = {e.gpu for e in p.existing or []}
     named = [g for g in dict.fromkeys(g.gpu for g in parsed.gpus) if g not in owned or len(parsed.gpus) == 1]
     current = [GpuCount(gpu=p.gpu, count=p.gpu_count or 1, stated=True)] if p.gpu else list(p.existing or [])
-    if not parsed.added_cards or len(named) != 1:
+    if not parsed.added_cards or len(named) != 1 or _alternatives(parsed):
         return False
     added = min(parsed.added_cards, MAX_GPUS_OF_ONE)
     if not current:  # 'I game on a 4090 … adding a second 4090': the one owned, and the one added
@@ -357,10 +356,19 @@ def _merge_cards(m: _Merge) -> None:
         m.put("card_memory_gb", None)
     if len(gpu_ids) >= 2:
         m.put("compare", gpu_ids)
-        m.put("compare_counts", {g.gpu: g.count for g in parsed.gpus if g.stated})
+        counts = {g.gpu: g.count for g in parsed.gpus if g.stated}
+        owned = {e.gpu: e.count for e in p.existing or []}
+        if parsed.added_cards:  # 'add two more 4090s, or switch to two L20s?': the owned card's option holds both
+            counts = {g: n + owned.get(g, 0) for g, n in counts.items()}
+        m.put("compare_counts", counts)
     elif gpu_ids:
         named = [x for x in parsed.gpus if x.gpu in gpu_ids]
         _merge_one_card(m, next((x for x in named if x.stated), named[0]))
+
+
+def _alternatives(parsed: Parsed) -> bool:
+    """Two cards weighed against each other ('再加两张 4090，还是换成两张 L20？'): options, not one machine."""
+    return parsed.kind == Kind.compare and len({g.gpu for g in parsed.gpus}) >= 2 and not parsed.pooled
 
 
 def _cards_named(m: _Merge) -> list[str]:
@@ -663,15 +671,8 @@ class Advisor:
                           out_lang=out_lang, previous=previous, settings=self.settings)
         body = compose_body(ctx)
         ctx.calls = calls
-        if not recompute and not changed and _repeats_last(body, session):
-            if any(a not in _MARKS for a in answers):  # the plan above stands: the answers alone
-                answers = [*answers, _ONLY_ASKS_MARK]
-            elif plan.mode != "concept" and is_question(parsed.text):  # a question the plan above does not answer
-                plan = concept_plan(parsed.text, out_lang, self.settings.search_k)
-                more, citations = yield from self._run_plan(plan, session, out_lang)
-                calls += more
-                ctx = replace(ctx, plan=plan, calls=calls, citations=citations)
-                body, computed = compose_body(ctx), False
+        if not recompute and not changed and any(a not in _MARKS for a in answers) and _repeats_last(body, session):
+            answers = [*answers, _ONLY_ASKS_MARK]  # the plan above stands: the answers alone
         body, notices = _place_unknown(ctx, _with_answers(computed and not leads, body, answers, parsed, out_lang),
                                        notices, unknown_notes)
         body = tidy(body)
@@ -1180,8 +1181,8 @@ def _for_config(call: ToolCall, config: Config | None) -> bool:
 
 
 def _repeats_last(body: str, session: Session) -> bool:
-    """Whether this body would open with the verdict the last reply already gave (asked of a message that
-    changed nothing: a question the plan's mode does not answer, or a what-if not understood)."""
+    """Whether this body would open with the verdict the last reply already gave (of a message that changed
+    nothing and asked what the asks answer: the plan above stands)."""
     last = next((t.text for t in reversed(session.history) if t.role == "assistant"), None)
     head = body.strip().partition("\n")[0].strip()
     return bool(last and len(head) >= 12 and head in last)

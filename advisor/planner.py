@@ -503,12 +503,7 @@ def _empty_plan(ctx: PlanContext) -> Plan:
 
 
 def _concept_plan(ctx: PlanContext) -> Plan:
-    return concept_plan(ctx.parsed.text, ctx.lang, ctx.search_k)
-
-
-def concept_plan(text: str, lang: str, search_k: int) -> Plan:
-    """A question answered from the knowledge base: the passages nearest ``text``."""
-    return Plan(mode="concept", calls=_search_text(text, lang, search_k))
+    return Plan(mode="concept", calls=_search_text(ctx.parsed.text, ctx.lang, ctx.search_k))
 
 
 def _compare_plan(ctx: PlanContext) -> Plan:
@@ -1002,7 +997,7 @@ def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | int | None) -> 
     # model (answering the advisor's question) still gets configurations to consider
     sizing_only = parsed.kind in (Kind.size_inference, Kind.size_training, Kind.speed) and bool(parsed.asked_attribute)
     return (p.budget is not None or p.budget_unlimited or parsed.has(Intent.recommend) or "alternatives" in parsed.asks
-            or parsed.asks_count
+            or "recommend" in parsed.asks or parsed.asks_count
             or parsed.kind == Kind.recommend or (gpu is None and not sizing_only) or p.domestic is True)
 
 

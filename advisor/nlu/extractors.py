@@ -684,7 +684,7 @@ def engine_hint(ctx: Context) -> str | None:
 
 
 _ADD_CARDS = re.compile(
-    rf"(?:再|多|又)\s*(?:加|添|买|上|插|来)\s*({N}|一)\s*(?:张|块|片)|"
+    rf"(?:(?:再|多|又)\s*(?:加|添|买|上|插|来)|(?<!参)(?:加|添)(?:上|装)?)\s*({N}|一)\s*(?:张|块|片)|"
     rf"\b(?:add(?:ing)?|buy(?:ing)?|get(?:ting)?|put(?:ting)? in)\s+(a|an|one|another|a second|two|three|four|\d+)\s+"
     rf"(?:more\s+)?(?:(?:card|gpu)s?|of (?:them|those)|one)\b|"
     rf"\b(a|one|two|\d+) more (?:card|gpu)s?\b|\badd(?:ing)? (?:a )?(second|third|another) one\b", _I)

@@ -923,14 +923,21 @@ def _subject_model(text: str, mentions: list[_Mention]) -> str:
 _SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")  # not the dot inside 'qwen2.5'
 
 
+_CLAUSE_END = re.compile(r"[.!?;,](?=\s|$)|[。！？；，、\n]|\bbut\b|但是?|不过|可是")
+
+
 def _wanted_score(text: str, mention: _Mention) -> int:
-    """+1 when the mention's sentence says the user wants to run it, -1 when it says what they run today."""
-    starts = [m.end() for m in _SENTENCE_END.finditer(text, 0, mention.start)]
-    begin = starts[-1] if starts else 0
-    end_match = _SENTENCE_END.search(text, mention.end)
-    sentence = text[begin:end_match.start() if end_match else len(text)]
-    return (bool(vocab.matches("slot", "model_wanted", sentence))
-            - bool(vocab.matches("slot", "model_current", sentence)))
+    """+1 when the mention's sentence says the user wants to run it, -1 when it says what they run today; its
+    own clause counts double ('现在跑 32B 还行，但想上 72B': the 72B is wanted)."""
+    def around(ends: re.Pattern[str]) -> str:
+        starts = [m.end() for m in ends.finditer(text, 0, mention.start)]
+        end_match = ends.search(text, mention.end)
+        return text[starts[-1] if starts else 0:end_match.start() if end_match else len(text)]
+
+    def score(part: str) -> int:
+        return bool(vocab.matches("slot", "model_wanted", part)) - bool(vocab.matches("slot", "model_current", part))
+
+    return 2 * score(around(_CLAUSE_END)) + score(around(_SENTENCE_END))
 
 
 # 'Home PC: Ryzen 7 5800X, 32GB, RTX 3060 12GB.', '我现在的配置：…': a list of the parts the user has

@@ -16,9 +16,14 @@ GATES = ("vendors", "only_gpus", "exclude_gpus", "cuda_required", "domestic_only
          "min_tokens_per_s_per_user", "target_tokens_per_s")
 
 
+# the workload itself: when it changed, the pick moved for that reason too and no gate is to thank
+_WORKLOAD = ("workload", "model", "precision", "context", "concurrency", "method", "dataset_tokens", "code")
+
+
 def changed(before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """Whether the budget or a gate differs between two recommend calls' arguments."""
-    return any(before.get(k) != after.get(k) for k in (*_BUDGET_ARGS, *GATES))
+    """Whether the budget or a gate, and nothing of the workload, differs between two recommend calls' arguments."""
+    return any(before.get(k) != after.get(k) for k in (*_BUDGET_ARGS, *GATES)) \
+        and all(before.get(k) == after.get(k) for k in _WORKLOAD)
 
 
 def describe(before: dict[str, Any], after: dict[str, Any], budget: tuple[float, str] | None,

@@ -1,0 +1,120 @@
+"""Follow-ups answered as asked (blind batch o's classes): an ask that changes nothing gets its answer alone, on
+the configuration the conversation arrived at (the recommendation's pick); bans and counts said in a follow-up
+gate the next recommendation and the reply says what they changed; options weighed against each other stay
+options; a prompt's and an answer's length make the context; the model a buyer wants is the one they move to."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from fakes.script import ok_calls, talk
+
+from advisor.engine import Advisor
+from advisor.nlu import parse
+from knowledge import load_catalog
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+HPC = ("Our HPC group runs GROMACS, LAMMPS and OpenFOAM, plus an in-house FP64 CFD code. Budget around $200k. "
+       "Which GPUs should we buy?")
+
+
+@pytest.mark.parametrize("text", ["What if we can't buy NVIDIA at all?", "禁用英伟达", "英伟达的卡不能用",
+                                  "NVIDIA is not allowed here", "不能买英伟达的卡"])
+def test_a_vendor_ban_is_read_in_its_common_phrasings(text: str) -> None:
+    assert parse(text, context=True).excluded_vendors == ["nvidia"]
+
+
+@pytest.mark.parametrize("text", ["I can't afford NVIDIA's H100, so maybe an A100", "not only NVIDIA but also AMD"])
+def test_a_vendor_named_near_a_negation_is_not_always_banned(text: str) -> None:
+    assert not parse(text, context=True).excluded_vendors
+
+
+def test_bans_add_up_and_the_reply_says_what_they_changed(adv: Advisor) -> None:
+    session, (_, no_nvidia, no_amd) = talk(adv, HPC, "What if we can't buy NVIDIA at all?",
+                                           "and no AMD either")
+    assert no_nvidia.text.startswith("**With NVIDIA ruled out, the top pick")
+    assert set(session.profile.excluded_vendors) == {"nvidia", "amd"}
+    cat = load_catalog()
+    for call in ok_calls(no_amd, "recommend"):
+        assert not {cat.gpu(o["gpu_id"]).vendor for o in call.result["options"]} & {"NVIDIA", "AMD"}
+
+
+def test_a_question_about_the_pick_gets_its_answer_alone(adv: Advisor) -> None:
+    """'How much total FP64 would that give us?': the pick's count × its card's FP64 (vector units, as the
+    recommendation ranks), and its power — not the ranking again."""
+    _, (first, asked) = talk(adv, HPC, "How much total FP64 throughput would that give us, and what's the power draw?")
+    top = ok_calls(first, "recommend")[0].result["options"][0]
+    per_card = load_catalog().gpu(top["gpu_id"]).throughput.fp64_vector
+    lines = asked.text.split("\n\n")
+    assert lines[0].startswith("**Compute:**") and lines[1].startswith("**Electricity:**")
+    total = float(re.search(r"about \*\*([\d,.]+) TFLOPS of FP64", lines[0]).group(1).replace(",", ""))
+    assert total == pytest.approx(per_card * top["count"], abs=0.6)
+    assert "Recommended configurations" not in asked.text
+
+
+def test_training_time_is_answered_on_the_recommended_box(adv: Advisor) -> None:
+    lab = ("We're a university NLP lab with a $150k grant. We need to fine-tune models up to 70B with LoRA. What "
+           "should we buy?")
+    _, (first, asked) = talk(adv, lab, "With that box, roughly how long would a QLoRA fine-tune of Llama-3.1-70B "
+                                       "on 50M tokens take?")
+    top = ok_calls(first, "recommend")[0].result["options"][0]
+    timed = ok_calls(asked, "training_time")[0]
+    assert (timed.arguments["gpu"], timed.arguments["count"], timed.arguments["tokens"]) == \
+        (top["gpu_id"], top["count"], 50e6)
+    assert asked.text.startswith("**Training time:**") and "50M tokens" in asked.text.split("\n")[0]
+
+
+def test_a_count_said_alone_gates_the_options_and_renting_those_prices_them(adv: Advisor) -> None:
+    """Four GPUs rented at $2.50 per GPU-hour, 24 h a day: 4 × 2.50 × 730 h ≈ $7,300 a month."""
+    ask = ("Startup here, serving a chatbot on Llama-3.1-70B to ~200 concurrent users. Avg prompt 2k tokens, "
+           "answers 300 tokens. What hardware?")
+    _, (first, four, rent) = talk(adv, ask, "What if we use 4 GPUs instead of 8?",
+                                  "Cost per month renting those 4 GPUs in the cloud at $2.50/GPU-hour vs buying?")
+    assert ok_calls(first, "size_inference")[0].arguments["context"] == 2300
+    options = ok_calls(four, "recommend")[0].result["options"]
+    assert options and {o["count"] for o in options} == {4}
+    assert four.text.startswith("**With 4 GPUs, the top pick")
+    call = ok_calls(rent, "rent_vs_buy")[0]
+    assert (call.arguments["gpu"], call.arguments["count"]) == (options[0]["gpu_id"], 4)
+    assert "$7,300 a month" in rent.text
+
+
+def test_prompt_and_answer_lengths_make_the_context() -> None:
+    for text, context, prompt in (("Avg prompt 2k tokens, answers 300 tokens.", 2300, 2000),
+                                  ("输入2000 token，输出500 token", 2500, 2000),
+                                  ("2k-token prompts and 300-token replies", 2300, 2000)):
+        parsed = parse(text)
+        assert (parsed.context_tokens, parsed.prompt_tokens) == (context, prompt), text
+
+
+UPGRADE = "我现在有两张RTX 4090，跑Qwen2.5-32B的AWQ还行，但想上Qwen2.5-72B。是再加两张4090，还是换成两张L20 48G？"
+
+
+def test_options_weighed_against_each_other_stay_options(adv: Advisor) -> None:
+    """Adding two 4090s to the two owned makes four; the other option is two L20s — compared for the 72B the
+    buyer wants, never pooled into one machine of four different cards."""
+    assert parse(UPGRADE).model == "qwen2.5-72b"
+    session, (r,) = talk(adv, UPGRADE)
+    assert session.profile.compare_counts == {"rtx-4090": 4, "l20": 2}
+    assert not ok_calls(r, "pooled_fit")
+    assert "4 张 GeForce RTX 4090" in r.text.split("\n")[0] or "4 张 GeForce RTX 4090" in r.text.split("\n")[1]
+    session, (_, more) = talk(adv, UPGRADE, "如果加两张4090，变成4张，跑72B的FP8能行吗？")
+    assert (session.profile.gpu, session.profile.gpu_count) == ("rtx-4090", 4)
+
+
+def test_which_card_is_enough_names_one(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "电商客服机器人，用GLM-4-9B，高峰同时30人，上下文4K。一张什么卡够用？")
+    assert ok_calls(r, "recommend") and "首选 1×" in r.text.split("\n")[0]
+
+
+def test_a_training_answer_names_what_to_buy_first(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "Office IT here: a quiet desk workstation, standard 120V 15A outlet, budget $20k, to run "
+                        "Qwen2.5-32B and do some fine-tuning.")
+    top = ok_calls(r, "recommend")[0].result["options"][0]
+    assert "top pick within $20,000" in r.text.split("\n")[0] and top["gpu"] in r.text.split("\n")[0]
