@@ -15,7 +15,7 @@ from typing import Any
 
 from advisor.compose import config_label, gpu_name
 from advisor.config_at_hand import Config, current_config
-from advisor.fmt import duration, gb, money, num, seconds, tps
+from advisor.fmt import duration, gb, money, num, seconds, tps, usable_bytes
 from advisor.planner import (
     TRAIN_COUNTS,
     PlannedCall,
@@ -38,6 +38,7 @@ from tools.training_time import TrainingTimeResult
 
 DEFAULT_PROMPT_TOKENS = 2048
 DEFAULT_YEARS = 3.0
+DEFAULT_SERVE_CONTEXT = 8192
 
 
 @dataclass(frozen=True)
@@ -244,6 +245,32 @@ def _say_time(c: AskContext, done: list[ToolCall]) -> str | None:
     return msg(c.lang, "asks.train_time", config=_config_text(c), time=duration(r.hours, c.lang),
                low=duration(low, c.lang), high=duration(high, c.lang), gpu_hours=num(r.gpu_hours, 0),
                mfu=num(r.mfu, 2), tokens=num(float(call.arguments["tokens"]) / 1e6, 0))
+
+
+def _served_needed(c: AskContext) -> bool:
+    """A model served beside the one trained ('… and later serve DeepSeek-V3'): whether the machine holds it."""
+    return "served" in c.asks and c.session.profile.served_model is not None and c.config is not None
+
+
+def _served_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    p = c.session.profile
+    return [PlannedCall(name="size_inference", purpose="size", arguments={
+        "model": p.served_model, "gpu": c.config.gpu, "gpus": c.config.count * c.config.nodes,
+        "context": DEFAULT_SERVE_CONTEXT, "batch": p.concurrency or 1})]
+
+
+def _say_served(c: AskContext, done: list[ToolCall]) -> str | None:
+    call = next((x for x in done if x.name == "size_inference" and x.ok and x.result
+                 and x.arguments.get("model") == c.session.profile.served_model), None)
+    if call is None:
+        return None
+    r = call.result
+    key = "asks.served_fits" if r["fits"] else "asks.served_short"  # type: ignore[index]
+    return msg(c.lang, key, model=r["model"], precision=r["precision"], config=_config_text(c),  # type: ignore[index]
+               need=gb(r["per_gpu_bytes"]), usable=gb(usable_bytes(r) or 0),  # type: ignore[index]
+               weights=gb(r["weights_total_bytes"]), context=num(call.arguments["context"]),  # type: ignore[index]
+               users=call.arguments["batch"])
 
 
 def _compute_needed(c: AskContext) -> bool:
@@ -578,6 +605,7 @@ ROUTES: dict[str, Route] = {
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
     "compute": Route(_compute_needed, _compute_calls, _say_compute),
     "time": Route(_time_needed, _time_calls, _say_time),
+    "served": Route(_served_needed, _served_calls, _say_served),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
 }
 

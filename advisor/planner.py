@@ -32,7 +32,7 @@ from tools.lora import lora_trainable_params
 from tools.modelspec import load_model_spec
 from tools.pricing import to_usd
 from tools.recommend import candidate_counts
-from tools.scale_out import MAX_NODES, NODE_GPUS, nodes_for
+from tools.scale_out import MAX_NODES, NODE_GPUS, even_nodes, nodes_for
 from tools.training_memory import TrainingMemoryInput, default_zero_stage, estimate_training_memory
 
 DEFAULT_CONTEXT = 8192
@@ -1102,7 +1102,7 @@ def _inference_size(p: Profile, model: dict[str, Any], gpu: str | None, count: i
     size: dict[str, Any] = {**model, "context": context, "batch": batch, "gpus": count, "engine": _engine(p)}
     if count > NODE_GPUS and size["engine"] == "vllm" and not ("model" in model and _parallel_for(model["model"],
                                                                                               one_node(count))):
-        size["pipeline_stages"] = nodes_for(count)  # across machines: tensor parallel inside, layers between them
+        size["pipeline_stages"] = even_nodes(count)  # across machines: tensor parallel inside, layers between them
     if p.precision:
         size["precision"] = p.precision
     if p.kv_dtype:
@@ -1621,7 +1621,7 @@ def _at_count(size: dict[str, Any], n: int) -> dict[str, Any]:
     split by pipeline where the heads do not divide."""
     args = {**size, "gpus": n}
     if n > NODE_GPUS and args.get("engine") == "vllm":
-        args["pipeline_stages"] = nodes_for(n)
+        args["pipeline_stages"] = even_nodes(n)
     if n > 1 and "model" in args and args.get("engine") == "vllm" and _parallel_for(args["model"], one_node(n)):
         args["parallel"] = "pp"
         args.pop("pipeline_stages", None)

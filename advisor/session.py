@@ -152,6 +152,7 @@ class Profile(BaseModel):
     context_tokens: int | None = Field(None, ge=1, le=min(MAX_CONTEXT_SEARCH, 10_000_000))
     concurrency: int | None = Field(None, ge=1, le=100_000)
     prompt_tokens: int | None = Field(None, ge=1, le=10_000_000, description="a prompt's length, said with an answer's")
+    served_model: str | None = Field(None, description="catalog model id served beside the one trained")
     method: Method | None = None
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)
     dataset_samples: float | None = Field(None, gt=0, le=1e11)  # × 512 tokens × 1,000 epochs stays within MAX_TOKENS

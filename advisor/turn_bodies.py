@@ -128,11 +128,18 @@ def _rent(ctx: TurnContext) -> str:
                           hourly_first=ctx.parsed.asks_hourly, daily_first=ctx.parsed.asks_daily)
 
 
+# the parts of a machine whose check answers the question when asked beside a sizing ('4 张够吗？1600W 带得动吗？')
+_LEAD_TOPICS = ("psu", "wall", "slots", "cooling", "lanes")
+
+
 def _answer(ctx: TurnContext) -> str:
     parsed = ctx.parsed
     network = A.network_lines(ctx.calls, ctx.out_lang, ctx.session.profile)
     body = C.compose_answer(ctx.plan, ctx.session, ctx.calls, ctx.citations, ctx.out_lang, parsed, ctx.previous,
                             detailed=ctx.settings.detailed or parsed.wants_detail)
+    if parsed.build_topic in _LEAD_TOPICS and parsed.asks[:1] != ["fits"] and \
+            any(c.name == "check_build" and c.ok for c in ctx.calls):  # the part asked about leads, then the sizing
+        body = _build(ctx).partition("\n\n")[0] + "\n\n" + body
     if network and parsed.asks and parsed.asks[0] != "network":  # asked after the time or the fit: said after it
         lead, _, rest = body.partition("\n\n")
         return f"{lead}\n\n{network}\n{rest}".rstrip()

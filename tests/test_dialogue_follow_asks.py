@@ -104,7 +104,7 @@ def test_options_weighed_against_each_other_stay_options(adv: Advisor) -> None:
     assert session.profile.compare_counts == {"rtx-4090": 4, "l20": 2}
     assert not ok_calls(r, "pooled_fit")
     assert "4 张 GeForce RTX 4090" in r.text.split("\n")[0] or "4 张 GeForce RTX 4090" in r.text.split("\n")[1]
-    session, (_, more) = talk(adv, UPGRADE, "如果加两张4090，变成4张，跑72B的FP8能行吗？")
+    session, _ = talk(adv, UPGRADE, "如果加两张4090，变成4张，跑72B的FP8能行吗？")
     assert (session.profile.gpu, session.profile.gpu_count) == ("rtx-4090", 4)
 
 
@@ -118,3 +118,25 @@ def test_a_training_answer_names_what_to_buy_first(adv: Advisor) -> None:
                         "Qwen2.5-32B and do some fine-tuning.")
     top = ok_calls(r, "recommend")[0].result["options"][0]
     assert "top pick within $20,000" in r.text.split("\n")[0] and top["gpu"] in r.text.split("\n")[0]
+
+
+def test_a_power_question_beside_a_sizing_leads_with_the_power_check(adv: Advisor) -> None:
+    """Four 450 W cards + a 250 W CPU + 150 W platform ≈ 2,200 W sustained: a 1,600 W supply is short."""
+    _, (_, r) = talk(adv, "我有4张4090，想跑Qwen2.5-72B的FP8", "那4张4090整机功耗多少？我的1600W电源带得动吗？")
+    first = r.text.split("\n")[0]
+    assert "1,600 W" in first and "2,200 W" in first
+
+
+def test_a_model_served_beside_the_one_trained_is_not_the_one_trained(adv: Advisor) -> None:
+    """DeepSeek-V3 in FP8 is ~671 GB of weights: 32 H100s (≈ 2.7 TB) hold it for serving; the pre-training is of
+    the 30B said with it, not of the 671B."""
+    text = ("We're planning to continue-pretrain a 30B model and later serve DeepSeek-V3. Thinking 4 servers of 8x "
+            "H100 with InfiniBand. Is that right-sized?")
+    parsed = parse(text)
+    assert (parsed.model, parsed.params_b, parsed.served_model) == (None, 30.0, "deepseek-v3")
+    lab = parse("We need to full fine-tune 7B-13B models and also run inference on Qwen2.5-32B. What should we buy?")
+    assert (lab.params_b, lab.served_model, lab.method) == (13.0, "qwen2.5-32b", "full")
+    _, (r,) = talk(adv, text)
+    served = next(c for c in ok_calls(r, "size_inference") if c.arguments.get("model") == "deepseek-v3")
+    assert served.arguments["gpus"] == 32 and served.result["fits"]
+    assert "**Serving DeepSeek-V3" in r.text and "it fits" in r.text

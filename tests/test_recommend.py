@@ -429,3 +429,12 @@ def test_an_int4_vllm_plan_does_not_recommend_cards_vllm_cannot_load_it_on() -> 
     gguf = recommend(RecommendInput(workload="inference", model="llama-3.1-70b", precision="Q4_K_M",  # type: ignore[arg-type]
                                     budget_cny=100_000))
     assert not any(r.stage == "compat" and "AWQ" in r.reason.text for r in gguf.rejected)  # llama.cpp runs GGUF there
+
+
+def test_owned_cards_past_one_node_are_planned_in_whole_nodes() -> None:
+    """Nine owned MI300X (one loose, eight in a server) are no two equal nodes: the option is two nodes of eight,
+    seven of them bought — never a sizing the tools refuse."""
+    r = recommend(RecommendInput(workload="inference", model="deepseek-v3", context=1, concurrency=1,
+                                 existing_gpus=[{"gpu": "mi300x", "count": 1}, {"gpu": "mi300x", "count": 8}]))
+    mine = [o for o in r.options if o.gpu_id == "mi300x"]
+    assert mine and all(o.count % 8 == 0 for o in mine)

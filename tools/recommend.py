@@ -292,6 +292,12 @@ def _money(amount: float, currency: str) -> Note:
     return note("recommend.money", amount=amount, currency=currency, symbol=SYMBOLS[currency])
 
 
+def _whole_nodes(count: int) -> int:
+    """A count past one node, rounded up to nodes of equal size (nine owned GPUs: two nodes of eight)."""
+    nodes = nodes_for(count)
+    return count if count % nodes == 0 else nodes * NODE_GPUS
+
+
 def candidate_counts(gpu: GPU) -> tuple[int, ...]:
     """GPU counts a real build uses; clusters of several nodes only for datacenter cards of 40 GB or more."""
     if gpu.form_factor == FormFactor.system:
@@ -557,8 +563,8 @@ def recommend(inp: RecommendInput) -> Recommendation:
             reject(gpu, None, "market", note("recommend.reject.market", region=note(f"market.region.{inp.region}"),
                                              rule=note(f"market.rule.{market.rule.id}")))
             continue
-        counts = [inp.gpu_count] if inp.gpu_count else \
-            sorted(set(candidate_counts(gpu)) | ({owned[gpu.id]} if gpu.id in owned else set()))
+        counts = [_whole_nodes(inp.gpu_count)] if inp.gpu_count else \
+            sorted(set(candidate_counts(gpu)) | ({_whole_nodes(owned[gpu.id])} if gpu.id in owned else set()))
         for count in counts:
             if count < owned.get(gpu.id, 0):
                 continue

@@ -33,6 +33,13 @@ def nodes_for(count: int) -> int:
     return 1 if count <= NODE_GPUS else -(-count // NODE_GPUS)
 
 
+def even_nodes(count: int) -> int:
+    """Pipeline stages across machines for ``count`` GPUs: :func:`nodes_for` when the GPUs split evenly over them
+    (tensor parallel inside each), else 1 (nine GPUs are no two equal nodes; they are sized as one group)."""
+    nodes = nodes_for(count)
+    return nodes if count % nodes == 0 else 1
+
+
 MAX_NODES = 256  # 2,048 GPUs: past a two-tier leaf-spine of 64-port switches a third tier is needed, not designed here
 HANDOFF_BYTES = 2  # a token's hidden state crosses a pipeline boundary in 16-bit
 

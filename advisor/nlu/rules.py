@@ -95,6 +95,7 @@ class Parsed(BaseModel):
     budget: Money | None = None
     budget_unlimited: bool = False
     context_tokens: int | None = None
+    served_model: str | None = None  # the model a message serves beside the one it trains
     prompt_tokens: int | None = None  # a prompt's length said beside an answer's ('prompts 2k, answers 300')
     concurrency: int | None = None
     method: Method | None = None
@@ -1139,6 +1140,42 @@ def _read_model(r: _Reading) -> None:
 
 WORKLOAD_REACH = 40  # characters between a training method and the model or size it is said of
 
+_SERVE_WORD = re.compile(r"\bserv(?:e|es|ing)\b|\binferenc\w*|\bdeploy\w*|\bhost(?:ing)?\b|推理|部署|上线", _I)
+_TRAIN_WORD = re.compile(r"pre-?train\w*|\btrain\w*|fine[- ]?tun\w*|from scratch|\blora\b|\bqlora\b|训练|微调|预训练|"
+                         r"全参|从头", _I)
+
+
+def _read_trained_model(r: _Reading) -> None:
+    """A training job and a serving job in one message ('full fine-tune 7B-13B and run inference on Qwen2.5-32B',
+    'continue-pretrain a 30B and later serve DeepSeek-V3'): the training is sized on the model or size said with
+    the training, not on the one said with the serving (the serving one is kept as ``served_model``)."""
+    out = r.out
+    if out.use_case != "training" or out.model is None:
+        return
+    verbs = [(m.start(), m.end(), "serve") for m in _SERVE_WORD.finditer(r.said)] + \
+            [(m.start(), m.end(), "train") for m in _TRAIN_WORD.finditer(r.said)]
+    if not any(v[2] == "serve" for v in verbs) or not any(v[2] == "train" for v in verbs):
+        return
+
+    def use_of(start: int, end: int) -> str | None:
+        gap, use = min(((max(vs - end, start - ve, 0), use) for vs, ve, use in verbs), key=lambda x: x[0])
+        return use if gap <= WORKLOAD_REACH else None
+
+    named = [m for m in r.model_mentions if out.model in m.ids]
+    if not named or any(use_of(m.start, m.end) != "serve" for m in named):
+        return
+    sizes = [(m.start(), m.end(), parse_number(m.group(1))) for m in _PARAMS.finditer(r.scan) if m.group(1)]
+    trained = [v for s0, e0, v in sizes if v and use_of(s0, e0) == "train" and 0.1 <= v <= 10_000]
+    models = [m for m in r.model_mentions if use_of(m.start, m.end) == "train" and out.model not in m.ids]
+    if not (trained or models):
+        return
+    out.served_model = out.model
+    if models:
+        out.model = models[0].ids[0] if len(models[0].ids) == 1 else _pick(r.cat, models[0].ids)
+        out.params_b = r.cat.model(out.model).params_b
+    else:  # '7B-13B': the largest size said is the one the hardware must hold
+        out.model, out.params_b = None, max(trained)
+
 
 def _read_workloads(r: _Reading) -> None:
     """Several training jobs in one message ('主要做 8B 全参微调，偶尔 QLoRA 70B', 'LoRA on 7B-13B, sometimes a full
@@ -1543,8 +1580,8 @@ def _read_rest(r: _Reading) -> None:
 
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_use_case, _read_precision, _read_dataset_tokens,
-          _read_params, _read_model, _read_workloads, _read_context, _read_turn_lengths, _read_concurrency,
-          _read_micro_batch,
+          _read_params, _read_model, _read_trained_model, _read_workloads, _read_context, _read_turn_lengths,
+          _read_concurrency, _read_micro_batch,
           _read_quantities,
           _read_card_prices, _read_budget,
           _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
@@ -1681,6 +1718,8 @@ def _read_asks(out: Parsed, text: str) -> None:
     if out.both_schemes and not out.gpus:  # '两个方案的总价': the options on the table, not a request for a plan
         out.asks = [a for a in out.asks if a != "recommend"]
         out.intents = [i for i in out.intents if i is not Intent.recommend]
+    if out.served_model is not None:
+        out.asks.append("served")  # whether the machine also serves it is asked by saying it
     if out.rack_kw is not None and "rack" not in out.asks:
         out.asks.append("rack")  # 'our racks are 17 kW': whether the nodes fit it is asked by saying it
     out.pooled = bool(vocab.matches("slot", "pooled", text))
