@@ -368,7 +368,8 @@ def _merge_cards(m: _Merge) -> None:
 
 def _alternatives(parsed: Parsed) -> bool:
     """Two cards weighed against each other ('再加两张 4090，还是换成两张 L20？'): options, not one machine."""
-    return parsed.kind == Kind.compare and len({g.gpu for g in parsed.gpus}) >= 2 and not parsed.pooled
+    return parsed.alternatives or (parsed.kind == Kind.compare and len({g.gpu for g in parsed.gpus}) >= 2
+                                   and not parsed.pooled)
 
 
 def _cards_named(m: _Merge) -> list[str]:
@@ -394,7 +395,7 @@ def _merge_one_card(m: _Merge, g: GpuCount) -> None:
             m.put("compare_counts", {**p.compare_counts, g.gpu: g.count})
     elif (earlier := next((x for x in reversed(m.session.schemes) if x.gpu == g.gpu), None)) is not None:
         m.put("gpu_count", earlier.count)
-    elif not m.parsed.has(Intent.whatif):
+    elif not (m.parsed.has(Intent.whatif) or m.parsed.kind == Kind.whatif):
         m.put("gpu_count", None)
 
 

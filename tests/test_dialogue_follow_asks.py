@@ -140,3 +140,39 @@ def test_a_model_served_beside_the_one_trained_is_not_the_one_trained(adv: Advis
     served = next(c for c in ok_calls(r, "size_inference") if c.arguments.get("model") == "deepseek-v3")
     assert served.arguments["gpus"] == 32 and served.result["fits"]
     assert "**Serving DeepSeek-V3" in r.text and "it fits" in r.text
+
+
+@pytest.mark.parametrize(("text", "per_node", "nodes"), [
+    ("We want to serve DeepSeek-V3 on 2 servers of 8x H100. Does it fit?", 8, 2),
+    ("How many of the 8-GPU boxes fit in one rack?", 8, None),
+    ("16x H200 across 2 nodes", 8, 2),
+])
+def test_machines_and_cards_per_machine_are_told_apart(text: str, per_node: int, nodes: int | None) -> None:
+    parsed = parse(text)
+    count = parsed.gpus[0].count if parsed.gpus else parsed.gpu_count
+    assert (count, parsed.nodes, parsed.scaled) == (per_node, nodes, None)
+
+
+def test_swapping_the_card_keeps_the_cluster(adv: Advisor) -> None:
+    session, (_, swapped) = talk(adv, "We want to serve DeepSeek-V3 on 2 servers of 8x H100. Does it fit?",
+                                 "And if we swap to H200 for the 2 nodes, what changes for DeepSeek-V3 serving?")
+    assert (session.profile.gpu, session.profile.gpu_count, session.profile.nodes) == ("h200-sxm", 8, 2)
+    assert ok_calls(swapped, "size_inference")[0].arguments["gpus"] == 16
+
+
+@pytest.mark.parametrize(("text", "added"), [("what if i add a 3rd and 4th 3090 later?", 2),
+                                             ("加第三张和第四张3090", 2), ("adding a second 4090", 1)])
+def test_cards_added_by_their_place_are_counted(text: str, added: int) -> None:
+    assert parse(text, context=True).added_cards == added
+
+
+def test_a_team_sized_as_all_at_once_is_said_back() -> None:
+    parsed = parse("Need to run something like Qwen2.5-32B for ~20 staff. Suggestions?")
+    assert parsed.concurrency == 20 and ("nlu.readback.all_at_once", {"users": 20}) in parsed.readback
+
+
+def test_cards_offered_with_or_are_compared_not_pooled() -> None:
+    parsed = parse("I have 4x RTX 3090 (1600W PSU) running Llama-3.1-70B at 4-bit. Upgrade to 2x RTX 5090, "
+                   "1x RTX Pro 6000 (96GB), or keep the 3090s and add more?")
+    assert parsed.alternatives and not parsed.pooled and parsed.kind.value == "compare"
+    assert not parse("I have a 3090 and want to add a 4090 next to it, will they work together?").alternatives

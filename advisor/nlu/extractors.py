@@ -151,6 +151,7 @@ _NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x\s*)?(
 
 
 _CARDS_PER_MACHINE = re.compile(r"\s*[x×]\s{2,}")  # 'N×' then a card's name (blanked)
+_N_GPU_BOX = re.compile(r"-\s*(?:gpu|card)s?\b", _I)  # 'N-GPU box': the machine's size
 _BOX_NAME = re.compile(r"\s*[x×]\s*[dh]gx\b", _I)  # a DGX / HGX name is a whole machine
 
 
@@ -184,6 +185,8 @@ def nodes(ctx: Context) -> int | None:
             continue
         if _CARDS_PER_MACHINE.match(ctx.masked, m.end(1)) and not _BOX_NAME.match(ctx.text, m.end(1)):
             continue  # '8x A100 node', '8xH100 servers': cards per machine ('4x HGX H100 nodes' counts boxes)
+        if _N_GPU_BOX.match(ctx.masked, m.end(1)):
+            continue  # 'the 8-GPU boxes', '4-GPU servers': cards per machine, not machines
         value = parse_number(m.group(1))
         if value and 1 <= value <= 4096:
             return int(value)  # 'two of the H100 servers in one rack … for one server': the machines counted
@@ -714,6 +717,11 @@ def card_position(ctx: Context) -> int | None:
     return None
 
 
+_ORDINAL = r"(?:2nd|second|3rd|third|4th|fourth|5th|fifth|6th|sixth|7th|seventh|8th|eighth)"
+_ADD_ORDINALS = re.compile(rf"\badd(?:ing)?\s+(?:a\s+|the\s+)?{_ORDINAL}(\s*(?:and|&|,)\s*(?:a\s+|the\s+)?{_ORDINAL})?"
+                           rf"|第[二三四五六七八]\s*(?:张|块)?\s*(和|、)\s*第[三四五六七八九]\s*(?:张|块)", _I)
+
+
 def added_cards(ctx: Context) -> int | None:
     """'再加一张', 'add a second one', 'adding a second 4090', 'a 5090 as the second card', 'two more GPUs': cards
     added to the configuration under discussion."""
@@ -723,6 +731,9 @@ def added_cards(ctx: Context) -> int | None:
             raw = ((before.group(1) or before.group(2)) if before else "one").lower()
             said = _ADD_WORDS.get(raw) or parse_number(raw) or 1
             return int(said) if 1 <= said <= 64 else None
+    ordinals = _ADD_ORDINALS.search(ctx.text)
+    if ordinals:  # 'add a 3rd and 4th 3090': one card per ordinal
+        return 1 + bool(ordinals.group(1) or ordinals.group(2))
     m = _ADD_CARDS.search(ctx.masked)
     if m is None:
         return None
@@ -759,7 +770,7 @@ _SCALED_THINGS = {
     "nodes": r"nodes?|servers?|machines?|boxes|节点|机器|服务器|台",
     "cards": r"gpus?|cards?|卡",
 }
-_FACTOR = (r"(?P<n>\d+(?:\.\d+)?)\s*(?:x|×|倍)(?![a-z0-9])|"
+_FACTOR = (r"(?P<n>\d+(?:\.\d+)?)\s*(?:x|×|倍)(?![a-z0-9])(?!\s{2,})|"  # not '8x H100' (a name, blanked)
            r"(?P<two>double[sd]?|doubling|twice|翻倍|翻一倍|翻番|加倍|多一倍)|"
            r"(?P<three>triple[sd]?|tripling|翻两倍)|(?P<half>halve[sd]?|halving|half|减半|砍半|少一半)")
 _THINGS = "|".join(_SCALED_THINGS.values())

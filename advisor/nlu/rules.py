@@ -9,6 +9,7 @@ computes advice; the planner decides what to do with it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import unicodedata
@@ -96,6 +97,7 @@ class Parsed(BaseModel):
     budget_unlimited: bool = False
     context_tokens: int | None = None
     served_model: str | None = None  # the model a message serves beside the one it trains
+    alternatives: bool = False  # different cards offered as options ('add two 4090s, or two L20s?')
     prompt_tokens: int | None = None  # a prompt's length said beside an answer's ('prompts 2k, answers 300')
     concurrency: int | None = None
     method: Method | None = None
@@ -511,6 +513,10 @@ _ACROSS_NODES = re.compile(r"\b(?:across|over|in|on|spread (?:over|across)|split
                            r"(?:分布在|分到|分摊到|分在)\s*\S{1,3}\s*(?:台|个节点|节点)", _I)
 
 
+# 'on 2 servers of 8x H100', '4 nodes with 8x A100': what each machine holds
+_NODES_OF_CARDS = re.compile(r"(?:nodes?|servers?|machines?|boxes)\s+(?:of|with)\s+\d+\s*[x×]", _I)
+
+
 def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False) -> GpuCount:
     """The labels' multi-node convention, GPUs per node: '8 GPUs each' fills the count; '16x H200 across 2
     nodes' is 8 per node; 'two DGX H100' (or two servers of a baseboard ``module`` card) is 8 per node."""
@@ -523,7 +529,7 @@ def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False) -> Gpu
         value = parse_number(m.group(1) or m.group(2) or m.group(3))
         if value and 1 <= value <= MAX_CARDS:
             return GpuCount(gpu=gpu.gpu, count=int(value), stated=True)
-    if gpu.stated and gpu.count > nodes and gpu.count % nodes == 0 \
+    if gpu.stated and gpu.count > nodes and gpu.count % nodes == 0 and not _NODES_OF_CARDS.search(text) \
             and (_ACROSS_NODES.search(text) or gpu.count > MAX_NODE_GPUS):
         return GpuCount(gpu=gpu.gpu, count=gpu.count // nodes, stated=True)  # '64x H100 (8 nodes)' is the total
     return gpu
@@ -898,6 +904,16 @@ def _read_names(r: _Reading) -> None:
     r.counted = _mask(r.text, r.names_and_dates)  # the message as quantities are read from it, positions kept
     if r.model_mentions:
         r.out.model = _subject_model(r.text, r.model_mentions)
+    r.out.alternatives = _options_offered(r.text, r.gpu_mentions)
+
+
+_OR = re.compile(r"\bor\b|还是|或者|或是|\bvs\.?(?![a-z])|\bversus\b|抑或", _I)
+
+
+def _options_offered(text: str, mentions: list[_Mention]) -> bool:
+    """Different cards joined by 'or' / '还是' (not 'and'): options weighed against each other, not one machine."""
+    cards = sorted(mentions, key=lambda m: m.start)
+    return any(a.ids[:1] != b.ids[:1] and _OR.search(text[a.end:b.start]) for a, b in itertools.pairwise(cards))
 
 
 _REPLACED_BY = re.compile(r"换成|改成|换为|改用|换用|切换到|switch(?:ing)? to|swap(?:ping)? (?:it )?for|"
@@ -1367,6 +1383,8 @@ def _read_people(out: Parsed, found: dict[tuple[str, str | None], float], quanti
         if out.concurrency < total:
             out.readback.append(("nlu.readback.peak_assumed", {"users": out.concurrency, "head_count": total,
                                                                "share": PEAK_SHARE * 100, "floor": SMALL_GROUP}))
+        elif total > 1:  # a team sized as all at once: the most it can load, said back
+            out.readback.append(("nlu.readback.all_at_once", {"users": out.concurrency}))
 
 
 def _read_quantities(r: _Reading) -> None:
@@ -1890,7 +1908,12 @@ def _kind_from_asks(out: Parsed, context: bool = True) -> None:
 
 
 def _settle_kind(out: Parsed) -> None:
-    """What the answer kind says about the slots: a lookup or an idea chooses nothing."""
+    """What the answer kind says about the slots: a lookup or an idea chooses nothing; cards offered as options
+    are compared, whatever else the message asks of them."""
+    if out.alternatives and out.kind in (Kind.build, Kind.whatif, Kind.size_inference, Kind.size_training,
+                                         Kind.speed, Kind.inform, Kind.recommend):
+        out.kind = Kind.compare
+        out.pooled = False
     if out.kind in (Kind.spec, Kind.concept):
         out.fp64 = None  # 'V100 的双精度算力' asks about FP64; it states no need for it
     if out.kind == Kind.spec:  # "T4 有没有 bf16" asks about BF16
