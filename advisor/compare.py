@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.compose import citations_block, config_label, method_label, sizing
-from advisor.fmt import gb_short, gpu_price_text, money, num, punct, tps, usable_bytes
+from advisor.fmt import gb_short, gpu_price_text, money, needed_bytes, num, punct, tps, usable_bytes
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge.messages import has as has_message
@@ -158,7 +158,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     if sizes:
         model = sizing(next(iter(sizes.values()))).model
         row(msg(lang, "compose.compose_compare.per_gpu", model=model),
-            [gb_short(sizing(sizes[i]).per_gpu_bytes) if i in sizes else "—" for i in ids])
+            [gb_short(needed_bytes(sizing(sizes[i])) or 0) if i in sizes else "—" for i in ids])
         row(msg(lang, "compose.compose_compare.fits"),
             [("✓" if sizing(sizes[i]).fits else "✗") if i in sizes else "—" for i in ids])
     if perfs:
@@ -210,8 +210,8 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
 
     def detail(i: str) -> str:
         r = sizing(sizes[i])
-        return msg(lang, "compare.detail", label=labels[i], need=gb_short(r.per_gpu_bytes),
-                   have=gb_short(usable_bytes(r)))  # vLLM's reservation where it applies, as the verdict uses
+        return msg(lang, "compare.detail", label=labels[i], need=gb_short(needed_bytes(r) or 0),
+                   have=gb_short(usable_bytes(r)))  # what the verdict weighs: every layer, against the usable
 
     sep = punct(lang, "list")
     if not fit:

@@ -176,3 +176,24 @@ def test_cards_offered_with_or_are_compared_not_pooled() -> None:
                    "1x RTX Pro 6000 (96GB), or keep the 3090s and add more?")
     assert parsed.alternatives and not parsed.pooled and parsed.kind.value == "compare"
     assert not parse("I have a 3090 and want to add a 4090 next to it, will they work together?").alternatives
+
+
+def test_second_hand_prices_said_bare_are_each_cards_price_not_a_budget() -> None:
+    parsed = parse("闲鱼上 P40 24G 400 多一张，V100 16G SXM2 转 PCIe 的 1000 左右，2080 Ti 22G 魔改 2500。"
+                   "我想跑 Qwen2.5-14B 推理，买哪个？")
+    assert parsed.budget is None
+    assert {g: m.amount for g, m in parsed.card_prices.items()} == \
+        {"tesla-p40": 400, "v100-pcie-16gb": 1000, "rtx-2080-ti-22gb": 2500}
+
+
+def test_r1_distill_with_no_size_is_the_32b_distill_said_as_a_guess() -> None:
+    parsed = parse("个人玩家，想在家跑 DeepSeek-R1 蒸馏版，5090 还是 4090？")
+    assert (parsed.model, parsed.model_guess) == ("deepseek-r1-distill-qwen-32b", True)
+
+
+def test_a_comparison_weighs_every_layer_when_llama_cpp_would_offload(adv: Advisor) -> None:
+    """Full DeepSeek-R1 at Q4_K_M is ~400 GB: the verdict quotes that, not the part one GPU keeps."""
+    _, (r,) = talk(adv, "满血 DeepSeek-R1 用 Q4_K_M，5090 还是 4090？")
+    first = r.text.split("\n")[0]
+    need = [float(x.replace(",", "")) for x in re.findall(r"需要 ([\d,.]+) GB", first)]
+    assert need and min(need) > 300

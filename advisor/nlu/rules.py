@@ -748,6 +748,7 @@ def card_count_mentions(text: str) -> list[CardCountMention]:
 
 
 _DISTILL = re.compile(r"distill|蒸馏", _I)
+R1_DISTILL_DEFAULT_B = 32  # the distill people mean by 'R1 蒸馏版' alone: the largest Qwen base, a 24–32 GB card's
 
 
 def _r1_distill(text: str, params_b: float, catalog: Catalog) -> str | None:
@@ -1147,8 +1148,10 @@ def _read_model(r: _Reading) -> None:
         guess = _guess_model(r.scan, out.params_b, r.cat)
         if guess:
             out.model, out.model_guess = guess, True
-    elif out.model == "deepseek-r1" and out.params_b and _DISTILL.search(text):
-        out.model = _r1_distill(text, out.params_b, r.cat) or out.model  # 'r1 蒸馏 32b' is the Qwen-32B distill
+    elif out.model == "deepseek-r1" and _DISTILL.search(text):
+        # 'r1 蒸馏 32b' is the Qwen-32B distill; 'R1 蒸馏版' with no size the largest Qwen one (said as a guess)
+        out.model_guess = out.params_b is None
+        out.model = _r1_distill(text, out.params_b or R1_DISTILL_DEFAULT_B, r.cat) or out.model
     out.model = _full_deepseek(text, out.model, out.params_b, r.context)
     if out.model:
         out.params_b = r.cat.model(out.model).params_b
@@ -1417,7 +1420,7 @@ _PRICE_GAP = re.compile(
     r"cards?|gpus?|modded|used|second-?hand|refurb\w*|mined|blower|turbo|\bis\b|\bare\b|go(?:es)? for|sells? for|"
     r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|instead|under|less than|"
     r"魔改|改|矿卡|二手|全新|涡轮|约|大概|大约|差不多|要|卖|才|只要|一张|每张|一块|每块|单卡|报价|价格|售价|价钱|现在|在|是|为|"
-    r"租金?|租价|云上|带转接板|转接板|带散热)*$",
+    r"租金?|租价|云上|带转接板|转接板|带散热|转|闲鱼|淘宝|收)*$",
     _I)
 # '15 元/卡时', '$2.5 per GPU-hour', '0.6 元一度': a rate, never a price or a budget
 _RATE_AFTER = re.compile(r"^\s*(?:钱)?\s*(?:/|per\b|an?\s+(?:hour|month)|一小时|每小时|每月|一个月|一度|每度|每卡时|"
@@ -1460,7 +1463,15 @@ def _unit_price(window: str, lang: Lang | None) -> tuple[int, int, Money] | None
              for x in find_money(window) if x.amount > 0]
     found += [(a.start, a.end, Money(amount=a.value, currency="CNY")) for a in find_amounts(window)
               if "万" in a.text and a.value >= 1000]
+    found += [(m.start(1), m.end(1), Money(amount=float(m.group(1)), currency=_default_currency(window, lang)))
+              for m in _BARE_PRICE.finditer(window) if lang == "zh"]  # '400 多一张', '1000 左右', '魔改 2500'
     return min(found, key=lambda f: f[0]) if found else None
+
+
+# a bare number said as a price in Chinese: hundreds to tens of thousands, then a price word or the clause's end
+_BARE_PRICE = re.compile(r"(?<![\d.])(\d{3,6})"
+                         r"(?!\s*(?:[kKgGwW]|tb|TB|万|亿|\d|[.]\d|个|张卡|人|小时|天|年|月|度|瓦|tokens?))"
+                         r"(?=\s*(?:多|左右|上下|一张|每张|一块|块|元|出头|$|[，,、；;。）)]))")
 
 
 def _read_budget(r: _Reading) -> None:
