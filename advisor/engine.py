@@ -715,7 +715,7 @@ class Advisor:
                 if line:
                     lines.append(line)
                     answered.add(asks.ask_of(name))
-        lines += _body_marks(answered, plan.mode)
+        lines += _body_marks(answered, plan.mode, parsed.concurrency is not None)
         calls += done
         session.last_results.update({call.name: call for call in done if call.ok})
         open_asks = asks.still_asked(parsed.asks, answered)
@@ -1134,13 +1134,15 @@ _ASK_RESTS_ON = {"rack": _MACHINE_FACTS, "energy_cost": _MACHINE_FACTS, "build_c
                  "price_check": _MACHINE_FACTS}
 
 
-def _body_marks(answered: set[str], mode: str) -> list[str]:
+def _body_marks(answered: set[str], mode: str, said_users: bool = False) -> list[str]:
     """What the answers replace of the body: a one-card sizing when the cards together were sized (a build check
     looks at every card, so it stays); a comparison's one-card verdict when each card was counted."""
     if "fits" in answered and mode != "build":
         return [_POOL_MARK]
     if "how_many" in answered and mode == "compare":
         return [_VERDICT_MARK]
+    if "capacity" in answered and mode == "answer" and not said_users:  # 'how many at once?' is the answer
+        return [_POOL_MARK]
     return []
 
 

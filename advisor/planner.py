@@ -114,14 +114,21 @@ def next_question_slots(session: Session) -> list[str]:
                 continue
             if slot == "power_limit_w" and p.form_factor == "server":
                 continue
-            if slot == "domestic" and session.lang == "en":
-                continue  # a Chinese-procurement (信创) rule: English speakers who have it say so
+            if slot == "domestic" and (session.lang == "en" or session.region_guess == "global"):
+                continue  # a Chinese-procurement (信创) rule: English speakers and buyers abroad who have it say so
+            if slot in ("cuda_required", "domestic") and _vendor_settled(p):
+                continue  # NVIDIA ruled out or the vendors named: CUDA and 信创 are answered already
             out.append(slot)
         if out:  # one group at a time: its slots belong together in one question
             break
     if not out and p.use_case in ("inference", "training") and not p.known("model"):
         out = ["model"]  # nothing can be computed without it
     return out[:MAX_QUESTION_SLOTS]
+
+
+def _vendor_settled(p: Profile) -> bool:
+    """The buyer said which vendors they can buy (or that they must buy domestic)."""
+    return bool(p.domestic or "nvidia" in p.excluded_vendors or p.only_vendors)
 
 
 def ready(session: Session, parsed: Parsed | None = None) -> bool:

@@ -197,3 +197,15 @@ def test_a_comparison_weighs_every_layer_when_llama_cpp_would_offload(adv: Advis
     first = r.text.split("\n")[0]
     need = [float(x.replace(",", "")) for x in re.findall(r"需要 ([\d,.]+) GB", first)]
     assert need and min(need) > 300
+
+
+def test_how_many_at_once_on_a_new_setup_is_the_answer_and_no_cuda_question_follows_a_ban(adv: Advisor) -> None:
+    """4 × 64 GB Ascend 910B, Qwen2.5-72B in INT8 (~75 GB of weights); its KV cache is 80 layers × 8 heads × 128
+    × 2 × 2 bytes ≈ 0.33 MB per token, ≈ 10.7 GB per 32k request: about 14–16 requests fit what remains."""
+    _, (_, r) = talk(adv, "我们是事业单位，有信创要求，不能用英伟达。要部署 Qwen2.5-72B 给内部 200 人做公文写作，"
+                          "预算 150 万以内，推荐什么配置？",
+                     "那用 4 张 910B 跑 INT8 的 72B，32K 上下文，能同时支持多少并发？")
+    first = r.text.split("\n")[0]
+    users = int(re.search(r"容纳 (\d+) 个", first).group(1))
+    assert first.startswith("**最多同时多少人**") and 12 <= users <= 18
+    assert "放不下" not in r.text and "CUDA" not in (r.question or "")
