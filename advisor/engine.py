@@ -263,6 +263,16 @@ def _merge_implied(m: _Merge) -> None:
         m.put("dataset_samples", None)
 
 
+_MORE_TIME = re.compile(r"\b(?:more|additional|extra|further|after (?:that|the|those))\b|再|之后|以后|后续", re.I)
+
+
+def _merge_horizon(m: _Merge) -> None:
+    """'after the 6 months … for 2 more years': a horizon said on top of the project's length adds to it."""
+    if m.parsed.years and m.p.deadline_days and _MORE_TIME.search(m.parsed.text):
+        m.put("years", round(min(30.0, m.parsed.years + m.p.deadline_days / 365), 2))
+        m.put("deadline_days", None)
+
+
 def _merge_lists(m: _Merge) -> None:
     parsed = m.parsed
     if parsed.existing is not None:
@@ -460,7 +470,7 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_card_prices, _merge_workloads,
+_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_horizon, _merge_card_prices, _merge_workloads,
                 _merge_implied, _merge_lists,
                 _merge_sold, _session_variants, _merge_cards, _merge_changes,
                 _merge_count, _bare_count, _merge_short_answers)

@@ -948,10 +948,10 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         rate, cur = p.rental_rate
         args["rental_usd_per_gpu_hour"] = round(to_usd(rate, cur), 4)
     args.update(said_prices(p))
-    if p.deadline_days:
-        args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
-    elif p.years:  # '3 年下来哪个划算': the horizon the buyer weighs renting against buying over
+    if p.years:  # '3 年下来哪个划算', 'for 2 more years': the horizon the buyer weighs renting against buying over
         args["months"] = round(min(120.0, p.years * 12), 2)
+    elif p.deadline_days:
+        args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info")])
 
 

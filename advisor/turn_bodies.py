@@ -105,7 +105,8 @@ def _build_topic(ctx: TurnContext) -> str | None:
     if parsed.asks[:1] == ["fits"] and checked is not None and checked.arguments.get("model") \
             and not parsed.asks_ram and parsed.build_topic in (None, "ram") and parsed.psu_w is None:
         return "fit"
-    return "ram" if parsed.asks_ram or parsed.system_ram_gb else parsed.build_topic
+    said_ram = parsed.system_ram_gb and parsed.quoted_price is None  # a quote's parts list asks about none of them
+    return "ram" if parsed.asks_ram or said_ram else parsed.build_topic
 
 
 def _value(ctx: TurnContext) -> str:

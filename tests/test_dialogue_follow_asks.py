@@ -209,3 +209,23 @@ def test_how_many_at_once_on_a_new_setup_is_the_answer_and_no_cuda_question_foll
     users = int(re.search(r"容纳 (\d+) 个", first).group(1))
     assert first.startswith("**最多同时多少人**") and 12 <= users <= 18
     assert "放不下" not in r.text and "CUDA" not in (r.question or "")
+
+
+QUOTE = ("Vendor quote below, please sanity-check it:\n\nDell PowerEdge XE9680, 8x H100 SXM5 80GB, 2x Xeon 8468, "
+         "2TB DDR5, 8x 3.84TB NVMe, $295k\n\nUse case: LoRA fine-tuning of Llama-3.1-70B. Is the price fair?")
+
+
+def test_a_pasted_quote_is_judged_first_and_its_price_is_no_budget(adv: Advisor) -> None:
+    parsed = parse(QUOTE)
+    assert parsed.quoted_price == (295000.0, "USD") and parsed.budget is None
+    _, (r,) = talk(adv, QUOTE)
+    assert r.text.startswith("**The quote of $295,000 is")
+
+
+def test_a_longer_horizon_said_on_top_of_the_project_adds_to_it(adv: Advisor) -> None:
+    """6 months, then 2 more years: 30 months weighed; renting 8 GPUs at $2.99 for 9.6 h a day ≈ $6,985 a month."""
+    session, (_, r) = talk(adv, "Rent vs buy: we need about 8 H100s for ~6 months of fine-tuning work. Cloud quotes "
+                                "are $2.99/GPU-hr. Buying a server is ~$280k. Which makes sense?",
+                           "What if usage after the 6 months is actually ~40% utilization ongoing for 2 more years?")
+    assert session.profile.years == 2.5
+    assert ok_calls(r, "rent_vs_buy")[0].arguments["months"] == 30 and "30 months" in r.text.split("\n")[0]

@@ -515,7 +515,15 @@ def quoted_price(ctx: Context) -> tuple[float, str] | None:
                    and not _glued(ctx.masked, m.end() + a.start)]
         if amounts:
             return amounts[0].value, _currency_of(said)
+    if vocab.matches("ask", "price_check", ctx.text):  # a pasted quote, asked about: its one price, where it stands
+        money = [x for x in find_money(ctx.masked) if x.amount >= 500 and not _glued(ctx.masked, x.start)
+                 and not _BUDGET_BEFORE.search(ctx.masked[max(0, x.start - 16):x.start])]
+        if len(money) == 1:
+            return money[0].amount, money[0].currency or _currency_of(ctx.masked)
     return None
+
+
+_BUDGET_BEFORE = re.compile(r"budget|预算|经费|资金|afford|up to|under|以内", re.I)
 
 
 def _glued(text: str, start: int) -> bool:
