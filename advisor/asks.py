@@ -91,6 +91,9 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
         args["currency"] = p.kwh_currency  # the bill in the money the tariff is in
     if p.cpu:
         args["platform"] = p.cpu
+    checked = next((x for x in c.calls if x.name == "check_build" and x.ok and x.arguments.get("chassis")), None)
+    if checked is not None and not p.cpu:  # the same machine as the build check beside it
+        args["chassis"] = checked.arguments["chassis"]
     args.update(said_prices(p))
     return [PlannedCall(name="machine_cost", arguments=args, purpose="value")]
 
@@ -138,6 +141,27 @@ def _say_energy(c: AskContext, done: list[ToolCall]) -> str | None:
                yearly=money(r.yearly_energy_cost, r.currency), years=num(r.years, 1),
                monthly=money(r.yearly_energy_cost / 12, r.currency),
                total=money(r.energy_cost, r.currency), price=num(r.kwh_price, 2), currency=r.currency)
+
+
+def _ups_calls(c: AskContext) -> list[PlannedCall]:
+    calls = _machine_call(c)
+    if c.session.profile.ups_va:
+        calls[0].arguments["ups_va"] = c.session.profile.ups_va
+    return calls
+
+
+def _say_ups(c: AskContext, done: list[ToolCall]) -> str | None:
+    """One node's UPS: the size for its wall draw, and whether the UPS said carries it."""
+    r = _machine(done)
+    if r is None:
+        return None
+    size = dict(config=_label(r, c.lang), watts=num(r.node_wall_w, 0), online=num(r.ups_va_online, 0),
+                desktop=num(r.ups_va_desktop, 0))
+    va = c.session.profile.ups_va
+    if va is None or r.ups_limit_w is None:
+        return msg(c.lang, "asks.ups_size", **size)
+    key = "asks.ups_holds" if r.ups_holds else "asks.ups_short" if r.ups_holds is False else "asks.ups_online_only"
+    return msg(c.lang, key, va=num(va, 0), low=num(r.ups_limit_w[0], 0), high=num(r.ups_limit_w[1], 0), **size)
 
 
 def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -601,6 +625,7 @@ ROUTES: dict[str, Route] = {
                          _say_energy),
     "rack": Route(_asked("rack"),
                   _machine_call, _say_rack),
+    "ups": Route(_asked("ups"), _ups_calls, _say_ups),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
     "compute": Route(_compute_needed, _compute_calls, _say_compute),

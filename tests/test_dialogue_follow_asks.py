@@ -229,3 +229,20 @@ def test_a_longer_horizon_said_on_top_of_the_project_adds_to_it(adv: Advisor) ->
                            "What if usage after the 6 months is actually ~40% utilization ongoing for 2 more years?")
     assert session.profile.years == 2.5
     assert ok_calls(r, "rent_vs_buy")[0].arguments["months"] == 30 and "30 months" in r.text.split("\n")[0]
+
+
+def test_a_ups_is_sized_for_the_machine_and_the_one_said_is_checked(adv: Advisor) -> None:
+    """2× RTX 4090 draw ~1,444 W at the wall; a 1,500 VA UPS gives 1,500 × 0.6–0.9 × 0.8 = 720–1,080 W (a desktop
+    APC Back-UPS Pro 1500 is rated 900 W): it cannot carry them; online sizing 1,444 ÷ 0.9 ÷ 0.8 ≈ 2,000 VA."""
+    _, (r,) = talk(adv, "Office IT here. Only a normal 120V 15A outlet, and we have a 1500VA UPS. We want to run "
+                        "Qwen2.5-32B on 2x RTX 4090 for ~10 staff. Will the UPS hold it?")
+    first = r.text.split("\n")[0]
+    assert first.startswith("**UPS:** a 1,500 VA UPS cannot carry") and "720–1,080 W" in first
+    va = int(re.search(r"about \*\*([\d,]+) VA\*\*", first).group(1).replace(",", ""))
+    wall = ok_calls(r, "machine_cost")[0].result["node_wall_w"]
+    assert va == pytest.approx(wall / 0.9 / 0.8, abs=10)
+
+
+def test_a_high_voltage_circuit_is_not_told_to_move_to_high_voltage(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "办公室单相220V 16A插座，想放8张L40S，可行吗？")
+    assert "改用 220–240 V" not in r.text and "专用回路" in r.text

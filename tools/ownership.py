@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from tools.compat import check_build
 from tools.compat_rules.totals import BASEBOARD_OVERHEAD
-from tools.compat_rules.types import MAX_GPUS_OF_ONE, BuildInput, GPUCount
+from tools.compat_rules.types import MAX_GPUS_OF_ONE, BuildInput, Chassis, GPUCount
 from tools.errors import ToolError
 from tools.inputs import ToolInput
 from tools.pricing import (
@@ -56,6 +56,16 @@ class MachineCostInput(ToolInput):
     said_prices: dict[str, SaidPrice] = Field(default_factory=dict, max_length=16,
                                               description="GPU id → the unit price the buyer said (replaces the "
                                                           "catalog's)")
+    ups_va: float | None = Field(None, gt=0, le=1_000_000, description="a UPS the buyer has or plans, VA")
+    chassis: Chassis | None = Field(None, description="the chassis the build check assumed (its CPU's power counts)")
+
+
+# A UPS's real-power limit is its VA × power factor: online double-conversion units are rated at 0.9 (Eaton 9SX
+# 1500 VA = 1,350 W), desktop line-interactive ones at about 0.6 (APC Back-UPS Pro BX1500M: 1,500 VA = 900 W,
+# its manual's specifications). Kept below 80 % of that limit, as for a circuit.
+UPS_PF_ONLINE = 0.9
+UPS_PF_DESKTOP = 0.6
+UPS_LOAD_SHARE = 0.8
 
 
 class MachineCostResult(BaseModel):
@@ -78,6 +88,11 @@ class MachineCostResult(BaseModel):
     ownership_cost: float | None = Field(description="price + electricity over `years`, in `currency`")
     nodes_per_rack: int | None = Field(None, description="nodes one rack's power holds (None: no rack power given)")
     racks: int | None = None
+    ups_va_online: float = Field(description="one node's UPS size, VA, online double-conversion (power factor 0.9)")
+    ups_va_desktop: float = Field(description="one node's UPS size, VA, desktop line-interactive (power factor 0.6)")
+    ups_limit_w: tuple[float, float] | None = Field(None, description="the UPS said: its real-power limit at 80 %, "
+                                                                      "W (desktop, online power factor)")
+    ups_holds: bool | None = Field(None, description="None: it depends on the UPS type (holds only if online)")
     formula: list[Note]
     assumptions: list[Note]
 
@@ -92,7 +107,8 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     if inp.count > gpu.interconnect.max_gpus and gpu.form_factor.value != "pcie" and gpu.interconnect.max_gpus:
         raise ToolError(note("ownership.too_many_per_node", gpu=gpu.name, count=inp.count,
                              most=gpu.interconnect.max_gpus))
-    report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count)], platform=inp.platform))
+    report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count)], platform=inp.platform,
+                                    chassis=inp.chassis))
     _, _, host = host_for(gpu, inp.count)
     node_w = report.totals.wall_draw_w  # the build check's (a baseboard node's includes its switches and fans)
     total_w = node_w * inp.nodes
@@ -106,6 +122,10 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     total = cards + hosts if cards is not None else None
     energy = cost.yearly_energy_cost * inp.years
     per_rack = math.floor(inp.rack_kw * 1000 / node_w) if inp.rack_kw else None
+    ups_limit = (inp.ups_va * UPS_PF_DESKTOP * UPS_LOAD_SHARE, inp.ups_va * UPS_PF_ONLINE * UPS_LOAD_SHARE) \
+        if inp.ups_va else None
+    holds = None if ups_limit is None else True if node_w <= ups_limit[0] else False if node_w > ups_limit[1] \
+        else None
     wall = (note("ownership.assume.baseboard", share=BASEBOARD_OVERHEAD) if host == "baseboard"
             else note("ownership.assume.wall", psu=0.9))
     assumptions = [wall, *cost.assumptions,
@@ -120,10 +140,15 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
         yearly_energy_cost=cost.yearly_energy_cost, years=inp.years, energy_cost=round(energy, 2),
         ownership_cost=round(total + energy, 2) if total is not None else None,
         nodes_per_rack=per_rack, racks=math.ceil(inp.nodes / per_rack) if per_rack else None,
+        ups_va_online=round(node_w / UPS_PF_ONLINE / UPS_LOAD_SHARE, -1),
+        ups_va_desktop=round(node_w / UPS_PF_DESKTOP / UPS_LOAD_SHARE, -1),
+        ups_limit_w=(round(ups_limit[0]), round(ups_limit[1])) if ups_limit else None, ups_holds=holds,
         formula=[note("ownership.formula.energy", watts=round(total_w), hours=inp.hours_per_day, years=inp.years,
                       price=cost.kwh_price, currency=inp.currency),
                  note("ownership.formula.price"),
-                 *([note("ownership.formula.rack", kw=inp.rack_kw, watts=round(node_w))] if inp.rack_kw else [])],
+                 *([note("ownership.formula.rack", kw=inp.rack_kw, watts=round(node_w))] if inp.rack_kw else []),
+                 note("ownership.formula.ups", watts=round(node_w), online=UPS_PF_ONLINE, desktop=UPS_PF_DESKTOP,
+                      share=UPS_LOAD_SHARE)],
         assumptions=assumptions)
 
 

@@ -498,6 +498,18 @@ _QUOTE = re.compile(r"(?:整机)?(?:报价|总价|售价|报了|开价|要价|�
 _SELLER = re.compile(r"报价|总价|售价|开价|要价|quot|offer|reseller|vendor|supplier|供应商|经销商|渠道", _I)
 
 
+_UPS_VA = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(k)?\s*va\b", re.I)
+
+
+def ups_va(ctx: Context) -> float | None:
+    """'a 1500VA UPS', '3kVA 的 UPS' → the UPS's rating, VA."""
+    m = _UPS_VA.search(ctx.masked)
+    if m is None:
+        return None
+    value = float(m.group(1)) * (1000 if m.group(2) else 1)
+    return value if 100 <= value <= 1_000_000 else None
+
+
 def quoted_price(ctx: Context) -> tuple[float, str] | None:
     """A price a seller quoted for the build ('整机报价 ¥268,000', 'the reseller quoted $96,500'): to be judged
     against the catalog, not a budget."""
@@ -862,6 +874,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "scaled": scaled,
     "purchase_price": purchase_price,
     "quoted_price": quoted_price,
+    "ups_va": ups_va,
     "asked_attribute": asked_attribute,
     "engine_hint": engine_hint,
     "host_bandwidth_gbs": host_bandwidth_gbs,

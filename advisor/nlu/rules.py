@@ -97,6 +97,7 @@ class Parsed(BaseModel):
     budget_unlimited: bool = False
     context_tokens: int | None = None
     served_model: str | None = None  # the model a message serves beside the one it trains
+    ups_va: float | None = None  # a UPS's rating said, VA
     alternatives: bool = False  # different cards offered as options ('add two 4090s, or two L20s?')
     prompt_tokens: int | None = None  # a prompt's length said beside an answer's ('prompts 2k, answers 300')
     concurrency: int | None = None
