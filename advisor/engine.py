@@ -369,7 +369,9 @@ def _merge_cards(m: _Merge) -> None:
         counts = {g.gpu: g.count for g in parsed.gpus if g.stated}
         owned = {e.gpu: e.count for e in p.existing or []}
         if parsed.added_cards:  # 'add two more 4090s, or switch to two L20s?': the owned card's option holds both
-            counts = {g: n + owned.get(g, 0) for g, n in counts.items()}
+            first = parsed.gpus[0].gpu  # owned cards not read as such are named first ('I have 2 3090s … add two')
+            counts = {g: n + owned.get(g, parsed.added_cards if g == first and not owned else 0)
+                      for g, n in counts.items()}
         m.put("compare_counts", counts)
     elif gpu_ids:
         named = [x for x in parsed.gpus if x.gpu in gpu_ids]

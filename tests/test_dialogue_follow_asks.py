@@ -246,3 +246,14 @@ def test_a_ups_is_sized_for_the_machine_and_the_one_said_is_checked(adv: Advisor
 def test_a_high_voltage_circuit_is_not_told_to_move_to_high_voltage(adv: Advisor) -> None:
     _, (r,) = talk(adv, "办公室单相220V 16A插座，想放8张L40S，可行吗？")
     assert "改用 220–240 V" not in r.text and "专用回路" in r.text
+
+
+def test_cards_written_before_a_link_or_a_part_multiply_it() -> None:
+    assert parse("手上有 2 台 8×A800 80GB 服务器，每台 4 张 200G IB 网卡。能做吗？").node_link_gbps == 800
+    assert parse("内存 4 条 64G DDR5").system_ram_gb == 256
+
+
+def test_owned_cards_named_first_then_added_make_that_options_count(adv: Advisor) -> None:
+    session, _ = talk(adv, "我现在有台工作站，2 张 3090 24G，跑 Qwen2.5-32B-AWQ 还行，但想上 Qwen2.5-72B。"
+                           "是再加两张 3090，还是卖掉换一张 RTX 6000 Ada 48G？")
+    assert session.profile.compare_counts == {"rtx-3090": 4, "rtx-6000-ada": 1}

@@ -39,7 +39,7 @@ _WATTS = re.compile(rf"({N})\s*(kw|w|watts?|瓦|千瓦)(?![a-z])", _I)
 
 _TIMES_AFTER = re.compile(r"^\s*(?:ddr[45]\w*|ecc|rdimm|psus?|电源|titanium|platinum|\s)*\s*[x×*]\s*(\d{1,2})(?!\d)",
                           _I)
-_TIMES_BEFORE = re.compile(r"(?<![\d.])(\d{1,2})\s*[x×*]\s*$", _I)
+_TIMES_BEFORE = re.compile(r"(?<![\d.])(\d{1,2})\s*(?:[x×*]|张|块|个|条|根|片)\s*$", _I)  # '4x 200G', '4 张 200G'
 _REDUNDANT = re.compile(r"冗余|redundan\w*|\b(\d)\s*\+\s*(\d)\b", _I)
 
 
