@@ -274,11 +274,13 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
                 head.append(msg(lang, "build.fix", fix=fix))
         else:
             have = checks[0].arguments.get("psu_w")
-            key = ("wall_known" if topic == "wall" and tot.continuous_limit_w else
+            other = checks[0].arguments.get("other_load_w") or 0
+            key = ("wall_known_shared" if topic == "wall" and tot.continuous_limit_w and other else
+                   "wall_known" if topic == "wall" and tot.continuous_limit_w else
                    "psu_known" if topic == "psu" and have else topic)
             head = [msg(lang, f"build.topic_ok.{key}", gpus=gpus_label, count=tot.gpu_count, have=num(have or 0),
                         slots=num(tot.slots_needed or 0), lanes=tot.lanes_needed, wall=num(tot.wall_draw_w),
-                        limit=num(tot.continuous_limit_w or 0), psu=num(tot.recommended_psu_w)),
+                        limit=num(tot.continuous_limit_w or 0), psu=num(tot.recommended_psu_w), other=num(other)),
                     *[f"- {render(f.message, lang)}" for f in asked[:1]]]
         out = [*head, msg(lang, "build.rest_ok", gpus=gpus_label) if not errors else
                msg(lang, "build.rest_problems", gpus=gpus_label, count=len(errors))]

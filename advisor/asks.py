@@ -164,6 +164,25 @@ def _say_ups(c: AskContext, done: list[ToolCall]) -> str | None:
     return msg(c.lang, key, va=num(va, 0), low=num(r.ups_limit_w[0], 0), high=num(r.ups_limit_w[1], 0), **size)
 
 
+NOISE_PASSAGE = "office-noise-ups"  # the corpus section that answers how loud a machine is and where it can sit
+
+
+def _noise_calls(c: AskContext) -> list[PlannedCall]:
+    query = msg(c.lang, "asks.noise_query")
+    return [PlannedCall(name="search_knowledge", arguments={"query": query, "k": 3, "lang": c.lang}, purpose="search")]
+
+
+def _say_noise(c: AskContext, done: list[ToolCall]) -> str | None:
+    """How loud: the office-placement passage's first paragraph, cited."""
+    call = next((x for x in done if x.name == "search_knowledge" and x.ok and x.result), None)
+    found = [r for r in (call.result or {}).get("results", []) if r["id"].split("/")[-1] == NOISE_PASSAGE] \
+        if call else []
+    if not found:
+        return None
+    first = found[0]["text"].split("\n\n")[0].strip()
+    return msg(c.lang, "asks.noise", text=first, id=found[0]["id"])
+
+
 def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
     r = _machine(done)
     if r is None:
@@ -626,6 +645,7 @@ ROUTES: dict[str, Route] = {
     "rack": Route(_asked("rack"),
                   _machine_call, _say_rack),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),
+    "noise": Route(lambda c: "noise" in c.asks, _noise_calls, _say_noise),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
     "compute": Route(_compute_needed, _compute_calls, _say_compute),

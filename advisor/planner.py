@@ -218,6 +218,8 @@ def _machine_args(p: Profile) -> dict[str, Any]:
     args: dict[str, Any] = {}
     if p.mains:
         args["mains"] = p.mains
+        if p.circuit_load_w:  # '600W already on that circuit': what is left for the machine
+            args["other_load_w"] = p.circuit_load_w
     if p.psu_w:
         args["psu_w"] = p.psu_w
     if p.power_limit_w and p.power_limit_w >= MIN_MACHINE_CAP_W and (p.nodes or 1) == 1:  # '每台服务器限 3000W'
@@ -666,9 +668,12 @@ def implied_use_case(p: Profile, parsed: Parsed) -> UseCase | None:
         return "training" if p.known("model") else None
     if p.fp64 or p.problem_size_gb:
         return "scientific"
-    if parsed.kind in _INFERENCE_KINDS and p.known("model"):
-        return "inference"
+    if p.known("model") and parsed.kind not in _LOOKUP_KINDS:  # a model people use: serving it, unless training
+        return "inference"  # was said (the reply says what it assumed; 'we fine-tune it' changes it)
     return None
+
+
+_LOOKUP_KINDS = (Kind.spec, Kind.concept, Kind.chitchat, Kind.reset, Kind.export)
 
 
 def _search_text(text: str, lang: str, k: int) -> list[PlannedCall]:

@@ -154,6 +154,7 @@ class Profile(BaseModel):
     prompt_tokens: int | None = Field(None, ge=1, le=10_000_000, description="a prompt's length, said with an answer's")
     served_model: str | None = Field(None, description="catalog model id served beside the one trained")
     ups_va: float | None = Field(None, gt=0, le=1_000_000, description="a UPS the buyer has or plans, VA")
+    circuit_load_w: float | None = Field(None, ge=0, le=100_000, description="other load on the machine's circuit, W")
     method: Method | None = None
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)
     dataset_samples: float | None = Field(None, gt=0, le=1e11)  # × 512 tokens × 1,000 epochs stays within MAX_TOKENS

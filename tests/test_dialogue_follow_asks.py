@@ -184,6 +184,7 @@ def test_second_hand_prices_said_bare_are_each_cards_price_not_a_budget() -> Non
     assert parsed.budget is None
     assert {g: m.amount for g, m in parsed.card_prices.items()} == \
         {"tesla-p40": 400, "v100-pcie-16gb": 1000, "rtx-2080-ti-22gb": 2500}
+    assert not parse("4090 000 多一张").card_prices  # no price of zero (was a crash)
 
 
 def test_r1_distill_with_no_size_is_the_32b_distill_said_as_a_guess() -> None:
@@ -257,3 +258,28 @@ def test_owned_cards_named_first_then_added_make_that_options_count(adv: Advisor
     session, _ = talk(adv, "我现在有台工作站，2 张 3090 24G，跑 Qwen2.5-32B-AWQ 还行，但想上 Qwen2.5-72B。"
                            "是再加两张 3090，还是卖掉换一张 RTX 6000 Ada 48G？")
     assert session.profile.compare_counts == {"rtx-3090": 4, "rtx-6000-ada": 1}
+
+
+def test_noise_is_answered_from_the_office_placement_passage(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "公司IT这边要在办公室放一台AI服务器，单相220V 16A插座。想放4张L40S，可行吗？噪音大不大？")
+    assert r.text.startswith("**没问题") and "**噪音**" in r.text and "[power-cooling/zh/office-noise-ups]" in r.text
+    assert parse("is it quiet enough for an office?").asks[:1] == ["noise"]
+    assert "noise" not in parse("it has to be quiet; we use Cloudflare").asks  # a requirement, not a question
+
+
+def test_a_model_used_by_people_is_served_without_asking_the_use_case(adv: Advisor) -> None:
+    """A ~30B model for 10 people at once on one 96 GB workstation card: bf16 weights ~65 GB plus ~2 GB of KV per
+    8k request fit; a 120 V 15 A circuit with 600 W already on it leaves 1,440 − 600 = 840 W."""
+    session, (first, shared) = talk(
+        adv, "Need a GPU workstation for the office. Has to plug into a normal 120V 15A outlet, sits under a desk, "
+             "can't be loud. 5-10 people internally want to use a ~30B LLM. Budget $15k.",
+        "What if the outlet is shared with other stuff — say 600W already on that circuit?")
+    assert session.profile.use_case == "inference" and first.mode == "answer" and ok_calls(first, "recommend")
+    assert ok_calls(shared, "check_build")[0].arguments["other_load_w"] == 600
+    assert "840 W" in shared.text.split("\n")[0]
+
+
+def test_a_range_of_counts_is_no_count() -> None:
+    parsed = parse("Looking at buying 2-4 HGX H100 8-GPU servers with InfiniBand. How many nodes do we need?")
+    assert parsed.nodes is None and not any(g.stated for g in parsed.gpus)
+    assert ("nlu.readback.count_range", {"low": 2, "high": 4}) in parsed.readback

@@ -498,6 +498,23 @@ _QUOTE = re.compile(r"(?:整机)?(?:报价|总价|售价|报了|开价|要价|�
 _SELLER = re.compile(r"报价|总价|售价|开价|要价|quot|offer|reseller|vendor|supplier|供应商|经销商|渠道", _I)
 
 
+_CIRCUIT_LOAD = re.compile(
+    r"(\d{2,5})\s*w(?:atts?)?\s+(?:is\s+|are\s+)?(?:already\s+)?(?:on|of|from|using|used on)\s+"
+    r"(?:that|the|this|our|same)\s+(?:same\s+)?(?:circuit|outlet|line|breaker)|"
+    r"(?:circuit|outlet|line)\s+(?:already\s+)?(?:has|carries|runs|feeds)\s+(?:about\s+|~)?(\d{2,5})\s*w\b|"
+    r"(?:同一|这个|那个)?\s*(?:插座|回路|线路|电路)\S{0,8}(?:已经|还有|另外|本来就)[^\d，。,]{0,6}?(\d{2,5})\s*(?:w|瓦)",
+    re.I)
+
+
+def circuit_load_w(ctx: Context) -> float | None:
+    """'600W already on that circuit', '这个插座上已经有 600W 的设备' → other load on the machine's circuit, W."""
+    m = _CIRCUIT_LOAD.search(ctx.masked)
+    if m is None:
+        return None
+    value = float(m.group(1) or m.group(2) or m.group(3))
+    return value if 10 <= value <= 20_000 else None
+
+
 _UPS_VA = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*(k)?\s*va\b", re.I)
 
 
@@ -875,6 +892,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "purchase_price": purchase_price,
     "quoted_price": quoted_price,
     "ups_va": ups_va,
+    "circuit_load_w": circuit_load_w,
     "asked_attribute": asked_attribute,
     "engine_hint": engine_hint,
     "host_bandwidth_gbs": host_bandwidth_gbs,

@@ -98,6 +98,7 @@ class Parsed(BaseModel):
     context_tokens: int | None = None
     served_model: str | None = None  # the model a message serves beside the one it trains
     ups_va: float | None = None  # a UPS's rating said, VA
+    circuit_load_w: float | None = None  # other equipment already on the machine's circuit, W
     alternatives: bool = False  # different cards offered as options ('add two 4090s, or two L20s?')
     prompt_tokens: int | None = None  # a prompt's length said beside an answer's ('prompts 2k, answers 300')
     concurrency: int | None = None
@@ -1465,7 +1466,7 @@ def _unit_price(window: str, lang: Lang | None) -> tuple[int, int, Money] | None
     found += [(a.start, a.end, Money(amount=a.value, currency="CNY")) for a in find_amounts(window)
               if "万" in a.text and a.value >= 1000]
     found += [(m.start(1), m.end(1), Money(amount=float(m.group(1)), currency=_default_currency(window, lang)))
-              for m in _BARE_PRICE.finditer(window) if lang == "zh"]  # '400 多一张', '1000 左右', '魔改 2500'
+              for m in _BARE_PRICE.finditer(window) if lang == "zh" and float(m.group(1)) >= 100]  # '400 多一张'
     return min(found, key=lambda f: f[0]) if found else None
 
 
@@ -1652,6 +1653,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.budget = None  # '预算再加 5 万' adds to the budget; it is not a budget of 5 万
     _settle_verb_count(out, masked)
     _settle_nodes(out, text, masked, cat)
+    _settle_ranges(out, text)
     _settle_restrictions(out, masked)
     catalog_filter = _read_catalog_filter(out, text)
     _read_asks(out, text)
@@ -1708,6 +1710,31 @@ def _settle_restrictions(out: Parsed, text: str) -> None:
 
 _BOXES_COUNTED = re.compile(rf"(?:{N}|{_COUNT_WORDS}|[两二三四五六七八])\s*(?:x\s*|×\s*)?(?:台|个)?\s*"
                             rf"(?:nvidia\s+)?[dh]gx\b(?!\s*spark)", _I)
+
+
+# 'buying 2-4 HGX H100 servers', '2 到 4 台': a range of counts is a question, not a count
+_COUNT_RANGE = re.compile(r"(?<![\d.])(\d{1,4})\s*(?:-|–|~|～|到|至|\bto\b|\bor\b)\s*(\d{1,4})(?![\d.%])\s*(?:x\s*)?"
+                          r"(?=(?:个|台|张|块)?\s*(?:[a-z]{0,5}\s*)?(?:hgx|dgx|nodes?|servers?|boxes|machines|gpus?|cards?|"
+                          r"节点|服务器|机器|[a-z]\d|rtx|h\d|a\d|l\d))", _I)
+
+
+def _settle_ranges(out: Parsed, text: str) -> None:
+    """A count said as a range ('2-4 servers'): neither end is the count; the plan works out how many, and the
+    range is said back."""
+    m = _COUNT_RANGE.search(text)
+    if m is None:
+        return
+    low, high = int(m.group(1)), int(m.group(2))
+    if not 1 <= low < high:
+        return
+    ends = {low, high}
+    out.gpus = [g.model_copy(update={"count": 1, "stated": False}) if g.stated and g.count in ends else g
+                for g in out.gpus]
+    if out.nodes in ends:
+        out.nodes = None
+    if out.gpu_count in ends:
+        out.gpu_count = None
+    out.readback.append(("nlu.readback.count_range", {"low": low, "high": high}))
 
 
 def _settle_nodes(out: Parsed, text: str, masked: str, cat: Catalog) -> None:

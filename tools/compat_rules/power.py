@@ -158,12 +158,14 @@ def _wall(ctx: BuildContext) -> list[Finding]:
             )]
         return []
     m = ctx.mains
-    limit = m.continuous_limit_w
+    limit = m.continuous_limit_w - ctx.inp.other_load_w  # what the circuit has left for this machine
     nums = {**nums, "mains_v": m.volts, "mains_a": m.amps, "circuit_peak_w": m.peak_w,
             "continuous_limit_w": limit}
     if t.wall_draw_w > limit:
         return [finding(
             "power-wall-circuit", "power", "error",
+            note("compat.power.wall_over_shared", wall_w=t.wall_draw_w, limit_w=limit, circuit=m.label,
+                 other_w=ctx.inp.other_load_w) if ctx.inp.other_load_w else
             note("compat.power.wall_over_limit", wall_w=t.wall_draw_w, load_w=t.system_power_w, efficiency=eff,
                  limit_w=limit, circuit=m.label, peak_w=m.peak_w),
             note("compat.fix.power.wall_circuit_high_voltage", amps=m.amps, need_a=t.wall_draw_w / m.volts / 0.8)

@@ -122,6 +122,8 @@ class BuildInput(ToolInput):
                                                                           "W (the room's per-server limit)")
     chassis: Chassis | None = None
     case_max_gpu_length_mm: float | None = Field(None, gt=0)
+    other_load_w: float = Field(0.0, ge=0, le=100_000, description="other equipment already on the same wall "
+                                                                 "circuit, W (what is left for the machine)")
     mains: str | None = Field(None, description="'120v-15a', '120v-20a', '220v-10a', '230v-16a', '230V 16A' "
                                                 "…")
     workload: Workload | None = None
