@@ -84,7 +84,7 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     args: dict[str, Any] = {"gpu": c.config.gpu, "count": c.config.count, "nodes": c.config.nodes,
                             "currency": currency, "years": p.years or DEFAULT_YEARS,
                             "include_host": not p.has_host and p.budget_scope != "gpu_only"}
-    for slot in ("hours_per_day", "kwh_price", "rack_kw"):
+    for slot in ("hours_per_day", "kwh_price", "rack_kw", "gpu_power_limit_w"):
         if getattr(p, slot):
             args[slot] = getattr(p, slot)
     if p.kwh_price and p.kwh_currency and p.kwh_currency != currency:  # 'CNY 0.8/kWh' in an English chat

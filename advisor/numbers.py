@@ -14,10 +14,11 @@ so '2.3万' is 23000.0, not 22999.999999999996.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
+
+from advisor import ascii_re as re
 
 # ----------------------------------------------------------------------------- vocabulary
 

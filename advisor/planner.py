@@ -1048,7 +1048,7 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["cuda_required"] = True
     if p.domestic:
         args["domestic_only"] = True
-    if p.power_limit_w:
+    if p.power_limit_w and p.power_limit_w >= MIN_MACHINE_CAP_W:  # under it, a card's limit, not a machine's
         args["power_limit_w"] = p.power_limit_w
     if _chassis(p):
         args["chassis"] = _chassis(p)

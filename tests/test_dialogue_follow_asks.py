@@ -283,3 +283,20 @@ def test_a_range_of_counts_is_no_count() -> None:
     parsed = parse("Looking at buying 2-4 HGX H100 8-GPU servers with InfiniBand. How many nodes do we need?")
     assert parsed.nodes is None and not any(g.stated for g in parsed.gpus)
     assert ("nlu.readback.count_range", {"low": 2, "high": 4}) in parsed.readback
+
+
+@pytest.mark.parametrize(("text", "slot", "value"), [
+    ("用sglang呢", "engine_hint", "sglang"), ("改用vllm部署", "engine_hint", "vllm"),
+    ("如果把每张卡功耗限制到300W呢", "gpu_power_limit_w", 300.0), ("要不要上ups", "asks", ["ups"]),
+])
+def test_latin_words_glued_to_chinese_are_read(text: str, slot: str, value: object) -> None:
+    """Python's \\b sees a CJK character as part of a word; the NLU's boundaries are ASCII ones."""
+    assert getattr(parse(text, context=True), slot) == value
+
+
+def test_an_fp8_model_on_a_card_without_fp8_units_is_sized_at_int8() -> None:
+    """DeepSeek-R1 (FP8) on Ascend: its stack serves W8A8 INT8, the same weight bytes, ~700 GB on 16 × 64 GB."""
+    from tools.recommend import RecommendInput, recommend
+    r = recommend(RecommendInput(workload="inference", model="deepseek-r1", concurrency=30, vendors=["Huawei"],
+                                 region="cn"))
+    assert any(o.gpu_id == "ascend-910b" and o.count == 16 for o in r.options)

@@ -58,6 +58,7 @@ class MachineCostInput(ToolInput):
                                                           "catalog's)")
     ups_va: float | None = Field(None, gt=0, le=1_000_000, description="a UPS the buyer has or plans, VA")
     chassis: Chassis | None = Field(None, description="the chassis the build check assumed (its CPU's power counts)")
+    gpu_power_limit_w: float | None = Field(None, gt=0, le=2000, description="a power limit set on each GPU, W")
 
 
 # A UPS's real-power limit is its VA × power factor: online double-conversion units are rated at 0.9 (Eaton 9SX
@@ -107,8 +108,8 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     if inp.count > gpu.interconnect.max_gpus and gpu.form_factor.value != "pcie" and gpu.interconnect.max_gpus:
         raise ToolError(note("ownership.too_many_per_node", gpu=gpu.name, count=inp.count,
                              most=gpu.interconnect.max_gpus))
-    report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count)], platform=inp.platform,
-                                    chassis=inp.chassis))
+    report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count, power_limit_w=inp.gpu_power_limit_w)],
+                                    platform=inp.platform, chassis=inp.chassis))
     _, _, host = host_for(gpu, inp.count)
     node_w = report.totals.wall_draw_w  # the build check's (a baseboard node's includes its switches and fans)
     total_w = node_w * inp.nodes

@@ -425,8 +425,18 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
     return None
 
 
+def native_stand_in(gpu: GPU, spec: ModelSpec) -> str | None:
+    """The precision a card runs an FP8-native model at when none was asked and it has no FP8 path: INT8 W8A8
+    on accelerators without FP8 units (Ascend 910B, MLU: how their stacks ship DeepSeek), same weight bytes.
+    NVIDIA cards without FP8 keep FP8 weights (vLLM's weight-only Marlin kernels)."""
+    if spec.native_dtype != "fp8" or gpu.supports("fp8") is not False or gpu.vendor == "NVIDIA":
+        return None
+    return "int8" if gpu.supports("int8") is not False else None
+
+
 def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, engine: str) -> _Eval:
-    base = dict(model=inp.model, precision=inp.precision, context=inp.context, batch=inp.concurrency,
+    precision = inp.precision or native_stand_in(gpu, spec)
+    base = dict(model=inp.model, precision=precision, context=inp.context, batch=inp.concurrency,
                 gpu=gpu.id, engine=engine)
     stages = nodes_for(count) if engine == "vllm" else 1  # across nodes: tensor parallel inside, layers between
     try:

@@ -8,11 +8,11 @@ units, catalog names) stay as patterns here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from advisor import ascii_re as re
 from advisor.nlu import vocab
 from advisor.numbers import NUMBER_RE, parse_number
 from knowledge import AmbiguousNameError
@@ -379,7 +379,7 @@ def mains(ctx: Context) -> str | None:
 
 
 _GPU_LIMIT = re.compile(r"(限功耗|功耗限制|限制功耗|功耗墙|锁功耗|power[- ]?limit\w*|cap(?:ped)?|limit(?:ed)?)\D{0,28}?"
-                        rf"({N})\s*(w|瓦|watts?)\b", _I)
+                        rf"({N})\s*(w|瓦|watts?)(?![a-z])", _I)  # '300W呢': no \b before a CJK character
 _PER_CARD = re.compile(r"每张|每块|每卡|单卡|两张|显卡|卡|per (card|gpu)|each|both|cards|gpus|the gpus", _I)
 
 

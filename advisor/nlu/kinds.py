@@ -10,7 +10,6 @@ still reach an answer. The encoder is loaded only when a message needs it.
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import tomllib
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from enum import StrEnum
 from importlib import resources
 from typing import Any
 
+from advisor import ascii_re as re
 from advisor.nlu import vocab
 
 log = logging.getLogger(__name__)

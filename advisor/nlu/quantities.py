@@ -10,12 +10,12 @@ the words of its own clause.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from advisor import ascii_re as re
 from advisor.numbers import EN_NUMBER_RE, NUMBER_RE, parse_number
 
 _NUM = rf"(?P<num>{NUMBER_RE}|{EN_NUMBER_RE})"

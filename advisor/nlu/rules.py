@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -21,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from advisor import ascii_re as re
 from advisor.nlu import extractors, vocab
 from advisor.nlu.kinds import Features, Kind, classify, is_question
 from advisor.nlu.quantities import A_LENGTH, Quantity, read_quantities
@@ -575,7 +575,7 @@ _GRID = re.compile(r"(?<![\d.])(\d{2,7})\s*[×xX*]\s*\1(?:\s*[×xX*]\s*\1)?(?![\
 # motherboard chipsets people name beside their cards ('B650 board', 'Z790'): never a GPU or a count
 _CHIPSET = re.compile(r"(?<![a-z0-9])(?:[bx](?:360|450|460|550|560|650|660|760|850|860|570|670|870)[em]?|"
                       r"z(?:390|490|590|690|790|890)|h(?:410|510|570|610|670|770)|"
-                      r"a(?:520|620)|trx(?:40|50)|wrx(?:80|90))(?:m|i|-[a-z]+)?(?![a-z0-9])", _I)
+                      r"a(?:520|620)|tre.compile(?:40|50)|wre.compile(?:80|90))(?:m|i|-[a-z]+)?(?![a-z0-9])", _I)
 
 
 # a quote's storage and warranty: '4TB NVMe', '含三年质保', '3-year warranty' — never a data size or a deadline

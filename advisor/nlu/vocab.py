@@ -7,6 +7,8 @@ import tomllib
 from functools import cache
 from importlib import resources
 
+from advisor.ascii_re import ascii_bounded
+
 
 @cache
 def _table() -> dict[str, dict[str, dict[str, list[str]]]]:
@@ -18,7 +20,7 @@ def _table() -> dict[str, dict[str, dict[str, list[str]]]]:
 def cue(section: str, name: str) -> re.Pattern[str] | None:
     """One pattern joining every language's fragments of ``[section.name]``; None when it has none."""
     entry = _table().get(section, {}).get(name, {})
-    fragments = [f for lang in sorted(entry) for f in entry[lang]]
+    fragments = [ascii_bounded(f) for lang in sorted(entry) for f in entry[lang]]
     if not fragments:
         return None
     return re.compile("|".join(f"(?:{f})" for f in fragments), re.IGNORECASE)
