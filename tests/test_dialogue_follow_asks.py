@@ -300,3 +300,16 @@ def test_an_fp8_model_on_a_card_without_fp8_units_is_sized_at_int8() -> None:
     r = recommend(RecommendInput(workload="inference", model="deepseek-r1", concurrency=30, vendors=["Huawei"],
                                  region="cn"))
     assert any(o.gpu_id == "ascend-910b" and o.count == 16 for o in r.options)
+
+
+def test_a_card_swapped_out_for_another_is_replaced_not_pooled(adv: Advisor) -> None:
+    """4 × H100 NVL at the catalog's ~$28,000 each plus a $15,000 server: about $127,000."""
+    parsed = parse("What if we swap the 4x L40S for 4x H100 NVL? Roughly what does the quote become?", context=True)
+    assert [(g.gpu, g.count) for g in parsed.gpus] == [("h100-nvl", 4)] and parsed.sold == ["l40s"]
+    assert parsed.kind.value != "concept" and "build_cost" in parsed.asks
+    session, (_, r) = talk(adv, "Vendor quote: Lenovo ThinkSystem SR675 V3, 4x L40S, 2x EPYC 9354, 512GB RAM, $98k. "
+                                "We want to serve Llama-3.1-70B to ~50 users. Is the price fair?",
+                           "What if we swap the 4x L40S for 4x H100 NVL? Roughly what does the quote become and "
+                           "what do we actually gain?")
+    assert (session.profile.gpu, session.profile.gpu_count) == ("h100-nvl", 4)
+    assert r.text.startswith("**Whole build:** 4× H100 NVL") and "L40S" not in r.text.split("\n")[0]

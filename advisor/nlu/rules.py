@@ -855,6 +855,7 @@ class _Reading:
     context: bool
     gpu_mentions: list[_Mention] = field(default_factory=list)
     model_mentions: list[_Mention] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)  # cards the message swaps out
     masked: str = ""
     said: str = ""
     names_and_dates: list[tuple[int, int]] = field(default_factory=list)
@@ -908,6 +909,30 @@ def _read_names(r: _Reading) -> None:
     if r.model_mentions:
         r.out.model = _subject_model(r.text, r.model_mentions)
     r.out.alternatives = _options_offered(r.text, r.gpu_mentions)
+    r.replaced = _replaced_cards(r.text, r.gpu_mentions)
+
+
+# 'swap the 4x L40S for 4x H100 NVL', 'replace the A100s with H100s', '把 4090 换成 5090', 'H200 instead of H100'
+_SWAP_BEFORE = re.compile(r"(?:\bswap(?:ping)?|\breplac\w*|\btrad\w*|\bexchang\w*|把|将)\s*(?:out\s+)?"
+                          r"(?:the\s+|our\s+)?(?:\d+\s*[x×]?\s*)?$", _I)
+_SWAP_BETWEEN = re.compile(r"^[\s\w.,-]{0,12}?(?:\bfor\b|\bwith\b|\bto\b|\bby\b|换成|改成|换为|替换成|换)\s*"
+                           r"(?:\d+\s*[x×]?\s*)?$", _I)
+_INSTEAD_OF = re.compile(r"^[\s\d×x]{0,6}\binstead of\b\s*(?:the\s+|our\s+)?(?:\d+\s*[x×]?\s*)?$", _I)
+
+
+def _replaced_cards(text: str, mentions: list[_Mention]) -> list[str]:
+    """Cards a message swaps out for another it names: planned on the new one only, never as a pool."""
+    cards = sorted(mentions, key=lambda m: m.start)
+    out: list[str] = []
+    for a, b in itertools.pairwise(cards):
+        if a.ids[:1] == b.ids[:1]:
+            continue
+        between = text[a.end:b.start]
+        if _SWAP_BEFORE.search(text[max(0, a.start - 24):a.start]) and _SWAP_BETWEEN.match(between):
+            out.append(a.ids[0])  # 'swap A for B': A goes
+        elif _INSTEAD_OF.match(between):
+            out.append(b.ids[0])  # 'B instead of A': A goes
+    return out
 
 
 _OR = re.compile(r"\bor\b|还是|或者|或是|\bvs\.?(?![a-z])|\bversus\b|抑或", _I)
@@ -1039,7 +1064,7 @@ def _read_cards(r: _Reading) -> None:
             ruled_out_end = mention.end
             out.ruled_out_gpus.append(gid)
             continue
-        if _let_go(text, mention):  # 'sell the 3060 and get two 3090s', 'replacing old V100 nodes'
+        if _let_go(text, mention) or gid in r.replaced:  # 'sell the 3060 and get two 3090s', 'swap A for B'
             out.sold.append(gid)
             continue
         gid = _memory_variant(r.cat, gid, text[mention.end:mention.end + 12])
@@ -1953,6 +1978,8 @@ def _settle_kind(out: Parsed) -> None:
                                          Kind.speed, Kind.inform, Kind.recommend):
         out.kind = Kind.compare
         out.pooled = False
+    if out.kind == Kind.concept and out.has(Intent.whatif) and any(g.stated for g in out.gpus):
+        out.kind = Kind.whatif  # 'what if we swap the 4x L40S for 4x H100 NVL — what do we gain?': a plan change
     if out.kind in (Kind.spec, Kind.concept):
         out.fp64 = None  # 'V100 的双精度算力' asks about FP64; it states no need for it
     if out.kind == Kind.spec:  # "T4 有没有 bf16" asks about BF16
