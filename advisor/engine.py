@@ -161,7 +161,7 @@ class LLMFailure(Exception):
 
 # the slots a message states that go into the profile as they are; the others are merged by the steps below
 _SPECIAL_SLOTS = {"model", "params_b", "budget_unlimited", "existing", "gpu_count", "card_memory_gb", "card_prices",
-                  "card_rates", "workloads",
+                  "card_rates", "workloads", "options",
                   "excluded_vendors", "only_vendors", "allowed_gpus", "ruled_out_gpus"}
 MERGED_AS_SAID = tuple(f for f in Profile.model_fields if f in Parsed.model_fields and f not in _SPECIAL_SLOTS)
 
@@ -271,6 +271,22 @@ def _merge_horizon(m: _Merge) -> None:
     if m.parsed.years and m.p.deadline_days and _MORE_TIME.search(m.parsed.text):
         m.put("years", round(min(30.0, m.parsed.years + m.p.deadline_days / 365), 2))
         m.put("deadline_days", None)
+
+
+def _merge_options(m: _Merge) -> None:
+    """Labelled options listed are kept; a later 'B' / '第二个方案' / 'option B' makes that option's cards (and
+    its quoted price) the configuration under discussion."""
+    parsed, p = m.parsed, m.p
+    if parsed.options:
+        m.put("options", parsed.options)
+    picked = next((o for o in p.options if o.label == parsed.option_ref), None) if parsed.option_ref else None
+    if picked is None or parsed.gpus:
+        return
+    m.put("gpu", picked.gpu)
+    m.put("gpu_count", picked.count)
+    m.put("compare", [])
+    if picked.price is not None:
+        m.put("quoted_price", picked.price)
 
 
 def _merge_lists(m: _Merge) -> None:
@@ -474,7 +490,7 @@ def _merge_short_answers(m: _Merge) -> None:
 
 _MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_horizon, _merge_card_prices, _merge_workloads,
                 _merge_implied, _merge_lists,
-                _merge_sold, _session_variants, _merge_cards, _merge_changes,
+                _merge_sold, _session_variants, _merge_cards, _merge_options, _merge_changes,
                 _merge_count, _bare_count, _merge_short_answers)
 
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
-from advisor.nlu import FormFactorPref, GpuCount, Lang, Method, Money, UseCase, Workload
+from advisor.nlu import FormFactorPref, GpuCount, LabeledOption, Lang, Method, Money, UseCase, Workload
 from knowledge import load_catalog
 from knowledge.bounded import BoundsError, data_depth, nested_too_deeply, read_text, text_depth
 from knowledge.codes import scientific_codes
@@ -175,6 +175,8 @@ class Profile(BaseModel):
     compare: list[str] = Field(default_factory=list, description="GPU ids the user asked to compare")
     compare_counts: dict[str, Annotated[int, Field(ge=1, le=1024)]] = Field(
         default_factory=dict, description="cards per compared GPU when said ('双卡 4090 和单卡 6000 Ada')")
+    options: list[LabeledOption] = Field(default_factory=list, max_length=4,
+                                         description="labelled options the buyer listed (A, B, C), for '选 B'")
     workloads: list[Workload] = Field(default_factory=list, max_length=8,
                                       description="the training jobs when several were named; the plan sizes the "
                                                   "hardest")

@@ -313,3 +313,22 @@ def test_a_card_swapped_out_for_another_is_replaced_not_pooled(adv: Advisor) -> 
                            "what do we actually gain?")
     assert (session.profile.gpu, session.profile.gpu_count) == ("h100-nvl", 4)
     assert r.text.startswith("**Whole build:** 4× H100 NVL") and "L40S" not in r.text.split("\n")[0]
+
+
+QUOTES = ("我是公司采购，供应商给了三个报价，麻烦帮看下哪个划算。用途：内部部署 Qwen2.5-72B 做问答，全公司50人用。\n"
+          "A. 浪潮 NF5688M7，8×H20 96G 整机，128万\nB. 超微 4×L40S 48G 推理服务器，52万\n"
+          "C. 4×RTX 4090 24G 工作站，16万")
+
+
+def test_labelled_options_are_kept_and_a_later_pick_is_planned_on(adv: Advisor) -> None:
+    parsed = parse(QUOTES)
+    assert [(o.label, o.gpu, o.count, o.price) for o in parsed.options] == [
+        ("A", "h20", 8, (1280000.0, "CNY")), ("B", "l40s", 4, (520000.0, "CNY")),
+        ("C", "rtx-4090", 4, (160000.0, "CNY"))]
+    assert parsed.budget is None  # the options' prices are no budget
+    session, (_, b, a) = talk(adv, QUOTES, "如果选B，上线后大概能撑多少并发？", "那A方案那台整机满载功耗多少？")
+    assert ok_calls(b, "perf_serving")[0].arguments["gpu"] == "l40s"
+    assert b.text.startswith("**最多同时多少人**：4 张 L40S")
+    assert (session.profile.gpu, session.profile.gpu_count, session.profile.quoted_price) == \
+        ("h20", 8, (1280000.0, "CNY"))
+    assert ok_calls(a, "check_build")[0].arguments["gpus"][0] == {"gpu": "h20", "count": 8}

@@ -14,6 +14,7 @@ from advisor.nlu.rules import (
     GpuCount,
     Intent,
     Kind,
+    LabeledOption,
     Lang,
     Method,
     Money,
@@ -27,7 +28,7 @@ from advisor.nlu.rules import (
 )
 
 __all__ = [
-    "CANONICAL", "DAYS_PER_MONTH", "SPECIALISED", "FormFactorPref", "GpuCount", "Intent", "Kind", "Lang", "Method",
-    "Money",
+    "CANONICAL", "DAYS_PER_MONTH", "SPECIALISED", "FormFactorPref", "GpuCount", "Intent", "Kind", "LabeledOption",
+    "Lang", "Method", "Money",
     "Parsed", "UseCase", "Workload", "clean", "detect_lang", "has_english_words", "parse",
 ]

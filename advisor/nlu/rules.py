@@ -70,6 +70,15 @@ class GpuCount(BaseModel):
     stated: bool = Field(True, description="the count was written, not defaulted to 1")
 
 
+class LabeledOption(BaseModel):
+    """One of several options a message lists under labels ('A. 8×H20 整机 128万', 'B 家 4×L40S 52万')."""
+
+    label: str = Field(pattern=r"^[A-D]$")
+    gpu: str
+    count: int = Field(1, ge=1, le=1024)
+    price: tuple[float, str] | None = None
+
+
 class Parsed(BaseModel):
     """What one message says. ``None`` = not mentioned."""
 
@@ -99,6 +108,8 @@ class Parsed(BaseModel):
     served_model: str | None = None  # the model a message serves beside the one it trains
     ups_va: float | None = None  # a UPS's rating said, VA
     circuit_load_w: float | None = None  # other equipment already on the machine's circuit, W
+    options: list[LabeledOption] = Field(default_factory=list, description="labelled options listed (A, B, C)")
+    option_ref: str | None = Field(None, description="the label of a listed option the message picks ('选 B')")
     alternatives: bool = False  # different cards offered as options ('add two 4090s, or two L20s?')
     prompt_tokens: int | None = None  # a prompt's length said beside an answer's ('prompts 2k, answers 300')
     concurrency: int | None = None
@@ -920,6 +931,45 @@ _SWAP_BETWEEN = re.compile(r"^[\s\w.,-]{0,12}?(?:\bfor\b|\bwith\b|\bto\b|\bby\b|
 _INSTEAD_OF = re.compile(r"^[\s\d×x]{0,6}\binstead of\b\s*(?:the\s+|our\s+)?(?:\d+\s*[x×]?\s*)?$", _I)
 
 
+_LABEL = re.compile(r"(?:(?<![A-Za-z0-9])([A-D])\s*(?:家|方案|[.:：、)）]|是(?=\S))|"
+                    r"(?:方案|选项|报价|option|quote|plan)\s*([A-D1-4一二三四])(?![A-Za-z0-9]))", _I)
+_ORDINAL_LABEL = {"1": "A", "2": "B", "3": "C", "4": "D", "一": "A", "二": "B", "三": "C", "四": "D"}
+_PICK = re.compile(r"(?:选|用|买|要|按|回到|就|定|pick|choose|go with|take|with|option|quote|plan|方案)\s*"
+                   r"([A-D1-4一二三四])(?![A-Za-z0-9])(?!\s*[x×卡张])|"
+                   r"(?<![A-Za-z0-9])([A-D])\s*(?:家|方案|那台|那套|的方案|的报价|那个)|"
+                   r"第\s*([一二三四1-4])\s*(?:个|家)?\s*(?:方案|报价|选项|家)|"
+                   r"\bthe (first|second|third|fourth) (?:one|option|quote|box|server)\b", _I)
+_ORDINAL_WORDS = {"first": "A", "second": "B", "third": "C", "fourth": "D"}
+
+
+def _label_of(raw: str) -> str:
+    low = raw.lower()
+    return _ORDINAL_WORDS.get(low) or _ORDINAL_LABEL.get(raw) or raw.upper()
+
+
+def _read_options(r: _Reading) -> None:
+    """Options listed under labels, each with its cards and its price; a later 'B' picks one."""
+    marks = [(m.start(), m.end(), _label_of(m.group(1) or m.group(2))) for m in _LABEL.finditer(r.text)]
+    marks = [x for i, x in enumerate(marks) if x[2] not in {y[2] for y in marks[:i]}]  # each label once
+    options: list[LabeledOption] = []
+    for i, (_, end, label) in enumerate(marks):
+        stop = marks[i + 1][0] if i + 1 < len(marks) else len(r.text)
+        card = next((m for m in r.gpu_mentions if end <= m.start < stop), None)
+        if card is None:
+            continue
+        count = _count_near(r.counted, card.start, card.end) or 1
+        span = r.text[card.end:stop]
+        money = [x for x in find_money(span) if x.amount >= 1000]
+        wan = [a for a in find_amounts(span) if "万" in a.text and a.value >= 10_000]
+        price = (money[0].amount, money[0].currency or "USD") if money else (wan[0].value, "CNY") if wan else None
+        gid = card.ids[0] if len(card.ids) == 1 else _pick(r.cat, card.ids)
+        options.append(LabeledOption(label=label, gpu=gid, count=min(max(count, 1), 1024), price=price))
+    if len(options) >= 2:
+        r.out.options = options
+    elif (pick := _PICK.search(r.text)) is not None:
+        r.out.option_ref = _label_of(next(g for g in pick.groups() if g))
+
+
 def _replaced_cards(text: str, mentions: list[_Mention]) -> list[str]:
     """Cards a message swaps out for another it names: planned on the new one only, never as a pool."""
     cards = sorted(mentions, key=lambda m: m.start)
@@ -1635,7 +1685,8 @@ def _read_rest(r: _Reading) -> None:
 
 
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
-_STEPS = (_read_intents, _read_names, _read_cards, _read_use_case, _read_precision, _read_dataset_tokens,
+_STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case, _read_precision,
+          _read_dataset_tokens,
           _read_params, _read_model, _read_trained_model, _read_workloads, _read_context, _read_turn_lengths,
           _read_concurrency, _read_micro_batch,
           _read_quantities,
@@ -1886,6 +1937,9 @@ def _settle_purchase(out: Parsed) -> None:
             out.kind = Kind.recommend  # 'Home PC: …, RM650 (650W), RTX 3060. £900: what should I buy?'
     if out.quoted_price is not None and out.budget is not None and out.budget.amount == out.quoted_price[0]:
         out.budget = None
+    if out.budget is not None and any(o.price and o.price[0] == out.budget.amount for o in out.options) \
+            and not re.search(r"预算|经费|budget", out.text, _I):
+        out.budget = None  # 'B. 4×L40S 推理服务器，52万': an option's price, not a budget
     if out.kind == Kind.rent_vs_buy and out.purchase_price is None and out.quoted_price is not None:
         out.purchase_price = out.quoted_price  # 'a vendor quoted us a 4x H100 server for $140k. Should we buy?'
     if out.kind == Kind.rent_vs_buy and out.budget is not None and not re.search(r"预算|经费|budget", out.text, _I):
