@@ -949,25 +949,28 @@ def _label_of(raw: str) -> str:
 
 def _read_options(r: _Reading) -> None:
     """Options listed under labels, each with its cards and its price; a later 'B' picks one."""
-    marks = [(m.start(), m.end(), _label_of(m.group(1) or m.group(2))) for m in _LABEL.finditer(r.text)]
-    marks = [x for i, x in enumerate(marks) if x[2] not in {y[2] for y in marks[:i]}]  # each label once
-    options: list[LabeledOption] = []
-    for i, (_, end, label) in enumerate(marks):
-        stop = marks[i + 1][0] if i + 1 < len(marks) else len(r.text)
-        card = next((m for m in r.gpu_mentions if end <= m.start < stop), None)
-        if card is None:
-            continue
-        count = _count_near(r.counted, card.start, card.end) or 1
-        span = r.text[card.end:stop]
-        money = [x for x in find_money(span) if x.amount >= 1000]
-        wan = [a for a in find_amounts(span) if "万" in a.text and a.value >= 10_000]
-        price = (money[0].amount, money[0].currency or "USD") if money else (wan[0].value, "CNY") if wan else None
-        gid = card.ids[0] if len(card.ids) == 1 else _pick(r.cat, card.ids)
-        options.append(LabeledOption(label=label, gpu=gid, count=min(max(count, 1), 1024), price=price))
+    found = [(m.start(), m.end(), _label_of(m.group(1) or m.group(2))) for m in _LABEL.finditer(r.text)]
+    stops = [*(f[0] for f in found[1:]), len(r.text)]  # each option runs to the next label
+    firsts = [i for i, f in enumerate(found) if f[2] not in {g[2] for g in found[:i]}]  # each label once
+    options = [o for i in firsts if (o := _option_in(r, found[i][2], found[i][1], stops[i])) is not None]
     if len(options) >= 2:
         r.out.options = options
     elif (pick := _PICK.search(r.text)) is not None:
         r.out.option_ref = _label_of(next(g for g in pick.groups() if g))
+
+
+def _option_in(r: _Reading, label: str, start: int, stop: int) -> LabeledOption | None:
+    """The first card (with its count) and price written between a label and the next one."""
+    card = next((m for m in r.gpu_mentions if start <= m.start < stop), None)
+    if card is None:
+        return None
+    count = _count_near(r.counted, card.start, card.end) or 1
+    span = r.text[card.end:stop]
+    money = [x for x in find_money(span) if x.amount >= 1000]
+    wan = [a for a in find_amounts(span) if "万" in a.text and a.value >= 10_000]
+    price = (money[0].amount, money[0].currency or "USD") if money else (wan[0].value, "CNY") if wan else None
+    gid = card.ids[0] if len(card.ids) == 1 else _pick(r.cat, card.ids)
+    return LabeledOption(label=label, gpu=gid, count=min(max(count, 1), 1024), price=price)
 
 
 def _replaced_cards(text: str, mentions: list[_Mention]) -> list[str]:
