@@ -29,6 +29,7 @@ from tools.compat import BuildInput, BuildReport, check_build
 from tools.errors import ToolError, error_note
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
 from tools.inputs import ToolInput
+from tools.latency import LoadInput, LoadResult, ttft_under_load
 from tools.modelspec import ModelSpec
 from tools.ownership import MachineCostInput, MachineCostResult, machine_cost
 from tools.perf import (
@@ -161,6 +162,7 @@ DecodeArgs = facade("DecodeArgs", DecodeInput, replace={"model": _MODEL_NAME, "p
                                                         "gpu": _GPU_NAME})
 PrefillArgs = facade("PrefillArgs", PrefillInput, replace={"model": _MODEL_NAME, "params_b": _PARAMS_B,
                                                            "gpu": _GPU_NAME})
+LoadArgs = facade("LoadArgs", LoadInput, replace={"model": _MODEL_NAME, "params_b": _PARAMS_B, "gpu": _GPU_NAME})
 ServingArgs = facade("ServingArgs", ServingInput, replace={"model": _MODEL_NAME, "params_b": _PARAMS_B,
                                                            "gpu": _GPU_NAME})
 TrainingTimeArgs = facade("TrainingTimeArgs", TrainingTimeInput, replace={
@@ -312,6 +314,9 @@ _SPECS = [
     ToolSpec("perf_prefill", "Prompt processing speed and time to first token.", PrefillArgs,
              _perf(PrefillInput, estimate_prefill),
              output_model=PrefillResult),
+    ToolSpec("ttft_under_load", "Mean time to first token when N chat users send prompts over time (each reads "
+             "the streamed answer and thinks before the next): prompts queue for prefill (M/D/1).", LoadArgs,
+             _perf(LoadInput, ttft_under_load), output_model=LoadResult),
     ToolSpec("perf_serving", "Continuous-batching throughput vs batch size, capped by the KV-cache capacity.",
              ServingArgs, _perf(ServingInput, estimate_serving),
              output_model=ServingResult),

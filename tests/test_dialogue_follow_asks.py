@@ -332,3 +332,12 @@ def test_labelled_options_are_kept_and_a_later_pick_is_planned_on(adv: Advisor) 
     assert (session.profile.gpu, session.profile.gpu_count, session.profile.quoted_price) == \
         ("h20", 8, (1280000.0, "CNY"))
     assert ok_calls(a, "check_build")[0].arguments["gpus"][0] == {"gpu": "h20", "count": 8}
+
+
+def test_a_first_token_target_is_judged_on_users_sending_over_time(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "Startup here, serving a chatbot on Llama-3.1-70B. Expect ~200 concurrent users at peak, need "
+                        "time-to-first-token under 1s. Avg prompt 2k tokens, answers 300 tokens. What hardware?")
+    load = ok_calls(r, "ttft_under_load")[0]
+    assert (load.arguments["users"], load.arguments["answer_tokens"]) == (200, 300)
+    first = r.text.split("\n")[0]
+    assert "on average with 200 users" in first and "within your 1.00 s" in first and "worst case" in first
