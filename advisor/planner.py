@@ -1156,6 +1156,9 @@ def _inference_recommend(p: Profile, model: str, context: int, batch: int) -> di
         rec["target_tokens_per_s"] = p.tokens_per_s_target * batch
     elif batch > 1:  # a service for several people: nothing slower than they read
         rec["min_tokens_per_s_per_user"] = MIN_TOKENS_PER_S_PER_USER
+    if p.ttft_target_s:  # 'time to first token under 1 s': a gate too, with the users sending over time
+        rec["max_ttft_s"] = p.ttft_target_s
+        rec["prompt_tokens"] = p.prompt_tokens or min(context, 2048)
     if p.precision:
         rec["precision"] = p.precision
     return rec

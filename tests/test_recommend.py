@@ -438,3 +438,17 @@ def test_owned_cards_past_one_node_are_planned_in_whole_nodes() -> None:
                                  existing_gpus=[{"gpu": "mi300x", "count": 1}, {"gpu": "mi300x", "count": 8}]))
     mine = [o for o in r.options if o.gpu_id == "mi300x"]
     assert mine and all(o.count % 8 == 0 for o in mine)
+
+
+def test_a_first_token_target_gates_the_options() -> None:
+    """Every option left meets the target for its users sending over time (tools.latency), checked again."""
+    from tools.latency import LoadInput, ttft_under_load
+    from tools.modelspec import load_model_spec
+    r = recommend(RecommendInput(workload="inference", model="llama-3.1-70b", context=2300, concurrency=200,
+                                 max_ttft_s=1.0, prompt_tokens=2000))
+    assert r.options
+    for o in r.options[:3]:
+        load = ttft_under_load(LoadInput(model=load_model_spec("llama-3.1-70b"), gpu=load_catalog().gpu(o.gpu_id),
+                                         count=o.count, precision="bf16", prompt_tokens=2000, users=200))
+        assert load.ttft_s is not None and load.ttft_s <= 1.0
+    assert any(x.stage == "target" for x in r.rejected)

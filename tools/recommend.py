@@ -42,6 +42,7 @@ from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
 from tools.inputs import ToolInput
+from tools.latency import LoadInput, ttft_under_load
 from tools.modelspec import ModelSpec, load_model_spec
 from tools.perf import DecodeInput, estimate_decode
 from tools.precision import resolve_precision
@@ -121,6 +122,11 @@ class RecommendInput(ToolInput):
     display_currency: Literal["USD", "CNY"] | None = Field(None, description="the currency prices are shown in "
                                                                            "when no budget names one")
     target_tokens_per_s: float | None = Field(None, gt=0, description="aggregate decode tokens/s wanted")
+    max_ttft_s: float | None = Field(None, gt=0, le=3600, description="inference: leave out options whose mean time "
+                                                                      "to first token, users sending over time, is "
+                                                                      "longer (tools.latency)")
+    prompt_tokens: int | None = Field(None, ge=1, le=10_000_000, description="the prompt a first-token target is "
+                                                                             "about; default: the context")
     min_tokens_per_s_per_user: float | None = Field(
         None, gt=0, le=1000, description="inference for several users: leave out options slower than this for each "
                                          "of the concurrent users (a reading-speed floor; a stated target is stricter)")
@@ -660,6 +666,9 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
         reject(gpu, count, "target", note("recommend.reject.too_slow_per_user", users=inp.concurrency,
                                           each=(ev.decode or 0.0) / inp.concurrency, floor=floor))
         return "next"
+    if inp.workload == "inference" and inp.max_ttft_s and (why := _ttft_gate(gpu, count, inp, ev)) is not None:
+        reject(gpu, count, "target", why)
+        return "next"
     if inp.workload == "training" and inp.deadline_hours and ev.train_hours and ev.train_hours > inp.deadline_hours:
         reject(gpu, count, "target", note("recommend.reject.too_slow_training", hours=ev.train_hours,
                                           deadline=inp.deadline_hours))
@@ -690,6 +699,22 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
                                          limit_w=inp.power_limit_w))
         return None
     return _option(gpu, count, inp, ev, report, plat, chassis, host, owned, reject)
+
+
+def _ttft_gate(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval) -> Note | None:
+    """Why an option misses the first-token target (users sending prompts over time), else None."""
+    assert inp.model is not None and inp.max_ttft_s is not None
+    try:
+        load = ttft_under_load(LoadInput(model=load_model_spec(inp.model), gpu=gpu, count=count,
+                                         precision=ev.precision or inp.precision or "bf16",
+                                         prompt_tokens=inp.prompt_tokens or inp.context, users=inp.concurrency))
+    except ToolError:
+        return None
+    if load.ttft_s is not None and load.ttft_s <= inp.max_ttft_s:
+        return None
+    if load.ttft_s is None:
+        return note("recommend.reject.ttft_saturated", users=inp.concurrency)
+    return note("recommend.reject.too_slow_ttft", users=inp.concurrency, target=inp.max_ttft_s, ttft=load.ttft_s)
 
 
 _BUILDS: dict[str, tuple[object, BuildReport]] = {}
