@@ -657,21 +657,9 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
     if inp.workload == "inference" and per_node >= 4 and p2p_off:
         reject(gpu, count, "interconnect", note("recommend.reject.no_p2p", count=count, gpu=gpu.name))
         return None
-    if inp.workload == "inference" and inp.target_tokens_per_s and (ev.decode or 0) < inp.target_tokens_per_s:
-        reject(gpu, count, "target", note("recommend.reject.too_slow_decode", tokens_per_s=ev.decode or 0.0,
-                                          target=inp.target_tokens_per_s))
-        return "next"
-    floor = inp.min_tokens_per_s_per_user
-    if inp.workload == "inference" and floor and (ev.decode or 0) / inp.concurrency < floor:
-        reject(gpu, count, "target", note("recommend.reject.too_slow_per_user", users=inp.concurrency,
-                                          each=(ev.decode or 0.0) / inp.concurrency, floor=floor))
-        return "next"
-    if inp.workload == "inference" and inp.max_ttft_s and (why := _ttft_gate(gpu, count, inp, ev)) is not None:
-        reject(gpu, count, "target", why)
-        return "next"
-    if inp.workload == "training" and inp.deadline_hours and ev.train_hours and ev.train_hours > inp.deadline_hours:
-        reject(gpu, count, "target", note("recommend.reject.too_slow_training", hours=ev.train_hours,
-                                          deadline=inp.deadline_hours))
+    missed = _target_missed(gpu, count, inp, ev)
+    if missed is not None:  # a stated target: a larger count may meet it
+        reject(gpu, count, "target", missed)
         return "next"
     plat, chassis, host = default_build(gpu, per_node, inp)
     system = host == "system"
@@ -699,6 +687,23 @@ def _evaluate(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec | None,
                                          limit_w=inp.power_limit_w))
         return None
     return _option(gpu, count, inp, ev, report, plat, chassis, host, owned, reject)
+
+
+def _target_missed(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval) -> Note | None:
+    """The first stated target this option misses (total speed, each user's speed, first token, a training
+    deadline), as the reason; None when it meets them all."""
+    if inp.workload == "inference":
+        if inp.target_tokens_per_s and (ev.decode or 0) < inp.target_tokens_per_s:
+            return note("recommend.reject.too_slow_decode", tokens_per_s=ev.decode or 0.0,
+                        target=inp.target_tokens_per_s)
+        floor = inp.min_tokens_per_s_per_user
+        if floor and (ev.decode or 0) / inp.concurrency < floor:
+            return note("recommend.reject.too_slow_per_user", users=inp.concurrency,
+                        each=(ev.decode or 0.0) / inp.concurrency, floor=floor)
+        return _ttft_gate(gpu, count, inp, ev) if inp.max_ttft_s else None
+    if inp.workload == "training" and inp.deadline_hours and ev.train_hours and ev.train_hours > inp.deadline_hours:
+        return note("recommend.reject.too_slow_training", hours=ev.train_hours, deadline=inp.deadline_hours)
+    return None
 
 
 def _ttft_gate(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval) -> Note | None:
