@@ -26,6 +26,7 @@ CALLS = {
     "best_value": {},
     "rent_vs_buy": {"gpu": "H100", "count": 8},
     "machine_cost": {"gpu": "RTX 4090", "count": 2, "hours_per_day": 8, "years": 3},
+    "ttft_under_load": {"model": "llama-3.1-8b", "gpu": "H100", "users": 50},
     "pooled_fit": {"model": "qwen2.5-14b", "cards": [{"gpu": "RTX 3090", "count": 1}, {"gpu": "RTX 4080"}]},
     "plan_network": {"gpu": "H100", "nodes": 2, "workload": "training", "nic_included": True},
 }
