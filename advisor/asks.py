@@ -31,6 +31,7 @@ from advisor.planner import (
 )
 from advisor.session import Profile, Session, ToolCall
 from knowledge.messages import msg, render
+from tools.inference_memory import InferenceMemoryResult
 from tools.latency import LoadResult
 from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult, ServingResult
@@ -309,11 +310,10 @@ def _say_served(c: AskContext, done: list[ToolCall]) -> str | None:
                  and x.arguments.get("model") == c.session.profile.served_model), None)
     if call is None:
         return None
-    r = call.result
-    key = "asks.served_fits" if r["fits"] else "asks.served_short"  # type: ignore[index]
-    return msg(c.lang, key, model=r["model"], precision=r["precision"], config=_config_text(c),  # type: ignore[index]
-               need=gb(r["per_gpu_bytes"]), usable=gb(usable_bytes(r) or 0),  # type: ignore[index]
-               weights=gb(r["weights_total_bytes"]), context=num(call.arguments["context"]),  # type: ignore[index]
+    r = InferenceMemoryResult.model_validate(call.result)
+    return msg(c.lang, "asks.served_fits" if r.fits else "asks.served_short", model=r.model, precision=r.precision,
+               config=_config_text(c), need=gb(r.per_gpu_bytes), usable=gb(usable_bytes(r) or 0),
+               weights=gb(r.weights_total_bytes), context=num(call.arguments["context"]),
                users=call.arguments["batch"])
 
 
