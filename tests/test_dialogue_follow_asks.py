@@ -341,3 +341,8 @@ def test_a_first_token_target_is_judged_on_users_sending_over_time(adv: Advisor)
     assert (load.arguments["users"], load.arguments["answer_tokens"]) == (200, 300)
     first = r.text.split("\n")[0]
     assert "on average with 200 users" in first and "within your 1.00 s" in first and "worst case" in first
+
+
+def test_wall_time_is_no_wall_socket() -> None:
+    assert parse("pretraining a 1B model on 20B tokens with 8 H100s - rough wall time?").build_topic is None
+    assert parse("is the wall outlet enough?").build_topic == "wall"
