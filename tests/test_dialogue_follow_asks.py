@@ -346,3 +346,11 @@ def test_a_first_token_target_is_judged_on_users_sending_over_time(adv: Advisor)
 def test_wall_time_is_no_wall_socket() -> None:
     assert parse("pretraining a 1B model on 20B tokens with 8 H100s - rough wall time?").build_topic is None
     assert parse("is the wall outlet enough?").build_topic == "wall"
+
+
+def test_an_inference_card_with_dense_only_int8_gets_no_stand_in_for_an_fp8_moe() -> None:
+    """Atlas 300I Duo (310P) runs Ascend's W8A8 for dense models only: never a pick for DeepSeek-R1 at FP8."""
+    from tools.recommend import RecommendInput, recommend
+    r = recommend(RecommendInput(workload="inference", model="deepseek-r1", concurrency=30, vendors=["Huawei"],
+                                 region="cn"))
+    assert "atlas-300i-duo" not in {o.gpu_id for o in r.options}

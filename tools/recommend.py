@@ -434,8 +434,10 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
 def native_stand_in(gpu: GPU, spec: ModelSpec) -> str | None:
     """The precision a card runs an FP8-native model at when none was asked and it has no FP8 path: INT8 W8A8
     on accelerators without FP8 units (Ascend 910B, MLU: how their stacks ship DeepSeek), same weight bytes.
-    NVIDIA cards without FP8 keep FP8 weights (vLLM's weight-only Marlin kernels)."""
-    if spec.native_dtype != "fp8" or gpu.supports("fp8") is not False or gpu.vendor == "NVIDIA":
+    NVIDIA cards without FP8 keep FP8 weights (vLLM's weight-only Marlin kernels); inference cards (Atlas 300I
+    Duo: Ascend's W8A8 for dense models only) get no stand-in."""
+    if spec.native_dtype != "fp8" or gpu.supports("fp8") is not False or gpu.vendor == "NVIDIA" \
+            or gpu.inference_only:
         return None
     return "int8" if gpu.supports("int8") is not False else None
 
