@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from advisor.config_at_hand import current_config
 from advisor.fmt import default_currency
 from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase, Workload
+from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_NODE_GPUS
 from advisor.session import Profile, Session
 from advisor.toolspec import run_tool
@@ -823,6 +824,8 @@ def _build_plan(ctx: PlanContext) -> Plan:
         p.precision = GGUF_DEFAULT  # what Ollama pulls by default, as the sizing assumes; said in the reply
         plan.assumed["precision_gguf"] = GGUF_DEFAULT
     gpus = _build_gpus(ctx, plan)
+    if not gpus and is_question(parsed.text):  # 'one x16 slot: how many cards?' with no card: what the guide says
+        return Plan(mode="concept", calls=_search_text(parsed.text, ctx.lang, ctx.search_k))
     if not gpus:
         return plan
     if p.gpu_power_limit_w:

@@ -354,3 +354,8 @@ def test_an_inference_card_with_dense_only_int8_gets_no_stand_in_for_an_fp8_moe(
     r = recommend(RecommendInput(workload="inference", model="deepseek-r1", concurrency=30, vendors=["Huawei"],
                                  region="cn"))
     assert "atlas-300i-duo" not in {o.gpu_id for o in r.options}
+
+
+def test_a_build_question_with_no_card_is_answered_from_the_guide(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "我的机箱只有一个 PCIe x16 插槽，能装几张卡？")
+    assert r.mode == "concept" and "[interconnect/zh/pcie-lanes]" in r.text
