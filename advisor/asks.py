@@ -105,9 +105,14 @@ def _machine(done: list[ToolCall]) -> MachineCostResult | None:
     return MachineCostResult.model_validate(call.result) if call else None
 
 
+def _cluster_label(gpu: str, count: int, nodes: int, lang: str) -> str:
+    """'4× H100' or '2 nodes × 8× H100'."""
+    label = config_label(gpu, count, lang)
+    return msg(lang, "asks.nodes_label", nodes=nodes, label=label) if nodes > 1 else label
+
+
 def _label(r: MachineCostResult, lang: str) -> str:
-    label = config_label(r.gpu, r.count, lang)
-    return msg(lang, "asks.nodes_label", nodes=r.nodes, label=label) if r.nodes > 1 else label
+    return _cluster_label(r.gpu, r.count, r.nodes, lang)
 
 
 def _say_build_cost(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -344,8 +349,7 @@ def _say_compute(c: AskContext, done: list[ToolCall]) -> str | None:
 
 def _config_text(c: AskContext) -> str:
     assert c.config is not None
-    label = config_label(c.config.gpu, c.config.count, c.lang)
-    return msg(c.lang, "asks.nodes_label", nodes=c.config.nodes, label=label) if c.config.nodes > 1 else label
+    return _cluster_label(c.config.gpu, c.config.count, c.config.nodes, c.lang)
 
 
 def _ttft_needed(c: AskContext) -> bool:

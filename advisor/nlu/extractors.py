@@ -379,7 +379,7 @@ def mains(ctx: Context) -> str | None:
 
 
 _GPU_LIMIT = re.compile(r"(限功耗|功耗限制|限制功耗|功耗墙|锁功耗|power[- ]?limit\w*|cap(?:ped)?|limit(?:ed)?)\D{0,28}?"
-                        rf"({N})\s*(w|瓦|watts?)(?![a-z])", _I)  # '300W呢': no \b before a CJK character
+                        rf"({N})\s*(w|瓦|watts?)\b", _I)
 _PER_CARD = re.compile(r"每张|每块|每卡|单卡|两张|显卡|卡|per (card|gpu)|each|both|cards|gpus|the gpus", _I)
 
 
