@@ -12,8 +12,20 @@ from typing import Any
 
 from advisor.compare import per_money
 from advisor.compose import citations_block, without_glosses
-from advisor.fmt import gb_short, gpu_price_text, money, money_exact, needed_bytes, num, punct, usable_bytes, usd_in
+from advisor.fmt import (
+    gb_short,
+    gpu_price_text,
+    money,
+    money_exact,
+    needed_bytes,
+    num,
+    price_basis,
+    punct,
+    usable_bytes,
+    usd_in,
+)
 from advisor.planner import tensor_precision, user_currency
+from advisor.present.market import export_figures
 from advisor.session import Citation, Profile, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge import load_catalog
@@ -51,7 +63,7 @@ def _gpu_card(g: GPUInfo, lang: str) -> list[str]:
                  cooling=msg(lang, f"spec.cooling.{g.cooling}"))]
     price = gpu_price_text(g, lang)
     if price:
-        lines.append(msg(lang, "spec.price_line", price=price[0], as_of=price[1]))
+        lines.append(msg(lang, "spec.price_line", price=price[0], basis=price_basis(g, lang)))
     return lines
 
 
@@ -80,13 +92,13 @@ def _gpu_verdict(g: GPUInfo, attribute: str | None, precision: str | None, lang:
         where = availability(g.id, "cn")
         rule = msg(lang, f"market.rule.{where.rule.id}") if where.rule else ""
         key = {"available": "spec.china_yes", "restricted": "spec.china_restricted"}.get(where.status, "spec.china_no")
-        return msg(lang, key, name=name, as_of=markets_as_of().isoformat(), rule=rule)
+        return msg(lang, key, name=name, as_of=markets_as_of().isoformat(), rule=rule,
+                   figures=export_figures(where, lang))
     if attribute == "price":
         price = gpu_price_text(g, lang)
         if not price:
             return msg(lang, "spec.price_unknown", name=name)
-        kind = g.price.kind if g.price else "street"
-        return msg(lang, "spec.price", name=name, price=price[0], kind=msg(lang, f"spec.kind.{kind}"), as_of=price[1])
+        return msg(lang, "spec.price", name=name, price=price[0], basis=price_basis(g, lang))
     if attribute == "bandwidth":
         return msg(lang, "spec.bandwidth", name=name, bandwidth=num(g.bandwidth_gbs), memory=num(g.memory_gb),
                    memory_type=g.memory_type)

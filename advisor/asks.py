@@ -23,12 +23,14 @@ from advisor.planner import (
     keep_count,
     model_args,
     said_prices,
+    session_region,
     size_stand_in,
     train_count,
     train_count_calls,
     training_rates,
     user_currency,
 )
+from advisor.present.market import market_verdict
 from advisor.session import Profile, Session, ToolCall
 from knowledge.messages import msg, render
 from tools.inference_memory import InferenceMemoryResult
@@ -188,6 +190,22 @@ def _say_noise(c: AskContext, done: list[ToolCall]) -> str | None:
         return None
     first = found[0]["text"].split("\n\n")[0].strip()
     return msg(c.lang, "asks.noise", text=first, id=found[0]["id"])
+
+
+def _market_cards(c: AskContext) -> list[str]:
+    """The cards a 'can I buy it here?' is about: those the message names, else the configuration at hand's."""
+    return list(c.named) or ([c.config.gpu] if c.config is not None else [])
+
+
+def _market_calls(c: AskContext) -> list[PlannedCall]:
+    return [PlannedCall(name="gpu_info", arguments={"name": gpu}, purpose="info") for gpu in _market_cards(c)]
+
+
+def _say_market(c: AskContext, done: list[ToolCall]) -> str | None:
+    """Whether each card can be bought new where the buyer is, from the market table."""
+    region, _ = session_region(c.session, c.lang)
+    lines = [market_verdict(gpu, gpu_name(gpu), region, c.lang) for gpu in _market_cards(c)]
+    return "\n".join(lines) or None
 
 
 def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -661,6 +679,7 @@ ROUTES: dict[str, Route] = {
                   _machine_call, _say_rack),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),
     "noise": Route(lambda c: "noise" in c.asks, _noise_calls, _say_noise),
+    "market": Route(lambda c: "market" in c.asks and bool(_market_cards(c)), _market_calls, _say_market),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
     "compute": Route(_compute_needed, _compute_calls, _say_compute),

@@ -25,6 +25,7 @@ from advisor.fmt import (
     money_in,
     needed_bytes,
     num,
+    price_basis,
     punct,
     tps,
     unit_value,
@@ -201,7 +202,17 @@ def _options(rec: Recommendation, lang: str, limit: int = 3, detailed: bool = Tr
     else:  # the why list says it for each option; without it, once per rule under the table
         rules = sorted({o.market_rule for o in rec.options[:limit] if o.market == "restricted" and o.market_rule})
         out += [msg(lang, "compose.recommend_section.restricted", rule=msg(lang, f"market.rule.{r}")) for r in rules]
-    return out
+    return [*out, *_price_bases(rec.options[:limit], lang)]
+
+
+def _price_bases(options: list[Option], lang: str) -> list[str]:
+    """What each listed card price is and its date ('#1 L20 48GB: list price, as of 2026-06-01 …')."""
+    catalog = load_catalog()
+    items = [msg(lang, "compose.recommend_section.price_item", rank=o.rank, gpu=o.gpu,
+                 basis=price_basis(catalog.gpu(o.gpu_id), lang))
+             for o in options if o.price_usd is not None or o.price_cny is not None]
+    joined = msg(lang, "compose.recommend_section.price_join").join(items)
+    return [msg(lang, "compose.recommend_section.price_bases", items=joined)] if items else []
 
 
 _OWN_FILTERS = {"recommend.reject.not_domestic", "recommend.reject.vendor", "recommend.reject.not_listed",

@@ -729,6 +729,8 @@ class Advisor:
         fresh = _computes_afresh(plan, parsed)
         answered: set[str] = set()
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
+        if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
+            parsed = parsed.model_copy(update={"asks": [a for a in parsed.asks if a != "market"]})  # said above
         for config in (list(both) if both else [None]):  # 'both options': each of the last two
             owed = asks.owed(session, parsed.asks, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None,

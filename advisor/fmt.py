@@ -7,9 +7,11 @@ where its text has any.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from typing import Any
 
+from knowledge.markets import markets_as_of
 from knowledge.messages import msg
 from tools.pricing import CNY_PER_USD, SYMBOLS, USD_PER_FOREIGN, VALUE_UNIT
 from tools.units import GB, GiB
@@ -138,6 +140,22 @@ def gpu_price_text(g: Any, lang: str) -> tuple[str, str] | None:
     else:
         text = money(p[other], other.upper())
     return text, str(p.get("as_of", ""))
+
+
+STALE_AFTER_DAYS = 183  # a price older than about six months when the catalog was last checked is marked
+
+
+def price_basis(g: Any, lang: str) -> str:
+    """What the price :func:`gpu_price_text` shows is and when: 'China channel price, as of 2026-01-10', with
+    'over six months old' when it predates the catalog's last check by more than six months."""
+    price = _field(g, "price")
+    p = price.model_dump() if hasattr(price, "model_dump") else (price or {})
+    shows_cny = default_currency(lang) == "CNY" and p.get("cny") is not None
+    kind = (p.get("cny_kind") if shows_cny else None) or p.get("kind") or "derived"
+    as_of = dt.date.fromisoformat(str(p.get("as_of")))
+    stale = (markets_as_of() - as_of).days > STALE_AFTER_DAYS
+    return msg(lang, "spec.basis", kind=msg(lang, f"spec.kind.{kind}"), as_of=as_of.isoformat(),
+               stale=msg(lang, "spec.stale") if stale else "")
 
 
 def duration(hours: float | None, lang: str) -> str:

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from advisor.session import ToolCall
 from knowledge import load_catalog
 from knowledge.errors import AdvisorError
+from knowledge.markets import REGIONS, Availability, availability
 from knowledge.messages import msg
 from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableInput, AffordableResult, FindGPUsInput, FindGPUsResult, affordable, find_gpus
@@ -71,6 +72,7 @@ class GPUInfo(GPU):
     """``gpu_info``'s result: the catalog entry and its price in both currencies."""
 
     price_both: GPUPrice
+    markets: dict[str, Availability] = Field(default_factory=dict, description="status per region (cn, global)")
 
 
 class SearchResult(BaseModel):
@@ -278,7 +280,8 @@ def _search(a: BaseModel) -> Any:
 def _gpu_info(a: BaseModel) -> Any:
     """The catalog entry, with its price in both currencies (converted at the stated, dated rate)."""
     gpu = load_catalog().gpu(a.name)  # type: ignore[attr-defined]
-    return {**gpu.model_dump(mode="json"), "price_both": gpu_price(gpu).model_dump()}
+    return {**gpu.model_dump(mode="json"), "price_both": gpu_price(gpu).model_dump(),
+            "markets": {region: availability(gpu.id, region).model_dump(mode="json") for region in REGIONS}}
 
 
 def _value(a: BaseModel) -> Any:

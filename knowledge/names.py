@@ -9,7 +9,7 @@ Lang = Literal["zh", "en"]
 LANGS: tuple[Lang, ...] = get_args(Lang)
 
 Vendor = Literal["NVIDIA", "AMD", "Intel", "Huawei", "Cambricon", "Hygon", "Moore Threads", "Biren", "Iluvatar CoreX",
-                 "MetaX"]
+                 "MetaX", "Kunlunxin", "Enflame", "T-Head", "Apple"]
 VENDORS: tuple[Vendor, ...] = get_args(Vendor)
 
 # inference engines whose memory accounting and speed the tools model

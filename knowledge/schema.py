@@ -107,7 +107,7 @@ class Price(_Strict):
     usd: float | None = Field(None, gt=0)
     cny: float | None = Field(None, gt=0)
     rental_usd_per_hour: float | None = Field(None, gt=0)
-    kind: PriceKind = "list"
+    kind: PriceKind
     cny_kind: PriceKind | None = None
     confidence: Confidence = "M"
     as_of: dt.date

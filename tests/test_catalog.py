@@ -131,7 +131,7 @@ def test_known_passive_cards_need_server_airflow() -> None:
 
 def test_geforce_40_and_50_have_no_p2p() -> None:
     for g in GPUS:
-        if re.search(r"RTX (40|50)\d0", g.name) and "PRO" not in g.name and "Ada" not in g.name:
+        if re.search(r"RTX (40|50)\d0", g.name) and not re.search(r"PRO|Ada|Quadro", g.name):
             assert g.interconnect.p2p is False, g.id
             assert g.interconnect.kind in ("none", "pcie"), g.id
 

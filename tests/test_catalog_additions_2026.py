@@ -112,7 +112,8 @@ def test_48gb_4090s_are_china_market_mods_of_their_base_card(name: str, base: st
     assert g.id != b.id and g.memory_gb == 48 == 2 * b.memory_gb
     assert (g.throughput, g.bandwidth_gbs, g.tdp_w) == (b.throughput, b.bandwidth_gbs, b.tdp_w)
     assert g.china_market and not g.domestic
-    assert availability(g.id, "cn").status == "available"
+    assert availability(g.id, "cn").status == "restricted"  # offered with the grey-market caveat
+    assert availability(g.id, "cn").rule.id == "cn-modded"  # type: ignore[union-attr]
     where = availability(g.id, "global")
     assert where.status == "unavailable" and where.rule is not None and where.rule.id == "cn-modded"
     # S-PRICE-WOTER-2025: ¥24,599 (4090 48G) / ¥21,999 (4090D 48G)

@@ -193,10 +193,11 @@ def test_h20_141gb_keeps_the_h20_dense_compute_and_no_sparse_figures() -> None:
     assert (g.tdp_w, g.interconnect.bandwidth_gbs) == (400, 900)
 
 
-def test_h20_141gb_follows_the_h20_licence_rule() -> None:
+def test_h20_141gb_follows_the_h20_rule() -> None:
+    """Licence since April 2025 and production stopped in August 2025: leftover stock, not offered new."""
     g = CAT.gpu("h20-141gb")
     assert g.china_market and not g.domestic
     in_china = availability("h20-141gb", "cn")
-    assert in_china.status == "restricted" and in_china.rule is not None and in_china.rule.id == "us-2025-04"
+    assert in_china.status == "unavailable" and in_china.rule is not None and in_china.rule.id == "nv-h20-eol"
     outside = availability("h20-141gb", "global")
     assert outside.status == "unavailable" and outside.rule is not None and outside.rule.id == "cn-variant"

@@ -263,13 +263,14 @@ def test_a_one_gpu_breakdown_is_not_called_per_gpu_beside_multi_gpu_options(text
 
 def test_a_licence_only_card_is_marked_where_it_is_listed() -> None:
     """knowledge/data/markets.toml: the H200 is sold in mainland China only under a case-by-case US licence
-    (rule us-2025-12). Listed for a China buyer, its row says so and the rule is spelled out under the table."""
+    (rule us-2026-01). Listed for a China buyer, its row says so and the rule is spelled out under the table."""
     adv = Advisor(search_k=0)
     r = adv.reply("课题组做分子动力学和有限元，需要双精度，预算 50 万", adv.new_session())
     rows = [ln for ln in r.text.splitlines() if ln.startswith("| ") and "H200" in ln]
     assert rows and all("（需许可）" in ln for ln in rows)
-    assert render(Note(id="market.rule.us-2025-12"), "zh") in r.text
-    assert "需许可" not in next(ln for ln in r.text.splitlines() if "MI210" in ln)
+    assert render(Note(id="market.rule.us-2026-01"), "zh") in r.text
+    assert "需许可" not in next(ln for ln in r.text.splitlines() if "A10 24GB" in ln)
+    assert "MI210" not in r.text  # 3A090.b by its own figures (TPP 2,899, density 3.67): not sold there
 
 
 def test_tables_stand_apart_from_the_sentences_around_them() -> None:

@@ -70,7 +70,7 @@ def gpu(
     if sparse:
         d["sparse_throughput"] = sparse
     if price:
-        d["price"] = dict(rental_usd_per_hour=price, as_of=dt.date(2024, 5, 1))
+        d["price"] = dict(rental_usd_per_hour=price, kind="rental", as_of=dt.date(2024, 5, 1))
     return GPU.model_validate(d)
 
 

@@ -35,6 +35,7 @@ from knowledge import load_catalog
 from knowledge.codes import find_code, scientific_code, scientific_codes
 from knowledge.markets import Region, Status, availability, markets_as_of
 from knowledge.schema import GPU, FormFactor, Platform, Tier
+from knowledge.stack_support import unsupported
 from tools.compat import BuildInput, BuildReport, Finding, GPUCount, check_build
 from tools.compat_rules.software import STACK_NAMES, resolve_framework, stack_family
 from tools.compat_rules.types import MAX_GPUS_OF_ONE, Chassis, Pitfall, parse_mains, pitfall_text
@@ -431,13 +432,27 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
     return None
 
 
+def _stack_limit(gpu: GPU, inp: RecommendInput, spec: ModelSpec | None, engine: str) -> Note | None:
+    """Why the card's software stack cannot serve this model at the planned precision (stack_support.toml)."""
+    if inp.workload != "inference" or spec is None:
+        return None
+    precision = inp.precision or native_stand_in(gpu, spec) or spec.weight_precision or spec.native_dtype
+    limit = unsupported(gpu.id, engine, spec.num_experts is not None, spec.attention, precision)
+    if limit is None:
+        return None
+    return note("recommend.reject.stack", engine=note(f"recommend.engine.{engine}"),
+                architectures=_chain("recommend.list", [note(f"recommend.arch.{a}") for a in limit.architectures]),
+                precisions="/".join(p.upper() for p in limit.precisions))
+
+
 def native_stand_in(gpu: GPU, spec: ModelSpec) -> str | None:
-    """The precision a card runs an FP8-native model at when none was asked and it has no FP8 path: INT8 W8A8
-    on accelerators without FP8 units (Ascend 910B, MLU: how their stacks ship DeepSeek), same weight bytes.
+    """The precision a card runs an FP8-native model (or an FP8 checkpoint) at when none was asked and it has no
+    FP8 path: INT8 W8A8 on accelerators without FP8 units (Ascend 910B, MLU: how their stacks ship DeepSeek), same
+    weight bytes.
     NVIDIA cards without FP8 keep FP8 weights (vLLM's weight-only Marlin kernels); inference cards (Atlas 300I
     Duo: Ascend's W8A8 for dense models only) get no stand-in."""
-    if spec.native_dtype != "fp8" or gpu.supports("fp8") is not False or gpu.vendor == "NVIDIA" \
-            or gpu.inference_only:
+    if (spec.weight_precision or spec.native_dtype) != "fp8" or gpu.supports("fp8") is not False \
+            or gpu.vendor == "NVIDIA" or gpu.inference_only:
         return None
     return "int8" if gpu.supports("int8") is not False else None
 
@@ -550,7 +565,8 @@ def recommend(inp: RecommendInput) -> Recommendation:
     spec = load_model_spec(inp.model) if inp.model else None
     framework = resolve_framework(inp.framework) if inp.framework else None
     engine = "vllm"
-    if inp.precision and inp.workload == "inference" and resolve_precision(inp.precision).family == "gguf":
+    weights = inp.precision or (spec.weight_precision if spec else None)  # said, or the checkpoint's ('…-Q4_K_M')
+    if weights and inp.workload == "inference" and resolve_precision(weights).family == "gguf":
         engine = "llamacpp"
     if framework == "llama.cpp":
         engine = "llamacpp"
@@ -581,12 +597,20 @@ def recommend(inp: RecommendInput) -> Recommendation:
             reject(gpu, None, "market", note("recommend.reject.market", region=note(f"market.region.{inp.region}"),
                                              rule=note(f"market.rule.{market.rule.id}")))
             continue
+        stack = _stack_limit(gpu, inp, spec, engine)
+        if stack is not None:
+            reject(gpu, None, "constraint", stack)
+            continue
         counts = [_whole_nodes(inp.gpu_count)] if inp.gpu_count else \
             sorted(set(candidate_counts(gpu)) | ({_whole_nodes(owned[gpu.id])} if gpu.id in owned else set()))
         for count in counts:
             if count < owned.get(gpu.id, 0):
                 continue
-            opt = _evaluate(gpu, count, inp, spec, engine, framework, owned.get(gpu.id, 0), reject)
+            try:
+                opt = _evaluate(gpu, count, inp, spec, engine, framework, owned.get(gpu.id, 0), reject)
+            except ToolError as exc:  # a card whose catalog entry lacks a figure this estimate needs
+                reject(gpu, count, "data", note("recommend.reject.missing_figure", error=exc.reason))
+                break
             if isinstance(opt, str):  # 'next': try a larger count
                 continue
             if opt is not None:

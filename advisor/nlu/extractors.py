@@ -255,6 +255,10 @@ _VENDOR_WORDS = {
     "Biren": r"biren|壁仞",
     "Iluvatar CoreX": r"iluvatar|天数智芯|天数",
     "MetaX": r"metax|沐曦",
+    "Kunlunxin": r"kunlunxin|kunlun|昆仑芯|昆仑",
+    "Enflame": r"enflame|燧原",
+    "T-Head": r"t-?head|平头哥",
+    "Apple": r"\bapple\b|苹果|\bmac\b|macbook|mac studio|mac mini",
 }
 assert set(_VENDOR_WORDS) == set(VENDORS), "every vendor of knowledge.names has its words here"
 _VENDORS = {vendor.lower(): words for vendor, words in _VENDOR_WORDS.items()}

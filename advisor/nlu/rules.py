@@ -634,6 +634,9 @@ def _distinct(mentions: list[GpuCount]) -> list[GpuCount]:
     return list(out.values())
 
 
+_CACHE_LEVEL = re.compile(r"\s*(cache|缓存|高速缓存)", re.IGNORECASE)
+
+
 class _Mention(BaseModel):
     start: int
     end: int
@@ -669,7 +672,7 @@ def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Ment
                     ids = [by_label[c] for c in exc.candidates if c in by_label]
                     found = _Mention(start=cstart, end=end, ids=ids, text=cand)
                     break
-                if hit is not None:
+                if hit is not None and not _CACHE_LEVEL.match(text[end:]):  # 'L2 cache' is no L2 card
                     found = _Mention(start=cstart, end=end, ids=[hit.id], text=cand)
                     break
             if found:
