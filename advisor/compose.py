@@ -53,7 +53,7 @@ from advisor.present import (
 )
 from advisor.present import word as present_word
 from advisor.present.check import finding_item
-from advisor.present.recommend import network_text, rejected_item, total_text
+from advisor.present.recommend import mark_kind, network_text, rejected_item, total_text
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, get_tool, typed
 from knowledge import load_catalog
@@ -201,7 +201,8 @@ def _options(rec: Recommendation, lang: str, limit: int = 3, detailed: bool = Tr
         out += ["", *(item.text for item in section.lists[0].items)]
     else:  # the why list says it for each option; without it, once per rule under the table
         rules = sorted({o.market_rule for o in rec.options[:limit] if o.market == "restricted" and o.market_rule})
-        out += [msg(lang, "compose.recommend_section.restricted", rule=msg(lang, f"market.rule.{r}")) for r in rules]
+        out += [msg(lang, f"compose.recommend_section.restricted{mark_kind(r)}", rule=msg(lang, f"market.rule.{r}"))
+                for r in rules]
     return [*out, *_price_bases(rec.options[:limit], lang)]
 
 
@@ -562,7 +563,9 @@ def _option_brief(o: Option, currency: str, lang: str) -> str:
     price = total_text(o, currency, lang)
     speed = tps(o.decode_tokens_per_s) if o.decode_tokens_per_s is not None else None
     key = "table.option_short_speed" if speed else "table.option_short"
-    return msg(lang, key, count=o.count, gpu=o.gpu, price=price, speed=speed)
+    gpu = msg(lang, f"present.recommend.restricted_mark{mark_kind(o.market_rule)}", config=o.gpu) \
+        if o.market == "restricted" else o.gpu  # a licence or grey market: said wherever the option is named
+    return msg(lang, key, count=o.count, gpu=gpu, price=price, speed=speed)
 
 
 def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[str, ToolCall]], p: Profile,

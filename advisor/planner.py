@@ -1594,7 +1594,8 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
         if rep:
             model = {"model": rep}
     for gid in p.compare[:4]:
-        said = p.compare_counts.get(gid) or (p.gpu_count if p.gpu in (None, *p.compare) else None)
+        # a count said with one card is that card's ('what if 8 P40 instead?'); one said with none, everyone's
+        said = p.compare_counts.get(gid) or (p.gpu_count if p.gpu in (None, gid) else None)
         count = said or 1
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
         if model and p.use_case in (None, "inference"):

@@ -37,20 +37,28 @@ def test_a_machine_with_a_4090_and_a_2060_12gb(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert [(g["index"], g["catalog_id"], g["memory_bytes"]) for g in out["gpus"]] == [
-        (0, "rtx-4090", 24564 * MiB), (1, None, 12288 * MiB)]  # the 2060 is not in the catalog: kept by memory
+        (0, "rtx-4090", 24564 * MiB), (1, "rtx-2060-12gb", 12288 * MiB)]  # matched by name and memory (12 GB)
     by_gpu = {p["catalog_id"] or p["name"]: {(r["model"], r["precision"]): r for r in p["fits"]}
               for p in out["plans"]}
     # Llama-3.1-8B at 16 bits is 8.03e9 parameters × 2 bytes = 16.06 GB of weights: it fits the 4090's ~23 GB
     # vLLM uses, never the 2060's 12 GiB; at 4 bits (~5 GB of weights) it fits both
     assert by_gpu["rtx-4090"][("llama-3.1-8b", "bf16")]["fits"] is True
-    small = by_gpu["NVIDIA GeForce RTX 2060"]
+    small = by_gpu["rtx-2060-12gb"]
     assert small[("llama-3.1-8b", "bf16")]["fits"] is False
     assert small[("llama-3.1-8b", "bf16")]["per_gpu_bytes"] > 8.03e9 * 2 > small[("llama-3.1-8b", "bf16")][
         "usable_bytes"]
     assert small[("llama-3.1-8b", "int4")]["fits"] is True
     assert small[("llama-3.1-8b", "int4")]["usable_bytes"] < 12288 * MiB  # vLLM keeps 8 % back
     text = _detect(env, "--lang", "zh").stdout
-    assert "本机有 2 张 GPU" in text and "不在型号库中：按它的显存估算" in text and "✅" in text and "❌" in text
+    assert "本机有 2 张 GPU" in text and "✅" in text and "❌" in text
+
+
+def test_a_card_the_catalog_lacks_is_sized_by_its_memory(tmp_path: Path) -> None:
+    env = _fake_smi(tmp_path, "printf '0, NVIDIA GeForce RTX 3050, 8192\\n'")
+    done = _detect(env, "--json")
+    assert done.returncode == 0, done.stderr
+    assert [(g["catalog_id"], g["memory_bytes"]) for g in json.loads(done.stdout)["gpus"]] == [(None, 8192 * MiB)]
+    assert "不在型号库中：按它的显存估算" in _detect(env, "--lang", "zh").stdout
 
 
 @pytest.mark.parametrize(("body", "said"), [
@@ -100,7 +108,7 @@ def test_an_amd_machine_through_rocm_smi(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert [(g["index"], g["name"], g["catalog_id"]) for g in out["gpus"]] == [
-        (0, "AMD Instinct MI300X", "mi300x"), (1, "Radeon RX 6800", None)]
+        (0, "AMD Instinct MI300X", "mi300x"), (1, "Radeon RX 6800", "rx-6800")]
     mi300x = {(r["model"], r["precision"]): r for r in out["plans"][0]["fits"]}
     # 70B at 16 bits is 70.6e9 × 2 B = 141 GB of weights: it fits the MI300X's 192 GB
     assert mi300x[("llama-3.1-70b", "bf16")]["fits"] is True

@@ -23,9 +23,9 @@ USED_PRICES = ("ebay prices rn: Tesla P40 24GB ~$300, RTX 3090 ~$750, MI50 32GB 
 
 def test_prices_beside_cards_are_unit_prices_not_a_budget() -> None:
     said = parse(USED_PRICES)
-    assert said.budget is None  # '$300' is the P40's price; '$150' belongs to a card the catalog lacks
+    assert said.budget is None  # '$300' is the P40's price, '$150' the MI50's
     assert {g: (m.amount, m.currency) for g, m in said.card_prices.items()} == {
-        "tesla-p40": (300, "USD"), "rtx-3090": (750, "USD")}
+        "tesla-p40": (300, "USD"), "rtx-3090": (750, "USD"), "mi50-32gb": (150, "USD")}
     zh = parse("闲鱼上看到几种：矿卡3090 24G 4500块，魔改2080Ti 22G 2300块，Tesla P40 24G 900块。选哪个？")
     assert {g: m.amount for g, m in zh.card_prices.items()} == {
         "rtx-3090": 4500, "rtx-2080-ti-22gb": 2300, "tesla-p40": 900}
@@ -39,12 +39,14 @@ def test_prices_beside_cards_are_unit_prices_not_a_budget() -> None:
 
 
 def test_a_comparison_is_valued_at_the_prices_the_buyer_gave(adv: Advisor) -> None:
-    """4 × $300 = $1,200 and 2 × $750 = $1,500, by hand; per $1k: speed × 1000 / price."""
+    """4 × $300 = $1,200 and 2 × $750 = $1,500, by hand; the MI50 named with its price joins at the least count
+    that holds the model (2 × $150 = $300); per $1k: speed × 1000 / price."""
     s, (r,) = talk(adv, USED_PRICES)
     assert s.profile.budget is None
     value = ok_calls(r, "value_for_money")[0].result
     prices = {o["gpu"]: o["price"] for o in value["options"]}
-    assert prices == {"tesla-p40": pytest.approx(1200), "rtx-3090": pytest.approx(1500)}
+    assert prices == {"tesla-p40": pytest.approx(1200), "rtx-3090": pytest.approx(1500),
+                      "mi50-32gb": pytest.approx(300)}
     assert "$300 (your price)" in r.text and "$750 (your price)" in r.text
     assert "At the prices you gave" in r.text and "At catalog prices" not in r.text
 
@@ -52,7 +54,7 @@ def test_a_comparison_is_valued_at_the_prices_the_buyer_gave(adv: Advisor) -> No
 def test_a_what_if_on_one_compared_card_changes_that_option(adv: Advisor) -> None:
     _, (_, r) = talk(adv, USED_PRICES, "what if I go with 8 P40 instead?")
     sized = {c.arguments["gpu"]: c.arguments["gpus"] for c in ok_calls(r, "size_inference")}
-    assert sized == {"tesla-p40": 8, "rtx-3090": 2}
+    assert sized == {"tesla-p40": 8, "rtx-3090": 2, "mi50-32gb": 2}  # the 8 is the P40's alone
     assert "8× Tesla P40" in r.text
 
 

@@ -115,8 +115,8 @@ def test_cli_and_chat_agree_on_the_two_node_plan(adv: Advisor, capsys: pytest.Ca
 
 
 def test_a_chinese_buyer_is_told_the_nodes_and_the_network_in_yuan(adv: Advisor) -> None:
-    r = turn(adv, adv.new_session(), "DeepSeek-V3 用 BF16 部署在 H20 上，要几台机器？")
-    assert "至少要 16 张 H20 96GB (HGX)，即 2 台 8 卡节点" in r.text
+    r = turn(adv, adv.new_session(), "DeepSeek-V3 用 BF16 部署在 H200 上，要几台机器？")
+    assert "至少要 16 张 H200 SXM 141GB，即 2 台 8 卡节点" in r.text
     assert "节点之间直连，无需交换机" in r.text and f"¥{1_620 * 7.2:,.0f}" in r.text
 
 

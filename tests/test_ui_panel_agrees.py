@@ -86,7 +86,8 @@ def test_dollar_budget_panel_lists_the_replys_table_and_its_unpriced_option() ->
     said = re.findall(r"^\| \d+\. \| (.+?) \| \w+ \| ([\d.]+ / [\d.]+) GB \| ([\d.,]+) tokens/s \| ([\d,]+) W \| "
                       r"(\$[\d,]+) \|$", reply.text, re.M)
     assert len(said) == 3, reply.text
-    unpriced = re.findall(r"with no known price.*?: (.+?) \(price unknown, about ([\d.,]+) tokens/s\)", reply.text)
+    line = next(ln for ln in reply.text.splitlines() if "with no known price" in ln).split(": ", 1)[1]
+    unpriced = re.findall(r"(?:^|; )(.+?) \(price unknown, about ([\d.,]+) tokens/s\)", line)
     rows, notes = _panel(session, "en")
     shown = [(r["Configuration"], r["Per GPU need / usable (GB)"], r["Est. tokens/s"], r["Power (W)"],
               r["Price (USD)"]) for r in rows]

@@ -3,7 +3,7 @@
 Hand derivations from the catalog's dated street prices (2026) and datasheet dense figures:
 * RTX 4090: $2,400, 165.2 dense BF16 TFLOPS (FP32 accumulate), 24 GB → 68.8 TFLOPS and 10 GB per $1,000.
 * RTX 5090: $3,200, 209.5 TFLOPS, 32 GB → 65.5 TFLOPS and 10 GB per $1,000.
-* H100 SXM: ¥220,000 (China street), 989.4 TFLOPS → 45.0 TFLOPS per ¥10,000;
+* H100 SXM: $25,000 × 7.2 = ¥180,000 (street; no sourced yuan price), 989.4 TFLOPS → 55.0 TFLOPS per ¥10,000;
   A100 SXM 80GB: $12,000 × 7.2 = ¥86,400, 312 TFLOPS, 80 GB → 36.1 TFLOPS and 9.26 GB per ¥10,000.
 * Two RTX 4090s in CNY: 2 × $2,400 × 7.2 = ¥34,560 for 48 GB → 13.9 GB per ¥10,000.
 """
@@ -47,7 +47,7 @@ def test_sparse_marketing_figures_are_never_priced() -> None:
     assert h100.sparse_throughput is not None and h100.sparse_throughput.bf16 == pytest.approx(2 * 989.4, rel=0.01)
     r = value_for_money(ValueInput(options=[ValueOption(gpu=h100)], currency="CNY"))
     assert r.options[0].totals["bf16_tflops"] == pytest.approx(989.4)
-    assert r.options[0].per_unit["bf16_tflops"] == pytest.approx(45.0, abs=0.05)
+    assert r.options[0].per_unit["bf16_tflops"] == pytest.approx(989.4 / 18, abs=0.05)
 
 
 def test_counts_multiply_price_and_capacity_and_cny_uses_the_stated_rate() -> None:
@@ -89,7 +89,7 @@ def test_a_value_question_leads_with_the_value_verdict_in_yuan(adv: Advisor) -> 
     s = adv.new_session()
     r = turn(adv, s, "H100 和 A100 哪个性价比高？")
     head = r.text.strip().splitlines()[0]
-    assert r.mode == "compare" and "H100" in head and "性价比" in head and "45.0 TFLOPS" in head
+    assert r.mode == "compare" and "H100" in head and "性价比" in head and "55.0 TFLOPS" in head
     assert "36.1 TFLOPS" in head and "每万元" in head
     assert "9.3 GB" in r.text  # the A100 gives more memory per yuan
 

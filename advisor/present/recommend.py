@@ -57,9 +57,17 @@ def config_label(o: Option, lang: str) -> str:
         label = msg(lang, "present.recommend.nodes_config", nodes=o.nodes, per_node=o.count // o.nodes, gpu=o.gpu)
     else:
         label = f"{o.count}× {o.gpu}"
-    if o.market == "restricted":  # sold in the buyer's region only under a licence: said where it is listed
-        label = msg(lang, "present.recommend.restricted_mark", config=label)
+    if o.market == "restricted":  # a licence or a grey market: said where it is listed
+        label = msg(lang, f"present.recommend.restricted_mark{mark_kind(o.market_rule)}", config=label)
     return label
+
+
+GREY_MARKET_RULES = ("cn-modded",)  # rules whose cards are sold unofficially, not under a licence
+
+
+def mark_kind(rule: str | None) -> str:
+    """The message suffix of a restricted card's mark: '' for a licence, '_grey' for a grey-market card."""
+    return "_grey" if rule in GREY_MARKET_RULES else ""
 
 
 def network_text(o: Option, cur: str, lang: str) -> str | None:
