@@ -26,6 +26,7 @@ from advisor.toolspec import run_tool
 from knowledge import load_catalog
 from knowledge.codes import ScientificCode, scientific_code
 from knowledge.names import VENDORS
+from knowledge.stack_support import engine_runs
 from tools.errors import ToolError
 from tools.gpu_memory import card_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
@@ -234,9 +235,39 @@ def _machine_args(p: Profile) -> dict[str, Any]:
     return args
 
 
+_GGUF_FOR = ((4.5, "Q4_K_M"), (8.5, "Q8_0"))  # a quantised weight format as the GGUF file of the same bits
+
+
+def engine_precision(precision: str, engine: str) -> str:
+    """The precision as ``engine`` runs it: on llama.cpp a 4- or 8-bit server format (AWQ, GPTQ, INT8, FP8) is
+    the GGUF file of the same bits (Q4_K_M, Q8_0); 16-bit and GGUF names stay."""
+    bits, family = _precision_bits(precision)
+    if engine != "llamacpp" or (family in ("gguf", "float") and bits >= 16):
+        return precision
+    return next((gguf for limit, gguf in _GGUF_FOR if bits <= limit), precision) if family != "gguf" else precision
+
+
+def _run_precision(p: Profile, model: dict[str, Any], engine: str) -> str | None:
+    """The precision a sizing and its speed use: the one asked, as ``engine`` runs it; on llama.cpp with none
+    asked, the model's own weights as a file of the same bits (a Mac sized at BF16 and timed at BF16 alike)."""
+    if p.precision:
+        return engine_precision(p.precision, engine)
+    if engine != "llamacpp" or "model" not in model:
+        return None
+    try:
+        native = load_catalog().model(model["model"]).native_dtype
+    except Exception:
+        return None
+    return engine_precision(native, engine)
+
+
 def _engine(p: Profile) -> str:
-    """The engine the sizing follows: llama.cpp for GGUF files, else the server the user named (SGLang or vLLM),
-    else vLLM."""
+    """The engine the sizing follows: llama.cpp for GGUF files or a machine the servers do not run on (a Mac),
+    else the server the user named (SGLang or vLLM), else vLLM."""
+    server = p.engine_hint if p.engine_hint in ("sglang", "vllm") else "vllm"
+    machine = [p.gpu] if p.gpu else [e.gpu for e in p.existing or []]  # the card named, else the ones owned
+    if machine and not all(engine_runs(g, server) for g in machine):
+        return "llamacpp"
     if p.precision:
         from tools.precision import resolve_precision
 
@@ -245,7 +276,7 @@ def _engine(p: Profile) -> str:
                 return "llamacpp"
         except ValueError:
             pass
-    return p.engine_hint if p.engine_hint in ("sglang", "vllm") else "vllm"
+    return server
 
 
 PRETRAIN_TOKENS = 1e11  # a dataset this large is pre-training: fine-tuning sets run from millions to a few billion
@@ -1118,8 +1149,9 @@ def _inference_size(p: Profile, model: dict[str, Any], gpu: str | None, count: i
     if count > NODE_GPUS and size["engine"] == "vllm" and not ("model" in model and _parallel_for(model["model"],
                                                                                               one_node(count))):
         size["pipeline_stages"] = even_nodes(count)  # across machines: tensor parallel inside, layers between them
-    if p.precision:
-        size["precision"] = p.precision
+    run = _run_precision(p, model, size["engine"])
+    if run:
+        size["precision"] = run
     if p.kv_dtype:
         size["kv_dtype"] = p.kv_dtype
     if gpu:
@@ -1135,8 +1167,9 @@ def _inference_on_card(p: Profile, model: dict[str, Any], gpu: str, count: int, 
     # across nodes each token passes every node in turn: per token, one node's tensor-parallel group
     perf = {**model, "gpu": gpu, "count": one_node(count), "context": context, "batch": batch,
             "engine": engine, **_host_ram(p)}
-    if p.precision:
-        perf["precision"] = p.precision
+    run = _run_precision(p, model, engine)
+    if run:
+        perf["precision"] = run
     if p.kv_dtype:
         perf["kv_dtype"] = p.kv_dtype
     check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "inference",
@@ -1239,10 +1272,13 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
     if p.kv_dtype:
         base["kv_dtype"] = p.kv_dtype
     lower = [q for q, b in ALT_PRECISIONS if family != "gguf" and bits > b]
+    if gpu and not engine_runs(gpu, "vllm"):  # a Mac: llama.cpp only, whose 4-bit is the GGUF route below
+        lower = []
     if gpu or card_bytes:
         cfg = {**base, "gpus": count, **({"gpu": gpu} if gpu else {"gpu_memory_bytes": card_bytes})}
         out = _lower_on_card(p, cfg, gpu, lower)
-        if family != "gguf":
+        as_run = engine_precision(p.precision, _engine(p)) if p.precision else None
+        if family != "gguf" and _precision_bits(as_run)[1] != "gguf":  # a Mac's '4-bit' is already the GGUF file
             out += _gguf_on_card(p, base, cfg, gpu, count)
         if gpu and count < MAX_ALT_GPUS and load_catalog().gpu(gpu).form_factor.value != "system":  # one box
             out.append(_one_more_gpu(p, cfg, model, gpu, count))

@@ -24,8 +24,9 @@ class StackLimit(BaseModel):
 
     gpus: list[str] = Field(min_length=1)
     engine: EngineName
-    architectures: list[Architecture] = Field(min_length=1)
-    precisions: list[str] = Field(min_length=1)
+    runs: bool = Field(True, description="False: the engine does not run on these cards at all")
+    architectures: list[Architecture] = Field(default_factory=list)
+    precisions: list[str] = Field(default_factory=list)
     note: str
     sources: list[str] = Field(min_length=1)
     as_of: dt.date
@@ -36,6 +37,11 @@ class StackLimit(BaseModel):
 def load_limits() -> tuple[StackLimit, ...]:
     text = resources.files("knowledge.data").joinpath("stack_support.toml").read_text(encoding="utf-8")
     return tuple(StackLimit.model_validate(row) for row in tomllib.loads(text).get("limit", []))
+
+
+def engine_runs(gpu_id: str, engine: str) -> bool:
+    """Whether ``engine`` runs on the card at all (vLLM does not run on a Mac)."""
+    return not any(gpu_id in limit.gpus and limit.engine == engine and not limit.runs for limit in load_limits())
 
 
 def architectures(moe: bool, attention: AttentionKind | str) -> set[Architecture]:
@@ -52,7 +58,8 @@ def unsupported(gpu_id: str, engine: str, moe: bool, attention: AttentionKind | 
                 precision: str) -> StackLimit | None:
     """The limit that rules this model or precision out on this card and engine, or None when it runs."""
     for limit in load_limits():
-        runs = architectures(moe, attention) <= set(limit.architectures) and precision in limit.precisions
+        runs = limit.runs and architectures(moe, attention) <= set(limit.architectures) \
+            and precision in limit.precisions
         if gpu_id in limit.gpus and limit.engine == engine and not runs:
             return limit
     return None

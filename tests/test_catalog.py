@@ -36,7 +36,7 @@ BANDWIDTH_RANGE = {
     "gddr6": (100, 1000),
     "gddr5": (80, 550),  # Tesla P40: 347 GB/s
     "gddr7": (250, 1900),  # RTX PRO 2000 Blackwell: 128-bit at 18 Gbps = 288 GB/s
-    "lpddr": (50, 700),
+    "lpddr": (50, 1100),  # Apple Ultra: two dies, 1,024-bit LPDDR5 = 800-819 GB/s
 }
 
 

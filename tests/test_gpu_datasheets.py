@@ -395,6 +395,8 @@ def test_dense_never_exceeds_sparse(catalog):
 
 # boards that carry more than one memory-controller chip (bandwidth is the board total)
 _CHIPS_PER_BOARD = {"atlas-300i-duo": 2, "mlu370-x8": 2}
+# per die at most a 512-bit LPDDR5X bus at 8,533 MT/s = 546 GB/s (Apple M4 Max); an Apple 'Ultra' is two dies
+LPDDR_PER_DIE_GBS = 550
 
 
 def test_bandwidth_plausible_for_memory_type(catalog):
@@ -405,8 +407,8 @@ def test_bandwidth_plausible_for_memory_type(catalog):
         if kind.startswith("GDDR6") and not kind.startswith("GDDR6X"):
             assert g.bandwidth_gbs <= 1000, g.id
         if kind.startswith("LPDDR"):
-            chips = _CHIPS_PER_BOARD.get(g.id, 1)
-            assert g.bandwidth_gbs / chips <= 500, g.id
+            chips = _CHIPS_PER_BOARD.get(g.id, 2 if "Ultra" in g.name else 1)
+            assert g.bandwidth_gbs / chips <= LPDDR_PER_DIE_GBS, g.id
 
 
 def _fp8_capable(g: GPU) -> bool:

@@ -86,11 +86,13 @@ NO_ECC_FACTOR = 0.5
 # from the support matrices in hardware_rules.md §4: CUDA runs everything first; CDNA has official vLLM/SGLang;
 # Gaudi, Ascend and RDNA rely on plugins or partial support; the other domestic stacks on vendor forks.
 ECOSYSTEM = {"cuda": 1.0, "rocm-cdna": 0.9, "gaudi": 0.8, "rocm-rdna": 0.75, "ascend": 0.75, "xpu": 0.7,
-             "dtk": 0.7, "mlu": 0.7, "maca": 0.7, "musa": 0.6, "corex": 0.6, "supa": 0.6}
+             "dtk": 0.7, "mlu": 0.7, "maca": 0.7, "musa": 0.6, "corex": 0.6, "supa": 0.6, "metal": 0.7,
+             "vendor": 0.5}
 # Training leans harder on CUDA-first libraries (FlashAttention, bitsandbytes for QLoRA, DeepSpeed fused ops,
 # Megatron), and the seed names A100/H100 the first choice for training: a steeper factor for training.
 ECOSYSTEM_TRAINING = {"cuda": 1.0, "rocm-cdna": 0.85, "gaudi": 0.75, "ascend": 0.7, "rocm-rdna": 0.6, "xpu": 0.5,
-                      "dtk": 0.6, "mlu": 0.6, "maca": 0.6, "musa": 0.5, "corex": 0.5, "supa": 0.5}
+                      "dtk": 0.6, "mlu": 0.6, "maca": 0.6, "musa": 0.5, "corex": 0.5, "supa": 0.5, "metal": 0.4,
+                      "vendor": 0.4}
 
 
 # the stack group a code's GPU build names (knowledge/data/codes): ROCm covers Instinct and Radeon alike, and Hygon's
@@ -440,6 +442,8 @@ def _stack_limit(gpu: GPU, inp: RecommendInput, spec: ModelSpec | None, engine: 
     limit = unsupported(gpu.id, engine, spec.num_experts is not None, spec.attention, precision)
     if limit is None:
         return None
+    if not limit.runs:
+        return note("recommend.reject.no_engine", engine=note(f"recommend.engine.{engine}"))
     return note("recommend.reject.stack", engine=note(f"recommend.engine.{engine}"),
                 architectures=_chain("recommend.list", [note(f"recommend.arch.{a}") for a in limit.architectures]),
                 precisions="/".join(p.upper() for p in limit.precisions))

@@ -55,7 +55,7 @@ def resolve_framework(name: str) -> str:
 
 def stack_family(gpu: GPU) -> str:
     """The software stack a GPU runs: 'cuda', 'rocm-cdna', 'rocm-rdna', 'gaudi', 'xpu', 'ascend', 'mlu',
-    'maca', 'musa', 'dtk', 'supa', 'corex'."""
+    'maca', 'musa', 'dtk', 'supa', 'corex', 'metal' (Apple), or 'vendor' for a vendor with no stack named here."""
     v = gpu.vendor
     if v == "NVIDIA":
         return "cuda"
@@ -65,14 +65,14 @@ def stack_family(gpu: GPU) -> str:
     if v == "Intel":
         return "gaudi" if "gaudi" in (gpu.name + gpu.architecture).lower() else "xpu"
     return {"Huawei": "ascend", "Cambricon": "mlu", "MetaX": "maca", "Moore Threads": "musa", "Hygon": "dtk",
-            "Biren": "supa", "Iluvatar CoreX": "corex"}[v]
+            "Biren": "supa", "Iluvatar CoreX": "corex", "Apple": "metal"}.get(v, "vendor")
 
 
 STACK_NAMES = {
     "cuda": "CUDA", "rocm-cdna": "ROCm (Instinct)", "rocm-rdna": "ROCm (Radeon)", "gaudi": "Intel Gaudi SDK",
     "xpu": "oneAPI / Intel XPU", "ascend": "CANN (Ascend)", "mlu": "Cambricon Neuware", "maca": "MetaX MACA",
     "musa": "Moore Threads MUSA", "dtk": "Hygon DTK (HIP-compatible)", "supa": "Biren BIRENSUPA",
-    "corex": "Iluvatar CoreX SDK",
+    "corex": "Iluvatar CoreX SDK", "metal": "Metal / MLX (macOS)", "vendor": "the vendor's own SDK",
 }
 
 Rule = tuple[str, Severity, Note, Note]  # id, severity, message, fix
@@ -179,7 +179,7 @@ def _sglang(g: GPU, fam: str, ctx: BuildContext) -> Rule | None:
 
 _LLAMACPP_BACKEND = {"cuda": "CUDA", "rocm-cdna": "HIP", "rocm-rdna": "HIP or "
                                                                       "Vulkan", "xpu": "SYCL or Vulkan",
-                     "ascend": "CANN", "musa": "MUSA", "dtk": "HIP (DTK)"}
+                     "ascend": "CANN", "musa": "MUSA", "dtk": "HIP (DTK)", "metal": "Metal"}
 
 
 def _llamacpp(g: GPU, fam: str, ctx: BuildContext) -> Rule | None:
@@ -200,7 +200,8 @@ _TORCH_STACK = {"rocm-cdna": "ROCm wheels (download.pytorch.org/whl/rocm*) or ro
                 "xpu": "the 'xpu' device build", "gaudi": "habana_frameworks (Gaudi bridge)",
                 "ascend": "torch_npu (CANN)", "mlu": "torch_mlu (Neuware)", "maca": "MetaX's MACA build",
                 "musa": "torch_musa", "dtk": "Hygon's DTK build", "supa": "Biren's vendor build",
-                "corex": "Iluvatar's CoreX build"}
+                "corex": "Iluvatar's CoreX build", "metal": "the 'mps' device (Metal Performance Shaders)",
+                "vendor": "the vendor's own build"}
 
 
 def _pytorch(g: GPU, fam: str, ctx: BuildContext) -> Rule | None:
