@@ -16,6 +16,13 @@ from tools.training_memory import TrainingMemoryResult
 from tools.value import ValueResult
 
 
+def _need_usable(s: Any) -> str:
+    """'50.1 / 51.0 GB': what one GPU needs and what it offers, in the same units."""
+    usable = usable_bytes(s)
+    need = gb_short(needed_bytes(s) or 0)
+    return f"{need.removesuffix(' GB')} / {gb_short(usable)}" if usable else need
+
+
 def _leader(gs: list[Any], key: str, lang: str, message: str) -> str:
     """Which card leads on ``key`` — or that they are the same, when they are (catalog entries or plain rows)."""
     def value(g: Any) -> float:
@@ -157,8 +164,8 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     row(msg(lang, "compose.compose_compare.approx_price"), [_price_cell(g, p, lang) for g in gs])
     if sizes:
         model = sizing(next(iter(sizes.values()))).model
-        row(msg(lang, "compose.compose_compare.per_gpu", model=model),
-            [gb_short(needed_bytes(sizing(sizes[i])) or 0) if i in sizes else "—" for i in ids])
+        row(msg(lang, "compose.compose_compare.per_gpu", model=model),  # need / usable: '48GB' is 51.5 GB
+            [_need_usable(sizing(sizes[i])) if i in sizes else "—" for i in ids])
         row(msg(lang, "compose.compose_compare.fits"),
             [("✓" if sizing(sizes[i]).fits else "✗") if i in sizes else "—" for i in ids])
     if perfs:

@@ -771,7 +771,11 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     if r.method in ("lora", "qlora") and size.arguments.get("zero_stage") == 3:  # the frozen base sharded too
         method = f"{method}, {msg(lang, 'alt_train.zero3')}"
     what = f"{r.model} ({method})"
-    if r.fits is True:
+    card = load_catalog().gpu(gpu) if gpu else None
+    if card is not None and card.inference_only:  # the memory may fit; its software stack does not train
+        out.append(msg(lang, "compose.training_section.inference_only", gpu=card.name, what=what,
+                       per_gpu_bytes=gb(r.per_gpu_bytes)))
+    elif r.fits is True:
         out.append(msg(lang, "compose.training_section.answer_training_fits_per",
                        config_label=config_label(gpu, count, lang), what=what, per_gpu_bytes=gb(r.per_gpu_bytes)))
     elif r.fits is False:

@@ -388,6 +388,9 @@ def _merge_cards(m: _Merge) -> None:
             first = parsed.gpus[0].gpu  # owned cards not read as such are named first ('I have 2 3090s … add two')
             counts = {g: n + owned.get(g, parsed.added_cards if g == first and not owned else 0)
                       for g, n in counts.items()}
+        for g in gpu_ids:  # an owned card weighed without a count: the ones owned, plus those the message adds
+            if g in owned and g not in counts:
+                counts[g] = owned[g] + (parsed.added_cards or 0 if parsed.gpus and g == parsed.gpus[0].gpu else 0)
         m.put("compare_counts", counts)
     elif gpu_ids:
         named = [x for x in parsed.gpus if x.gpu in gpu_ids]

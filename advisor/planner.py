@@ -165,7 +165,7 @@ def representative_model(params_b: float) -> str | None:
         if m.kind != "llm":
             continue
         diff = abs(m.params_b - params_b) / params_b
-        if diff > 0.15:
+        if diff > 0.15 or (m.is_moe and m.id not in CANONICAL):  # a size alone says nothing of its experts
             continue
         score = diff + (0.0 if m.id in CANONICAL else 0.2) + (0.1 if m.is_moe else 0.0)
         score += 0.1 if any(w in m.id for w in SPECIALISED) else 0.0
@@ -1123,8 +1123,8 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
                                  only_if_no_fit=not _wants_recommendation(p, parsed, gpu or card_bytes)))
         calls += _inference_alternatives(p, model["model"], gpu, count, context, batch, rec, card_bytes,
                                          cheapest=parsed.asks_cheapest)
-        if gpu and parsed.asks_count:
-            calls += _count_calls("size_inference", size, count)
+    if gpu and parsed.asks_count:  # 'how many?' of a catalog model or of a size said alone ('284B')
+        calls += _count_calls("size_inference", size, count)
     return calls
 
 

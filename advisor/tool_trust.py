@@ -61,9 +61,26 @@ def _key(tool: str, field: str) -> str:
 
 def setup(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """The settings ``arguments`` state, under one name per setting, normalised (a build's list of cards is read
-    by ``_plan_settings``)."""
-    return {_key(tool, k): _norm(_key(tool, k), v) for k, v in arguments.items()
-            if v is not None and not (k == "gpus" and isinstance(v, list))}
+    by ``_plan_settings``). A checkpoint name states its precision: 'GLM-5-FP8' is model glm-5 at fp8."""
+    out = {_key(tool, k): _norm(_key(tool, k), v) for k, v in arguments.items()
+           if v is not None and not (k == "gpus" and isinstance(v, list))}
+    if "precision" not in out and (precision := _checkpoint(arguments.get("model"))) is not None:
+        out["precision"] = precision
+    return out
+
+
+def _checkpoint(name: Any) -> Any:
+    """The weight precision a checkpoint name states (tools.modelspec.checkpoint_precision), normalised; None for
+    a plain model name or anything else."""
+    from tools.modelspec import checkpoint_precision  # heavy-ish; only for a model named in a call
+
+    if not isinstance(name, str):
+        return None
+    try:
+        precision = checkpoint_precision(name, load_catalog().model(name))
+    except (LookupError, AmbiguousNameError):
+        return None
+    return _norm("precision", precision)
 
 
 def _native(settings: dict[str, Any]) -> Any:

@@ -31,7 +31,7 @@ from tools.errors import ToolError, error_note
 from tools.inference_memory import InferenceMemoryInput, InferenceMemoryResult, estimate_inference_memory
 from tools.inputs import ToolInput
 from tools.latency import LoadInput, LoadResult, ttft_under_load
-from tools.modelspec import ModelSpec
+from tools.modelspec import ModelSpec, checkpoint_precision
 from tools.ownership import MachineCostInput, MachineCostResult, machine_cost
 from tools.perf import (
     DecodeInput,
@@ -45,6 +45,7 @@ from tools.perf import (
     estimate_serving,
 )
 from tools.pooled import PooledInput, PooledResult, pooled_fit
+from tools.precision import native_precision
 from tools.pricing import GPUPrice, gpu_price
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.rent import RentVsBuyInput, RentVsBuyResult, rent_vs_buy
@@ -202,8 +203,12 @@ class NameArgs(ToolArgs):
 
 
 def catalog_model_id(name: str) -> str:
-    """The catalog id for a model name; UnknownNameError for anything else (paths included)."""
-    return load_catalog().model(name).id
+    """The catalog id for a model name, a checkpoint name's weight precision kept on it ('GLM-5-FP8' →
+    'glm-5-fp8', which the tools size at FP8 as the CLI does); UnknownNameError for anything else (paths
+    included)."""
+    model = load_catalog().model(name)
+    precision = checkpoint_precision(name, model)
+    return f"{model.id}-{precision}" if precision and precision != native_precision(model.native_dtype) else model.id
 
 
 def _spec(args: BaseModel) -> ModelSpec:

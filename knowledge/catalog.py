@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from knowledge.checkpoints import base_name
 from knowledge.resolve import AmbiguousNameError, Resolver, UnknownNameError
 from knowledge.schema import GPU, DecodeMeasurement, Model, Platform
 from knowledge.user_gpus import Measured, load_user_gpus, skeleton
@@ -143,7 +144,8 @@ def load_catalog() -> Catalog:
         models=models,
         platforms=platforms,
         gpu_resolver=_gpu_resolver(gpus),
-        model_resolver=Resolver("model", models, lambda m: [m.id, m.name, *m.aliases], lambda m: m.name),
+        model_resolver=Resolver("model", models, lambda m: [m.id, m.name, *m.aliases], lambda m: m.name,
+                                fallback=base_name),
         platform_resolver=Resolver(
             "CPU platform", platforms, lambda p: [p.id, p.name, *p.aliases], lambda p: p.name
         ),

@@ -116,9 +116,11 @@ class Resolver(Generic[T]):
     """Maps names and aliases to entries; built once per catalog."""
 
     def __init__(self, kind: str, entries: Iterable[T], names: Callable[[T], Iterable[str]],
-                 label: Callable[[T], str]):
+                 label: Callable[[T], str], fallback: Callable[[str], str | None] | None = None):
         self.kind = kind
         self._label = label
+        # a name to try when a name matches nothing: the model of a checkpoint name ('GLM-5-FP8' → 'GLM-5')
+        self._fallback = fallback
         self._index: dict[str, list[T]] = {}
         self._found: dict[str, T] = {}  # names already resolved to one entry
         for entry in entries:
@@ -155,7 +157,8 @@ class Resolver(Generic[T]):
                 return hits[0]
             if hits:
                 raise AmbiguousNameError(self.kind, name, [self._label(e) for e in hits])
-        return None
+        other = self._fallback(name) if self._fallback else None
+        return self.find(other) if other and other != name else None
 
     def get(self, name: str) -> T:
         """The entry for ``name``; raises UnknownNameError with suggestions."""

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import load_catalog
 from knowledge.messages import has
-from knowledge.schema import GPU
+from knowledge.schema import GPU, FormFactor
 from tools.engines import EngineName, InferenceEngine, get_engine
 from tools.engines.base import Activations
 from tools.errors import ToolError
@@ -603,6 +603,9 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
             visible = seen
             assumptions.append(visible_note)
         _gpu_warnings(gpu, cfg.prec, cfg.kv_dtype, warnings)
+        if gpu.form_factor == FormFactor.system and cfg.engine.offloads_layers and inp.n_gpu_layers is None:
+            # unified memory: the 'system RAM' llama.cpp would spill to is the same memory, already counted
+            inp = inp.model_copy(update={"n_gpu_layers": spec.layers})
     elif visible is not None:
         assumptions.append(note("inference.assume.gpu_memory_given", gib=visible / GiB))
 

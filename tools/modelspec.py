@@ -17,7 +17,9 @@ from typing import Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import UnknownNameError, load_catalog
+from knowledge.checkpoints import checkpoint
 from knowledge.paths import expand_user
+from knowledge.resolve import shown_name
 from knowledge.schema import AttentionKind, Model
 from tools.errors import ToolError
 from tools.gguf_mix import gguf_file_bytes
@@ -151,7 +153,7 @@ class ModelSpec(BaseModel):
         """
         if self.weight_bytes is not None and (precision is None or _same_precision(precision, self.weight_precision)):
             return self.weight_bytes
-        spec = resolve_precision(precision or self.native_dtype)
+        spec = resolve_precision(precision or self.weight_precision or self.native_dtype)
         if spec.family == "gguf" and (mixed := gguf_file_bytes(self, spec.name)) is not None:
             return mixed
         if spec.quantizes_embeddings:
@@ -162,7 +164,8 @@ class ModelSpec(BaseModel):
     # --- constructors ----------------------------------------------------------------
     @classmethod
     def from_catalog(cls, name: str) -> ModelSpec:
-        """Spec of a catalog model by name or alias (raises knowledge.UnknownNameError).
+        """Spec of a catalog model by name or alias (raises knowledge.UnknownNameError). A checkpoint name
+        ('GLM-5-FP8', 'Qwen3-32B-AWQ') gives the model's spec with its files' precision (:func:`checkpoint_precision`).
 
         Specs are immutable, so each catalog entry's spec is built once and shared (the cache
         follows the catalog object: a reloaded catalog gets fresh specs).
@@ -171,7 +174,8 @@ class ModelSpec(BaseModel):
         hit = _CATALOG_SPECS.get(name) if isinstance(name, str) else None
         if hit is not None and hit[0] is catalog:
             return hit[1]
-        spec = cls.from_model(catalog.model(name))
+        model = catalog.model(name)
+        spec = _as_checkpoint(cls.from_model(model), model, name)
         if len(_CATALOG_SPECS) >= _CATALOG_SPECS_MAX:
             _CATALOG_SPECS.clear()
         _CATALOG_SPECS[name] = (catalog, spec)
@@ -336,6 +340,32 @@ class ModelSpec(BaseModel):
 
 
 _CATALOG_SPECS: dict[str, tuple[object, ModelSpec]] = {}
+
+
+def checkpoint_precision(name: str, model: Model) -> str | None:
+    """The weight precision the checkpoint name ``name`` of ``model`` states, as tools.precision names it
+    ('GLM-5-FP8' → 'fp8', 'Qwen3-32B-AWQ' → 'int4', 'qwen3:32b-q4_K_M' → 'Q4_K_M'); the model's own storage
+    layout when the name states its native dtype ('Kimi-K2.5-INT4' → 'int4-g32'). None when the name states no
+    precision or one the tools do not know. The one reading of checkpoint names (``knowledge.checkpoints``) that
+    the CLI, the tool calls and the chat share."""
+    found = checkpoint(name)
+    if found is None:
+        return None
+    try:
+        precision = resolve_precision(found.precision).name
+    except ToolError:
+        return None
+    return native_precision(model.native_dtype) if precision == model.native_dtype else precision
+
+
+def _as_checkpoint(spec: ModelSpec, model: Model, name: str) -> ModelSpec:
+    """``spec`` sized as the checkpoint ``name`` names it: its files' precision when that is not the model's own
+    ('GLM-5-FP8' is FP8 weights of the BF16 GLM-5), with a note saying so; ``spec`` itself otherwise."""
+    precision = checkpoint_precision(name, model)
+    if precision is None or precision == spec.native_dtype:
+        return spec
+    said = note("inference.checkpoint.named", name=shown_name(name), model=model.name, precision=precision)
+    return spec.with_updates(weight_precision=precision, notes=(*spec.notes, said))
 
 V = TypeVar("V")
 

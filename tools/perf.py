@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from knowledge.schema import GPU, DecodeMeasurement
+from knowledge.schema import GPU, DecodeMeasurement, FormFactor
 from tools.efficiency import (
     DECODE_RANGE,
     PREFILL_MFU,
@@ -136,6 +136,8 @@ def placement(spec: ModelSpec, gpu: GPU, count: int, precision: str, kv_dtype: s
     """What does not fit the GPUs stays in system RAM: llama.cpp keeps whole layers there (its own fit search),
     vLLM's ``--cpu-offload-gb`` and Transformers' ``device_map="auto"`` keep weights there and read them over
     PCIe each step. Everything on the GPUs when it fits (the quick check avoids the search)."""
+    if gpu.form_factor == FormFactor.system:  # unified memory: no separate system RAM to keep layers in
+        return Placement()
     visible = engine_visible_bytes(gpu)[0]
     cache = kv_cache_bytes(spec, context, batch, kv_dtype, 1)  # every sequence's cache, all GPUs together
     if spec.weight_bytes_at(resolve_precision(precision).name) + cache < 0.85 * visible * count:

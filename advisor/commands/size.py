@@ -17,8 +17,12 @@ from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, fail, finite_float, lang_of, print_json
 from advisor.present import present_inference
+from knowledge import UnknownNameError
+from knowledge.checkpoints import checkpoint
 from knowledge.names import ENGINES
+from knowledge.resolve import shown_name
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+from tools.modelspec import ModelSpec, load_model_spec
 from tools.result import Note, note
 from tools.units import GiB
 
@@ -126,16 +130,35 @@ def _engine(args: argparse.Namespace) -> str:
     if args.engine:
         return args.engine
     model = (args.model or "").lower()
-    prec = (args.precision or "").upper()
+    named = checkpoint(args.model or "")  # 'qwen3:32b-q4_K_M' names a GGUF checkpoint
+    prec = (args.precision or (named.precision if named else "")).upper()
     if model.endswith(".gguf") or re.match(r"^(Q\d|IQ\d)", prec):
         return "llamacpp"
     return "vllm"
 
 
+def _uncatalogued(args: argparse.Namespace) -> tuple[ModelSpec, Note] | None:
+    """``--model NAME --params SIZE`` for a model the catalog lacks: a custom model of that size under that name,
+    with the note that says so; None when the name is a catalog model (or a path), which needs no size."""
+    try:
+        load_model_spec(args.model)
+    except UnknownNameError as exc:
+        spec = ModelSpec.custom(args.params, name=args.model, layers=args.layers, hidden_size=args.hidden,
+                                num_heads=args.heads, num_kv_heads=args.kv_heads, head_dim=args.head_dim,
+                                vocab_size=args.vocab)
+        said = note("cli.uncatalogued.sized_from_params", name=shown_name(args.model), params_b=args.params,
+                    suggestions=", ".join(exc.suggestions) or "-")
+        return spec, said
+    return None
+
+
 def run_inference(args: argparse.Namespace) -> int:
-    if (args.model is None) == (args.params is None):
-        return fail("give --model NAME|PATH or --params SIZE (e.g. --params 70B)")
     notes: list[Note] = []
+    custom = _uncatalogued(args) if args.model is not None and args.params is not None else None
+    if custom is not None:
+        notes.append(custom[1])
+    elif (args.model is None) == (args.params is None):
+        return fail("give --model NAME|PATH or --params SIZE (e.g. --params 70B)")
     context = args.context
     if context is None:
         context = DEFAULT_CONTEXT
@@ -143,15 +166,12 @@ def run_inference(args: argparse.Namespace) -> int:
     engine = _engine(args)
     if not args.engine:
         notes.append(note("cli.engine_not_given", engine=engine))
+    arch = {} if custom else dict(model=args.model, params_b=args.params, layers=args.layers, hidden_size=args.hidden,
+                                  num_heads=args.heads, num_kv_heads=args.kv_heads, head_dim=args.head_dim,
+                                  vocab_size=args.vocab)
     inp = InferenceMemoryInput(
-        model=args.model,
-        params_b=args.params,
-        layers=args.layers,
-        hidden_size=args.hidden,
-        num_heads=args.heads,
-        num_kv_heads=args.kv_heads,
-        head_dim=args.head_dim,
-        vocab_size=args.vocab,
+        **arch,
+        spec=custom[0] if custom else None,
         precision=args.precision,
         kv_dtype=args.kv_dtype,
         context=context,

@@ -637,6 +637,25 @@ def _distinct(mentions: list[GpuCount]) -> list[GpuCount]:
 _CACHE_LEVEL = re.compile(r"\s*(cache|缓存|高速缓存)", re.IGNORECASE)
 
 
+_SIZE_SAID_AFTER = re.compile(r"^[^，,。.;；!?！？\n]{0,16}?(?<![\d.])(\d{2,3})\s*(?:gb|g|gib)(?![a-z])", re.IGNORECASE)
+
+
+def _sized_variant(resolver: Any, name: str, found: str, after: str) -> str:
+    """The memory size said just after a name picks that size of the product ('Mac Studio M3 Ultra with 512GB',
+    'MI50，32G 的'): the catalog entry named with that size, when there is one; else the name's own entry."""
+    m = _SIZE_SAID_AFTER.match(after)
+    if not m:
+        return found
+    for label in (f"{name} {m.group(1)}GB", f"{name} {m.group(1)}G"):
+        try:
+            hit = resolver.find(label)
+        except AmbiguousNameError:
+            continue
+        if hit is not None:
+            return str(hit.id)
+    return found
+
+
 class _Mention(BaseModel):
     start: int
     end: int
@@ -669,11 +688,13 @@ def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Ment
                 try:
                     hit = resolver.find(cand)
                 except AmbiguousNameError as exc:
-                    ids = [by_label[c] for c in exc.candidates if c in by_label]
+                    sized = _sized_variant(resolver, cand, "", text[end:])  # 'MI50，32G 的': the size picks one
+                    ids = [sized] if sized else [by_label[c] for c in exc.candidates if c in by_label]
                     found = _Mention(start=cstart, end=end, ids=ids, text=cand)
                     break
                 if hit is not None and not _CACHE_LEVEL.match(text[end:]):  # 'L2 cache' is no L2 card
-                    found = _Mention(start=cstart, end=end, ids=[hit.id], text=cand)
+                    found = _Mention(start=cstart, end=end, ids=[_sized_variant(resolver, cand, hit.id,
+                                                                                text[end:])], text=cand)
                     break
             if found:
                 break
@@ -907,6 +928,16 @@ def _read_intents(r: _Reading) -> None:
         r.out.intents.append(Intent.unsure)
 
 
+# 'one card' inside a unit price ('几百块一张', '一张 4500 块', '$300 each'): a price per card, not a count
+_UNIT_PRICE = re.compile(r"(?:块|元|块钱|刀|美元|万)\s*((?:一|每)\s*(?:张|块|片))|"
+                         r"((?:一|每)\s*(?:张|块|片))\s*(?:要|才|只要|大概|约)?\s*(?=[\d.,]+\s*(?:块|元|刀|美元|k\b|千|万)|几)")
+
+
+def _unit_prices(text: str) -> list[tuple[int, int]]:
+    """The 'one card' spans of unit prices in ``text`` ('几百块一张' is a price, not a count)."""
+    return [m.span(1) if m.group(1) else m.span(2) for m in _UNIT_PRICE.finditer(text)]
+
+
 def _read_names(r: _Reading) -> None:
     """Catalog names first, so model numbers (4090, A100) are masked before quantities are read."""
     r.gpu_mentions = _scan_names(r.text, r.cat.gpu_resolver, r.cat.gpus)
@@ -920,6 +951,7 @@ def _read_names(r: _Reading) -> None:
             r.out.unknown_gpus[name] = r.cat.gpu_resolver.suggest(name)
     r.names_and_dates = _not_quantities(r.text)
     r.counted = _mask(r.text, r.names_and_dates)  # the message as quantities are read from it, positions kept
+    r.counted = _mask(r.counted, _unit_prices(r.counted))
     if r.model_mentions:
         r.out.model = _subject_model(r.text, r.model_mentions)
     r.out.alternatives = _options_offered(r.text, r.gpu_mentions)
@@ -1078,6 +1110,8 @@ def _let_go(text: str, mention: _Mention) -> bool:
                 or _LET_GO_AFTER.match(text[mention.end:mention.end + 8]))
 
 
+_OWNED_LIST = re.compile(r"^\s*(?:,|，|、|and|plus|\+|和|及|与|还有|跟)\s*(?:also\s+)?(?:an?|my|one|two|\d+\s*(?:x|×)?|"
+                         r"一张|两张|一块|\d+\s*张)?\s*(?:old|older|used|spare|旧的?|老的?)?\s*$", _I)
 _LIST_JOIN = re.compile(r"^\s*(?:/|、|,|，|or|and|nor|和|或|或者|及|与)\s*$", _I)
 
 
@@ -1110,7 +1144,7 @@ def _read_cards(r: _Reading) -> None:
     marker = _EXISTING.search(text)
     gpus: list[GpuCount] = []
     existing: list[GpuCount] = []
-    ruled_out_end = -1
+    ruled_out_end = owned_end = -1
     for mention in r.gpu_mentions:
         gid = mention.ids[0] if len(mention.ids) == 1 else _pick(r.cat, mention.ids)
         if len(mention.ids) > 1:
@@ -1127,7 +1161,11 @@ def _read_cards(r: _Reading) -> None:
         others = [(m.start, m.end) for m in r.gpu_mentions if m is not mention]  # '3090还是买张新的 4060ti': no count
         count = _usable_count(out, gid, _count_near(_mask(r.counted, others), mention.start, mention.end))
         entry = GpuCount(gpu=gid, count=count or 1, stated=count is not None)
-        (existing if _owned(text, mention, marker) else gpus).append(entry)
+        # 'I have an A5000 and an old 2070 SUPER': a card listed right after an owned one is owned too
+        owned = _owned(text, mention, marker) or (owned_end >= 0 and bool(_OWNED_LIST.match(text[owned_end:
+                                                                                              mention.start])))
+        (existing if owned else gpus).append(entry)
+        owned_end = mention.end if owned else -1
     out.gpus = _distinct(gpus)
     if existing:
         out.existing = _distinct(existing)
@@ -1148,7 +1186,8 @@ def _read_count_apart(r: _Reading, owned: bool) -> None:
         return
     if len(out.gpus) != 1 or out.gpus[0].stated or owned or out.gpus[0].gpu in out.bad_counts:
         return
-    blanked = _mask(r.masked, [(m.start, m.end) for m in r.gpu_mentions])
+    blanked = _mask(_mask(r.masked, [(m.start, m.end) for m in r.gpu_mentions]),
+                    _unit_prices(r.masked))
     apart = _APART_COUNT.search(blanked) or _OF_THOSE.search(blanked)
     value = parse_number(apart.group(1) or apart.group(2)) if apart else None
     if value and 1 < value <= MAX_CARDS:
@@ -1189,10 +1228,20 @@ def _read_use_case(r: _Reading) -> None:
 def _read_precision(r: _Reading) -> None:
     """Precision (QLoRA's NF4 base is implied by the method, not stated) and the KV cache's."""
     kv = _KV_FP8.search(r.masked)
-    r.out.precision = _find_precision(_mask(r.masked, [kv.span()]) if kv else r.masked) or _find_precision(
-        " ".join(r.text[m.start:m.end] for m in r.model_mentions))  # 'Qwen2.5-72B-Instruct-AWQ' is 4-bit
+    r.out.precision = _find_precision(_mask(r.masked, [kv.span()]) if kv else r.masked) or _named_checkpoint(r)
     if kv:
         r.out.kv_dtype = (kv.group(1) or kv.group(6)).lower()
+
+
+def _named_checkpoint(r: _Reading) -> str | None:
+    """The weight precision a checkpoint name in the message states ('Qwen2.5-72B-Instruct-AWQ' is 4-bit,
+    'GLM-5-FP8' FP8), read as the CLI and the tools read it (tools.modelspec.checkpoint_precision)."""
+    from tools.modelspec import checkpoint_precision  # tools sit below advisor
+
+    for m in r.model_mentions:
+        if len(m.ids) == 1 and (found := checkpoint_precision(m.text, r.cat.model(m.ids[0]))):
+            return found
+    return None
 
 
 def _read_dataset_tokens(r: _Reading) -> None:
