@@ -333,6 +333,7 @@ def test_a_cache_level_is_no_card(text: str, gpus: list[str]) -> None:
     ("4090D 国内还能买到吗", "在中国大陆有售"),
     ("国内能买到 L2 吗", "在中国大陆有售"),
     ("魔改的 4090 48G 国内能买吗？靠谱吗", "灰色市场"),
+    ("Are H20 and H200 allowed to be sold to our Shanghai office?", "H20 96GB (HGX) cannot be bought new in mainland"),
 ])
 def test_can_i_buy_it_here_is_answered_first(adv: Advisor, text: str, verdict: str) -> None:
     """Ten '能买吗' questions: the market verdict is the reply's first line, from the market table."""
