@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, get_args
 
 from advisor.compose import config_label, gpu_name
 from advisor.config_at_hand import Config, current_config
@@ -25,6 +25,7 @@ from advisor.planner import (
     said_prices,
     session_region,
     size_stand_in,
+    tensor_precision,
     train_count,
     train_count_calls,
     training_rates,
@@ -32,7 +33,10 @@ from advisor.planner import (
 )
 from advisor.present.market import market_verdict
 from advisor.session import Profile, Session, ToolCall
+from knowledge import load_catalog
 from knowledge.messages import msg, render
+from knowledge.stack_support import Architecture, StackLimit, limits_for
+from tools.compat_rules.software import STACK_NAMES, stack_family
 from tools.inference_memory import InferenceMemoryResult
 from tools.latency import LoadResult
 from tools.ownership import MachineCostResult
@@ -205,6 +209,44 @@ def _say_market(c: AskContext, done: list[ToolCall]) -> str | None:
     """Whether each card can be bought new where the buyer is, from the market table."""
     region, _ = session_region(c.session, c.lang)
     lines = [market_verdict(gpu, gpu_name(gpu), region, c.lang) for gpu in _market_cards(c)]
+    return "\n".join(lines) or None
+
+
+def _limit_text(lim: StackLimit, lang: str) -> str:
+    """' vLLM runs only dense models at FP16/BF16/INT8 on it.'; only the precisions when every architecture runs."""
+    engine = msg(lang, f"recommend.engine.{lim.engine}")
+    if not lim.runs:
+        return msg(lang, "asks.software_no_engine", engine=engine)
+    precisions = "/".join(p.upper() for p in lim.precisions)
+    if set(lim.architectures) >= set(get_args(Architecture)):
+        return msg(lang, "asks.software_precisions", engine=engine, precisions=precisions)
+    return msg(lang, "asks.software_limit", engine=engine, precisions=precisions,
+               architectures="/".join(msg(lang, f"recommend.arch.{a}") for a in lim.architectures))
+
+
+def _say_software(c: AskContext, done: list[ToolCall]) -> str | None:
+    """Which software stack each card at hand runs, and where an engine is narrower there (stack_support)."""
+    lines = []
+    for gpu_id in _market_cards(c):
+        card = load_catalog().gpu(gpu_id)
+        limits = [_limit_text(lim, c.lang) for lim in limits_for(gpu_id)]
+        lines.append(msg(c.lang, "asks.software", gpu=gpu_name(gpu_id), stack=STACK_NAMES[stack_family(card)],
+                         software=", ".join(card.software), limits="".join(limits)))
+    return "\n".join(lines) or None
+
+
+def _say_precision_support(c: AskContext, done: list[ToolCall]) -> str | None:
+    """Whether each card at hand has the precision the conversation is about (a hardware path or not)."""
+    precision = c.session.profile.precision
+    key = tensor_precision(precision) if precision else None
+    if key is None:
+        return None
+    lines = []
+    for gpu_id in _market_cards(c):
+        has = load_catalog().gpu(gpu_id).supports(key)
+        word = {True: "yes", False: "no"}.get(has, "unknown")  # type: ignore[arg-type]
+        lines.append(msg(c.lang, f"spec.support_{word}", name=gpu_name(gpu_id), precision=key.upper(),
+                         tflops=num(getattr(load_catalog().gpu(gpu_id).throughput, key) or 0)))
     return "\n".join(lines) or None
 
 
@@ -679,6 +721,9 @@ ROUTES: dict[str, Route] = {
                   _machine_call, _say_rack),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),
     "noise": Route(lambda c: "noise" in c.asks, _noise_calls, _say_noise),
+    "software": Route(lambda c: "software" in c.asks and bool(_market_cards(c)), lambda c: [], _say_software),
+    "precision_support": Route(lambda c: "precision_support" in c.asks and bool(_market_cards(c)), lambda c: [],
+                               _say_precision_support),
     "market": Route(lambda c: "market" in c.asks and bool(_market_cards(c)), _market_calls, _say_market),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),

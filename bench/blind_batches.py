@@ -4,9 +4,10 @@ on the commit named in its ``meta.toml``), per language.
     .venv/bin/python bench/blind_batches.py
 
 Prints one row per batch and language: turns, mean answered-first, numbers right, recommendation fit, language
-and follow-ups (0–3, "na" left out), and the turns answered for the wrong setup or with a number taken from a
-product name. Targets on a batch written after the code (``written_after_code = true``): answered-first ≥ 2.5,
-recommendation fit ≥ 2.3, follow-ups ≥ 2.3, no wrong setup, no number from a product name.
+and follow-ups (0–3, "na" left out), and the turns answered for the wrong setup, with a number taken from a
+product name, or (batches from t on) with a claim the grader knew to be false. Targets on a batch written after
+the code (``written_after_code = true``): answered-first ≥ 2.5, recommendation fit ≥ 2.3, follow-ups ≥ 2.3, no
+wrong setup, no number from a product name.
 """
 
 from __future__ import annotations
@@ -39,12 +40,15 @@ def batch_rows(folder: Path) -> list[list[str]]:
                      "after" if meta.get("written_after_code") else "before", lang, str(len(part)),
                      *(_mean(part, c) for c in CRITERIA),
                      str(sum(bool(g.get("wrong_setup")) for g in part)),
-                     str(sum(bool(g.get("product_name_number")) for g in part))])
+                     str(sum(bool(g.get("product_name_number")) for g in part)),
+                     str(sum(bool(g.get("false_claim")) for g in part)) if any("false_claim" in g for g in part)
+                     else "—"])
     return rows
 
 
 def main() -> int:
-    header = ["batch", "graded on", "written", "lang", "turns", *CRITERIA, "wrong setup", "name number"]
+    header = ["batch", "graded on", "written", "lang", "turns", *CRITERIA, "wrong setup", "name number",
+              "false claim"]
     rows = [row for folder in sorted(p for p in ROOT.iterdir() if (p / "grades.jsonl").exists())
             for row in batch_rows(folder)]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]

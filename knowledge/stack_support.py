@@ -39,6 +39,11 @@ def load_limits() -> tuple[StackLimit, ...]:
     return tuple(StackLimit.model_validate(row) for row in tomllib.loads(text).get("limit", []))
 
 
+def limits_for(gpu_id: str) -> list[StackLimit]:
+    """The limits recorded for one card, engine by engine."""
+    return [limit for limit in load_limits() if gpu_id in limit.gpus]
+
+
 def engine_runs(gpu_id: str, engine: str) -> bool:
     """Whether ``engine`` runs on the card at all (vLLM does not run on a Mac)."""
     return not any(gpu_id in limit.gpus and limit.engine == engine and not limit.runs for limit in load_limits())

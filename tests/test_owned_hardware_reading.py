@@ -63,3 +63,9 @@ def test_a_mac_never_spills_to_system_ram() -> None:
 def test_an_inference_card_is_not_offered_for_training(adv: Advisor) -> None:
     r = turn(adv, adv.new_session(), "用 2 张 Atlas 300I Duo 做 Qwen2.5-72B 的 LoRA 微调可以吗")
     assert "推理卡" in r.text.split("\n")[0] and "不能用来训练" in r.text.split("\n")[0]
+
+
+@pytest.mark.parametrize("text", ["My university has Huawei Ascend 910B cards. Can I run Qwen2.5-32B?",
+                                  "My lab has a TITAN RTX."])
+def test_an_institution_that_has_cards_owns_them(text: str) -> None:
+    assert parse(text).existing

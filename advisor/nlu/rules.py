@@ -334,6 +334,7 @@ _PREC_WORDS: list[tuple[str, re.Pattern[str]]] = [
     # ASCII edges, not \b: 'awq做客服' glues the format to Chinese (CJK characters are word characters)
     ("int4", re.compile(r"(?<![a-z0-9])(?:awq|gptq|w4a16)(?![a-z0-9])", _I)),
     ("nf4", re.compile(r"(?<![a-z0-9])bnb(?![a-z0-9])|bitsandbytes", _I)),
+    ("int8", re.compile(r"(?<![a-z0-9])(?:w8a8|w8a16|smoothquant)(?![a-z0-9])", _I)),  # Ascend's and vLLM's 8-bit
 ]
 _KV_FP8 = re.compile(r"(fp8|int8|q8_0|q4_0)\s*(的)?\s*kv|"
                      r"kv[\s-]*(cache|缓存)?\s*(也|都|再)?\s*(用|=|:|in|dtype|换成|改成|改用|换用|设为|设成|压成|压到|量化成|量化到|at)?\s*"
