@@ -7,8 +7,10 @@ from typing import Any
 
 from advisor.compose import citations_block, config_label, method_label, sizing
 from advisor.fmt import gb_short, gpu_price_text, money, needed_bytes, num, punct, tps, usable_bytes
+from advisor.planner import session_region
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
+from knowledge.markets import sold_in
 from knowledge.messages import has as has_message
 from knowledge.messages import msg
 from tools.perf import DecodeResult
@@ -60,6 +62,23 @@ def _value_metric(session: Session, value: ValueResult) -> str:
     return "bf16_tflops"
 
 
+def _unbuyable_winner(session: Session, value: ValueResult, metric: str, winner: str, labels: dict[str, str],
+                      lang: str) -> list[str]:
+    """When the value leader cannot be bought new where the buyer is (a B200 for a buyer in China): the leader
+    among the cards they can buy."""
+    region, _ = session_region(session, lang)
+    if sold_in(winner, region):
+        return []
+    buyable = sorted((o for o in value.options if o.fits is not False and sold_in(o.gpu, region)),
+                     key=lambda o: -o.per_unit[metric])
+    where = msg(lang, f"market.region.{region}")
+    if not buyable:
+        return [msg(lang, "compare.value_none_buyable", winner=labels.get(winner, winner), region=where)]
+    best = buyable[0]
+    return [msg(lang, "compare.value_unbuyable", winner=labels.get(winner, winner), region=where,
+                best=labels.get(best.gpu, best.name), value=per_money(metric, best.per_unit[metric]))]
+
+
 VALUE_TIE = 0.05  # per-price figures this close are a tie: catalog prices are not that precise
 
 
@@ -88,6 +107,7 @@ def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], l
                  metric=msg(lang, f"compare.value_metric.{metric}"),
                  value=per_money(metric, by_id[winner].per_unit[metric]),
                  others=punct(lang, "semicolon").join(others))]
+    lines += _unbuyable_winner(session, value, metric, winner, labels, lang)
     serving_leader = value.leaders.get("concurrent_requests")
     tie = verdict_key == "compare.value_tie"
     one_user = session.profile.concurrency == 1  # 'single-user chat': how many requests fit is beside the point

@@ -339,3 +339,12 @@ def test_can_i_buy_it_here_is_answered_first(adv: Advisor, text: str, verdict: s
     """Ten '能买吗' questions: the market verdict is the reply's first line, from the market table."""
     r = turn(adv, adv.new_session(), text)
     assert verdict in r.text.split("\n")[0], r.text[:300]
+
+
+def test_a_value_winner_the_buyer_cannot_buy_is_followed_by_the_best_they_can(adv: Advisor) -> None:
+    """B200 leads BF16 per yuan at catalog prices, but a Beijing buyer cannot get it new: the next line names the
+    leader among the cards sold there (H200, licensed case by case)."""
+    r = turn(adv, adv.new_session(), "B200、H200 和 H20 哪个性价比高？我们在北京")
+    lines = r.text.split("\n")
+    assert "B200" in lines[0] and "H200 SXM" in lines[1]
+    assert lines[1].startswith("但 B200 SXM 180GB 在中国大陆买不到新卡")
