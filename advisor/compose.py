@@ -61,6 +61,7 @@ from knowledge.codes import scientific_code
 from knowledge.markets import availability
 from knowledge.messages import has as has_message
 from knowledge.messages import msg, render
+from knowledge.stack_support import engine_runs
 from tools.compat_rules.software import STACK_NAMES, stack_family
 from tools.compat_rules.types import BuildReport, Finding
 from tools.inference_memory import InferenceMemoryResult
@@ -631,7 +632,9 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
             out.append(f"| {_alt_label(a, x, lang)} | {gb_short(needed_bytes(x))} | {gb_short(usable_bytes(x))} | "
                        f"{fit_verdict(x, lang)} |")
         if any(a in ("int4", "gguf") for a, _ in sized):
-            out.append(msg(lang, "compose.alternatives_lines.bit_quantisation_costs_little"))
+            gpu = size.arguments.get("gpu")  # on a machine vLLM does not run on, llama.cpp is the server
+            key = "bit_quantisation_costs_little" if not gpu or engine_runs(gpu, "vllm") else "bit_quantisation_mac"
+            out.append(msg(lang, f"compose.alternatives_lines.{key}"))
     elif sized or recs:
         out += ["", msg(lang, "compose.alternatives_lines.if_you_quantise_same")]
         for a in ("int4", "fp8", "gguf"):
