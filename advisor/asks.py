@@ -301,7 +301,14 @@ def _speed_at_count_needed(c: AskContext) -> bool:
     """'How many, and how fast?': the speed on the configuration at hand (the least count that fits, nodes of a
     cluster together), when the answer has no speed for all of its cards."""
     return "speed" in c.asks and c.config is not None and c.session.profile.use_case == "inference" \
-        and _decode_for(c.calls, c.config) is None
+        and _decode_for(c.calls, c.config) is None and not _known_not_to_fit(c.calls, c.config)
+
+
+def _known_not_to_fit(calls: Iterable[ToolCall], config: Config) -> bool:
+    """The turn sized this configuration and it does not hold the model (no speed to give for it)."""
+    sized = [InferenceMemoryResult.model_validate(x.result) for x in calls if x.ok and x.name == "size_inference"
+             and x.arguments.get("gpu") == config.gpu and x.arguments.get("gpus", 1) == config.count * config.nodes]
+    return bool(sized) and all(r.fits is False and not r.offload_layers for r in sized)
 
 
 def _decode_for(calls: Iterable[ToolCall], config: Config) -> DecodeResult | None:

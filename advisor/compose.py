@@ -1041,6 +1041,9 @@ def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str, curr
     tried = sorted([c for c in [size, *counts] if c is not None and c.ok], key=lambda c: sizing(c).gpus)
     if not tried:
         return []
+    card = tried[0].arguments.get("gpu")
+    if tried[0].name == "size_training" and card and load_catalog().gpu(card).inference_only:
+        return []  # no count of an inference card trains: the training verdict says so
     enough = next((c for c in tried if sizing(c).fits), None)
     r = sizing(enough or tried[-1])
     usable = usable_bytes(r)

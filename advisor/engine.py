@@ -350,7 +350,8 @@ def _session_variants(m: _Merge) -> None:
     text = p.text.lower()
     for i, g in enumerate(p.gpus):
         mine = next((h for h in held if h != g.gpu and _family(h) == _family(g.gpu)), None)
-        if mine and not re.search(r"\d+\s*(gb|g\b)|pcie|sxm|nvl|oam", text):
+        said = rf"(?<!\d){round(load_catalog().gpu(g.gpu).memory_gb)}\s*(gb|g\b)|pcie|sxm|nvl|oam"  # this variant's
+        if mine and not re.search(said, text):
             p.gpus[i] = g.model_copy(update={"gpu": mine})
 
 

@@ -1176,8 +1176,8 @@ def _inference_on_card(p: Profile, model: dict[str, Any], gpu: str, count: int, 
                              "context": context, "concurrency": batch}
     if "model" in model:
         check["model"] = model["model"]
-    if p.precision:
-        check["precision"] = p.precision
+    if run:  # as the engine runs it: a Mac's '8-bit' is the Q8_0 file, which needs no INT8 units
+        check["precision"] = run
     if p.cuda_required:
         check["cuda_required"] = True
     check.update(_machine_args(p))
@@ -1278,7 +1278,9 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
         cfg = {**base, "gpus": count, **({"gpu": gpu} if gpu else {"gpu_memory_bytes": card_bytes})}
         out = _lower_on_card(p, cfg, gpu, lower)
         as_run = engine_precision(p.precision, _engine(p)) if p.precision else None
-        if family != "gguf" and _precision_bits(as_run)[1] != "gguf":  # a Mac's '4-bit' is already the GGUF file
+        run_bits, run_family = _precision_bits(as_run)
+        if family != "gguf" and (run_family != "gguf" or run_bits > _precision_bits(GGUF_DEFAULT)[0]):
+            # the GGUF Q4_K_M route, unless what runs is already that file (a Mac's '4-bit')
             out += _gguf_on_card(p, base, cfg, gpu, count)
         if gpu and count < MAX_ALT_GPUS and load_catalog().gpu(gpu).form_factor.value != "system":  # one box
             out.append(_one_more_gpu(p, cfg, model, gpu, count))
@@ -1638,11 +1640,15 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             context = p.context_tokens or DEFAULT_CONTEXT
             batch = p.concurrency or DEFAULT_CONCURRENCY
             precision, engine = _compare_precision(p)
+            if not engine_runs(gid, engine):  # a Mac among the cards: llama.cpp
+                engine = "llamacpp"
+            if engine == "llamacpp":  # at the GGUF file of the same bits
+                precision = engine_precision(precision, engine) if precision else _run_precision(p, model, engine)
             size = {**model, "context": context, "batch": batch, "gpus": count, "gpu": gid, "engine": engine}
             if precision:
                 size["precision"] = precision
-            if not said:  # 'H20 or 910B for R1?': each card at the least count that holds it
-                count = least_count(size)
+            if not said and load_catalog().gpu(gid).form_factor.value != "system":  # a computer is one box
+                count = least_count(size)  # 'H20 or 910B for R1?': each card at the least count that holds it
                 size = _at_count(size, count)
             # as for one configuration: per token, one node's tensor-parallel group
             perf = {**model, "gpu": gid, "count": one_node(count), "context": context, "batch": batch,

@@ -51,3 +51,24 @@ def test_the_recommender_says_why_a_mac_is_not_a_vllm_server() -> None:
 @pytest.fixture(scope="module")
 def adv() -> Advisor:
     return Advisor()
+
+
+def test_a_mac_short_of_its_gpu_share_is_told_the_share_can_be_raised() -> None:
+    """DeepSeek-R1 Q4_K_M for 20 users needs ~417 GB; the 512 GB Mac gives the GPU ~384 GiB by default."""
+    from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
+
+    r = estimate_inference_memory(InferenceMemoryInput(model="deepseek-r1", precision="Q4_K_M", engine="llamacpp",
+                                                       gpu="mac-studio-m3-ultra-512gb", context=8192, batch=20))
+    assert r.fits is False
+    assert any(w.id == "inference.warn.raise_gpu_share" and "512 GB" in w.text for w in r.warnings)
+
+
+def test_a_mac_is_compared_as_one_machine_on_llama_cpp(adv: Advisor) -> None:
+    s = adv.new_session()
+    turn(adv, s, "I have a Mac Studio M3 Ultra 256GB. Can it run Qwen3-235B-A22B at 8-bit?")
+    r = turn(adv, s, "My colleague has a Mac Studio M2 Ultra 192GB. How fast would Qwen3-235B run on that, and is the "
+                     "M3 Ultra price you showed current?")
+    sizes = {c.arguments["gpu"]: c.arguments for c in r.tool_calls if c.name == "size_inference"}
+    assert set(sizes) == {"mac-studio-m2-ultra-192gb", "mac-studio-m3-ultra-256gb"}  # the 256 GB one said before
+    assert all(a["gpus"] == 1 and a["engine"] == "llamacpp" and a["precision"] == "Q8_0" for a in sizes.values())
+    assert "Speed:" not in r.text.split("\n")[0]  # neither holds it at 8-bit: no speed given as the answer

@@ -69,3 +69,26 @@ def test_an_inference_card_is_not_offered_for_training(adv: Advisor) -> None:
                                   "My lab has a TITAN RTX."])
 def test_an_institution_that_has_cards_owns_them(text: str) -> None:
     assert parse(text).existing
+
+
+@pytest.mark.parametrize(("text", "gpu", "count"), [
+    ("What if I run Qwen2.5-32B instead on the two 1080 Tis", "gtx-1080-ti", 2),
+    ("two 4070 Supers for a 14B model", "rtx-4070-super", 2),
+])
+def test_plural_names_keep_their_suffix(text: str, gpu: str, count: int) -> None:
+    assert [(g.gpu, g.count) for g in parse(text).gpus] == [(gpu, count)]
+
+
+def test_an_8x_hgx_server_is_one_server_of_eight() -> None:
+    """'an 8x H200 HGX server': the 200 of H200 is no box count (it was read as 8 nodes, 64 GPUs)."""
+    p = parse("A reseller quoted us $289,000 for an 8x H200 HGX server. Is that a fair price?")
+    assert [(g.gpu, g.count) for g in p.gpus] == [("h200-sxm", 8)] and p.nodes in (None, 1)
+
+
+def test_a_second_card_listed_with_zhang_is_owned_too() -> None:
+    p = parse("家里有张gtx1080 8g，还有张1660super 6g，能跑qwen3 8b吗")
+    assert [e.gpu for e in p.existing or []] == ["gtx-1080", "gtx-1660-super"]
+
+
+def test_5090d_is_the_card_on_sale() -> None:
+    assert parse("5090D现在啥价？京东看到16999，这个价靠谱不").gpus[0].gpu == "rtx-5090-d-v2"

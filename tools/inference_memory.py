@@ -618,6 +618,11 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
             need = offloaded
     nb = need.breakdown
     total = nb.total
+    if gpu is not None and gpu.form_factor == FormFactor.system and budget.get("fits") is False \
+            and nb.total * inp.gpus <= UNIFIED_RAISABLE * gpu.memory_bytes:
+        # short of the GPU's default share, not of the machine: more of the shared memory can be assigned
+        warnings.append(note("inference.warn.raise_gpu_share", gpu=gpu.name, need_gb=nb.total / 1e9,
+                             memory_gb=gpu.memory_gb))  # the label: a "512GB" Mac
     # Breakdown and terms go in as plain dicts: the result's validation checks them all in one pass.
     budget.update(
         {
@@ -755,6 +760,9 @@ def _request_note(batch: int, context: int, max_context: int | None) -> Note:
     if max_context:
         return note("inference.assume.kv_sized", batch=batch, context=context, max_context=max_context)
     return note("inference.assume.kv_sized_given", batch=batch, context=context)
+
+
+UNIFIED_RAISABLE = 0.9  # of a unified-memory machine's RAM the GPU can be given when the OS keeps a little
 
 
 def _gpu_warnings(gpu: GPU, prec: PrecisionSpec, kv_name: str, warnings: list[Note]) -> None:

@@ -682,8 +682,8 @@ def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Ment
             first = window[0][2]
             if _CJK.match(first) and len(first) > 2:  # '我想用昇腾' + '910B': try the CJK tail
                 candidates += [(window[0][1] - k, text[window[0][1] - k:end]) for k in (4, 3, 2) if k < len(first)]
-            plural = re.search(r"\d([sS])[.,;:!?]*$", phrase)
-            if plural:  # plural: 'A100s', '4090s', 'two L4s.'
+            plural = re.search(r"\d([sS])[.,;:!?]*$", phrase) or re.search(r"\s[A-Za-z]{2,6}(s)[.,;:!?]*$", phrase)
+            if plural:  # plural: 'A100s', '4090s', 'two L4s.', 'two 1080 Tis', '3060 Supers'
                 candidates.append((start, phrase[:plural.start(1)]))
             for cstart, cand in candidates:
                 try:
@@ -1111,8 +1111,10 @@ def _let_go(text: str, mention: _Mention) -> bool:
                 or _LET_GO_AFTER.match(text[mention.end:mention.end + 8]))
 
 
-_OWNED_LIST = re.compile(r"^\s*(?:,|，|、|and|plus|\+|和|及|与|还有|跟)\s*(?:also\s+)?(?:an?|my|one|two|\d+\s*(?:x|×)?|"
-                         r"一张|两张|一块|\d+\s*张)?\s*(?:old|older|used|spare|旧的?|老的?)?\s*$", _I)
+_OWNED_LIST = re.compile(r"^\s*(?:\d{1,3}\s*(?:gb|g)(?![a-z])\s*(?:的)?)?"
+                         r"(?:\s|,|，|、|and|plus|\+|和|及|与|还有|另外|跟)+"
+                         r"(?:also\s+)?(?:an?|my|one|two|\d+\s*(?:x|×)?|一张|两张|一块|\d+\s*张|张|块)?\s*"
+                         r"(?:old|older|used|spare|旧的?|老的?)?\s*$", _I)
 _LIST_JOIN = re.compile(r"^\s*(?:/|、|,|，|or|and|nor|和|或|或者|及|与)\s*$", _I)
 
 
@@ -1840,7 +1842,8 @@ def _settle_restrictions(out: Parsed, text: str) -> None:
         out.unusable["gpu_count"] = value
 
 
-_BOXES_COUNTED = re.compile(rf"(?:{N}|{_COUNT_WORDS}|[两二三四五六七八])\s*(?:x\s*|×\s*)?(?:台|个)?\s*"
+_BOXES_COUNTED = re.compile(rf"(?:(?<![a-z0-9.\-])(?:{N})|{_COUNT_WORDS}|[两二三四五六七八])\s*(?:x\s*|×\s*)?"
+                            rf"(?:台|个)?\s*"
                             rf"(?:nvidia\s+)?[dh]gx\b(?!\s*spark)", _I)
 
 
