@@ -471,7 +471,8 @@ def _decode_fit_source_rows() -> list[Row]:
 
 
 def _decode_category(gpu: GPU) -> str:
-    return {"gddr": "decode, GDDR cards", "hbm": "decode, HBM datacenter", "unified": "decode, unified memory"}[
+    return {"gddr": "decode, GDDR cards", "hbm": "decode, HBM datacenter", "unified": "decode, unified memory",
+            "apple": "decode, Apple silicon"}[
         memory_class(gpu)]
 
 

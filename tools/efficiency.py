@@ -58,13 +58,16 @@ _L3_8B = ModelSpec(
 _ROW14 = "measurements.md row 14 (XiongjieDai/GPU-Benchmarks-on-LLM-Inference, llama.cpp, 2024-05)"
 _ROW16 = "measurements.md row 16 (same source)"
 _ROW14_ALL = "XiongjieDai/GPU-Benchmarks-on-LLM-Inference README (llama.cpp, 2024-05), datacenter rows"
+_ROW14_APPLE = "XiongjieDai/GPU-Benchmarks-on-LLM-Inference README (llama.cpp, 2024-05), Apple silicon rows"
 
 
-MemoryClass = Literal["gddr", "hbm", "unified"]
+MemoryClass = Literal["gddr", "hbm", "unified", "apple"]
 
 
 def memory_class(gpu: GPU) -> MemoryClass:
     """Which decode fit a GPU uses: unified-memory systems, HBM datacenter parts, or cards with GDDR (the default)."""
+    if gpu.vendor == "Apple":  # Metal's kernels, not only the memory, set the pace
+        return "apple"
     if gpu.form_factor == FormFactor.system:
         return "unified"
     return "hbm" if gpu.memory_type.upper().startswith("HBM") else "gddr"
@@ -106,6 +109,9 @@ DECODE_CALIBRATION: dict[MemoryClass, tuple[DecodeCalibrationPoint, ...]] = {
     "hbm": _points(_ROW14_ALL, "A100 PCIe 80GB", 1935, 512, ("llama-3-8b", "Q4_K_M", 138.31),
                    ("llama-3-8b", "F16", 54.56), ("llama-3-70b", "Q4_K_M", 22.11)),
     "unified": _points(_SPARK, "DGX Spark", 273, 16, ("qwen2.5-7b", "Q8_0", 29.30), ("gemma-3-4b", "Q4_0", 78.97)),
+    # Apple silicon (Metal): the M2 Ultra rows of the same table; its M1 Max and M3 Max rows are held out (tests)
+    "apple": _points(_ROW14_APPLE, "M2 Ultra 76-core", 800, 512, ("llama-3-8b", "Q4_K_M", 76.28),
+                     ("llama-3-8b", "F16", 36.25), ("llama-3-70b", "Q4_K_M", 12.13), ("llama-3-70b", "F16", 4.71)),
 }
 LAYER_SPLIT_CALIBRATION: tuple[tuple[int, float], ...] = ((1, 127.74), (2, 122.56), (4, 117.61), (8, 116.13))
 
