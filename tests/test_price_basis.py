@@ -61,3 +61,15 @@ def test_a_price_answer_and_a_recommendation_say_the_kind_and_date() -> None:
     r = adv.reply("预算 50 万，部署 Qwen2.5-72B 推理，10 个并发，买什么卡", adv.new_session())
     line = next(ln for ln in r.text.splitlines() if ln.startswith("卡价依据"))
     assert line.count("截至") >= 2 and "#1" in line
+
+
+def test_gpus_json_shows_each_prices_kind_and_date(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from advisor.cli import main
+
+    assert main(["gpus", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["gpus"]
+    priced = [r for r in rows if r["price"]]
+    assert len(priced) >= 70
+    assert all(r["price"]["kind"] and r["price"]["as_of"] and r["price"]["sources"] for r in priced)
