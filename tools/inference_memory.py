@@ -622,7 +622,8 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
             and nb.total * inp.gpus <= UNIFIED_RAISABLE * gpu.memory_bytes:
         # short of the GPU's default share, not of the machine: more of the shared memory can be assigned
         warnings.append(note("inference.warn.raise_gpu_share", gpu=gpu.name, need_gb=nb.total / 1e9,
-                             memory_gb=gpu.memory_gb))  # the label: a "512GB" Mac
+                             memory_gb=gpu.memory_gb,  # the label: a "512GB" Mac
+                             command=f"sudo sysctl iogpu.wired_limit_mb={round(nb.total * inp.gpus / 2**20 * 1.05)}"))
     # Breakdown and terms go in as plain dicts: the result's validation checks them all in one pass.
     budget.update(
         {
