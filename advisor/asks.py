@@ -196,19 +196,20 @@ def _say_noise(c: AskContext, done: list[ToolCall]) -> str | None:
     return msg(c.lang, "asks.noise", text=first, id=found[0]["id"])
 
 
-def _market_cards(c: AskContext) -> list[str]:
-    """The cards a 'can I buy it here?' is about: those the message names, else the configuration at hand's."""
+def _cards_asked_about(c: AskContext) -> list[str]:
+    """The cards a question about them ('can I buy it here?', 'which software?') is about: those the message
+    names, else the configuration at hand's."""
     return list(c.named) or ([c.config.gpu] if c.config is not None else [])
 
 
 def _market_calls(c: AskContext) -> list[PlannedCall]:
-    return [PlannedCall(name="gpu_info", arguments={"name": gpu}, purpose="info") for gpu in _market_cards(c)]
+    return [PlannedCall(name="gpu_info", arguments={"name": gpu}, purpose="info") for gpu in _cards_asked_about(c)]
 
 
 def _say_market(c: AskContext, done: list[ToolCall]) -> str | None:
     """Whether each card can be bought new where the buyer is, from the market table."""
     region, _ = session_region(c.session, c.lang)
-    lines = [market_verdict(gpu, gpu_name(gpu), region, c.lang) for gpu in _market_cards(c)]
+    lines = [market_verdict(gpu, gpu_name(gpu), region, c.lang) for gpu in _cards_asked_about(c)]
     return "\n".join(lines) or None
 
 
@@ -227,7 +228,7 @@ def _limit_text(lim: StackLimit, lang: str) -> str:
 def _say_software(c: AskContext, done: list[ToolCall]) -> str | None:
     """Which software stack each card at hand runs, and where an engine is narrower there (stack_support)."""
     lines = []
-    for gpu_id in _market_cards(c):
+    for gpu_id in _cards_asked_about(c):
         card = load_catalog().gpu(gpu_id)
         limits = [_limit_text(lim, c.lang) for lim in limits_for(gpu_id)]
         lines.append(msg(c.lang, "asks.software", gpu=gpu_name(gpu_id), stack=STACK_NAMES[stack_family(card)],
@@ -242,11 +243,12 @@ def _say_precision_support(c: AskContext, done: list[ToolCall]) -> str | None:
     if key is None:
         return None
     lines = []
-    for gpu_id in _market_cards(c):
-        has = load_catalog().gpu(gpu_id).supports(key)
-        word = {True: "yes", False: "no"}.get(has, "unknown")  # type: ignore[arg-type]
+    for gpu_id in _cards_asked_about(c):
+        card = load_catalog().gpu(gpu_id)
+        has = card.supports(key)
+        word = "unknown" if has is None else "yes" if has else "no"
         lines.append(msg(c.lang, f"spec.support_{word}", name=gpu_name(gpu_id), precision=key.upper(),
-                         tflops=num(getattr(load_catalog().gpu(gpu_id).throughput, key) or 0)))
+                         tflops=num(card.throughput.get(key) or 0)))
     return "\n".join(lines) or None
 
 
@@ -728,10 +730,10 @@ ROUTES: dict[str, Route] = {
                   _machine_call, _say_rack),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),
     "noise": Route(lambda c: "noise" in c.asks, _noise_calls, _say_noise),
-    "software": Route(lambda c: "software" in c.asks and bool(_market_cards(c)), lambda c: [], _say_software),
-    "precision_support": Route(lambda c: "precision_support" in c.asks and bool(_market_cards(c)), lambda c: [],
+    "software": Route(lambda c: "software" in c.asks and bool(_cards_asked_about(c)), lambda c: [], _say_software),
+    "precision_support": Route(lambda c: "precision_support" in c.asks and bool(_cards_asked_about(c)), lambda c: [],
                                _say_precision_support),
-    "market": Route(lambda c: "market" in c.asks and bool(_market_cards(c)), _market_calls, _say_market),
+    "market": Route(lambda c: "market" in c.asks and bool(_cards_asked_about(c)), _market_calls, _say_market),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
     "compute": Route(_compute_needed, _compute_calls, _say_compute),

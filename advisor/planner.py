@@ -240,11 +240,11 @@ _GGUF_FOR = ((4.5, "Q4_K_M"), (8.5, "Q8_0"))  # a quantised weight format as the
 
 def engine_precision(precision: str, engine: str) -> str:
     """The precision as ``engine`` runs it: on llama.cpp a 4- or 8-bit server format (AWQ, GPTQ, INT8, FP8) is
-    the GGUF file of the same bits (Q4_K_M, Q8_0); 16-bit and GGUF names stay."""
+    the GGUF file of the same bits (Q4_K_M, Q8_0); 16-bit, GGUF names and MXFP4 (gpt-oss's GGUF type) stay."""
     bits, family = _precision_bits(precision)
-    if engine != "llamacpp" or (family in ("gguf", "float") and bits >= 16):
+    if engine != "llamacpp" or family == "gguf" or bits >= 16 or precision.lower() == "mxfp4":  # a GGUF type too
         return precision
-    return next((gguf for limit, gguf in _GGUF_FOR if bits <= limit), precision) if family != "gguf" else precision
+    return next((gguf for limit, gguf in _GGUF_FOR if bits <= limit), precision)
 
 
 def _run_precision(p: Profile, model: dict[str, Any], engine: str) -> str | None:
