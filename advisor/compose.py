@@ -211,7 +211,8 @@ def _price_bases(options: list[Option], lang: str) -> list[str]:
     """What each listed card price is and its date ('#1 L20 48GB: list price, as of 2026-06-01 …')."""
     catalog = load_catalog()
     items = [msg(lang, "compose.recommend_section.price_item", rank=o.rank, gpu=o.gpu,
-                 basis=price_basis(catalog.gpu(o.gpu_id), lang))
+                 basis=price_basis(catalog.gpu(o.gpu_id), lang) if catalog.gpu(o.gpu_id).price
+                 else msg(lang, "compare.basis_said"))  # a price the buyer gave
              for o in options if o.price_usd is not None or o.price_cny is not None]
     joined = msg(lang, "compose.recommend_section.price_join").join(items)
     return [msg(lang, "compose.recommend_section.price_bases", items=joined)] if items else []

@@ -1144,7 +1144,7 @@ def _turn_language(parsed: Parsed, session: Session, lang: Lang | None) -> Lang 
     return turn_lang
 
 
-_NO_ASKS = ("reset", "export", "opening")
+_NO_ASKS = ("reset", "export")  # an opening still answers what it can ("is that allowed?")
 _FOLLOW_UPS = (Kind.whatif, Kind.correct, Kind.inform)
 
 

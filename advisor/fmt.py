@@ -152,6 +152,8 @@ def price_basis(g: Any, lang: str) -> str:
     p = price.model_dump() if hasattr(price, "model_dump") else (price or {})
     shows_cny = default_currency(lang) == "CNY" and p.get("cny") is not None
     kind = (p.get("cny_kind") if shows_cny else None) or p.get("kind") or "derived"
+    if not p.get("as_of"):
+        return msg(lang, f"spec.kind.{kind}")
     as_of = dt.date.fromisoformat(str(p.get("as_of")))
     stale = (markets_as_of() - as_of).days > STALE_AFTER_DAYS
     return msg(lang, "spec.basis", kind=msg(lang, f"spec.kind.{kind}"), as_of=as_of.isoformat(),

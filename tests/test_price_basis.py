@@ -73,3 +73,15 @@ def test_gpus_json_shows_each_prices_kind_and_date(capsys: pytest.CaptureFixture
     priced = [r for r in rows if r["price"]]
     assert len(priced) >= 70
     assert all(r["price"]["kind"] and r["price"]["as_of"] and r["price"]["sources"] for r in priced)
+
+
+def test_a_recommendation_with_a_price_the_buyer_gave_for_an_unpriced_card_shows_its_basis() -> None:
+    """The 22 GB 2080 Ti has no catalog price; '2500 一张' is the buyer's: its row's basis says so (a crash
+    before: the price basis read a date the card does not have)."""
+    from tests.fakes.script import turn
+
+    adv = Advisor(search_k=0)
+    s = adv.new_session()
+    turn(adv, s, "闲鱼上2080ti魔改22g的现在2500一张左右，买两张跑qwen3 32b靠谱不？有没有坑")
+    r = turn(adv, s, "那要是不买两张22g，直接上一张全新4090D 24g呢，现在大概一万四左右，哪个划算")
+    assert "出错" not in r.text and "ValueError" not in r.text

@@ -227,6 +227,8 @@ def home(ctx: Context) -> bool | None:
 def region(ctx: Context) -> str | None:
     """Where the cards will be bought: 'cn' (mainland China, incl. 'can't buy it' / export-control talk) or
     'global' (a place outside mainland China)."""
+    if vocab.matches("slot", "region_destination_cn", ctx.text):
+        return "cn"  # bought abroad and taken to China: China's side of the export rules applies
     if vocab.matches("slot", "region_global", ctx.text):
         return "global"
     if vocab.matches("slot", "region_cn", ctx.text):
