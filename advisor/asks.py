@@ -15,7 +15,7 @@ from typing import Any, get_args
 
 from advisor.compose import config_label, gpu_name
 from advisor.config_at_hand import Config, current_config
-from advisor.fmt import duration, gb, money, num, punct, seconds, tps, usable_bytes
+from advisor.fmt import duration, gb, money, num, price_basis, punct, seconds, tps, usable_bytes
 from advisor.planner import (
     TRAIN_COUNTS,
     PlannedCall,
@@ -33,6 +33,7 @@ from advisor.planner import (
 )
 from advisor.present.market import market_verdict
 from advisor.session import Profile, Session, ToolCall
+from advisor.toolspec import GPUInfo, typed
 from knowledge import load_catalog
 from knowledge.messages import msg, render
 from knowledge.stack_support import Architecture, StackLimit, limits_for
@@ -61,6 +62,7 @@ class AskContext:
     named: tuple[str, ...] = ()  # the cards this message names (catalog ids)
     topic: str | None = None  # the part of a build the message is about (a build check's answer leads with it)
     budget_said: bool = True  # the message itself names a budget ('how many for $80k')
+    card_prices: tuple[tuple[str, Any], ...] = ()  # unit prices said this turn ('a used 3090 for $650')
 
 
 @dataclass(frozen=True)
@@ -249,6 +251,36 @@ def _say_precision_support(c: AskContext, done: list[ToolCall]) -> str | None:
         word = "unknown" if has is None else "yes" if has else "no"
         lines.append(msg(c.lang, f"spec.support_{word}", name=gpu_name(gpu_id), precision=key.upper(),
                          tflops=num(card.throughput.get(key) or 0)))
+    return "\n".join(lines) or None
+
+
+def _priced_cards(c: AskContext) -> list[str]:
+    """The cards asked about whose unit price the buyer said ('a used 3090 for $650')."""
+    said = {**c.session.profile.card_prices, **dict(c.card_prices)}
+    return [g for g in _cards_asked_about(c) if g in said]
+
+
+def _say_card_price(c: AskContext, done: list[ToolCall]) -> str | None:
+    """'Is $650 fair for a used 3090?': the price said against the catalog's for that card, with its kind and date."""
+    lines = []
+    for gpu_id in _priced_cards(c):
+        info = next((x for x in done if x.ok and x.name == "gpu_info" and x.arguments.get("name") == gpu_id), None)
+        if info is None:
+            continue
+        card = typed(info, GPUInfo)
+        said = {**c.session.profile.card_prices, **dict(c.card_prices)}[gpu_id]
+        both = card.price_both
+        if both.usd is None:
+            lines.append(msg(c.lang, "asks.card_price_unknown", gpu=gpu_name(gpu_id),
+                             price=money(said.amount, said.currency)))
+            continue
+        shown = both.cny if said.currency == "CNY" and both.cny else both.usd
+        currency = "CNY" if said.currency == "CNY" and both.cny else "USD"
+        gap = to_usd(said.amount, said.currency) / both.usd - 1
+        key = "asks.card_price_fair" if abs(gap) <= FAIR_BAND else \
+            "asks.card_price_high" if gap > 0 else "asks.card_price_low"
+        lines.append(msg(c.lang, key, gpu=gpu_name(gpu_id), price=money(said.amount, said.currency),
+                         pct=num(abs(gap) * 100, 0), catalog=money(shown, currency), basis=price_basis(card, c.lang)))
     return "\n".join(lines) or None
 
 
@@ -698,7 +730,7 @@ def _say_quote(c: AskContext, done: list[ToolCall]) -> str | None:
 
 
 # routes that answer an ask under another name: 'how many cards?' for a training run
-ANSWERS_ASK = {"train_count": "how_many", "compute": "speed", "time": "training_time"}
+ANSWERS_ASK = {"train_count": "how_many", "compute": "speed", "time": "training_time", "card_price": "price_check"}
 
 
 def ask_of(route: str) -> str:
@@ -733,6 +765,8 @@ ROUTES: dict[str, Route] = {
     "software": Route(lambda c: "software" in c.asks and bool(_cards_asked_about(c)), lambda c: [], _say_software),
     "precision_support": Route(lambda c: "precision_support" in c.asks and bool(_cards_asked_about(c)), lambda c: [],
                                _say_precision_support),
+    "card_price": Route(lambda c: "price_check" in c.asks and c.session.profile.quoted_price is None
+                        and bool(_priced_cards(c)), _market_calls, _say_card_price),
     "market": Route(lambda c: "market" in c.asks and bool(_cards_asked_about(c)), _market_calls, _say_market),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
@@ -745,7 +779,8 @@ ROUTES: dict[str, Route] = {
 
 def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str, fresh: bool = True,
          named: Iterable[str] = (), pooled: bool = False, topic: str | None = None,
-         config: Config | None = None, budget_said: bool = True) -> list[tuple[str, Route, AskContext]]:
+         config: Config | None = None, budget_said: bool = True,
+         card_prices: dict[str, Any] | None = None) -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
     turn computed a configuration or stated a target, so stated targets are checked again; ``config``: the
     configuration to answer on (one of 'both options'), else the one at hand."""
@@ -753,7 +788,8 @@ def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang:
     named = tuple(dict.fromkeys(named))
     at_hand = config or current_config(session, done, bool(named))
     ctx = AskContext(session=session, asks=tuple(asks), config=at_hand, calls=done,
-                     lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic, budget_said=budget_said)
+                     lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic, budget_said=budget_said,
+                     card_prices=tuple((card_prices or {}).items()))
     order = [r for a in ctx.asks for r in ROUTES if ask_of(r) == a]
     order += [r for r in ROUTES if r not in order]
     return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

@@ -737,7 +737,7 @@ class Advisor:
             parsed = parsed.model_copy(update={"asks": [a for a in parsed.asks if a != "market"]})  # said above
         for config in (list(both) if both else [None]):  # 'both options': each of the last two
             owed = asks.owed(session, parsed.asks, calls, lang, fresh, named=named, pooled=parsed.pooled,
-                             config=config, budget_said=parsed.budget is not None,
+                             config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
                              topic=parsed.build_topic if plan.mode == "build" else None)
             for name, route, ask in owed:
                 mine = scratch if route.scratch else done

@@ -85,3 +85,13 @@ def test_a_recommendation_with_a_price_the_buyer_gave_for_an_unpriced_card_shows
     turn(adv, s, "闲鱼上2080ti魔改22g的现在2500一张左右，买两张跑qwen3 32b靠谱不？有没有坑")
     r = turn(adv, s, "那要是不买两张22g，直接上一张全新4090D 24g呢，现在大概一万四左右，哪个划算")
     assert "出错" not in r.text and "ValueError" not in r.text
+
+
+@pytest.mark.parametrize(("text", "lead"), [
+    ("Found a used 3090 locally for $650, ex-gaming, no mining. Fair price?",
+     "**$650 for GeForce RTX 3090 is 13 % below the catalog**"),  # 650 / 750 − 1 = −13 %
+    ("H100 一张 22 万，贵不贵", "**H100 SXM 80GB 报 ¥220,000，比目录价高 22%**"),  # 220,000 / (25,000 × 7.2) − 1
+])
+def test_a_single_cards_price_is_judged_against_the_catalog(text: str, lead: str) -> None:
+    adv = Advisor(search_k=0)
+    assert adv.reply(text, adv.new_session()).text.startswith(lead)

@@ -1553,6 +1553,7 @@ def _read_quantities(r: _Reading) -> None:
 _PRICE_GAP = re.compile(
     r"^(?:[\s\-–—:：(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie\d?|sxm\d?|nvl|版|的|"
     r"cards?|gpus?|modded|used|second-?hand|refurb\w*|mined|blower|turbo|\bis\b|\bare\b|go(?:es)? for|sells? for|"
+    r"locally|local|nearby|here|listed|offered|asking|on (?:ebay|craigslist|marketplace|facebook marketplace)|"
     r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|instead|under|less than|"
     r"魔改|改|矿卡|二手|全新|涡轮|约|大概|大约|差不多|要|卖|才|只要|一张|每张|一块|每块|单卡|报价|价格|售价|价钱|现在|在|是|为|"
     r"租金?|租价|云上|带转接板|转接板|带散热|转|闲鱼|淘宝|收)*$",
