@@ -89,7 +89,7 @@ def _gpu_verdict(g: GPUInfo, attribute: str | None, precision: str | None, lang:
     if attribute == "ecc":
         return msg(lang, "spec.ecc_yes" if g.ecc else "spec.ecc_no", name=name)
     if attribute == "china":  # from the market table: the rule behind a 'no' or a licence, and its date
-        where = availability(g.id, "cn")
+        where = g.markets.get("cn") or availability(g.id, "cn")  # gpu_info's status; older results lack it
         rule = msg(lang, f"market.rule.{where.rule.id}") if where.rule else ""
         key = {"available": "spec.china_yes", "restricted": "spec.china_restricted"}.get(where.status, "spec.china_no")
         return msg(lang, key, name=name, as_of=markets_as_of().isoformat(), rule=rule,

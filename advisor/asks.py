@@ -34,7 +34,6 @@ from advisor.planner import (
 from advisor.present.market import market_verdict
 from advisor.session import Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
-from knowledge import load_catalog
 from knowledge.messages import msg, render
 from knowledge.stack_support import Architecture, StackLimit, limits_for
 from tools.compat_rules.software import STACK_NAMES, stack_family
@@ -204,14 +203,21 @@ def _cards_asked_about(c: AskContext) -> list[str]:
     return list(c.named) or ([c.config.gpu] if c.config is not None else [])
 
 
-def _market_calls(c: AskContext) -> list[PlannedCall]:
+def _info_calls(c: AskContext) -> list[PlannedCall]:
     return [PlannedCall(name="gpu_info", arguments={"name": gpu}, purpose="info") for gpu in _cards_asked_about(c)]
 
 
+def _infos(c: AskContext, done: list[ToolCall], cards: list[str] | None = None) -> list[GPUInfo]:
+    """The ``gpu_info`` results for the cards asked about (or ``cards``), in that order."""
+    found = {x.arguments.get("name"): typed(x, GPUInfo) for x in done if x.ok and x.name == "gpu_info"}
+    return [found[g] for g in (cards if cards is not None else _cards_asked_about(c)) if g in found]
+
+
 def _say_market(c: AskContext, done: list[ToolCall]) -> str | None:
-    """Whether each card can be bought new where the buyer is, from the market table."""
+    """Whether each card can be bought new where the buyer is, from the market status ``gpu_info`` returns."""
     region, _ = session_region(c.session, c.lang)
-    lines = [market_verdict(gpu, gpu_name(gpu), region, c.lang) for gpu in _cards_asked_about(c)]
+    lines = [market_verdict(card.markets[region], gpu_name(card.id), region, c.lang) for card in _infos(c, done)
+             if region in card.markets]
     return "\n".join(lines) or None
 
 
@@ -229,12 +235,10 @@ def _limit_text(lim: StackLimit, lang: str) -> str:
 
 def _say_software(c: AskContext, done: list[ToolCall]) -> str | None:
     """Which software stack each card at hand runs, and where an engine is narrower there (stack_support)."""
-    lines = []
-    for gpu_id in _cards_asked_about(c):
-        card = load_catalog().gpu(gpu_id)
-        limits = [_limit_text(lim, c.lang) for lim in limits_for(gpu_id)]
-        lines.append(msg(c.lang, "asks.software", gpu=gpu_name(gpu_id), stack=STACK_NAMES[stack_family(card)],
-                         software=", ".join(card.software), limits="".join(limits)))
+    lines = [msg(c.lang, "asks.software", gpu=gpu_name(card.id), stack=STACK_NAMES[stack_family(card)],
+                 software=", ".join(card.software),
+                 limits="".join(_limit_text(lim, c.lang) for lim in limits_for(card.id)))
+             for card in _infos(c, done)]
     return "\n".join(lines) or None
 
 
@@ -245,33 +249,33 @@ def _say_precision_support(c: AskContext, done: list[ToolCall]) -> str | None:
     if key is None:
         return None
     lines = []
-    for gpu_id in _cards_asked_about(c):
-        card = load_catalog().gpu(gpu_id)
+    for card in _infos(c, done):
         has = card.supports(key)
         word = "unknown" if has is None else "yes" if has else "no"
-        lines.append(msg(c.lang, f"spec.support_{word}", name=gpu_name(gpu_id), precision=key.upper(),
+        lines.append(msg(c.lang, f"spec.support_{word}", name=gpu_name(card.id), precision=key.upper(),
                          tflops=num(card.throughput.get(key) or 0)))
     return "\n".join(lines) or None
 
 
+def _said_prices(c: AskContext) -> dict[str, Any]:
+    """Unit prices the buyer gave, this turn's over earlier ones."""
+    return {**c.session.profile.card_prices, **dict(c.card_prices)}
+
+
 def _priced_cards(c: AskContext) -> list[str]:
     """The cards asked about whose unit price the buyer said ('a used 3090 for $650')."""
-    said = {**c.session.profile.card_prices, **dict(c.card_prices)}
+    said = _said_prices(c)
     return [g for g in _cards_asked_about(c) if g in said]
 
 
 def _say_card_price(c: AskContext, done: list[ToolCall]) -> str | None:
     """'Is $650 fair for a used 3090?': the price said against the catalog's for that card, with its kind and date."""
     lines = []
-    for gpu_id in _priced_cards(c):
-        info = next((x for x in done if x.ok and x.name == "gpu_info" and x.arguments.get("name") == gpu_id), None)
-        if info is None:
-            continue
-        card = typed(info, GPUInfo)
-        said = {**c.session.profile.card_prices, **dict(c.card_prices)}[gpu_id]
+    for card in _infos(c, done, _priced_cards(c)):
+        said = _said_prices(c)[card.id]
         both = card.price_both
         if both.usd is None:
-            lines.append(msg(c.lang, "asks.card_price_unknown", gpu=gpu_name(gpu_id),
+            lines.append(msg(c.lang, "asks.card_price_unknown", gpu=gpu_name(card.id),
                              price=money(said.amount, said.currency)))
             continue
         shown = both.cny if said.currency == "CNY" and both.cny else both.usd
@@ -279,7 +283,7 @@ def _say_card_price(c: AskContext, done: list[ToolCall]) -> str | None:
         gap = to_usd(said.amount, said.currency) / both.usd - 1
         key = "asks.card_price_fair" if abs(gap) <= FAIR_BAND else \
             "asks.card_price_high" if gap > 0 else "asks.card_price_low"
-        lines.append(msg(c.lang, key, gpu=gpu_name(gpu_id), price=money(said.amount, said.currency),
+        lines.append(msg(c.lang, key, gpu=gpu_name(card.id), price=money(said.amount, said.currency),
                          pct=num(abs(gap) * 100, 0), catalog=money(shown, currency), basis=price_basis(card, c.lang)))
     return "\n".join(lines) or None
 
@@ -762,12 +766,12 @@ ROUTES: dict[str, Route] = {
                   _machine_call, _say_rack),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),
     "noise": Route(lambda c: "noise" in c.asks, _noise_calls, _say_noise),
-    "software": Route(lambda c: "software" in c.asks and bool(_cards_asked_about(c)), lambda c: [], _say_software),
-    "precision_support": Route(lambda c: "precision_support" in c.asks and bool(_cards_asked_about(c)), lambda c: [],
+    "software": Route(lambda c: "software" in c.asks and bool(_cards_asked_about(c)), _info_calls, _say_software),
+    "precision_support": Route(lambda c: "precision_support" in c.asks and bool(_cards_asked_about(c)), _info_calls,
                                _say_precision_support),
     "card_price": Route(lambda c: "price_check" in c.asks and c.session.profile.quoted_price is None
-                        and bool(_priced_cards(c)), _market_calls, _say_card_price),
-    "market": Route(lambda c: "market" in c.asks and bool(_cards_asked_about(c)), _market_calls, _say_market),
+                        and bool(_priced_cards(c)), _info_calls, _say_card_price),
+    "market": Route(lambda c: "market" in c.asks and bool(_cards_asked_about(c)), _info_calls, _say_market),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
     "compute": Route(_compute_needed, _compute_calls, _say_compute),

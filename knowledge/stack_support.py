@@ -27,7 +27,6 @@ class StackLimit(BaseModel):
     runs: bool = Field(True, description="False: the engine does not run on these cards at all")
     architectures: list[Architecture] = Field(default_factory=list)
     precisions: list[str] = Field(default_factory=list)
-    note: str
     sources: list[str] = Field(min_length=1)
     as_of: dt.date
     confidence: Literal["H", "M", "L"]
@@ -62,9 +61,9 @@ def architectures(moe: bool, attention: AttentionKind | str) -> set[Architecture
 def unsupported(gpu_id: str, engine: str, moe: bool, attention: AttentionKind | str,
                 precision: str) -> StackLimit | None:
     """The limit that rules this model or precision out on this card and engine, or None when it runs."""
-    for limit in load_limits():
-        runs = limit.runs and architectures(moe, attention) <= set(limit.architectures) \
-            and precision in limit.precisions
-        if gpu_id in limit.gpus and limit.engine == engine and not runs:
+    needs = architectures(moe, attention)
+    for limit in limits_for(gpu_id):
+        if limit.engine == engine and not (limit.runs and needs <= set(limit.architectures)
+                                           and precision.lower() in {p.lower() for p in limit.precisions}):
             return limit
     return None

@@ -3,7 +3,7 @@ the rule behind it and, for a status computed from the export tests, the card's 
 
 from __future__ import annotations
 
-from knowledge.markets import OPERAND_BITS, Availability, Region, availability, markets_as_of
+from knowledge.markets import OPERAND_BITS, Availability, Region, markets_as_of
 from knowledge.messages import msg
 
 
@@ -31,9 +31,9 @@ def _test(where: Availability, lang: str) -> str:
     return msg(lang, "spec.china_test_tpp", tpp_min=tpp_min)
 
 
-def market_verdict(gpu_id: str, name: str, region: Region, lang: str) -> str:
-    """One line: '**L4 24GB cannot be bought new in mainland China**: <rule> … By its own figures: TPP …'."""
-    where = availability(gpu_id, region)
+def market_verdict(where: Availability, name: str, region: Region, lang: str) -> str:
+    """One line from a card's market status (as ``gpu_info`` returns it): '**L4 24GB cannot be bought new in
+    mainland China**: <rule> … By its own figures: TPP …'."""
     rule = msg(lang, f"market.rule.{where.rule.id}") if where.rule else ""
     return msg(lang, f"asks.market_{where.status}", gpu=name, region=msg(lang, f"market.region.{region}"), rule=rule,
                as_of=markets_as_of().isoformat(), figures=export_figures(where, lang))
