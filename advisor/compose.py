@@ -48,6 +48,7 @@ from advisor.present import (
     present_call,
     present_recommend,
     rec_change,
+    said_model,
     term_label,
     terms,
 )
@@ -119,19 +120,22 @@ def config_label(gid: str | None, count: int, lang: str, memory_gb: float | None
 
 
 def question_text(slots: list[str], lang: str | None, confirm: bool = False,
-                  after_yes: bool = False) -> str | None:
+                  after_yes: bool = False, unknown_model: str | None = None) -> str | None:
     """The follow-up question for ``slots`` in ``lang`` (both languages when unknown). ``confirm``: the
     reply already shows the alternatives computed for an open slot, so ask to pick one of them;
-    ``after_yes``: the named hardware is enough, so further questions are optional and say why."""
+    ``after_yes``: the named hardware is enough, so further questions are optional and say why;
+    ``unknown_model``: a model named that the catalog lacks, so its size is asked, not its name."""
     if not slots:
         return None
     if lang is None:
-        return "\n".join(q for q in (question_text(slots, "zh", confirm, after_yes),
-                                      question_text(slots, "en", confirm, after_yes)) if q)
+        return "\n".join(q for q in (question_text(slots, "zh", confirm, after_yes, unknown_model),
+                                      question_text(slots, "en", confirm, after_yes, unknown_model)) if q)
+    named: dict[str, object] = {"name": unknown_model} if unknown_model else {}
+    slots = ["params_of" if s == "model" and unknown_model else s for s in slots]
     pair = "question.pair." + "+".join(slots)
     if len(slots) == 2 and not (confirm and "precision" in slots) and has_message(lang, pair):
-        return msg(lang, pair)
-    parts = [msg(lang, key) for key in (_question_id(s, confirm, after_yes) for s in slots) if key]
+        return msg(lang, pair, **named)
+    parts = [msg(lang, key, **named) for key in (_question_id(s, confirm, after_yes) for s in slots) if key]
     return punct(lang, "sentence_gap").join(parts) or None
 
 
@@ -348,7 +352,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         combined = True
     else:
         combined = False
-    model = r.model
+    model = said_model(r.model, p.model, p.model_said)
     args = size.arguments
     what = msg(lang, "compose.inference_section.token_context_concurrent",
                model=model, precision=r.precision, context=num(r.context), batch=num(r.batch))
@@ -599,7 +603,8 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                       max_context_tokens=num(g.max_context_tokens))
                   if g.fits and g.max_context_tokens else "")
         out.append(msg(lang, "compose.alternatives_lines.answer_bit_token_context",
-                       where=where, model=r.model, ctx=ctx, batch=num(r.batch), precision=r.precision,
+                       where=where, model=said_model(r.model, p.model, p.model_said), ctx=ctx, batch=num(r.batch),
+                       precision=r.precision,
                        vllm_v=vllm_v, per_gpu_bytes=gb_short(r.per_gpu_bytes), usable=gb_short(usable_bytes(r)),
                        short=short, vllm_ctx=vllm_ctx, gg_v=gg_v, per_gpu_bytes2=gb_short(needed_bytes(g)),
                        usable2=gb_short(usable_bytes(g)), gg_ctx=gg_ctx,
@@ -774,7 +779,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     method = method_label("pretrain" if pretrain else r.method, lang)
     if r.method in ("lora", "qlora") and size.arguments.get("zero_stage") == 3:  # the frozen base sharded too
         method = f"{method}, {msg(lang, 'alt_train.zero3')}"
-    what = f"{r.model} ({method})"
+    what = f"{said_model(r.model, p.model, p.model_said)} ({method})"
     card = load_catalog().gpu(gpu) if gpu else None
     if card is not None and card.inference_only:  # the memory may fit; its software stack does not train
         out.append(msg(lang, "compose.training_section.inference_only", gpu=card.name, what=what,
@@ -964,8 +969,9 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     out: list[str] = []
     a = plan.assumed
     if plan.model_assumed:
-        out.append(msg(lang, "compose.assumption_lines.only_size_b_known",
-                       x=num(p.params_b or 0), model_name=model_name(plan.model_assumed)))
+        key = "uncatalogued_model" if p.model_said else "only_size_b_known"
+        out.append(msg(lang, f"compose.assumption_lines.{key}", x=num(p.params_b or 0), name=p.model_said,
+                       model_name=model_name(plan.model_assumed)))
     if "precision" in a and p.use_case == "inference":
         out.append(msg(lang, "compose.assumption_lines.no_precision_given_model"))
     if "context_tokens" in a:

@@ -210,8 +210,15 @@ def _merge_model(m: _Merge) -> None:
     if parsed.model:
         m.put("model", parsed.model)
         m.put("params_b", parsed.params_b)
+        m.put("model_said", None)
+    elif parsed.unknown_model and parsed.unknown_model != p.model_said:  # a model the catalog lacks, named
+        m.put("model", None)
+        m.put("params_b", parsed.params_b)
+        m.put("model_said", parsed.unknown_model)
     elif parsed.params_b and (p.params_b is None or abs(p.params_b - parsed.params_b) / parsed.params_b > 0.02) \
             and parsed.params_b != _nominal_size(p.model):  # '14B' after Qwen2.5-14B (14.77B) is the same model
+        if p.params_b is not None:  # a new size after a known one is another model; a first size is the named one's
+            m.put("model_said", None)
         m.put("model", None)
         m.put("params_b", parsed.params_b)
 
@@ -1337,8 +1344,10 @@ def _ask_next(ctx: TurnContext, said_yes: bool) -> str | None:
     session, plan = ctx.session, ctx.plan
     slots = _question_slots(session, plan, ctx.calls)
     confirm = any(a in ("int4", "fp8", "gguf") for a in plan.alt_calls.values())  # options shown: pick one
+    p = session.profile
     question = C.question_text(slots, ctx.lang if plan.mode in ("opening", "reset") else ctx.out_lang,
-                               confirm=confirm, after_yes=said_yes)
+                               confirm=confirm, after_yes=said_yes,
+                               unknown_model=p.model_said if p.params_b is None else None)
     for s in slots:
         if s not in session.asked:
             session.asked.append(s)

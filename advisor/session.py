@@ -146,6 +146,8 @@ class Profile(BaseModel):
     use_case: UseCase | None = None
     model: str | None = Field(None, description="catalog model id")
     params_b: float | None = Field(None, gt=0, le=100_000, description="model size in billions of parameters")
+    model_said: str | None = Field(None, max_length=60, description="a model named that the catalog lacks; it is "
+                                                                  "sized from params_b")
     precision: str | None = Field(None, description="weight precision, tools.precision canonical name")
     kv_dtype: str | None = None
     # what every tool the planner feeds takes: speed estimates to 10,000,000 tokens and a batch of 100,000

@@ -24,6 +24,7 @@ from advisor import ascii_re as re
 from advisor.nlu import extractors, vocab
 from advisor.nlu.kinds import Features, Kind, classify, is_question
 from advisor.nlu.quantities import A_LENGTH, Quantity, read_quantities
+from advisor.nlu.unknown_model import unknown_model
 from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts, find_money, parse_number, scaled
 from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
@@ -106,6 +107,7 @@ class Parsed(BaseModel):
     budget_unlimited: bool = False
     context_tokens: int | None = None
     served_model: str | None = None  # the model a message serves beside the one it trains
+    unknown_model: str | None = Field(None, description="a model name said that no catalog knows")
     ups_va: float | None = None  # a UPS's rating said, VA
     circuit_load_w: float | None = None  # other equipment already on the machine's circuit, W
     options: list[LabeledOption] = Field(default_factory=list, description="labelled options listed (A, B, C)")
@@ -1276,6 +1278,14 @@ def _read_params(r: _Reading) -> None:
 _FROM_SCRATCH = re.compile(r"pre-?train|from scratch|预训练|从头(?:训|开始)", _I)
 
 
+def _read_unknown_model(r: _Reading) -> None:
+    """A model name the catalog lacks ('run Foobar-Large on a 3090'), when no catalog model was read."""
+    if r.out.model is None:
+        taken = [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions]
+        taken += [m.span() for m in _GPU_LIKE.finditer(r.text)]
+        r.out.unknown_model = unknown_model(r.text, taken, r.cat)
+
+
 def _read_model(r: _Reading) -> None:
     """The catalog model: named, or guessed from a family word and a size; its size then comes from it."""
     out, text = r.out, r.text
@@ -1746,7 +1756,8 @@ def _read_rest(r: _Reading) -> None:
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case, _read_precision,
           _read_dataset_tokens,
-          _read_params, _read_model, _read_trained_model, _read_workloads, _read_context, _read_turn_lengths,
+          _read_params, _read_model, _read_unknown_model, _read_trained_model, _read_workloads, _read_context,
+          _read_turn_lengths,
           _read_concurrency, _read_micro_batch,
           _read_quantities,
           _read_card_prices, _read_budget,

@@ -210,6 +210,12 @@ def model_name(mid: object, params_b: float | None = None) -> str:
     return f"{num(params_b)}B" if params_b else "?"
 
 
+def said_model(shown: str, model: str | None, model_said: str | None) -> str:
+    """The model a reply names: the name the user gave a model the catalog lacks (sized through a stand-in of its
+    size), else the result's ``shown`` name."""
+    return model_said if model_said and not model else shown
+
+
 def word(lang: str, group: str, value: object) -> str:
     """A raw value ('consumer', 'memory', 'tensor') as a word of ``lang``; the value itself when unlabelled."""
     key = f"present.{group}.{value}"
