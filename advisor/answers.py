@@ -37,6 +37,7 @@ from tools.compat_rules.types import BuildReport
 from tools.inference_memory import InferenceMemoryResult
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
 from tools.rent import RentVsBuyResult
+from tools.rentals import RentalPricesResult
 from tools.scale_out import ScaleOutPlan
 from tools.value import BestValueResult
 
@@ -381,11 +382,17 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     if r.purchase is None or r.rent_per_month is None:
         return msg(lang, "rent.unknown", name=r.gpu)
     out: list[str] = []
+    said = {a.id: a for a in r.assumptions}  # the buyer's own rate or purchase price, not the catalog's
+    rate_note = said.get("perf.rent.rate_offers")
+    offers = rate_note.params.get("count") if rate_note else 0
+    basis = msg(lang, "rent.basis.offers" if offers != 1 else "rent.basis.offer_one", count=offers) if offers \
+        else msg(lang, "rent.basis.catalog")
     if daily_first and r.rent_per_day:
         out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r.rent_per_day, cur), what=what,
-                       hourly=money_exact(r.rent_per_hour or 0, cur)))
+                       hourly=money_exact(r.rent_per_hour or 0, cur), basis=basis))
     elif hourly_first and r.rent_per_hour:
-        out.append(msg(lang, "rent.hourly_verdict", hourly=money_exact(r.rent_per_hour, cur), what=what))
+        out.append(msg(lang, "rent.hourly_verdict", hourly=money_exact(r.rent_per_hour, cur), what=what,
+                       basis=basis))
     if months is not None and r.cheaper is not None:
         key = "rent.verdict_rent" if r.cheaper == "rent" else "rent.verdict_buy"
         out.append(msg(lang, key, months=num(months), rent=money(r.project_rent, cur),
@@ -400,15 +407,40 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.verdict_never", hours=num(hours), what=what))
     out.append(msg(lang, "rent.figures", buy=money(r.purchase, cur), rent=money(r.rent_per_month, cur),
                    energy=money(r.energy_per_month, cur), hours=num(hours)))
-    said = {a.id for a in r.assumptions}  # the buyer's own rate or purchase price, not the catalog's
     if r.rent_per_hour and not (hourly_first or daily_first):
         key = "rent.hourly_quoted" if "perf.rent.rate_quoted" in said else "rent.hourly"
-        out.append(msg(lang, key, hourly=money_exact(r.rent_per_hour, cur), what=what))
+        out.append(msg(lang, key, hourly=money_exact(r.rent_per_hour, cur), what=what, basis=basis))
     if months is not None and r.break_even_months is not None:
         out.append(msg(lang, "rent.break_even", months=num(r.break_even_months)))
     if r.host and "perf.rent.price_quoted" not in said:
         out.append(msg(lang, "rent.host", host=money(r.host, cur)))
+    if "perf.rent.rate_quoted" not in said:
+        out += rental_offer_lines(calls, lang)
     return "\n".join(out)
+
+
+OFFERS_SHOWN = 5
+
+
+def rental_offer_lines(calls: list[ToolCall], lang: str) -> list[str]:
+    """Where the GPU can be rented: the cheapest recorded offers, each with its provider, billing and date."""
+    found = _ok(calls, "rental_prices")
+    if not found:
+        return []
+    r = typed(found[0], RentalPricesResult)
+    if not r.offers:
+        return ["", msg(lang, "rent.offers_none", gpu=r.gpu)]
+    shown = r.offers[:OFFERS_SHOWN]
+    out = ["", msg(lang, "rent.offers_head", gpu=r.gpu, shown=len(shown), total=r.offers_total)]
+    for o in shown:
+        out.append(msg(lang, "rent.offer", provider=o.provider, billing=msg(lang, f"rent.billing.{o.billing}"),
+                       instance=msg(lang, "rent.offer_instance", count=o.gpus_per_instance)
+                       if o.gpus_per_instance > 1 else "",
+                       price=money_exact(o.per_gpu_hour, r.currency),
+                       monthly=msg(lang, "rent.offer_monthly") if o.monthly_only else "", as_of=o.as_of,
+                       stale=msg(lang, "rent.offer_stale") if o.stale else "",
+                       abroad=msg(lang, "rent.offer_abroad") if r.market == "cn" and o.region != "cn" else ""))
+    return out
 
 
 # ----------------------------------------------------------------------------- best value without a model

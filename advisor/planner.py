@@ -991,7 +991,11 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["months"] = round(min(120.0, p.years * 12), 2)
     elif p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
-    return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info")])
+    offers = {"gpu": bought["gpu"], "currency": currency}
+    if p.region:  # where the buyer rents decides which providers' prices count first
+        args["market"] = offers["market"] = p.region
+    return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
+                                    PlannedCall(name="rental_prices", arguments=offers, purpose="info")])
 
 
 def _has_new_facts(parsed: Parsed) -> bool:

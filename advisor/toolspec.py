@@ -49,6 +49,7 @@ from tools.precision import native_precision
 from tools.pricing import GPUPrice, gpu_price
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.rent import RentVsBuyInput, RentVsBuyResult, rent_vs_buy
+from tools.rentals import RentalPricesInput, RentalPricesResult, rental_prices
 from tools.result import note
 from tools.scale_out import ScaleOutInput, ScaleOutPlan, plan_scale_out
 from tools.scientific import ScientificInput, ScientificResult, estimate_fp64
@@ -376,6 +377,9 @@ _SPECS = [
     ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
              "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy,
              output_model=RentVsBuyResult),
+    ToolSpec("rental_prices", "Where one GPU can be rented: every recorded offer by provider (billing, date, source), "
+             "cheapest first in the buyer's currency, and the typical on-demand rate rent-vs-buy uses.",
+             RentalPricesInput, rental_prices, output_model=RentalPricesResult),
 ]
 TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}
 

@@ -14,6 +14,9 @@ References are datasheet figures and hand derivations, not the tools' own output
 from __future__ import annotations
 
 import re
+import statistics
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -353,8 +356,23 @@ def test_a_rent_what_if_changes_the_project_length(adv: Advisor) -> None:
     s = adv.new_session()
     turn(adv, s, "8 H100s, rent or buy for a 3 month project?")
     r = turn(adv, s, "what if it's 12 months")
-    assert one(r, "rent_vs_buy").arguments["months"] == 12
-    assert first_line(r.text).startswith("**Renting is cheaper for 12 months")
+    rent = one(r, "rent_vs_buy")
+    assert rent.arguments["months"] == 12
+    # 12 months of renting 8 GPUs around the clock at the offers' median: rate × 8 × 730 h × 12
+    assert rent.result["project_rent"] == pytest.approx(_offer_median("h100-sxm", "global") * 8 * 730 * 12, rel=0.01)
+    winner = "Renting" if rent.result["cheaper"] == "rent" else "Buying"
+    assert first_line(r.text).startswith(f"**{winner} is cheaper for 12 months")
+
+
+def _offer_median(gpu: str, market: str) -> float:
+    """The typical rental rate written out from the data file: the median provider-run offer in the market (a
+    monthly rent over 730 h), else the hourly on-demand offers outside China; in the offer's own currency."""
+    rows = tomllib.loads((Path(__file__).parents[1] / "knowledge/data/rentals.toml").read_text())["offer"]
+    own = [o for o in rows if o["gpu"] == gpu and (o["region"] == "cn") == (market == "cn")
+           and o["billing"] in ("on-demand", "monthly")]
+    if not own:
+        own = [o for o in rows if o["gpu"] == gpu and o["region"] != "cn" and o["billing"] == "on-demand"]
+    return statistics.median(o.get("per_gpu_hour") or o["per_gpu_month"] / 730 for o in own)
 
 
 @pytest.mark.parametrize(("text", "ram", "rec"), [
@@ -560,9 +578,12 @@ def test_a_home_budget_for_a_70b_names_a_quantised_route_that_runs(adv: Advisor,
 def test_an_hourly_rent_question_leads_with_the_hourly_rate(adv: Advisor, text: str, lead: str) -> None:
     _, r = ask(adv, text)
     rent = one(r, "rent_vs_buy")
-    # the catalog's on-demand rate × GPUs: $0.45 / h for a 4090 (¥3.24 at 7.2), $2.90 / h for an H100 SXM
-    rate = {"rtx-4090": 0.45 * 7.2, "h100-sxm": 2.90}[rent.arguments["gpu"]]
-    assert rent.result["rent_per_hour"] == pytest.approx(rate) and first_line(r.text).startswith(lead)
+    # the offers' median × GPUs: a Chinese buyer's 4090 from the China offers (in yuan), an H100 SXM from the
+    # on-demand offers elsewhere (in dollars)
+    rate = {"rtx-4090": _offer_median("rtx-4090", "cn"), "h100-sxm": _offer_median("h100-sxm", "global")}[
+        rent.arguments["gpu"]]
+    assert rent.result["rent_per_hour"] == pytest.approx(rate, rel=0.01) and first_line(r.text).startswith(lead)
+    assert "Vast.ai" in r.text  # the offers are listed by provider
     assert "0.1 个月" not in r.text and "0.1 month" not in r.text  # 'an hour' is a price unit, not a deadline
 
 
@@ -621,12 +642,14 @@ def test_each_fact_asked_of_one_card_gets_its_line(adv: Advisor, text: str, want
     assert r.mode == "spec" and all(w in lead for w in wanted)
 
 
-@pytest.mark.parametrize(("text", "lead", "daily"), [
-    ("租一张 A100 一天大概多少钱", "**租 1× A100 SXM 80GB 一天（24 小时）约 ¥225", 1.30 * 24 * 7.2),
-    ("how much does it cost per day to rent 8 H100s?", "**Renting 8× H100 SXM 80GB around the clock", 2.90 * 24 * 8),
+@pytest.mark.parametrize(("text", "lead", "gpu", "market", "count"), [
+    ("租一张 A100 一天大概多少钱", "**租 1× A100 SXM 80GB 一天（24 小时）约 ¥", "a100-sxm-80gb", "cn", 1),
+    ("how much does it cost per day to rent 8 H100s?", "**Renting 8× H100 SXM 80GB around the clock", "h100-sxm",
+     "global", 8),
 ])
-def test_a_daily_rent_question_leads_with_the_daily_cost(adv: Advisor, text: str, lead: str, daily: float) -> None:
-    # the catalog's on-demand rates: A100 $1.30 / GPU-hour (¥9.36 at 7.2), H100 SXM $2.90
+def test_a_daily_rent_question_leads_with_the_daily_cost(adv: Advisor, text: str, lead: str, gpu: str, market: str,
+                                                         count: int) -> None:
+    daily = _offer_median(gpu, market) * 24 * count
     _, r = ask(adv, text)
     assert one(r, "rent_vs_buy").result["rent_per_day"] == pytest.approx(daily, rel=0.01)
     assert first_line(r.text).startswith(lead)

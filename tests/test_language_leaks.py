@@ -9,6 +9,7 @@ import pytest
 
 from advisor import Advisor
 from knowledge import load_catalog
+from knowledge.offers import rental_offers, systems
 
 # One conversation per reply kind, phrased in each language. Each turn's reply is checked.
 CONVERSATIONS: dict[str, tuple[list[str], list[str]]] = {
@@ -50,6 +51,7 @@ _NEUTRAL = re.compile(
 def _names() -> list[str]:
     cat = load_catalog()
     names = {g.name for g in cat.gpus} | {m.name for m in cat.models} | {p.name for p in cat.platforms}
+    names |= {o.provider for o in rental_offers()} | {s.name for s in systems()}  # providers and systems by name
     return sorted(names, key=len, reverse=True)
 
 

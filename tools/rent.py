@@ -2,7 +2,8 @@
 
 The machine is priced the way the recommender prices it (``recommend.host_for``: the same host class,
 platform and power), the electricity and break-even arithmetic is ``pricing.cost_of_ownership``'s, and
-the rental rate is the catalog's typical on-demand rate unless the user quotes one.
+the rental rate is the median of the GPU's on-demand offers in the buyer's market (``tools.rentals``) unless the
+user quotes one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from tools.pricing import (
     gpu_price,
 )
 from tools.recommend import host_for
+from tools.rentals import typical_rate_usd
 from tools.result import Note, note
 from tools.scale_out import NODE_GPUS
 
@@ -39,6 +41,7 @@ class RentVsBuyInput(ToolInput):
     hours_per_day: float = Field(24.0, gt=0, le=24, description="hours a day the GPUs are busy")
     months: float | None = Field(None, gt=0, le=120, description="length of the project; None = open-ended")
     currency: Currency = "USD"
+    market: Literal["cn", "global"] | None = Field(None, description="where the buyer rents; default: cn for CNY")
     include_host: bool = Field(True, description="buying includes the computer the cards go in")
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
                                                                    "currency")
@@ -95,7 +98,9 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     purchase_usd = card_usd * inp.count + host_usd if card_usd is not None else None
     if inp.purchase_price is not None:  # the buyer's own quote replaces the catalog's cards and host
         purchase_usd = inp.purchase_price if inp.currency == "USD" else inp.purchase_price / inp.cny_per_usd
-    per_gpu_hour = inp.rental_usd_per_gpu_hour or price.rental_usd_per_hour
+    offered, offers = typical_rate_usd(gpu.id, inp.market or ("cn" if inp.currency == "CNY" else "global"),
+                                       inp.cny_per_usd)
+    per_gpu_hour = inp.rental_usd_per_gpu_hour or offered
     rental = per_gpu_hour * inp.count if per_gpu_hour else None
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=gpu.tdp_w * inp.count + host_power,
                                        rental_usd_per_hour=rental, currency=inp.currency,
@@ -123,7 +128,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
                  note("perf.rent.host_share", kind=kind, platform=platform.name, usd=host_usd, count=inp.count,
                       node=NODE_GPUS))
     rate_note = (note("perf.rent.rate_quoted", rate=inp.rental_usd_per_gpu_hour) if inp.rental_usd_per_gpu_hour
-                 else note("perf.rent.rate_catalog"))
+                 else note("perf.rent.rate_offers", count=offers) if offers else note("perf.rent.rate_catalog"))
     assumptions = [*cost.assumptions, note("perf.rent.price_quoted") if inp.purchase_price is not None else host_note,
                    rate_note]
     if price.usd is None:
