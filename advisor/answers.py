@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 from advisor.compare import per_money
-from advisor.compose import citations_block, without_glosses
+from advisor.compose import citations_block, config_label, without_glosses
 from advisor.fmt import (
     gb_short,
     gpu_price_text,
@@ -35,10 +35,12 @@ from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableResult, FindGPUsResult
 from tools.compat_rules.types import BuildReport
 from tools.inference_memory import InferenceMemoryResult
+from tools.ownership import MachineCostResult
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
 from tools.rent import RentVsBuyResult
 from tools.rentals import RentalPricesResult
 from tools.scale_out import ScaleOutPlan
+from tools.systems import SystemInfoResult
 from tools.value import BestValueResult
 
 LIST_LIMIT = 12
@@ -133,11 +135,62 @@ def _source(entry: GPU | Model | Platform, lang: str) -> str:
                as_of=entry.as_of or "?", confidence=_confidence(getattr(entry, "confidence", None), lang))
 
 
+def system_lines(r: SystemInfoResult, lang: str) -> list[str]:
+    """A server or rack system: its cards and their memory together and its price first, then what is inside,
+    and the sources with their date."""
+    cur = r.currency
+    memory = (msg(lang, "spec.system.memory", total=f"{num(r.gpu_memory_total_bytes / 1e9)} GB")
+              if r.gpu_memory_total_bytes else "")
+    price = ""
+    if r.price is not None:
+        as_of = msg(lang, "spec.system.undated", as_of=r.price.as_of) if r.price.undated else r.price.as_of
+        converted = next((a.params.get("rate") for a in r.assumptions if a.id == "perf.system.converted"), None)
+        kind = msg(lang, f"spec.system.kind.{r.price.kind}") + (
+            msg(lang, "spec.system.converted", rate=converted) if converted else "")
+        basis = msg(lang, "spec.basis", kind=kind, as_of=as_of,
+                    stale=msg(lang, "spec.stale") if r.price.stale and not r.price.undated else "")
+        price = msg(lang, "spec.system.price", price=money(r.price.amount, cur), basis=basis)
+    else:
+        price = msg(lang, "spec.system.no_price")
+    name = r.name_zh if lang == "zh" and r.name_zh else r.name
+    out = [msg(lang, "spec.system.head", name=name, count=num(r.gpu_count), gpu=r.gpu, memory=memory, price=price)]
+    parts = [msg(lang, "spec.system.cpu", cpu=r.cpu)] if r.cpu else []
+    if r.memory_bytes:
+        parts.append(msg(lang, "spec.system.ram", ram=f"{num(r.memory_bytes / 1e9)} GB"))
+    if r.max_power_w:
+        parts.append(msg(lang, "spec.system.power", kw=num(r.max_power_w / 1000)))
+    if r.cooling:
+        parts.append(msg(lang, f"spec.system.cooling.{r.cooling}"))
+    if r.rack_units and r.form == "server":
+        parts.append(msg(lang, "spec.system.units", units=r.rack_units))
+    if r.form == "rack":
+        parts.append(msg(lang, "spec.system.rack"))
+    if parts:
+        out.append(msg(lang, "spec.system.inside", parts=punct(lang, "list").join(parts)))
+    if r.price_per_gpu and r.gpu_count > 1:
+        out.append(msg(lang, "spec.system.per_gpu", price=money(r.price_per_gpu, cur)))
+    if r.grey_market:
+        out.append(msg(lang, "spec.system.grey"))
+    hosts = [re.sub(r"^https?://(?:www\.)?([^/]+).*$", r"\1", u) for u in r.sources[:3]]
+    out.append(msg(lang, "spec.system.source", sources=", ".join(dict.fromkeys(hosts)), as_of=r.as_of,
+                   confidence=_confidence(r.confidence, lang)))
+    return [*out, ""]
+
+
 def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
                  more: list[str] | None = None) -> str:
     """Verdict first: the fact asked for, per GPU or model (and each further fact asked of one GPU); then one
     compact card line and the source."""
     out: list[str] = []
+    for call in _ok(calls, "system_info"):
+        out += system_lines(typed(call, SystemInfoResult), lang)
+    for call in _ok(calls, "machine_cost"):  # the price of several cards asked: cards and host together first
+        cost = typed(call, MachineCostResult)
+        if cost.total_price is not None:
+            out.append(msg(lang, "asks.build_cost" if cost.host_price else "spec.cards_cost",
+                           config=config_label(cost.gpu, cost.count, lang), cards=money(cost.cards_price,
+                                                                                         cost.currency),
+                           hosts=money(cost.host_price, cost.currency), total=money(cost.total_price, cost.currency)))
     for call in _ok(calls, "find_gpus"):
         out += _filter_lines(typed(call, FindGPUsResult), lang)
     gpus = [typed(c, GPUInfo) for c in _ok(calls, "gpu_info")]
@@ -414,6 +467,12 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.break_even", months=num(r.break_even_months)))
     if r.host and "perf.rent.price_quoted" not in said:
         out.append(msg(lang, "rent.host", host=money(r.host, cur)))
+    if "perf.rent.system" in said:  # bought as the catalogued complete server of these cards
+        system = said["perf.rent.system"].params
+        as_of = system.get("as_of")
+        out.append(msg(lang, "rent.system", name=system.get("name_zh" if lang == "zh" else "name"),
+                       as_of=msg(lang, "spec.system.undated", as_of=as_of) if system.get("undated") else as_of,
+                       kind=msg(lang, f"spec.system.kind.{system.get('kind')}")))
     if "perf.rent.rate_quoted" not in said:
         out += rental_offer_lines(calls, lang)
     return "\n".join(out)
@@ -431,7 +490,9 @@ def rental_offer_lines(calls: list[ToolCall], lang: str) -> list[str]:
     if not r.offers:
         return ["", msg(lang, "rent.offers_none", gpu=r.gpu)]
     shown = r.offers[:OFFERS_SHOWN]
-    out = ["", msg(lang, "rent.offers_head", gpu=r.gpu, shown=len(shown), total=r.offers_total)]
+    local_first = r.market == "cn" and any(o.region == "cn" for o in shown) and any(o.region != "cn" for o in shown)
+    out = ["", msg(lang, "rent.offers_head_local" if local_first else "rent.offers_head", gpu=r.gpu,
+                   shown=len(shown), total=r.offers_total)]
     for o in shown:
         out.append(msg(lang, "rent.offer", provider=o.provider, billing=msg(lang, f"rent.billing.{o.billing}"),
                        instance=msg(lang, "rent.offer_instance", count=o.gpus_per_instance)

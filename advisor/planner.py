@@ -35,6 +35,7 @@ from tools.modelspec import load_model_spec
 from tools.pricing import to_usd
 from tools.recommend import candidate_counts
 from tools.scale_out import MAX_NODES, NODE_GPUS, even_nodes, nodes_for
+from tools.systems import system_for
 from tools.training_memory import TrainingMemoryInput, default_zero_stage, estimate_training_memory
 
 DEFAULT_CONTEXT = 8192
@@ -718,6 +719,23 @@ def _search_text(text: str, lang: str, k: int) -> list[PlannedCall]:
 _FEATURES = {"link": "nvlink", "ecc": "ecc"}
 
 
+def _priced_server(parsed: Parsed, currency: str) -> list[str]:
+    """'8卡 H200 服务器多少钱', 'how much is an 8x H200 server?': the price of a server of those cards is the
+    catalogued complete server's, when one is."""
+    whole = parsed.form_factor == "server" or parsed.budget_scope == "system"
+    if parsed.asked_attribute != "price" or not whole or len(parsed.gpus) != 1:
+        return []
+    found = system_for(parsed.gpus[0].gpu, parsed.gpus[0].count, "CNY" if currency == "CNY" else "USD")
+    return [found.id] if found else []
+
+
+def _asks_about_a_system(ctx: PlanContext) -> bool:
+    """'Atlas 800 A3 配置', 'GB200 NVL72 price': a system named with nothing to plan on it is asked about."""
+    parsed = ctx.parsed
+    return bool(parsed.systems) and ctx.kind in (Kind.inform, Kind.chitchat, Kind.concept) and not (
+        parsed.model or parsed.params_b or parsed.use_case or parsed.existing)
+
+
 def _spec_plan(ctx: PlanContext) -> Plan:
     """Catalog lookups: the GPUs and model named (or the one under discussion), or a catalog filter."""
     session, parsed = ctx.session, ctx.parsed
@@ -736,7 +754,17 @@ def _spec_plan(ctx: PlanContext) -> Plan:
             args["domestic"] = True
         if args:
             calls.append(PlannedCall(name="find_gpus", arguments=args, purpose="info"))
-    gpus = list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    currency = user_currency(session.profile, ctx.lang, ("USD", "CNY"))
+    named = list(parsed.systems) or _priced_server(parsed, currency)
+    for sid in named[:3]:  # a server or rack system named: the system, not its card alone
+        calls.append(PlannedCall(name="system_info", arguments={"name": sid, "currency": currency}, purpose="info"))
+    gpus = [] if named else list(dict.fromkeys(g.gpu for g in parsed.gpus))
+    several = parsed.gpus[0] if len(parsed.gpus) == 1 and parsed.gpus[0].count > 1 else None
+    if several and not named and parsed.asked_attribute == "price":  # '8卡H200整机多少钱': the machine, not one card
+        calls.append(PlannedCall(name="machine_cost", arguments={
+            "gpu": several.gpu, "count": several.count, "currency": currency,
+            "include_host": (parsed.budget_scope == "system" or parsed.form_factor == "server")
+            and not session.profile.has_host}, purpose="value"))
     if not gpus and not parsed.model and not calls:
         gpus = list(session.focus) or ([session.profile.gpu] if session.profile.gpu else [])
     for gid in gpus[:4]:
@@ -1009,6 +1037,7 @@ _ROUTES: tuple[Route, ...] = (
     Route("export", _asks_export, _export_plan),
     Route("empty", _is_empty, _empty_plan),
     Route("spec", _kind_is(Kind.spec), _spec_plan),
+    Route("system", _asks_about_a_system, _spec_plan),
     Route("concept", _kind_is(Kind.concept), _concept_plan),
     Route("build", _checks_a_build, _build_plan),
     Route("generative", _generates_media, _generative_plan),

@@ -53,6 +53,7 @@ from tools.rentals import RentalPricesInput, RentalPricesResult, rental_prices
 from tools.result import note
 from tools.scale_out import ScaleOutInput, ScaleOutPlan, plan_scale_out
 from tools.scientific import ScientificInput, ScientificResult, estimate_fp64
+from tools.systems import SystemInfoInput, SystemInfoResult, system_info
 from tools.training_memory import TrainingMemoryInput, TrainingMemoryResult, estimate_training_memory
 from tools.training_time import TrainingTimeInput, TrainingTimeResult, estimate_training_time
 from tools.value import (
@@ -380,6 +381,9 @@ _SPECS = [
     ToolSpec("rental_prices", "Where one GPU can be rented: every recorded offer by provider (billing, date, source), "
              "cheapest first in the buyer's currency, and the typical on-demand rate rent-vs-buy uses.",
              RentalPricesInput, rental_prices, output_model=RentalPricesResult),
+    ToolSpec("system_info", "A complete server or rack system (DGX, HGX, Atlas 800, NVL72): its cards, CPUs, memory, "
+             "power, cooling and price with its kind and date.", SystemInfoInput, system_info,
+             output_model=SystemInfoResult),
 ]
 TOOLS: dict[str, ToolSpec] = {s.name: s for s in _SPECS}
 

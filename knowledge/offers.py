@@ -66,6 +66,7 @@ class System(_Strict):
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     name: str
+    name_zh: str | None = Field(None, description="the name Chinese buyers use, where it differs")
     vendor: str
     form: Literal["server", "rack"]
     gpu: str | None = Field(None, description="catalog GPU id")
@@ -77,6 +78,7 @@ class System(_Strict):
     cooling: Literal["air", "liquid"] | None = None
     rack_units: int | None = Field(None, ge=1)
     price: SystemPrice | None = None
+    grey_market: bool = Field(False, description="sold outside the maker's channels (no warranty, export-controlled)")
     aliases: list[str] = Field(default_factory=list)
     as_of: dt.date
     sources: list[str] = Field(min_length=1)

@@ -119,6 +119,8 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     cost = cost_of_ownership(CostInput(power_w=total_w, kwh_price=inp.kwh_price, currency=inp.currency,
                                        duty_cycle=inp.hours_per_day / 24, cny_per_usd=inp.cny_per_usd))
     cards = _in(inp.currency, card_usd, inp.cny_per_usd) if card_usd is not None else None
+    if inp.currency == "CNY" and price.cny is not None:  # a Chinese buyer pays the China price where one is known
+        cards = price.cny * inp.count * inp.nodes
     hosts = _in(inp.currency, host_usd, inp.cny_per_usd)
     total = cards + hosts if cards is not None else None
     energy = cost.yearly_energy_cost * inp.years

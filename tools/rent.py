@@ -29,6 +29,7 @@ from tools.recommend import host_for
 from tools.rentals import typical_rate_usd
 from tools.result import Note, note
 from tools.scale_out import NODE_GPUS
+from tools.systems import system_for
 
 
 class RentVsBuyInput(ToolInput):
@@ -96,6 +97,13 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     card_usd = (gpu.price.cny / inp.cny_per_usd if inp.currency == "CNY" and gpu.price and gpu.price.cny
                 and said is None else price.usd)
     purchase_usd = card_usd * inp.count + host_usd if card_usd is not None else None
+    system = (system_for(gpu.id, inp.count, inp.currency)
+              if inp.include_host and said is None and inp.purchase_price is None else None)
+    if system is not None and system.price is not None:  # a complete server of exactly these cards is priced
+        own = system.price.cny if inp.currency == "CNY" else system.price.usd
+        purchase_usd = (own / inp.cny_per_usd if inp.currency == "CNY" else own) if own is not None else (
+            system.price.usd if system.price.usd is not None else (system.price.cny or 0) / inp.cny_per_usd)
+        host_usd = 0.0
     if inp.purchase_price is not None:  # the buyer's own quote replaces the catalog's cards and host
         purchase_usd = inp.purchase_price if inp.currency == "USD" else inp.purchase_price / inp.cny_per_usd
     offered, offers = typical_rate_usd(gpu.id, inp.market or ("cn" if inp.currency == "CNY" else "global"),
@@ -129,15 +137,19 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
                       node=NODE_GPUS))
     rate_note = (note("perf.rent.rate_quoted", rate=inp.rental_usd_per_gpu_hour) if inp.rental_usd_per_gpu_hour
                  else note("perf.rent.rate_offers", count=offers) if offers else note("perf.rent.rate_catalog"))
-    assumptions = [*cost.assumptions, note("perf.rent.price_quoted") if inp.purchase_price is not None else host_note,
-                   rate_note]
+    bought = (note("perf.rent.price_quoted") if inp.purchase_price is not None else
+              note("perf.rent.system", name=system.name, name_zh=system.name_zh or system.name, kind=system.price.kind,
+                   as_of=str(system.price.as_of), undated=system.price.undated)
+              if system is not None and system.price is not None else host_note)
+    assumptions = [*cost.assumptions, bought, rate_note]
     if price.usd is None:
         assumptions.append(note("perf.rent.no_price", gpu=gpu.name))
     if rental is None:
         assumptions.append(note("perf.rent.no_rental", gpu=gpu.name))
     return RentVsBuyResult(
         gpu=gpu.name, count=inp.count, currency=inp.currency, purchase=cur(purchase_usd),
-        host=cur(host_usd) if inp.include_host else None, rent_per_month=rent_month, rent_per_hour=rent_hour,
+        host=cur(host_usd) if inp.include_host and system is None else None, rent_per_month=rent_month,
+        rent_per_hour=rent_hour,
         rent_per_day=rent_day,
         energy_per_month=round(energy_month, 2), break_even_months=cost.break_even_months,
         project_rent=project_rent, project_buy=project_buy, cheaper=cheaper,

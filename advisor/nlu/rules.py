@@ -29,6 +29,7 @@ from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts,
 from knowledge import AmbiguousNameError, load_catalog
 from knowledge.catalog import Catalog
 from knowledge.names import EngineHint, Lang
+from knowledge.offers import system_resolver, systems
 from knowledge.resolve import normalize
 from tools.scale_out import NODE_GPUS
 
@@ -136,6 +137,7 @@ class Parsed(BaseModel):
     cpu: str | None = Field(None, description="catalog CPU platform id")
     cpu_name: str | None = Field(None, description="a CPU named that the platform catalog does not know")
     nodes: int | None = Field(None, description="machines ('two servers', '2 nodes')")
+    systems: list[str] = Field(default_factory=list, description="complete servers or rack systems named (ids)")
     sharding: Literal["zero1", "zero2", "zero3", "fsdp"] | None = None
     grad_checkpointing: bool | None = None
     has_host: bool | None = Field(None, description="a computer to put the cards in is already owned")
@@ -892,6 +894,7 @@ class _Reading:
     shown: str
     context: bool
     gpu_mentions: list[_Mention] = field(default_factory=list)
+    system_mentions: list[_Mention] = field(default_factory=list)
     model_mentions: list[_Mention] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)  # cards the message swaps out
     masked: str = ""
@@ -943,10 +946,13 @@ def _unit_prices(text: str) -> list[tuple[int, int]]:
 
 def _read_names(r: _Reading) -> None:
     """Catalog names first, so model numbers (4090, A100) are masked before quantities are read."""
-    r.gpu_mentions = _scan_names(r.text, r.cat.gpu_resolver, r.cat.gpus)
+    r.system_mentions = _scan_names(r.text, system_resolver(), systems())  # 'DGX B200' is a server, not a card
+    spans = [(m.start, m.end) for m in r.system_mentions]
+    r.gpu_mentions = [g for g in _scan_names(r.text, r.cat.gpu_resolver, r.cat.gpus)
+                      if not any(a < g.end and g.start < b for a, b in spans)]
     r.model_mentions = [m for m in _scan_names(r.text, r.cat.model_resolver, r.cat.models)
                         if not any(g.start <= m.start < g.end for g in r.gpu_mentions)]
-    r.masked = _mask(r.text, [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions])
+    r.masked = _mask(r.text, [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions + r.system_mentions])
     r.masked = _mask(r.masked, [m.span() for m in _CHIPSET.finditer(r.masked)])  # 'B650 board' is no GPU
     for m in _GPU_LIKE.finditer(r.masked):
         name = m.group(0).strip()
@@ -1177,6 +1183,27 @@ def _read_cards(r: _Reading) -> None:
     elif _NO_EXISTING.search(text):
         out.existing = []
     _read_count_apart(r, bool(existing))
+    _read_systems(r, marker)
+
+
+def _read_systems(r: _Reading, marker: re.Match[str] | None) -> None:
+    """Servers and rack systems named: recorded, and with no card named beside them, their cards stand for the
+    hardware ('DGX B200 能跑 DeepSeek-V3 吗' plans 8 × B200; '我们有一台 Atlas 800T A2' owns 8 × 910B)."""
+    out = r.out
+    for mention in r.system_mentions:
+        system = system_resolver().get(mention.ids[0])
+        out.systems.append(system.id)
+        if system.gpu is None or out.gpus or out.existing:
+            continue
+        units = _count_near(r.counted, mention.start, mention.end) if system.form == "server" else None
+        units = int(units) if units and 1 <= units <= MAX_DGX_NODES else 1  # 'two DGX H100': two boxes of 8
+        entry = GpuCount(gpu=system.gpu, count=min(system.gpu_count, MAX_CARDS), stated=True)
+        out.nodes = units if system.form == "server" else out.nodes
+        if _owned(r.text, mention, marker):
+            out.existing = [entry]
+        else:
+            out.gpus = [entry]
+    out.systems = list(dict.fromkeys(out.systems))
 
 
 _OF_THOSE = re.compile(rf"(?:(?<![\d.\-−])(\d{{1,3}})|\b({_COUNT_WORDS}))\s+of\s+"

@@ -1,0 +1,146 @@
+"""Rental offers by provider and complete servers as buyable units (issue 37, item 6): the data is sourced and
+dated, the typical rental rate is the median of the offers as the data file gives them, a complete server is
+priced as its source prices it, and the chat answers 'DGX B200 多少钱' with the server, not one card."""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+import tomllib
+from pathlib import Path
+
+import pytest
+from fakes.script import one, talk
+
+from advisor.engine import Advisor
+from advisor.nlu.rules import parse
+from knowledge import load_catalog
+from knowledge.offers import rental_offers, system_resolver, systems
+from tools.rent import RentVsBuyInput, rent_vs_buy
+from tools.rentals import RentalPricesInput, rental_prices
+from tools.systems import SystemInfoInput, system_info
+
+DATA = Path(__file__).parents[1] / "knowledge" / "data"
+CHECKED = dt.date(2026, 12, 7)
+RENTALS = tomllib.loads((DATA / "rentals.toml").read_text())["offer"]
+SERVERS = {s["id"]: s for s in tomllib.loads((DATA / "servers.toml").read_text())["system"]}
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def test_every_offer_names_a_catalog_gpu_a_source_and_a_past_date() -> None:
+    ids = {g.id for g in load_catalog().gpus}
+    offers = rental_offers()
+    assert len(offers) >= 100 and len({o.provider for o in offers}) >= 15
+    assert {o.currency for o in offers} == {"USD", "CNY"}
+    for o in offers:
+        assert o.gpu in ids and o.source.startswith("http") and o.as_of <= CHECKED
+
+
+def test_every_system_is_sourced_dated_and_found_by_its_names() -> None:
+    found = systems()
+    assert len(found) >= 25 and len({s.id for s in found}) == len(found)
+    for s in found:
+        assert s.sources and s.as_of <= CHECKED
+        assert s.price is None or (s.price.source.startswith("http") and s.price.as_of <= CHECKED)
+        for name in [s.name, *s.aliases]:
+            assert system_resolver().get(name).id == s.id, name
+
+
+def _median_on_demand(gpu: str) -> float:
+    """From the data file: the median hourly on-demand dollar offer outside China."""
+    return statistics.median(o["per_gpu_hour"] for o in RENTALS if o["gpu"] == gpu and o["region"] != "cn"
+                             and o["billing"] == "on-demand" and "per_gpu_hour" in o)
+
+
+def test_the_typical_rate_is_the_median_of_the_offers_and_the_list_runs_cheapest_first() -> None:
+    r = rental_prices(RentalPricesInput(gpu="H100 SXM", currency="USD"))
+    assert r.typical_basis == "median_on_demand"
+    assert r.typical_per_gpu_hour == pytest.approx(_median_on_demand("h100-sxm"), abs=0.01)
+    prices = [o.per_gpu_hour for o in r.offers]
+    assert prices == sorted(prices) and r.offers_total == sum(o["gpu"] == "h100-sxm" for o in RENTALS)
+
+
+def test_a_chinese_buyer_pays_the_china_offer_and_sees_it_first() -> None:
+    china = [o for o in RENTALS if o["gpu"] == "a100-sxm-80gb" and o["region"] == "cn"]
+    assert len(china) == 1 and china[0]["billing"] == "monthly"
+    r = rental_prices(RentalPricesInput(gpu="a100-sxm-80gb", currency="CNY"))
+    # a monthly rent, no hours given: spread over 8,760 h / 12 = 730 h
+    assert r.typical_per_gpu_hour == pytest.approx(china[0]["per_gpu_month"] / 730, abs=0.01)
+    assert r.offers[0].region == "cn" and r.offers[0].monthly_only
+
+
+def test_a_gpu_nobody_rents_says_so() -> None:
+    r = rental_prices(RentalPricesInput(gpu="tesla-p40"))
+    assert r.offers == [] and any(a.id == "perf.rentals.none" for a in r.assumptions)
+
+
+def test_a_complete_server_adds_up_its_cards_and_keeps_its_price_basis() -> None:
+    r = system_info(SystemInfoInput(name="DGX B200"))
+    # NVIDIA's DGX B200 guide: 8 × B200, 1,440 GB of HBM together, 14.3 kW, 10U
+    assert (r.gpu_count, r.gpu_memory_total_bytes, r.max_power_w, r.rack_units) == (8, 1440e9, 14_300, 10)
+    assert r.price is not None and r.price.amount == SERVERS["dgx-b200"]["price"]["usd"]
+    assert r.price.kind == "reported" and r.price.stale
+    rack = system_info(SystemInfoInput(name="GB200 NVL72"))
+    assert rack.gpu_id is None and rack.gpu_memory_total_bytes is None and rack.form == "rack"
+
+
+def test_buying_eight_cards_that_a_catalogued_server_holds_costs_that_server() -> None:
+    r = rent_vs_buy(RentVsBuyInput(gpu="h100-sxm", count=8, months=3))
+    assert r.purchase == SERVERS["dgx-h100"]["price"]["usd"] and r.host is None
+    assert any(a.id == "perf.rent.system" for a in r.assumptions)
+    quoted = rent_vs_buy(RentVsBuyInput(gpu="h100-sxm", count=8, months=3, purchase_price=150_000))
+    assert quoted.purchase == 150_000  # the buyer's own quote wins
+    four = rent_vs_buy(RentVsBuyInput(gpu="h100-sxm", count=4, months=3))
+    assert not any(a.id == "perf.rent.system" for a in four.assumptions)  # no 4-GPU server catalogued
+
+
+def test_a_grey_market_server_never_prices_a_purchase() -> None:
+    r = rent_vs_buy(RentVsBuyInput(gpu="h100-sxm", count=8, months=3, currency="CNY"))
+    assert r.purchase != SERVERS["cn-8x-h100-grey"]["price"]["cny"]
+
+
+@pytest.mark.parametrize(("text", "nodes"), [("two DGX H100 for deepseek v3", 2), ("Can a DGX H100 serve it?", 1)])
+def test_a_server_named_stands_for_its_cards_counted_per_box(text: str, nodes: int) -> None:
+    p = parse(text, load_catalog())
+    assert p.systems == ["dgx-h100"] and p.nodes == nodes
+    assert [(g.gpu, g.count) for g in p.gpus] == [("h100-sxm", 8)]
+
+
+def test_a_server_owned_is_owned_hardware() -> None:
+    p = parse("我们有一台 Atlas 800T A2，能跑 DeepSeek-V3 吗", load_catalog())
+    assert p.existing and (p.existing[0].gpu, p.existing[0].count) == ("ascend-910b", 8) and not p.gpus
+
+
+@pytest.mark.parametrize(("text", "lead"), [
+    ("DGX B200 多少钱", "**NVIDIA DGX B200：8× B200 SXM 180GB（显存合计 1,440 GB），约 ¥"),
+    ("What's inside an Atlas 800 A3 and what does it cost?",
+     "**Huawei Atlas 800I A3 / 800T A3 SuperPoD server: 8× Ascend 910C (1,024 GB of card memory together) — no "
+     "public price found"),
+    ("GB200 NVL72 price", "**NVIDIA GB200 NVL72: 72× Blackwell GPU"),
+    ("8卡H200整机多少钱", "**8 卡 H200 服务器（国内渠道，2025 年 12 月获准出口后）：8× H200 SXM 141GB"
+                      "（显存合计 1,128 GB），约 ¥1,500,000"),
+])
+def test_a_system_asked_about_is_answered_as_the_system(adv: Advisor, text: str, lead: str) -> None:
+    _, (r,) = talk(adv, text)
+    assert r.text.startswith(lead), r.text.splitlines()[0]
+
+
+def test_the_price_of_several_cards_is_the_price_of_all_of_them(adv: Advisor) -> None:
+    usd = load_catalog().gpu("h200-sxm").price.usd  # type: ignore[union-attr]
+    _, (r,) = talk(adv, "what would a whole 8x H200 server cost?")
+    cost = one(r, "machine_cost").result
+    assert cost["cards_price"] == pytest.approx(8 * usd) and cost["host_price"] > 0
+    assert r.text.startswith("**Whole build:** 8× H200 SXM 141GB")
+    _, (cards,) = talk(adv, "两张4090多少钱")
+    assert cards.text.startswith("**2 张 GeForce RTX 4090：显卡约 ¥") and "不含主机" in cards.text.splitlines()[0]
+
+
+def test_a_rent_answer_lists_providers_with_dates(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "8 H100s, rent or buy for a 3 month project?")
+    offers = one(r, "rental_prices").result["offers"]
+    assert offers and all(f"{o['provider']} · " in r.text and o["as_of"] in r.text for o in offers[:5])
+    assert "Buying means one complete NVIDIA DGX H100" in r.text
