@@ -357,7 +357,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     what = msg(lang, "compose.inference_section.token_context_concurrent",
                model=model, precision=r.precision, context=num(r.context), batch=num(r.batch))
     gpu = args.get("gpu")
-    count = r.gpus
+    count = packages(size)
     where = config_label(gpu, count, lang, p.card_memory_gb)
     if combined:
         pass
@@ -400,6 +400,7 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count))
     if r.gpu_memory_bytes and not combined:  # the combined verdict already gives these figures
         out.append(fit_line(r, lang, card_by_memory(p.card_memory_gb, lang) if p.card_memory_gb else ""))
+        out += [render(a, lang) for a in r.assumptions if a.id == "inference.assume.devices"]
         if r.fits is False and r.max_context_tokens:
             out.append(msg(lang, "compose.inference_section.concurrent_request_s_longest",
                            batch=num(r.batch), max_context_tokens=num(r.max_context_tokens)))
@@ -587,7 +588,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
     gguf = next((c for a, c in sized if a == "gguf"), None)
     gpu = size.arguments.get("gpu")
     target = gpu or size.arguments.get("gpu_memory_bytes")  # a catalog card, or one known by its memory
-    where = config_label(gpu, r.gpus, lang, p.card_memory_gb)
+    where = config_label(gpu, packages(size), lang, p.card_memory_gb)
     if gguf is not None and target and is_generic_4bit(size.arguments.get("precision")):
         g = typed(gguf, InferenceMemoryResult)
         ctx = num(r.context)
@@ -773,7 +774,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     brief = repeated(previous, size)
     r = typed(size, TrainingMemoryResult)
     gpu = size.arguments.get("gpu")
-    count = r.gpus
+    count = packages(size)
     # pre-training implied by the dataset is sized as full training and named as what it is
     pretrain = plan.assumed.get("method") == "pretrain" or p.method == "pretrain"
     method = method_label("pretrain" if pretrain else r.method, lang)
@@ -795,6 +796,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append(msg(lang, key, what=what, need=gb(r.per_gpu_bytes), count=count, tail=_pick_tail(calls, p, lang)))
     if r.gpu_memory_bytes and r.headroom_bytes is not None:
         out.append(fit_line(r, lang))
+        out += [render(a, lang) for a in r.assumptions if a.id == "inference.assume.devices"]
     out.append(msg(lang, "compose.training_section.trainable_parameters_m_b",
                    trainable_params=num(r.trainable_params / 1000000.0), params=num(r.params / 1000000000.0, 2),
                    seq=num(r.seq), micro_batch=num(r.micro_batch)))
@@ -1039,6 +1041,12 @@ def _market_line(session: Session, lang: str) -> list[str]:
                     region=msg(lang, f"market.region.{region}"), rule=msg(lang, f"market.rule.{where.rule.id}"))]
 
 
+def packages(call: ToolCall) -> int:
+    """The cards a sizing was asked for, as bought: a package software splits (a dual-die 910C) is sized as its
+    devices, so the result counts devices where the buyer counts packages."""
+    return int(call.arguments.get("gpus") or sizing(call).gpus)
+
+
 def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str, currency: str = "USD") -> list[str]:
     """'How many do I need?': the least count (of 1, 2, 4, 8, the nodes of 8 tried and the one asked about) that
     fits; past one node, the network between the nodes and the build's total from the recommender's plan."""
@@ -1053,12 +1061,13 @@ def count_verdict(calls: list[ToolCall], counts: list[ToolCall], lang: str, curr
         return []  # no count of an inference card trains: the training verdict says so
     enough = next((c for c in tried if sizing(c).fits), None)
     r = sizing(enough or tried[-1])
+    n = packages(enough or tried[-1])
     usable = usable_bytes(r)
-    nodes = nodes_for(r.gpus)
-    key = ("count.none_cluster" if r.gpus >= MAX_CLUSTER_NODES * NODE_GPUS else "count.none") if not enough else \
+    nodes = nodes_for(n)
+    key = ("count.none_cluster" if n >= MAX_CLUSTER_NODES * NODE_GPUS else "count.none") if not enough else \
         "count.enough_nodes" if nodes > 1 else "count.enough"
-    out = [msg(lang, key, n=r.gpus, gpu=r.gpu or "?", need=gb_short(r.per_gpu_bytes), usable=gb_short(usable),
-               nodes=nodes, per_node=r.gpus // nodes)]
+    out = [msg(lang, key, n=n, gpu=r.gpu or "?", need=gb_short(r.per_gpu_bytes), usable=gb_short(usable),
+               nodes=nodes, per_node=n // nodes)]
     rec_call = _by_name(calls, "recommend")
     rec = result_of(rec_call) if rec_call is not None and rec_call.ok else None
     plan = next((o for o in rec.options if o.gpu == r.gpu and o.count == r.gpus and o.network is not None), None) \

@@ -160,6 +160,9 @@ class GPU(_Strict):
     inference_only: bool = Field(False, description="sold and supported for inference only: its software stack "
                                                     "does not train (Ascend 310P)")
     mig: bool = False
+    devices: int = Field(1, ge=1, le=8, description="devices the runtime shows per package: a dual-die Ascend 910C "
+                                                    "or MI250X is two, each with its share of memory, bandwidth "
+                                                    "and compute; sizing is per device")
     gpu_assignable_gb: float | None = Field(
         None, gt=0, description="unified-memory systems: the part of the shared memory the GPU can be given (the "
                                 "OS and page cache keep the rest); None for cards with their own memory")

@@ -113,9 +113,11 @@ def test_mlu590_bandwidth_is_still_the_mlu290_m5_figure() -> None:
     assert "S-21IC-MLU290" in _sources()
 
 
-@pytest.mark.xfail(strict=True, reason="audit H2: the catalog has no field for several devices per package; the 910C "
-                   "(like MI250X and Atlas 300I Duo) is one device of its whole memory. vllm-ascend runs an Atlas 800 "
-                   "A3 as 64G x 16 with --tensor-parallel-size 16, so each device holds 64 GB.")
+# audit H2: vllm-ascend runs an Atlas 800 A3 as 64G x 16 with --tensor-parallel-size 16, so each 910C device
+# holds 64 GB; one 910C is two such devices
 def test_ascend_910c_is_sized_as_two_64gb_devices() -> None:
     res = estimate_inference_memory(InferenceMemoryInput(model="qwen2.5-72b", context=4096, gpu="ascend-910c"))
     assert res.gpu_memory_bytes is not None and res.gpu_memory_bytes <= 64 * GiB
+    assert res.gpus == 2 and any(a.id == "inference.assume.devices" for a in res.assumptions)
+    a3 = estimate_inference_memory(InferenceMemoryInput(model="qwen2.5-72b", context=4096, gpu="ascend-910c", gpus=8))
+    assert a3.gpus == 16  # an Atlas 800 A3: 8 packages, 16 devices (tensor parallel 16)

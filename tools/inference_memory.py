@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from knowledge import load_catalog
 from knowledge.messages import has
 from knowledge.schema import GPU, FormFactor
+from tools.devices import device_view
 from tools.engines import EngineName, InferenceEngine, get_engine
 from tools.engines.base import Activations
 from tools.errors import ToolError
@@ -588,10 +589,11 @@ def estimate_inference_memory(inp: InferenceMemoryInput, *, limits: bool = True)
     With a GPU, ``limits`` also finds ``max_context_tokens`` and ``max_concurrency``; callers that
     only need the verdict (the recommender) pass ``limits=False`` and get None there.
     """
+    inp, split = _per_device(inp)
     spec = _resolve_spec(inp)
     plan = _plan(spec, inp)
     cfg = plan.cfg
-    assumptions = list(plan.assumptions)
+    assumptions = [*split, *plan.assumptions]
     warnings = list(plan.warnings)
     _explain_request(inp, cfg, assumptions, warnings)
 
@@ -673,6 +675,21 @@ def _catalog_gpu(name: str) -> tuple[GPU, tuple[int, Note]]:
         _GPUS.clear()
     _GPUS[name] = (catalog, gpu, _visible(gpu))
     return gpu, _GPUS[name][2]
+
+
+def _per_device(inp: InferenceMemoryInput) -> tuple[InferenceMemoryInput, list[Note]]:
+    """A package that software splits (a dual-die 910C) sized as its devices: N packages are N × devices GPUs,
+    each with its share of the memory; the note says so."""
+    if not inp.gpu or inp.gpu_memory_bytes is not None:
+        return inp, []
+    gpu, _ = _catalog_gpu(inp.gpu)
+    if gpu.devices == 1:
+        return inp, []
+    seen, _ = _visible(device_view(gpu))
+    split = inp.model_copy(update={"gpus": inp.gpus * gpu.devices, "gpu_memory_bytes": seen})
+    return split, [note("inference.assume.devices", gpu=gpu.name, devices=gpu.devices,
+                        device_gb=gpu.memory_gb / gpu.devices, packages=inp.gpus, count=split.gpus,
+                        visible_gib=seen / GiB)]
 
 
 def _visible(gpu: GPU) -> tuple[int, Note]:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.schema import GPU
 from tools.deepspeed_estimator import DEFAULT_BUFFER_FACTOR
+from tools.devices import device_view
 from tools.errors import ToolError
 from tools.gpu_memory import engine_visible_bytes, inline_ecc_on
 from tools.inputs import ToolInput
@@ -257,6 +258,14 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
     (``max_concurrency``, ``max_context_tokens``); callers that only need the fit verdict (the
     recommender) pass ``limits=False`` and get None there.
     """
+    split: list[Note] = []
+    if inp.gpu is not None and inp.gpu.devices > 1:  # a package software splits trains as its devices
+        d = inp.gpu.devices
+        split = [note("inference.assume.devices", gpu=inp.gpu.name, devices=d, device_gb=inp.gpu.memory_gb / d,
+                      packages=inp.gpus, count=inp.gpus * d,
+                      visible_gib=engine_visible_bytes(device_view(inp.gpu))[0] / 2**30)]
+        inp = inp.model_copy(update={"gpu": device_view(inp.gpu), "gpus": inp.gpus * d,
+                                     "gpus_per_node": (inp.gpus_per_node or min(inp.gpus, 8)) * d})
     _check(inp)
     spec = inp.model
     check_tensor_parallel(spec, inp.tp)
@@ -268,7 +277,7 @@ def estimate_training_memory(inp: TrainingMemoryInput, *, limits: bool = True) -
     recompute: Recompute = inp.recompute or ("full" if inp.method in ("lora", "qlora") else "none")
     paged = inp.paged_optimizer if inp.paged_optimizer is not None else inp.method == "qlora"
     st = _states(inp)
-    assumptions: list[Note] = list(spec.notes)
+    assumptions: list[Note] = [*split, *spec.notes]
     warnings: list[Note] = []
     terms: list[Term] = []
 
