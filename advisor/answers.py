@@ -24,8 +24,9 @@ from advisor.fmt import (
     usable_bytes,
     usd_in,
 )
+from advisor.nlu import Money
 from advisor.planner import tensor_precision, user_currency
-from advisor.present.market import export_figures
+from advisor.present.market import export_figures, market_verdict
 from advisor.session import Citation, Profile, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge import load_catalog
@@ -135,6 +136,25 @@ def _source(entry: GPU | Model | Platform, lang: str) -> str:
                as_of=entry.as_of or "?", confidence=_confidence(getattr(entry, "confidence", None), lang))
 
 
+def _systems_side_by_side(a: SystemInfoResult, b: SystemInfoResult, lang: str) -> str:
+    """'DGX H200 vs DGX B200': card memory, price and power of the two in one line."""
+    def mem(r: SystemInfoResult) -> str:
+        return f"{num(r.gpu_memory_total_bytes / 1e9)} GB" if r.gpu_memory_total_bytes else "—"
+
+    def price(r: SystemInfoResult) -> str:
+        return money(r.price.amount, r.currency) if r.price else msg(lang, "spec.system.unpriced")
+
+    def power(r: SystemInfoResult) -> str:
+        return f"{num(r.max_power_w / 1000)} kW" if r.max_power_w else "—"
+
+    def name(r: SystemInfoResult) -> str:
+        return r.name_zh if lang == "zh" and r.name_zh else r.name
+
+    return msg(lang, "spec.system.versus", a=name(a), b=name(b), mem_a=mem(a), mem_b=mem(b), price_a=price(a),
+               price_b=price(b), power_a=power(a), power_b=power(b), gpus_a=f"{a.gpu_count}× {a.gpu}",
+               gpus_b=f"{b.gpu_count}× {b.gpu}") + "\n"
+
+
 def system_lines(r: SystemInfoResult, lang: str) -> list[str]:
     """A server or rack system: its cards and their memory together and its price first, then what is inside,
     and the sources with their date."""
@@ -153,7 +173,8 @@ def system_lines(r: SystemInfoResult, lang: str) -> list[str]:
     else:
         price = msg(lang, "spec.system.no_price")
     name = r.name_zh if lang == "zh" and r.name_zh else r.name
-    out = [msg(lang, "spec.system.head", name=name, count=num(r.gpu_count), gpu=r.gpu, memory=memory, price=price)]
+    card = r.gpu_zh if lang == "zh" and r.gpu_zh else r.gpu
+    out = [msg(lang, "spec.system.head", name=name, count=num(r.gpu_count), gpu=card, memory=memory, price=price)]
     parts = [msg(lang, "spec.system.cpu", cpu=r.cpu)] if r.cpu else []
     if r.memory_bytes:
         parts.append(msg(lang, "spec.system.ram", ram=f"{num(r.memory_bytes / 1e9)} GB"))
@@ -178,12 +199,28 @@ def system_lines(r: SystemInfoResult, lang: str) -> list[str]:
 
 
 def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
-                 more: list[str] | None = None) -> str:
+                 more: list[str] | None = None, budget: Money | None = None) -> str:
     """Verdict first: the fact asked for, per GPU or model (and each further fact asked of one GPU); then one
     compact card line and the source."""
     out: list[str] = []
-    for call in _ok(calls, "system_info"):
-        out += system_lines(typed(call, SystemInfoResult), lang)
+    systems = [typed(call, SystemInfoResult) for call in _ok(calls, "system_info")]
+    if len(systems) == 2:  # 'DGX H200 vs DGX B200': the two side by side first
+        out.append(_systems_side_by_side(systems[0], systems[1], lang))
+    for system in systems:
+        if attribute in ("power", "cooling") and system.max_power_w:  # 'how much power, can we air cool it?'
+            out.append(msg(lang, "spec.system.power_lead", name=system.name_zh if lang == "zh" and system.name_zh
+                           else system.name, kw=num(system.max_power_w / 1000),
+                           cooling=msg(lang, f"spec.system.cooling_lead.{system.cooling or 'unknown'}")))
+        out += system_lines(system, lang)
+        if budget is not None and system.price is not None and budget.currency == system.currency:
+            gap = budget.amount - system.price.amount  # '预算100w够不够': the budget against this system's price
+            out.insert(len(out) - 1, msg(lang, "spec.system.budget_ok" if gap >= 0 else "spec.system.budget_short",
+                                         budget=money(budget.amount, budget.currency),
+                                         gap=money(abs(gap), budget.currency)))
+        if system.market_gpu and "china" in (attribute, *(more or [])):  # '国内能买吗' of a server: its cards decide
+            card = load_catalog().gpu(system.market_gpu).name
+            out.insert(len(out) - len(system_lines(system, lang)),
+                       market_verdict(availability(system.market_gpu, "cn"), card, "cn", lang))
     for call in _ok(calls, "machine_cost"):  # the price of several cards asked: cards and host together first
         cost = typed(call, MachineCostResult)
         if cost.total_price is not None:
@@ -423,9 +460,9 @@ def _sync_lines(r: ScaleOutPlan, args: dict[str, Any], lang: str) -> list[str]:
 
 
 def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang: str,
-                 hourly_first: bool = False, daily_first: bool = False) -> str:
+                 hourly_first: bool = False, daily_first: bool = False, offers_first: bool = False) -> str:
     """Which is cheaper for the project (or when buying pays off), with the monthly figures; the hourly rent leads
-    when that is what was asked ('租一小时多少钱')."""
+    when that is what was asked ('租一小时多少钱'), the providers' offers when where to rent was ('哪家便宜')."""
     found = _ok(calls, "rent_vs_buy")
     if not found:
         return msg(lang, "rent.need_gpu")
@@ -434,7 +471,7 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     what = f"{r.count}× {r.gpu}"
     if r.purchase is None or r.rent_per_month is None:
         return msg(lang, "rent.unknown", name=r.gpu)
-    out: list[str] = []
+    out: list[str] = rental_offer_lines(calls, lang, lead=True) if offers_first else []
     said = {a.id: a for a in r.assumptions}  # the buyer's own rate or purchase price, not the catalog's
     rate_note = said.get("perf.rent.rate_offers")
     offers = rate_note.params.get("count") if rate_note else 0
@@ -473,26 +510,51 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.system", name=system.get("name_zh" if lang == "zh" else "name"),
                        as_of=msg(lang, "spec.system.undated", as_of=as_of) if system.get("undated") else as_of,
                        kind=msg(lang, f"spec.system.kind.{system.get('kind')}")))
-    if "perf.rent.rate_quoted" not in said:
+    if "perf.rent.rate_quoted" not in said and not offers_first:
         out += rental_offer_lines(calls, lang)
-    return "\n".join(out)
+    return "\n".join(out).strip()
 
 
 OFFERS_SHOWN = 5
 
 
-def rental_offer_lines(calls: list[ToolCall], lang: str) -> list[str]:
-    """Where the GPU can be rented: the cheapest recorded offers, each with its provider, billing and date."""
+def rental_offer_lines(calls: list[ToolCall], lang: str, lead: bool = False) -> list[str]:
+    """Where the GPU can be rented: the cheapest recorded offers (the providers named first), each with its
+    provider, billing and date; ``lead``: they answer the question, so a verdict line names the cheapest."""
     found = _ok(calls, "rental_prices")
     if not found:
         return []
     r = typed(found[0], RentalPricesResult)
+    missing = ([msg(lang, "rent.offers_named_missing", providers=punct(lang, "list").join(r.named_without_offer),
+                    gpu=r.gpu)] if r.named_without_offer else [])
     if not r.offers:
-        return ["", msg(lang, "rent.offers_none", gpu=r.gpu)]
+        return [*missing, msg(lang, "rent.offers_none", gpu=r.gpu), ""]
     shown = r.offers[:OFFERS_SHOWN]
+    head: list[str] = []
+    named = [o for o in r.offers if o.named]
+    if lead and named:
+        reachable = [o for o in r.offers if r.market == "cn" or o.region != "cn"] or r.offers
+        mine, best = min(named, key=lambda o: o.per_gpu_hour), min(reachable, key=lambda o: o.per_gpu_hour)
+        head = [msg(lang, "rent.offers_verdict_named", gpu=r.gpu, provider=mine.provider,
+                    billing=msg(lang, f"rent.billing.{mine.billing}"),
+                    price=money_exact(mine.per_gpu_hour, r.currency), as_of=mine.as_of, best_provider=best.provider,
+                    best_price=money_exact(best.per_gpu_hour, r.currency)), *missing]
+        missing = []
+    elif lead:
+        cheapest = min([o for o in r.offers if r.market == "cn" or o.region != "cn"] or r.offers,
+                       key=lambda o: o.per_gpu_hour)
+        head = [msg(lang, "rent.offers_verdict", gpu=r.gpu, provider=cheapest.provider,
+                    billing=msg(lang, f"rent.billing.{cheapest.billing}"),
+                    price=money_exact(cheapest.per_gpu_hour, r.currency), as_of=cheapest.as_of,
+                    typical=money_exact(r.typical_per_gpu_hour or 0, r.currency), count=r.typical_count)
+                if r.typical_count else
+                msg(lang, "rent.offers_verdict_one", gpu=r.gpu, provider=cheapest.provider,
+                    billing=msg(lang, f"rent.billing.{cheapest.billing}"),
+                    price=money_exact(cheapest.per_gpu_hour, r.currency), as_of=cheapest.as_of), *missing]
+        missing = []
     local_first = r.market == "cn" and any(o.region == "cn" for o in shown) and any(o.region != "cn" for o in shown)
-    out = ["", msg(lang, "rent.offers_head_local" if local_first else "rent.offers_head", gpu=r.gpu,
-                   shown=len(shown), total=r.offers_total)]
+    title = "rent.offers_head_named" if named else "rent.offers_head_local" if local_first else "rent.offers_head"
+    out = [*head, *missing, "", msg(lang, title, gpu=r.gpu, shown=len(shown), total=r.offers_total)]
     for o in shown:
         out.append(msg(lang, "rent.offer", provider=o.provider, billing=msg(lang, f"rent.billing.{o.billing}"),
                        instance=msg(lang, "rent.offer_instance", count=o.gpus_per_instance)
@@ -501,7 +563,7 @@ def rental_offer_lines(calls: list[ToolCall], lang: str) -> list[str]:
                        monthly=msg(lang, "rent.offer_monthly") if o.monthly_only else "", as_of=o.as_of,
                        stale=msg(lang, "rent.offer_stale") if o.stale else "",
                        abroad=msg(lang, "rent.offer_abroad") if r.market == "cn" and o.region != "cn" else ""))
-    return out
+    return [*out, ""] if lead else out
 
 
 # ----------------------------------------------------------------------------- best value without a model

@@ -238,6 +238,12 @@ def _merge_as_said(m: _Merge) -> None:
             m.put(slot, value)
 
 
+def _merge_providers(m: _Merge) -> None:
+    """Rental providers named replace those named before ('runpod vs vast', then 'and on AWS?')."""
+    if m.parsed.providers:
+        m.put("providers", list(m.parsed.providers)[:8])
+
+
 def _merge_card_prices(m: _Merge) -> None:
     """Prices said for cards add to those said before ('3090 is ~$750 here'): a later price for a card replaces
     its earlier one."""
@@ -470,11 +476,17 @@ _BARE_COUNT = re.compile(r"(?:\b(?:buy|get|go with|use|try|only|run)\b|买|上|�
                          r"months?|years?|days?|元|块|\$))", re.IGNORECASE)
 
 
+# quantities that take a message's number when the parser reads them: then it is not a bare card count
+_READ_AS_OTHER = ("hours_per_day", "deadline_days", "years", "kwh_price", "rack_kw", "power_limit_w", "psu_w")
+
+
 def _bare_count(m: _Merge) -> None:
     """'what if we only buy 2 now?', 'go with 4 instead of 2': in a what-if that states nothing else, a bare
     number beside a buying word is the count of the card under discussion."""
     parsed, p = m.parsed, m.p
     if not _is_what_if(parsed) or _states_facts(parsed) or not (p.gpu or p.existing) or len(parsed.text) > 120:
+        return
+    if any(getattr(parsed, slot, None) for slot in _READ_AS_OTHER):  # 'only 10 hrs/day': the number is read
         return
     found = _BARE_COUNT.search(parsed.text)
     if found and 1 <= int(found.group(1)) <= MAX_GPUS_OF_ONE:
@@ -499,7 +511,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_horizon, _merge_card_prices, _merge_workloads,
+_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_horizon, _merge_card_prices, _merge_providers,
+                _merge_workloads,
                 _merge_implied, _merge_lists,
                 _merge_sold, _session_variants, _merge_cards, _merge_options, _merge_changes,
                 _merge_count, _bare_count, _merge_short_answers)
@@ -1468,6 +1481,7 @@ def _remember_kind(session: Session, mode: str, parsed: Parsed, calls: list[Tool
         named = [c.arguments["name"] for c in calls if c.name == "gpu_info" and c.ok]
         if named:
             session.focus = named
+        session.focus_systems = [c.result["id"] for c in calls if c.name == "system_info" and c.ok and c.result][:3]
         if parsed.asked_attribute:
             session.focus_attribute = parsed.asked_attribute
 

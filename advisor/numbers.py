@@ -64,7 +64,8 @@ _D = "".join(_CN_DIGITS)
 _UB = _CN_ALL_UNITS
 _ARABIC = r"(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 # '3千', '1.5万', '10 万', '3万5', '2万5千'
-_ARABIC_MIXED = rf"{_ARABIC}(?:\s?[{_UB}]+(?:(?:\d+|[{_D}]+)[{_UB}]+)*(?:\d+|[{_D}])?)?"
+# a trailing digit that is a count of what follows is not elided into the number: '35万一台' is 350,000 a unit
+_ARABIC_MIXED = rf"{_ARABIC}(?:\s?[{_UB}]+(?:(?:\d+|[{_D}]+)[{_UB}]+)*(?:\d+|[{_D}](?![台张套块个片颗只件卡]))?)?"
 # '一万五', '三四万', '零点五', '一点五万'; never starts inside another numeral run
 _CN_NUM = rf"(?<![{CN_NUMERAL_CHARS}几])[{CN_NUMERAL_CHARS}]+(?:点[{_D}]+[{_CN_BIG}]*)?"
 # '十来万', '二十多', '20多万', '两万出头'

@@ -729,11 +729,22 @@ def _priced_server(parsed: Parsed, currency: str) -> list[str]:
     return [found.id] if found else []
 
 
+_PLANS_ON_HARDWARE = (Kind.rent_vs_buy, Kind.size_inference, Kind.size_training, Kind.speed)
+
+
 def _asks_about_a_system(ctx: PlanContext) -> bool:
-    """'Atlas 800 A3 配置', 'GB200 NVL72 price': a system named with nothing to plan on it is asked about."""
-    parsed = ctx.parsed
-    return bool(parsed.systems) and ctx.kind in (Kind.inform, Kind.chitchat, Kind.concept) and not (
-        parsed.model or parsed.params_b or parsed.use_case or parsed.existing)
+    """'Atlas 800 A3 配置', 'GB200 NVL72 price', 'vs DGX B200?': a system named with nothing to plan on it is asked
+    about; so is the system of the last answer when a follow-up names no hardware ('how much power per rack?')."""
+    parsed, session = ctx.parsed, ctx.session
+    if parsed.model or parsed.params_b or parsed.use_case or parsed.existing or ctx.kind in _PLANS_ON_HARDWARE[:1]:
+        return False
+    if parsed.systems:
+        return ctx.kind not in _PLANS_ON_HARDWARE
+    if _priced_server(parsed, user_currency(session.profile, ctx.lang, ("USD", "CNY"))):
+        return True  # '8卡H20服务器整机多少钱，预算100w够不够': the catalogued server of those cards
+    return bool(session.focus_systems) and session.last_kind == str(Kind.spec) and not (
+        parsed.gpus or parsed.gpu_count or parsed.cpu or parsed.budget) and ctx.kind not in (
+        Kind.reset, Kind.export, Kind.recommend, *_PLANS_ON_HARDWARE[1:])
 
 
 def _spec_plan(ctx: PlanContext) -> Plan:
@@ -756,6 +767,10 @@ def _spec_plan(ctx: PlanContext) -> Plan:
             calls.append(PlannedCall(name="find_gpus", arguments=args, purpose="info"))
     currency = user_currency(session.profile, ctx.lang, ("USD", "CNY"))
     named = list(parsed.systems) or _priced_server(parsed, currency)
+    if parsed.systems and (parsed.has(Intent.compare) or ctx.kind in (Kind.compare, Kind.whatif)):
+        named = [*[s for s in session.focus_systems if s not in named], *named]  # 'vs DGX B200?': both
+    elif not named and not parsed.gpus and _asks_about_a_system(ctx):
+        named = list(session.focus_systems)  # 'how much power per rack?' after a rack's answer
     for sid in named[:3]:  # a server or rack system named: the system, not its card alone
         calls.append(PlannedCall(name="system_info", arguments={"name": sid, "currency": currency}, purpose="info"))
     gpus = [] if named else list(dict.fromkeys(g.gpu for g in parsed.gpus))
@@ -1019,7 +1034,9 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["months"] = round(min(120.0, p.years * 12), 2)
     elif p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
-    offers = {"gpu": bought["gpu"], "currency": currency}
+    offers: dict[str, Any] = {"gpu": bought["gpu"], "currency": currency}
+    if p.providers:
+        offers["providers"] = list(p.providers)
     if p.region:  # where the buyer rents decides which providers' prices count first
         args["market"] = offers["market"] = p.region
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
@@ -1036,8 +1053,8 @@ _ROUTES: tuple[Route, ...] = (
     Route("reset", _asks_reset, _reset_plan),
     Route("export", _asks_export, _export_plan),
     Route("empty", _is_empty, _empty_plan),
-    Route("spec", _kind_is(Kind.spec), _spec_plan),
     Route("system", _asks_about_a_system, _spec_plan),
+    Route("spec", _kind_is(Kind.spec), _spec_plan),
     Route("concept", _kind_is(Kind.concept), _concept_plan),
     Route("build", _checks_a_build, _build_plan),
     Route("generative", _generates_media, _generative_plan),

@@ -146,6 +146,7 @@ class Profile(BaseModel):
     use_case: UseCase | None = None
     model: str | None = Field(None, description="catalog model id")
     params_b: float | None = Field(None, gt=0, le=100_000, description="model size in billions of parameters")
+    providers: list[str] = Field(default_factory=list, max_length=8, description="rental providers named")
     model_said: str | None = Field(None, max_length=60, description="a model named that the catalog lacks; it is "
                                                                   "sized from params_b")
     precision: str | None = Field(None, description="weight precision, tools.precision canonical name")
@@ -402,6 +403,8 @@ class Session(BaseModel):
     last_kind: str | None = Field(None, description="the answer kind of the last turn that answered (follow-ups "
                                                     "such as 'and with a 1600W PSU?' continue it)")
     focus: list[str] = Field(default_factory=list, description="GPU ids the last spec question was about ('它')")
+    focus_systems: list[str] = Field(default_factory=list, max_length=3,
+                                     description="servers or racks the last answer was about ('its power?')")
     last_asks: list[Annotated[str, Field(max_length=32)]] = Field(
         default_factory=list, max_length=16, description="what the last message that asked anything asked ('how_many', "
                                                          "'build_cost' …): a what-if follow-up asks it again")
@@ -466,7 +469,8 @@ class Session(BaseModel):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            cut = exc.pos >= len(text.rstrip()) - 1 or exc.msg.startswith("Unterminated string")
+            # cut short: the parser failed on the text's last line ('"providers": nu'), or in an open string
+            cut = "\n" not in text[exc.pos:].rstrip() or exc.msg.startswith("Unterminated string")
             hint = " (the file looks truncated)" if cut else ""
             raise SessionError(f"{where} is not valid JSON{hint}: {exc.msg} at line {exc.lineno} column "
                                f"{exc.colno}; the file was left unchanged — fix it, delete it, or use another "

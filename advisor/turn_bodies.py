@@ -75,7 +75,7 @@ def _spec(ctx: TurnContext) -> str:
     parsed = ctx.parsed
     attribute = parsed.asked_attribute or ctx.session.focus_attribute
     return A.compose_spec(ctx.calls, attribute, parsed.about_precision or parsed.precision, ctx.out_lang,
-                          more=parsed.more_attributes or [])
+                          more=parsed.more_attributes or [], budget=parsed.budget)
 
 
 def _concept(ctx: TurnContext) -> str:
@@ -126,7 +126,8 @@ def _rent(ctx: TurnContext) -> str:
                                                                                              "rent.need_gpu")
     months = rent.arguments.get("months")
     return A.compose_rent(ctx.calls, months, rent.arguments["hours_per_day"], ctx.out_lang,
-                          hourly_first=ctx.parsed.asks_hourly, daily_first=ctx.parsed.asks_daily)
+                          hourly_first=ctx.parsed.asks_hourly, daily_first=ctx.parsed.asks_daily,
+                          offers_first="where_rent" in ctx.parsed.asks or bool(ctx.parsed.providers))
 
 
 # the parts of a machine whose check answers the question when asked beside a sizing ('4 张够吗？1600W 带得动吗？')

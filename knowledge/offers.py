@@ -52,6 +52,14 @@ class RentalOffer(_Strict):
         return self.per_gpu_hour if self.per_gpu_hour is not None else (self.per_gpu_month or 0) / HOURS_PER_MONTH
 
 
+class Provider(_Strict):
+    """A rental provider as buyers name it."""
+
+    name: str
+    aliases: list[str] = Field(min_length=1)
+    region: Region
+
+
 class SystemPrice(_Strict):
     usd: float | None = Field(None, gt=0)
     cny: float | None = Field(None, gt=0)
@@ -71,6 +79,8 @@ class System(_Strict):
     form: Literal["server", "rack"]
     gpu: str | None = Field(None, description="catalog GPU id")
     gpu_label: str | None = Field(None, description="the card, when the catalog lacks it")
+    gpu_label_zh: str | None = None
+    gpu_class: str | None = Field(None, description="a catalogued card of the same generation (market status)")
     gpu_count: int = Field(ge=1, le=100_000)
     cpu: str | None = None
     memory_gb: float | None = Field(None, gt=0)
@@ -117,6 +127,15 @@ def rental_offers() -> tuple[RentalOffer, ...]:
 
 
 @cache
+def providers() -> tuple[Provider, ...]:
+    """The rental providers buyers name (those with offers and those without), with their aliases."""
+    try:
+        return tuple(Provider.model_validate(row) for row in _rows("rentals.toml", "provider"))
+    except ValidationError as exc:
+        raise CatalogError(f"rentals.toml: provider: {exc}") from exc
+
+
+@cache
 def systems() -> tuple[System, ...]:
     """Every complete server and rack system, validated; ids unique, catalog GPUs only."""
     out: list[System] = []
@@ -128,6 +147,7 @@ def systems() -> tuple[System, ...]:
         if any(s.id == system.id for s in out):
             raise CatalogError(f"servers.toml: duplicate id {system.id!r}")
         _checked_gpu(f"servers.toml: {system.id}", system.gpu)
+        _checked_gpu(f"servers.toml: {system.id}", system.gpu_class)
         out.append(system)
     return tuple(out)
 

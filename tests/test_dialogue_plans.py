@@ -50,13 +50,14 @@ def test_a_budget_cut_says_what_it_changed(adv: Advisor) -> None:
 
 
 def test_a_quote_beside_a_server_model_is_the_quote_not_the_model_number(adv: Advisor) -> None:
-    """¥1,350,000 against 8 × ¥86,400 + ¥432,000 host (catalog) = ¥1,123,200: 20 % above."""
+    """¥1,350,000 against 8 × ¥135,000 (the catalog's China channel price of an H20, what a buyer in China pays)
+    + ¥432,000 host = ¥1,512,000: 11 % below."""
     text = ("我是公司采购，供应商给了个报价：浪潮 NF5688M7，8×H20 96GB，2×至强8480+，2TB内存，含税135万。"
             "业务那边说要本地跑 DeepSeek-R1 671B 满血版，这配置够不够？价格贵不贵？")
     said = parse(text)
     assert said.quoted_price == (1_350_000, "CNY") and said.budget is None
     _, (r,) = talk(adv, text)
-    assert "报价 ¥1,350,000 比目录估算高 20%" in r.text
+    assert "报价 ¥1,350,000 比目录估算低 11%" in r.text
 
 
 def test_a_card_swapped_in_answers_price_and_users_and_a_card_named_again_returns(adv: Advisor) -> None:

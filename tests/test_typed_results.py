@@ -29,6 +29,8 @@ CALLS = {
     "ttft_under_load": {"model": "llama-3.1-8b", "gpu": "H100", "users": 50},
     "pooled_fit": {"model": "qwen2.5-14b", "cards": [{"gpu": "RTX 3090", "count": 1}, {"gpu": "RTX 4080"}]},
     "plan_network": {"gpu": "H100", "nodes": 2, "workload": "training", "nic_included": True},
+    "rental_prices": {"gpu": "H100 SXM", "currency": "CNY", "providers": ["RunPod"]},
+    "system_info": {"name": "DGX B200", "currency": "CNY"},
 }
 
 

@@ -33,6 +33,8 @@ class RentalPricesInput(ToolInput):
     currency: Currency = "USD"
     market: Literal["cn", "global"] | None = Field(None, description="the buyer's market; default: cn for CNY")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
+    providers: list[str] = Field(default_factory=list, max_length=8, description="providers the buyer named: their "
+                                                                                 "offers first")
 
 
 class RentalQuote(BaseModel):
@@ -48,6 +50,7 @@ class RentalQuote(BaseModel):
     stale: bool = Field(description="older than six months when the catalog was last checked")
     source: str
     confidence: str
+    named: bool = Field(False, description="a provider the buyer named")
 
 
 class RentalPricesResult(BaseModel):
@@ -61,6 +64,7 @@ class RentalPricesResult(BaseModel):
     typical_per_gpu_hour: float | None = Field(description="what rent-vs-buy uses when no rate is quoted")
     typical_basis: Literal["median_on_demand", "catalog"] | None
     typical_count: int = Field(description="on-demand offers behind the median (0 for the catalog figure)")
+    named_without_offer: list[str] = Field(description="providers named that have no recorded offer for this GPU")
     formula: list[Note]
     assumptions: list[Note]
 
@@ -93,13 +97,14 @@ def rental_prices(inp: RentalPricesInput) -> RentalPricesResult:
     rate = 1.0 if inp.currency == "USD" else inp.cny_per_usd
     mine = [o for o in rental_offers() if o.gpu == gpu.id]
     # the buyer's market first, then the rest; cheapest first within each
-    mine.sort(key=lambda o: (not _in_market(o, market), _usd(o, inp.cny_per_usd)))
+    named = set(inp.providers)
+    mine.sort(key=lambda o: (o.provider not in named, not _in_market(o, market), _usd(o, inp.cny_per_usd)))
     checked = markets_as_of()
     quotes = [RentalQuote(provider=o.provider, region=o.region, billing=o.billing,
                           gpus_per_instance=o.gpus_per_instance,
                           per_gpu_hour=round(_usd(o, inp.cny_per_usd) * rate, 2), monthly_only=o.per_gpu_hour is None,
                           as_of=o.as_of.isoformat(), stale=(checked - o.as_of).days > STALE_AFTER_DAYS,
-                          source=o.source, confidence=o.confidence) for o in mine]
+                          source=o.source, confidence=o.confidence, named=o.provider in named) for o in mine]
     usd, count = typical_rate_usd(gpu.id, market, inp.cny_per_usd)
     assumptions = [note("perf.rentals.per_gpu")]
     if any(q.monthly_only for q in quotes):
@@ -112,4 +117,5 @@ def rental_prices(inp: RentalPricesInput) -> RentalPricesResult:
         gpu=gpu.name, currency=inp.currency, market=market, offers=quotes[:MAX_SHOWN], offers_total=len(quotes),
         typical_per_gpu_hour=round(usd * rate, 2) if usd else None,
         typical_basis=("median_on_demand" if count else "catalog") if usd else None, typical_count=count,
+        named_without_offer=[n for n in inp.providers if not any(o.provider == n for o in mine)],
         formula=[note("perf.formula.rentals.typical")], assumptions=assumptions)

@@ -52,6 +52,8 @@ class SystemInfoResult(BaseModel):
     form: Literal["server", "rack"]
     gpu_id: str | None
     gpu: str = Field(description="the card's name")
+    gpu_zh: str | None = Field(None, description="the card's Chinese label, when it is a label and not a name")
+    market_gpu: str | None = Field(None, description="the catalog card whose market status the system shares")
     gpu_count: int
     gpu_memory_total_bytes: int | None = Field(description="all cards' memory together, bytes (GB = 1e9)")
     cpu: str | None
@@ -102,7 +104,8 @@ def system_info(inp: SystemInfoInput) -> SystemInfoResult:
         assumptions.append(note("perf.system.card_not_catalogued", card=s.gpu_label or "?"))
     return SystemInfoResult(
         id=s.id, name=s.name, name_zh=s.name_zh, vendor=s.vendor, form=s.form, gpu_id=s.gpu,
-        gpu=card.name if card else s.gpu_label or "?",
+        gpu=card.name if card else s.gpu_label or "?", gpu_zh=None if card else s.gpu_label_zh,
+        market_gpu=s.gpu or s.gpu_class,
         gpu_count=s.gpu_count,
         gpu_memory_total_bytes=int(card.memory_gb * GB * s.gpu_count) if card else None, cpu=s.cpu,
         memory_bytes=int(s.memory_gb * GB) if s.memory_gb else None, max_power_w=s.max_power_w, cooling=s.cooling,

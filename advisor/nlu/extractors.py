@@ -361,7 +361,7 @@ def more_attributes(ctx: Context) -> list[str] | None:
     return [name for _, name in found][:2] or None
 
 
-_AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)(?![a-z])(?:\s*/\s*(\d{3})\s*v)?|"
+_AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)(?![a-z])(?:\s*/?\s*(\d{3})\s*(?:v|伏|volts?)(?![a-z]))?|"
                    r"(\d{3})\s*(?:v|伏)\s*/?\s*(\d{1,3})\s*a(?![a-z])", _I)
 _VOLTS = re.compile(r"(?<!\d)(100|110|115|120|127|220|230|240)\s*(?:v|伏|volts?)(?![a-z])", _I)
 _USUAL_AMPS = {"100": 15, "110": 15, "115": 15, "120": 15, "127": 15, "220": 10, "230": 16, "240": 13}  # a plain outlet
@@ -813,7 +813,8 @@ _SCALED_THINGS = {
     "nodes": r"nodes?|servers?|machines?|boxes|节点|机器|服务器|台",
     "cards": r"gpus?|cards?|卡",
 }
-_FACTOR = (r"(?P<n>\d+(?:\.\d+)?)\s*(?:x|×|倍)(?![a-z0-9])(?!\s{2,})|"  # not '8x H100' (a name, blanked)
+_FACTOR = (r"(?P<n>\d+(?:\.\d+)?)\s*(?:x|×|倍)(?![a-z0-9])(?!\s{2,})(?!\s*\d)|"  # not '8x H100' (a name,
+           # blanked), nor '2x 30A circuits' (a count of the quantity after it)
            r"(?P<two>double[sd]?|doubling|twice|翻倍|翻一倍|翻番|加倍|多一倍)|"
            r"(?P<three>triple[sd]?|tripling|翻两倍)|(?P<half>halve[sd]?|halving|half|减半|砍半|少一半)")
 _THINGS = "|".join(_SCALED_THINGS.values())

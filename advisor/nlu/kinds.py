@@ -67,6 +67,7 @@ class Features:
     platform_only: bool = False  # a CPU platform named and no GPU: "how many lanes does a 9950X give?"
     need: bool = False  # a use, model or domestic requirement is stated
     context: bool = True  # an earlier answer exists that a what-if or correction can refer to
+    rental: bool = False  # a rental provider named, or where to rent asked
 
 
 _MODEL_ATTRIBUTE = re.compile(
@@ -165,7 +166,7 @@ def _picks_card_to_rent_out(m: _Message, f: Features) -> bool:
 
 def _weighs_rent_vs_buy(m: _Message, f: Features) -> bool:
     """Renting against buying, unless it picks which of several cards to rent out."""
-    return m.hit("rent_vs_buy") and not _picks_card_to_rent_out(m, f)
+    return (m.hit("rent_vs_buy") or f.rental) and not _picks_card_to_rent_out(m, f)
 
 
 def _opens_with_concept(m: _Message, f: Features) -> bool:

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from advisor import ascii_re as re
 from advisor.nlu import extractors, vocab
 from advisor.nlu.kinds import Features, Kind, classify, is_question
+from advisor.nlu.providers import named_providers
 from advisor.nlu.quantities import A_LENGTH, Quantity, read_quantities
 from advisor.nlu.unknown_model import unknown_model
 from advisor.numbers import CN_NUMERAL_CHARS, EN_WORDS, NUMBER_RE, find_amounts, find_money, parse_number, scaled
@@ -138,6 +139,8 @@ class Parsed(BaseModel):
     cpu_name: str | None = Field(None, description="a CPU named that the platform catalog does not know")
     nodes: int | None = Field(None, description="machines ('two servers', '2 nodes')")
     systems: list[str] = Field(default_factory=list, description="complete servers or rack systems named (ids)")
+    providers: list[str] = Field(default_factory=list, description="rental providers named")
+    asks_where_rent: bool = Field(False, description="where (or from whom) to rent is asked")
     sharding: Literal["zero1", "zero2", "zero3", "fsdp"] | None = None
     grad_checkpointing: bool | None = None
     has_host: bool | None = Field(None, description="a computer to put the cards in is already owned")
@@ -668,7 +671,7 @@ class _Mention(BaseModel):
     text: str
 
 
-def _scan_names(text: str, resolver, entries, max_window: int = 4) -> list[_Mention]:
+def _scan_names(text: str, resolver, entries, max_window: int = 6) -> list[_Mention]:
     """Catalog names in free text: longest token windows first, left to right."""
     by_label = {e.name: e.id for e in entries}
     tokens = [(m.start(), m.end(), m.group(0)) for m in _TOKEN.finditer(text)]
@@ -905,6 +908,20 @@ class _Reading:
     claimed: list[tuple[int, int]] = field(default_factory=list)
 
 
+# Chinese shorthand for 万 ('预算100w', '报价 35w 一台'): 'w' after an amount, beside a money word, written as 万
+# (one character for one, so every offset holds)
+_WAN = re.compile(r"((?:预算|报价|价格|售价|总价|成本|卖|大概|差不多|约|不到|超过|整机)[\s:：约大概才只]{0,3}"
+                  r"\d+(?:\.\d+)?)\s?[wW](?![a-zA-Z])(?!\s*(?:的)?\s*(?:电源|功耗|供电|psu|瓦))|(\d+(?:\.\d+)?)[wW](?=\s*(?:块|元|rmb|左右|以内|的预算|预算|一台|一套))",
+                  re.IGNORECASE)
+
+
+def _wan_shorthand(text: str) -> str:
+    """'预算100w' → '预算100万' in Chinese text; watts ('1600W 电源') keep their W."""
+    if not re.search(r"[\u4e00-\u9fff]", text):
+        return text
+    return _WAN.sub(lambda m: (m.group(1) or m.group(2)) + ("万" if m.group(0)[-1] in "wW" else m.group(0)[-1]), text)
+
+
 def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Parsed:
     """Everything a single message states; unknown things stay None. ``context``: an earlier answer exists,
     so "那 FP16 呢" is a what-if on it (without one, the same words are read as a question of their own)."""
@@ -916,6 +933,7 @@ def parse(text: str, catalog: Catalog | None = None, context: bool = True) -> Pa
     shown = text
     text = _drop_rejected(text)  # "8 GPUs, not 4": the value the user took back is not read
     text, out.unreadable_numbers = _plain_numbers(text)  # '1e12' → '1000000000000'; 'inf', '1e400' set aside
+    text = _wan_shorthand(text)  # '预算100w' is ¥1,000,000, not 100 watts
     r = _Reading(out=out, cat=cat, text=text, shown=shown, context=context)
     for step in _STEPS:
         step(r)
@@ -1241,6 +1259,9 @@ def _read_use_case(r: _Reading) -> None:
     """Use case and method, with the ones the user rules out ('不训练', 'not LoRA') blanked first."""
     out, text = r.out, r.text
     negated = [(m.start(), m.end()) for m in _NEGATED.finditer(text)]
+    done = vocab.cue("slot", "done_training")
+    if done is not None and _INFERENCE_WORDS.search(text):  # 'I fine-tuned Llama 70B … serve it': the model's past
+        negated += [m.span() for m in done.finditer(text)]
     r.masked, r.said = _mask(r.masked, negated), _mask(text, negated)
     out.use_case = _first_use_case(r.masked)
     if out.use_case is None and _RUNS.search(r.masked):  # '跑', 'runs': inference unless the session knows better
@@ -1776,8 +1797,16 @@ def _read_running(r: _Reading) -> None:
         out.use_case, out.use_case_weak = "inference", True
 
 
+def _read_rental(r: _Reading) -> None:
+    """Rental providers named and 'where to rent' asked: a rental question, answered with the offers first."""
+    r.out.providers = named_providers(r.text)
+    r.out.asks_where_rent = bool(vocab.matches("slot", "where_rent", r.text)) or len(r.out.providers) >= 2
+
+
 def _read_rest(r: _Reading) -> None:
     _apply_extractors(r.out, r.text, r.masked, r.cat, r.gpu_mentions, r.shown, r.context)
+    if r.out.asks_where_rent and "where_rent" not in r.out.asks:  # a what-if later asks it again ('and H200?')
+        r.out.asks.append("where_rent")
 
 
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
@@ -1789,7 +1818,7 @@ _STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case
           _read_quantities,
           _read_card_prices, _read_budget,
           _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
-          _read_power_limit, _read_running, _read_rest)
+          _read_power_limit, _read_running, _read_rental, _read_rest)
 
 _REJECTED = re.compile(
     r"[,，]?\s*(?:而)?不是\s*(?:那?[张块个])?\s*[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*\s*(?:张|块|个|卡|b|B)?(?=\s*[,，。.;；!！?？]|\s*(?:是|而是)|$)"
@@ -2016,7 +2045,8 @@ def _features(out: Parsed, text: str, found: dict[str, Any], catalog_filter: boo
         counted=any(g.stated and g.count > 1 for g in out.gpus), question=is_question(text),
         requirements=_requirements(out),
         platform_only=bool(out.cpu or out.cpu_name) and not (out.gpus or out.gpu_count or out.existing),
-        need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context)
+        need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context,
+        rental=bool(out.providers or out.asks_where_rent))
 
 
 def _topic_asked(out: Parsed) -> str | None:
@@ -2138,7 +2168,7 @@ def _settle_kind(out: Parsed) -> None:
         out.about_precision = out.about_precision or out.precision
         out.precision = out.power_limit_w = out.use_case = None
     if out.kind == Kind.concept:  # "what is FSDP?" asks about FSDP; it states no requirement
-        keep = {"text", "lang", "intents", "kind", "kind_by", "asked_attribute", "wants_detail"}
+        keep = {"text", "lang", "intents", "kind", "kind_by", "asked_attribute", "wants_detail", "systems"}
         for name, fld in Parsed.model_fields.items():
             if name not in keep:
                 setattr(out, name, fld.get_default(call_default_factory=True))

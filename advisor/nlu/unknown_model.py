@@ -25,6 +25,7 @@ _ID_SHAPED = re.compile(r"[-_]|\d|[a-z][A-Z]")
 _LEAD = r"(?:\s+(?:a|an|the|my|our|this|that|their|its)\b)?\s*"
 _FAMILY_ONLY = re.compile(r"(?:llama|qwen|deepseek|mistral|mixtral|gemma|phi|glm|chatglm|yi|baichuan|internlm|kimi|"
                           r"minimax|falcon|hunyuan|ernie|nemotron|olmo)[-_ ]?(?:v?\d+(?:\.\d+)?)?", re.IGNORECASE)
+_QUOTED = re.compile(r"[\"'“‘「『《]([^\"'”’」』》\n]{2,40}?)[\"'”’」』》]")  # 'helix-core', “天枢”, 《…》
 MAX_NAME = 60
 
 
@@ -82,7 +83,13 @@ def _placed(text: str, start: int, end: int) -> bool:
 
 
 def unknown_model(text: str, taken: list[tuple[int, int]], cat: Catalog) -> str | None:
-    """The first model name in ``text`` that no catalog knows; ``taken`` are spans already read as names."""
+    """The first model name in ``text`` that no catalog knows; ``taken`` are spans already read as names. A name
+    in quotes beside 'model' or a model verb counts however it is written ('helix-core', “天枢”, 'Orion-X 2')."""
+    for q in _QUOTED.finditer(text):
+        name = q.group(1).strip()
+        if name and not any(a < q.end() and q.start() < b for a, b in taken) and not _known(name, cat) \
+                and _placed(text, q.start(), q.end()):
+            return name
     for m in _NAME.finditer(text):
         name, start, end = m.group(0).rstrip("."), m.start(), m.start() + len(m.group(0).rstrip("."))
         if len(name) < 3 or len(name) > MAX_NAME or any(a < end and start < b for a, b in taken):
