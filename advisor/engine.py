@@ -161,7 +161,7 @@ class LLMFailure(Exception):
 
 # the slots a message states that go into the profile as they are; the others are merged by the steps below
 _SPECIAL_SLOTS = {"model", "params_b", "budget_unlimited", "existing", "gpu_count", "card_memory_gb", "card_prices",
-                  "card_rates", "workloads", "options",
+                  "card_rates", "workloads", "options", "providers",
                   "excluded_vendors", "only_vendors", "allowed_gpus", "ruled_out_gpus"}
 MERGED_AS_SAID = tuple(f for f in Profile.model_fields if f in Parsed.model_fields and f not in _SPECIAL_SLOTS)
 

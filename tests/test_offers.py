@@ -144,3 +144,46 @@ def test_a_rent_answer_lists_providers_with_dates(adv: Advisor) -> None:
     offers = one(r, "rental_prices").result["offers"]
     assert offers and all(f"{o['provider']} · " in r.text and o["as_of"] in r.text for o in offers[:5])
     assert "Buying means one complete NVIDIA DGX H100" in r.text
+
+
+@pytest.mark.parametrize(("text", "providers"), [
+    ("cheapest place to rent a single H100 right now?", []),
+    ("runpod vs vast for 4090s, whats the hourly diff?", ["RunPod", "Vast.ai"]),
+    ("8卡H100租两个月，阿里云和lambda、runpod哪个便宜", ["阿里云 (Alibaba Cloud)", "Lambda", "RunPod"]),
+    ("哪个平台租 A100 最便宜", []),
+])
+def test_where_to_rent_is_a_rent_question_with_the_providers_named(text: str, providers: list[str]) -> None:
+    p = parse(text, load_catalog())
+    assert p.kind == "rent_vs_buy" and p.asks_where_rent and p.providers == providers
+
+
+def test_an_ordinary_word_is_no_provider_outside_a_rental_question() -> None:
+    assert parse("a vast amount of data on 4 H100s", load_catalog()).providers == []
+
+
+def test_where_to_rent_leads_with_the_offers_and_keeps_asking_it(adv: Advisor) -> None:
+    _, (first, second) = talk(adv, "runpod vs vast for 4090s, whats the hourly diff?", "what about an H100 instead")
+    assert first.text.startswith("**Of the providers you named, RunPod")
+    assert second.mode == "rent" and second.text.startswith("**Of the providers you named")
+    assert one(second, "rental_prices").arguments["gpu"] == "h100-sxm"
+    _, (china,) = talk(adv, "8卡H100租两个月，阿里云和lambda、runpod哪个便宜")
+    assert "阿里云 (Alibaba Cloud) 的 H100 SXM 80GB 价格没有带日期的记录" in china.text
+
+
+def test_a_follow_up_on_a_server_stays_on_it(adv: Advisor) -> None:
+    _, (_, versus, power) = talk(adv, "how much is a DGX H200 and what do you get in it",
+                                 "vs DGX B200? worth the jump?", "how much power does it draw, can we air cool it")
+    assert versus.text.startswith("**NVIDIA DGX H200 vs NVIDIA DGX B200: 8× H200 SXM 141GB vs 8× B200 SXM 180GB")
+    assert power.mode == "spec" and "kW" in power.text.splitlines()[0]
+    _, (_, market) = talk(adv, "how much is a DGX H200 and what do you get in it",
+                          "can we sell it to a customer in China?")
+    assert market.text.startswith("**H200 SXM 141GB in mainland China: licensed case by case")  # its cards decide
+    _, (_, rack_power) = talk(adv, "GB200 NVL72 机柜多少钱", "功耗多少，能风冷吗")
+    assert rack_power.text.startswith("**NVIDIA GB200 NVL72 最大功耗 120 kW；液冷")  # the data file's 120 kW
+
+
+def test_a_server_priced_against_a_budget(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "8卡H20服务器整机现在多少钱啊，预算100w够不够")
+    # the data file's ¥1,200,000 against ¥1,000,000 ('100w' is 100 万)
+    assert SERVERS["cn-8x-h20-server"]["price"]["cny"] == 1_200_000
+    assert "按这个价格，¥1,000,000 的预算还差 ¥200,000" in r.text

@@ -74,3 +74,26 @@ def test_a_catalog_model_named_later_replaces_the_uncatalogued_one(adv: Advisor)
     session, (_, second) = talk(adv, "Can I run Foobar-Large on a 3090?", "ok then Qwen2.5-14B instead")
     assert session.profile.model_said is None and session.profile.model == "qwen2.5-14b"
     assert "not in my model catalog" not in second.text
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("our internal model 'helix-core' — will it run on 2x a100 40gb?", "helix-core"),
+    ("ok what about the new 'Orion-X 2' model that dropped last week", "Orion-X 2"),
+    ("公司内部有个模型叫“天枢”，不知道多大，想估一下部署要啥卡", "天枢"),
+])
+def test_a_quoted_model_name_is_read_however_it_is_written(text: str, name: str) -> None:
+    assert parse(text, load_catalog()).unknown_model == name
+
+
+@pytest.mark.parametrize("text", [
+    "I fine-tuned llama 3.1 70b on our support tickets (full weights, bf16). what do i need to serve it?",
+    "我们自己基于qwen2.5-72b微调了个客服模型，想本地部署推理，要几张卡？",
+])
+def test_a_fine_tune_already_done_is_the_model_to_serve(text: str) -> None:
+    p = parse(text, load_catalog())
+    assert p.use_case == "inference" and p.method is None
+
+
+def test_a_fine_tune_still_to_do_is_training() -> None:
+    assert parse("I fine-tuned llama 8b on a 4090 and it ran out of memory, how do I fit it",
+                 load_catalog()).use_case == "training"

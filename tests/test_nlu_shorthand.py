@@ -1,0 +1,50 @@
+"""Numbers as buyers write them: '预算100w' (万), '35万一台' (a unit price), '30A 208V' circuits, hours a day that
+are not card counts, and catalog names of five words."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.script import talk
+
+from advisor.engine import Advisor
+from advisor.nlu.rules import parse
+from advisor.numbers import find_amounts
+from knowledge import load_catalog
+
+
+@pytest.mark.parametrize(("text", "amount"), [("预算100w够不够", 1_000_000), ("预算 50w 左右", 500_000),
+                                              ("报价35w一台", None)])
+def test_w_after_an_amount_is_wan(text: str, amount: float | None) -> None:
+    p = parse(text, load_catalog())
+    assert (p.budget.amount if p.budget else None) == amount
+
+
+@pytest.mark.parametrize("text", ["1600W 电源够吗", "要 1600w 的电源吗", "预算 50w 左右，电源 1600w"])
+def test_watts_stay_watts(text: str) -> None:
+    p = parse(text, load_catalog())
+    assert p.psu_w == 1600 and (p.budget is None or p.budget.amount < 1e6)
+
+
+@pytest.mark.parametrize(("text", "value"), [("35万一台", 350_000), ("35万一张卡", 350_000), ("3万5", 35_000),
+                                             ("1万二", 12_000)])
+def test_a_count_after_wan_is_not_its_elided_digit(text: str, value: float) -> None:
+    assert find_amounts(text)[0].value == value
+
+
+def test_a_circuit_with_its_voltage_after_the_amps() -> None:
+    p = parse("our server room has 2x 30A 208V circuits per rack, ok?", load_catalog())
+    assert p.mains == "208v-30a" and p.scaled is None  # '2x' counts circuits; it scales nothing
+
+
+def test_hours_a_day_in_a_what_if_are_not_a_card_count() -> None:
+    adv = Advisor()
+    s, (_, r) = talk(adv, "we need 8x H100 for about 18 months, basically 24/7. rent or buy?",
+                     "what if only 10 hrs/day")
+    assert s.profile.gpu_count == 8 and r.tool_calls[0].arguments["count"] == 8
+    assert r.tool_calls[0].arguments["hours_per_day"] == 10
+
+
+@pytest.mark.parametrize("count", [0, 2])
+def test_a_count_before_a_five_word_name_is_read(count: int) -> None:
+    p = parse(f"{count} Mac Studio M1 Ultra 128GB", load_catalog())
+    assert (p.bad_counts if count == 0 else {g.gpu: g.count for g in p.gpus}) == {"mac-studio-m1-ultra-128gb": count}
