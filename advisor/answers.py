@@ -39,6 +39,7 @@ from tools.inference_memory import InferenceMemoryResult
 from tools.ownership import MachineCostResult
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
 from tools.rent import RentVsBuyResult
+from tools.rent_choices import RentChoicesResult
 from tools.rentals import RentalPricesResult
 from tools.scale_out import ScaleOutPlan
 from tools.systems import SystemInfoResult
@@ -516,6 +517,33 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
 
 
 OFFERS_SHOWN = 5
+CHOICES_SHOWN = 5
+
+
+def compose_rent_choices(calls: list[ToolCall], lang: str, said: str | None = None, size: float | None = None) -> str:
+    """Which GPU to rent for the job: the cheapest that runs it first, then the others side by side. ``said``,
+    ``size``: a model known only by a name the catalog lacks or by its size, sized through a stand-in."""
+    found = _ok(calls, "rent_choices")
+    if not found:
+        return msg(lang, "rent.need_gpu")
+    r = typed(found[0], RentChoicesResult)
+    if not r.choices:
+        return msg(lang, "rent.choices_none", model=r.model)
+    best, cur = r.choices[0], r.currency
+    job = msg(lang, "rent.choices_job", hours=num(best.job_hours), cost=money(best.job_cost, cur)) \
+        if best.job_cost is not None else ""
+    model = said or (msg(lang, "rent.sized_as", x=num(size), model=r.model) if size else r.model)
+    out = [msg(lang, "rent.choices_verdict", model=model, count=best.count, gpu=best.gpu,
+               hourly=money_exact(best.hourly, cur), provider=best.cheapest_provider,
+               cheapest=money_exact(best.cheapest_per_gpu_hour, cur), job=job), "",
+           msg(lang, "rent.choices_head")]
+    for i, c in enumerate(r.choices[:CHOICES_SHOWN], 1):
+        out.append(f"| {i} | {c.count}× {c.gpu} | {money_exact(c.hourly, cur)} | {c.cheapest_provider} "
+                   f"{money_exact(c.cheapest_per_gpu_hour, cur)} ({c.cheapest_as_of}) | "
+                   f"{num(c.tokens_per_s) if c.tokens_per_s else '—'} | "
+                   f"{money(c.job_cost, cur) if c.job_cost is not None else '—'} |")
+    out += ["", *[render(a, lang) for a in r.assumptions if a.id == "perf.rent_choices.no_data"]]
+    return "\n".join(out).strip()
 
 
 def rental_offer_lines(calls: list[ToolCall], lang: str, lead: bool = False) -> list[str]:

@@ -1010,9 +1010,22 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     gpus = _gpus_under_discussion(session, parsed)
     if not gpus and p.compare:  # a what-if after 'we rent X … would buying Y pay off': Y is the one bought
         gpus = [{"gpu": p.compare[-1], "count": p.compare_counts.get(p.compare[-1], 1)}]
+    currency = user_currency(p, lang, ("USD", "CNY"))
+    model = size_stand_in(p)
+    if not gpus and model and p.use_case in ("inference", "training"):  # '租啥卡合适': which GPU to rent for the job
+        job: dict[str, Any] = {"workload": p.use_case, "model": model, "currency": currency,
+                               "context": p.context_tokens or DEFAULT_CONTEXT, "concurrency": p.concurrency or 1}
+        if p.use_case == "training":
+            job["method"] = p.method if p.method in ("full", "lora", "qlora") else "lora"
+            if dataset_tokens(p):
+                job["dataset_tokens"] = dataset_tokens(p)
+        elif p.precision:
+            job["precision"] = p.precision
+        if p.region:
+            job["market"] = p.region
+        return Plan(mode="rent", calls=[PlannedCall(name="rent_choices", arguments=job, purpose="info")])
     if not gpus:  # no configuration yet: the guidance on renting vs buying, and which cards to price
         return Plan(mode="rent", calls=_search_text(parsed.text, lang, 3), question_slots=[])
-    currency = user_currency(p, lang, ("USD", "CNY"))
     bought = gpus[-1]  # 'we rent 2x H100 SXM … would buying 2x H100 PCIe pay off': the card named last is bought
     hours = p.hours_per_day or DEFAULT_RENT_HOURS
     if p.gpu_hours_month:  # '300 GPU-hours a month': the bought cards run that many hours between them

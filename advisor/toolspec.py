@@ -49,6 +49,7 @@ from tools.precision import native_precision
 from tools.pricing import GPUPrice, gpu_price
 from tools.recommend import Recommendation, RecommendInput, recommend
 from tools.rent import RentVsBuyInput, RentVsBuyResult, rent_vs_buy
+from tools.rent_choices import RentChoicesInput, RentChoicesResult, rent_choices
 from tools.rentals import RentalPricesInput, RentalPricesResult, rental_prices
 from tools.result import note
 from tools.scale_out import ScaleOutInput, ScaleOutPlan, plan_scale_out
@@ -381,6 +382,9 @@ _SPECS = [
     ToolSpec("rental_prices", "Where one GPU can be rented: every recorded offer by provider (billing, date, source), "
              "cheapest first in the buyer's currency, and the typical on-demand rate rent-vs-buy uses.",
              RentalPricesInput, rental_prices, output_model=RentalPricesResult),
+    ToolSpec("rent_choices", "Which GPU to rent for a job: every rentable GPU at the smallest count that runs it, "
+             "priced per hour and for the job, cheapest first.", RentChoicesInput, rent_choices,
+             output_model=RentChoicesResult),
     ToolSpec("system_info", "A complete server or rack system (DGX, HGX, Atlas 800, NVL72): its cards, CPUs, memory, "
              "power, cooling and price with its kind and date.", SystemInfoInput, system_info,
              output_model=SystemInfoResult),

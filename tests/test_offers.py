@@ -187,3 +187,24 @@ def test_a_server_priced_against_a_budget(adv: Advisor) -> None:
     # the data file's ¥1,200,000 against ¥1,000,000 ('100w' is 100 万)
     assert SERVERS["cn-8x-h20-server"]["price"]["cny"] == 1_200_000
     assert "按这个价格，¥1,000,000 的预算还差 ¥200,000" in r.text
+
+
+def test_which_gpu_to_rent_ranks_the_rentable_cards_that_run_the_job() -> None:
+    from tools.rent_choices import RentChoicesInput, rent_choices
+
+    r = rent_choices(RentChoicesInput(workload="training", model="qwen2.5-7b", method="lora", dataset_tokens=2e8))
+    hourly = [c.hourly for c in r.choices]
+    assert r.choices and [c.job_cost for c in r.choices] == sorted(c.job_cost for c in r.choices)  # type: ignore[misc]
+    # LoRA on a 7B model needs about 16-20 GB (Unsloth/PEFT tables): one 24 GB card is enough, so no 24 GB card is
+    # rented by the pair
+    assert all(c.count == 1 for c in r.choices if load_catalog().gpu(c.gpu_id).memory_gb >= 24)
+    for c in r.choices:  # the typical rate is the data file's median of on-demand offers (outside China, dollars)
+        if any(o["gpu"] == c.gpu_id and o["region"] != "cn" and o["billing"] == "on-demand" for o in RENTALS):
+            assert c.hourly == pytest.approx(_median_on_demand(c.gpu_id) * c.count, abs=0.02)
+        assert c.job_cost == pytest.approx(c.job_hours * c.hourly, rel=0.01)  # type: ignore[operator]
+    assert hourly
+
+
+def test_which_gpu_to_rent_is_answered_in_the_chat(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "要微调一个7b模型 lora 就跑几天，租啥卡合适 多少钱")
+    assert r.mode == "rent" and r.text.startswith("**租来跑 7B 模型（按 Qwen2.5-7B 计） 最省钱的是 1× ")

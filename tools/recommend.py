@@ -526,6 +526,28 @@ def _training_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec) -
     return ev
 
 
+class WorkloadFit(BaseModel):
+    """Whether a count of one GPU runs a workload, and how fast."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fits: bool
+    tokens_per_s: float | None = Field(None, description="decode (inference) or training tokens/s, all GPUs")
+    hours: float | None = Field(None, description="training: hours for the data set, when one was given")
+
+
+def workload_fit(gpu: GPU, count: int, inp: RecommendInput) -> WorkloadFit:
+    """The recommender's own verdict for ``count`` × ``gpu`` on an inference or training workload (same memory
+    gates and speed models), for callers that rank configurations by something other than price."""
+    spec = load_model_spec(inp.model or "")
+    weights = inp.precision or spec.weight_precision
+    engine = "llamacpp" if weights and resolve_precision(weights).family == "gguf" else "vllm"
+    ev = _inference_eval(gpu, count, inp, spec, engine) if inp.workload == "inference" else \
+        _training_eval(gpu, count, inp, spec)
+    return WorkloadFit(fits=ev.fits, tokens_per_s=ev.decode if inp.workload == "inference" else ev.train_tps,
+                       hours=ev.train_hours)
+
+
 def fp64_kind(inp: RecommendInput) -> Literal["vector", "matrix"]:
     """The FP64 rate a scientific request is rated on: dense LU (``matrix_n``) uses tensor/matrix cores."""
     return inp.fp64_kind or ("matrix" if inp.matrix_n else "vector")
