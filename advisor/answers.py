@@ -156,7 +156,7 @@ def _systems_side_by_side(a: SystemInfoResult, b: SystemInfoResult, lang: str) -
                gpus_b=f"{b.gpu_count}× {b.gpu}") + "\n"
 
 
-def system_lines(r: SystemInfoResult, lang: str) -> list[str]:
+def system_lines(r: SystemInfoResult, lang: str, estimate: MachineCostResult | None = None) -> list[str]:
     """A server or rack system: its cards and their memory together and its price first, then what is inside,
     and the sources with their date."""
     cur = r.currency
@@ -171,6 +171,10 @@ def system_lines(r: SystemInfoResult, lang: str) -> list[str]:
         basis = msg(lang, "spec.basis", kind=kind, as_of=as_of,
                     stale=msg(lang, "spec.stale") if r.price.stale and not r.price.undated else "")
         price = msg(lang, "spec.system.price", price=money(r.price.amount, cur), basis=basis)
+    elif estimate is not None and estimate.total_price is not None:
+        price = msg(lang, "spec.system.estimated", total=money(estimate.total_price, estimate.currency),
+                    cards=money(estimate.cards_price, estimate.currency), host=money(estimate.host_price,
+                                                                                    estimate.currency))
     else:
         price = msg(lang, "spec.system.no_price")
     name = r.name_zh if lang == "zh" and r.name_zh else r.name
@@ -205,6 +209,8 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
     compact card line and the source."""
     out: list[str] = []
     systems = [typed(call, SystemInfoResult) for call in _ok(calls, "system_info")]
+    costs = [typed(call, MachineCostResult) for call in _ok(calls, "machine_cost")]
+    built = {(c.gpu, c.count): c for c in costs}  # an unpriced server's cards and host at catalog prices
     if len(systems) == 2:  # 'DGX H200 vs DGX B200': the two side by side first
         out.append(_systems_side_by_side(systems[0], systems[1], lang))
     for system in systems:
@@ -212,7 +218,9 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
             out.append(msg(lang, "spec.system.power_lead", name=system.name_zh if lang == "zh" and system.name_zh
                            else system.name, kw=num(system.max_power_w / 1000),
                            cooling=msg(lang, f"spec.system.cooling_lead.{system.cooling or 'unknown'}")))
-        out += system_lines(system, lang)
+        estimate = built.pop((system.gpu_id, system.gpu_count), None) if system.price is None and system.gpu_id \
+            else None
+        out += system_lines(system, lang, estimate)
         if budget is not None and system.price is not None and budget.currency == system.currency:
             gap = budget.amount - system.price.amount  # '预算100w够不够': the budget against this system's price
             out.insert(len(out) - 1, msg(lang, "spec.system.budget_ok" if gap >= 0 else "spec.system.budget_short",
@@ -222,8 +230,7 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
             card = load_catalog().gpu(system.market_gpu).name
             out.insert(len(out) - len(system_lines(system, lang)),
                        market_verdict(availability(system.market_gpu, "cn"), card, "cn", lang))
-    for call in _ok(calls, "machine_cost"):  # the price of several cards asked: cards and host together first
-        cost = typed(call, MachineCostResult)
+    for cost in built.values():  # the price of several cards asked: cards and host together first
         if cost.total_price is not None:
             out.append(msg(lang, "asks.build_cost" if cost.host_price else "spec.cards_cost",
                            config=config_label(cost.gpu, cost.count, lang), cards=money(cost.cards_price,

@@ -433,9 +433,12 @@ def _merge_one_card(m: _Merge, g: GpuCount) -> None:
     """One card named: its count as said; else the configuration of that card worked out before ('回到 H20 那台');
     else, outside a what-if, how many is still open ('要几张？')."""
     p = m.p
+    before = p.gpu
     m.put("gpu", g.gpu)
     if g.stated:
         m.put("gpu_count", g.count)
+        if m.parsed.nodes is None and (p.nodes or 1) > 1 and g.gpu != before:
+            m.put("nodes", None)  # '用h20行不行，8卡' after 2 nodes of H100: another card, counted in all
         if g.gpu in p.compare:  # 'what if I go with 8 P40 instead?': that option of the comparison changes
             m.put("compare_counts", {**p.compare_counts, g.gpu: g.count})
     elif (earlier := next((x for x in reversed(m.session.schemes) if x.gpu == g.gpu), None)) is not None:

@@ -26,6 +26,7 @@ from advisor.toolspec import run_tool
 from knowledge import load_catalog
 from knowledge.codes import ScientificCode, scientific_code
 from knowledge.names import VENDORS
+from knowledge.offers import system_resolver
 from knowledge.stack_support import engine_runs
 from tools.errors import ToolError
 from tools.gpu_memory import card_visible_bytes
@@ -773,6 +774,11 @@ def _spec_plan(ctx: PlanContext) -> Plan:
         named = list(session.focus_systems)  # 'how much power per rack?' after a rack's answer
     for sid in named[:3]:  # a server or rack system named: the system, not its card alone
         calls.append(PlannedCall(name="system_info", arguments={"name": sid, "currency": currency}, purpose="info"))
+        system = system_resolver().get(sid)
+        if system.price is None and system.gpu and system.form == "server":  # no public price: its cards and host
+            calls.append(PlannedCall(name="machine_cost", arguments={
+                "gpu": system.gpu, "count": system.gpu_count, "currency": currency, "include_host": True},
+                purpose="value"))
     gpus = [] if named else list(dict.fromkeys(g.gpu for g in parsed.gpus))
     several = parsed.gpus[0] if len(parsed.gpus) == 1 and parsed.gpus[0].count > 1 else None
     if several and not named and parsed.asked_attribute == "price":  # '8卡H200整机多少钱': the machine, not one card

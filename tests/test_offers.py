@@ -208,3 +208,16 @@ def test_which_gpu_to_rent_ranks_the_rentable_cards_that_run_the_job() -> None:
 def test_which_gpu_to_rent_is_answered_in_the_chat(adv: Advisor) -> None:
     _, (r,) = talk(adv, "要微调一个7b模型 lora 就跑几天，租啥卡合适 多少钱")
     assert r.mode == "rent" and r.text.startswith("**租来跑 7B 模型（按 Qwen2.5-7B 计） 最省钱的是 1× ")
+
+
+def test_an_unpriced_server_is_estimated_from_its_cards_and_host(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "quote me roughly a dell xe9680 with 8 h100s")
+    cost = one(r, "machine_cost").result
+    usd = load_catalog().gpu("h100-sxm").price.usd  # type: ignore[union-attr]
+    assert cost["cards_price"] == pytest.approx(8 * usd) and cost["host_price"] > 0
+    assert r.text.startswith("**Dell PowerEdge XE9680") and "no public price; from catalog prices about $" in r.text
+
+
+def test_another_card_with_its_count_after_a_two_node_answer_is_that_many_in_all(adv: Advisor) -> None:
+    s, (_, r) = talk(adv, "kimi k2 能本地跑吗 要几张H100", "用h20行不行，8卡")
+    assert s.profile.nodes in (None, 1) and one(r, "size_inference").arguments["gpus"] == 8
