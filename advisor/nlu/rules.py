@@ -910,8 +910,8 @@ class _Reading:
 
 # Chinese shorthand for 万 ('预算100w', '报价 35w 一台'): 'w' after an amount, beside a money word, written as 万
 # (one character for one, so every offset holds)
-_WAN = re.compile(r"((?:预算|报价|价格|售价|总价|成本|卖|大概|差不多|约|不到|超过|整机)[\s:：约大概才只]{0,3}"
-                  r"\d+(?:\.\d+)?)\s?[wW](?![a-zA-Z])(?!\s*(?:的)?\s*(?:电源|功耗|供电|psu|瓦))|(\d+(?:\.\d+)?)[wW](?=\s*(?:块|元|rmb|左右|以内|的预算|预算|一台|一套))",
+_WAN = re.compile(r"((?:预算|报价|价格|售价|总价|成本|卖|大概|差不多|约|整机)[\s:：约大概才只]{0,3}"
+                  r"\d+(?:\.\d+)?)\s?[wW](?![a-zA-Z])(?!\s*(?:的)?\s*(?:电源|功耗|供电|psu|瓦))|(\d+(?:\.\d+)?)[wW](?=\s*(?:块|元|rmb|的预算|预算|一台|一套))",
                   re.IGNORECASE)
 
 
