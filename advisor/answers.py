@@ -32,6 +32,7 @@ from advisor.toolspec import GPUInfo, typed
 from knowledge import load_catalog
 from knowledge.markets import availability, markets_as_of
 from knowledge.messages import has, msg, render
+from knowledge.offers import provider_name
 from knowledge.schema import GPU, Model, Platform
 from tools.catalog_query import AffordableResult, FindGPUsResult
 from tools.compat_rules.types import BuildReport
@@ -483,7 +484,13 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     said = {a.id: a for a in r.assumptions}  # the buyer's own rate or purchase price, not the catalog's
     rate_note = said.get("perf.rent.rate_offers")
     offers = rate_note.params.get("count") if rate_note else 0
-    basis = msg(lang, "rent.basis.offers" if offers != 1 else "rent.basis.offer_one", count=offers) if offers \
+    listed = _ok(calls, "rental_prices")
+    own = [o for o in typed(listed[0], RentalPricesResult).offers
+           if o.billing in ("on-demand", "monthly")] if listed else []
+    only = next((o for o in own if (o.region == "cn") == (typed(listed[0], RentalPricesResult).market == "cn")),
+                None) if listed else None
+    basis = msg(lang, "rent.basis.offers", count=offers) if offers and offers != 1 else \
+        msg(lang, "rent.basis.offer_one", provider=provider_name(only.provider, lang) if only else "—") if offers \
         else msg(lang, "rent.basis.catalog")
     if daily_first and r.rent_per_day:
         out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r.rent_per_day, cur), what=what,
@@ -541,11 +548,12 @@ def compose_rent_choices(calls: list[ToolCall], lang: str, said: str | None = No
         if best.job_cost is not None else ""
     model = said or (msg(lang, "rent.sized_as", x=num(size), model=r.model) if size else r.model)
     out = [msg(lang, "rent.choices_verdict", model=model, count=best.count, gpu=best.gpu,
-               hourly=money_exact(best.hourly, cur), provider=best.cheapest_provider,
+               hourly=money_exact(best.hourly, cur), provider=provider_name(best.cheapest_provider, lang),
                cheapest=money_exact(best.cheapest_per_gpu_hour, cur), job=job), "",
            msg(lang, "rent.choices_head")]
     for i, c in enumerate(r.choices[:CHOICES_SHOWN], 1):
-        out.append(f"| {i} | {c.count}× {c.gpu} | {money_exact(c.hourly, cur)} | {c.cheapest_provider} "
+        out.append(f"| {i} | {c.count}× {c.gpu} | {money_exact(c.hourly, cur)} | "
+                   f"{provider_name(c.cheapest_provider, lang)} "
                    f"{money_exact(c.cheapest_per_gpu_hour, cur)} ({c.cheapest_as_of}) | "
                    f"{num(c.tokens_per_s) if c.tokens_per_s else '—'} | "
                    f"{money(c.job_cost, cur) if c.job_cost is not None else '—'} |")
@@ -560,7 +568,8 @@ def rental_offer_lines(calls: list[ToolCall], lang: str, lead: bool = False) -> 
     if not found:
         return []
     r = typed(found[0], RentalPricesResult)
-    missing = ([msg(lang, "rent.offers_named_missing", providers=punct(lang, "list").join(r.named_without_offer),
+    missing = ([msg(lang, "rent.offers_named_missing", providers=punct(lang, "list").join(
+        provider_name(n, lang) for n in r.named_without_offer),
                     gpu=r.gpu)] if r.named_without_offer else [])
     if not r.offers:
         return [*missing, msg(lang, "rent.offers_none", gpu=r.gpu), ""]
@@ -570,20 +579,21 @@ def rental_offer_lines(calls: list[ToolCall], lang: str, lead: bool = False) -> 
     if lead and named:
         reachable = [o for o in r.offers if r.market == "cn" or o.region != "cn"] or r.offers
         mine, best = min(named, key=lambda o: o.per_gpu_hour), min(reachable, key=lambda o: o.per_gpu_hour)
-        head = [msg(lang, "rent.offers_verdict_named", gpu=r.gpu, provider=mine.provider,
+        head = [msg(lang, "rent.offers_verdict_named", gpu=r.gpu, provider=provider_name(mine.provider, lang),
                     billing=msg(lang, f"rent.billing.{mine.billing}"),
-                    price=money_exact(mine.per_gpu_hour, r.currency), as_of=mine.as_of, best_provider=best.provider,
+                    price=money_exact(mine.per_gpu_hour, r.currency), as_of=mine.as_of,
+                    best_provider=provider_name(best.provider, lang),
                     best_price=money_exact(best.per_gpu_hour, r.currency)), *missing]
         missing = []
     elif lead:
         cheapest = min([o for o in r.offers if r.market == "cn" or o.region != "cn"] or r.offers,
                        key=lambda o: o.per_gpu_hour)
-        head = [msg(lang, "rent.offers_verdict", gpu=r.gpu, provider=cheapest.provider,
+        head = [msg(lang, "rent.offers_verdict", gpu=r.gpu, provider=provider_name(cheapest.provider, lang),
                     billing=msg(lang, f"rent.billing.{cheapest.billing}"),
                     price=money_exact(cheapest.per_gpu_hour, r.currency), as_of=cheapest.as_of,
                     typical=money_exact(r.typical_per_gpu_hour or 0, r.currency), count=r.typical_count)
                 if r.typical_count else
-                msg(lang, "rent.offers_verdict_one", gpu=r.gpu, provider=cheapest.provider,
+                msg(lang, "rent.offers_verdict_one", gpu=r.gpu, provider=provider_name(cheapest.provider, lang),
                     billing=msg(lang, f"rent.billing.{cheapest.billing}"),
                     price=money_exact(cheapest.per_gpu_hour, r.currency), as_of=cheapest.as_of), *missing]
         missing = []
@@ -591,7 +601,8 @@ def rental_offer_lines(calls: list[ToolCall], lang: str, lead: bool = False) -> 
     title = "rent.offers_head_named" if named else "rent.offers_head_local" if local_first else "rent.offers_head"
     out = [*head, *missing, "", msg(lang, title, gpu=r.gpu, shown=len(shown), total=r.offers_total)]
     for o in shown:
-        out.append(msg(lang, "rent.offer", provider=o.provider, billing=msg(lang, f"rent.billing.{o.billing}"),
+        out.append(msg(lang, "rent.offer", provider=provider_name(o.provider, lang),
+                       billing=msg(lang, f"rent.billing.{o.billing}"),
                        instance=msg(lang, "rent.offer_instance", count=o.gpus_per_instance)
                        if o.gpus_per_instance > 1 else "",
                        price=money_exact(o.per_gpu_hour, r.currency),

@@ -56,6 +56,8 @@ class Provider(_Strict):
     """A rental provider as buyers name it."""
 
     name: str
+    name_en: str | None = Field(None, description="the name shown in English, where it differs")
+    name_zh: str | None = Field(None, description="the name shown in Chinese, where it differs")
     aliases: list[str] = Field(min_length=1)
     region: Region
 
@@ -133,6 +135,14 @@ def providers() -> tuple[Provider, ...]:
         return tuple(Provider.model_validate(row) for row in _rows("rentals.toml", "provider"))
     except ValidationError as exc:
         raise CatalogError(f"rentals.toml: provider: {exc}") from exc
+
+
+def provider_name(name: str, lang: str) -> str:
+    """A provider's name as shown in ``lang`` ('中国电信江苏' in Chinese, 'Alibaba Cloud' in English)."""
+    found = next((p for p in providers() if p.name == name), None)
+    if found is None:
+        return name
+    return (found.name_zh if lang == "zh" else found.name_en) or found.name
 
 
 @cache

@@ -95,7 +95,8 @@ def rental_prices(inp: RentalPricesInput) -> RentalPricesResult:
     gpu = load_catalog().gpu(inp.gpu)
     market: Literal["cn", "global"] = inp.market or ("cn" if inp.currency == "CNY" else "global")
     rate = 1.0 if inp.currency == "USD" else inp.cny_per_usd
-    mine = [o for o in rental_offers() if o.gpu == gpu.id]
+    # a buyer outside China cannot rent from the Chinese providers: their offers are listed for China only
+    mine = [o for o in rental_offers() if o.gpu == gpu.id and (market == "cn" or o.region != "cn")]
     # the buyer's market first, then the rest; cheapest first within each
     named = set(inp.providers)
     mine.sort(key=lambda o: (o.provider not in named, not _in_market(o, market), _usd(o, inp.cny_per_usd)))
