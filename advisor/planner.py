@@ -526,6 +526,21 @@ def _no_use_case(ctx: PlanContext) -> bool:
     return ctx.use_case is None
 
 
+def _asks_mid_conversation(ctx: PlanContext) -> bool:
+    """A question with no use case after an earlier answer ('warranty on these?', 'any issue reselling to China?'):
+    answered from the knowledge base, never with the opening greeting again."""
+    greeting = ctx.parsed.kind == Kind.chitchat and ctx.parsed.kind_by == "rules"  # 'hi', 'thanks'
+    return ctx.use_case is None and ctx.session.last_kind is not None and not greeting \
+        and bool(ctx.parsed.text.strip())
+
+
+def _asks_a_card_fact(ctx: PlanContext) -> bool:
+    """'what about mi355x, is it out and price?': a fact asked of a card named, with no use case to plan on."""
+    parsed = ctx.parsed
+    return ctx.use_case is None and bool(parsed.gpus) and parsed.asked_attribute is not None and ctx.kind in (
+        Kind.whatif, Kind.inform, Kind.chitchat)
+
+
 def _not_ready(ctx: PlanContext) -> bool:
     return not _ready_as(ctx.use_case, ctx.session, ctx.parsed)
 
@@ -731,6 +746,7 @@ def _priced_server(parsed: Parsed, currency: str) -> list[str]:
 
 
 _PLANS_ON_HARDWARE = (Kind.rent_vs_buy, Kind.size_inference, Kind.size_training, Kind.speed)
+_SYSTEM_FIGURES = ("price", "power", "cooling", "china", "memory", "bandwidth")  # what a system's answer says
 
 
 def _asks_about_a_system(ctx: PlanContext) -> bool:
@@ -743,7 +759,8 @@ def _asks_about_a_system(ctx: PlanContext) -> bool:
         return ctx.kind not in _PLANS_ON_HARDWARE
     if _priced_server(parsed, user_currency(session.profile, ctx.lang, ("USD", "CNY"))):
         return True  # '8卡H20服务器整机多少钱，预算100w够不够': the catalogued server of those cards
-    return bool(session.focus_systems) and session.last_kind == str(Kind.spec) and not (
+    asks_its_figures = parsed.asked_attribute in _SYSTEM_FIGURES or parsed.build_topic in ("psu", "wall", "cooling")
+    return bool(session.focus_systems) and session.last_kind == str(Kind.spec) and asks_its_figures and not (
         parsed.gpus or parsed.gpu_count or parsed.cpu or parsed.budget) and ctx.kind not in (
         Kind.reset, Kind.export, Kind.recommend, *_PLANS_ON_HARDWARE[1:])
 
@@ -1085,6 +1102,8 @@ _ROUTES: tuple[Route, ...] = (
     Route("afford", _affords, _afford_plan),
     Route("best value", _asks_best_value, _best_value_plan),
     Route("filter", _filters_vendors, _filter_plan),
+    Route("card fact", _asks_a_card_fact, _spec_plan),
+    Route("knowledge", _asks_mid_conversation, _concept_plan),
     Route("opening", _no_use_case, _opening_plan),
     Route("ask", _not_ready, _ask_plan),
     Route("answer", _always, _answer_plan),
