@@ -26,7 +26,7 @@ from advisor.fmt import (
 )
 from advisor.nlu import Money
 from advisor.planner import tensor_precision, user_currency
-from advisor.present.market import export_figures, market_verdict
+from advisor.present.market import china_version, export_figures, market_verdict
 from advisor.session import Citation, Profile, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge import load_catalog
@@ -61,19 +61,20 @@ def _tflops(value: float | None) -> str:
     return "—" if value is None else num(value)
 
 
-def _gpu_card(g: GPUInfo, lang: str) -> list[str]:
+def _gpu_card(g: GPUInfo, lang: str, currency: str | None = None) -> list[str]:
     t = g.throughput
     lines = [msg(lang, "spec.card", name=g.name, memory=num(g.memory_gb), memory_type=g.memory_type,
                  bandwidth=num(g.bandwidth_gbs), bf16=_tflops(t.bf16 or t.fp16),
                  fp64=_tflops(t.fp64), tdp=num(g.tdp_w), form=msg(lang, f"spec.form.{g.form_factor}"),
                  cooling=msg(lang, f"spec.cooling.{g.cooling}"))]
-    price = gpu_price_text(g, lang)
+    price = gpu_price_text(g, lang, currency)
     if price:
-        lines.append(msg(lang, "spec.price_line", price=price[0], basis=price_basis(g, lang)))
+        lines.append(msg(lang, "spec.price_line", price=price[0], basis=price_basis(g, lang, currency)))
     return lines
 
 
-def _gpu_verdict(g: GPUInfo, attribute: str | None, precision: str | None, lang: str) -> str:
+def _gpu_verdict(g: GPUInfo, attribute: str | None, precision: str | None, lang: str,
+                 currency: str | None = None) -> str:
     name = g.name
     t = g.throughput
     if attribute == "support" and precision:
@@ -99,12 +100,12 @@ def _gpu_verdict(g: GPUInfo, attribute: str | None, precision: str | None, lang:
         rule = msg(lang, f"market.rule.{where.rule.id}") if where.rule else ""
         key = {"available": "spec.china_yes", "restricted": "spec.china_restricted"}.get(where.status, "spec.china_no")
         return msg(lang, key, name=name, as_of=markets_as_of().isoformat(), rule=rule,
-                   figures=export_figures(where, lang))
+                   figures=export_figures(where, lang)) + china_version(where, lang)
     if attribute == "price":
-        price = gpu_price_text(g, lang)
+        price = gpu_price_text(g, lang, currency)
         if not price:
             return msg(lang, "spec.price_unknown", name=name)
-        return msg(lang, "spec.price", name=name, price=price[0], basis=price_basis(g, lang))
+        return msg(lang, "spec.price", name=name, price=price[0], basis=price_basis(g, lang, currency))
     if attribute == "bandwidth":
         return msg(lang, "spec.bandwidth", name=name, bandwidth=num(g.bandwidth_gbs), memory=num(g.memory_gb),
                    memory_type=g.memory_type)
@@ -205,7 +206,7 @@ def system_lines(r: SystemInfoResult, lang: str, estimate: MachineCostResult | N
 
 
 def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
-                 more: list[str] | None = None, budget: Money | None = None) -> str:
+                 more: list[str] | None = None, budget: Money | None = None, currency: str | None = None) -> str:
     """Verdict first: the fact asked for, per GPU or model (and each further fact asked of one GPU); then one
     compact card line and the source."""
     out: list[str] = []
@@ -242,12 +243,12 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
     gpus = [typed(c, GPUInfo) for c in _ok(calls, "gpu_info")]
     models = [typed(c, Model) for c in _ok(calls, "model_info")]
     for g in gpus:
-        out.append(_gpu_verdict(g, attribute, precision, lang))
+        out.append(_gpu_verdict(g, attribute, precision, lang, currency))
     if len(gpus) == 1:
         said = {attribute, "bandwidth"} if attribute == "memory" else {attribute}  # the memory line has bandwidth
-        out += [_gpu_verdict(gpus[0], extra, None, lang) for extra in more or [] if extra not in said]
+        out += [_gpu_verdict(gpus[0], extra, None, lang, currency) for extra in more or [] if extra not in said]
     if len(gpus) == 1:
-        out += ["", *_gpu_card(gpus[0], lang), _source(gpus[0], lang)]
+        out += ["", *_gpu_card(gpus[0], lang, currency), _source(gpus[0], lang)]
     elif gpus:
         out += ["", *[_source(g, lang) for g in gpus]]
     for m in models:
@@ -469,7 +470,8 @@ def _sync_lines(r: ScaleOutPlan, args: dict[str, Any], lang: str) -> list[str]:
 
 
 def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang: str,
-                 hourly_first: bool = False, daily_first: bool = False, offers_first: bool = False) -> str:
+                 hourly_first: bool = False, daily_first: bool = False, offers_first: bool = False,
+                 monthly_first: bool = False) -> str:
     """Which is cheaper for the project (or when buying pays off), with the monthly figures; the hourly rent leads
     when that is what was asked ('租一小时多少钱'), the providers' offers when where to rent was ('哪家便宜')."""
     found = _ok(calls, "rent_vs_buy")
@@ -480,6 +482,7 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     what = f"{r.count}× {r.gpu}"
     if r.purchase is None or r.rent_per_month is None:
         return msg(lang, "rent.unknown", name=r.gpu)
+    offers_first = offers_first and not (hourly_first or daily_first or monthly_first)  # a cost asked leads
     out: list[str] = rental_offer_lines(calls, lang, lead=True) if offers_first else []
     said = {a.id: a for a in r.assumptions}  # the buyer's own rate or purchase price, not the catalog's
     rate_note = said.get("perf.rent.rate_offers")
@@ -489,10 +492,16 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
            if o.billing in ("on-demand", "monthly")] if listed else []
     only = next((o for o in own if (o.region == "cn") == (typed(listed[0], RentalPricesResult).market == "cn")),
                 None) if listed else None
-    basis = msg(lang, "rent.basis.offers", count=offers) if offers and offers != 1 else \
+    named = said.get("perf.rent.rate_provider")
+    basis = msg(lang, "rent.basis.provider", provider=provider_name(str(named.params.get("provider")), lang),
+                billing=msg(lang, f"rent.billing.{named.params.get('billing')}")) if named else \
+        msg(lang, "rent.basis.offers", count=offers) if offers and offers != 1 else \
         msg(lang, "rent.basis.offer_one", provider=provider_name(only.provider, lang) if only else "—") if offers \
         else msg(lang, "rent.basis.catalog")
-    if daily_first and r.rent_per_day:
+    if monthly_first and r.rent_per_month:
+        out.append(msg(lang, "rent.monthly_verdict", monthly=money(r.rent_per_month, cur), what=what,
+                       hours=num(hours), hourly=money_exact(r.rent_per_hour or 0, cur), basis=basis))
+    elif daily_first and r.rent_per_day:
         out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r.rent_per_day, cur), what=what,
                        hourly=money_exact(r.rent_per_hour or 0, cur), basis=basis))
     elif hourly_first and r.rent_per_hour:
@@ -526,7 +535,7 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
                        as_of=msg(lang, "spec.system.undated", as_of=as_of) if system.get("undated") else as_of,
                        kind=msg(lang, f"spec.system.kind.{system.get('kind')}")))
     if "perf.rent.rate_quoted" not in said and not offers_first:
-        out += rental_offer_lines(calls, lang)
+        out += rental_offer_lines(calls, lang)  # the named providers first, then the cheapest
     return "\n".join(out).strip()
 
 

@@ -199,6 +199,8 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         return ["reset"]
     merge = _Merge(session=session, parsed=parsed, changed=[])
     if parsed.kind in (Kind.spec, Kind.concept, Kind.chitchat):
+        if parsed.region:  # 'I'm in Shenzhen, can I even buy a 5090?': where the buyer is holds for every answer
+            merge.put("region", parsed.region)
         return merge.changed  # a question about a card or an idea changes nothing the user plans
     for step in _MERGE_STEPS:
         step(merge)

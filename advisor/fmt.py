@@ -122,15 +122,15 @@ def money_exact(amount: float, currency: str) -> str:
     return SYMBOLS.get(currency, "$") + f"{amount:,.2f}"
 
 
-def gpu_price_text(g: Any, lang: str) -> tuple[str, str] | None:
-    """(price in the user's currency, as-of date) of a catalog GPU (model or JSON); a converted price shows its
-    rate."""
+def gpu_price_text(g: Any, lang: str, currency: str | None = None) -> tuple[str, str] | None:
+    """(price in the user's currency — ``currency`` when they asked for one, else their language's —, as-of
+    date) of a catalog GPU (model or JSON); a converted price shows its rate."""
     price, price_both = _field(g, "price"), _field(g, "price_both")
     p = price.model_dump() if hasattr(price, "model_dump") else (price or {})
     both = price_both.model_dump() if hasattr(price_both, "model_dump") else (price_both or {})
     if p.get("usd") is None and p.get("cny") is None:
         return None
-    own = default_currency(lang).lower()
+    own = (currency if currency in ("USD", "CNY") else default_currency(lang)).lower()
     other = "usd" if own == "cny" else "cny"
     if p.get(own) is not None:
         text = money(p[own], own.upper())
@@ -145,12 +145,12 @@ def gpu_price_text(g: Any, lang: str) -> tuple[str, str] | None:
 STALE_AFTER_DAYS = 183  # a price older than about six months when the catalog was last checked is marked
 
 
-def price_basis(g: Any, lang: str) -> str:
+def price_basis(g: Any, lang: str, currency: str | None = None) -> str:
     """What the price :func:`gpu_price_text` shows is and when: 'China channel price, as of 2026-01-10', with
     'over six months old' when it predates the catalog's last check by more than six months."""
     price = _field(g, "price")
     p = price.model_dump() if hasattr(price, "model_dump") else (price or {})
-    shows_cny = default_currency(lang) == "CNY" and p.get("cny") is not None
+    shows_cny = (currency or default_currency(lang)) == "CNY" and p.get("cny") is not None
     kind = (p.get("cny_kind") if shows_cny else None) or p.get("kind") or "derived"
     if not p.get("as_of"):
         return msg(lang, f"spec.kind.{kind}")

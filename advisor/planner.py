@@ -9,6 +9,7 @@ default is used), or at once when the user asks about a concrete GPU configurati
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -745,6 +746,8 @@ def _priced_server(parsed: Parsed, currency: str) -> list[str]:
     return [found.id] if found else []
 
 
+RENT_MAX_GPUS = 64  # what rent-vs-buy takes
+
 _PLANS_ON_HARDWARE = (Kind.rent_vs_buy, Kind.size_inference, Kind.size_training, Kind.speed)
 _SYSTEM_FIGURES = ("price", "power", "cooling", "china", "memory", "bandwidth")  # what a system's answer says
 
@@ -1049,9 +1052,14 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         return Plan(mode="rent", calls=[PlannedCall(name="rent_choices", arguments=job, purpose="info")])
     if not gpus:  # no configuration yet: the guidance on renting vs buying, and which cards to price
         return Plan(mode="rent", calls=_search_text(parsed.text, lang, 3), question_slots=[])
-    bought = gpus[-1]  # 'we rent 2x H100 SXM … would buying 2x H100 PCIe pay off': the card named last is bought
+    bought = dict(gpus[-1])  # 'we rent 2x H100 SXM … would buying 2x H100 PCIe pay off': the card named last
+    if (p.nodes or 1) > 1 and not parsed.gpus:  # 'rent that' after 2 nodes of 8: all 16 are rented or bought
+        bought["count"] = min(RENT_MAX_GPUS, bought["count"] * (p.nodes or 1))
     hours = p.hours_per_day or DEFAULT_RENT_HOURS
     if p.gpu_hours_month:  # '300 GPU-hours a month': the bought cards run that many hours between them
+        busy = p.gpu_hours_month / DAYS_PER_MONTH / 24  # GPUs busy around the clock: buying fewer cannot do it
+        if not p.gpu_count and busy > bought["count"]:  # '20k GPU-hours a year' with no count said: 3 cards
+            bought["count"] = min(RENT_MAX_GPUS, math.ceil(busy))
         hours = min(24.0, round(p.gpu_hours_month / DAYS_PER_MONTH / bought["count"], 2))
     args: dict[str, Any] = {"gpu": bought["gpu"], "count": bought["count"], "currency": currency,
                             "hours_per_day": hours, "include_host": not p.has_host}
@@ -1073,6 +1081,8 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     offers: dict[str, Any] = {"gpu": bought["gpu"], "currency": currency}
     if p.providers:
         offers["providers"] = list(p.providers)
+    if len(parsed.providers) == 1 and "rental_usd_per_gpu_hour" not in args:  # 'rent that on runpod': its price
+        args["provider"] = parsed.providers[0]
     if p.region:  # where the buyer rents decides which providers' prices count first
         args["market"] = offers["market"] = p.region
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),

@@ -75,7 +75,8 @@ def _spec(ctx: TurnContext) -> str:
     parsed = ctx.parsed
     attribute = parsed.asked_attribute or ctx.session.focus_attribute
     return A.compose_spec(ctx.calls, attribute, parsed.about_precision or parsed.precision, ctx.out_lang,
-                          more=parsed.more_attributes or [], budget=parsed.budget)
+                          more=parsed.more_attributes or [], budget=parsed.budget,
+                          currency=parsed.currency_wanted)
 
 
 def _concept(ctx: TurnContext) -> str:
@@ -131,6 +132,7 @@ def _rent(ctx: TurnContext) -> str:
     months = rent.arguments.get("months")
     return A.compose_rent(ctx.calls, months, rent.arguments["hours_per_day"], ctx.out_lang,
                           hourly_first=ctx.parsed.asks_hourly, daily_first=ctx.parsed.asks_daily,
+                          monthly_first=ctx.parsed.asks_monthly,
                           offers_first="where_rent" in ctx.parsed.asks or bool(ctx.parsed.providers))
 
 

@@ -130,6 +130,7 @@ class GPU(_Strict):
     tier: Tier
     domestic: bool = Field(False, description="Chinese-designed accelerator (信创 candidates)")
     china_market: bool = Field(False, description="export-control variant sold in China (H20, H800, 4090 D …)")
+    china_version_of: str | None = Field(None, description="the global card this China variant stands in for")
     architecture: str
     compute_capability: str | None = Field(None, pattern=r"^\d+\.\d+$")
     isa_target: str | None = Field(None, description="e.g. gfx942 for AMD")

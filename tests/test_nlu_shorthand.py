@@ -48,3 +48,21 @@ def test_hours_a_day_in_a_what_if_are_not_a_card_count() -> None:
 def test_a_count_before_a_five_word_name_is_read(count: int) -> None:
     p = parse(f"{count} Mac Studio M1 Ultra 128GB", load_catalog())
     assert (p.bad_counts if count == 0 else {g.gpu: g.count for g in p.gpus}) == {"mac-studio-m1-ultra-128gb": count}
+
+
+def test_gpu_hours_over_a_year_are_a_monthly_load() -> None:
+    p = parse("we need ~20k gpu hours of h100 for a course + research this academic year. rent or buy?",
+              load_catalog())
+    assert p.gpu_hours_month == pytest.approx(20_000 / 12)
+
+
+def test_weights_said_in_gigabytes_give_the_size() -> None:
+    p = parse("公司有个模型叫“天枢”，权重文件60多G，要几张4090", load_catalog())
+    # 60 GB of 16-bit weights is 2 bytes a parameter: about 30B
+    assert p.params_b == 30 and p.readback[0][0] == "nlu.readback.params_from_weights"
+
+
+@pytest.mark.parametrize(("text", "currency"), [("whats the price in yuan", "CNY"), ("折合人民币多少", "CNY"),
+                                                ("H20 美元多少", "USD"), ("RTX 5090 多少钱", None)])
+def test_the_currency_asked_for(text: str, currency: str | None) -> None:
+    assert parse(text, load_catalog()).currency_wanted == currency

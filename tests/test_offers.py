@@ -223,3 +223,35 @@ def test_an_unpriced_server_is_estimated_from_its_cards_and_host(adv: Advisor) -
 def test_another_card_with_its_count_after_a_two_node_answer_is_that_many_in_all(adv: Advisor) -> None:
     s, (_, r) = talk(adv, "kimi k2 能本地跑吗 要几张H100", "用h20行不行，8卡")
     assert s.profile.nodes in (None, 1) and one(r, "size_inference").arguments["gpus"] == 8
+
+
+def test_gpu_hours_beyond_one_card_buy_enough_cards(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "we need ~20k gpu hours of h100 for a course + research this academic year. rent or buy?")
+    # 20,000 h / 12 months / 30.4 days / 24 h = 2.3 GPUs busy around the clock: buying one cannot do it
+    assert one(r, "rent_vs_buy").arguments["count"] == 3
+
+
+def test_rent_on_a_named_provider_costs_its_price_for_the_whole_fleet(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "we want to self host deepseek v3.1 for our product, how many h100s needed",
+                     "what if we rent that on runpod, monthly cost")
+    rent = one(r, "rent_vs_buy")
+    runpod = min(o["per_gpu_hour"] for o in RENTALS if o["gpu"] == "h100-sxm" and o["provider"] == "RunPod"
+                 and o["billing"] == "on-demand")
+    assert rent.arguments["count"] == 16 and rent.arguments["provider"] == "RunPod"
+    assert rent.result["rent_per_hour"] == pytest.approx(16 * runpod)
+    assert r.text.startswith("**Renting 16× H100 SXM 80GB at 24 h a day costs about $")
+
+
+def test_a_buyer_in_china_asking_in_yuan_gets_the_china_status_and_yuan(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "im in shenzhen actually, can i even buy a 5090 here and whats the price in yuan")
+    first = r.text.splitlines()[0]
+    assert first.startswith("**GeForce RTX 5090 cannot be bought new in mainland China")
+    assert "Its China version, GeForce RTX 5090 D v2" in first and "**GeForce RTX 5090: about ¥" in r.text
+
+
+def test_no_greeting_in_the_middle_of_a_conversation(adv: Advisor) -> None:
+    _, (_, warranty, mi355x) = talk(adv, "how much is a DGX H200 and what do you get in it",
+                                    "warranty / support on these, what comes with it",
+                                    "what about mi355x, is it out and price?")
+    assert warranty.mode == "concept" and "[servers-support/en/warranty]" in warranty.text
+    assert mi355x.mode == "spec" and mi355x.text.startswith("**Instinct MI355X 288GB: about $")

@@ -31,6 +31,7 @@ CALLS = {
     "plan_network": {"gpu": "H100", "nodes": 2, "workload": "training", "nic_included": True},
     "rental_prices": {"gpu": "H100 SXM", "currency": "CNY", "providers": ["RunPod"]},
     "system_info": {"name": "DGX B200", "currency": "CNY"},
+    "rent_choices": {"workload": "training", "model": "qwen2.5-7b", "method": "lora", "dataset_tokens": 1e8},
 }
 
 

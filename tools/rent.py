@@ -26,7 +26,7 @@ from tools.pricing import (
     gpu_price,
 )
 from tools.recommend import host_for
-from tools.rentals import typical_rate_usd
+from tools.rentals import provider_rate_usd, typical_rate_usd
 from tools.result import Note, note
 from tools.scale_out import NODE_GPUS
 from tools.systems import system_for
@@ -43,6 +43,7 @@ class RentVsBuyInput(ToolInput):
     months: float | None = Field(None, gt=0, le=120, description="length of the project; None = open-ended")
     currency: Currency = "USD"
     market: Literal["cn", "global"] | None = Field(None, description="where the buyer rents; default: cn for CNY")
+    provider: str | None = Field(None, max_length=80, description="rent from this provider (its recorded price)")
     include_host: bool = Field(True, description="buying includes the computer the cards go in")
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
                                                                    "currency")
@@ -108,7 +109,8 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
         purchase_usd = inp.purchase_price if inp.currency == "USD" else inp.purchase_price / inp.cny_per_usd
     offered, offers = typical_rate_usd(gpu.id, inp.market or ("cn" if inp.currency == "CNY" else "global"),
                                        inp.cny_per_usd)
-    per_gpu_hour = inp.rental_usd_per_gpu_hour or offered
+    named = provider_rate_usd(gpu.id, inp.provider, inp.cny_per_usd) if inp.provider else None
+    per_gpu_hour = inp.rental_usd_per_gpu_hour or (named[0] if named else offered)
     rental = per_gpu_hour * inp.count if per_gpu_hour else None
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=gpu.tdp_w * inp.count + host_power,
                                        rental_usd_per_hour=rental, currency=inp.currency,
@@ -136,6 +138,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
                  note("perf.rent.host_share", kind=kind, platform=platform.name, usd=host_usd, count=inp.count,
                       node=NODE_GPUS))
     rate_note = (note("perf.rent.rate_quoted", rate=inp.rental_usd_per_gpu_hour) if inp.rental_usd_per_gpu_hour
+                 else note("perf.rent.rate_provider", provider=inp.provider, billing=named[1]) if named and inp.provider
                  else note("perf.rent.rate_offers", count=offers) if offers else note("perf.rent.rate_catalog"))
     bought = (note("perf.rent.price_quoted") if inp.purchase_price is not None else
               note("perf.rent.system", name=system.name, name_zh=system.name_zh or system.name, kind=system.price.kind,

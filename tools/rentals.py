@@ -77,6 +77,16 @@ def _usd(offer: RentalOffer, cny_per_usd: float) -> float:
     return offer.hourly if offer.currency == "USD" else offer.hourly / cny_per_usd
 
 
+def provider_rate_usd(gpu_id: str, provider: str, cny_per_usd: float = CNY_PER_USD) -> tuple[float, str] | None:
+    """(USD per GPU-hour, billing) of a named provider's offer for the GPU: its on-demand price when it has one,
+    else its cheapest; None when the provider has no recorded offer for it."""
+    own = [o for o in rental_offers() if o.gpu == gpu_id and o.provider == provider]
+    if not own:
+        return None
+    pick = min(own, key=lambda o: (o.billing != "on-demand", _usd(o, cny_per_usd)))
+    return round(_usd(pick, cny_per_usd), 4), pick.billing
+
+
 def typical_rate_usd(gpu_id: str, market: str, cny_per_usd: float = CNY_PER_USD) -> tuple[float | None, int]:
     """(USD per GPU-hour, number of offers behind it): the median provider-run offer in ``market`` (by the hour, or
     by the month spread over 730 h), the hourly ones outside China when China has none, else the catalog's rental

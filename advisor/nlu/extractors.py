@@ -876,11 +876,27 @@ def node_link_gbps(ctx: Context) -> float | None:
     return value * times_written(ctx.masked, m.start(), m.end()) if 1 <= value <= 1600 else None
 
 
+_GPU_HOURS = re.compile(rf"({N}(?:\s?[kK](?![a-z]))?)\s*(?:gpu|card)[-\s]*(?:hours?|hrs?|h)\b|"
+                        rf"({N})\s*(?:个)?\s*(?:卡时|gpu[-\s]*小时)", _I)
+# the period a number of GPU-hours is spent over, and how many months it is
+_PER_PERIOD = ((re.compile(r"\b(?:a|per|each|every|/|this|the)\s*(?:academic\s+|school\s+|fiscal\s+)?year\b|"
+                           r"\byearly\b|\bannual(?:ly)?\b|每年|一年|一学年|全年|年度|今年", _I), 12.0),
+               (re.compile(r"\b(?:a|per|each|every|/)\s*week\b|\bweekly\b|每周|一周", _I), 12 / 52),
+               (re.compile(r"\b(?:a|per|each|every|/)\s*day\b|\bdaily\b|每天|一天", _I), 1 / 30.4))
+
+
 def gpu_hours_month(ctx: Context) -> float | None:
-    """GPU-hours used a month across the fleet ('300 GPU-hours/month', '每月 3000 卡时'): renting costs them at the
-    hourly rate whatever is bought."""
+    """GPU-hours used a month across the fleet ('300 GPU-hours/month', '每月 3000 卡时', '20k GPU hours this
+    academic year' = 1,667 a month): renting costs them at the hourly rate whatever is bought."""
     m = _GPU_HOURS_A_MONTH.search(ctx.masked)
     value = parse_number(m.group(1) or m.group(2) or m.group(3)) if m else None
+    if value is None and (h := _GPU_HOURS.search(ctx.masked)) is not None:
+        raw = h.group(1) or h.group(2)
+        base = parse_number(raw.rstrip("kK "))
+        said = base * (1000 if raw.rstrip().endswith(("k", "K")) else 1) if base else None
+        window = ctx.masked[max(0, h.start() - 12):h.end() + 80]
+        months = next((n for pattern, n in _PER_PERIOD if pattern.search(window)), None)
+        value = said / months if said and months else None
     return value if value and 0 < value <= MAX_GPU_HOURS_A_MONTH else None
 
 

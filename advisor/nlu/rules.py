@@ -140,6 +140,7 @@ class Parsed(BaseModel):
     nodes: int | None = Field(None, description="machines ('two servers', '2 nodes')")
     systems: list[str] = Field(default_factory=list, description="complete servers or rack systems named (ids)")
     providers: list[str] = Field(default_factory=list, description="rental providers named")
+    currency_wanted: Literal["CNY", "USD"] | None = Field(None, description="prices asked in ('in yuan', '美元多少')")
     asks_where_rent: bool = Field(False, description="where (or from whom) to rent is asked")
     sharding: Literal["zero1", "zero2", "zero3", "fsdp"] | None = None
     grad_checkpointing: bool | None = None
@@ -162,6 +163,7 @@ class Parsed(BaseModel):
     asks_best: bool = Field(False, description="asks for the best or cheapest card ('best GPU for …', '最好的卡')")
     asks_cheapest: bool = Field(False, description="wants the cheapest way ('cheapest way to run 70B', '最省钱')")
     asks_daily: bool = Field(False, description="asks what renting costs per day ('租一天多少钱')")
+    asks_monthly: bool = Field(False, description="asks what renting costs a month ('monthly cost', '一个月多少钱')")
     asks_hourly: bool = Field(False, description="asks what renting costs per hour ('租一小时多少钱')")
     asks_value: bool = Field(False, description="asks about value for money ('哪个性价比高', 'better value per "
                                                 "dollar')")
@@ -307,6 +309,8 @@ _USE_CASE_PATTERNS: list[tuple[UseCase, re.Pattern[str]]] = [
     (uc, vocab.required("slot", f"use_case_{uc}")) for uc in ("scientific", "training", "inference")]
 _INFERENCE_WORDS = dict(_USE_CASE_PATTERNS)["inference"]
 _RUNS = vocab.required("slot", "use_case_inference_weak")
+_OOM = re.compile(r"out of memory|\boom\b|爆显存|显存不够了|显存溢出", re.IGNORECASE)  # the fine-tune itself ran
+_ENOUGH = re.compile(r"\b(?:enough|fit|fits)\b|够|放得下|装得下", re.IGNORECASE)  # 'one gpu enough?' of a model
 _FINETUNE = vocab.required("slot", "finetune")
 _PRETRAIN = vocab.required("slot", "pretrain")
 _METHODS: list[tuple[Method, re.Pattern[str]]] = [
@@ -1260,12 +1264,16 @@ def _read_use_case(r: _Reading) -> None:
     out, text = r.out, r.text
     negated = [(m.start(), m.end()) for m in _NEGATED.finditer(text)]
     done = vocab.cue("slot", "done_training")
-    if done is not None and _INFERENCE_WORDS.search(text):  # 'I fine-tuned Llama 70B … serve it': the model's past
-        negated += [m.span() for m in done.finditer(text)]
+    done_spans = [m.span() for m in done.finditer(text)] if done is not None else []
+    if done_spans and not _OOM.search(text) and (_INFERENCE_WORDS.search(text) or _RUNS.search(text)
+                                                 or _ENOUGH.search(text)):
+        negated += done_spans  # 'I fine-tuned Llama 70B … serve it': the model's past, not the job
+    else:
+        done_spans = []
     r.masked, r.said = _mask(r.masked, negated), _mask(text, negated)
     out.use_case = _first_use_case(r.masked)
-    if out.use_case is None and _RUNS.search(r.masked):  # '跑', 'runs': inference unless the session knows better
-        out.use_case, out.use_case_weak = "inference", True
+    if out.use_case is None and (_RUNS.search(r.masked) or done_spans):  # '跑', 'runs', a model already fine-tuned:
+        out.use_case, out.use_case_weak = "inference", True  # inference unless the session knows better
     out.finetune = bool(_FINETUNE.search(r.said))
     out.method = next((method for method, pat in _METHODS if pat.search(r.said)), None)
     if out.method is None and _PRETRAIN.search(text):
@@ -1324,6 +1332,29 @@ def _read_params(r: _Reading) -> None:
 
 
 _FROM_SCRATCH = re.compile(r"pre-?train|from scratch|预训练|从头(?:训|开始)", _I)
+
+
+_WEIGHTS_SIZE = re.compile(rf"(?:checkpoint|weights?|weight files?|model files?|safetensors|权重(?:文件)?|模型文件)"
+                           rf"[^\d\n]{{0,10}}?({NUMBER_RE})\s*(?:多)?\s*(?:g|gb|gib)(?![a-z])|"
+                           rf"({NUMBER_RE})\s*(?:多)?\s*(?:g|gb|gib)\s*(?:的)?\s*"
+                           rf"(?:checkpoint|weights?|权重|模型文件)", _I)
+_BYTES_PER_PARAM = {"bf16": 2.0, "fp16": 2.0, "fp32": 4.0, "fp8": 1.0, "int8": 1.0, "int4": 0.55, "awq": 0.55,
+                    "gptq": 0.55, "nf4": 0.55}
+
+
+def _read_weights_size(r: _Reading) -> None:
+    """'checkpoint 62GB in bf16', '权重文件大概68G', '60多G的权重': with no size said, the parameters the weights
+    hold at their precision (16-bit when none is said), said back."""
+    out = r.out
+    m = _WEIGHTS_SIZE.search(r.text)
+    if out.params_b is not None or out.model is not None or m is None:
+        return
+    gb = parse_number(m.group(1) or m.group(2))
+    per = _BYTES_PER_PARAM.get((out.precision or "bf16").lower(), 2.0)
+    if gb and 0.1 <= gb <= 5000:
+        out.params_b = round(gb / per, 1)
+        out.readback.append(("nlu.readback.params_from_weights", {"gb": gb, "params": out.params_b,
+                                                                   "bytes": per}))
 
 
 def _read_unknown_model(r: _Reading) -> None:
@@ -1797,6 +1828,14 @@ def _read_running(r: _Reading) -> None:
         out.use_case, out.use_case_weak = "inference", True
 
 
+def _read_currency_wanted(r: _Reading) -> None:
+    """'whats the price in yuan', '折合人民币多少': the currency prices are asked in."""
+    for currency in ("CNY", "USD"):
+        if vocab.matches("slot", f"currency_wanted_{currency.lower()}", r.text):
+            r.out.currency_wanted = currency  # type: ignore[assignment]
+            return
+
+
 def _read_rental(r: _Reading) -> None:
     """Rental providers named and 'where to rent' asked: a rental question, answered with the offers first."""
     r.out.providers = named_providers(r.text)
@@ -1812,13 +1851,13 @@ def _read_rest(r: _Reading) -> None:
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case, _read_precision,
           _read_dataset_tokens,
-          _read_params, _read_model, _read_unknown_model, _read_trained_model, _read_workloads, _read_context,
-          _read_turn_lengths,
+          _read_params, _read_model, _read_weights_size, _read_unknown_model, _read_trained_model, _read_workloads,
+          _read_context, _read_turn_lengths,
           _read_concurrency, _read_micro_batch,
           _read_quantities,
           _read_card_prices, _read_budget,
           _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
-          _read_power_limit, _read_running, _read_rental, _read_rest)
+          _read_power_limit, _read_running, _read_rental, _read_currency_wanted, _read_rest)
 
 _REJECTED = re.compile(
     r"[,，]?\s*(?:而)?不是\s*(?:那?[张块个])?\s*[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*\s*(?:张|块|个|卡|b|B)?(?=\s*[,，。.;；!！?？]|\s*(?:是|而是)|$)"
@@ -1968,7 +2007,8 @@ def _read_catalog_filter(out: Parsed, text: str) -> bool:
 
 # what a message asks for, by the cue group in data/cues.toml that recognises it
 _ASK_FLAGS = (("asks_ram", "ram_question"), ("asks_value", "value_question"), ("asks_hourly", "hourly_question"),
-              ("asks_daily", "daily_question"), ("asks_best", "best_card"), ("asks_cheapest", "cheapest"),
+              ("asks_daily", "daily_question"), ("asks_monthly", "monthly_question"), ("asks_best", "best_card"),
+              ("asks_cheapest", "cheapest"),
               ("asks_per_memory", "per_memory"))
 
 

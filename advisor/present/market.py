@@ -3,7 +3,8 @@ the rule behind it and, for a status computed from the export tests, the card's 
 
 from __future__ import annotations
 
-from knowledge.markets import OPERAND_BITS, Availability, Region, markets_as_of
+from knowledge import load_catalog
+from knowledge.markets import OPERAND_BITS, Availability, Region, availability, markets_as_of
 from knowledge.messages import msg
 
 
@@ -35,5 +36,16 @@ def market_verdict(where: Availability, name: str, region: Region, lang: str) ->
     """One line from a card's market status (as ``gpu_info`` returns it): '**L4 24GB cannot be bought new in
     mainland China**: <rule> … By its own figures: TPP …'."""
     rule = msg(lang, f"market.rule.{where.rule.id}") if where.rule else ""
-    return msg(lang, f"asks.market_{where.status}", gpu=name, region=msg(lang, f"market.region.{region}"), rule=rule,
+    line = msg(lang, f"asks.market_{where.status}", gpu=name, region=msg(lang, f"market.region.{region}"), rule=rule,
                as_of=markets_as_of().isoformat(), figures=export_figures(where, lang))
+    return line + china_version(where, lang) if region == "cn" else line
+
+
+def china_version(where: Availability, lang: str) -> str:
+    """' Its China version, RTX 5090 D v2, is sold there.' for a card not sold in China whose China variant is;
+    '' otherwise."""
+    if where.status != "unavailable":
+        return ""
+    sold = [g.name for g in load_catalog().gpus if g.china_version_of == where.gpu_id
+            and availability(g.id, "cn").status == "available"]
+    return msg(lang, "asks.market_china_version", variant=sold[0]) if sold else ""
