@@ -139,6 +139,21 @@ def _source(entry: GPU | Model | Platform, lang: str) -> str:
                as_of=entry.as_of or "?", confidence=_confidence(getattr(entry, "confidence", None), lang))
 
 
+def _rack_fit(r: SystemInfoResult, rack_kw: float, units: int, lang: str) -> str:
+    """How many of a system a rack's power holds, and whether its cooling suits the room."""
+    kw = (r.max_power_w or 0) / 1000
+    fits = int(rack_kw // kw) if kw else 0
+    name = r.name_zh if lang == "zh" and r.name_zh else r.name
+    key = "spec.system.rack_fits" if fits >= units else "spec.system.rack_short"
+    if r.form == "rack" and fits < units:  # a rack system is its own rack: the room's rack power is what it lacks
+        key = "spec.system.rack_system_short"
+    line = msg(lang, key, name=name, kw=num(kw), units=units, total=num(kw * units), rack=num(rack_kw), fits=fits,
+               gap=num(kw * units - rack_kw))
+    if r.cooling == "liquid":
+        line += msg(lang, "spec.system.rack_liquid")
+    return line
+
+
 def _systems_side_by_side(a: SystemInfoResult, b: SystemInfoResult, lang: str) -> str:
     """'DGX H200 vs DGX B200': card memory, price and power of the two in one line."""
     def mem(r: SystemInfoResult) -> str:
@@ -206,7 +221,8 @@ def system_lines(r: SystemInfoResult, lang: str, estimate: MachineCostResult | N
 
 
 def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
-                 more: list[str] | None = None, budget: Money | None = None, currency: str | None = None) -> str:
+                 more: list[str] | None = None, budget: Money | None = None, currency: str | None = None,
+                 rack: tuple[float, int] | None = None) -> str:
     """Verdict first: the fact asked for, per GPU or model (and each further fact asked of one GPU); then one
     compact card line and the source."""
     out: list[str] = []
@@ -216,18 +232,20 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
     if len(systems) == 2:  # 'DGX H200 vs DGX B200': the two side by side first
         out.append(_systems_side_by_side(systems[0], systems[1], lang))
     for system in systems:
-        if attribute in ("power", "cooling") and system.max_power_w:  # 'how much power, can we air cool it?'
+        if rack is not None and system.max_power_w:  # 'our racks are 15 kW air cooled, can we fit two of those?'
+            out.append(_rack_fit(system, rack[0], rack[1], lang))
+        elif attribute in ("power", "cooling") and system.max_power_w:  # 'how much power, can we air cool it?'
             out.append(msg(lang, "spec.system.power_lead", name=system.name_zh if lang == "zh" and system.name_zh
                            else system.name, kw=num(system.max_power_w / 1000),
                            cooling=msg(lang, f"spec.system.cooling_lead.{system.cooling or 'unknown'}")))
+        if budget is not None and system.price is not None and budget.currency == system.currency:
+            gap = budget.amount - system.price.amount  # 'budget $3.5M, does it cover it?': the answer leads
+            out.append(msg(lang, "spec.system.budget_ok" if gap >= 0 else "spec.system.budget_short",
+                           budget=money(budget.amount, budget.currency), gap=money(abs(gap), budget.currency))
+                       + (msg(lang, "spec.system.budget_more") if system.form == "rack" else ""))
         estimate = built.pop((system.gpu_id, system.gpu_count), None) if system.price is None and system.gpu_id \
             else None
         out += system_lines(system, lang, estimate)
-        if budget is not None and system.price is not None and budget.currency == system.currency:
-            gap = budget.amount - system.price.amount  # '预算100w够不够': the budget against this system's price
-            out.insert(len(out) - 1, msg(lang, "spec.system.budget_ok" if gap >= 0 else "spec.system.budget_short",
-                                         budget=money(budget.amount, budget.currency),
-                                         gap=money(abs(gap), budget.currency)))
         if system.market_gpu and "china" in (attribute, *(more or [])):  # '国内能买吗' of a server: its cards decide
             card = load_catalog().gpu(system.market_gpu).name
             out.insert(len(out) - len(system_lines(system, lang)),

@@ -76,7 +76,8 @@ def _spec(ctx: TurnContext) -> str:
     attribute = parsed.asked_attribute or ctx.session.focus_attribute
     return A.compose_spec(ctx.calls, attribute, parsed.about_precision or parsed.precision, ctx.out_lang,
                           more=parsed.more_attributes or [], budget=parsed.budget,
-                          currency=parsed.currency_wanted)
+                          currency=parsed.currency_wanted,
+                          rack=(parsed.rack_kw, parsed.gpu_count or 1) if parsed.rack_kw else None)
 
 
 def _concept(ctx: TurnContext) -> str:

@@ -188,7 +188,7 @@ def test_a_server_priced_against_a_budget(adv: Advisor) -> None:
     _, (r,) = talk(adv, "8卡H20服务器整机现在多少钱啊，预算100w够不够")
     # the data file's ¥1,200,000 against ¥1,000,000 ('100w' is 100 万)
     assert SERVERS["cn-8x-h20-server"]["price"]["cny"] == 1_200_000
-    assert "按这个价格，¥1,000,000 的预算还差 ¥200,000" in r.text
+    assert r.text.startswith("**不够：按这个价格，¥1,000,000 的预算还差 ¥200,000。**")
 
 
 def test_which_gpu_to_rent_ranks_the_rentable_cards_that_run_the_job() -> None:
@@ -255,3 +255,14 @@ def test_no_greeting_in_the_middle_of_a_conversation(adv: Advisor) -> None:
                                     "what about mi355x, is it out and price?")
     assert warranty.mode == "concept" and "[servers-support/en/warranty]" in warranty.text
     assert mi355x.mode == "spec" and mi355x.text.startswith("**Instinct MI355X 288GB: about $")
+
+
+def test_a_rack_power_asked_of_servers_counts_how_many_fit(adv: Advisor) -> None:
+    _, (_, two) = talk(adv, "procurement wants a sanity check on a quote: DGX H200, what should list price be + specs",
+                       "our DC rack is 15kW air cooled, can we fit two of those")
+    # the data file's 10.2 kW a DGX H200: two draw 20.4 kW, over 15 kW; one fits
+    assert SERVERS["dgx-h200"]["max_power_w"] == 10_200
+    assert two.text.startswith("**No: 2× NVIDIA DGX H200 draw up to 20.4 kW, more than a 15 kW rack; it holds 1")
+    _, (_, air) = talk(adv, "exec wants a GB200 NVL72 rack. budget $3.5M. does that cover it?",
+                       "our DC does max 40kW per rack air. what now")
+    assert air.text.startswith("**No: NVIDIA GB200 NVL72 needs up to 120 kW in its own rack") and "liquid" in air.text
