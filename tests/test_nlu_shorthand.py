@@ -66,3 +66,13 @@ def test_weights_said_in_gigabytes_give_the_size() -> None:
                                                 ("H20 美元多少", "USD"), ("RTX 5090 多少钱", None)])
 def test_the_currency_asked_for(text: str, currency: str | None) -> None:
     assert parse(text, load_catalog()).currency_wanted == currency
+
+
+@pytest.mark.parametrize("text", ["add 2 more 3090s", "what about adding 2 more 3090s, 4 total?"])
+def test_n_more_cards_are_added(text: str) -> None:
+    assert parse(text, load_catalog()).added_cards == 2
+
+
+def test_a_monthly_rent_asked_in_chinese_is_a_rent_question() -> None:
+    p = parse("8 卡 H100 月租多少", load_catalog())
+    assert p.kind == "rent_vs_buy" and p.asks_monthly

@@ -739,7 +739,8 @@ _ADD_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "a second": 1, "second": 
 
 
 _ADD_BEFORE_CARD = re.compile(r"(?:\badd(?:ing|ed)?|再加|再买|再上|再插)\s*"
-                              r"(a second|another|a third|one more|an?|one|two|\d+|一)\s*(?:张|块|片)?"
+                              r"(a second|another|a third|one more|an?|one|two|three|four|\d+|一)\s*(?:more\s*)?"
+                              r"(?:张|块|片)?"
                               r"(?:\s*(?:used|new|second[- ]hand|refurbished|cheap|modded|二手|全新|魔改)(?:的)?)?\s*$|"
                               r"(?:\bget(?:ting)?|\bbuy(?:ing)?|\bthrow(?:ing)? in|\bput(?:ting)? in)\s*"
                               r"(a second|another|a third|one more)\s*$", _I)
