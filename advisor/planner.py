@@ -770,6 +770,26 @@ def _asks_about_a_system(ctx: PlanContext) -> bool:
         Kind.reset, Kind.export, Kind.recommend, *_PLANS_ON_HARDWARE[1:])
 
 
+def _system_calls(ctx: PlanContext, currency: str) -> tuple[list[str], list[PlannedCall]]:
+    """The servers or racks a lookup is about (named, the catalogued server of the cards priced, the one compared
+    with, or the last answer's) and their calls: each system, and its cards and host when it has no price."""
+    session, parsed = ctx.session, ctx.parsed
+    named = list(parsed.systems) or _priced_server(parsed, currency)
+    if parsed.systems and (parsed.has(Intent.compare) or ctx.kind in (Kind.compare, Kind.whatif)):
+        named = [*[s for s in session.focus_systems if s not in named], *named]  # 'vs DGX B200?': both
+    elif not named and not parsed.gpus and _asks_about_a_system(ctx):
+        named = list(session.focus_systems)  # 'how much power per rack?' after a rack's answer
+    calls: list[PlannedCall] = []
+    for sid in named[:3]:
+        calls.append(PlannedCall(name="system_info", arguments={"name": sid, "currency": currency}, purpose="info"))
+        system = system_resolver().get(sid)
+        if system.price is None and system.gpu and system.form == "server":  # no public price: its cards and host
+            calls.append(PlannedCall(name="machine_cost", arguments={
+                "gpu": system.gpu, "count": system.gpu_count, "currency": currency, "include_host": True},
+                purpose="value"))
+    return named, calls
+
+
 def _spec_plan(ctx: PlanContext) -> Plan:
     """Catalog lookups: the GPUs and model named (or the one under discussion), or a catalog filter."""
     session, parsed = ctx.session, ctx.parsed
@@ -789,18 +809,8 @@ def _spec_plan(ctx: PlanContext) -> Plan:
         if args:
             calls.append(PlannedCall(name="find_gpus", arguments=args, purpose="info"))
     currency = user_currency(session.profile, ctx.lang, ("USD", "CNY"))
-    named = list(parsed.systems) or _priced_server(parsed, currency)
-    if parsed.systems and (parsed.has(Intent.compare) or ctx.kind in (Kind.compare, Kind.whatif)):
-        named = [*[s for s in session.focus_systems if s not in named], *named]  # 'vs DGX B200?': both
-    elif not named and not parsed.gpus and _asks_about_a_system(ctx):
-        named = list(session.focus_systems)  # 'how much power per rack?' after a rack's answer
-    for sid in named[:3]:  # a server or rack system named: the system, not its card alone
-        calls.append(PlannedCall(name="system_info", arguments={"name": sid, "currency": currency}, purpose="info"))
-        system = system_resolver().get(sid)
-        if system.price is None and system.gpu and system.form == "server":  # no public price: its cards and host
-            calls.append(PlannedCall(name="machine_cost", arguments={
-                "gpu": system.gpu, "count": system.gpu_count, "currency": currency, "include_host": True},
-                purpose="value"))
+    named, system_calls = _system_calls(ctx, currency)
+    calls += system_calls
     gpus = [] if named else list(dict.fromkeys(g.gpu for g in parsed.gpus))
     several = parsed.gpus[0] if len(parsed.gpus) == 1 and parsed.gpus[0].count > 1 else None
     if several and not named and parsed.asked_attribute == "price":  # '8卡H200整机多少钱': the machine, not one card
@@ -1031,6 +1041,21 @@ def _afford_plan(ctx: PlanContext) -> Plan:
     return plan
 
 
+def _rent_job(p: Profile, model: str, currency: str) -> dict[str, Any]:
+    """The job a 'which GPU should I rent' question prices: the workload, model and what sizes it."""
+    job: dict[str, Any] = {"workload": p.use_case, "model": model, "currency": currency,
+                           "context": p.context_tokens or DEFAULT_CONTEXT, "concurrency": p.concurrency or 1}
+    if p.use_case == "training":
+        job["method"] = p.method if p.method in ("full", "lora", "qlora") else "lora"
+        if dataset_tokens(p):
+            job["dataset_tokens"] = dataset_tokens(p)
+    elif p.precision:
+        job["precision"] = p.precision
+    if p.region:
+        job["market"] = p.region
+    return job
+
+
 def _rent_plan(ctx: PlanContext) -> Plan:
     """Buying the configuration under discussion vs renting it for the project's length."""
     session, parsed, lang = ctx.session, ctx.parsed, ctx.lang
@@ -1041,17 +1066,8 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     currency = user_currency(p, lang, ("USD", "CNY"))
     model = size_stand_in(p)
     if not gpus and model and p.use_case in ("inference", "training"):  # '租啥卡合适': which GPU to rent for the job
-        job: dict[str, Any] = {"workload": p.use_case, "model": model, "currency": currency,
-                               "context": p.context_tokens or DEFAULT_CONTEXT, "concurrency": p.concurrency or 1}
-        if p.use_case == "training":
-            job["method"] = p.method if p.method in ("full", "lora", "qlora") else "lora"
-            if dataset_tokens(p):
-                job["dataset_tokens"] = dataset_tokens(p)
-        elif p.precision:
-            job["precision"] = p.precision
-        if p.region:
-            job["market"] = p.region
-        return Plan(mode="rent", calls=[PlannedCall(name="rent_choices", arguments=job, purpose="info")])
+        return Plan(mode="rent", calls=[PlannedCall(name="rent_choices", arguments=_rent_job(p, model, currency),
+                                                    purpose="info")])
     if not gpus:  # no configuration yet: the guidance on renting vs buying, and which cards to price
         return Plan(mode="rent", calls=_search_text(parsed.text, lang, 3), question_slots=[])
     bought = dict(gpus[-1])  # 'we rent 2x H100 SXM … would buying 2x H100 PCIe pay off': the card named last
