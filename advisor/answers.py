@@ -561,7 +561,8 @@ OFFERS_SHOWN = 5
 CHOICES_SHOWN = 5
 
 
-def compose_rent_choices(calls: list[ToolCall], lang: str, said: str | None = None, size: float | None = None) -> str:
+def compose_rent_choices(calls: list[ToolCall], lang: str, said: str | None = None, size: float | None = None,
+                         daily: bool = False) -> str:
     """Which GPU to rent for the job: the cheapest that runs it first, then the others side by side. ``said``,
     ``size``: a model known only by a name the catalog lacks or by its size, sized through a stand-in."""
     found = _ok(calls, "rent_choices")
@@ -573,6 +574,8 @@ def compose_rent_choices(calls: list[ToolCall], lang: str, said: str | None = No
     best, cur = r.choices[0], r.currency
     job = msg(lang, "rent.choices_job", hours=num(best.job_hours), cost=money(best.job_cost, cur)) \
         if best.job_cost is not None else ""
+    if daily:  # '租卡一天大概花多少': a day around the clock
+        job += msg(lang, "rent.choices_day", day=money(best.hourly * 24, cur))
     model = said or (msg(lang, "rent.sized_as", x=num(size), model=r.model) if size else r.model)
     out = [msg(lang, "rent.choices_verdict", model=model, count=best.count, gpu=best.gpu,
                hourly=money_exact(best.hourly, cur), provider=provider_name(best.cheapest_provider, lang),

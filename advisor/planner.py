@@ -1061,6 +1061,8 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     session, parsed, lang = ctx.session, ctx.parsed, ctx.lang
     p = session.profile
     gpus = _gpus_under_discussion(session, parsed)
+    if p.gpu is None and p.existing and not parsed.gpus:  # '我的 3060 不够，租卡一天多少钱': not the card owned
+        gpus = []
     if not gpus and p.compare:  # a what-if after 'we rent X … would buying Y pay off': Y is the one bought
         gpus = [{"gpu": p.compare[-1], "count": p.compare_counts.get(p.compare[-1], 1)}]
     currency = user_currency(p, lang, ("USD", "CNY"))

@@ -126,7 +126,7 @@ def _rent(ctx: TurnContext) -> str:
     if rent is None and any(c.name == "rent_choices" for c in ctx.calls):  # which GPU to rent for the job
         p = ctx.session.profile
         return A.compose_rent_choices(ctx.calls, ctx.out_lang, said=p.model_said,
-                                      size=p.params_b if p.model is None else None)
+                                      size=p.params_b if p.model is None else None, daily=ctx.parsed.asks_daily)
     if rent is None:  # no card to price: what renting is, and what the comparison needs
         return A.compose_concept(ctx.citations, ctx.parsed.text, ctx.out_lang) + "\n\n" + msg(ctx.out_lang,
                                                                                              "rent.need_gpu")

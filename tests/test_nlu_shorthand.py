@@ -76,3 +76,13 @@ def test_n_more_cards_are_added(text: str) -> None:
 def test_a_monthly_rent_asked_in_chinese_is_a_rent_question() -> None:
     p = parse("8 卡 H100 月租多少", load_catalog())
     assert p.kind == "rent_vs_buy" and p.asks_monthly
+
+
+@pytest.mark.parametrize("text", ["那再加一张3090组双卡呢，不量化能跑吗", "run it unquantized"])
+def test_unquantized_is_sixteen_bit(text: str) -> None:
+    assert parse(text, load_catalog()).precision == "bf16"
+
+
+@pytest.mark.parametrize("text", ["打算采购华为atlas 800T A2，一台大概什么价位？", "how much is one box?"])
+def test_the_price_of_one_machine_is_the_whole_builds(text: str) -> None:
+    assert "build_cost" in parse(text, load_catalog()).asks

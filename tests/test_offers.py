@@ -266,3 +266,10 @@ def test_a_rack_power_asked_of_servers_counts_how_many_fit(adv: Advisor) -> None
     _, (_, air) = talk(adv, "exec wants a GB200 NVL72 rack. budget $3.5M. does that cover it?",
                        "our DC does max 40kW per rack air. what now")
     assert air.text.startswith("**No: NVIDIA GB200 NVL72 needs up to 120 kW in its own rack") and "liquid" in air.text
+
+
+def test_renting_past_an_owned_card_prices_what_runs_the_job(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "想训练flux的lora，自己电脑是3060 12g不太够，租卡的话一天大概花多少")
+    choice = one(r, "rent_choices").result["choices"][0]
+    assert r.text.startswith("**租来跑 FLUX.1-dev 最省钱的是") and "全天 24 小时约 ¥" in r.text.splitlines()[0]
+    assert load_catalog().gpu(choice["gpu_id"]).memory_gb * choice["count"] > 12  # more than the 3060 owned

@@ -1290,6 +1290,8 @@ def _read_precision(r: _Reading) -> None:
     """Precision (QLoRA's NF4 base is implied by the method, not stated) and the KV cache's."""
     kv = _KV_FP8.search(r.masked)
     r.out.precision = _find_precision(_mask(r.masked, [kv.span()]) if kv else r.masked) or _named_checkpoint(r)
+    if r.out.precision is None and vocab.matches("slot", "unquantized", r.masked):  # '不量化能跑吗': 16-bit weights
+        r.out.precision = "bf16"
     if kv:
         r.out.kv_dtype = (kv.group(1) or kv.group(6)).lower()
 
