@@ -139,6 +139,31 @@ def _source(entry: GPU | Model | Platform, lang: str) -> str:
                as_of=entry.as_of or "?", confidence=_confidence(getattr(entry, "confidence", None), lang))
 
 
+def _system_block(system: SystemInfoResult, lang: str, attribute: str | None, more: list[str],
+                  budget: Money | None, rack: tuple[float, int] | None, region: str | None,
+                  estimate: MachineCostResult | None) -> list[str]:
+    """One system's answer, what was asked first: its China status (asked, or for a buyer in China when its cards
+    are not freely sold there), a rack's fit, its power, a budget against its price; then the system itself."""
+    out: list[str] = []
+    status = availability(system.market_gpu, "cn") if system.market_gpu else None
+    figures_asked = rack is not None or attribute in ("power", "cooling")  # a follow-up on its power: that first
+    if status is not None and ("china" in (attribute, *more)
+                               or (region == "cn" and status.status != "available" and not figures_asked)):
+        out.append(market_verdict(status, load_catalog().gpu(status.gpu_id).name, "cn", lang))
+    if rack is not None and system.max_power_w:  # 'our racks are 15 kW air cooled, can we fit two of those?'
+        out.append(_rack_fit(system, rack[0], rack[1], lang))
+    elif attribute in ("power", "cooling") and system.max_power_w:  # 'how much power, can we air cool it?'
+        out.append(msg(lang, "spec.system.power_lead", name=system.name_zh if lang == "zh" and system.name_zh
+                       else system.name, kw=num(system.max_power_w / 1000),
+                       cooling=msg(lang, f"spec.system.cooling_lead.{system.cooling or 'unknown'}")))
+    if budget is not None and system.price is not None and budget.currency == system.currency:
+        gap = budget.amount - system.price.amount  # 'budget $3.5M, does it cover it?': the answer leads
+        out.append(msg(lang, "spec.system.budget_ok" if gap >= 0 else "spec.system.budget_short",
+                       budget=money(budget.amount, budget.currency), gap=money(abs(gap), budget.currency))
+                   + (msg(lang, "spec.system.budget_more") if system.form == "rack" else ""))
+    return [*out, *system_lines(system, lang, estimate)]
+
+
 def _rack_fit(r: SystemInfoResult, rack_kw: float, units: int, lang: str) -> str:
     """How many of a system a rack's power holds, and whether its cooling suits the room."""
     kw = (r.max_power_w or 0) / 1000
@@ -222,7 +247,7 @@ def system_lines(r: SystemInfoResult, lang: str, estimate: MachineCostResult | N
 
 def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
                  more: list[str] | None = None, budget: Money | None = None, currency: str | None = None,
-                 rack: tuple[float, int] | None = None) -> str:
+                 rack: tuple[float, int] | None = None, region: str | None = None) -> str:
     """Verdict first: the fact asked for, per GPU or model (and each further fact asked of one GPU); then one
     compact card line and the source."""
     out: list[str] = []
@@ -232,24 +257,9 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
     if len(systems) == 2:  # 'DGX H200 vs DGX B200': the two side by side first
         out.append(_systems_side_by_side(systems[0], systems[1], lang))
     for system in systems:
-        if rack is not None and system.max_power_w:  # 'our racks are 15 kW air cooled, can we fit two of those?'
-            out.append(_rack_fit(system, rack[0], rack[1], lang))
-        elif attribute in ("power", "cooling") and system.max_power_w:  # 'how much power, can we air cool it?'
-            out.append(msg(lang, "spec.system.power_lead", name=system.name_zh if lang == "zh" and system.name_zh
-                           else system.name, kw=num(system.max_power_w / 1000),
-                           cooling=msg(lang, f"spec.system.cooling_lead.{system.cooling or 'unknown'}")))
-        if budget is not None and system.price is not None and budget.currency == system.currency:
-            gap = budget.amount - system.price.amount  # 'budget $3.5M, does it cover it?': the answer leads
-            out.append(msg(lang, "spec.system.budget_ok" if gap >= 0 else "spec.system.budget_short",
-                           budget=money(budget.amount, budget.currency), gap=money(abs(gap), budget.currency))
-                       + (msg(lang, "spec.system.budget_more") if system.form == "rack" else ""))
-        estimate = built.pop((system.gpu_id, system.gpu_count), None) if system.price is None and system.gpu_id \
-            else None
-        out += system_lines(system, lang, estimate)
-        if system.market_gpu and "china" in (attribute, *(more or [])):  # '国内能买吗' of a server: its cards decide
-            card = load_catalog().gpu(system.market_gpu).name
-            out.insert(len(out) - len(system_lines(system, lang)),
-                       market_verdict(availability(system.market_gpu, "cn"), card, "cn", lang))
+        out += _system_block(system, lang, attribute, more or [], budget, rack, region,
+                             built.pop((system.gpu_id, system.gpu_count), None)
+                             if system.price is None and system.gpu_id else None)
     for cost in built.values():  # the price of several cards asked: cards and host together first
         if cost.total_price is not None:
             out.append(msg(lang, "asks.build_cost" if cost.host_price else "spec.cards_cost",
@@ -514,10 +524,13 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     basis = msg(lang, "rent.basis.provider", provider=provider_name(str(named.params.get("provider")), lang),
                 billing=msg(lang, f"rent.billing.{named.params.get('billing')}")) if named else \
         msg(lang, "rent.basis.offers", count=offers) if offers and offers != 1 else \
-        msg(lang, "rent.basis.offer_one", provider=provider_name(only.provider, lang) if only else "—") if offers \
+        (msg(lang, "rent.basis.offer_one", provider=provider_name(only.provider, lang)) if only
+         else msg(lang, "rent.basis.offer_one_unnamed")) if offers \
         else msg(lang, "rent.basis.catalog")
     if monthly_first and r.rent_per_month:
-        out.append(msg(lang, "rent.monthly_verdict", monthly=money(r.rent_per_month, cur), what=what,
+        flat = "perf.rent.by_the_month" in said  # 包月: the month is paid in full
+        out.append(msg(lang, "rent.monthly_flat_verdict" if flat else "rent.monthly_verdict",
+                       monthly=money(r.rent_per_month, cur), what=what,
                        hours=num(hours), hourly=money_exact(r.rent_per_hour or 0, cur), basis=basis))
     elif daily_first and r.rent_per_day:
         out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r.rent_per_day, cur), what=what,

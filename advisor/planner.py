@@ -527,6 +527,13 @@ def _no_use_case(ctx: PlanContext) -> bool:
     return ctx.use_case is None
 
 
+def _asks_what_to_rent(ctx: PlanContext) -> bool:
+    """'which gpu should i rent and how long will it take': a rental asked for a job, whatever else it asks."""
+    p = ctx.profile
+    return ctx.parsed.asks_where_rent and not ctx.parsed.gpus and bool(size_stand_in(p)) and p.use_case in (
+        "inference", "training")
+
+
 def _asks_mid_conversation(ctx: PlanContext) -> bool:
     """A question with no use case after an earlier answer ('warranty on these?', 'any issue reselling to China?'):
     answered from the knowledge base, never with the opening greeting again."""
@@ -758,8 +765,8 @@ def _asks_about_a_system(ctx: PlanContext) -> bool:
     parsed, session = ctx.parsed, ctx.session
     if parsed.model or parsed.params_b or parsed.use_case or parsed.existing or ctx.kind in _PLANS_ON_HARDWARE[:1]:
         return False
-    if parsed.systems:
-        return ctx.kind not in _PLANS_ON_HARDWARE
+    if parsed.systems:  # nothing to size on it ('够吗' of a budget): the system, unless renting is weighed
+        return ctx.kind != Kind.rent_vs_buy
     if _priced_server(parsed, user_currency(session.profile, ctx.lang, ("USD", "CNY"))):
         return True  # '8卡H20服务器整机多少钱，预算100w够不够': the catalogued server of those cards
     asks_its_figures = parsed.asked_attribute in _SYSTEM_FIGURES or parsed.build_topic in ("psu", "wall", "cooling") \
@@ -780,13 +787,16 @@ def _system_calls(ctx: PlanContext, currency: str) -> tuple[list[str], list[Plan
     elif not named and not parsed.gpus and _asks_about_a_system(ctx):
         named = list(session.focus_systems)  # 'how much power per rack?' after a rack's answer
     calls: list[PlannedCall] = []
+    card = parsed.gpus[0].gpu if len(parsed.gpus) == 1 and parsed.systems else None  # 'XE9680 with 8 H200'
     for sid in named[:3]:
-        calls.append(PlannedCall(name="system_info", arguments={"name": sid, "currency": currency}, purpose="info"))
         system = system_resolver().get(sid)
-        if system.price is None and system.gpu and system.form == "server":  # no public price: its cards and host
+        configured = card if card and system.gpu and card != system.gpu else None
+        calls.append(PlannedCall(name="system_info", arguments={
+            "name": sid, "currency": currency, **({"gpu": configured} if configured else {})}, purpose="info"))
+        if (system.price is None or configured) and system.gpu and system.form == "server":  # its cards and host
             calls.append(PlannedCall(name="machine_cost", arguments={
-                "gpu": system.gpu, "count": system.gpu_count, "currency": currency, "include_host": True},
-                purpose="value"))
+                "gpu": configured or system.gpu, "count": system.gpu_count, "currency": currency,
+                "include_host": True}, purpose="value"))
     return named, calls
 
 
@@ -1125,6 +1135,7 @@ _ROUTES: tuple[Route, ...] = (
     Route("build", _checks_a_build, _build_plan),
     Route("generative", _generates_media, _generative_plan),
     Route("rent", _rents_a_machine, _rent_plan),
+    Route("what to rent", _asks_what_to_rent, _rent_plan),
     Route("compare", _compares, _compare_plan),
     Route("why", _explains_last, _why_plan),
     Route("why value", _why_value, _best_value_plan),

@@ -12,7 +12,7 @@ from advisor import answers as A
 from advisor import compare
 from advisor import compose as C
 from advisor.nlu import Parsed
-from advisor.planner import Plan
+from advisor.planner import Plan, session_region
 from advisor.report import export_markdown
 from advisor.session import Citation, Session, ToolCall
 from advisor.settings import Settings
@@ -77,7 +77,8 @@ def _spec(ctx: TurnContext) -> str:
     return A.compose_spec(ctx.calls, attribute, parsed.about_precision or parsed.precision, ctx.out_lang,
                           more=parsed.more_attributes or [], budget=parsed.budget,
                           currency=parsed.currency_wanted,
-                          rack=(parsed.rack_kw, parsed.gpu_count or 1) if parsed.rack_kw else None)
+                          rack=(parsed.rack_kw, parsed.gpu_count or 1) if parsed.rack_kw else None,
+                          region=session_region(ctx.session, ctx.out_lang)[0])
 
 
 def _concept(ctx: TurnContext) -> str:

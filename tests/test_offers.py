@@ -118,17 +118,29 @@ def test_a_server_owned_is_owned_hardware() -> None:
 
 
 @pytest.mark.parametrize(("text", "lead"), [
-    ("DGX B200 多少钱", "**NVIDIA DGX B200：8× B200 SXM 180GB（显存合计 1,440 GB），约 ¥"),
+    ("How much is a DGX B200?", "**NVIDIA DGX B200: 8× B200 SXM 180GB (1,440 GB of card memory together) — about $"),
     ("What's inside an Atlas 800 A3 and what does it cost?",
      "**Huawei Atlas 800I A3 / 800T A3 SuperPoD server: 8× Ascend 910C (1,024 GB of card memory together) — no "
      "public price; from catalog prices about $"),
     ("GB200 NVL72 price", "**NVIDIA GB200 NVL72: 72× Blackwell GPU"),
-    ("8卡H200整机多少钱", "**8 卡 H200 服务器（国内渠道，2025 年 12 月获准出口后）：8× H200 SXM 141GB"
-                      "（显存合计 1,128 GB），约 ¥1,500,000"),
 ])
 def test_a_system_asked_about_is_answered_as_the_system(adv: Advisor, text: str, lead: str) -> None:
     _, (r,) = talk(adv, text)
     assert r.text.startswith(lead), r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "status", "system"), [
+    ("DGX B200 多少钱", "B200 SXM 180GB 在中国大陆买不到新卡",
+     "**NVIDIA DGX B200：8× B200 SXM 180GB（显存合计 1,440 GB），约 ¥"),
+    ("8卡H200整机多少钱", "H200 SXM 141GB 在中国大陆：",
+     "**8 卡 H200 服务器（国内渠道，2025 年 12 月获准出口后）：8× H200 SXM 141GB（显存合计 1,128 GB），约 ¥1,500,000"),
+    ("DGX H100 多少钱，预算 200 万够吗", "H100 SXM 80GB 在中国大陆买不到新卡", "**NVIDIA DGX H100：8× H100"),
+])
+def test_a_buyer_in_china_hears_a_servers_status_before_its_price(adv: Advisor, text: str, status: str,
+                                                                   system: str) -> None:
+    _, (r,) = talk(adv, text)
+    lines = r.text.splitlines()
+    assert status in lines[0] and any(line.startswith(system) for line in lines[1:4]), lines[:4]
 
 
 def test_the_price_of_several_cards_is_the_price_of_all_of_them(adv: Advisor) -> None:
@@ -188,7 +200,7 @@ def test_a_server_priced_against_a_budget(adv: Advisor) -> None:
     _, (r,) = talk(adv, "8卡H20服务器整机现在多少钱啊，预算100w够不够")
     # the data file's ¥1,200,000 against ¥1,000,000 ('100w' is 100 万)
     assert SERVERS["cn-8x-h20-server"]["price"]["cny"] == 1_200_000
-    assert r.text.startswith("**不够：按这个价格，¥1,000,000 的预算还差 ¥200,000。**")
+    assert "**不够：按这个价格，¥1,000,000 的预算还差 ¥200,000。**" in r.text.splitlines()[:2]
 
 
 def test_which_gpu_to_rent_ranks_the_rentable_cards_that_run_the_job() -> None:
@@ -273,3 +285,25 @@ def test_renting_past_an_owned_card_prices_what_runs_the_job(adv: Advisor) -> No
     choice = one(r, "rent_choices").result["choices"][0]
     assert r.text.startswith("**租来跑 FLUX.1-dev 最省钱的是") and "全天 24 小时约 ¥" in r.text.splitlines()[0]
     assert load_catalog().gpu(choice["gpu_id"]).memory_gb * choice["count"] > 12  # more than the 3060 owned
+
+
+def test_which_gpu_to_rent_wins_over_the_rest_of_the_question(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "need to full finetune a 7b model on ~2B tokens. which gpu should i rent and how long will it "
+                        "take")
+    best = one(r, "rent_choices").result["choices"][0]
+    assert r.mode == "rent" and best["job_hours"] and f"the job takes about {best['job_hours']:.1f}"[:24] in r.text
+
+
+def test_a_monthly_rent_is_paid_in_full_whatever_the_hours(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "包月租一台8卡A800，每天用10小时，一个月多少钱")
+    china = [o for o in RENTALS if o["gpu"] == "a800-sxm-80gb" and o["region"] == "cn"]
+    assert len(china) == 1 and china[0]["billing"] == "monthly"
+    # 8 cards × the monthly fee per card, not 10/24 of it
+    assert one(r, "rent_vs_buy").result["rent_per_month"] == pytest.approx(8 * china[0]["per_gpu_month"], rel=0.01)
+    assert r.text.startswith("**包月租 8× A800 SXM 80GB 每月约 ¥")
+
+
+def test_a_server_configured_with_another_card_is_priced_with_it(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "client wants an 8x H200 box. dell xe9680 vs supermicro, ballpark price?")
+    assert one(r, "machine_cost").arguments["gpu"] == "h200-sxm"
+    assert r.text.startswith("**Dell PowerEdge XE9680") and "8× H200 SXM 141GB" in r.text.splitlines()[0]

@@ -126,6 +126,8 @@ class CostInput(ToolInput):
     currency: BillCurrency = "USD"
     duty_cycle: float = Field(1.0, gt=0, le=1, description="share of the year the machine runs at load")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
+    rent_by_the_month: bool = Field(False, description="the rent is a monthly fee (包月): a month costs the same "
+                                                       "whatever the hours used")
 
 
 class CostResult(BaseModel):
@@ -150,7 +152,7 @@ def cost_of_ownership(inp: CostInput) -> CostResult:
     kwh = inp.power_w / 1000 * HOURS_PER_YEAR * inp.duty_cycle
     cost = kwh * kwh_price
     cost_usd = to_usd(cost, inp.currency, inp.cny_per_usd)
-    rent_month = (inp.rental_usd_per_hour * HOURS_PER_MONTH * inp.duty_cycle
+    rent_month = (inp.rental_usd_per_hour * HOURS_PER_MONTH * (1.0 if inp.rent_by_the_month else inp.duty_cycle)
                   if inp.rental_usd_per_hour else None)
     be = None
     if rent_month is not None and inp.purchase_usd is not None:

@@ -26,7 +26,7 @@ from tools.pricing import (
     gpu_price,
 )
 from tools.recommend import host_for
-from tools.rentals import provider_rate_usd, typical_rate_usd
+from tools.rentals import billed_by_the_month, provider_rate_usd, typical_rate_usd
 from tools.result import Note, note
 from tools.scale_out import NODE_GPUS
 from tools.systems import system_for
@@ -111,11 +111,14 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
                                        inp.cny_per_usd)
     named = provider_rate_usd(gpu.id, inp.provider, inp.cny_per_usd) if inp.provider else None
     per_gpu_hour = inp.rental_usd_per_gpu_hour or (named[0] if named else offered)
+    market = inp.market or ("cn" if inp.currency == "CNY" else "global")
+    monthly = (named[1] == "monthly" if named else billed_by_the_month(gpu.id, market)) \
+        if not inp.rental_usd_per_gpu_hour else False
     rental = per_gpu_hour * inp.count if per_gpu_hour else None
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=gpu.tdp_w * inp.count + host_power,
                                        rental_usd_per_hour=rental, currency=inp.currency,
                                        duty_cycle=inp.hours_per_day / 24, cny_per_usd=inp.cny_per_usd,
-                                       kwh_price=inp.kwh_price))
+                                       kwh_price=inp.kwh_price, rent_by_the_month=monthly))
 
     def cur(usd: float | None) -> float | None:
         return None if usd is None else round(usd if inp.currency == "USD" else usd * inp.cny_per_usd, 2)
@@ -145,6 +148,8 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
                    as_of=str(system.price.as_of), undated=system.price.undated)
               if system is not None and system.price is not None else host_note)
     assumptions = [*cost.assumptions, bought, rate_note]
+    if monthly:
+        assumptions.append(note("perf.rent.by_the_month"))
     if price.usd is None:
         assumptions.append(note("perf.rent.no_price", gpu=gpu.name))
     if rental is None:

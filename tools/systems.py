@@ -26,6 +26,8 @@ class SystemInfoInput(ToolInput):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="a system's id, name or alias ('DGX B200', 'Atlas 800 A3', 'GB200 NVL72')")
+    gpu: str | None = Field(None, description="the card it is configured with, when it takes several "
+                                              "('XE9680 with 8 H200'); default: its own")
     currency: Currency = "USD"
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
 
@@ -93,6 +95,9 @@ def _price(s: System, currency: Currency, cny_per_usd: float) -> SystemPriceView
 def system_info(inp: SystemInfoInput) -> SystemInfoResult:
     """The system's contents, totals and price as its sources give them."""
     s = system_resolver().get(inp.name)
+    if inp.gpu is not None and s.gpu is not None and load_catalog().gpu(inp.gpu).id != s.gpu:
+        # configured with another card: the listed price was for its own, so none applies
+        s = s.model_copy(update={"gpu": load_catalog().gpu(inp.gpu).id, "price": None})
     card = load_catalog().gpu(s.gpu) if s.gpu else None
     price = _price(s, inp.currency, inp.cny_per_usd)
     assumptions: list[Note] = []
