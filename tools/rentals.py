@@ -63,7 +63,7 @@ class RentalPricesResult(BaseModel):
     offers_total: int
     typical_per_gpu_hour: float | None = Field(description="what rent-vs-buy uses when no rate is quoted")
     typical_basis: Literal["median_on_demand", "catalog"] | None
-    typical_count: int = Field(description="on-demand offers behind the median (0 for the catalog figure)")
+    typical_count: int = Field(description="provider-run offers behind the median (0 for the catalog figure)")
     named_without_offer: list[str] = Field(description="providers named that have no recorded offer for this GPU")
     formula: list[Note]
     assumptions: list[Note]

@@ -2,7 +2,8 @@
 
 A name counts when it is shaped like a model id and stands where models stand: it carries a size tag
 ('Orion-30B', 'foo_13b'), or it is the object of a model verb ('run', 'serve', '部署', '微调') or sits beside the
-word 'model' / '模型' and is written like an id (a hyphen, an underscore, a digit or an inner capital). Names the
+word 'model' / '模型' and is written like an id (a hyphen, an underscore, a digit or an inner capital), or is
+quoted there however it is written ('helix-core', “天枢”). Names the
 catalogs know (GPUs, models, CPU platforms), precisions, engines and the tech words listed in
 ``data/not_models.toml`` never count.
 """
@@ -30,15 +31,18 @@ MAX_NAME = 60
 
 
 @cache
+def _word_list(name: str) -> frozenset[str]:
+    """A list of ``data/not_models.toml`` ('words', 'plain_words'), lower-case."""
+    text = resources.files("advisor.nlu").joinpath("data/not_models.toml").read_text(encoding="utf-8")
+    return frozenset(w.lower() for w in tomllib.loads(text)[name])
+
+
 def _not_models() -> frozenset[str]:
-    text = resources.files("advisor.nlu").joinpath("data/not_models.toml").read_text(encoding="utf-8")
-    return frozenset(w.lower() for w in tomllib.loads(text)["words"])
+    return _word_list("words")
 
 
-@cache
 def _plain_words() -> frozenset[str]:
-    text = resources.files("advisor.nlu").joinpath("data/not_models.toml").read_text(encoding="utf-8")
-    return frozenset(w.lower() for w in tomllib.loads(text)["plain_words"])
+    return _word_list("plain_words")
 
 
 def _known(name: str, cat: Catalog) -> bool:
