@@ -247,7 +247,8 @@ def system_lines(r: SystemInfoResult, lang: str, estimate: MachineCostResult | N
 
 def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | None, lang: str,
                  more: list[str] | None = None, budget: Money | None = None, currency: str | None = None,
-                 rack: tuple[float, int] | None = None, region: str | None = None) -> str:
+                 rack: tuple[float, int] | None = None, region: str | None = None,
+                 site_kw: float | None = None) -> str:
     """Verdict first: the fact asked for, per GPU or model (and each further fact asked of one GPU); then one
     compact card line and the source."""
     out: list[str] = []
@@ -257,6 +258,10 @@ def compose_spec(calls: list[ToolCall], attribute: str | None, precision: str | 
     if len(systems) == 2:  # 'DGX H200 vs DGX B200': the two side by side first
         out.append(_systems_side_by_side(systems[0], systems[1], lang))
     for system in systems:
+        if site_kw and system.max_power_w:  # '1MW of IT power, how many racks is that?'
+            out.append(msg(lang, "spec.system.site_fits", site=num(site_kw), name=system.name_zh if lang == "zh"
+                           and system.name_zh else system.name, fits=int(site_kw * 1000 // system.max_power_w),
+                           kw=num(system.max_power_w / 1000)))
         out += _system_block(system, lang, attribute, more or [], budget, rack, region,
                              built.pop((system.gpu_id, system.gpu_count), None)
                              if system.price is None and system.gpu_id else None)
@@ -499,7 +504,7 @@ def _sync_lines(r: ScaleOutPlan, args: dict[str, Any], lang: str) -> list[str]:
 
 def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang: str,
                  hourly_first: bool = False, daily_first: bool = False, offers_first: bool = False,
-                 monthly_first: bool = False) -> str:
+                 monthly_first: bool = False, total_hours: float | None = None) -> str:
     """Which is cheaper for the project (or when buying pays off), with the monthly figures; the hourly rent leads
     when that is what was asked ('租一小时多少钱'), the providers' offers when where to rent was ('哪家便宜')."""
     found = _ok(calls, "rent_vs_buy")
@@ -510,8 +515,10 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     what = f"{r.count}× {r.gpu}"
     if r.purchase is None or r.rent_per_month is None:
         return msg(lang, "rent.unknown", name=r.gpu)
-    offers_first = offers_first and not (hourly_first or daily_first or monthly_first)  # a cost asked leads
+    offers_first = offers_first and not (hourly_first or daily_first or monthly_first or total_hours)
     out: list[str] = rental_offer_lines(calls, lang, lead=True) if offers_first else []
+    if total_hours:  # '500 GPU-hours of A100, cheapest option?': the job at the typical rate and the cheapest
+        out += _total_hours_lines(calls, total_hours, lang)
     said = {a.id: a for a in r.assumptions}  # the buyer's own rate or purchase price, not the catalog's
     rate_note = said.get("perf.rent.rate_offers")
     offers = rate_note.params.get("count") if rate_note else 0
@@ -571,6 +578,22 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
 
 
 OFFERS_SHOWN = 5
+
+
+def _total_hours_lines(calls: list[ToolCall], hours: float, lang: str) -> list[str]:
+    """A total of GPU-hours priced at the market's typical rate and at the cheapest recorded offer."""
+    found = _ok(calls, "rental_prices")
+    if not found:
+        return []
+    r = typed(found[0], RentalPricesResult)
+    if r.typical_per_gpu_hour is None or not r.offers:
+        return []
+    cheap = min(r.offers, key=lambda o: o.per_gpu_hour)
+    return [msg(lang, "rent.total_hours", hours=num(hours), gpu=r.gpu,
+                cost=money(hours * r.typical_per_gpu_hour, r.currency),
+                rate=money_exact(r.typical_per_gpu_hour, r.currency), provider=provider_name(cheap.provider, lang),
+                billing=msg(lang, f"rent.billing.{cheap.billing}"), cheap=money_exact(cheap.per_gpu_hour, r.currency),
+                cheap_cost=money(hours * cheap.per_gpu_hour, r.currency))]
 CHOICES_SHOWN = 5
 
 

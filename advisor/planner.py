@@ -770,7 +770,7 @@ def _asks_about_a_system(ctx: PlanContext) -> bool:
     if _priced_server(parsed, user_currency(session.profile, ctx.lang, ("USD", "CNY"))):
         return True  # '8卡H20服务器整机多少钱，预算100w够不够': the catalogued server of those cards
     asks_its_figures = parsed.asked_attribute in _SYSTEM_FIGURES or parsed.build_topic in ("psu", "wall", "cooling") \
-        or parsed.rack_kw is not None
+        or parsed.rack_kw is not None or parsed.site_kw is not None
     units = parsed.gpu_count if parsed.rack_kw is None else None  # 'can we fit two of those' in a rack: boxes
     return bool(session.focus_systems) and session.last_kind == str(Kind.spec) and asks_its_figures and not (
         parsed.gpus or units or parsed.cpu or parsed.budget) and ctx.kind not in (

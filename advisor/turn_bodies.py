@@ -78,6 +78,7 @@ def _spec(ctx: TurnContext) -> str:
                           more=parsed.more_attributes or [], budget=parsed.budget,
                           currency=parsed.currency_wanted,
                           rack=(parsed.rack_kw, parsed.gpu_count or 1) if parsed.rack_kw else None,
+                          site_kw=parsed.site_kw,
                           region=session_region(ctx.session, ctx.out_lang)[0])
 
 
@@ -134,7 +135,7 @@ def _rent(ctx: TurnContext) -> str:
     months = rent.arguments.get("months")
     return A.compose_rent(ctx.calls, months, rent.arguments["hours_per_day"], ctx.out_lang,
                           hourly_first=ctx.parsed.asks_hourly, daily_first=ctx.parsed.asks_daily,
-                          monthly_first=ctx.parsed.asks_monthly,
+                          monthly_first=ctx.parsed.asks_monthly, total_hours=ctx.session.profile.gpu_hours_total,
                           offers_first="where_rent" in ctx.parsed.asks or bool(ctx.parsed.providers))
 
 

@@ -86,3 +86,8 @@ def test_unquantized_is_sixteen_bit(text: str) -> None:
 @pytest.mark.parametrize("text", ["打算采购华为atlas 800T A2，一台大概什么价位？", "how much is one box?"])
 def test_the_price_of_one_machine_is_the_whole_builds(text: str) -> None:
     assert "build_cost" in parse(text, load_catalog()).asks
+
+
+def test_card_hours_are_no_card_count() -> None:
+    p = parse("我们大概要 2000 卡时的 A100", load_catalog())
+    assert "gpu_count" not in p.unusable and [g.count for g in p.gpus] == [1] and p.gpu_hours_total == 2000

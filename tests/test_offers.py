@@ -307,3 +307,17 @@ def test_a_server_configured_with_another_card_is_priced_with_it(adv: Advisor) -
     _, (r,) = talk(adv, "client wants an 8x H200 box. dell xe9680 vs supermicro, ballpark price?")
     assert one(r, "machine_cost").arguments["gpu"] == "h200-sxm"
     assert r.text.startswith("**Dell PowerEdge XE9680") and "8× H200 SXM 141GB" in r.text.splitlines()[0]
+
+
+def test_a_total_of_gpu_hours_is_priced_as_a_rental(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "need ~500 gpu hrs on A100 80gb for a training run, cheapest option?")
+    typical = one(r, "rental_prices").result["typical_per_gpu_hour"]
+    assert r.mode == "rent" and r.text.startswith(f"**500 GPU-hours of A100 SXM 80GB cost about ${500 * typical:,.0f}")
+
+
+def test_a_sites_megawatts_asked_of_a_rack_system_count_racks(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "ballpark on a GB300 NVL72 rack? and power draw",
+                     "customer has 1MW of IT power, how many racks is that")
+    # the data file's 142 kW a GB300 NVL72: 1,000 kW // 142 kW = 7
+    assert SERVERS["gb300-nvl72"]["max_power_w"] == 142_000
+    assert r.text.startswith("**1,000 kW of IT power holds 7× NVIDIA GB300 NVL72")

@@ -901,12 +901,36 @@ def gpu_hours_month(ctx: Context) -> float | None:
     return value if value and 0 < value <= MAX_GPU_HOURS_A_MONTH else None
 
 
+_SITE_MW = re.compile(rf"({N})\s*(?:mw|megawatts?|兆瓦)(?![a-z])", _I)
+
+
+def site_kw(ctx: Context) -> float | None:
+    """A site's power in megawatts ('1MW of IT power', '2 兆瓦'), as kW: how many systems a site holds."""
+    m = _SITE_MW.search(ctx.masked)
+    value = parse_number(m.group(1)) if m else None
+    return value * 1000 if value and 0 < value <= 10_000 else None
+
+
+def gpu_hours_total(ctx: Context) -> float | None:
+    """GPU-hours said as a total with no period ('~500 GPU hrs on A100', '2000 卡时'): what a rental job costs at
+    the hourly rate."""
+    h = _GPU_HOURS.search(ctx.masked)
+    if h is None or gpu_hours_month(ctx) is not None:
+        return None
+    raw = h.group(1) or h.group(2)
+    base = parse_number(raw.rstrip("kK "))
+    value = base * (1000 if raw.rstrip().endswith(("k", "K")) else 1) if base else None
+    return value if value and 0 < value <= MAX_GPU_HOURS_A_MONTH * 120 else None
+
+
 MAX_GPU_HOURS_A_MONTH = 1024 * 24 * 31  # every GPU of the largest plan, all month
 
 
 EXTRACTORS: dict[str, Extractor] = {
     "node_link_gbps": node_link_gbps,
     "gpu_hours_month": gpu_hours_month,
+    "gpu_hours_total": gpu_hours_total,
+    "site_kw": site_kw,
     "days_used_share": days_used_share,
     "load_share": load_share,
     "added_cards": added_cards,

@@ -183,6 +183,8 @@ class Parsed(BaseModel):
                                                            "('节点之间只有25G以太网', '2x 200G RoCE per node')")
     gpu_hours_month: float | None = Field(None, description="GPU-hours used a month across all GPUs ('300 GPU-hours/"
                                                             "month')")
+    gpu_hours_total: float | None = Field(None, description="GPU-hours needed in all, no period ('500 GPU hrs')")
+    site_kw: float | None = Field(None, description="a site's power, kW ('1MW of IT power')")
     card_position: int | None = Field(None, description="the place a named card takes ('as the second card': 2)")
     days_used_share: float | None = Field(None, description="share of days the GPUs run (weekdays: 5/7)")
     load_share: float | None = Field(None, description="share of full power drawn while running ('60% load')")
@@ -446,7 +448,8 @@ _COUNT_BEFORE = re.compile(
     rf"(?:(?<![a-z0-9.])(\d+)\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs|numbers? of|of(?: the)?)?|"
     rf"([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|(俩|双)|"
     rf"\b({_COUNT_WORDS})\b(?:\s+(?:of(?:\s+(?:those|these|the|our|my|them|its|their))?|x))?)"
-    rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|[\u4e00-\u9fff]{{1,6}}的|"
+    rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|"
+    rf"(?:(?!时)[\u4e00-\u9fff]){{1,6}}的|"  # '两张新的 4090'; not '2000 卡时的 A100' (card-hours)
     rf"\s*(?:昇腾|华为|英伟达|寒武纪|海光|摩尔线程|沐曦|天数|nvidia|amd|intel|radeon|geforce|rtx|huawei|cambricon|hygon|"
     rf"moore threads|iluvatar(?: corex)?|metax|biren|modded))?"
     rf"\s*(?:[的]|of\s+)?\s*$", _I)
@@ -455,7 +458,7 @@ _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
                           r"(张|块|卡|片|颗)", _I)
 # what a '张/块/cards' count can be of that is no GPU: network cards, disks, memory, images, GPU-hours
 _NOT_GPU_NOUN = re.compile(r"^[^，,。.;；!?？！\n]{0,12}?(?:网卡|ib\s*卡|nic|hca|网口|光模块|交换机|硬盘|固态|ssd|nvme|"
-                           r"内存条?|电源|psu|dimm|ram\b)|^\s*-?\s*(?:hours?|hrs?|h\b|小时|卡时)", _I)
+                           r"内存条?|电源|psu|dimm|ram\b)|^\s*-?\s*(?:hours?|hrs?|h\b|小时|卡时|时(?![候间]))", _I)
 # ('颗' counts chips: '2颗8468' are two CPUs)
 _CARDS_ONLY = re.compile(
     rf"(?:(?<![\d.])(\d+)|([{CN_NUMERAL_CHARS}]+|双|单)|\b({_COUNT_WORDS})\b)(?:\s*|-)(?:x\s*)?"
@@ -882,7 +885,7 @@ def _usable_count(out: Parsed, gid: str, value: float | None) -> int | None:
     if value <= 0:
         out.bad_counts[gid] = int(value)
     else:
-        out.unusable["gpu_count"] = value
+        out.unusable["gpu_count"] = float(value)
     return None
 
 
