@@ -787,7 +787,9 @@ def _system_calls(ctx: PlanContext, currency: str) -> tuple[list[str], list[Plan
     elif not named and not parsed.gpus and _asks_about_a_system(ctx):
         named = list(session.focus_systems)  # 'how much power per rack?' after a rack's answer
     calls: list[PlannedCall] = []
-    card = parsed.gpus[0].gpu if len(parsed.gpus) == 1 and parsed.systems else None  # 'XE9680 with 8 H200'
+    own = {system_resolver().get(sid).gpu for sid in parsed.systems}
+    card = parsed.gpus[0].gpu if len(parsed.gpus) == 1 and parsed.systems and parsed.gpus[0].gpu not in own \
+        else None  # 'XE9680 with 8 H200': a card named apart from the systems' own
     for sid in named[:3]:
         system = system_resolver().get(sid)
         configured = card if card and system.gpu and card != system.gpu else None
@@ -1113,6 +1115,8 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         offers["providers"] = list(p.providers)
     if len(parsed.providers) == 1 and "rental_usd_per_gpu_hour" not in args:  # 'rent that on runpod': its price
         args["provider"] = parsed.providers[0]
+    if p.by_the_month:  # '包月': the month is paid in full
+        args["by_the_month"] = True
     if p.region:  # where the buyer rents decides which providers' prices count first
         args["market"] = offers["market"] = p.region
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),

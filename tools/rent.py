@@ -26,7 +26,7 @@ from tools.pricing import (
     gpu_price,
 )
 from tools.recommend import host_for
-from tools.rentals import billed_by_the_month, provider_rate_usd, typical_rate_usd
+from tools.rentals import provider_rate_usd, typical_rate_usd
 from tools.result import Note, note
 from tools.scale_out import NODE_GPUS
 from tools.systems import system_for
@@ -44,6 +44,8 @@ class RentVsBuyInput(ToolInput):
     currency: Currency = "USD"
     market: Literal["cn", "global"] | None = Field(None, description="where the buyer rents; default: cn for CNY")
     provider: str | None = Field(None, max_length=80, description="rent from this provider (its recorded price)")
+    by_the_month: bool = Field(False, description="rented by the month (包月): a month is paid in full whatever the "
+                                                  "hours a day")
     include_host: bool = Field(True, description="buying includes the computer the cards go in")
     kwh_price: float | None = Field(None, gt=0, lt=10, description="electricity per kWh in `currency`; default by "
                                                                    "currency")
@@ -111,9 +113,7 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
                                        inp.cny_per_usd)
     named = provider_rate_usd(gpu.id, inp.provider, inp.cny_per_usd) if inp.provider else None
     per_gpu_hour = inp.rental_usd_per_gpu_hour or (named[0] if named else offered)
-    market = inp.market or ("cn" if inp.currency == "CNY" else "global")
-    monthly = (named[1] == "monthly" if named else billed_by_the_month(gpu.id, market)) \
-        if not inp.rental_usd_per_gpu_hour else False
+    monthly = inp.by_the_month
     rental = per_gpu_hour * inp.count if per_gpu_hour else None
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=gpu.tdp_w * inp.count + host_power,
                                        rental_usd_per_hour=rental, currency=inp.currency,

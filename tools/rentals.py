@@ -87,13 +87,6 @@ def provider_rate_usd(gpu_id: str, provider: str, cny_per_usd: float = CNY_PER_U
     return round(_usd(pick, cny_per_usd), 4), pick.billing
 
 
-def billed_by_the_month(gpu_id: str, market: str) -> bool:
-    """Whether the typical rate of ``market`` rests on monthly rents only (包月): such a month is paid in full."""
-    own = [o for o in rental_offers() if o.gpu == gpu_id and o.billing in ("on-demand", "monthly")
-           and _in_market(o, market)]
-    return bool(own) and all(o.billing == "monthly" for o in own)
-
-
 def typical_rate_usd(gpu_id: str, market: str, cny_per_usd: float = CNY_PER_USD) -> tuple[float | None, int]:
     """(USD per GPU-hour, number of offers behind it): the median provider-run offer in ``market`` (by the hour, or
     by the month spread over 730 h), the hourly ones outside China when China has none, else the catalog's rental

@@ -185,6 +185,7 @@ class Parsed(BaseModel):
                                                             "month')")
     gpu_hours_total: float | None = Field(None, description="GPU-hours needed in all, no period ('500 GPU hrs')")
     site_kw: float | None = Field(None, description="a site's power, kW ('1MW of IT power')")
+    by_the_month: bool | None = Field(None, description="rented by the month ('包月', 'monthly plan'); None: not said")
     card_position: int | None = Field(None, description="the place a named card takes ('as the second card': 2)")
     days_used_share: float | None = Field(None, description="share of days the GPUs run (weekdays: 5/7)")
     load_share: float | None = Field(None, description="share of full power drawn while running ('60% load')")
@@ -1842,7 +1843,10 @@ def _read_currency_wanted(r: _Reading) -> None:
 
 
 def _read_rental(r: _Reading) -> None:
-    """Rental providers named and 'where to rent' asked: a rental question, answered with the offers first."""
+    """Rental providers named, 'where to rent' asked, a monthly plan ('包月'): a rental question, answered with the
+    offers first."""
+    if vocab.matches("slot", "by_the_month", r.text):
+        r.out.by_the_month = True
     r.out.providers = named_providers(r.text)
     r.out.asks_where_rent = bool(vocab.matches("slot", "where_rent", r.text)) or len(r.out.providers) >= 2
 
