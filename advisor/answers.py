@@ -522,11 +522,9 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     said = {a.id: a for a in r.assumptions}  # the buyer's own rate or purchase price, not the catalog's
     rate_note = said.get("perf.rent.rate_offers")
     offers = rate_note.params.get("count") if rate_note else 0
-    listed = _ok(calls, "rental_prices")
-    own = [o for o in typed(listed[0], RentalPricesResult).offers
-           if o.billing in ("on-demand", "monthly")] if listed else []
-    only = next((o for o in own if (o.region == "cn") == (typed(listed[0], RentalPricesResult).market == "cn")),
-                None) if listed else None
+    listed = [typed(c, RentalPricesResult) for c in _ok(calls, "rental_prices")][:1]
+    only = next((o for lr in listed for o in lr.offers if o.billing in ("on-demand", "monthly")
+                 and (o.region == "cn") == (lr.market == "cn")), None)  # the one provider-run offer behind a rate
     named = said.get("perf.rent.rate_provider")
     basis = msg(lang, "rent.basis.provider", provider=provider_name(str(named.params.get("provider")), lang),
                 billing=msg(lang, f"rent.billing.{named.params.get('billing')}")) if named else \

@@ -14,6 +14,7 @@ from typing import Any
 from knowledge.markets import markets_as_of
 from knowledge.messages import msg
 from tools.pricing import CNY_PER_USD, SYMBOLS, USD_PER_FOREIGN, VALUE_UNIT
+from tools.rentals import STALE_AFTER_DAYS  # a price over about six months old when the catalog was checked
 from tools.units import GB, GiB
 
 
@@ -142,7 +143,6 @@ def gpu_price_text(g: Any, lang: str, currency: str | None = None) -> tuple[str,
     return text, str(p.get("as_of", ""))
 
 
-STALE_AFTER_DAYS = 183  # a price older than about six months when the catalog was last checked is marked
 
 
 def price_basis(g: Any, lang: str, currency: str | None = None) -> str:

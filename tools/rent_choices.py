@@ -18,7 +18,7 @@ from tools.errors import ToolError
 from tools.inputs import ToolInput
 from tools.pricing import CNY_PER_USD, MAX_CNY_PER_USD, Currency
 from tools.recommend import RecommendInput, workload_fit
-from tools.rentals import typical_rate_usd
+from tools.rentals import offer_usd, typical_rate_usd
 from tools.result import Note, note
 
 COUNTS = (1, 2, 4, 8)
@@ -92,8 +92,8 @@ def rent_choices(inp: RentChoicesInput) -> RentChoicesResult:
             if not fit.fits:
                 continue
             offers = [o for o in reachable if o.gpu == gpu_id]
-            cheapest = min(offers, key=lambda o: o.hourly / (1 if o.currency == "USD" else inp.cny_per_usd))
-            cheap_usd = cheapest.hourly / (1 if cheapest.currency == "USD" else inp.cny_per_usd)
+            cheapest = min(offers, key=lambda o: offer_usd(o, inp.cny_per_usd))
+            cheap_usd = offer_usd(cheapest, inp.cny_per_usd)
             hourly = typical * count * rate
             choices.append(RentChoice(
                 gpu=gpu.name, gpu_id=gpu_id, count=count, per_gpu_hour=round(typical * rate, 2),

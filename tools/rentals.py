@@ -73,7 +73,8 @@ def _in_market(offer: RentalOffer, market: str) -> bool:
     return (offer.region == "cn") == (market == "cn")
 
 
-def _usd(offer: RentalOffer, cny_per_usd: float) -> float:
+def offer_usd(offer: RentalOffer, cny_per_usd: float) -> float:
+    """An offer's price per GPU-hour in dollars (a monthly rent over 730 h)."""
     return offer.hourly if offer.currency == "USD" else offer.hourly / cny_per_usd
 
 
@@ -83,8 +84,8 @@ def provider_rate_usd(gpu_id: str, provider: str, cny_per_usd: float = CNY_PER_U
     own = [o for o in rental_offers() if o.gpu == gpu_id and o.provider == provider]
     if not own:
         return None
-    pick = min(own, key=lambda o: (o.billing != "on-demand", _usd(o, cny_per_usd)))
-    return round(_usd(pick, cny_per_usd), 4), pick.billing
+    pick = min(own, key=lambda o: (o.billing != "on-demand", offer_usd(o, cny_per_usd)))
+    return round(offer_usd(pick, cny_per_usd), 4), pick.billing
 
 
 def typical_rate_usd(gpu_id: str, market: str, cny_per_usd: float = CNY_PER_USD) -> tuple[float | None, int]:
@@ -95,7 +96,7 @@ def typical_rate_usd(gpu_id: str, market: str, cny_per_usd: float = CNY_PER_USD)
     pool = ([o for o in provider_run if _in_market(o, market)]
             or [o for o in provider_run if o.region != "cn" and o.billing == "on-demand"])
     if pool:
-        return round(statistics.median(_usd(o, cny_per_usd) for o in pool), 4), len(pool)
+        return round(statistics.median(offer_usd(o, cny_per_usd) for o in pool), 4), len(pool)
     price = load_catalog().gpu(gpu_id).price
     return (price.rental_usd_per_hour if price else None), 0
 
@@ -109,11 +110,12 @@ def rental_prices(inp: RentalPricesInput) -> RentalPricesResult:
     mine = [o for o in rental_offers() if o.gpu == gpu.id and (market == "cn" or o.region != "cn")]
     # the buyer's market first, then the rest; cheapest first within each
     named = set(inp.providers)
-    mine.sort(key=lambda o: (o.provider not in named, not _in_market(o, market), _usd(o, inp.cny_per_usd)))
+    mine.sort(key=lambda o: (o.provider not in named, not _in_market(o, market), offer_usd(o, inp.cny_per_usd)))
     checked = markets_as_of()
     quotes = [RentalQuote(provider=o.provider, region=o.region, billing=o.billing,
                           gpus_per_instance=o.gpus_per_instance,
-                          per_gpu_hour=round(_usd(o, inp.cny_per_usd) * rate, 2), monthly_only=o.per_gpu_hour is None,
+                          per_gpu_hour=round(offer_usd(o, inp.cny_per_usd) * rate, 2),
+                          monthly_only=o.per_gpu_hour is None,
                           as_of=o.as_of.isoformat(), stale=(checked - o.as_of).days > STALE_AFTER_DAYS,
                           source=o.source, confidence=o.confidence, named=o.provider in named) for o in mine]
     usd, count = typical_rate_usd(gpu.id, market, inp.cny_per_usd)
