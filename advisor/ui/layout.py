@@ -66,24 +66,9 @@ TAKE_JS = """
 """
 # the page's lang attribute follows the UI language (screen readers, fonts, hyphenation)
 SET_LANG_JS = '(l) => { document.documentElement.lang = l === "zh" ? "zh-CN" : "en"; }'
-# a new exchange starts at the top of the chat view: the user's message, then the reply from its first line
-SCROLL_JS = """
-() => {
-  setTimeout(() => {
-    const rows = document.querySelectorAll("#chatbot .user-row");
-    const last = rows[rows.length - 1];
-    if (!last) return;
-    let box = last.parentElement;  // the chat's own scroll box: the page itself must not move
-    while (box && box.id !== "chatbot" && !(box.scrollHeight > box.clientHeight + 1
-           && ["auto", "scroll"].includes(getComputedStyle(box).overflowY))) box = box.parentElement;
-    if (!box || box.id === "chatbot") return;
-    box.scrollTop += last.getBoundingClientRect().top - box.getBoundingClientRect().top - 44;  // under the header
-  }, 80);
-}
-"""
-
 CSS = (Path(__file__).parent / "style.css").read_text(encoding="utf-8")
 PAGE_CSS = (Path(__file__).parent / "page.css").read_text(encoding="utf-8")
+PAGE_JS = (Path(__file__).parent / "page.js").read_text(encoding="utf-8")
 
 PRECISION_CHOICES = list(calculators.PRECISIONS)
 
@@ -102,7 +87,8 @@ def launch_options() -> dict[str, Any]:
         "system-ui",
         "sans-serif",
     ]
-    return {"theme": gr.themes.Default(font=font), "css": CSS, "head": f"<style>{PAGE_CSS}</style>"}
+    head = f"<style>{PAGE_CSS}</style><script>{PAGE_JS}</script>"
+    return {"theme": gr.themes.Default(font=font), "css": CSS, "head": head}
 
 
 def default_ui_lang() -> str:
@@ -197,7 +183,7 @@ def build_blocks(
                         chatbot = labels.label(
                             gr.Chatbot(
                                 label=t("chatbot", lang0),
-                                height=640,
+                                height="var(--chat-h, 640px)",  # page.js fits it to the window
                                 elem_id="chatbot",
                                 sanitize_html=True,
                                 allow_tags=False,
@@ -206,7 +192,7 @@ def build_blocks(
                                 feedback_options=None,
                                 buttons=["copy_all"],
                                 group_consecutive_messages=True,
-                                autoscroll=False,  # SCROLL_JS shows a new reply from its start instead
+                                autoscroll=False,  # page.js pins a new question with its answer below
                             ),
                             "chatbot",
                         )
@@ -600,7 +586,6 @@ def build_blocks(
             # "always_last": a drain asked for while one runs starts after it, so nothing waits for ever
             sent = trigger(None, [msg], [outbox, msg], js=TAKE_JS, trigger_mode="multiple", **quick)
             shown = sent.then(take, [outbox, state], take_outputs, trigger_mode="multiple", **quick)
-            shown.then(None, js=SCROLL_JS)
             shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
         def take_example(text: str) -> Callable[..., list[Any]]:
             def fn(st: UIState | None, request: gr.Request) -> list[Any]:
@@ -609,7 +594,6 @@ def build_blocks(
 
         for button, text in ex_buttons:  # an example is sent as it is; a draft in the box stays
             shown = button.click(take_example(text), [state], take_outputs, trigger_mode="multiple", **quick)
-            shown.then(None, js=SCROLL_JS)
             shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
 
         def on_option(st: UIState | None, evt: gr.SelectData, request: gr.Request) -> list[Any]:
@@ -620,9 +604,13 @@ def build_blocks(
 
         def on_stop(st: UIState | None) -> list[Any]:
             """Stop the running turn where it stands (the engine is left at its next step) and hand the messages
-            still waiting back to the box; the conversation so far stays."""
+            still waiting back to the box; the conversation so far stays.
+
+            The chat itself is never written here: the running turn streams it as edits of what it sent last,
+            and a value put in between made the page drop the turn's closing edit (the partial answer and
+            "⏹ stopped"), leaving "Working…" on screen. The stream writes the final state; this only asks."""
             if st is None:
-                return [gr.skip()] * 5
+                return [gr.skip()] * 3
             waiting = "\n".join(text for _, text in st.inbox)
             st.inbox.clear()
             if st.busy:
@@ -630,9 +618,9 @@ def build_blocks(
                 buttons = [gr.skip(), gr.skip()]  # the turn's last step sets them back
             else:
                 buttons = [gr.update(interactive=True), gr.update(visible=False)]
-            return [st.shown(), st, waiting if waiting else gr.skip(), *buttons]
+            return [waiting if waiting else gr.skip(), *buttons]
 
-        stop.click(on_stop, [state], [chatbot, state, msg, send, stop], **quick)
+        stop.click(on_stop, [state], [msg, send, stop], **quick)
 
         def on_new(st: UIState | None) -> list[Any]:
             if st is not None:

@@ -1,0 +1,139 @@
+// The chat page's own behaviour (put in <head> by layout.launch_options; no network, no framework).
+// 1. The chat fills the window and the message box stays in sight, on a desk and on a phone.
+// 2. A new question is pinned near the top of the chat with its answer growing below it — after a send,
+//    an example, an option chip or Recompute alike — until the reader scrolls on their own.
+// 3. Esc stops a running turn.
+// 4. Tables read: each cell knows its column's name, so a phone shows a ranked list as cards.
+(() => {
+  "use strict";
+  const PIN_GAP = 40;  // px from the chat's top edge to the pinned question (under the chat's label)
+  const MIN_CHAT = 260;
+  const FIGURE = /^(?=.{1,28}$)[^\n]*\d[^\n]*$/;  // a short cell holding a figure  // px: below this the chat is not worth shrinking for the box
+  let pinned = null;  // the user row held near the top
+  let released = false;  // the reader scrolled: leave the view alone until the next question
+
+  const chat = () => document.querySelector("#chatbot");
+
+  function scrollBox() {
+    const root = chat();
+    if (!root) return null;
+    for (const el of root.querySelectorAll("*")) {
+      const oy = getComputedStyle(el).overflowY;
+      if ((oy === "auto" || oy === "scroll") && el.querySelector(".message-row")) return el;
+    }
+    return null;
+  }
+
+  // 1 ------------------------------------------------------------------ size
+  function fitHeight() {
+    const root = chat();
+    const row = document.querySelector("#input-row");
+    if (!root || !row || root.offsetParent === null) return;
+    const top = root.getBoundingClientRect().top + window.scrollY;
+    const below = row.getBoundingClientRect().height + 24;
+    const h = Math.max(MIN_CHAT, Math.floor(window.innerHeight - top - below));
+    document.documentElement.style.setProperty("--chat-h", h + "px");
+  }
+
+  // 2 ------------------------------------------------------------------ pin
+  function lastUserRow() {
+    const rows = document.querySelectorAll("#chatbot .user-row");
+    return rows.length ? rows[rows.length - 1] : null;
+  }
+
+  function keepPinned() {
+    const row = lastUserRow();
+    if (row !== pinned) {  // a new question (or the chat was redrawn): pin the newest one
+      pinned = row;
+      released = false;
+      const r = chat().getBoundingClientRect();
+      if (row && (r.top < 0 || r.bottom > window.innerHeight)) {
+        window.scrollTo({top: 0});  // asked from the panel (Recompute) further down: back to the chat
+      }
+    }
+    const box = scrollBox();
+    if (!box) return;
+    if (!pinned || released || !box.contains(pinned)) {
+      box.style.setProperty("--pin-space", "0px");
+      return;
+    }
+    const inner = box.firstElementChild || box;
+    const rowTop = pinned.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+    const contentEnd = inner.getBoundingClientRect().bottom - box.getBoundingClientRect().top + box.scrollTop;
+    // room below the answer so the question can reach the top while the answer is still short
+    const space = Math.max(0, box.clientHeight - (contentEnd - rowTop) - PIN_GAP);
+    box.style.setProperty("--pin-space", space + "px");
+    const target = Math.max(0, rowTop - PIN_GAP);
+    if (Math.abs(box.scrollTop - target) > 1) {
+      box.dataset.pinScroll = "1";
+      box.scrollTop = target;
+    }
+  }
+
+  function release(ev) {
+    const box = scrollBox();
+    if (box && box.contains(ev.target)) released = true;
+  }
+
+  // 3 ------------------------------------------------------------------ Esc
+  function onKey(ev) {
+    if (ev.key !== "Escape") return;
+    const stop = document.querySelector("#stop");
+    if (stop && stop.offsetParent !== null) {
+      ev.preventDefault();
+      stop.click();
+    }
+  }
+
+  // 4 ------------------------------------------------------------------ tables
+  function labelCells() {
+    for (const table of document.querySelectorAll("#chatbot table, #comparison table")) {
+      if (table.dataset.labelled === String(table.rows.length)) continue;
+      const head = table.tHead && table.tHead.rows[0];
+      if (!head) continue;
+      const names = Array.from(head.cells, (c) => c.innerText.trim());
+      for (const body of table.tBodies) {
+        for (const tr of body.rows) {
+          Array.from(tr.cells).forEach((td, i) => {
+            if (names[i]) td.dataset.label = names[i];
+            const text = td.innerText.trim();
+            if (FIGURE.test(text)) td.classList.add("fig");  // '$41,000', '1,700 W': one line
+            else if (text.length <= 16) td.classList.add("word");  // '工作站级' is one word, not four
+          });
+        }
+      }
+      table.dataset.labelled = String(table.rows.length);
+      table.classList.add("labelled");
+      if (names[0] === "#" && names.length > 2) table.classList.add("ranked");  // "1." then the name, one line
+    }
+  }
+
+  let queued = false;
+  function onChange() {
+    if (queued) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      labelCells();
+      keepPinned();
+    });
+  }
+
+  function start() {
+    const root = chat();
+    if (!root) { setTimeout(start, 200); return; }
+    fitHeight();
+    new MutationObserver(onChange).observe(root, {childList: true, subtree: true, characterData: true});
+    const panel = document.querySelector("#comparison");
+    if (panel) new MutationObserver(onChange).observe(panel, {childList: true, subtree: true});
+    new ResizeObserver(() => { fitHeight(); onChange(); }).observe(document.body);
+    window.addEventListener("resize", fitHeight);
+    root.addEventListener("wheel", release, {passive: true});
+    root.addEventListener("touchmove", release, {passive: true});
+    document.addEventListener("keydown", onKey);
+    onChange();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

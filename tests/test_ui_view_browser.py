@@ -1,0 +1,118 @@
+"""What the reader sees, in a real headless Chromium: each new question is pinned near the top of the chat
+with its answer growing below it (after a send, an example and Recompute alike), the message box stays in
+sight without scrolling the page (1440×900, 1366×768 and a 390×844 phone), and reply tables read — figures
+on one line on a desk, one card per option on a phone. Screenshots go to ``tests/artifacts/``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from test_ui_chat_browser import ARTIFACTS, TIMEOUT_MS, _idle, _send, browser  # noqa: F401  (fixture)
+
+SIZES = {"desktop": (1440, 900), "laptop": (1366, 768), "phone": (390, 844)}
+PIN_MAX_PX = 80  # the question's top edge: at most this far below the top of the chat's scroll box
+
+# where the newest question sits in the chat's scroll box, whether its answer's first line is in view, and
+# whether the message box is on screen with the page itself unscrolled
+GEOMETRY_JS = """() => {
+  const rows = document.querySelectorAll('#chatbot .message-row');
+  const users = document.querySelectorAll('#chatbot .user-row');
+  const q = users[users.length - 1];
+  const box = document.querySelector('#chatbot .bubble-wrap').getBoundingClientRect();
+  const after = q ? [...rows].slice([...rows].indexOf(q) + 1)[0] : null;
+  const msg = document.querySelector('#msg textarea').getBoundingClientRect();
+  return {q: q ? q.getBoundingClientRect().top - box.top : null,
+          answer: after ? after.getBoundingClientRect().top < box.bottom - 20 : false,
+          msgBottom: msg.bottom, height: innerHeight, scrollY: scrollY};
+}"""
+
+
+@pytest.fixture(params=list(SIZES))
+def view(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:  # noqa: F811
+    from ui_harness import running_app
+
+    width, height = SIZES[request.param]
+    phone = request.param == "phone"
+    ctx = browser.new_context(locale="zh-CN", viewport={"width": width, "height": height}, is_mobile=phone,
+                              has_touch=phone)
+    tab = ctx.new_page()
+    tab.set_default_timeout(TIMEOUT_MS)
+    tab.goto(running_app().url, wait_until="load")
+    tab.locator("#chatbot").get_by_text("你好").first.wait_for()
+    tab.size_name = request.param
+    yield tab
+    ctx.close()
+
+
+def _in_view(page: Any, what: str) -> None:
+    g = page.evaluate(GEOMETRY_JS)
+    assert g["q"] is not None and 0 <= g["q"] <= PIN_MAX_PX, f"{what}: the question is not at the top ({g})"
+    assert g["answer"], f"{what}: the answer's start is out of view ({g})"
+    assert g["scrollY"] == 0 and g["msgBottom"] <= g["height"], f"{what}: the message box is off screen ({g})"
+
+
+def test_each_new_question_is_pinned_with_its_answer_below_and_the_box_stays_in_sight(view: Any) -> None:
+    page = view
+    g = page.evaluate(GEOMETRY_JS)
+    assert g["msgBottom"] <= g["height"] and g["scrollY"] == 0, "the message box is below the fold on opening"
+    _send(page, "我想本地部署 Qwen2.5-72B 做推理，预算 10 万，买什么卡？")
+    _idle(page)
+    _in_view(page, "first answer")
+    _send(page, "上下文 32k 呢")  # a follow-up after a long answer: the old answer is above, out of the way
+    _idle(page)
+    _in_view(page, "follow-up")
+    _send(page, "什么是 KV cache？")  # a short answer: the question still reaches the top
+    _idle(page)
+    _in_view(page, "short answer")
+    if not page.locator("#f-concurrency input").is_visible():  # the profile opens itself once it has data
+        page.locator("#profile").get_by_text("需求画像").first.click()
+    page.fill("#f-concurrency input", "8")
+    page.click("#recompute")
+    page.locator("#chatbot .user-row").filter(has_text="✏️").last.wait_for()
+    _idle(page)
+    page.wait_for_timeout(300)  # the next animation frame re-pins
+    _in_view(page, "Recompute")
+    page.screenshot(path=str(ARTIFACTS / f"ui-view-recompute-{page.size_name}.png"))
+
+
+def test_a_reader_who_scrolls_up_is_left_where_they_are(view: Any) -> None:
+    page = view
+    if page.size_name != "desktop":
+        pytest.skip("one size is enough: the rule is the same")
+    _send(page, "我想本地部署 Qwen2.5-72B 做推理，预算 10 万，买什么卡？")
+    _idle(page)
+    box = page.locator("#chatbot .bubble-wrap")
+    box.hover()
+    page.mouse.wheel(0, 400)
+    page.wait_for_timeout(300)
+    top = page.evaluate("() => document.querySelector('#chatbot .bubble-wrap').scrollTop")
+    page.evaluate("() => document.querySelector('#chatbot .message-row:last-child')"
+                  "?.append(document.createElement('span'))")  # the chat changes under the reader
+    page.wait_for_timeout(300)
+    assert page.evaluate("() => document.querySelector('#chatbot .bubble-wrap').scrollTop") == top
+
+
+def test_reply_tables_keep_figures_whole_and_turn_into_cards_on_a_phone(view: Any) -> None:
+    page = view
+    _send(page, "预算20万，推理70B，推荐几张卡")  # a ranked table: #, configuration, tier, need, speed, power, price
+    _idle(page)
+    table = page.locator("#chatbot table").last
+    table.wait_for()
+    cells = page.evaluate(
+        "() => { const t = [...document.querySelectorAll('#chatbot table')].pop();"
+        " return [...t.querySelectorAll('tbody td')].map(td => [td.innerText.trim(), td.dataset.label || '',"
+        " td.getBoundingClientRect().height, parseFloat(getComputedStyle(td).lineHeight) || 20,"
+        " getComputedStyle(td).display]); }")
+    figures = [c for c in cells if any(ch.isdigit() for ch in c[0]) and len(c[0]) <= 28]
+    assert figures, "no figure in the ranked table"
+    if page.size_name == "phone":
+        assert all(display != "table-cell" for *_, display in cells), "the table is still a grid on a phone"
+        labelled = [c for c in cells[2:] if c[1]]
+        assert labelled, "the card's figures carry no column names"
+        assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"] + 1
+    else:
+        for text, _, height, line, _ in figures:  # one line each: '¥180,000', '1,700 W', '16.2 tokens/s'
+            assert height < 2 * line + 16, f"the figure {text!r} wraps ({height:.0f} px for a {line:.0f} px line)"
+    table.screenshot(path=str(ARTIFACTS / f"ui-view-table-{page.size_name}.png"))
