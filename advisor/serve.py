@@ -158,6 +158,7 @@ def middleware(*, auth: bool, settings_locked: bool, body_timeout_s: float) -> l
     from advisor.login_throttle import LoginThrottle
     from advisor.proxy_notice import ProxyNotice
     from advisor.slow_requests import BodyDeadline
+    from advisor.stream_gzip import StreamGzip
 
     return [
         # every body (a chat message, an API call, an upload) is refused above this before it is parsed
@@ -166,7 +167,8 @@ def middleware(*, auth: bool, settings_locked: bool, body_timeout_s: float) -> l
         Middleware(LoginThrottle),
         Middleware(ProxyNotice, auth=auth, settings_locked=settings_locked),
         *([] if auth else [Middleware(ConfigCache)]),  # with a login, the config names the user: built each time
-        Middleware(GZipMiddleware, minimum_size=1024),  # streams (text/event-stream) are left uncompressed
+        Middleware(GZipMiddleware, minimum_size=1024),  # pages and replies; it leaves event streams alone
+        Middleware(StreamGzip),  # the chat's event streams, each event flushed as it is sent
     ]
 
 
@@ -194,6 +196,7 @@ def launch_app(
     from advisor.slow_requests import install as guard_slow_requests
     from advisor.ui.expiry import SessionSweeper, limit_malloc_arenas, limits
     from advisor.ui.layout import launch_options  # gradio: slow to import, so only once the port is known good
+    from advisor.ui.results import routes as result_routes
 
     limit_malloc_arenas()  # before the server's threads start
     # the web server's event loop shares the interpreter lock with the chat turns' threads: a shorter switch
@@ -220,6 +223,7 @@ def launch_app(
         state_session_capacity=sessions.max_sessions,  # beyond it, the least recently used session is dropped
         app_kwargs={"middleware": middleware(auth=bool(pairs), settings_locked=locked,
                                                  body_timeout_s=slow.body_s),
+                    "routes": result_routes(),  # a chat step's full result, fetched when it is opened
                     # with a login, the API's description is not served to whoever asks either
                     **({"openapi_url": None, "docs_url": None, "redoc_url": None} if pairs else {})},
         **launch_options(),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 
 import pytest
 
@@ -78,23 +79,25 @@ def test_a_resumed_session_says_where_results_were_not_kept() -> None:
     assert text.count(render.t("tool_result_dropped", "zh")) == 1  # the last two answers' steps are whole
 
 
-def test_the_chat_on_the_page_keeps_raw_results_of_recent_turns_only() -> None:
+def test_the_chat_on_the_page_links_each_raw_result_instead_of_carrying_it() -> None:
     from advisor.toolspec import run_tool
+    from advisor.ui.results import PATH_PREFIX, STORE
 
     messages: list = []
+    raw = 0
     for i in range(3):
         sized = run_tool("size_inference", {"model": "llama-3.1-70b", "context": 4096 * (i + 1)}).result
         assert sized is not None
+        raw += len(json.dumps(sized))
         messages.append(render.user_message(f"q{i}"))
         messages += render.reply_messages(_answer(sized), "en")
-    before = sum(len(m.content) for m in messages)
-    render.drop_old_details(messages, 1, "en")
     steps = [m for m in messages if "parent_id" in (m.metadata or {})]
-    assert [m.content.count("```json") for m in steps] == [1, 1, 2]  # inputs stay; raw results of the last only
-    assert render.t("tool_result_dropped", "en") in steps[0].content
-    assert sum(len(m.content) for m in messages) < 0.6 * before  # the raw JSON is most of a turn
-    render.drop_old_details(messages, 1, "en")  # again: nothing more to drop, nothing broken
-    assert [m.content.count("```json") for m in steps] == [1, 1, 2]
+    assert [m.content.count("```json") for m in steps] == [1, 1, 1]  # the inputs only
+    links = [re.search(PATH_PREFIX + r"([0-9a-f]{32})", m.content) for m in steps]
+    assert all(links)
+    served = json.loads(STORE.get(links[-1].group(1)) or b"null")  # what the link serves: the whole result
+    assert served["context"] == 3 * 4096 and served["per_gpu_bytes"] > 70e9
+    assert sum(len(m.content) for m in steps) < 0.3 * raw  # the raw JSON was most of a turn
 
 
 # ------------------------------------------------------------------ the server's sessions

@@ -116,3 +116,48 @@ def test_reply_tables_keep_figures_whole_and_turn_into_cards_on_a_phone(view: An
         for text, _, height, line, _ in figures:  # one line each: '¥180,000', '1,700 W', '16.2 tokens/s'
             assert height < 2 * line + 16, f"the figure {text!r} wraps ({height:.0f} px for a {line:.0f} px line)"
     table.screenshot(path=str(ARTIFACTS / f"ui-view-table-{page.size_name}.png"))
+
+
+def test_a_calculation_s_full_result_is_fetched_only_when_opened(view: Any) -> None:
+    page = view
+    if page.size_name != "desktop":
+        pytest.skip("one size is enough: the page's behaviour is the same")
+    fetched: list[str] = []
+    page.on("request", lambda r: fetched.append(r.url) if "gpu-advisor/result/" in r.url else None)
+    _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
+    _idle(page)
+    chat = page.locator("#chatbot")
+    assert '"per_gpu_bytes"' not in chat.inner_text()  # no raw JSON in the chat as it arrives
+    chat.locator(".title[role=button]").filter(has_text="项计算").first.click()  # the calculations fold…
+    chat.locator(".title[role=button]").filter(has_text="显存").first.click()  # …then one of its steps
+    link = chat.locator('a[href*="gpu-advisor/result/"]').first
+    link.wait_for()
+    assert fetched == []  # nothing fetched until the reader opens it
+    link.click()
+    shown = chat.locator("pre.raw-result").first
+    shown.wait_for()
+    page.wait_for_function("() => document.querySelector('#chatbot pre.raw-result').textContent.length > 50")
+    assert '"per_gpu_bytes"' in shown.inner_text() and len(fetched) == 1
+    assert len(page.context.pages) == 1  # shown in place, not in a new tab
+    page.screenshot(path=str(ARTIFACTS / "ui-view-raw-result-desktop.png"))
+
+
+def test_the_result_route_serves_a_kept_result_and_nothing_else() -> None:
+    import json
+    import urllib.error
+    import urllib.request
+
+    from ui_harness import running_app
+
+    from advisor.ui.results import PATH_PREFIX, STORE
+
+    token = STORE.put({"per_gpu_bytes": 74_900_000_000, "gpu": "RTX 4090"})
+    with urllib.request.urlopen(running_app().url + PATH_PREFIX + token, timeout=30) as res:
+        assert res.headers["Content-Type"].startswith("application/json")
+        assert json.loads(res.read()) == {"per_gpu_bytes": 74_900_000_000, "gpu": "RTX 4090"}
+    for bad in ("0" * 32, "..%2F..%2Fetc%2Fpasswd", token.upper()):
+        try:
+            urllib.request.urlopen(running_app().url + PATH_PREFIX + bad, timeout=30)
+            raise AssertionError(f"{bad!r} was served")
+        except urllib.error.HTTPError as err:
+            assert err.code == 404

@@ -25,7 +25,7 @@ import gradio as gr
 
 from advisor import fmt
 from advisor.engine import Advisor
-from advisor.session import FULL_RESULTS_KEPT, Session, SessionError, problem_text
+from advisor.session import Session, SessionError, problem_text
 from advisor.settings import Settings
 from advisor.ui import api, calculators, profile, render
 from advisor.ui.chart import Sizing, memory_chart_svg, sizing_of
@@ -568,7 +568,6 @@ def build_blocks(
                 panel = [gr.skip()] * n_panel
             if st.closed:
                 return
-            render.drop_old_details(st.messages, FULL_RESULTS_KEPT, st.lang)
             opened = _profile_open(st)
             if st.stopping:  # Stop: the question and what had arrived of the answer stay, with a word
                 st.stopping = False

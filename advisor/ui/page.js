@@ -4,6 +4,7 @@
 //    an example, an option chip or Recompute alike — until the reader scrolls on their own.
 // 3. Esc stops a running turn.
 // 4. Tables read: each cell knows its column's name, so a phone shows a ranked list as cards.
+// 5. A calculation's full result (JSON) is fetched only when its link is opened, and shown in place.
 (() => {
   "use strict";
   const PIN_GAP = 40;  // px from the chat's top edge to the pinned question (under the chat's label)
@@ -108,6 +109,26 @@
     }
   }
 
+  // 5 ------------------------------------------------------------------ results on demand
+  async function openResult(ev) {
+    const link = ev.target.closest && ev.target.closest('a[href*="gpu-advisor/result/"]');
+    if (!link || !chat() || !chat().contains(link)) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    const shown = link.nextElementSibling;
+    if (shown && shown.classList.contains("raw-result")) { shown.remove(); return; }
+    const pre = document.createElement("pre");
+    pre.className = "raw-result";
+    link.after(pre);
+    try {
+      const res = await fetch(link.getAttribute("href"), {credentials: "same-origin"});
+      const body = await res.json();
+      pre.textContent = res.ok ? JSON.stringify(body, null, 1) : String(body.error || res.status);
+    } catch (err) {
+      pre.textContent = String(err);
+    }
+  }
+
   let queued = false;
   function onChange() {
     if (queued) return;
@@ -131,6 +152,7 @@
     root.addEventListener("wheel", release, {passive: true});
     root.addEventListener("touchmove", release, {passive: true});
     document.addEventListener("keydown", onKey);
+    document.addEventListener("click", openResult, true);
     onChange();
   }
 

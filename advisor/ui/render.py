@@ -37,6 +37,7 @@ from advisor.session import ToolCall
 from advisor.tool_trust import OWN_CALL_PREFIX
 from advisor.toolspec import TOOLS
 from advisor.ui.i18n import USE_CASES, label, t, ui_text
+from advisor.ui.results import result_path
 from knowledge import load_catalog
 from knowledge.messages import has, msg
 from tools.compat import BuildReport
@@ -187,19 +188,8 @@ def tool_step_message(call: Any, lang: str, *, pending: bool = False) -> ChatMes
         if summary:
             meta["log"] = escape_html(summary[:120])
             parts.append(f"**{t('tool_result', lang)}**: {safe_markdown(summary)}")
-        parts.append(_code_block(_slim(result, lang), lang))
+        parts.append(f"[{t('tool_raw', lang)}]({result_path(result)})")  # fetched when opened
     return ChatMessage(role="assistant", content="\n\n".join(parts), metadata=meta)  # type: ignore[arg-type]
-
-
-def _slim(result: Any, lang: str) -> Any:
-    """Drop the bulkiest lists (rejections, serving points) to keep the step readable."""
-    if isinstance(result, Mapping):
-        out = dict(result)
-        for key in ("rejected", "points"):
-            if isinstance(out.get(key), list) and len(out[key]) > 8:
-                out[key] = [*out[key][:8], t("more", lang, n=len(out[key]) - 8)]
-        return out
-    return result
 
 
 # ------------------------------------------------------------------------------ replies
@@ -600,22 +590,6 @@ class TurnView:
             step.metadata = {**(step.metadata or {}), "parent_id": self._group}  # type: ignore[assignment]
             out.append(step)
         return out
-
-
-def drop_old_details(messages: list[Any], keep_turns: int, lang: str) -> None:
-    """Bound a long chat's size: the tool steps before the last ``keep_turns`` user messages lose their raw
-    result JSON (their inputs and one-line summary stay), as the session drops those turns' results."""
-    users = [i for i, m in enumerate(messages) if _get(m, "role") == "user"]
-    if len(users) <= keep_turns:
-        return
-    note = t("tool_result_dropped", lang)
-    for m in messages[:users[-keep_turns]]:
-        content = _get(m, "content")
-        if not isinstance(m, ChatMessage) or not isinstance(content, str) or "parent_id" not in (m.metadata or {}):
-            continue
-        head, sep, raw = content.rpartition("\n\n```json\n")
-        if sep and "```json\n" in head and raw.endswith("```"):  # inputs block, then the raw result block
-            m.content = f"{head}\n\n{note}"
 
 
 def reply_messages(reply: Any, lang: str) -> list[ChatMessage]:
