@@ -118,14 +118,15 @@ def test_citations_nest_each_passage_under_one_sources_step() -> None:
 def test_notices_message() -> None:
     assert render.notices_message([], "zh") is None
     note = render.notices_message(["LLM <down>"], "zh")
-    assert note is not None and note.metadata["title"] == "ℹ️ 提示" and "&lt;down&gt;" in note.content
+    assert note is not None and not note.metadata  # open, not a fold
+    assert note.content.startswith("**ℹ️ 提示**") and "&lt;down&gt;" in note.content
 
 
 # --------------------------------------------------------------------------- event folding
 
 
 def test_turn_view_folds_a_real_engine_turn() -> None:
-    """Answer first, then one collapsible '🔧 N calculations' step holding every tool step, then the notes."""
+    """Answer first, then the notes, then one collapsible '🔧 N calculations' step holding every tool step."""
     adv = Advisor(search_k=0)  # no retrieval: these tests are about rendering, not the index
     session = adv.new_session()
     view = render.TurnView("en")
@@ -164,8 +165,8 @@ def test_turn_view_shows_the_answer_above_its_calculations_and_replaces_a_rebuil
     assert view.messages[0].content == "It does not fit."
     view.apply(FinalReply(reply=EngineReply(text="It does **not** fit.", lang="en", notices=["replaced"])))
     assert view.messages[0].content == "It does **not** fit."
-    assert view.messages[-1].metadata["title"] == "ℹ️ Notes"
-    assert len(view.messages) == 4  # answer, the group, its one step, the notes
+    assert view.messages[1].content.startswith("**ℹ️ Notes**")  # right under the answer, open
+    assert len(view.messages) == 4  # answer, the notes, the group, its one step
 
 
 # --------------------------------------------------------------------------- memory chart

@@ -161,3 +161,46 @@ def test_the_result_route_serves_a_kept_result_and_nothing_else() -> None:
             raise AssertionError(f"{bad!r} was served")
         except urllib.error.HTTPError as err:
             assert err.code == 404
+
+
+def test_every_text_on_the_page_reads_at_wcag_aa_contrast(view: Any) -> None:
+    from pathlib import Path
+
+    page = view
+    if page.size_name == "laptop":
+        pytest.skip("the desk and the phone cover the page's colours")
+    _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
+    _idle(page)
+    scan = (Path(__file__).parent / "js" / "contrast.js").read_text(encoding="utf-8")
+    # Stop's colours too (the button exists only while a turn runs)
+    page.evaluate("() => { const d = document.createElement('div'); d.textContent = '停止 Stop';"
+                  " d.style.cssText = 'background: var(--button-cancel-background-fill);"
+                  " color: var(--button-cancel-text-color)'; document.querySelector('#input-row').append(d); }")
+    assert page.evaluate(scan) == []
+
+
+@pytest.mark.parametrize(("browser_locale", "page_lang", "clear", "copy_all", "warning"), [
+    ("en-US", "zh", "清空对话", "复制整段对话", "注意"),
+    ("zh-CN", "en", "Clear the conversation", "Copy the whole conversation", "Warning"),
+])
+def test_gradio_s_own_words_follow_the_page_s_language(browser: Any, browser_locale: str, page_lang: str,  # noqa: F811
+                                                       clear: str, copy_all: str, warning: str) -> None:
+    from ui_harness import running_app
+
+    ctx = browser.new_context(locale=browser_locale, viewport={"width": 1440, "height": 900})
+    page = ctx.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(running_app().url + f"?lang={page_lang}")
+        page.locator("#chatbot .message-row").first.wait_for()
+        page.locator(f"#chatbot button[aria-label='{clear}']").wait_for()
+        assert page.locator(f"#chatbot button[aria-label='{copy_all}']").count() == 1
+        _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
+        _idle(page)
+        if not page.locator("#f-context input").is_visible():
+            page.locator("#profile .label-wrap").first.click()
+        page.fill("#f-context input", "0")  # a value the profile cannot hold: a warning toast
+        page.click("#recompute")
+        page.locator(".toast-title").filter(has_text=warning).first.wait_for()
+    finally:
+        ctx.close()

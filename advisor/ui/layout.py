@@ -69,6 +69,18 @@ SET_LANG_JS = '(l) => { document.documentElement.lang = l === "zh" ? "zh-CN" : "
 CSS = (Path(__file__).parent / "style.css").read_text(encoding="utf-8")
 PAGE_CSS = (Path(__file__).parent / "page.css").read_text(encoding="utf-8")
 PAGE_JS = (Path(__file__).parent / "page.js").read_text(encoding="utf-8")
+# Gradio's own words on the page (in English, or in its zh-CN translation when the browser is Chinese): page.js
+# says them in the page's language instead, with the words of ``ui.gradio_*``
+GRADIO_WORDS = {
+    "gradio_warning": ("Warning", "警告"),
+    "gradio_info": ("Info", "信息"),
+    "gradio_error": ("Error", "错误"),
+    "gradio_copy_all": ("Copy conversation",),
+    "gradio_clear": ("Clear", "清空对话"),
+    "gradio_copy": ("Copy", "复制"),
+    "gradio_copied": ("Copied", "Copied!", "已复制"),
+    "gradio_scroll": ("Scroll down",),
+}
 
 PRECISION_CHOICES = list(calculators.PRECISIONS)
 
@@ -87,8 +99,29 @@ def launch_options() -> dict[str, Any]:
         "system-ui",
         "sans-serif",
     ]
-    head = f"<style>{PAGE_CSS}</style><script>{PAGE_JS}</script>"
-    return {"theme": gr.themes.Default(font=font), "css": CSS, "head": head}
+    head = f"<style>{PAGE_CSS}</style><script>window.__advisorWords = {page_words()};\n{PAGE_JS}</script>"
+    # every text at least 4.5:1 against its background (WCAG AA): the default theme's grey secondary text
+    # (1.9:1), orange tab label (2.8:1) and white on orange buttons (2.8–3.6:1) fell short
+    theme = gr.themes.Default(font=font).set(
+        body_text_color_subdued="#5f5f6b",
+        color_accent="*primary_700",
+        button_primary_background_fill="*primary_700",
+        button_primary_background_fill_hover="*primary_800",
+        button_primary_background_fill_dark="*primary_700",
+        button_primary_text_color="white",
+        button_cancel_background_fill="#b91c1c",  # Stop: white on red-700 (red-500 was 3.8:1)
+        button_cancel_background_fill_hover="#991b1b",
+        button_cancel_text_color="white",
+    )
+    return {"theme": theme, "css": CSS, "head": head}
+
+
+def page_words() -> str:
+    """The words page.js puts in place of Gradio's own (JSON): each language's, and every known spelling → key."""
+    ours = {code: {key: t(key, code) for key in GRADIO_WORDS} for code in LANGS}
+    known = {spelling: key for key, spellings in GRADIO_WORDS.items() for spelling in spellings}
+    known.update({word: key for words in ours.values() for key, word in words.items()})
+    return json.dumps({"words": ours, "known": known}, ensure_ascii=False).replace("</", "<\\/")
 
 
 def default_ui_lang() -> str:

@@ -5,6 +5,7 @@
 // 3. Esc stops a running turn.
 // 4. Tables read: each cell knows its column's name, so a phone shows a ranked list as cards.
 // 5. A calculation's full result (JSON) is fetched only when its link is opened, and shown in place.
+// 6. Gradio's own words (toast titles, the chat's buttons) are said in the page's language.
 (() => {
   "use strict";
   const PIN_GAP = 40;  // px from the chat's top edge to the pinned question (under the chat's label)
@@ -129,6 +130,24 @@
     }
   }
 
+  // 6 ------------------------------------------------------------------ Gradio's words
+  function relabel() {
+    const table = window.__advisorWords;
+    if (!table) return;
+    const words = table.words[(document.documentElement.lang || "zh").startsWith("zh") ? "zh" : "en"];
+    const say = (text) => { const key = table.known[(text || "").trim()]; return key ? words[key] : null; };
+    for (const el of document.querySelectorAll(".toast-title")) {
+      const word = say(el.textContent);
+      if (word && el.textContent.trim() !== word) el.textContent = word;
+    }
+    for (const el of document.querySelectorAll("#chatbot button[aria-label], #chatbot button[title]")) {
+      for (const attr of ["aria-label", "title"]) {
+        const word = say(el.getAttribute(attr));
+        if (word && el.getAttribute(attr) !== word) el.setAttribute(attr, word);
+      }
+    }
+  }
+
   let queued = false;
   function onChange() {
     if (queued) return;
@@ -137,6 +156,7 @@
       queued = false;
       labelCells();
       keepPinned();
+      relabel();
     });
   }
 
@@ -145,8 +165,9 @@
     if (!root) { setTimeout(start, 200); return; }
     fitHeight();
     new MutationObserver(onChange).observe(root, {childList: true, subtree: true, characterData: true});
-    const panel = document.querySelector("#comparison");
-    if (panel) new MutationObserver(onChange).observe(panel, {childList: true, subtree: true});
+    // the panel's tables, the toasts and the language switch live outside the chat
+    new MutationObserver(onChange).observe(document.body, {childList: true, subtree: true});
+    new MutationObserver(onChange).observe(document.documentElement, {attributes: true, attributeFilter: ["lang"]});
     new ResizeObserver(() => { fitHeight(); onChange(); }).observe(document.body);
     window.addEventListener("resize", fitHeight);
     root.addEventListener("wheel", release, {passive: true});

@@ -226,15 +226,12 @@ def citations_messages(citations: Iterable[Any], lang: str, parent: str = "sourc
 
 
 def notices_message(notices: Iterable[str], lang: str) -> ChatMessage | None:
+    """The turn's notices as a plain message right under the answer (a fold at the end went unread)."""
     items = [n for n in notices if n]
     if not items:
         return None
-    body = "\n".join(f"- {safe_markdown(n)}" for n in items)
-    return ChatMessage(
-        role="assistant",
-        content=body,  # type: ignore[arg-type]
-        metadata={"title": t("notices", lang), "status": "done"},
-    )
+    body = f"**{t('notices', lang)}**\n\n" + "\n".join(f"- {safe_markdown(n)}" for n in items)
+    return ChatMessage(role="assistant", content=body)  # type: ignore[arg-type]
 
 
 def user_message(text: str) -> ChatMessage:
@@ -508,7 +505,7 @@ class TurnView:
     Events are read by their ``type`` field, so any object shaped like ``advisor.engine`` events works.
     ``messages`` is the turn's part of the chat at any moment, answer first: the reply text ("Working…" until
     the first delta, then growing with each; a ``replace`` delta starts it over, the final reply replaces it),
-    then one collapsible "🔧 N calculations" step holding every tool step, then the notes. The reply's own
+    then the notes, then one collapsible "🔧 N calculations" step holding every tool step. The reply's own
     text lists its sources, so they are not repeated.
     """
 
@@ -526,11 +523,11 @@ class TurnView:
         out: list[ChatMessage] = []
         if self._text or self.final is None:
             out.append(assistant_message(self._text or f"⏳ {t('thinking', self.lang)}"))
-        out += self._group_messages()
-        if self.final is not None:
+        if self.final is not None:  # where the eye is: right under the answer, before its calculations
             note = notices_message(_get(self.final, "notices") or [], _get(self.final, "lang") or self.lang)
             if note is not None:
                 out.append(note)
+        out += self._group_messages()
         return out
 
     def shown_so_far(self) -> list[ChatMessage]:
