@@ -290,7 +290,7 @@ def bench_ui(quick: bool = False, profile: bool = False) -> list[dict[str, Any]]
     turns = _ui_turns()
     return [
         *_ui_turn_rows(turns),
-        figure("web UI ready (start → page served)", statistics.median(ready), "s", 8,
+        figure("web UI ready (start → page served)", statistics.median(ready), "s", 6,
                note="runs: " + ", ".join(f"{r:.1f}" for r in ready)),
         figure("web UI usable in Chromium (start → greeting shown)", usable[0], "s", 8),
         figure("same, every core busy with another program", usable[1], "s", 8,
