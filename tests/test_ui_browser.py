@@ -87,7 +87,7 @@ def test_a_user_session_in_the_browser(browser_page) -> None:
     page.screenshot(path=str(ARTIFACTS / "ui-1-opening-zh.png"), full_page=True)
 
     # click an example: the reply, its calculations (one folded step) and the memory chart appear
-    page.click("#example-1")
+    page.click("#example-zh-1")
     page.locator("#mem-chart svg .seg-weights").wait_for()
     page.locator("#chatbot").get_by_text("项计算").first.wait_for()
     page.locator("#chatbot").get_by_text("结论").first.wait_for()

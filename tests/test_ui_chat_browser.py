@@ -223,6 +223,10 @@ def test_stop_ends_a_turn_at_once_keeps_what_arrived_and_hands_waiting_messages_
     assert who == "bot" and text.startswith("结论")  # what had arrived of the answer stays
     assert text.endswith("⏹ 已停止。之前的内容都还在，随时可以接着问。") and "正在计算" not in text
     assert page.input_value("#msg textarea").split("\n") == waiting  # the waiting ones: back in the box
+    page.wait_for_timeout(300)  # the next animation frame brings the notice into view
+    notice, box = stopped.last.bounding_box(), page.locator("#chatbot .bubble-wrap").bounding_box()
+    assert box["y"] <= notice["y"] and notice["y"] + notice["height"] <= box["y"] + box["height"] + 1, \
+        "the stop notice is out of view"
     assert failed == []
     _shot(page, "stopped")
 

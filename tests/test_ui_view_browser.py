@@ -96,6 +96,8 @@ def test_a_reader_who_scrolls_up_is_left_where_they_are(view: Any) -> None:
 
 def test_reply_tables_keep_figures_whole_and_turn_into_cards_on_a_phone(view: Any) -> None:
     page = view
+    _send(page, "预算3万美元做CFD，需要FP64，买什么卡")  # a wide ranked table: name, tier, need, FP64, power, price
+    _idle(page)
     _send(page, "预算20万，推理70B，推荐几张卡")  # a ranked table: #, configuration, tier, need, speed, power, price
     _idle(page)
     table = page.locator("#chatbot table").last
@@ -115,6 +117,10 @@ def test_reply_tables_keep_figures_whole_and_turn_into_cards_on_a_phone(view: An
     else:
         for text, _, height, line, _ in figures:  # one line each: '¥180,000', '1,700 W', '16.2 tokens/s'
             assert height < 2 * line + 16, f"the figure {text!r} wraps ({height:.0f} px for a {line:.0f} px line)"
+    # no column hidden off the side: a grid wider than its place is shown as cards
+    hidden = page.evaluate("() => [...document.querySelectorAll('#chatbot table')].filter(t =>"
+                           " t.scrollWidth > t.clientWidth + 4).length")
+    assert hidden == 0
     table.screenshot(path=str(ARTIFACTS / f"ui-view-table-{page.size_name}.png"))
 
 
@@ -204,3 +210,29 @@ def test_gradio_s_own_words_follow_the_page_s_language(browser: Any, browser_loc
         page.locator(".toast-title").filter(has_text=warning).first.wait_for()
     finally:
         ctx.close()
+
+
+def test_quick_answer_chips_copy_and_feedback_on_each_reply(view: Any) -> None:
+    import json
+
+    from advisor.ui.feedback import feedback_file
+
+    page = view
+    if page.size_name != "desktop":
+        pytest.skip("one size is enough: the behaviour is the same")
+    _send(page, "I want to fine-tune Llama-3-8B")  # it asks which training method
+    _idle(page)
+    chip = page.locator("#chatbot button.option").filter(has_text="QLoRA")
+    chip.wait_for()
+    chip.click()  # a chip is sent as the answer
+    page.locator("#chatbot .user-row").filter(has_text="QLoRA").wait_for()
+    _idle(page)
+    assert "QLoRA" in page.locator("#chatbot .bot-row").last.inner_text()
+    assert page.locator("#chatbot button[aria-label='复制']").count() >= 3  # each message can be copied
+    before = feedback_file().read_text(encoding="utf-8").count("\n") if feedback_file().exists() else 0
+    page.locator("#chatbot button[aria-label='赞']").last.click()
+    page.locator(".toast-body").filter(has_text="谢谢反馈").first.wait_for()
+    rows = feedback_file().read_text(encoding="utf-8").splitlines()
+    assert len(rows) == before + 1
+    vote = json.loads(rows[-1])
+    assert vote["vote"] == "up" and vote["question"] == "QLoRA" and "QLoRA" in vote["answer"]

@@ -27,7 +27,7 @@ from advisor import fmt
 from advisor.engine import Advisor
 from advisor.session import Session, SessionError, problem_text
 from advisor.settings import Settings
-from advisor.ui import api, calculators, profile, render
+from advisor.ui import api, calculators, feedback, profile, render
 from advisor.ui.chart import Sizing, memory_chart_svg, sizing_of
 from advisor.ui.expiry import limits
 from advisor.ui.i18n import EXAMPLES, LANGS, METHODS, USE_CASES, label, norm_lang, t, ui_text
@@ -77,7 +77,7 @@ GRADIO_WORDS = {
     "gradio_error": ("Error", "错误"),
     "gradio_copy_all": ("Copy conversation",),
     "gradio_clear": ("Clear", "清空对话"),
-    "gradio_copy": ("Copy", "复制"),
+    "gradio_copy": ("Copy", "复制", "Copy message"),
     "gradio_copied": ("Copied", "Copied!", "已复制"),
     "gradio_scroll": ("Scroll down",),
 }
@@ -112,6 +112,8 @@ def launch_options() -> dict[str, Any]:
         button_cancel_background_fill="#b91c1c",  # Stop: white on red-700 (red-500 was 3.8:1)
         button_cancel_background_fill_hover="#991b1b",
         button_cancel_text_color="white",
+        block_label_text_size="*text_md",  # the panel's field names: 11 px was too small to read
+        block_title_text_size="*text_md",
     )
     return {"theme": theme, "css": CSS, "head": head}
 
@@ -222,8 +224,8 @@ def build_blocks(
                                 allow_tags=False,
                                 render_markdown=True,
                                 latex_delimiters=[],
-                                feedback_options=None,
-                                buttons=["copy_all"],
+                                feedback_options=("Like", "Dislike"),  # on_like keeps them (feedback.py)
+                                buttons=["copy", "copy_all"],  # each message, and the whole conversation
                                 group_consecutive_messages=True,
                                 autoscroll=False,  # page.js pins a new question with its answer below
                             ),
@@ -252,13 +254,7 @@ def build_blocks(
                                           elem_id="stop"),
                                 "stop",
                             )
-                        labels.text(gr.Markdown(f"**{t('examples', lang0)}**"), "examples", "**{}**")
-                        ex_buttons: list[tuple[Any, str]] = []
-                        with gr.Row(elem_id="examples"):
-                            for i, text in enumerate([*EXAMPLES["zh"], *EXAMPLES["en"]]):
-                                b = gr.Button(text, size="sm", variant="secondary", elem_id=f"example-{i}")
-                                ex_buttons.append((b, text))
-                        with gr.Row():
+                        with gr.Row():  # under the box, in sight: starting over and exporting
                             new_chat = labels.text(
                                 gr.Button(t("new_chat", lang0), size="sm", elem_id="new-chat"), "new_chat"
                             )
@@ -266,6 +262,17 @@ def build_blocks(
                                 gr.DownloadButton(t("export", lang0), value=None, size="sm", elem_id="export-report"),
                                 "export",
                             )
+                        labels.text(gr.Markdown(f"**{t('examples', lang0)}**"), "examples", "**{}**")
+                        ex_buttons: list[tuple[Any, str]] = []
+                        with gr.Row(elem_id="examples"):  # the page's language's examples only
+                            for code in LANGS:
+                                for i, text in enumerate(EXAMPLES[code]):
+                                    b = labels.add(
+                                        gr.Button(text, size="sm", variant="secondary", visible=code == lang0,
+                                                  elem_id=f"example-{code}-{i}"),
+                                        lambda lg, code=code: {"visible": lg == code},
+                                    )
+                                    ex_buttons.append((b, text))
                     with gr.Column(scale=2, min_width=360, elem_id="panel"):
                         labels.text(gr.Markdown(f"### {t('panel', lang0)}", elem_id="panel-title"), "panel", "### {}")
                         with gr.Accordion(t("profile", lang0), open=False, elem_id="profile") as acc_profile:
@@ -601,6 +608,8 @@ def build_blocks(
                 panel = [gr.skip()] * n_panel
             if st.closed:
                 return
+            if not st.stopping:
+                _offer_chips(st, len(before))
             opened = _profile_open(st)
             if st.stopping:  # Stop: the question and what had arrived of the answer stay, with a word
                 st.stopping = False
@@ -610,8 +619,9 @@ def build_blocks(
 
         take_outputs = [chatbot, state, send, stop]
         drain_outputs = [chatbot, state, acc_profile, *panel_outputs, send, stop]
+        # the chat shows a turn's progress itself ("Working…"): no Gradio timer laid over the panel's fields
         chat_kw: dict[str, Any] = {"api_visibility": "private", "concurrency_limit": chat_limit,
-                                   "concurrency_id": "chat"}
+                                   "concurrency_id": "chat", "show_progress": "hidden"}
         quick: dict[str, Any] = {"api_visibility": "private", "queue": False}
         for trigger in (msg.submit, send.click):
             # "multiple": a send while the previous one is still being taken is not dropped (Gradio's default);
@@ -654,6 +664,20 @@ def build_blocks(
 
         stop.click(on_stop, [state], [msg, send, stop], **quick)
 
+        def on_like(st: UIState | None, evt: gr.LikeData) -> None:
+            """A vote on a reply: kept with its question (the user message before it) on this machine."""
+            if st is None or evt is None:
+                return
+            shown = st.shown()
+            index = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
+            if not isinstance(index, int) or not 0 <= index < len(shown):
+                return
+            question = next((str(m.content) for m in reversed(shown[:index]) if m.role == "user"), "")
+            if feedback.record(st.session.id, question, str(shown[index].content), evt.liked):
+                gr.Info(t("feedback_thanks", st.lang))
+
+        chatbot.like(on_like, [state], None, api_visibility="private")  # queued: its thank-you is a toast
+
         def on_new(st: UIState | None) -> list[Any]:
             if st is not None:
                 st.closed = True  # a turn still running for it stops at its next step and shows nothing
@@ -692,7 +716,8 @@ def build_blocks(
             st.messages.extend(render.reply_messages(reply, lang))
             return [st.messages, st, *panel_values(st)]
 
-        recompute.click(on_recompute, [state, *profile_inputs], [chatbot, state, *panel_outputs], **chat_kw)
+        recompute.click(on_recompute, [state, *profile_inputs], [chatbot, state, *panel_outputs],
+                        **{**chat_kw, "show_progress": "minimal"})  # no stream: a small timer says it works
         # a profile field's own change never raises in the browser: values are checked when recomputing
 
         def on_apply(st: UIState | None, llm: str, llama: str, url: str, model: str, key: str,
@@ -903,6 +928,18 @@ def _only_changed(st: UIState, values: list[Any], first: int, last: int) -> list
             out[i] = gr.skip()
         st.panel_sent[i] = values[i]
     return out
+
+
+def _offer_chips(st: UIState, first: int) -> None:
+    """Put the reply's quick answers (``render.reply_chips``) under the turn, whose first message is its answer
+    (Gradio shows options only under the chat's last message; a calculation nested in a fold does not count)."""
+    if first >= len(st.messages) or st.messages[first].role != "assistant":
+        return
+    lang = st.session.lang or st.lang
+    chips = render.reply_chips(st.session.pending, str(st.messages[first].content), lang)
+    top = [m for m in st.messages[first:] if "parent_id" not in (m.metadata or {})]  # a nested step is no message
+    if chips and top:
+        top[-1].options = [{"value": c, "label": c} for c in chips]
 
 
 def _profile_open(st: UIState) -> Any:

@@ -10,6 +10,7 @@
   "use strict";
   const PIN_GAP = 40;  // px from the chat's top edge to the pinned question (under the chat's label)
   const MIN_CHAT = 260;
+  const STOPPED = "⏹";  // the mark of a stopped turn's notice (ui.stopped)
   const FIGURE = /^(?=.{1,28}$)[^\n]*\d[^\n]*$/;  // a short cell holding a figure  // px: below this the chat is not worth shrinking for the box
   let pinned = null;  // the user row held near the top
   let released = false;  // the reader scrolled: leave the view alone until the next question
@@ -65,7 +66,12 @@
     // room below the answer so the question can reach the top while the answer is still short
     const space = Math.max(0, box.clientHeight - (contentEnd - rowTop) - PIN_GAP);
     box.style.setProperty("--pin-space", space + "px");
-    const target = Math.max(0, rowTop - PIN_GAP);
+    let target = Math.max(0, rowTop - PIN_GAP);
+    const rows = box.querySelectorAll(".message-row");
+    const last = rows[rows.length - 1];
+    if (last && last !== pinned && last.innerText.trim().includes(STOPPED)) {  // a stopped turn: its notice in view
+      target = Math.max(target, last.offsetTop + last.offsetHeight - box.clientHeight + PIN_GAP);
+    }
     if (Math.abs(box.scrollTop - target) > 1) {
       box.dataset.pinScroll = "1";
       box.scrollTop = target;
@@ -106,6 +112,11 @@
       }
       table.dataset.labelled = String(table.rows.length);
       table.classList.add("labelled");
+      table.classList.remove("cards");  // measured as a grid: a grid wider than its place reads as cards
+      const tooWide = table.scrollWidth > table.clientWidth + 4 || table.offsetWidth > table.parentElement.clientWidth + 4;
+      if (window.innerWidth <= 600 || tooWide) {
+        table.classList.add("cards");
+      }
       if (names[0] === "#" && names.length > 2) table.classList.add("ranked");  // "1." then the name, one line
     }
   }

@@ -248,6 +248,26 @@ def use_case_options(lang: str) -> list[str]:
     return [label("use_case", k, lang) for k in USE_CASES]
 
 
+YES_NO_SLOTS = ("fp64", "cuda_required", "domestic")
+
+
+def reply_chips(pending: Iterable[str], text: str, lang: str) -> list[str]:
+    """Quick answers shown as buttons under a reply: the usual choices for what it asked (``session.pending``),
+    yes / no for a single yes-or-no question, and the word for "details" when the reply offers them."""
+    slots = list(pending)
+    chips: list[str] = []
+    if slots == ["use_case"]:
+        chips = use_case_options(lang)
+    elif len(slots) == 1 and slots[0] in YES_NO_SLOTS:
+        chips = t("chips.yes_no", lang).split("|")
+    elif slots and has("en", f"ui.chips.{slots[0]}"):
+        chips = t(f"chips.{slots[0]}", lang).split("|")
+    word = t("chips.detail_word", lang)
+    if f"“{word}”" in text:
+        chips.append(word)
+    return chips
+
+
 # ------------------------------------------------------------------------------ money
 
 
