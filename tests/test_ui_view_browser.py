@@ -57,6 +57,7 @@ def test_each_new_question_is_pinned_with_its_answer_below_and_the_box_stays_in_
     page = view
     g = page.evaluate(GEOMETRY_JS)
     assert g["msgBottom"] <= g["height"] and g["scrollY"] == 0, "the message box is below the fold on opening"
+    assert page.locator("#backend-badge").get_by_text("离线").is_visible()  # who answers, in sight
     _send(page, "我想本地部署 Qwen2.5-72B 做推理，预算 10 万，买什么卡？")
     _idle(page)
     _in_view(page, "first answer")

@@ -215,6 +215,8 @@ def build_blocks(
                 labels.label(tab_chat, "tab_chat")
                 with gr.Row():
                     with gr.Column(scale=3, min_width=420):
+                        # who writes the replies, in sight above the chat
+                        badge = gr.Markdown(_badge_md(pool.default(), lang0), elem_id="backend-badge")
                         chatbot = labels.label(
                             gr.Chatbot(
                                 label=t("chatbot", lang0),
@@ -270,7 +272,7 @@ def build_blocks(
                                     b = labels.add(
                                         gr.Button(text, size="sm", variant="secondary", visible=code == lang0,
                                                   elem_id=f"example-{code}-{i}"),
-                                        lambda lg, code=code: {"visible": lg == code},
+                                        _shown_in(code),
                                     )
                                     ex_buttons.append((b, text))
                     with gr.Column(scale=2, min_width=360, elem_id="panel"):
@@ -513,6 +515,7 @@ def build_blocks(
                 lang,
                 st.messages,
                 _status_md(pool.get(st.backend_key), lang),
+                _badge_md(pool.get(st.backend_key), lang),
                 *labels.updates(lang),
                 *panel_values(st),
             ]
@@ -520,7 +523,7 @@ def build_blocks(
         demo.load(
             on_load,
             [lang_box],
-            [state, lang_box, chatbot, status_md, *labels.components, *panel_outputs],
+            [state, lang_box, chatbot, status_md, badge, *labels.components, *panel_outputs],
             js=LANG_JS,
             api_visibility="private",
         )
@@ -538,6 +541,7 @@ def build_blocks(
                 st,
                 st.messages,
                 _status_md(pool.get(st.backend_key), lang),
+                _badge_md(pool.get(st.backend_key), lang),
                 *labels.updates(lang),
                 *panel_values(st),
             ]
@@ -546,7 +550,7 @@ def build_blocks(
         lang_box.input(
             on_lang,
             [lang_box, state],
-            [state, chatbot, status_md, *labels.components, *panel_outputs],
+            [state, chatbot, status_md, badge, *labels.components, *panel_outputs],
             api_visibility="private",
         )
 
@@ -726,25 +730,25 @@ def build_blocks(
             if st is None:
                 st = fresh_state(default_ui_lang())
             if lock_settings:
-                return [st, _status_md(pool.get(st.backend_key), st.lang), ""]
+                return [st, _status_md(pool.get(st.backend_key), st.lang), "", gr.skip()]
             if forwarded(getattr(request, "headers", None) or {}):  # unlocked, yet reached through a proxy
                 log.warning("backend settings change refused: the request came through a proxy (%s); keep the "
                             "settings locked when serving others", ", ".join(sorted(PROXY_HEADERS)))
                 gr.Warning(t("settings_proxy", st.lang))
-                return [st, _status_md(pool.get(st.backend_key), st.lang), ""]
+                return [st, _status_md(pool.get(st.backend_key), st.lang), "", gr.skip()]
             try:
                 settings = ui_settings(llm, llama, url, model, key)
                 st.backend_key, adv = pool.configure(settings)
             except Exception as exc:  # any failure is reported, the old backend stays
                 log.warning("backend configuration failed: %s", type(exc).__name__)
                 msg_text = f"⚠️ {t('settings_failed', st.lang)} {pool.get(st.backend_key).describe()}"
-                return [st, render.safe_markdown(msg_text) + f"\n\n`{type(exc).__name__}`", ""]
-            return [st, _status_md(adv, st.lang, applied=True), ""]
+                return [st, render.safe_markdown(msg_text) + f"\n\n`{type(exc).__name__}`", "", gr.skip()]
+            return [st, _status_md(adv, st.lang, applied=True), "", _badge_md(adv, st.lang)]
 
         apply_btn.click(
             on_apply,
             [state, backend, llama_path, oa_url, oa_model, oa_key],
-            [state, status_md, oa_key],
+            [state, status_md, oa_key, badge],
             api_visibility="private",
         )
 
@@ -800,6 +804,11 @@ def resumed_state(session: Session, lang: str, backend_key: str) -> UIState:
     return st
 
 
+def _shown_in(code: str) -> Callable[[str], dict[str, Any]]:
+    """A label update showing a component only while the page is in language ``code``."""
+    return lambda lang: {"visible": lang == code}
+
+
 def _header_html(lang: str) -> str:
     """The title in the page's language, then in the other one; the subtitle in the page's language."""
     other = next(code for code in LANGS if code != norm_lang(lang))
@@ -815,6 +824,14 @@ def _backend_choices(lang: str) -> list[tuple[str, str]]:
         (t("backend_llama", lang), "llama"),
         (t("backend_openai", lang), "openai"),
     ]
+
+
+def _badge_md(adv: Any, lang: str) -> str:
+    """One line near the chat saying who writes the replies: the calculators alone, or which language model."""
+    backend = getattr(adv, "backend", None)
+    if not getattr(backend, "is_llm", False):
+        return f"<small>{t('badge_offline', lang)}</small>"
+    return f"<small>{t('badge_llm', lang, name=render.escape_html(adv.describe()))}</small>"
 
 
 def _status_md(adv: Any, lang: str, applied: bool = False) -> str:
