@@ -321,11 +321,17 @@ def _by_name(calls: list[ToolCall], name: str, gpu: str | None = None) -> ToolCa
 
 
 def _diff(prev: ToolCall | None, r: Sizing, lang: str) -> list[str]:
-    """'Compared with the previous setup…' when a what-if changed the per-GPU need."""
-    if not (prev and prev.ok and sizing(prev).per_gpu_bytes != r.per_gpu_bytes):
+    """'Compared with the previous setup…' when a what-if changed the memory need: like with like — per GPU
+    when both setups split over the same number of GPUs (more than one), else the whole need."""
+    if not (prev and prev.ok):
         return []
-    before, after = gb(sizing(prev).per_gpu_bytes), gb(r.per_gpu_bytes)
-    return [msg(lang, "compose.diff.compared_with_previous_setup", before=before, after=after)]
+    p = sizing(prev)
+    per_gpu = p.gpus == r.gpus and r.gpus > 1
+    before, after = (p.per_gpu_bytes, r.per_gpu_bytes) if per_gpu else (p.total_bytes, r.total_bytes)
+    if before == after:
+        return []
+    key = "compared_with_previous_setup" if per_gpu else "compared_with_previous_total"
+    return [msg(lang, f"compose.diff.{key}", before=gb(before), after=gb(after))]
 
 
 def repeated(previous: dict[str, ToolCall], call: ToolCall | None) -> bool:
