@@ -12,6 +12,7 @@ import contextlib
 import html
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 from advisor.cli import main as cli_main
 from advisor.engine import Advisor
 from advisor.ui.layout import build_blocks
+from advisor.ui.results import PATH_PREFIX, STORE
 from advisor.ui.state import AdvisorPool
 
 BLIND = Path(__file__).resolve().parent.parent / "bench" / "blind"
@@ -59,8 +61,16 @@ def _web(handlers: dict[str, Any], lang: str, turns: list[str]) -> list[str]:
         for _ in handlers["drain"](st):
             pass
         users = [i for i, m in enumerate(st.messages) if m.role == "user"]
-        answers.append(html.unescape(str(st.messages[users[-1] + 1].content)))
+        answers.append(_keys_back(html.unescape(str(st.messages[users[-1] + 1].content))))
     return answers
+
+
+def _keys_back(text: str) -> str:
+    """The page numbers cited passages ('[1]', linked to the passage); put back the key the CLI shows."""
+    def key(m: re.Match[str]) -> str:
+        shown = json.loads(STORE.get(m.group(1)) or b"{}")
+        return f"[{shown['passage']['id']}]"
+    return re.sub(r"\[\[\d+\]\]\(" + PATH_PREFIX + r"([0-9a-f]{32})\)", key, text)
 
 
 def _cli(tmp: Path, turns: list[str]) -> list[str]:

@@ -137,13 +137,13 @@ def test_a_calculation_s_full_result_is_fetched_only_when_opened(view: Any) -> N
     assert '"per_gpu_bytes"' not in chat.inner_text()  # no raw JSON in the chat as it arrives
     chat.locator(".title[role=button]").filter(has_text="项计算").first.click()  # the calculations fold…
     chat.locator(".title[role=button]").filter(has_text="显存").first.click()  # …then one of its steps
-    link = chat.locator('a[href*="gpu-advisor/result/"]').first
+    link = chat.locator('a[href*="gpu-advisor/result/"]').filter(has_text="完整结果").first
     link.wait_for()
     assert fetched == []  # nothing fetched until the reader opens it
     link.click()
-    shown = chat.locator("pre.raw-result").first
+    shown = chat.locator(".raw-result pre").first
     shown.wait_for()
-    page.wait_for_function("() => document.querySelector('#chatbot pre.raw-result').textContent.length > 50")
+    page.wait_for_function("() => document.querySelector('#chatbot .raw-result pre').textContent.length > 50")
     assert '"per_gpu_bytes"' in shown.inner_text() and len(fetched) == 1
     assert len(page.context.pages) == 1  # shown in place, not in a new tab
     page.screenshot(path=str(ARTIFACTS / "ui-view-raw-result-desktop.png"))
@@ -237,3 +237,21 @@ def test_quick_answer_chips_copy_and_feedback_on_each_reply(view: Any) -> None:
     assert len(rows) == before + 1
     vote = json.loads(rows[-1])
     assert vote["vote"] == "up" and vote["question"] == "QLoRA" and "QLoRA" in vote["answer"]
+
+
+def test_cited_passages_are_numbered_and_open_in_place_without_internal_keys(view: Any) -> None:
+    page = view
+    if page.size_name != "phone":
+        pytest.skip("one size is enough: the page's behaviour is the same")
+    _send(page, "什么是 KV cache？")
+    _idle(page)
+    answer = page.locator("#chatbot .bot-row").last
+    text = answer.inner_text()
+    assert "[1]" in text and "[vram/" not in text and "/zh/" not in text  # numbers, not the corpus's keys
+    answer.locator("a").filter(has_text="[1]").first.click()
+    passage = answer.locator(".raw-result.passage").first
+    passage.wait_for()
+    page.wait_for_function("() => document.querySelector('#chatbot .raw-result.passage p')?.textContent.length > 40")
+    shown = passage.inner_text()
+    assert "KV" in shown and "[vram/" not in shown
+    page.screenshot(path=str(ARTIFACTS / f"ui-view-passage-{page.size_name}.png"))

@@ -4,7 +4,8 @@
 //    an example, an option chip or Recompute alike — until the reader scrolls on their own.
 // 3. Esc stops a running turn.
 // 4. Tables read: each cell knows its column's name, so a phone shows a ranked list as cards.
-// 5. A calculation's full result (JSON) is fetched only when its link is opened, and shown in place.
+// 5. A calculation's full result (JSON) and a cited passage ('[1]') are fetched only when their link is opened,
+//    and shown in place.
 // 6. Gradio's own words (toast titles, the chat's buttons) are said in the page's language.
 (() => {
   "use strict";
@@ -122,23 +123,51 @@
   }
 
   // 5 ------------------------------------------------------------------ results on demand
+  const opened = new Map();  // link → what it shows: put back when the chat redraws the message
+
+  function keepOpened() {
+    for (const [href, box] of opened) {
+      const link = chat() && chat().querySelector(`a[href="${CSS.escape(href)}"]`);
+      if (link && link.nextElementSibling !== box) link.after(box);
+    }
+  }
+
   async function openResult(ev) {
     const link = ev.target.closest && ev.target.closest('a[href*="gpu-advisor/result/"]');
     if (!link || !chat() || !chat().contains(link)) return;
     ev.preventDefault();
     ev.stopPropagation();
+    const href = link.getAttribute("href");
     const shown = link.nextElementSibling;
-    if (shown && shown.classList.contains("raw-result")) { shown.remove(); return; }
-    const pre = document.createElement("pre");
-    pre.className = "raw-result";
-    link.after(pre);
+    if (shown && shown.classList.contains("raw-result")) { shown.remove(); opened.delete(href); return; }
+    const box = document.createElement("div");
+    box.className = "raw-result";
+    link.after(box);
+    opened.set(href, box);
     try {
       const res = await fetch(link.getAttribute("href"), {credentials: "same-origin"});
       const body = await res.json();
-      pre.textContent = res.ok ? JSON.stringify(body, null, 1) : String(body.error || res.status);
+      if (!res.ok) box.textContent = String(body.error || res.status);
+      else if (body.passage) showPassage(box, body.passage);  // a cited passage: as text to read
+      else {
+        const pre = document.createElement("pre");
+        pre.textContent = JSON.stringify(body, null, 1);
+        box.append(pre);
+      }
     } catch (err) {
-      pre.textContent = String(err);
+      box.textContent = String(err);
     }
+  }
+
+  function showPassage(box, passage) {
+    box.classList.add("passage");
+    const title = document.createElement("strong");
+    title.textContent = passage.title || "";
+    const text = document.createElement("p");
+    text.textContent = passage.text || "";
+    const source = document.createElement("small");
+    source.textContent = passage.source || "";
+    box.append(title, text, source);
   }
 
   // 6 ------------------------------------------------------------------ Gradio's words
@@ -166,6 +195,7 @@
     requestAnimationFrame(() => {
       queued = false;
       labelCells();
+      keepOpened();
       keepPinned();
       relabel();
     });

@@ -10,6 +10,7 @@ shown, never run.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -223,6 +224,37 @@ def citations_messages(citations: Iterable[Any], lang: str, parent: str = "sourc
             )
         )
     return out
+
+
+_CITATION = re.compile(r"\[([a-z0-9][\w.-]*(?:/[\w.#-]+)+)\]")  # '[vram/zh/kv-cache]'
+
+
+@functools.cache
+def _corpus_by_id() -> dict[str, Any]:
+    from knowledge.corpus import load_corpus
+
+    return {p.id: p for p in load_corpus()}
+
+
+def readable_citations(text: str, citations: Iterable[Any], lang: str) -> str:
+    """``text`` with each cited passage's key ('[vram/zh/kv-cache]') replaced by a number in order of first
+    mention ('[1]'), linked to the passage itself (served on demand; page.js shows it in place). Keys that name
+    no passage stay as they are."""
+    given = {str(_get(c, "id")): c for c in citations if _get(c, "id")}
+    numbers: dict[str, str] = {}
+
+    def number(m: re.Match[str]) -> str:
+        key = m.group(1)
+        if key not in numbers:
+            passage = given.get(key) or _corpus_by_id().get(key)
+            if passage is None or not _get(passage, "text"):
+                return m.group(0)
+            shown = {"id": key, "title": _get(passage, "title", ""), "text": _get(passage, "text", ""),
+                     "source": _get(passage, "source", "")}
+            numbers[key] = f"[[{len(numbers) + 1}]]({result_path({'passage': shown})})"
+        return numbers[key]
+
+    return _CITATION.sub(number, text)
 
 
 def notices_message(notices: Iterable[str], lang: str) -> ChatMessage | None:
@@ -534,6 +566,7 @@ class TurnView:
         self.final: Any = None
         self._steps: dict[str, dict[str, Any]] = {}  # call id → the step's info, in start order
         self._text = ""
+        self._shown = ""  # the final text as shown: its citations numbered and linked (once, not per redraw)
         self._group = f"calcs-{uuid.uuid4().hex[:12]}"  # unique per turn: id() is reused once a view is freed
 
     @property
@@ -542,7 +575,7 @@ class TurnView:
         # the page then receives each change as a small edit, not the turn again
         out: list[ChatMessage] = []
         if self._text or self.final is None:
-            out.append(assistant_message(self._text or f"⏳ {t('thinking', self.lang)}"))
+            out.append(assistant_message(self._shown or self._text or f"⏳ {t('thinking', self.lang)}"))
         if self.final is not None:  # where the eye is: right under the answer, before its calculations
             note = notices_message(_get(self.final, "notices") or [], _get(self.final, "lang") or self.lang)
             if note is not None:
@@ -583,6 +616,7 @@ class TurnView:
         if kind == "final":
             self.final = _get(event, "reply")
             self._text = str(_get(self.final, "text", "") or "")
+            self._shown = readable_citations(self._text, _get(self.final, "citations") or [], self.lang)
             return True
         return False
 
@@ -629,6 +663,6 @@ def history_messages(session: Any, lang: str) -> list[ChatMessage]:
         view = TurnView(_get(turn, "lang") or lang)
         for call in _get(turn, "tool_calls") or []:
             view.add_call(call)
-        view.apply({"type": "text_delta", "text": text})
+        view.apply({"type": "final", "reply": {"text": text, "citations": [], "notices": []}})
         out += view.messages
     return out
