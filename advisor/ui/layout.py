@@ -453,7 +453,8 @@ def build_blocks(
             lang = st.lang
             session = st.session
             try:
-                values = profile.profile_values(session.profile)
+                # what the tools used: the user's values, and where the user said nothing, the reply's assumptions
+                values, _ = profile.used_values(session.profile, session.last_results)
                 st.shown_profile = dict(values)
                 sizing = _sizing_result(session)
                 out: list[Any] = [values[k] for k in profile.PROFILE_FIELDS]
@@ -461,7 +462,7 @@ def build_blocks(
                 frame, notes = render.panel_comparison(session.last_results, lang,
                                                        profile.budget_currency(session.profile), session.lang)
                 out += [
-                    profile.profile_markdown(session.profile, lang),
+                    profile.profile_markdown(session.profile, lang, session.last_results),
                     memory_chart_svg(sizing, lang),
                     frame or t("comparison_empty", lang),
                     notes,

@@ -33,6 +33,42 @@ def profile_values(profile: Any) -> dict[str, Any]:
     return out
 
 
+# where each field's value is read from the sizing the last reply used, when the user left the field open
+_USED = {"size_inference": {"model": "model", "precision": "precision", "context_tokens": "context",
+                            "concurrency": "batch", "gpu": "gpu", "gpu_count": "gpus"},
+         "size_training": {"model": "model", "method": "method", "gpu": "gpu", "gpu_count": "gpus"}}
+
+
+def used_values(profile: Any, results: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """The fields as the tools used them: what the user said, and where they said nothing, the value the last
+    reply's sizing assumed. Returns the values and the names of the assumed ones."""
+    values = profile_values(profile)
+    assumed: set[str] = set()
+    for tool, fields in _USED.items():
+        call = results.get(tool)
+        result = _get(call, "result") if call is not None and _get(call, "ok", True) else None
+        if not isinstance(result, Mapping):
+            continue
+        for key, source in fields.items():
+            if key == "gpu_count" and not result.get("gpu"):
+                continue  # a sizing with no card named is not a count of cards
+            used = result.get(source)
+            if key == "model" and isinstance(used, str):
+                used = _model_id(used)
+            if values[key] is None and used not in (None, "", 0):
+                values[key] = getattr(used, "value", used)
+                assumed.add(key)
+    return values, assumed
+
+
+def _model_id(name: str) -> str:
+    """A catalog model's id from its id or its display name (the panel's list holds ids); else the name."""
+    from knowledge import load_catalog
+
+    wanted = name.strip().lower()
+    return next((m.id for m in load_catalog().models if wanted in (m.id.lower(), m.name.lower())), name)
+
+
 def profile_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
     """Fields the user edited in the panel: {field: new value}, blanks meaning "not set"."""
     changes: dict[str, Any] = {}
@@ -71,16 +107,18 @@ def field_text(key: str, value: Any, lang: str) -> str:
     return str(value)
 
 
-def profile_markdown(profile: Any, lang: str) -> str:
-    """A compact read-only summary of everything known so far (budget, constraints included)."""
+def profile_markdown(profile: Any, lang: str, results: Mapping[str, Any] | None = None) -> str:
+    """A compact read-only summary of everything known so far (budget, constraints included); values the last
+    reply assumed (``results``: its calls) are marked as assumed."""
     if profile is None:
         return ""
     rows: list[str] = []
-    vals = profile_values(profile)
+    vals, assumed = used_values(profile, results or {})
     for key in PROFILE_FIELDS:
         if vals[key] is None:
             continue
-        rows.append(f"{t(key, lang)}: **{safe_markdown(field_text(key, vals[key], lang))}**")
+        mark = f" {t('assumed_mark', lang)}" if key in assumed else ""
+        rows.append(f"{t(key, lang)}: **{safe_markdown(field_text(key, vals[key], lang))}**{mark}")
     budget = _get(profile, "budget")
     if budget is not None:
         amount = _get(budget, "amount")

@@ -1,0 +1,48 @@
+"""The side panel shows what the tools used: a field the user left open carries the value the reply assumed
+(LoRA for a fine-tune, the model a bare size stands for, the context and concurrency of a sizing), marked as
+assumed in the summary; what the user said is never replaced."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from advisor.engine import Advisor
+from advisor.ui import profile
+from advisor.ui.layout import build_blocks
+from advisor.ui.state import AdvisorPool
+
+
+@pytest.fixture(scope="module")
+def handlers() -> dict[str, Any]:
+    demo = build_blocks(AdvisorPool(Advisor.from_settings))
+    fns = demo.fns.values() if isinstance(demo.fns, dict) else demo.fns
+    return {getattr(f.fn, "__name__", None): f.fn for f in fns}
+
+
+def _panel(handlers: dict[str, Any], lang: str, turns: list[str]) -> tuple[dict[str, Any], str]:
+    """The panel's fields and summary as the page receives them after the last turn."""
+    st = handlers["on_load"](lang)[0]
+    n = len(profile.PROFILE_FIELDS) + 1
+    shown: list[Any] = [None] * n  # each view as the page last set it (a skipped update leaves it as it was)
+    for seq, text in enumerate(turns, start=1):
+        handlers["take"](json.dumps([[seq, text]], ensure_ascii=False), st, None)
+        for out in handlers["drain"](st):
+            for i, value in enumerate(out[3:3 + n]):
+                if not (isinstance(value, dict) and value.get("__type__") == "update"):
+                    shown[i] = value
+    return dict(zip(profile.PROFILE_FIELDS, shown, strict=False)), str(shown[-1])
+
+def test_a_fine_tune_shows_the_method_and_model_the_sizing_used(handlers: dict[str, Any]) -> None:
+    fields, summary = _panel(handlers, "en", ["I want to fine-tune Llama-3-8B"])
+    assert fields["method"] == "lora" and fields["model"] == "llama-3-8b"
+    assert "(assumed)" in summary and "Meta-Llama-3-8B" in summary
+
+
+def test_a_bare_size_shows_the_model_it_stands_for_and_the_sizing_s_context(handlers: dict[str, Any]) -> None:
+    fields, summary = _panel(handlers, "zh", ["70b 模型 4bit 跑推理 两张4090够不够"])
+    assert fields["params_b"] == 70 and fields["gpu"] == "rtx-4090" and fields["gpu_count"] == 2  # said
+    assert fields["model"] == "llama-3.1-70b" and fields["context_tokens"] == 8192 and fields["concurrency"] == 1
+    assert summary.count("（假设）") >= 3
