@@ -46,3 +46,25 @@ def test_a_bare_size_shows_the_model_it_stands_for_and_the_sizing_s_context(hand
     assert fields["params_b"] == 70 and fields["gpu"] == "rtx-4090" and fields["gpu_count"] == 2  # said
     assert fields["model"] == "llama-3.1-70b" and fields["context_tokens"] == 8192 and fields["concurrency"] == 1
     assert summary.count("（假设）") >= 3
+
+
+def test_new_conversation_can_be_undone_until_the_new_one_starts(handlers: dict[str, Any]) -> None:
+    from types import SimpleNamespace
+
+    st = handlers["on_load"]("zh")[0]
+    handlers["take"](json.dumps([[1, "70b 模型 4bit 跑推理 两张4090够不够"]], ensure_ascii=False), st, None)
+    for _ in handlers["drain"](st):
+        pass
+    new = handlers["on_new"](st)[0]
+    chips = [o["value"] for o in new.messages[-1].options]
+    assert "↩️ 恢复刚才的对话" in chips and "推理服务" in chips  # the opening question's answers stay
+    back = handlers["on_option"](new, SimpleNamespace(value="↩️ 恢复刚才的对话"), None)[1]
+    assert back is st and [m.content for m in back.messages if m.role == "user"][-1].startswith("70b")
+    outs = list(handlers["drain"](back))
+    fields = outs[-1][3:3 + len(profile.PROFILE_FIELDS)]
+    assert dict(zip(profile.PROFILE_FIELDS, fields, strict=True))["gpu"] == "rtx-4090"  # its panel too
+    again = handlers["on_new"](back)[0]  # once the new conversation has a message, there is no way back
+    handlers["take"](json.dumps([[3, "什么是 KV cache"]], ensure_ascii=False), again, None)
+    for _ in handlers["drain"](again):
+        pass
+    assert again.previous is None

@@ -592,12 +592,18 @@ def build_blocks(
                 yield [gr.skip()] * (3 + n_panel + 2)
                 return
             # the chat is as the last step sent it: skipped, so the closing message does not carry it again
+            if st.refresh_panel:  # a conversation brought back: its panel too
+                st.refresh_panel = False
+                st.panel_sent.clear()
+                yield [gr.skip(), st, _profile_open(st), *panel_values(st), *idle]
+                return
             yield [gr.skip(), st, gr.skip(), *([gr.skip()] * n_panel), *idle]
 
         def _answer(st: UIState, text: str) -> Iterator[list[Any]]:
             adv = pool.get(st.backend_key)
             st.messages.append(render.user_message(text))
             st.user_turns += 1
+            st.previous = None  # the replaced conversation stays replaced once this one starts
             before = list(st.messages)
             busy = [gr.skip(), gr.skip()]
             try:
@@ -644,7 +650,15 @@ def build_blocks(
             shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
 
         def on_option(st: UIState | None, evt: gr.SelectData, request: gr.Request) -> list[Any]:
-            return take(str(evt.value) if evt and evt.value is not None else "", st, request)
+            value = str(evt.value) if evt and evt.value is not None else ""
+            if st is not None and st.previous is not None and not st.user_turns \
+                    and value == t("restore_previous", st.lang):
+                back = st.previous  # the conversation "new conversation" replaced, as it was
+                back.closed, back.stopping, back.busy, back.refresh_panel = False, False, False, True
+                back.last_sent = max(back.last_sent, st.last_sent)
+                st.previous = None
+                return [back.shown(), back, gr.skip(), gr.skip()]
+            return take(value, st, request)
 
         shown = chatbot.option_select(on_option, [state], take_outputs, trigger_mode="multiple", **quick)
         shown.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
@@ -684,10 +698,17 @@ def build_blocks(
         chatbot.like(on_like, [state], None, api_visibility="private")  # queued: its thank-you is a toast
 
         def on_new(st: UIState | None) -> list[Any]:
+            """A new conversation; the one it replaces can be had back with one click (a chip on the greeting)
+            until the first message of the new one."""
             if st is not None:
                 st.closed = True  # a turn still running for it stops at its next step and shows nothing
             lang = st.lang if st else default_ui_lang()
             new = fresh_state(lang, st.backend_key if st else DEFAULT_KEY, after=st)
+            if st is not None and st.user_turns:
+                new.previous = st
+                greeting = new.messages[-1]
+                greeting.options = [*(greeting.options or []), {"value": t("restore_previous", lang),
+                                                                  "label": t("restore_previous", lang)}]
             return [new, new.messages, gr.update(open=False), *panel_values(new)]
 
         new_outputs = [state, chatbot, acc_profile, *panel_outputs]

@@ -43,6 +43,8 @@ class UIState:
     worker: threading.Thread | None = None  # the thread running this tab's engine turn (layout._stream_turn)
     last_sent: int = 0  # the number of the page's last send taken (see layout.TAKE_JS)
     panel_sent: dict[int, Any] = field(default_factory=dict)  # what the page's panel views show now
+    previous: UIState | None = None  # the conversation "new conversation" replaced, until this one starts
+    refresh_panel: bool = False  # the panel must be redrawn at the next turn's end (a conversation brought back)
 
     def enqueue(self, text: str, seq: int | None = None) -> None:
         """Queue a message in the order it was sent (``seq`` from the page; None: after all the others)."""
