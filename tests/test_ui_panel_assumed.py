@@ -68,3 +68,48 @@ def test_new_conversation_can_be_undone_until_the_new_one_starts(handlers: dict[
     for _ in handlers["drain"](again):
         pass
     assert again.previous is None
+
+
+def _run(handlers: dict[str, Any], st: Any, *texts: str) -> None:
+    for text in texts:
+        handlers["take"](json.dumps([[st.last_sent + 1, text]], ensure_ascii=False), st, None)
+        for _ in handlers["drain"](st):
+            pass
+
+
+def test_a_question_edited_in_place_is_asked_again_from_where_it_stood(handlers: dict[str, Any]) -> None:
+    from types import SimpleNamespace
+
+    st = handlers["on_load"]("zh")[0]
+    _run(handlers, st, "70b 模型 4bit 跑推理 两张4090够不够", "上下文 32k 呢")
+    first = next(i for i, m in enumerate(st.messages) if m.role == "user")
+    handlers["on_edit"](st, SimpleNamespace(index=first, value="70b 模型 4bit 跑推理 两张3090够不够"))
+    for _ in handlers["drain"](st):
+        pass
+    users = [str(m.content) for m in st.messages if m.role == "user"]
+    assert users == ["70b 模型 4bit 跑推理 两张3090够不够"]  # the later turn went with the old question
+    assert "3090" in str(st.messages[-len(st.messages) + first + 1].content)
+    assert st.session.profile.context_tokens is None  # the session is as it was before, plus the new question
+    assert sum(1 for turn in st.session.history if turn.role == "user") == 1
+
+
+def test_regenerate_asks_the_last_question_again(handlers: dict[str, Any]) -> None:
+    from types import SimpleNamespace
+
+    st = handlers["on_load"]("en")[0]
+    _run(handlers, st, "70b at 4 bit on two 4090s?", "what about 32k context?")
+    before = [_no_tokens(m.content) for m in st.messages]
+    handlers["on_retry"](st, SimpleNamespace(index=len(st.messages) - 1, value=""))
+    for _ in handlers["drain"](st):
+        pass
+    assert [str(m.content) for m in st.messages if m.role == "user"] == [
+        "70b at 4 bit on two 4090s?", "what about 32k context?"]
+    assert sum(1 for turn in st.session.history if turn.role == "user") == 2
+    assert [_no_tokens(m.content) for m in st.messages] == before  # the same turn, computed again
+
+
+def _no_tokens(content: Any) -> str:
+    """A message without its links' one-time tokens (each rendering links its results anew)."""
+    import re
+
+    return re.sub(r"gpu-advisor/result/[0-9a-f]{32}", "gpu-advisor/result/…", str(content))

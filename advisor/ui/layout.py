@@ -9,6 +9,7 @@ except the read-only engines, catalog and knowledge index.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import logging
 import os
@@ -227,6 +228,7 @@ def build_blocks(
                                 render_markdown=True,
                                 latex_delimiters=[],
                                 feedback_options=("Like", "Dislike"),  # on_like keeps them (feedback.py)
+                                editable="user",  # a question can be edited and asked again (on_edit)
                                 buttons=["copy", "copy_all"],  # each message, and the whole conversation
                                 group_consecutive_messages=True,
                                 autoscroll=False,  # page.js pins a new question with its answer below
@@ -601,6 +603,7 @@ def build_blocks(
 
         def _answer(st: UIState, text: str) -> Iterator[list[Any]]:
             adv = pool.get(st.backend_key)
+            st.snapshot(len(st.messages))  # this question can be asked again or edited later
             st.messages.append(render.user_message(text))
             st.user_turns += 1
             st.previous = None  # the replaced conversation stays replaced once this one starts
@@ -693,9 +696,41 @@ def build_blocks(
                 return
             question = next((str(m.content) for m in reversed(shown[:index]) if m.role == "user"), "")
             if feedback.record(st.session.id, question, str(shown[index].content), evt.liked):
-                gr.Info(t("feedback_thanks", st.lang))
+                gr.Info(t("feedback_thanks", st.lang), duration=3)  # a thank-you: gone soon
 
         chatbot.like(on_like, [state], None, api_visibility="private")  # queued: its thank-you is a toast
+
+        def again(st: UIState | None, index: int | None, text: str | None) -> list[Any]:
+            """Ask the user message at ``index`` again (``text``: edited; None: as it was): the conversation goes
+            back to just before it, then the turn runs as a new send."""
+            if st is None or index is None:
+                return [gr.skip(), st, gr.skip(), gr.skip()]
+            if st.busy or st.inbox:
+                gr.Info(t("wait_for_turn", st.lang))
+                return [st.shown(), st, gr.skip(), gr.skip()]
+            said = st.rewind(index)
+            if said is None:
+                gr.Info(t("too_old_to_redo", st.lang))
+                return [st.shown(), st, gr.skip(), gr.skip()]
+            st.enqueue(text if text is not None else html.unescape(said))
+            return [st.shown(), st, gr.update(interactive=False), gr.update(visible=True)]
+
+        def on_retry(st: UIState | None, evt: gr.RetryData) -> list[Any]:
+            """Regenerate: the last question asked again."""
+            users = [i for i, m in enumerate(st.messages) if m.role == "user"] if st else []
+            return again(st, users[-1] if users else None, None)
+
+        def on_edit(st: UIState | None, evt: gr.EditData) -> list[Any]:
+            """Edit and resend: a question changed in place is asked again from where it stood."""
+            index = evt.index[0] if isinstance(evt.index, list | tuple) else evt.index
+            value = evt.value if isinstance(evt.value, str) else str(evt.value or "")
+            if st is not None and not value.strip():
+                return [st.shown(), st, gr.skip(), gr.skip()]
+            return again(st, index if isinstance(index, int) else None, value)
+
+        for event, fn in ((chatbot.retry, on_retry), (chatbot.edit, on_edit)):
+            redone = event(fn, [state], take_outputs, **quick)
+            redone.then(drain, [state], drain_outputs, trigger_mode="always_last", **chat_kw)
 
         def on_new(st: UIState | None) -> list[Any]:
             """A new conversation; the one it replaces can be had back with one click (a chip on the greeting)

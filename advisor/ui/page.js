@@ -11,7 +11,8 @@
   "use strict";
   const PIN_GAP = 40;  // px from the chat's top edge to the pinned question (under the chat's label)
   const MIN_CHAT = 260;
-  const STOPPED = "⏹";  // the mark of a stopped turn's notice (ui.stopped)
+  const STOPPED = "⏹";
+  const MAX_SHOWN = 20000;  // characters of a full result shown in the chat  // the mark of a stopped turn's notice (ui.stopped)
   const FIGURE = /^(?=.{1,28}$)[^\n]*\d[^\n]*$/;  // a short cell holding a figure  // px: below this the chat is not worth shrinking for the box
   let pinned = null;  // the user row held near the top
   let released = false;  // the reader scrolled: leave the view alone until the next question
@@ -113,10 +114,13 @@
       }
       table.dataset.labelled = String(table.rows.length);
       table.classList.add("labelled");
-      table.classList.remove("cards");  // measured as a grid: a grid wider than its place reads as cards
-      const tooWide = table.scrollWidth > table.clientWidth + 4 || table.offsetWidth > table.parentElement.clientWidth + 4;
-      if (window.innerWidth <= 600 || tooWide) {
-        table.classList.add("cards");
+      // measured as a grid; too wide for its place: first let its words wrap, then cards
+      table.classList.remove("cards", "tight");
+      const tooWide = () => table.scrollWidth > table.clientWidth + 4 || table.offsetWidth > room(table) + 4;
+      if (window.innerWidth <= 600) table.classList.add("cards");
+      else if (tooWide()) {
+        table.classList.add("tight");
+        if (tooWide()) table.classList.add("cards");
       }
       if (names[0] === "#" && names.length > 2) table.classList.add("ranked");  // "1." then the name, one line
     }
@@ -151,8 +155,17 @@
       else if (body.passage) showPassage(box, body.passage);  // a cited passage: as text to read
       else {
         const pre = document.createElement("pre");
-        pre.textContent = JSON.stringify(body, null, 1);
+        const all = JSON.stringify(body, null, 1);
+        pre.textContent = all.length > MAX_SHOWN ? all.slice(0, MAX_SHOWN) + "\n…" : all;
         box.append(pre);
+        if (all.length > MAX_SHOWN) {  // the rest in a tab of its own, not in the chat
+          const whole = document.createElement("a");
+          whole.href = href;
+          whole.target = "_blank";
+          whole.rel = "noopener";
+          whole.textContent = "{ … } ↗";
+          box.append(whole);
+        }
       }
     } catch (err) {
       box.textContent = String(err);
@@ -186,6 +199,11 @@
         if (word && el.getAttribute(attr) !== word) el.setAttribute(attr, word);
       }
     }
+  }
+
+  function room(el) {  // the width of the nearest box around ``el`` that has one (wrappers may be inline)
+    for (let e = el.parentElement; e; e = e.parentElement) if (e.clientWidth > 0) return e.clientWidth;
+    return Infinity;
   }
 
   let queued = false;

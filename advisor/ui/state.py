@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from advisor.settings import Settings
 log = logging.getLogger(__name__)
 
 DEFAULT_KEY = "default"
+MAX_SNAPSHOTS = 10  # turns that can be asked again or edited
 MAX_CUSTOM_ENGINES = 4
 
 
@@ -44,6 +46,7 @@ class UIState:
     last_sent: int = 0  # the number of the page's last send taken (see layout.TAKE_JS)
     panel_sent: dict[int, Any] = field(default_factory=dict)  # what the page's panel views show now
     previous: UIState | None = None  # the conversation "new conversation" replaced, until this one starts
+    snapshots: dict[int, bytes] = field(default_factory=dict)  # user message's index → the session before it
     refresh_panel: bool = False  # the panel must be redrawn at the next turn's end (a conversation brought back)
 
     def enqueue(self, text: str, seq: int | None = None) -> None:
@@ -51,6 +54,26 @@ class UIState:
         order = seq if seq is not None else max((s for s, _ in self.inbox), default=0) + 1
         self.inbox.append((order, text))
         self.inbox.sort(key=lambda item: item[0])
+
+    def snapshot(self, index: int) -> None:
+        """Keep the session as it is before the user message about to go at ``index`` (compressed; the last
+        ``MAX_SNAPSHOTS`` turns), so that message can be asked again or edited."""
+        self.snapshots[index] = zlib.compress(self.session.to_json().encode("utf-8"), 6)
+        for old in sorted(self.snapshots)[:-MAX_SNAPSHOTS]:
+            del self.snapshots[old]
+
+    def rewind(self, index: int) -> str | None:
+        """Go back to just before the user message at ``index``: the session as it was, the chat cut there.
+        Returns that message's text; None when no snapshot is kept for it."""
+        data = self.snapshots.get(index)
+        if data is None or index >= len(self.messages) or getattr(self.messages[index], "role", "") != "user":
+            return None
+        text = str(getattr(self.messages[index], "content", ""))
+        self.session = Session.from_json(zlib.decompress(data).decode("utf-8"), where="a kept turn")
+        self.messages = self.messages[:index]
+        self.user_turns = sum(1 for m in self.messages if getattr(m, "role", "") == "user")
+        self.snapshots = {i: d for i, d in self.snapshots.items() if i < index}
+        return text
 
     def shown(self) -> list[Any]:
         """The chat as the page shows it: the conversation, then the messages still waiting for their turn."""
