@@ -46,19 +46,26 @@ def browser() -> Iterator[Any]:
         yield p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
 
 
-@pytest.fixture(params=list(SIZES))
-def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
-    """A fresh tab (its own session) at one of the two sizes, the opening shown."""
+def open_tab(browser: Any, name: str, width: int, height: int) -> tuple[Any, Any]:
+    """A fresh tab (its own session) of the shared app at ``width`` × ``height`` (a phone when ``name`` says
+    so), the opening shown; returns (context, tab)."""
     from ui_harness import running_app
 
-    width, height = SIZES[request.param]
-    ctx = browser.new_context(locale="zh-CN", viewport={"width": width, "height": height},
-                              is_mobile=request.param == "phone", has_touch=request.param == "phone")
+    phone = name == "phone"
+    ctx = browser.new_context(locale="zh-CN", viewport={"width": width, "height": height}, is_mobile=phone,
+                              has_touch=phone)
     tab = ctx.new_page()
     tab.set_default_timeout(TIMEOUT_MS)
     tab.goto(running_app().url, wait_until="load")
     tab.locator("#chatbot").get_by_text("你好").first.wait_for()
-    tab.size_name = request.param
+    tab.size_name = name
+    return ctx, tab
+
+
+@pytest.fixture(params=list(SIZES))
+def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
+    """A fresh tab (its own session) at one of the two sizes, the opening shown."""
+    ctx, tab = open_tab(browser, request.param, *SIZES[request.param])
     yield tab
     ctx.close()
 

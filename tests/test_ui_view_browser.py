@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_ui_chat_browser import ARTIFACTS, TIMEOUT_MS, _idle, _send, browser  # noqa: F401  (fixture)
+from test_ui_chat_browser import ARTIFACTS, TIMEOUT_MS, _idle, _send, browser, open_tab  # noqa: F401  (fixture)
 
 SIZES = {"desktop": (1440, 900), "laptop": (1366, 768), "phone": (390, 844)}
 PIN_MAX_PX = 80  # the question's top edge: at most this far below the top of the chat's scroll box
@@ -31,17 +31,8 @@ GEOMETRY_JS = """() => {
 
 @pytest.fixture(params=list(SIZES))
 def view(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:  # noqa: F811
-    from ui_harness import running_app
-
-    width, height = SIZES[request.param]
-    phone = request.param == "phone"
-    ctx = browser.new_context(locale="zh-CN", viewport={"width": width, "height": height}, is_mobile=phone,
-                              has_touch=phone)
-    tab = ctx.new_page()
-    tab.set_default_timeout(TIMEOUT_MS)
-    tab.goto(running_app().url, wait_until="load")
-    tab.locator("#chatbot").get_by_text("你好").first.wait_for()
-    tab.size_name = request.param
+    """A fresh tab at each size, or at the sizes a test names (``indirect`` parametrisation)."""
+    ctx, tab = open_tab(browser, request.param, *SIZES[request.param])
     yield tab
     ctx.close()
 
@@ -78,10 +69,9 @@ def test_each_new_question_is_pinned_with_its_answer_below_and_the_box_stays_in_
     page.screenshot(path=str(ARTIFACTS / f"ui-view-recompute-{page.size_name}.png"))
 
 
+@pytest.mark.parametrize("view", ["desktop"], indirect=True)
 def test_a_reader_who_scrolls_up_is_left_where_they_are(view: Any) -> None:
     page = view
-    if page.size_name != "desktop":
-        pytest.skip("one size is enough: the rule is the same")
     _send(page, "我想本地部署 Qwen2.5-72B 做推理，预算 10 万，买什么卡？")
     _idle(page)
     box = page.locator("#chatbot .bubble-wrap")
@@ -125,10 +115,9 @@ def test_reply_tables_keep_figures_whole_and_turn_into_cards_on_a_phone(view: An
     table.screenshot(path=str(ARTIFACTS / f"ui-view-table-{page.size_name}.png"))
 
 
+@pytest.mark.parametrize("view", ["desktop"], indirect=True)
 def test_a_calculation_s_full_result_is_fetched_only_when_opened(view: Any) -> None:
     page = view
-    if page.size_name != "desktop":
-        pytest.skip("one size is enough: the page's behaviour is the same")
     fetched: list[str] = []
     page.on("request", lambda r: fetched.append(r.url) if "gpu-advisor/result/" in r.url else None)
     _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
@@ -170,12 +159,11 @@ def test_the_result_route_serves_a_kept_result_and_nothing_else() -> None:
             assert err.code == 404
 
 
+@pytest.mark.parametrize("view", ["desktop", "phone"], indirect=True)  # the page's colours at both layouts
 def test_every_text_on_the_page_reads_at_wcag_aa_contrast(view: Any) -> None:
     from pathlib import Path
 
     page = view
-    if page.size_name == "laptop":
-        pytest.skip("the desk and the phone cover the page's colours")
     _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
     _idle(page)
     scan = (Path(__file__).parent / "js" / "contrast.js").read_text(encoding="utf-8")
@@ -186,12 +174,12 @@ def test_every_text_on_the_page_reads_at_wcag_aa_contrast(view: Any) -> None:
     assert page.evaluate(scan) == []
 
 
-@pytest.mark.parametrize(("browser_locale", "page_lang", "clear", "copy_all", "warning"), [
-    ("en-US", "zh", "清空对话", "复制整段对话", "注意"),
-    ("zh-CN", "en", "Clear the conversation", "Copy the whole conversation", "Warning"),
+@pytest.mark.parametrize(("browser_locale", "page_lang", "clear", "copy_all", "warning", "retry"), [
+    ("en-US", "zh", "清空对话", "复制整段对话", "注意", "重新回答"),
+    ("zh-CN", "en", "Clear the conversation", "Copy the whole conversation", "Warning", "Answer again"),
 ])
 def test_gradio_s_own_words_follow_the_page_s_language(browser: Any, browser_locale: str, page_lang: str,  # noqa: F811
-                                                       clear: str, copy_all: str, warning: str) -> None:
+                                                       clear: str, copy_all: str, warning: str, retry: str) -> None:
     from ui_harness import running_app
 
     ctx = browser.new_context(locale=browser_locale, viewport={"width": 1440, "height": 900})
@@ -204,6 +192,7 @@ def test_gradio_s_own_words_follow_the_page_s_language(browser: Any, browser_loc
         assert page.locator(f"#chatbot button[aria-label='{copy_all}']").count() == 1
         _send(page, "70b 模型 4bit 跑推理 两张4090够不够")
         _idle(page)
+        page.locator(f"#chatbot button[aria-label='{retry}']").first.wait_for(state="attached")
         if not page.locator("#f-context input").is_visible():
             page.locator("#profile .label-wrap").first.click()
         page.fill("#f-context input", "0")  # a value the profile cannot hold: a warning toast
@@ -213,14 +202,13 @@ def test_gradio_s_own_words_follow_the_page_s_language(browser: Any, browser_loc
         ctx.close()
 
 
+@pytest.mark.parametrize("view", ["desktop"], indirect=True)
 def test_quick_answer_chips_copy_and_feedback_on_each_reply(view: Any) -> None:
     import json
 
     from advisor.ui.feedback import feedback_file
 
     page = view
-    if page.size_name != "desktop":
-        pytest.skip("one size is enough: the behaviour is the same")
     _send(page, "I want to fine-tune Llama-3-8B")  # it asks which training method
     _idle(page)
     chip = page.locator("#chatbot button.option").filter(has_text="QLoRA")
@@ -231,7 +219,7 @@ def test_quick_answer_chips_copy_and_feedback_on_each_reply(view: Any) -> None:
     assert "QLoRA" in page.locator("#chatbot .bot-row").last.inner_text()
     assert page.locator("#chatbot button[aria-label='复制']").count() >= 3  # each message can be copied
     before = feedback_file().read_text(encoding="utf-8").count("\n") if feedback_file().exists() else 0
-    page.locator("#chatbot button[aria-label='赞']").last.click()
+    page.locator("#chatbot button[aria-label='有用']").last.click()
     page.locator(".toast-body").filter(has_text="谢谢反馈").first.wait_for()
     rows = feedback_file().read_text(encoding="utf-8").splitlines()
     assert len(rows) == before + 1
@@ -239,10 +227,9 @@ def test_quick_answer_chips_copy_and_feedback_on_each_reply(view: Any) -> None:
     assert vote["vote"] == "up" and vote["question"] == "QLoRA" and "QLoRA" in vote["answer"]
 
 
+@pytest.mark.parametrize("view", ["phone"], indirect=True)
 def test_cited_passages_are_numbered_and_open_in_place_without_internal_keys(view: Any) -> None:
     page = view
-    if page.size_name != "phone":
-        pytest.skip("one size is enough: the page's behaviour is the same")
     _send(page, "什么是 KV cache？")
     _idle(page)
     answer = page.locator("#chatbot .bot-row").last

@@ -81,6 +81,10 @@ GRADIO_WORDS = {
     "gradio_copy": ("Copy", "复制", "Copy message"),
     "gradio_copied": ("Copied", "Copied!", "已复制"),
     "gradio_scroll": ("Scroll down",),
+    "gradio_retry": ("Retry", "重试"),
+    "gradio_edit": ("Edit", "编辑"),
+    "gradio_like": ("Like", "赞"),
+    "gradio_dislike": ("Dislike", "踩"),
 }
 
 PRECISION_CHOICES = list(calculators.PRECISIONS)
