@@ -24,7 +24,7 @@ from advisor.settings import Settings
 log = logging.getLogger(__name__)
 
 DEFAULT_KEY = "default"
-MAX_SNAPSHOTS = 10  # turns that can be asked again or edited
+MAX_SNAPSHOTS = 5  # turns that can be asked again or edited (~75 kB each, compressed, after a sizing turn)
 MAX_CUSTOM_ENGINES = 4
 
 
