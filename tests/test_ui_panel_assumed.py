@@ -113,3 +113,22 @@ def _no_tokens(content: Any) -> str:
     import re
 
     return re.sub(r"gpu-advisor/result/[0-9a-f]{32}", "gpu-advisor/result/…", str(content))
+
+
+def test_every_view_of_the_panel_comes_from_the_same_reply(handlers: dict[str, Any]) -> None:
+    """A build check of the cards asked about earlier is not shown beside a later reply that compared others."""
+    from advisor.ui.i18n import t
+
+    st = handlers["on_load"]("zh")[0]
+    chart = 3 + len(profile.PROFILE_FIELDS) + 1  # after the fields: summary, chart, comparison, notes, checklist
+    shown: list[Any] = []
+    charts: list[str] = []
+    for text in ("两张4090，1300W电源，跑70b 4bit 够吗", "对比 H100 和 H200"):
+        handlers["take"](json.dumps([[st.last_sent + 1, text]], ensure_ascii=False), st, None)
+        for out in handlers["drain"](st):
+            for i, into in ((chart + 3, shown), (chart, charts)):
+                if not (isinstance(out[i], dict) and out[i].get("__type__") == "update"):
+                    into.append(str(out[i]))
+    assert "4090" in shown[0]  # the first reply checked the two 4090s
+    assert shown[-1] == t("checklist_empty", "zh")  # the comparison ran no build check: none is shown
+    assert "H100" in charts[-1]  # and its chart is one of the compared cards', not empty

@@ -459,21 +459,20 @@ def build_blocks(
             lang = st.lang
             session = st.session
             try:
+                plan = plan_results(session)  # every view tells the same reply's story
                 # what the tools used: the user's values, and where the user said nothing, the reply's assumptions
-                values, _ = profile.used_values(session.profile, session.last_results)
+                values, _ = profile.used_values(session.profile, plan)
                 st.shown_profile = dict(values)
-                sizing = _sizing_result(session)
                 out: list[Any] = [values[k] for k in profile.PROFILE_FIELDS]
-                # the options the last reply lists, with its figures, in the currency it used
-                frame, notes = render.panel_comparison(session.last_results, lang,
-                                                       profile.budget_currency(session.profile), session.lang)
+                # the options that reply lists, with its figures, in the currency it used
+                frame, notes = render.panel_comparison(plan, lang, profile.budget_currency(session.profile),
+                                                       session.lang)
                 out += [
-                    profile.profile_markdown(session.profile, lang, session.last_results),
-                    memory_chart_svg(sizing, lang),
+                    profile.profile_markdown(session.profile, lang, plan),
+                    memory_chart_svg(_sizing_result(session, plan), lang),
                     frame or t("comparison_empty", lang),
                     notes,
-                    render.calls_markdown([session.last_results.get("check_build")], lang)
-                    or t("checklist_empty", lang),
+                    render.calls_markdown([plan.get("check_build")], lang) or t("checklist_empty", lang),
                 ]
             except Exception:  # a hand-edited session must not break the page
                 log.exception("rendering the side panel failed")
@@ -900,11 +899,29 @@ def _status_md(adv: Any, lang: str, applied: bool = False) -> str:
     return f"**{head}** {render.safe_markdown(adv.describe())}"
 
 
-def _sizing_result(session: Session) -> Sizing | None:
+PLAN_TOOLS = ("size_inference", "size_training", "recommend", "check_build")
+
+
+def plan_results(session: Session) -> dict[str, Any]:
+    """The kept results of the latest reply that computed a plan (a sizing, a recommendation or a build check),
+    under their session keys. The session keeps each tool's latest call across turns, so a panel drawn from all
+    of them mixed turns: a build check of the 4090 asked about earlier beside a sizing of the A100s now."""
+    for turn in reversed(session.history):
+        if turn.role != "assistant" or not turn.tool_calls:
+            continue
+        ids = {c.call_id for c in turn.tool_calls}
+        kept = {key: c for key, c in session.last_results.items() if c.call_id in ids}
+        if any(key in PLAN_TOOLS or key.startswith(("alt/", "compare/")) for key in kept):
+            return kept
+    return {}
+
+
+def _sizing_result(session: Session, results: dict[str, Any]) -> Sizing | None:
     """The sizing the panel charts: training first on a training session, else inference."""
     order = ("size_training", "size_inference") if session.profile.use_case == "training" else (
         "size_inference", "size_training")
-    return next((r for r in (sizing_of(session.last_results.get(n)) for n in order) if r is not None), None)
+    compared = [key for key in results if key.startswith("compare/size_")]  # a comparison: its first card
+    return next((r for r in (sizing_of(results.get(n)) for n in (*order, *compared)) if r is not None), None)
 
 
 def _changes_text(changes: dict[str, Any], lang: str) -> str:

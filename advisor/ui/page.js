@@ -3,25 +3,28 @@
 // 2. A new question is pinned near the top of the chat with its answer growing below it — after a send,
 //    an example, an option chip or Recompute alike — until the reader scrolls on their own.
 // 3. Esc stops a running turn.
-// 4. Tables read: each cell knows its column's name, so a phone shows a ranked list as cards.
+// 4. Tables read: figures stay whole; a table too wide for its place (and any on a phone) shows one card per
+//    row, each cell under its column's name.
 // 5. A calculation's full result (JSON) and a cited passage ('[1]') are fetched only when their link is opened,
 //    and shown in place.
 // 6. Gradio's own words (toast titles, the chat's buttons) are said in the page's language.
 (() => {
   "use strict";
   const PIN_GAP = 40;  // px from the chat's top edge to the pinned question (under the chat's label)
-  const MIN_CHAT = 260;
-  const STOPPED = "⏹";
-  const MAX_SHOWN = 20000;  // characters of a full result shown in the chat  // the mark of a stopped turn's notice (ui.stopped)
-  const FIGURE = /^(?=.{1,28}$)[^\n]*\d[^\n]*$/;  // a short cell holding a figure  // px: below this the chat is not worth shrinking for the box
+  const MIN_CHAT = 260;  // px: below this the chat is not worth shrinking for the box
+  const STOPPED = "⏹";  // the mark of a stopped turn's notice (ui.stopped)
+  const MAX_SHOWN = 20000;  // characters of a full result shown in the chat
+  const FIGURE = /^(?=.{1,28}$)[^\n]*\d[^\n]*$/;  // a short cell holding a figure
   let pinned = null;  // the user row held near the top
   let released = false;  // the reader scrolled: leave the view alone until the next question
 
   const chat = () => document.querySelector("#chatbot");
 
-  function scrollBox() {
+  function scrollBox() {  // the chat's own scroll box (Gradio's .bubble-wrap; found by its overflow otherwise)
     const root = chat();
     if (!root) return null;
+    const known = root.querySelector(".bubble-wrap");
+    if (known) return known;
     for (const el of root.querySelectorAll("*")) {
       const oy = getComputedStyle(el).overflowY;
       if ((oy === "auto" || oy === "scroll") && el.querySelector(".message-row")) return el;
@@ -74,10 +77,7 @@
     if (last && last !== pinned && last.innerText.trim().includes(STOPPED)) {  // a stopped turn: its notice in view
       target = Math.max(target, last.offsetTop + last.offsetHeight - box.clientHeight + PIN_GAP);
     }
-    if (Math.abs(box.scrollTop - target) > 1) {
-      box.dataset.pinScroll = "1";
-      box.scrollTop = target;
-    }
+    if (Math.abs(box.scrollTop - target) > 1) box.scrollTop = target;
   }
 
   function release(ev) {
@@ -138,7 +138,7 @@
 
   async function openResult(ev) {
     const link = ev.target.closest && ev.target.closest('a[href*="gpu-advisor/result/"]');
-    if (!link || !chat() || !chat().contains(link)) return;
+    if (!link || !chat() || !chat().contains(link) || link.closest(".raw-result")) return;  // "{ … } ↗": a tab
     ev.preventDefault();
     ev.stopPropagation();
     const href = link.getAttribute("href");
@@ -149,7 +149,7 @@
     link.after(box);
     opened.set(href, box);
     try {
-      const res = await fetch(link.getAttribute("href"), {credentials: "same-origin"});
+      const res = await fetch(href, {credentials: "same-origin"});
       const body = await res.json();
       if (!res.ok) box.textContent = String(body.error || res.status);
       else if (body.passage) showPassage(box, body.passage);  // a cited passage: as text to read
