@@ -630,3 +630,15 @@ def test_an_argument_named_in_an_error_is_called_by_its_form_label() -> None:
                                    f" or equal to 1; {t('gpu_count', 'en')}: bad")
     assert "context_tokens" not in ui_text(text, "en")
     assert ui_text("invalid arguments — context: x", "en") == "invalid arguments — context: x"  # no form field
+
+
+def test_the_comparison_shows_the_stack_weight_when_the_ranking_uses_different_ones() -> None:
+    from tools.recommend import RecommendInput, recommend
+
+    mixed = recommend(RecommendInput(workload="training", model="llama-3-8b", method="lora", budget_usd=3000))
+    assert len({o.ecosystem_factor for o in mixed.options[:8]}) > 1  # an Arc or a Radeon among CUDA cards
+    frame = render.comparison_frame(mixed, "en")
+    weights = frame[render.t("col_eco", "en")].tolist()
+    assert weights == [round(o.ecosystem_factor, 2) for o in mixed.options[:8]]
+    cuda_only = recommend(RecommendInput(workload="inference", model="llama-3.1-8b", budget_usd=5000))
+    assert render.t("col_eco", "en") not in render.comparison_frame(cuda_only, "en").columns

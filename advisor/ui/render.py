@@ -435,9 +435,13 @@ def comparison_frame(rec: Recommendation | list[ReplyGroup] | None, lang: str, l
     else:
         perf_col = t("col_train_tps", lang) if workload == "training" else t("col_tps", lang)
     routes = any(route is not None for route, _ in rows_of)
+    # the ranking is value × the software stack's weight: shown when the weights differ, so a #2 with more value
+    # per price than #1 reads as the stack's doing, not a hidden rule
+    weighted = len({o.ecosystem_factor for o in opts}) > 1
     cols = [t("col_config", lang), *([t("col_precision", lang)] if routes else []), t("col_fit", lang),
             t("col_mem", lang), perf_col, t("col_power", lang), t("col_price", lang, currency=cur),
-            t(f"col_ppp_{flops}", lang, per=per) if scientific else t("col_ppp", lang, per=per)]
+            t(f"col_ppp_{flops}", lang, per=per) if scientific else t("col_ppp", lang, per=per),
+            *([t("col_eco", lang)] if weighted else [])]
     rows = []
     for route, o in rows_of:
         if scientific:
@@ -447,7 +451,8 @@ def comparison_frame(rec: Recommendation | list[ReplyGroup] | None, lang: str, l
         mem = f"{_gb_number(o.per_gpu_bytes)} / {_gb_number(fmt.usable_bytes(o))}"
         precision = [route_label(route, lang, short=True)] if routes else []
         rows.append([config_label(o, lang), *precision, "✅" if o.fits else "❌", mem, _round(perf, 1),
-                     _round(o.power_w, 1, 0), fmt.option_total(o, cur), _round(fmt.value_per_price(o, cur), 1, 2)])
+                     _round(o.power_w, 1, 0), fmt.option_total(o, cur), _round(fmt.value_per_price(o, cur), 1, 2),
+                     *([_round(o.ecosystem_factor, 1, 2)] if weighted else [])])
     return pd.DataFrame(rows, columns=cols)
 
 
