@@ -642,16 +642,3 @@ def test_the_comparison_shows_the_stack_weight_when_the_ranking_uses_different_o
     assert weights == [round(o.ecosystem_factor, 2) for o in mixed.options[:8]]
     cuda_only = recommend(RecommendInput(workload="inference", model="llama-3.1-8b", budget_usd=5000))
     assert render.t("col_eco", "en") not in render.comparison_frame(cuda_only, "en").columns
-
-
-def test_a_used_card_is_marked_used_in_the_comparison() -> None:
-    from knowledge import load_catalog
-    from tools.recommend import RecommendInput, recommend
-
-    used = {g.name for g in load_catalog().gpus if g.price is not None and g.price.kind == "used"}
-    rec = recommend(RecommendInput(workload="inference", model="llama-3.1-8b", budget_usd=5000))
-    frame = render.comparison_frame(rec, "en")
-    labels = frame[render.t("col_config", "en")].tolist()
-    for option, label in zip(rec.options, labels, strict=False):
-        assert label.endswith(" · used") == (option.gpu in used), label
-    assert any(label.endswith(" · used") for label in labels) and not all(x.endswith(" · used") for x in labels)

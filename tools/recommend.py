@@ -247,8 +247,6 @@ class Option(BaseModel):
     score: float = Field(description="perf per $1k × ecosystem factor; performance only when unpriced")
     score_basis: Literal["per-price", "performance-only"]
     ecosystem_factor: float = Field(description="software readiness weight of the GPU's stack (1.0 = CUDA)")
-    second_hand: bool = Field(False, description="priced as a used card; where a budget buys whole machines, ranked "
-                                                 "after the new ones")
     platform: str
     chassis: str
     recommended_psu_w: Watts = Field(description="per node")
@@ -883,7 +881,6 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         yearly_energy_cost_usd=cost.yearly_energy_cost_usd, rental_usd_per_hour=rent,
         break_even_months=cost.break_even_months, score=score,
         score_basis="per-price" if ppp is not None and not within else "performance-only", ecosystem_factor=eco,
-        second_hand=gpu.price is not None and gpu.price.kind == "used",
         platform=gpu.name if host == "system" else plat.name, chassis=chassis,
         recommended_psu_w=t.recommended_psu_w, software_stack=stack, why=why,
         market="restricted" if restricted else "available", market_rule=restricted,

@@ -450,8 +450,7 @@ def comparison_frame(rec: Recommendation | list[ReplyGroup] | None, lang: str, l
             perf = o.training_tokens_per_s if workload == "training" else o.decode_tokens_per_s
         mem = f"{_gb_number(o.per_gpu_bytes)} / {_gb_number(fmt.usable_bytes(o))}"
         precision = [route_label(route, lang, short=True)] if routes else []
-        label = f"{config_label(o, lang)} · {t('second_hand', lang)}" if o.second_hand else config_label(o, lang)
-        rows.append([label, *precision, "✅" if o.fits else "❌", mem, _round(perf, 1),
+        rows.append([config_label(o, lang), *precision, "✅" if o.fits else "❌", mem, _round(perf, 1),
                      _round(o.power_w, 1, 0), fmt.option_total(o, cur), _round(fmt.value_per_price(o, cur), 1, 2),
                      *([_round(o.ecosystem_factor, 1, 2)] if weighted else [])])
     return pd.DataFrame(rows, columns=cols)
