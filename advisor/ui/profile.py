@@ -62,11 +62,11 @@ def used_values(profile: Any, results: Mapping[str, Any]) -> tuple[dict[str, Any
 
 
 def _model_id(name: str) -> str:
-    """A catalog model's id from its id or its display name (the panel's list holds ids); else the name."""
+    """A catalog model's id from any of its names (the panel's list holds ids); else the name as given."""
     from knowledge import load_catalog
 
-    wanted = name.strip().lower()
-    return next((m.id for m in load_catalog().models if wanted in (m.id.lower(), m.name.lower())), name)
+    found = load_catalog().model_resolver.find(name)
+    return found.id if found is not None else name
 
 
 def profile_changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:

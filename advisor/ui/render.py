@@ -10,7 +10,6 @@ shown, never run.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import re
@@ -229,24 +228,17 @@ def citations_messages(citations: Iterable[Any], lang: str, parent: str = "sourc
 _CITATION = re.compile(r"\[([a-z0-9][\w.-]*(?:/[\w.#-]+)+)\]")  # '[vram/zh/kv-cache]'
 
 
-@functools.cache
-def _corpus_by_id() -> dict[str, Any]:
-    from knowledge.corpus import load_corpus
-
-    return {p.id: p for p in load_corpus()}
-
-
 def readable_citations(text: str, citations: Iterable[Any], lang: str) -> str:
     """``text`` with each cited passage's key ('[vram/zh/kv-cache]') replaced by a number in order of first
-    mention ('[1]'), linked to the passage itself (served on demand; page.js shows it in place). Keys that name
-    no passage stay as they are."""
+    mention ('[1]'), linked to the passage itself (served on demand; page.js shows it in place). ``citations``:
+    the passages (a reply's, or the session's ``citations`` values); keys that name none of them stay as they are."""
     given = {str(_get(c, "id")): c for c in citations if _get(c, "id")}
     numbers: dict[str, str] = {}
 
     def number(m: re.Match[str]) -> str:
         key = m.group(1)
         if key not in numbers:
-            passage = given.get(key) or _corpus_by_id().get(key)
+            passage = given.get(key)
             if passage is None or not _get(passage, "text"):
                 return m.group(0)
             shown = {"id": key, "title": _get(passage, "title", ""), "text": _get(passage, "text", ""),
@@ -668,6 +660,7 @@ def history_messages(session: Any, lang: str) -> list[ChatMessage]:
         view = TurnView(_get(turn, "lang") or lang)
         for call in _get(turn, "tool_calls") or []:
             view.add_call(call)
-        view.apply({"type": "final", "reply": {"text": text, "citations": [], "notices": []}})
+        cited = list((_get(session, "citations") or {}).values())  # every passage the conversation cited
+        view.apply({"type": "final", "reply": {"text": text, "citations": cited, "notices": []}})
         out += view.messages
     return out
