@@ -383,7 +383,7 @@ BUILD_TOPIC_FINDINGS: dict[str, tuple[str, ...]] = {
     "fit": ("memory-fit", "memory-offload", "memory-headroom"),
     "slots": ("slots-width-count", "slots-risers", "fit-gpu-length", "form-sxm-oam-baseboard"),
     "lanes": ("pcie-lanes", "pcie-generation", "pcie-m2-lane-sharing"),
-    "wall": ("power-wall-circuit",),
+    "wall": ("power-machine-cap", "power-wall-circuit"),
     "psu": ("power-psu-headroom", "power-multi-psu", "power-vendor-minimum", "power-connector-12v-2x6",
             "power-transient-spikes"),
     "cooling": ("cooling-open-air-stacking", "cooling-passive-in-tower"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.compose import citations_block, config_label, method_label, sizing
-from advisor.fmt import gb_short, gpu_price_text, money, needed_bytes, num, punct, tps, usable_bytes
+from advisor.fmt import duration, gb_short, gpu_price_text, money, needed_bytes, num, punct, tps, usable_bytes
 from advisor.planner import session_region
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
@@ -15,6 +15,7 @@ from knowledge.messages import has as has_message
 from knowledge.messages import msg
 from tools.perf import DecodeResult
 from tools.training_memory import TrainingMemoryResult
+from tools.training_time import TrainingTimeResult
 from tools.value import ValueResult
 
 
@@ -136,12 +137,25 @@ def _holds_far_more(value: Any, leader: str) -> bool:
     return all(v is not None and top >= 2 * v for g, v in held.items() if g != leader)
 
 
-def _price_cell(g: GPUInfo, p: Profile, lang: str) -> str:
-    """The price the user said for the card ('your price'), else the catalog's."""
+def _times(count: int, figure: str) -> str:
+    """A per-card figure of a configuration: '2 × 24 GB' for two cards, the figure itself for one."""
+    return figure if count == 1 or figure == "—" else f"{count} × {figure}"
+
+
+def _price_cell(g: GPUInfo, p: Profile, lang: str, count: int = 1, value: ValueResult | None = None) -> str:
+    """The price the user said for the card ('your price'), else the catalog's; a configuration of several cards
+    shows its total first ('¥34,560（2 × ¥17,280）')."""
     said = p.card_prices.get(g.id)
-    if said is not None:
-        return msg(lang, "compare.said_price", price=money(said.amount, said.currency))
-    return (gpu_price_text(g, lang) or ("—", ""))[0]
+    each = msg(lang, "compare.said_price", price=money(said.amount, said.currency)) if said is not None \
+        else (gpu_price_text(g, lang) or ("—", ""))[0]
+    if count == 1 or each == "—":
+        return each
+    option = next((o for o in value.options if o.gpu == g.id and o.count == count), None) if value else None
+    if option is None:
+        return _times(count, each)
+    currency = value.currency if value else "USD"
+    return msg(lang, "compare.price_total", total=money(option.price, currency), count=count,
+               each=money(option.price / count, currency))
 
 
 def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
@@ -169,19 +183,27 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
         return "—" if v is None else num(v)
 
     gs = [typed(c, GPUInfo) for c in infos]
-    row(msg(lang, "compose.compose_compare.memory"), [f"{num(g.memory_gb)} GB {g.memory_type}" for g in gs])
-    row(msg(lang, "compose.compose_compare.bandwidth"), [f"{num(g.bandwidth_gbs)} GB/s" for g in gs])
-    row("BF16/FP16 TFLOPS", [tp(g, "bf16") if g.throughput.bf16 is not None else tp(g, "fp16") for g in gs])
-    row("FP8 TFLOPS", [tp(g, "fp8") for g in gs])
-    row("FP64 TFLOPS", [tp(g, "fp64") for g in gs])
-    row(msg(lang, "compose.compose_compare.power"), [f"{num(g.tdp_w)} W" for g in gs])
+    n = [counts[i] for i in ids]  # a per-card figure of a configuration of n cards reads 'n × figure'
+    row(msg(lang, "compose.compose_compare.memory"),
+        [_times(k, f"{num(g.memory_gb)} GB {g.memory_type}") for k, g in zip(n, gs, strict=True)])
+    row(msg(lang, "compose.compose_compare.bandwidth"),
+        [_times(k, f"{num(g.bandwidth_gbs)} GB/s") for k, g in zip(n, gs, strict=True)])
+    row("BF16/FP16 TFLOPS", [_times(k, tp(g, "bf16") if g.throughput.bf16 is not None else tp(g, "fp16"))
+                             for k, g in zip(n, gs, strict=True)])
+    row("FP8 TFLOPS", [_times(k, tp(g, "fp8")) for k, g in zip(n, gs, strict=True)])
+    row("FP64 TFLOPS", [_times(k, tp(g, "fp64")) for k, g in zip(n, gs, strict=True)])
+    row(msg(lang, "compose.compose_compare.power"),
+        [_times(k, f"{num(g.tdp_w)} W") for k, g in zip(n, gs, strict=True)])
     row(msg(lang, "compose.compose_compare.form_cooling"),
         [f"{msg(lang, 'spec.form.' + g.form_factor)} / {msg(lang, 'spec.cooling.' + g.cooling)}" for g in gs])
     row("ECC", ["✓" if g.ecc else "✗" for g in gs])
     row(msg(lang, "compose.compose_compare.interconnect"), [msg(lang, f"spec.link_kind.{g.interconnect.kind}")
                                         if has_message(lang, f"spec.link_kind.{g.interconnect.kind}")
                                         else g.interconnect.kind for g in gs])
-    row(msg(lang, "compose.compose_compare.approx_price"), [_price_cell(g, p, lang) for g in gs])
+    value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
+    value = typed(value_call, ValueResult) if value_call is not None else None
+    row(msg(lang, "compose.compose_compare.approx_price"),
+        [_price_cell(g, p, lang, counts[i], value) for i, g in zip(ids, gs, strict=True)])
     if sizes:
         model = sizing(next(iter(sizes.values()))).model
         row(msg(lang, "compose.compose_compare.per_gpu", model=model),  # need / usable: '48GB' is 51.5 GB
@@ -191,11 +213,15 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     if perfs:
         row(msg(lang, "compose.compose_compare.decode_speed"),
             [tps(typed(perfs[i], DecodeResult).tokens_per_s) if i in perfs else "—" for i in ids])
+    times = {c.arguments.get("gpu"): typed(c, TrainingTimeResult) for c in calls  # on the cards that hold the run
+             if c.name == "training_time" and c.ok and c.arguments.get("gpu") in sizes
+             and sizing(sizes[c.arguments.get("gpu")]).fits}
+    if times:
+        row(msg(lang, "compare.train_time_row"), [duration(times[i].hours, lang) if i in times else "—"
+                                                  for i in ids])
     labels = dict(zip(ids, names, strict=True))
-    value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
     value_lines: list[str] = []
-    if value_call is not None:
-        value = typed(value_call, ValueResult)
+    if value is not None:
         unit = msg(lang, f"compare.value_unit.{value.currency}")
         per = {o.gpu: o.per_unit for o in value.options}
         metric = _value_metric(session, value)
@@ -206,9 +232,21 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
                 [per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in ids])
         value_lines = _value_lines(session, value, labels, lang)
     verdict = _compare_verdict(ids, labels, sizes, perfs, lang)
+    if verdict is None and p.use_case == "scientific":
+        verdict = _science_pick(session, ids, labels, dict(zip(ids, gs, strict=True)), counts, lang)
+    if verdict is None or (p.use_case == "training" and sizes and all(sizing(sizes[i]).fits for i in ids
+                                                                        if i in sizes)):
+        verdict = _training_pick(ids, labels, dict(zip(ids, gs, strict=True)), counts, sizes, times, value,
+                                 lang) or verdict
     lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])
     out = [*lead, *([""] if lead else []), head, "", *rows, ""]
-    if p.use_case == "training":
+    if p.use_case == "scientific":
+        key = _science_key(session)
+        totals = [{"name": labels[i], key: counts[i] * (getattr(g.throughput, key) or 0.0)}
+                  for i, g in zip(ids, gs, strict=True)]
+        out.append(msg(lang, f"compare.points_scientific_{key}",
+                       compute=_leader(totals, key, lang, "compare.more_compute")))
+    elif p.use_case == "training":
         half = [{"name": g.name, "bf16": g.throughput.bf16 or g.throughput.fp16 or 0} for g in gs]
         out.append(msg(lang, "compare.points_training", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
                        compute=_leader(half, "bf16", lang, "compare.more_compute")))
@@ -217,7 +255,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
                        bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster")))
     if value_lines and not value_first:
         out.append(value_lines[0].replace("**", ""))
-    if p.model is None and p.params_b is None:
+    if p.model is None and p.params_b is None and p.use_case != "scientific":
         out.append(msg(lang, "compose.compose_compare.tell_me_model_precision"))
     if citations:
         out += ["", *citations_block(citations, lang)]
@@ -255,3 +293,89 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
                    speed=tps(speeds[winner]))
     return msg(lang, "compare.verdict_all_fit" + ("_pair" if len(ids) == 2 else ""), what=what,
                labels=sep.join(labels[i] for i in ids))
+
+
+# a configuration that must split the model across cards over PCIe is chosen only when it is clearly faster: each
+# step moves the sharded weights between the cards, which a single card (or NVLink) does not pay
+_SHARDED_OVER_PCIE_MARGIN = 1.25
+
+
+def _shards_over_pcie(size: ToolCall | None, g: GPUInfo, count: int) -> bool:
+    """The model is split across the cards (ZeRO-3/FSDP or tensor parallel) and they talk over PCIe."""
+    if size is None or count <= 1 or not isinstance(sizing(size), TrainingMemoryResult):
+        return False
+    r = sizing(size)
+    assert isinstance(r, TrainingMemoryResult)
+    split = r.zero_stage == 3 or r.fsdp or r.tp > 1
+    return bool(split) and g.interconnect.kind == "pcie"
+
+
+def _training_pick(ids: list[str], labels: dict[str, str], gs: dict[str, GPUInfo], counts: dict[str, int],
+                   sizes: dict[str | None, ToolCall], times: dict[str | None, TrainingTimeResult],
+                   value: ValueResult | None, lang: str) -> str | None:
+    """Which compared configuration suits a training run that every one of them holds: the shorter run when the
+    data set is known, else the larger dense BF16 sum — unless that one must shard over PCIe and is not clearly
+    faster than one that need not; with the price difference and the sharding cost said."""
+    if len(ids) < 2 or any(i not in sizes or not sizing(sizes[i]).fits for i in ids):
+        return None
+    compute = {i: counts[i] * (gs[i].throughput.bf16 or gs[i].throughput.fp16 or 0.0) for i in ids}
+    if not all(compute.values()):
+        return None
+    sharded = {i: _shards_over_pcie(sizes.get(i), gs[i], counts[i]) for i in ids}
+    if len(times) == len(ids):
+        best = min(ids, key=lambda i: times[i].hours)
+        reason = msg(lang, "compare.train_reason_time", time=duration(times[best].hours, lang), others=punct(
+            lang, "list").join(f"{labels[i]} {duration(times[i].hours, lang)}" for i in ids if i != best))
+    else:
+        best = max(ids, key=lambda i: compute[i])
+        whole = [i for i in ids if not sharded[i]]
+        if sharded[best] and whole:
+            alt = max(whole, key=lambda i: compute[i])
+            if compute[best] < compute[alt] * _SHARDED_OVER_PCIE_MARGIN:
+                best = alt
+        others = punct(lang, "list").join(f"{labels[i]} {num(compute[i])}" for i in ids if i != best)
+        reason = msg(lang, "compare.train_reason_whole" if not sharded[best] and any(sharded.values())
+                     else "compare.train_reason_compute", tflops=num(compute[best]), others=others)
+    r0 = sizing(sizes[ids[0]])
+    what = msg(lang, "compose.compare_verdict.text", model=r0.model,
+               method=method_label(r0.method, lang) if isinstance(r0, TrainingMemoryResult) else "")
+    lines = [msg(lang, "compare.train_pick", what=what, winner=labels[best], reason=reason)]
+    prices = {o.gpu: o.price for o in value.options} if value else {}
+    if value and best in prices:
+        cheaper = [i for i in ids if i in prices and prices[i] < prices[best]]
+        if cheaper:
+            c = min(cheaper, key=lambda i: prices[i])
+            lines.append(msg(lang, "compare.train_cheaper", label=labels[c],
+                             saving=money(prices[best] - prices[c], value.currency)))
+    for i in ids:
+        if sharded[i]:
+            lines.append(msg(lang, "compare.train_sharded_cost", label=labels[i]))
+    return "\n".join(lines)
+
+
+# a card with under this share of the leader's FP64 rate is no card for a double-precision code (GeForce cards run
+# FP64 at 1/64 of FP32)
+_FP64_UNFIT_SHARE = 0.1
+
+
+def _science_key(session: Session) -> str:
+    """The rate a scientific code runs at: FP64 unless the code or the user says single or mixed precision."""
+    p = session.profile
+    return "fp64" if p.fp64 or p.fp64 is None else "fp32"
+
+
+def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: dict[str, GPUInfo],
+                  counts: dict[str, int], lang: str) -> str | None:
+    """A scientific comparison's verdict: which configuration runs the code fastest on the rate it uses (FP64 or
+    FP32, count × the card's rate), how many times the next, and the cards far too slow at FP64 to use."""
+    key = _science_key(session)
+    rate = {i: counts[i] * (getattr(gs[i].throughput, key) or 0.0) for i in ids}
+    if len(ids) < 2 or not any(rate.values()):
+        return None
+    best = max(ids, key=lambda i: rate[i])
+    others = punct(lang, "list").join(f"{labels[i]} {num(rate[i])}" for i in ids if i != best)
+    lines = [msg(lang, f"compare.science_pick_{key}", winner=labels[best], tflops=num(rate[best]), others=others)]
+    weak = [i for i in ids if key == "fp64" and rate[i] < rate[best] * _FP64_UNFIT_SHARE]
+    if weak:
+        lines.append(msg(lang, "compare.science_fp64_unfit", labels=punct(lang, "list").join(labels[i] for i in weak)))
+    return "\n".join(lines)

@@ -58,7 +58,7 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
     counted = least_fitting_count(calls)
     if counted is not None:  # 'how many to run it?': the count that fits is the configuration talked about
         return counted
-    earlier = [] if named else list(session.last_results.values())
+    earlier = [] if named else by_recency(session)
     for source, alts in ((list(calls), False), (earlier, False), (list(calls), True), (earlier, True)):
         for call in source:  # the plan's own calls first; an alternative's (the FP8 route …) only when none
             if call.call_id.startswith("alt_") != alts or not call.ok:
@@ -75,6 +75,18 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
     if p.existing:
         return Config(gpu=p.existing[0].gpu, count=p.existing[0].count, nodes=nodes, model=p.model)
     return None
+
+
+def by_recency(session: Session) -> list[ToolCall]:
+    """The session's kept results, the latest turn's first (each turn's in the order it ran them): the
+    configuration a follow-up means is the one the conversation arrived at last, not an older comparison's."""
+    order: dict[str, tuple[int, int]] = {}
+    assistant = [t for t in reversed(session.history) if t.role == "assistant"]
+    for age, turn in enumerate(assistant):
+        for position, call in enumerate(turn.tool_calls):
+            order.setdefault(call.call_id, (age, position))
+    last = (len(assistant), 0)
+    return sorted(session.last_results.values(), key=lambda c: order.get(c.call_id, last))
 
 
 def remember_scheme(session: Session, calls: Iterable[ToolCall]) -> None:

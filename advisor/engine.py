@@ -30,7 +30,7 @@ from advisor.fmt import punct
 from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
 from advisor.nlu.rules import MAX_CARDS
-from advisor.planner import Plan, PlannedCall, plan_turn
+from advisor.planner import Plan, PlannedCall, new_workload, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
@@ -760,7 +760,8 @@ class Advisor:
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
         if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
             parsed = parsed.model_copy(update={"asks": [a for a in parsed.asks if a != "market"]})  # said above
-        for config in (list(both) if both else [None]):  # 'both options': each of the last two
+        configs: list[Config | None] = [*(list(both) if both else _compared(plan, calls))] or [None]
+        for config in configs:  # 'both options': each of the last two; a comparison: each card compared
             owed = asks.owed(session, parsed.asks, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
                              topic=parsed.build_topic if plan.mode == "build" else None)
@@ -1180,8 +1181,8 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
     if parsed.asks:
         session.last_asks = list(parsed.asks)
         return parsed
-    if parsed.kind not in _FOLLOW_UPS or not session.last_asks:
-        return parsed
+    if parsed.kind not in _FOLLOW_UPS or not session.last_asks or new_workload(parsed):
+        return parsed  # 'VASP 要双精度，那 4090 还行吗': a question about a new workload, not the last one again
     asks = [a for a in session.last_asks if _changes_answer(a, parsed)]
     return parsed.model_copy(update={"asks": asks, "asks_count": parsed.asks_count or "how_many" in asks})
 
@@ -1224,6 +1225,22 @@ def _computes_afresh(plan: Plan, parsed: Parsed) -> bool:
     """The turn computed a configuration or stated a target: stated targets are checked again."""
     return plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
         or parsed.ttft_target_s is not None
+
+
+def _compared(plan: Plan, calls: list[ToolCall]) -> list[Config]:
+    """A comparison's configurations (card × count, the model it sized), in the order compared: an ask the
+    comparison left open ('and the prompt processing?') is answered for each."""
+    if plan.mode != "compare":
+        return []
+    out: list[Config] = []
+    for call in calls:
+        if call.ok and call.name in ("size_inference", "size_training") and call.arguments.get("gpu") \
+                and not call.call_id.startswith("alt_"):
+            config = Config(gpu=call.arguments["gpu"], count=int(call.arguments.get("gpus") or 1),
+                            model=call.arguments.get("model"), precision=call.arguments.get("precision"))
+            if all(c.gpu != config.gpu for c in out):
+                out.append(config)
+    return out if len(out) >= 2 else []
 
 
 def _scheme_line(line: str | None, config: Config | None, lang: Lang) -> str | None:

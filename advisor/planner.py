@@ -227,7 +227,7 @@ def _machine_args(p: Profile) -> dict[str, Any]:
             args["other_load_w"] = p.circuit_load_w
     if p.psu_w:
         args["psu_w"] = p.psu_w
-    if p.power_limit_w and p.power_limit_w >= MIN_MACHINE_CAP_W and (p.nodes or 1) == 1:  # '每台服务器限 3000W'
+    if p.power_limit_w and _machine_cap(p) and (p.nodes or 1) == 1:  # '每台服务器限 3000W'
         args["max_wall_w"] = p.power_limit_w
     if p.system_ram_gb:
         args["system_ram_gb"] = p.system_ram_gb
@@ -470,9 +470,18 @@ def _rents_a_machine(ctx: PlanContext) -> bool:
 
 
 def _compare_partner(ctx: PlanContext) -> str | None:
-    """'跟 H100 比呢': one card named in a comparison is compared against the card under discussion."""
-    if ctx.kind != Kind.compare or len(ctx.named) != 1:
+    """'跟 H100 比呢', 'on that rig vs renting 8xH100': one card named in a comparison is compared against the
+    configuration the conversation arrived at a turn earlier (or the card a lookup was about), not against an
+    older comparison's cards."""
+    asked = ctx.kind == Kind.compare or ctx.parsed.has(Intent.compare)
+    if not asked or len(ctx.named) != 1:
         return None
+    if ctx.kind != Kind.compare and ctx.named[0] in ctx.profile.compare:
+        return None
+    at_hand = current_config(ctx.session, [])
+    if at_hand is not None and at_hand.gpu != ctx.named[0] and at_hand.nodes == 1:
+        ctx.profile.compare_counts[at_hand.gpu] = at_hand.count
+        return at_hand.gpu
     return next((g for g in [*ctx.session.focus, ctx.profile.gpu] if g and g != ctx.named[0]), None)
 
 
@@ -703,7 +712,7 @@ def continued_kind(session: Session, parsed: Parsed) -> Kind | None:
     if kind in (Kind.whatif, Kind.correct, Kind.inform) and last in _CONTINUED:
         if last == Kind.spec and not (parsed.asked_attribute or parsed.gpus):
             return kind
-        if _new_workload(parsed) and (last != Kind.compare or len({g.gpu for g in parsed.gpus}) == 1):
+        if new_workload(parsed) and (last != Kind.compare or len({g.gpu for g in parsed.gpus}) == 1):
             return kind  # '全参微调 70B，8 张 4090 够吗？' after a rent-or-buy: a sizing question of its own
         named = {g.gpu for g in parsed.gpus}
         if last == Kind.compare and len(named) == 1 and not named & set(session.profile.compare):
@@ -712,7 +721,7 @@ def continued_kind(session: Session, parsed: Parsed) -> Kind | None:
     return kind
 
 
-def _new_workload(parsed: Parsed) -> bool:
+def new_workload(parsed: Parsed) -> bool:
     """The message states a workload of its own: a model, a size, a training method, a scientific code or a use."""
     return bool(parsed.model or parsed.params_b or parsed.method or parsed.sci_code
                 or (parsed.use_case and not parsed.use_case_weak))
@@ -990,6 +999,11 @@ def _network_call(p: Profile, gpu: str, per_node: int, nodes: int) -> PlannedCal
 
 
 MIN_MACHINE_CAP_W = 1000  # a limit under this is a card's ('限功耗到300W'), not a machine's at the wall
+
+
+def _machine_cap(p: Profile) -> bool:
+    """Whether the power limit said is the machine's: said at the wall, or too large for one card."""
+    return bool(p.power_limit_w) and (bool(p.power_limit_at_wall) or (p.power_limit_w or 0) >= MIN_MACHINE_CAP_W)
 LORA_RANK: int = TrainingMemoryInput.model_fields["lora_rank"].default  # the training sizing's own default
 FULL_STATE_BYTES = 18  # mixed-precision AdamW model states per parameter, as tools/training_memory.py counts them
 
@@ -1215,7 +1229,7 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["cuda_required"] = True
     if p.domestic:
         args["domestic_only"] = True
-    if p.power_limit_w and p.power_limit_w >= MIN_MACHINE_CAP_W:  # under it, a card's limit, not a machine's
+    if p.power_limit_w and _machine_cap(p):  # under it, a card's limit, not a machine's
         args["power_limit_w"] = p.power_limit_w
     if _chassis(p):
         args["chassis"] = _chassis(p)
@@ -1793,6 +1807,10 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
         elif model and p.use_case == "training":  # sharded as a training turn shards it
             size = _training_size(p, model, training_method(p), gid, count, p.context_tokens or DEFAULT_TRAIN_SEQ)
             calls.append(PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gid))
+            if tokens := dataset_tokens(p):  # the run's length on each configuration decides between them
+                calls.append(PlannedCall(name="training_time", purpose="time", gpu=gid,  # shown where it fits
+                                         arguments={**model, "tokens": tokens, "gpu": gid, "count": count,
+                                                    **training_rates(p)}))
         options.append({"gpu": gid, "count": count})
     calls.append(PlannedCall(name="value_for_money", purpose="value", takes_sizing=True,
                              arguments={"options": options, "currency": user_currency(p, lang), **said_prices(p)}))

@@ -173,6 +173,8 @@ class Profile(BaseModel):
     existing: list[GpuCount] | None = Field(None, description="hardware already owned; [] = none")
     form_factor: FormFactorPref | None = None
     power_limit_w: float | None = Field(None, gt=0, le=100_000)
+    power_limit_at_wall: bool | None = Field(None, description="power_limit_w is the whole machine's at the wall, "
+                                                               "whatever its size")
     gpu: str | None = Field(None, description="catalog GPU id of the configuration under discussion")
     gpu_count: int | None = Field(None, ge=1, le=1024)
     compare: list[str] = Field(default_factory=list, description="GPU ids the user asked to compare")

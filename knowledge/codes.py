@@ -54,6 +54,24 @@ def scientific_code(code_id: str) -> ScientificCode:
     return next(c for c in scientific_codes() if c.id == code_id)
 
 
+def find_codes(text: str) -> list[ScientificCode]:
+    """Every code named in ``text``, in the order named, each once ('Fluent 和 OpenFOAM')."""
+    out: list[ScientificCode] = []
+    for m in _pattern().finditer(text):
+        said = m.group(0).lower()
+        code = next(c for c in scientific_codes() if said in (n.lower() for n in c.names))
+        if code not in out:
+            out.append(code)
+    return out
+
+
+def strictest_code(text: str) -> ScientificCode | None:
+    """Of the codes named, the one that decides the card: the first double-precision one, else the first
+    (a machine for 'GROMACS and VASP' must run VASP's FP64)."""
+    codes = find_codes(text)
+    return next((c for c in codes if c.fp64), codes[0] if codes else None)
+
+
 def find_code(text: str) -> ScientificCode | None:
     """The first code named in ``text`` ('跑 GROMACS', 'AlphaFold 3'), or None."""
     m = _pattern().search(text)

@@ -426,6 +426,9 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
                     chassis=note(f"recommend.chassis.{inp.chassis or 'pc'}"))
     if inp.workload == "scientific" and inp.fp64_required and not gpu.throughput.fp64:
         return note("recommend.reject.no_fp64")
+    fp64, fp32 = gpu.throughput.fp64, gpu.throughput.fp32
+    if inp.workload == "scientific" and inp.fp64_required and fp64 and fp32 and fp64 * FP64_SLOW_RATIO < fp32:
+        return note("recommend.reject.fp64_slow", ratio=round(fp32 / fp64))
     if inp.workload == "training" and gpu.inference_only:
         return note("recommend.reject.inference_only")
     half = gpu.throughput.bf16 if gpu.throughput.bf16 is not None else gpu.throughput.fp16
@@ -551,6 +554,11 @@ def workload_fit(gpu: GPU, count: int, inp: RecommendInput) -> WorkloadFit:
 def fp64_kind(inp: RecommendInput) -> Literal["vector", "matrix"]:
     """The FP64 rate a scientific request is rated on: dense LU (``matrix_n``) uses tensor/matrix cores."""
     return inp.fp64_kind or ("matrix" if inp.matrix_n else "vector")
+
+
+# a card whose FP64 runs at under 1/16 of its FP32 (GeForce and RTX PRO: 1/64) is built for single precision: a
+# double-precision code is never recommended on it (A100/H100 run FP64 at 1/2, MI210/MI300 at 1/1)
+FP64_SLOW_RATIO = 16
 
 
 def _fp64_rate(gpu: GPU, inp: RecommendInput) -> float | None:

@@ -17,7 +17,7 @@ from advisor.nlu import vocab
 from advisor.numbers import NUMBER_RE, parse_number
 from knowledge import AmbiguousNameError
 from knowledge.catalog import Catalog
-from knowledge.codes import find_code
+from knowledge.codes import strictest_code
 from knowledge.names import VENDORS
 
 _I = re.IGNORECASE
@@ -69,7 +69,7 @@ def psu_watts(ctx: Context) -> float | None:
     for m in _WATTS.finditer(ctx.masked):
         window = ctx.masked[max(0, m.start() - 14):m.end() + 16]
         value = parse_number(m.group(1))
-        if value is None or not psu.search(window):
+        if value is None or not psu.search(window) or CARD_POWER_AFTER.match(ctx.masked[m.end():m.end() + 12]):
             continue
         if m.group(2).lower() in ("kw", "千瓦"):
             value *= 1000
@@ -82,11 +82,33 @@ def psu_watts(ctx: Context) -> float | None:
         if value and 200 <= value <= 20_000:
             return value
     m = re.search(rf"(psu|power supply|电源)\D{{0,8}}({N})\s*(w|watts?|瓦)?(?![a-z0-9])", ctx.masked, _I)
-    if m:
+    if m and not CARD_POWER_AFTER.match(ctx.masked[m.end():m.end() + 12]):
         value = parse_number(m.group(2))
         if value and 200 <= value <= 20_000:
             return value
-    return None
+    return _the_only_watts(ctx) if psu.search(ctx.masked) else None
+
+
+_NOT_PSU_WATTS = re.compile(r"wall|limit|circuit|outlet|cap\b|under|below|至多|以内|以下|不超过|墙|插座|限|tdp|每张|"
+                            r"per card", _I)
+
+
+def _the_only_watts(ctx: Context) -> float | None:
+    """'what PSU do I need … my current one is 850w': the message is about the PSU and says one wattage, tied
+    to nothing else (no wall, limit or card power beside it): that is the PSU's."""
+    found = [m for m in _WATTS.finditer(ctx.masked) if m.group(2).lower() not in ("kw", "千瓦")]
+    if len(found) != 1:
+        return None
+    m = found[0]
+    value = parse_number(m.group(1))
+    around = ctx.masked[max(0, m.start() - 24):m.end() + 16]
+    if value is None or not 300 <= value <= 3_000 or _NOT_PSU_WATTS.search(around) \
+            or CARD_POWER_AFTER.match(ctx.masked[m.end():m.end() + 12]):
+        return None
+    return value
+
+
+CARD_POWER_AFTER = re.compile(r"[\s\-]*(?:的)?\s*(?:cards?|gpus?|显卡|卡|tdp)", _I)  # '450W card': a card's power
 
 
 _DESKTOP_CPU = re.compile(r"(?<![a-z0-9])((?:ryzen\s*[3579]\s*)?\d{4}x3d|(?:ryzen\s*[3579]\s*)?\d{4}x|"
@@ -683,8 +705,9 @@ def card_memory_gb(ctx: Context) -> float | None:
 
 
 def scientific_code(ctx: Context) -> str | None:
-    """'GROMACS', 'AlphaFold 3', '冷冻电镜' → the code's id, whose GPU build fixes whether FP64 is needed."""
-    code = find_code(ctx.text)
+    """'GROMACS', 'AlphaFold 3', '冷冻电镜' → the code's id, whose GPU build fixes whether FP64 is needed; of several
+    codes named, the double-precision one (the machine must run it)."""
+    code = strictest_code(ctx.text)
     return code.id if code else None
 
 
@@ -735,7 +758,7 @@ _ADD_CARDS = re.compile(
     rf"(?:more\s+)?(?:(?:card|gpu)s?|of (?:them|those)|one)\b|"
     rf"\b(a|one|two|\d+) more (?:card|gpu)s?\b|\badd(?:ing)? (?:a )?(second|third|another) one\b", _I)
 _ADD_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "a second": 1, "second": 1, "third": 1, "a third": 1,
-              "one more": 1, "一": 1}
+              "one more": 1, "一": 1, "第二张": 1, "再一张": 1}
 
 
 _ADD_BEFORE_CARD = re.compile(r"(?:\badd(?:ing|ed)?|再加|再买|再上|再插)\s*"
@@ -743,7 +766,10 @@ _ADD_BEFORE_CARD = re.compile(r"(?:\badd(?:ing|ed)?|再加|再买|再上|再插)
                               r"(?:张|块|片)?"
                               r"(?:\s*(?:used|new|second[- ]hand|refurbished|cheap|modded|二手|全新|魔改)(?:的)?)?\s*$|"
                               r"(?:\bget(?:ting)?|\bbuy(?:ing)?|\bthrow(?:ing)? in|\bput(?:ting)? in)\s*"
-                              r"(a second|another|a third|one more)\s*$", _I)
+                              r"(a second|another|a third|one more)\s*$|"
+                              r"(?:^|[\s,，(])(a second|another|one more|第二张|再一张)\s*"
+                              # 'is a second used 3090 enough?'
+                              r"(?:used|new|second[- ]hand|refurbished|cheap|二手|全新)?(?:的)?\s*$", _I)
 _AS_SECOND = re.compile(r"^\s*(?:as (?:the|a|my) (second|third|extra|additional) (?:card|gpu)|(?:作为|当)第[二三]张)",
                         _I)
 
@@ -772,7 +798,7 @@ def added_cards(ctx: Context) -> int | None:
     for start, end, _ in ctx.gpu_spans:
         before = _ADD_BEFORE_CARD.search(ctx.text[max(0, start - 24):start])
         if before or _AS_SECOND.match(ctx.text[end:end + 32]):
-            raw = ((before.group(1) or before.group(2)) if before else "one").lower()
+            raw = (next((g for g in before.groups() if g), "one") if before else "one").lower()
             said = _ADD_WORDS.get(raw) or parse_number(raw) or 1
             return int(said) if 1 <= said <= 64 else None
     ordinals = _ADD_ORDINALS.search(ctx.text)

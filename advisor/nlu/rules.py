@@ -129,6 +129,8 @@ class Parsed(BaseModel):
     existing: list[GpuCount] | None = Field(None, description="hardware already owned; [] = none")
     form_factor: FormFactorPref | None = None
     power_limit_w: float | None = None
+    power_limit_at_wall: bool | None = Field(None, description="the power limit is the whole machine's, at the wall "
+                                                               "('under 600W at the wall', '整机 800W 以内')")
     psu_w: float | None = Field(None, description="PSU rating, W")
     system_ram_gb: float | None = Field(None, description="system RAM of the host, GB")
     sci_code: str | None = Field(None, description="a scientific code named (knowledge/data/codes): 'gromacs'")
@@ -446,10 +448,12 @@ _FP64_NO = vocab.required("slot", "fp64_no")
 # GPU counts next to a GPU name
 _COUNT_WORDS = "|".join(sorted(EN_WORDS, key=len, reverse=True))
 _COUNT_BEFORE = re.compile(
-    rf"(?:(?<![a-z0-9.])(\d+)\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs|numbers? of|of(?: the)?)?|"
+    rf"(?:(?<![a-z0-9.])(\d+)(?:-(?=(?:gpus?|cards?|way)\b))?\s*(?:x|×|\*|张|块|片|台|个|卡|颗|路|pcs|numbers? of|"
+    rf"of(?: the)?)?|"  # '8-GPU H200 nodes', '8-way H100'
+
     rf"([{CN_NUMERAL_CHARS}]+|双|单|四|八)\s*(?:张|块|片|卡|个|颗|路)|(俩|双)|"
     rf"\b({_COUNT_WORDS})\b(?:\s+(?:of(?:\s+(?:those|these|the|our|my|them|its|their))?|x))?)"
-    rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?)\b|"
+    rf"(?:\s*(?:used|new|refurb\w*|second[- ]hand|blower|passive|二手|全新|gpus?|cards?|way)\b|"
     rf"(?:(?!时)[\u4e00-\u9fff]){{1,6}}的|"  # '两张新的 4090'; not '2000 卡时的 A100' (card-hours)
     rf"\s*(?:昇腾|华为|英伟达|寒武纪|海光|摩尔线程|沐曦|天数|nvidia|amd|intel|radeon|geforce|rtx|huawei|cambricon|hygon|"
     rf"moore threads|iluvatar(?: corex)?|metax|biren|modded))?"
@@ -1308,6 +1312,9 @@ def _named_checkpoint(r: _Reading) -> str | None:
     for m in r.model_mentions:
         if len(m.ids) == 1 and (found := checkpoint_precision(m.text, r.cat.model(m.ids[0]))):
             return found
+        rest = re.split(r"[,\s]", m.text, maxsplit=1)[1:]  # 'Qwen3-235B-A22B，FP8' read as one name: its tail
+        if rest and (found := _find_precision(rest[0])):
+            return found
     return None
 
 
@@ -1319,10 +1326,20 @@ def _read_dataset_tokens(r: _Reading) -> None:
         if re.search(rf"上下文|context|ctx|每秒|窗口|window|{_SENT_WHOLE}", r.masked[max(0, m.start() - 14):m.start()],
                      _I):
             continue
+        if _SERVING_VOLUME.search(r.masked[max(0, m.start() - 10):m.start()]) \
+                or _SERVING_VOLUME_AFTER.match(r.masked[m.end():m.end() + 14]):
+            spans.append((m.start(), m.end()))  # '日均 2000 万 token', '50M tokens a day': traffic served, no data set
+            continue
         if value and value >= 1e5:
             r.out.dataset_tokens = value
             spans.append((m.start(), m.end()))
     r.scan = _mask(_mask(r.masked, _names(r.text)), spans)
+
+
+# a token count per period is the traffic a service handles, not a training set
+_SERVING_VOLUME = re.compile(r"日均|每天|每日|一天|天均|每月|月均|每小时|daily|per\s+(?:day|month|hour)", _I)
+_SERVING_VOLUME_AFTER = re.compile(r"\s*(?:每天|每日|一天|/\s*(?:天|日|月|day|month|hr|hour|h)\b|"
+                                   r"(?:a|per|each|every)\s+(?:day|month|hour)|daily)", _I)
 
 
 def _read_params(r: _Reading) -> None:
@@ -1517,6 +1534,11 @@ _ANSWER_WORD = r"(?:answers?|outputs?|repl(?:y|ies)|responses?|completions?|gene
 _FILLER = r"(?:\s|avg|average|around|about|of|is|are|~|≈|:|：|长度|大约|大概|平均|约|在|为|是|左右|each|typically)*"
 
 
+_PASTED = re.compile(rf"(?:\bpast(?:e|es|ed|ing)|\bfeed(?:s|ing)?|\bdump(?:s|ing)?|粘贴|贴进?去?|丢进去|塞进去)"
+                     rf"(?:\s*(?:in|into it|like|about|around|maybe|up to|~|大概|大约|约|个|了)\s*)*\s*({N})"
+                     rf"\s*(k|K)?\s*(?:-?\s*tokens?|个?\s*token|字)", _I)
+
+
 def _length_beside(word: str, text: str) -> float | None:
     """The token count said right after ``word`` ('answers 300 tokens') or right before it ('300-token answers')."""
     for m in re.finditer(rf"{word}{_FILLER}{_TOKENS}|{_TOKENS}\s*(?:的)?\s*{word}", text, _I):
@@ -1534,6 +1556,15 @@ def _read_turn_lengths(r: _Reading) -> None:
     """A prompt's and an answer's length said together: the context is their sum, the prompt is what the first
     token waits for."""
     prompt, answer = _length_beside(_PROMPT_WORD, r.scan), _length_beside(_ANSWER_WORD, r.scan)
+    pasted = _PASTED.search(r.scan)
+    if pasted and answer is None:  # 'I paste like 20k tokens of code at once': the prompt the first token waits for
+        value = parse_number(pasted.group(1))
+        if value is not None:
+            value *= 1000 if pasted.group(2) else 1
+            if 16 <= value <= 2_000_000:
+                r.out.prompt_tokens = round(value)
+                r.out.context_tokens = max(r.out.context_tokens or 0, round(value))
+        return
     if prompt is None or answer is None:
         return
     r.out.prompt_tokens = round(prompt)
@@ -1821,9 +1852,16 @@ def _read_power_limit(r: _Reading) -> None:
         if value is None:
             continue
         window = r.scan[max(0, m.start() - 12):m.end() + 10]
+        if extractors.CARD_POWER_AFTER.match(r.scan[m.end():m.end() + 12]):
+            continue  # 'a 450W card': the card's power, no limit on the machine
         if 100 <= value <= 100_000 and _LIMIT_CTX.search(window) and (
                 _POWER_CTX.search(window) or m.group(2) in ("W", "瓦", "kW", "KW", "千瓦")):
             r.out.power_limit_w = value
+            r.out.power_limit_at_wall = bool(_AT_WALL.search(r.scan[max(0, m.start() - 24):m.end() + 24]))
+
+
+_AT_WALL = re.compile(r"at the wall|from the wall|wall draw|whole (?:machine|system|box|rig|pc)|total draw|"
+                      r"墙插|插座|整机|总功耗|整台", _I)
 
 
 def _read_running(r: _Reading) -> None:
