@@ -576,8 +576,10 @@ def _say_link(c: AskContext, done: list[ToolCall]) -> str | None:
 
 
 def _train_cards(c: AskContext) -> list[str]:
+    """The cards 'how many to train it?' is asked of: those the message names ('换成昇腾 910B 要多少张'), else
+    the ones compared, else the configuration at hand's."""
     p = c.session.profile
-    return list(p.compare) if p.compare else [c.config.gpu] if c.config else []
+    return list(c.named) or (list(p.compare) if p.compare else [c.config.gpu] if c.config else [])
 
 
 def _train_count_needed(c: AskContext) -> bool:

@@ -10,6 +10,7 @@ from advisor.fmt import duration, gb_short, gpu_price_text, money, needed_bytes,
 from advisor.planner import session_region
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
+from knowledge.codes import scientific_code
 from knowledge.markets import sold_in
 from knowledge.messages import has as has_message
 from knowledge.messages import msg
@@ -154,8 +155,8 @@ def _price_cell(g: GPUInfo, p: Profile, lang: str, count: int = 1, value: ValueR
     if option is None:
         return _times(count, each)
     currency = value.currency if value else "USD"
-    return msg(lang, "compare.price_total", total=money(option.price, currency), count=count,
-               each=money(option.price / count, currency))
+    return msg(lang, "compare.price_total_said" if said is not None else "compare.price_total",
+               total=money(option.price, currency), count=count, each=money(option.price / count, currency))
 
 
 def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
@@ -242,7 +243,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     out = [*lead, *([""] if lead else []), head, "", *rows, ""]
     if p.use_case == "scientific":
         key = _science_key(session)
-        totals = [{"name": labels[i], key: counts[i] * (getattr(g.throughput, key) or 0.0)}
+        totals = [{"name": labels[i], key: counts[i] * _science_rate(session, g, key)}
                   for i, g in zip(ids, gs, strict=True)]
         out.append(msg(lang, f"compare.points_scientific_{key}",
                        compute=_leader(totals, key, lang, "compare.more_compute")))
@@ -364,17 +365,29 @@ def _science_key(session: Session) -> str:
     return "fp64" if p.fp64 or p.fp64 is None else "fp32"
 
 
+def _science_rate(session: Session, g: GPUInfo, key: str) -> float:
+    """The card's rate for the code: FP32, or FP64 on the vector units for stencil and sparse codes (CFD, FFT)
+    where the catalog gives that figure, else its FP64 peak."""
+    code = session.profile.sci_code
+    t = g.throughput
+    if key == "fp64" and code and scientific_code(code).fp64_kind == "vector" and t.fp64_vector:
+        return t.fp64_vector
+    return getattr(t, key) or 0.0
+
+
 def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: dict[str, GPUInfo],
                   counts: dict[str, int], lang: str) -> str | None:
     """A scientific comparison's verdict: which configuration runs the code fastest on the rate it uses (FP64 or
-    FP32, count × the card's rate), how many times the next, and the cards far too slow at FP64 to use."""
+    FP32, count × the card's rate), and the cards far too slow at FP64 to use."""
     key = _science_key(session)
-    rate = {i: counts[i] * (getattr(gs[i].throughput, key) or 0.0) for i in ids}
+    rate = {i: counts[i] * _science_rate(session, gs[i], key) for i in ids}
     if len(ids) < 2 or not any(rate.values()):
         return None
-    best = max(ids, key=lambda i: rate[i])
+    best = max(ids, key=lambda i: (rate[i], counts[i] * gs[i].bandwidth_gbs))  # equal rates: the faster memory
     others = punct(lang, "list").join(f"{labels[i]} {num(rate[i])}" for i in ids if i != best)
-    lines = [msg(lang, f"compare.science_pick_{key}", winner=labels[best], tflops=num(rate[best]), others=others)]
+    vector = key == "fp64" and any(rate[i] != counts[i] * (gs[i].throughput.fp64 or 0.0) for i in ids)
+    lines = [msg(lang, f"compare.science_pick_{'fp64_vector' if vector else key}", winner=labels[best],
+                 tflops=num(rate[best]), others=others)]
     weak = [i for i in ids if key == "fp64" and rate[i] < rate[best] * _FP64_UNFIT_SHARE]
     if weak:
         lines.append(msg(lang, "compare.science_fp64_unfit", labels=punct(lang, "list").join(labels[i] for i in weak)))

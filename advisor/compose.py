@@ -976,6 +976,9 @@ def _check_section(calls: list[ToolCall], lang: str, brief: bool = False, detail
 def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) -> list[str]:
     out: list[str] = []
     a = plan.assumed
+    if p.service_model and p.model:
+        out.append(msg(lang, "compose.assumption_lines.service_model", model_name=model_name(p.model),
+                       precision=(p.precision or "").upper()))
     if plan.model_assumed:
         key = "uncatalogued_model" if p.model_said else "only_size_b_known"
         out.append(msg(lang, f"compose.assumption_lines.{key}", x=num(p.params_b or 0), name=p.model_said,

@@ -29,8 +29,9 @@ from advisor.config_at_hand import Config, both_schemes, remember_scheme
 from advisor.fmt import punct
 from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
+from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_CARDS
-from advisor.planner import Plan, PlannedCall, new_workload, plan_turn
+from advisor.planner import Plan, PlannedCall, knowledge_plan, new_workload, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
@@ -209,6 +210,10 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
 
 def _merge_model(m: _Merge) -> None:
     parsed, p = m.parsed, m.p
+    if p.service_model and (parsed.model or parsed.params_b or parsed.unknown_model or parsed.precision):
+        m.put("service_model", False)  # the stand-in gives way to what the user names
+        if not (parsed.model or parsed.params_b or parsed.unknown_model):
+            m.put("model", p.model)  # a precision said: the stand-in model stays, now at that precision
     if parsed.model:
         m.put("model", parsed.model)
         m.put("params_b", parsed.params_b)
@@ -217,12 +222,28 @@ def _merge_model(m: _Merge) -> None:
         m.put("model", None)
         m.put("params_b", parsed.params_b)
         m.put("model_said", parsed.unknown_model)
+    elif parsed.params_b and (earlier := _earlier_model(m.session, parsed.params_b)) and earlier != p.model:
+        m.put("model", earlier)  # 'the 2-node 671B setup' after a 70B what-if: DeepSeek-R1 from before, by its size
+        m.put("params_b", load_catalog().model(earlier).params_b)
+        m.put("model_said", None)
     elif parsed.params_b and (p.params_b is None or abs(p.params_b - parsed.params_b) / parsed.params_b > 0.02) \
             and parsed.params_b != _nominal_size(p.model):  # '14B' after Qwen2.5-14B (14.77B) is the same model
         if p.params_b is not None:  # a new size after a known one is another model; a first size is the named one's
             m.put("model_said", None)
         m.put("model", None)
         m.put("params_b", parsed.params_b)
+
+
+def _earlier_model(session: Session, size_b: float) -> str | None:
+    """A catalog model this conversation already sized whose size is the one said ('671B' → DeepSeek-R1)."""
+    sizes = {m.id: m.params_b for m in load_catalog().models}
+    for turn in reversed(session.history):
+        for call in turn.tool_calls:
+            model = call.arguments.get("model")
+            if isinstance(model, str) and model in sizes and (
+                    abs(sizes[model] - size_b) / size_b <= 0.02 or _nominal_size(model) == size_b):
+                return model
+    return None
 
 
 def _nominal_size(model: str | None) -> float | None:
@@ -364,10 +385,24 @@ def _session_variants(m: _Merge) -> None:
     held = [g for g in [m.p.gpu, *(e.gpu for e in m.p.existing or []), *m.p.compare] if g]
     text = p.text.lower()
     for i, g in enumerate(p.gpus):
-        mine = next((h for h in held if h != g.gpu and _family(h) == _family(g.gpu)), None)
+        mine = next((h for h in held if h != g.gpu and (_family(h) == _family(g.gpu) or _said_alike(g.gpu, h, text))),
+                    None)
         said = rf"(?<!\d){round(load_catalog().gpu(g.gpu).memory_gb)}\s*(gb|g\b)|pcie|sxm|nvl|oam"  # this variant's
         if mine and not re.search(said, text):
             p.gpus[i] = g.model_copy(update={"gpu": mine})
+
+
+def _name_words(gpu_id: str) -> set[str]:
+    return set(re.findall(r"[a-z]+|\d+", load_catalog().gpu(gpu_id).name.lower()))
+
+
+def _said_alike(said: str, held: str, text: str) -> bool:
+    """'the RTX 6000 option' after RTX 6000 Ada was discussed: the words the message uses are the two names'
+    common part (with its model number), and none of the words that set the resolved card apart ('quadro')."""
+    a, b = _name_words(said), _name_words(held)
+    common = a & b
+    own = a - b - {"gb", "geforce", "nvidia"}
+    return any(w.isdigit() for w in common) and not any(re.search(rf"(?<![a-z]){w}(?![a-z])", text) for w in own)
 
 
 def _merge_sold(m: _Merge) -> None:
@@ -460,6 +495,15 @@ def _merge_count(m: _Merge) -> None:
             m.put("gpu", m.p.existing[0].gpu)
 
 
+def _people_share(m: _Merge) -> None:
+    """'what if half of them use it at the same time': that share of the head count at once, said back."""
+    parsed, p = m.parsed, m.p
+    if parsed.people_share and p.head_count and parsed.concurrency is None:
+        users = max(1, round(p.head_count * parsed.people_share))
+        parsed.concurrency = users
+        parsed.readback.append(("nlu.readback.simultaneous", {"users": users, "head_count": p.head_count}))
+
+
 def _people_as_before(m: _Merge) -> None:
     """'不对，是 50 人' after '100 人同时用': a correction or what-if naming only people counts them as the earlier
     count did (at once), not as a head count whose peak is assumed; fewer than everyone known are at once."""
@@ -516,7 +560,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_as_before, _merge_as_said, _merge_horizon, _merge_card_prices, _merge_providers,
+_MERGE_STEPS = (_merge_model, _people_share, _people_as_before, _merge_as_said, _merge_horizon, _merge_card_prices,
+                _merge_providers,
                 _merge_workloads,
                 _merge_implied, _merge_lists,
                 _merge_sold, _session_variants, _merge_cards, _merge_options, _merge_changes,
@@ -728,6 +773,17 @@ class Advisor:
         ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=planned, citations=citations, lang=lang,
                           out_lang=out_lang, previous=previous, settings=self.settings)
         body = compose_body(ctx)
+        if not recompute and not changed and not answers and plan.mode not in (*_NO_ASKS, "concept") \
+                and is_question(parsed.text) \
+                and _repeats_last(body, session) and self.settings.search_k > 0:
+            # a new question whose plan would only print the last answer again ('WRF 能用 GPU 吗'): the knowledge
+            # base answers the question itself
+            plan = knowledge_plan(parsed.text, out_lang, self.settings.search_k)
+            calls, citations = yield from self._run_plan(plan, session, out_lang)
+            planned = list(calls)
+            ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=planned, citations=citations,
+                              lang=lang, out_lang=out_lang, previous=previous, settings=self.settings)
+            body = compose_body(ctx)
         ctx.calls = calls
         if not recompute and not changed and any(a not in _MARKS for a in answers) and _repeats_last(body, session):
             answers = [*answers, _ONLY_ASKS_MARK]  # the plan above stands: the answers alone
@@ -760,9 +816,12 @@ class Advisor:
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
         if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
             parsed = parsed.model_copy(update={"asks": [a for a in parsed.asks if a != "market"]})  # said above
-        configs: list[Config | None] = [*(list(both) if both else _compared(plan, calls))] or [None]
-        for config in configs:  # 'both options': each of the last two; a comparison: each card compared
-            owed = asks.owed(session, parsed.asks, calls, lang, fresh, named=named, pooled=parsed.pooled,
+        compared = [] if both else _compared(plan, calls)
+        passes: list[tuple[Config | None, list[str]]] = [(c, parsed.asks) for c in both] if both else \
+            [(None, [a for a in parsed.asks if a not in _PER_CONFIG or not compared]),
+             *((c, [a for a in parsed.asks if a in _PER_CONFIG]) for c in compared)]
+        for config, asked in passes:  # 'both options': each of the last two; a comparison: each card compared
+            owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
                              topic=parsed.build_topic if plan.mode == "build" else None)
             for name, route, ask in owed:
@@ -1225,6 +1284,11 @@ def _computes_afresh(plan: Plan, parsed: Parsed) -> bool:
     """The turn computed a configuration or stated a target: stated targets are checked again."""
     return plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
         or parsed.ttft_target_s is not None
+
+
+# what a comparison answers for each card it compares ('and the prompt processing?'); the other asks that are
+# left open are answered once (a count asked of the cards compared already goes card by card)
+_PER_CONFIG = ("ttft", "capacity", "energy_cost", "build_cost")
 
 
 def _compared(plan: Plan, calls: list[ToolCall]) -> list[Config]:

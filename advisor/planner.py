@@ -414,10 +414,29 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
     """Decide this turn's mode, tool calls and follow-up question from the (already updated) session: the first
     of :data:`_ROUTES` whose condition holds builds the plan (the last one, the answer, always does)."""
     ctx = PlanContext(session, parsed, lang, search_k)
+    _assume_service_model(ctx)
     for route in _ROUTES:
         if route.when(ctx):
             return route.build(ctx)
     raise AssertionError("the last route always matches")
+
+
+# a service to people (a knowledge base, a chat assistant) with no model named is sized on the open model such
+# services most often run: a 32B instruct model in 4-bit AWQ, on one or two 24-48 GB cards; said in the reply
+SERVICE_MODEL, SERVICE_PRECISION = "qwen2.5-32b", "int4"
+
+
+def _assume_service_model(ctx: PlanContext) -> None:
+    """An inference service for a number of people, with no model named: the stand-in model, said back, so the
+    buyer gets cards, speeds and prices rather than a question (naming a model replaces it)."""
+    p = ctx.profile
+    people = p.concurrency or p.head_count
+    if p.use_case != "inference" or p.known("model") or p.model_said or not people \
+            or ctx.kind in (*_LOOKUP_KINDS, Kind.compare) or ctx.named:
+        return
+    p.model, p.params_b = SERVICE_MODEL, load_catalog().model(SERVICE_MODEL).params_b
+    p.precision = p.precision or SERVICE_PRECISION
+    p.service_model = True
 
 
 # ----------------------------------------------------------------------------- routes: when
@@ -578,7 +597,12 @@ def _empty_plan(ctx: PlanContext) -> Plan:
 
 
 def _concept_plan(ctx: PlanContext) -> Plan:
-    return Plan(mode="concept", calls=_search_text(ctx.parsed.text, ctx.lang, ctx.search_k))
+    return knowledge_plan(ctx.parsed.text, ctx.lang, ctx.search_k)
+
+
+def knowledge_plan(text: str, lang: str, k: int) -> Plan:
+    """The knowledge base's answer to the message itself."""
+    return Plan(mode="concept", calls=_search_text(text, lang, k))
 
 
 def _compare_plan(ctx: PlanContext) -> Plan:
@@ -1093,6 +1117,8 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         gpus = [{"gpu": p.compare[-1], "count": p.compare_counts.get(p.compare[-1], 1)}]
     currency = user_currency(p, lang, ("USD", "CNY"))
     model = size_stand_in(p)
+    if not gpus and model and p.budget and p.use_case == "inference" and (pick := _budget_pick(ctx, model)):
+        gpus = [pick]  # '预算 5 万买啥卡，还是租划算': the card the budget buys first, against renting it
     if not gpus and model and p.use_case in ("inference", "training"):  # '租啥卡合适': which GPU to rent for the job
         return Plan(mode="rent", calls=[PlannedCall(name="rent_choices", arguments=_rent_job(p, model, currency),
                                                     purpose="info")])
@@ -1135,6 +1161,20 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["market"] = offers["market"] = p.region
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
                                     PlannedCall(name="rental_prices", arguments=offers, purpose="info")])
+
+
+def _budget_pick(ctx: PlanContext, model: str) -> dict[str, Any] | None:
+    """The configuration the recommender ranks first for this inference job within the budget (run here, as
+    :func:`least_count` runs its sizings), as rent-vs-buy's purchase; None when nothing priced fits."""
+    p = ctx.profile
+    rec = _inference_recommend(p, model, p.context_tokens or DEFAULT_CONTEXT, p.concurrency or DEFAULT_CONCURRENCY)
+    rec["region"] = session_region(ctx.session, ctx.lang)[0]
+    done = run_tool("recommend", rec)
+    options = [o for o in (done.result or {}).get("options", []) if o.get("total_price_usd") is not None] \
+        if done.ok else []
+    if not options or int(options[0].get("nodes", 1)) > 1:
+        return None
+    return {"gpu": options[0]["gpu_id"], "count": int(options[0]["count"])}
 
 
 def _has_new_facts(parsed: Parsed) -> bool:

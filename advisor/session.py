@@ -150,6 +150,8 @@ class Profile(BaseModel):
     model_said: str | None = Field(None, max_length=60, description="a model named that the catalog lacks; it is "
                                                                   "sized from params_b")
     precision: str | None = Field(None, description="weight precision, tools.precision canonical name")
+    service_model: bool = Field(False, description="model and precision are the stand-in assumed for a service to "
+                                                   "people with no model named (said in every answer on them)")
     kv_dtype: str | None = None
     # what every tool the planner feeds takes: speed estimates to 10,000,000 tokens and a batch of 100,000
     context_tokens: int | None = Field(None, ge=1, le=min(MAX_CONTEXT_SEARCH, 10_000_000))

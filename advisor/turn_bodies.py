@@ -151,7 +151,7 @@ def _answer(ctx: TurnContext) -> str:
     if parsed.build_topic in _LEAD_TOPICS and parsed.asks[:1] != ["fits"] and \
             any(c.name == "check_build" and c.ok for c in ctx.calls):  # the part asked about leads, then the sizing
         body = _build(ctx).partition("\n\n")[0] + "\n\n" + body
-    if network and parsed.asks and parsed.asks[0] != "network":  # asked after the time or the fit: said after it
+    if network and parsed.asks[:1] != ["network"]:  # asked after the time or the fit, or not asked: said after it
         lead, _, rest = body.partition("\n\n")
         return f"{lead}\n\n{network}\n{rest}".rstrip()
     return network + body

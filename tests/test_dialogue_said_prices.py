@@ -47,7 +47,7 @@ def test_a_comparison_is_valued_at_the_prices_the_buyer_gave(adv: Advisor) -> No
     prices = {o["gpu"]: o["price"] for o in value["options"]}
     assert prices == {"tesla-p40": pytest.approx(1200), "rtx-3090": pytest.approx(1500),
                       "mi50-32gb": pytest.approx(300)}
-    assert "$300 (your price)" in r.text and "$750 (your price)" in r.text
+    assert "$1,200 (4 × $300, your price)" in r.text and "$1,500 (2 × $750, your price)" in r.text
     assert "At the prices you gave" in r.text and "At catalog prices" not in r.text
 
 

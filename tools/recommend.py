@@ -426,9 +426,6 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
                     chassis=note(f"recommend.chassis.{inp.chassis or 'pc'}"))
     if inp.workload == "scientific" and inp.fp64_required and not gpu.throughput.fp64:
         return note("recommend.reject.no_fp64")
-    fp64, fp32 = gpu.throughput.fp64, gpu.throughput.fp32
-    if inp.workload == "scientific" and inp.fp64_required and fp64 and fp32 and fp64 * FP64_SLOW_RATIO < fp32:
-        return note("recommend.reject.fp64_slow", ratio=round(fp32 / fp64))
     if inp.workload == "training" and gpu.inference_only:
         return note("recommend.reject.inference_only")
     half = gpu.throughput.bf16 if gpu.throughput.bf16 is not None else gpu.throughput.fp16
@@ -556,9 +553,15 @@ def fp64_kind(inp: RecommendInput) -> Literal["vector", "matrix"]:
     return inp.fp64_kind or ("matrix" if inp.matrix_n else "vector")
 
 
-# a card whose FP64 runs at under 1/16 of its FP32 (GeForce and RTX PRO: 1/64) is built for single precision: a
-# double-precision code is never recommended on it (A100/H100 run FP64 at 1/2, MI210/MI300 at 1/1)
+# a card whose FP64 runs at under 1/16 of its FP32 (GeForce and RTX PRO: 1/64) is built for single precision: for a
+# double-precision code it ranks after every card with real FP64 (A100/H100 run FP64 at 1/2, MI210/MI300 at 1/1)
 FP64_SLOW_RATIO = 16
+
+
+def _fp64_slow(gpu: GPU, inp: RecommendInput) -> bool:
+    fp64, fp32 = gpu.throughput.fp64, gpu.throughput.fp32
+    return inp.workload == "scientific" and inp.fp64_required and bool(fp64 and fp32) \
+        and (fp64 or 0) * FP64_SLOW_RATIO < (fp32 or 0)
 
 
 def _fp64_rate(gpu: GPU, inp: RecommendInput) -> float | None:
@@ -653,7 +656,9 @@ def recommend(inp: RecommendInput) -> Recommendation:
             break
     # a lab's or cluster's budget buys new cards under warranty first; second-hand ones follow
     second_hand = {g.id for g in catalog.gpus if _fills_budget(inp) and g.price is not None and g.price.kind == "used"}
-    options.sort(key=lambda o: (o.total_price_usd is None, o.gpu_id in second_hand, -o.score, o.gpu_id, o.count))
+    slow = {g.id for g in catalog.gpus if _fp64_slow(g, inp)}
+    options.sort(key=lambda o: (o.total_price_usd is None, o.gpu_id in slow, o.gpu_id in second_hand, -o.score,
+                                o.gpu_id, o.count))
     for i, o in enumerate(options, 1):
         o.rank = i
     flagged = sorted({p for o in options for p in o.pitfalls})

@@ -204,6 +204,8 @@ class Parsed(BaseModel):
                                                          "('预算再加 5 万'), in its currency")
     purchase_price: tuple[float, str] | None = Field(None, description="what buying costs as quoted, and its currency "
                                                                        "('自己买一台 8 卡服务器大概 20 万')")
+    people_share: float | None = Field(None, description="the share of everyone using it at once ('half of them at "
+                                                         "the same time', '一半人同时用'), applied to the head count")
     head_count: int | None = Field(None, description="people who will use it in all ('全公司三百人'); concurrency "
                                                      "holds those at once")
     tokens_per_s_target: float | None = Field(None, description="decode tokens/s wanted per user ('≥ 20 tokens/s')")
@@ -1662,6 +1664,10 @@ def _read_quantities(r: _Reading) -> None:
     found = {(q.unit, q.role): q.value for q in reversed(quantities)}
     _read_people(out, {k: v for k, v in found.items() if k != ("people", None)},
                  [q for q in quantities if not _USERS_WORD.match(r.text[q.end:q.end + 12])])
+    share = _SHARE_AT_ONCE.search(r.scan)
+    if share and out.concurrency is None and _AT_ONCE.search(r.scan):  # 'half of them at the same time'
+        word = next(g for g in share.groups() if g).lower()
+        out.people_share = float(word) / 100 if word.isdigit() else _SHARES.get(word)
     out.tokens_per_s_target = found.get(("tokens_per_s", "per_user"))
     out.ttft_target_s = found.get(("seconds", "ttft"))
     out.rack_kw = found.get(("kilowatts", "rack"))
@@ -1673,6 +1679,14 @@ def _read_quantities(r: _Reading) -> None:
         out.tokens_per_sample = per_sample.value
         if out.context_tokens in (round(per_sample.value), round(per_sample.value * 1.024)):
             out.context_tokens = None  # '~1k tokens per sample' is the samples' length, not a context
+
+
+_SHARES = {"half": 0.5, "a third": 1 / 3, "one third": 1 / 3, "a quarter": 0.25, "one quarter": 0.25,
+           "a fifth": 0.2, "一半": 0.5, "半数": 0.5, "三分之一": 1 / 3, "四分之一": 0.25, "五分之一": 0.2}
+_SHARE_AT_ONCE = re.compile(r"\b(half|a third|one third|a quarter|one quarter|a fifth)\s+(?:of\s+)?"
+                            r"(?:them|us|the\s+\w+|our\s+\w+|everyone|staff|people)|(一半|半数|三分之一|四分之一|五分之一)|"
+                            r"(?<![\d.])(\d{1,2})\s*%\s*(?:of\s+(?:them|us|the\s+\w+|staff|people)|的人)", _I)
+_AT_ONCE = re.compile(r"same time|at once|concurrent|simultaneous|同时|并发|一起", _I)
 
 
 # what may stand between a card's name and its price: memory, a variant, a verb or word of price, an 'about'
@@ -2074,6 +2088,10 @@ def _read_asks(out: Parsed, text: str) -> None:
     for flag, cue in _ASK_FLAGS:
         setattr(out, flag, bool(vocab.matches("slot", cue, text)))
     out.asks_count = bool(_HOW_MANY.search(text))
+    targets = {"ttft": out.ttft_target_s, "speed": out.tokens_per_s_target}
+    stated = [a for a in out.asks if targets.get(a) is not None]  # '首token延迟≤2s，请给出型号': a requirement
+    if stated and len(out.asks) > len(stated):  # stated beside a question: checked after what is asked
+        out.asks = [a for a in out.asks if a not in stated] + stated
 
 
 MAX_ASK_TEXT = 4000  # asks are read in a message's first part; a pasted document after them asks nothing
@@ -2082,7 +2100,12 @@ MAX_ASK_TEXT = 4000  # asks are read in a message's first part; a pasted documen
 def asks_in(text: str) -> list[str]:
     """What ``text`` asks, by the [ask.*] cues, in the order the asks first appear."""
     text = text[:MAX_ASK_TEXT]
-    found = [(m.start(), m.end(), name) for name in vocab.names("ask") if (m := vocab.matches("ask", name, text))]
+    found = []  # each cue within one sentence: 'with IB. Is that enough memory?' asks the fit, not the network
+    for s in _SENTENCE.finditer(text):
+        part = s.group(0)
+        found += [(s.start() + m.start(), s.start() + m.end(), name) for name in vocab.names("ask")
+                  if (m := vocab.matches("ask", name, part))]
+    found = [f for f in found if not any(g[2] == f[2] and g[0] < f[0] for g in found)]  # each ask where first said
     # a cue inside another ask's longer cue is part of that ask ('多久' in '多久能回本' asks the break-even)
     kept = [f for f in found if not any(o is not f and o[0] <= f[0] and f[1] <= o[1] and o[1] - o[0] > f[1] - f[0]
                                         for o in found)]
@@ -2092,6 +2115,7 @@ def asks_in(text: str) -> list[str]:
     return [name for _, _, name in sorted(kept)]
 
 
+_SENTENCE = re.compile(r"(?:[^.?!。？！；;\n]|\.(?=\S))+[.?!。？！；;\n]*")  # '2.5B' stays in its sentence
 _OWN_DURATION = {"ttft"}  # asks that are durations themselves
 _TRAINING_WORD = re.compile(r"train|fine[- ]?tun|epoch|训|微调|gpu[- ]?hours?|卡时", _I)
 
