@@ -3,6 +3,8 @@ value per price when asked — from the same tool results the single-GPU answers
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from advisor.compose import citations_block, config_label, method_label, sizing
@@ -159,101 +161,151 @@ def _price_cell(g: GPUInfo, p: Profile, lang: str, count: int = 1, value: ValueR
                total=money(option.price, currency), count=count, each=money(option.price / count, currency))
 
 
+@dataclass
+class _Compared:
+    """What a comparison computed, by GPU id: the cards, their counts and labels, and the tools' results."""
+
+    ids: list[str]
+    gs: dict[str, GPUInfo]
+    counts: dict[str, int]
+    labels: dict[str, str]
+    sizes: dict[str | None, ToolCall]
+    perfs: dict[str | None, ToolCall]
+    times: dict[str | None, TrainingTimeResult]
+    value: ValueResult | None
+
+
+def _compared(session: Session, calls: list[ToolCall], lang: str) -> _Compared | None:
+    infos = [c for c in calls if c.name == "gpu_info" and c.ok]
+    if len(infos) < 2:
+        return None
+    p = session.profile
+    sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
+    ids = [c.arguments["name"] for c in infos]
+    counts = {i: sizes[i].arguments.get("gpus", 1) if i in sizes else p.compare_counts.get(i, 1) for i in ids}
+    gs = {i: typed(c, GPUInfo) for i, c in zip(ids, infos, strict=True)}
+    labels = {i: gs[i].name if counts[i] == 1 else config_label(i, counts[i], lang) for i in ids}
+    times = {c.arguments.get("gpu"): typed(c, TrainingTimeResult) for c in calls  # on the cards that hold the run
+             if c.name == "training_time" and c.ok and c.arguments.get("gpu") in sizes
+             and sizing(sizes[c.arguments.get("gpu")]).fits}
+    value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
+    return _Compared(ids=ids, gs=gs, counts=counts, labels=labels, sizes=sizes,
+                     perfs={c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok},
+                     times=times, value=typed(value_call, ValueResult) if value_call is not None else None)
+
+
+def _row(label: str, values: list[str]) -> str:
+    return f"| {label} | " + " | ".join(values) + " |"
+
+
+def _tp(g: GPUInfo, key: str) -> str:
+    v = getattr(g.throughput, key)
+    return "—" if v is None else num(v)
+
+
+def _spec_rows(c: _Compared, p: Profile, lang: str) -> list[str]:
+    """The cards' figures, a configuration of n cards as 'n × figure', and each configuration's price."""
+    def per_card(label: str, figure: Callable[[GPUInfo], str]) -> str:
+        return _row(label, [_times(c.counts[i], figure(c.gs[i])) for i in c.ids])
+
+    gs = [c.gs[i] for i in c.ids]
+    kinds = [g.interconnect.kind for g in gs]
+    links = [msg(lang, f"spec.link_kind.{k}") if has_message(lang, f"spec.link_kind.{k}") else k for k in kinds]
+    return [
+        per_card(msg(lang, "compose.compose_compare.memory"), lambda g: f"{num(g.memory_gb)} GB {g.memory_type}"),
+        per_card(msg(lang, "compose.compose_compare.bandwidth"), lambda g: f"{num(g.bandwidth_gbs)} GB/s"),
+        per_card("BF16/FP16 TFLOPS", lambda g: _tp(g, "bf16") if g.throughput.bf16 is not None else _tp(g, "fp16")),
+        per_card("FP8 TFLOPS", lambda g: _tp(g, "fp8")),
+        per_card("FP64 TFLOPS", lambda g: _tp(g, "fp64")),
+        per_card(msg(lang, "compose.compose_compare.power"), lambda g: f"{num(g.tdp_w)} W"),
+        _row(msg(lang, "compose.compose_compare.form_cooling"),
+             [f"{msg(lang, 'spec.form.' + g.form_factor)} / {msg(lang, 'spec.cooling.' + g.cooling)}" for g in gs]),
+        _row("ECC", ["✓" if g.ecc else "✗" for g in gs]),
+        _row(msg(lang, "compose.compose_compare.interconnect"), links),
+        _row(msg(lang, "compose.compose_compare.approx_price"),
+             [_price_cell(c.gs[i], p, lang, c.counts[i], c.value) for i in c.ids]),
+    ]
+
+
+def _result_rows(c: _Compared, lang: str) -> list[str]:
+    """What the tools computed on each configuration: memory need and fit, decode speed, training time."""
+    rows = []
+    if c.sizes:
+        model = sizing(next(iter(c.sizes.values()))).model
+        rows.append(_row(msg(lang, "compose.compose_compare.per_gpu", model=model),  # need / usable
+                         [_need_usable(sizing(c.sizes[i])) if i in c.sizes else "—" for i in c.ids]))
+        rows.append(_row(msg(lang, "compose.compose_compare.fits"),
+                         [("✓" if sizing(c.sizes[i]).fits else "✗") if i in c.sizes else "—" for i in c.ids]))
+    if c.perfs:
+        rows.append(_row(msg(lang, "compose.compose_compare.decode_speed"),
+                         [tps(typed(c.perfs[i], DecodeResult).tokens_per_s) if i in c.perfs else "—"
+                          for i in c.ids]))
+    if c.times:
+        rows.append(_row(msg(lang, "compare.train_time_row"),
+                         [duration(c.times[i].hours, lang) if i in c.times else "—" for i in c.ids]))
+    return rows
+
+
+def _value_rows(session: Session, c: _Compared, lang: str) -> tuple[list[str], list[str]]:
+    """The per-price rows and the value verdict lines (none without prices)."""
+    if c.value is None:
+        return [], []
+    unit = msg(lang, f"compare.value_unit.{c.value.currency}")
+    per = {o.gpu: o.per_unit for o in c.value.options}
+    metric = _value_metric(session, c.value)
+    serving = ("concurrent_requests",) if metric == "tokens_per_s" and all(
+        "concurrent_requests" in per.get(i, {}) for i in c.ids) else ()
+    rows = [_row(msg(lang, f"compare.value_row.{key}", unit=unit),
+                 [per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in c.ids])
+            for key in dict.fromkeys((metric, *serving, "memory_gb"))]
+    return rows, _value_lines(session, c.value, c.labels, lang)
+
+
+def _verdict(session: Session, c: _Compared, lang: str) -> str | None:
+    """The comparison's verdict: what holds the model and what is faster; for science the rate the code runs at;
+    for a training run every option holds, the better choice."""
+    p = session.profile
+    verdict = _compare_verdict(c.ids, c.labels, c.sizes, c.perfs, lang)
+    if verdict is None and p.use_case == "scientific":
+        verdict = _science_pick(session, c.ids, c.labels, c.gs, c.counts, lang)
+    every_fits = bool(c.sizes) and all(sizing(c.sizes[i]).fits for i in c.ids if i in c.sizes)
+    if verdict is None or (p.use_case == "training" and every_fits):
+        verdict = _training_pick(c, lang) or verdict
+    return verdict
+
+
+def _points(session: Session, c: _Compared, lang: str) -> str:
+    """What decides between the cards for this use, and which leads on it."""
+    p = session.profile
+    gs = [c.gs[i] for i in c.ids]
+    if p.use_case == "scientific":
+        key = _science_key(session)
+        totals = [{"name": c.labels[i], key: c.counts[i] * _science_rate(session, c.gs[i], key)} for i in c.ids]
+        return msg(lang, f"compare.points_scientific_{key}",
+                   compute=_leader(totals, key, lang, "compare.more_compute"))
+    if p.use_case == "training":
+        half = [{"name": g.name, "bf16": g.throughput.bf16 or g.throughput.fp16 or 0} for g in gs]
+        return msg(lang, "compare.points_training", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
+                   compute=_leader(half, "bf16", lang, "compare.more_compute"))
+    return msg(lang, "compare.points", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
+               bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster"))
+
+
 def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
                     value_first: bool = False) -> str:
     """Side-by-side specs (and fit, speed and value per price when known); the value verdict leads when asked."""
     p = session.profile
-    infos = [c for c in calls if c.name == "gpu_info" and c.ok]
-    if len(infos) < 2:
+    c = _compared(session, calls, lang)
+    if c is None:
         return msg(lang, "compose.compose_compare.compare_i_need_least")
-    sizes = {c.arguments.get("gpu"): c for c in calls if c.name in ("size_inference", "size_training") and c.ok}
-    perfs = {c.arguments.get("gpu"): c for c in calls if c.name == "perf_decode" and c.ok}
-    ids = [c.arguments["name"] for c in infos]
-    counts = {i: sizes[i].arguments.get("gpus", 1) if i in sizes else p.compare_counts.get(i, 1) for i in ids}
-    names = [typed(c, GPUInfo).name if counts[i] == 1 else config_label(i, counts[i], lang)
-             for i, c in zip(ids, infos, strict=True)]
-    head = msg(lang, "compare.head", names=msg(lang, "compare.joiner").join(names))
-    rows = [f"| {msg(lang, 'compare.metric')} | " + " | ".join(names) + " |",
-            "|---" * (len(names) + 1) + "|"]
-
-    def row(label: str, values: list[str]) -> None:
-        rows.append(f"| {label} | " + " | ".join(values) + " |")
-
-    def tp(g: GPUInfo, key: str) -> str:
-        v = getattr(g.throughput, key)
-        return "—" if v is None else num(v)
-
-    gs = [typed(c, GPUInfo) for c in infos]
-    n = [counts[i] for i in ids]  # a per-card figure of a configuration of n cards reads 'n × figure'
-    row(msg(lang, "compose.compose_compare.memory"),
-        [_times(k, f"{num(g.memory_gb)} GB {g.memory_type}") for k, g in zip(n, gs, strict=True)])
-    row(msg(lang, "compose.compose_compare.bandwidth"),
-        [_times(k, f"{num(g.bandwidth_gbs)} GB/s") for k, g in zip(n, gs, strict=True)])
-    row("BF16/FP16 TFLOPS", [_times(k, tp(g, "bf16") if g.throughput.bf16 is not None else tp(g, "fp16"))
-                             for k, g in zip(n, gs, strict=True)])
-    row("FP8 TFLOPS", [_times(k, tp(g, "fp8")) for k, g in zip(n, gs, strict=True)])
-    row("FP64 TFLOPS", [_times(k, tp(g, "fp64")) for k, g in zip(n, gs, strict=True)])
-    row(msg(lang, "compose.compose_compare.power"),
-        [_times(k, f"{num(g.tdp_w)} W") for k, g in zip(n, gs, strict=True)])
-    row(msg(lang, "compose.compose_compare.form_cooling"),
-        [f"{msg(lang, 'spec.form.' + g.form_factor)} / {msg(lang, 'spec.cooling.' + g.cooling)}" for g in gs])
-    row("ECC", ["✓" if g.ecc else "✗" for g in gs])
-    row(msg(lang, "compose.compose_compare.interconnect"), [msg(lang, f"spec.link_kind.{g.interconnect.kind}")
-                                        if has_message(lang, f"spec.link_kind.{g.interconnect.kind}")
-                                        else g.interconnect.kind for g in gs])
-    value_call = next((c for c in calls if c.name == "value_for_money" and c.ok), None)
-    value = typed(value_call, ValueResult) if value_call is not None else None
-    row(msg(lang, "compose.compose_compare.approx_price"),
-        [_price_cell(g, p, lang, counts[i], value) for i, g in zip(ids, gs, strict=True)])
-    if sizes:
-        model = sizing(next(iter(sizes.values()))).model
-        row(msg(lang, "compose.compose_compare.per_gpu", model=model),  # need / usable: '48GB' is 51.5 GB
-            [_need_usable(sizing(sizes[i])) if i in sizes else "—" for i in ids])
-        row(msg(lang, "compose.compose_compare.fits"),
-            [("✓" if sizing(sizes[i]).fits else "✗") if i in sizes else "—" for i in ids])
-    if perfs:
-        row(msg(lang, "compose.compose_compare.decode_speed"),
-            [tps(typed(perfs[i], DecodeResult).tokens_per_s) if i in perfs else "—" for i in ids])
-    times = {c.arguments.get("gpu"): typed(c, TrainingTimeResult) for c in calls  # on the cards that hold the run
-             if c.name == "training_time" and c.ok and c.arguments.get("gpu") in sizes
-             and sizing(sizes[c.arguments.get("gpu")]).fits}
-    if times:
-        row(msg(lang, "compare.train_time_row"), [duration(times[i].hours, lang) if i in times else "—"
-                                                  for i in ids])
-    labels = dict(zip(ids, names, strict=True))
-    value_lines: list[str] = []
-    if value is not None:
-        unit = msg(lang, f"compare.value_unit.{value.currency}")
-        per = {o.gpu: o.per_unit for o in value.options}
-        metric = _value_metric(session, value)
-        serving = ("concurrent_requests",) if metric == "tokens_per_s" and all(
-            "concurrent_requests" in per.get(i, {}) for i in ids) else ()
-        for key in dict.fromkeys((metric, *serving, "memory_gb")):
-            row(msg(lang, f"compare.value_row.{key}", unit=unit),
-                [per_money(key, per[i][key]) if key in per.get(i, {}) else "—" for i in ids])
-        value_lines = _value_lines(session, value, labels, lang)
-    verdict = _compare_verdict(ids, labels, sizes, perfs, lang)
-    if verdict is None and p.use_case == "scientific":
-        verdict = _science_pick(session, ids, labels, dict(zip(ids, gs, strict=True)), counts, lang)
-    if verdict is None or (p.use_case == "training" and sizes and all(sizing(sizes[i]).fits for i in ids
-                                                                        if i in sizes)):
-        verdict = _training_pick(ids, labels, dict(zip(ids, gs, strict=True)), counts, sizes, times, value,
-                                 lang) or verdict
+    names = [c.labels[i] for i in c.ids]
+    value_rows, value_lines = _value_rows(session, c, lang)
+    rows = [_row(msg(lang, "compare.metric"), names), "|---" * (len(names) + 1) + "|",
+            *_spec_rows(c, p, lang), *_result_rows(c, lang), *value_rows]
+    verdict = _verdict(session, c, lang)
     lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])
-    out = [*lead, *([""] if lead else []), head, "", *rows, ""]
-    if p.use_case == "scientific":
-        key = _science_key(session)
-        totals = [{"name": labels[i], key: counts[i] * _science_rate(session, g, key)}
-                  for i, g in zip(ids, gs, strict=True)]
-        out.append(msg(lang, f"compare.points_scientific_{key}",
-                       compute=_leader(totals, key, lang, "compare.more_compute")))
-    elif p.use_case == "training":
-        half = [{"name": g.name, "bf16": g.throughput.bf16 or g.throughput.fp16 or 0} for g in gs]
-        out.append(msg(lang, "compare.points_training", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
-                       compute=_leader(half, "bf16", lang, "compare.more_compute")))
-    else:
-        out.append(msg(lang, "compare.points", memory=_leader(gs, "memory_gb", lang, "compare.more_memory"),
-                       bandwidth=_leader(gs, "bandwidth_gbs", lang, "compare.faster")))
+    head = msg(lang, "compare.head", names=msg(lang, "compare.joiner").join(names))
+    out = [*lead, *([""] if lead else []), head, "", *rows, "", _points(session, c, lang)]
     if value_lines and not value_first:
         out.append(value_lines[0].replace("**", ""))
     if p.model is None and p.params_b is None and p.use_case != "scientific":
@@ -311,47 +363,48 @@ def _shards_over_pcie(size: ToolCall | None, g: GPUInfo, count: int) -> bool:
     return bool(split) and g.interconnect.kind == "pcie"
 
 
-def _training_pick(ids: list[str], labels: dict[str, str], gs: dict[str, GPUInfo], counts: dict[str, int],
-                   sizes: dict[str | None, ToolCall], times: dict[str | None, TrainingTimeResult],
-                   value: ValueResult | None, lang: str) -> str | None:
-    """Which compared configuration suits a training run that every one of them holds: the shorter run when the
-    data set is known, else the larger dense BF16 sum — unless that one must shard over PCIe and is not clearly
-    faster than one that need not; with the price difference and the sharding cost said."""
-    if len(ids) < 2 or any(i not in sizes or not sizing(sizes[i]).fits for i in ids):
+def _training_pick(c: _Compared, lang: str) -> str | None:
+    """Which compared configuration suits a training run that every one of them holds (:func:`_training_winner`),
+    with the price difference and the sharding cost said."""
+    if len(c.ids) < 2 or any(i not in c.sizes or not sizing(c.sizes[i]).fits for i in c.ids):
         return None
-    compute = {i: counts[i] * (gs[i].throughput.bf16 or gs[i].throughput.fp16 or 0.0) for i in ids}
+    compute = {i: c.counts[i] * (c.gs[i].throughput.bf16 or c.gs[i].throughput.fp16 or 0.0) for i in c.ids}
     if not all(compute.values()):
         return None
-    sharded = {i: _shards_over_pcie(sizes.get(i), gs[i], counts[i]) for i in ids}
-    if len(times) == len(ids):
-        best = min(ids, key=lambda i: times[i].hours)
-        reason = msg(lang, "compare.train_reason_time", time=duration(times[best].hours, lang), others=punct(
-            lang, "list").join(f"{labels[i]} {duration(times[i].hours, lang)}" for i in ids if i != best))
-    else:
-        best = max(ids, key=lambda i: compute[i])
-        whole = [i for i in ids if not sharded[i]]
-        if sharded[best] and whole:
-            alt = max(whole, key=lambda i: compute[i])
-            if compute[best] < compute[alt] * _SHARDED_OVER_PCIE_MARGIN:
-                best = alt
-        others = punct(lang, "list").join(f"{labels[i]} {num(compute[i])}" for i in ids if i != best)
-        reason = msg(lang, "compare.train_reason_whole" if not sharded[best] and any(sharded.values())
-                     else "compare.train_reason_compute", tflops=num(compute[best]), others=others)
-    r0 = sizing(sizes[ids[0]])
+    sharded = {i: _shards_over_pcie(c.sizes.get(i), c.gs[i], c.counts[i]) for i in c.ids}
+    best, reason = _training_winner(c, compute, sharded, lang)
+    r0 = sizing(c.sizes[c.ids[0]])
     what = msg(lang, "compose.compare_verdict.text", model=r0.model,
                method=method_label(r0.method, lang) if isinstance(r0, TrainingMemoryResult) else "")
-    lines = [msg(lang, "compare.train_pick", what=what, winner=labels[best], reason=reason)]
-    prices = {o.gpu: o.price for o in value.options} if value else {}
-    if value and best in prices:
-        cheaper = [i for i in ids if i in prices and prices[i] < prices[best]]
-        if cheaper:
-            c = min(cheaper, key=lambda i: prices[i])
-            lines.append(msg(lang, "compare.train_cheaper", label=labels[c],
-                             saving=money(prices[best] - prices[c], value.currency)))
-    for i in ids:
-        if sharded[i]:
-            lines.append(msg(lang, "compare.train_sharded_cost", label=labels[i]))
+    lines = [msg(lang, "compare.train_pick", what=what, winner=c.labels[best], reason=reason)]
+    prices = {o.gpu: o.price for o in c.value.options} if c.value else {}
+    cheaper = [i for i in c.ids if best in prices and i in prices and prices[i] < prices[best]]
+    if c.value and cheaper:
+        low = min(cheaper, key=lambda i: prices[i])
+        lines.append(msg(lang, "compare.train_cheaper", label=c.labels[low],
+                         saving=money(prices[best] - prices[low], c.value.currency)))
+    lines += [msg(lang, "compare.train_sharded_cost", label=c.labels[i]) for i in c.ids if sharded[i]]
     return "\n".join(lines)
+
+
+def _training_winner(c: _Compared, compute: dict[str, float], sharded: dict[str, bool],
+                     lang: str) -> tuple[str, str]:
+    """The shorter run when the data set is known, else the larger dense BF16 sum — unless that one must shard
+    over PCIe and is not clearly faster than one that need not; and the reason, in words."""
+    sep = punct(lang, "list")
+    if len(c.times) == len(c.ids):
+        best = min(c.ids, key=lambda i: c.times[i].hours)
+        return best, msg(lang, "compare.train_reason_time", time=duration(c.times[best].hours, lang), others=sep.join(
+            f"{c.labels[i]} {duration(c.times[i].hours, lang)}" for i in c.ids if i != best))
+    best = max(c.ids, key=lambda i: compute[i])
+    whole = [i for i in c.ids if not sharded[i]]
+    if sharded[best] and whole:
+        alt = max(whole, key=lambda i: compute[i])
+        if compute[best] < compute[alt] * _SHARDED_OVER_PCIE_MARGIN:
+            best = alt
+    others = sep.join(f"{c.labels[i]} {num(compute[i])}" for i in c.ids if i != best)
+    return best, msg(lang, "compare.train_reason_whole" if not sharded[best] and any(sharded.values())
+                     else "compare.train_reason_compute", tflops=num(compute[best]), others=others)
 
 
 # a card with under this share of the leader's FP64 rate is no card for a double-precision code (GeForce cards run

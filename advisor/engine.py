@@ -773,17 +773,9 @@ class Advisor:
         ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=planned, citations=citations, lang=lang,
                           out_lang=out_lang, previous=previous, settings=self.settings)
         body = compose_body(ctx)
-        if not recompute and not changed and not answers and plan.mode not in (*_NO_ASKS, "concept") \
-                and is_question(parsed.text) \
-                and _repeats_last(body, session) and self.settings.search_k > 0:
-            # a new question whose plan would only print the last answer again ('WRF 能用 GPU 吗'): the knowledge
-            # base answers the question itself
-            plan = knowledge_plan(parsed.text, out_lang, self.settings.search_k)
-            calls, citations = yield from self._run_plan(plan, session, out_lang)
-            planned = list(calls)
-            ctx = TurnContext(parsed=parsed, session=session, plan=plan, calls=planned, citations=citations,
-                              lang=lang, out_lang=out_lang, previous=previous, settings=self.settings)
-            body = compose_body(ctx)
+        if not (recompute or changed or answers) and self._would_repeat(ctx, body):
+            ctx = yield from self._knowledge_turn(ctx)  # the knowledge base answers the question itself
+            plan, calls, citations, body = ctx.plan, list(ctx.calls), ctx.citations, compose_body(ctx)
         ctx.calls = calls
         if not recompute and not changed and any(a not in _MARKS for a in answers) and _repeats_last(body, session):
             answers = [*answers, _ONLY_ASKS_MARK]  # the plan above stands: the answers alone
@@ -798,6 +790,18 @@ class Advisor:
                       report=ctx.report)
         yield from self._stream_reply(ctx, body, reply)
         return reply
+
+    def _would_repeat(self, ctx: TurnContext, body: str) -> bool:
+        """A new question ('WRF 能用 GPU 吗') whose plan would only print the last answer again."""
+        return ctx.plan.mode not in (*_NO_ASKS, "concept") and is_question(ctx.parsed.text) \
+            and _repeats_last(body, ctx.session) and self.settings.search_k > 0
+
+    def _knowledge_turn(self, ctx: TurnContext) -> Generator[Event, None, TurnContext]:
+        """The turn re-planned as the knowledge base's answer to the message."""
+        plan = knowledge_plan(ctx.parsed.text, ctx.out_lang, self.settings.search_k)
+        calls, citations = yield from self._run_plan(plan, ctx.session, ctx.out_lang)
+        return TurnContext(parsed=ctx.parsed, session=ctx.session, plan=plan, calls=calls, citations=citations,
+                           lang=ctx.lang, out_lang=ctx.out_lang, previous=ctx.previous, settings=self.settings)
 
     def _answer_asks(self, parsed: Parsed, session: Session, plan: Plan, calls: list[ToolCall],
                      lang: Lang, both: list[Config] | None = None
@@ -816,21 +820,12 @@ class Advisor:
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
         if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
             parsed = parsed.model_copy(update={"asks": [a for a in parsed.asks if a != "market"]})  # said above
-        compared = [] if both else _compared(plan, calls)
-        passes: list[tuple[Config | None, list[str]]] = [(c, parsed.asks) for c in both] if both else \
-            [(None, [a for a in parsed.asks if a not in _PER_CONFIG or not compared]),
-             *((c, [a for a in parsed.asks if a in _PER_CONFIG]) for c in compared)]
-        for config, asked in passes:  # 'both options': each of the last two; a comparison: each card compared
+        for config, asked in _ask_passes(parsed.asks, plan, calls, both):
             owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
                              topic=parsed.build_topic if plan.mode == "build" else None)
             for name, route, ask in owed:
-                mine = scratch if route.scratch else done
-                for pc in route.calls(ask):
-                    if not any(c.name == pc.name and c.arguments == pc.arguments for c in mine):
-                        mine.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
-                line = _scheme_line(route.say(ask, [c for c in mine if c.ok and _for_config(c, config)]), config,
-                                    lang)
+                line = yield from self._answer_one(route, ask, config, scratch if route.scratch else done, lang)
                 if line:
                     lines.append(line)
                     answered.add(asks.ask_of(name))
@@ -841,6 +836,14 @@ class Advisor:
         if answered and set(open_asks) <= answered and not _states_facts(parsed):
             lines.append(_ONLY_ASKS_MARK)  # 'and the electricity for that?': the answer alone, not the plan again
         return lines, bool(open_asks) and open_asks[0] in answered, scratch  # the first ask asked leads
+
+    def _answer_one(self, route: asks.Route, ask: asks.AskContext, config: Config | None, mine: list[ToolCall],
+                    lang: Lang) -> Generator[Event, None, str | None]:
+        """One ask's tool calls (each run once into ``mine``) and its line, labelled with its configuration."""
+        for pc in route.calls(ask):
+            if not any(c.name == pc.name and c.arguments == pc.arguments for c in mine):
+                mine.append((yield from self._run_one(pc.name, pc.arguments, "planner", lang)))
+        return _scheme_line(route.say(ask, [c for c in mine if c.ok and _for_config(c, config)]), config, lang)
 
     def _plan(self, session: Session, parsed: Parsed, lang: Lang, recompute: bool) -> Plan:
         """The turn's plan; after a profile edit, a recommendation where the plan would only ask or greet."""
@@ -1284,6 +1287,19 @@ def _computes_afresh(plan: Plan, parsed: Parsed) -> bool:
     """The turn computed a configuration or stated a target: stated targets are checked again."""
     return plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
         or parsed.ttft_target_s is not None
+
+
+def _ask_passes(asked: list[str], plan: Plan, calls: list[ToolCall],
+                both: list[Config] | None) -> list[tuple[Config | None, list[str]]]:
+    """The configurations the asks are answered on, each with its asks: each of 'both options'; in a comparison
+    the per-card asks for each card compared and the rest once; else the configuration at hand."""
+    if both:
+        return [(c, asked) for c in both]
+    compared = _compared(plan, calls)
+    if not compared:
+        return [(None, asked)]
+    return [(None, [a for a in asked if a not in _PER_CONFIG]),
+            *((c, [a for a in asked if a in _PER_CONFIG]) for c in compared)]
 
 
 # what a comparison answers for each card it compares ('and the prompt processing?'); the other asks that are
