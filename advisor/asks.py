@@ -127,8 +127,14 @@ def _say_build_cost(c: AskContext, done: list[ToolCall]) -> str | None:
     if r is None or r.total_price is None:
         return None
     key = "asks.build_cost" if r.host_price else "asks.build_cost_cards"
-    return msg(c.lang, key, config=_label(r, c.lang), cards=money(r.cards_price, r.currency),
+    line = msg(c.lang, key, config=_label(r, c.lang), cards=money(r.cards_price, r.currency),
                hosts=money(r.host_price, r.currency), total=money(r.total_price, r.currency), nodes=r.nodes)
+    budget = c.session.profile.budget
+    if c.budget_said and budget is not None and budget.currency == r.currency:  # '整机 1 万还够吗': against it
+        over = r.total_price - budget.amount
+        line += msg(c.lang, "asks.build_cost_over" if over > 0 else "asks.build_cost_within",
+                    budget=money(budget.amount, r.currency), gap=money(abs(over), r.currency))
+    return line
 
 
 def _run_hours(c: AskContext) -> float | None:
@@ -761,6 +767,7 @@ ROUTES: dict[str, Route] = {
     "capacity": Route(_capacity_needed, _capacity_calls, _say_capacity),
     "nvlink": Route(_link_needed, _link_calls, _say_link),
     "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy")
+                        and not _ran(c.calls, "system_info")  # a catalogued server's answer says its price
                         and not _quote_needed(c), _machine_call, _say_build_cost),  # a judged quote says the price
     "energy_cost": Route(lambda c: _asked("energy_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
                          _say_energy),

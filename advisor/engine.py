@@ -777,8 +777,9 @@ class Advisor:
             ctx = yield from self._knowledge_turn(ctx)  # the knowledge base answers the question itself
             plan, calls, citations, body = ctx.plan, list(ctx.calls), ctx.citations, compose_body(ctx)
         ctx.calls = calls
-        if not recompute and not changed and any(a not in _MARKS for a in answers) and _repeats_last(body, session):
-            answers = [*answers, _ONLY_ASKS_MARK]  # the plan above stands: the answers alone
+        said = any(a not in _MARKS for a in answers)
+        if said and (plan.mode == "ask" or (not recompute and not changed and _repeats_last(body, session))):
+            answers = [*answers, _ONLY_ASKS_MARK]  # the answers alone: the plan above stands, or the body only asks
         body, notices = _place_unknown(ctx, _with_answers(computed and not leads, body, answers, parsed, out_lang),
                                        notices, unknown_notes)
         body = tidy(body)
@@ -792,8 +793,9 @@ class Advisor:
         return reply
 
     def _would_repeat(self, ctx: TurnContext, body: str) -> bool:
-        """A new question ('WRF 能用 GPU 吗') whose plan would only print the last answer again."""
-        return ctx.plan.mode not in (*_NO_ASKS, "concept") and is_question(ctx.parsed.text) \
+        """A new question ('WRF 能用 GPU 吗') whose plan would only print the last answer again (a lookup's, which
+        carries the facts asked of it, may)."""
+        return ctx.plan.mode not in (*_NO_ASKS, "concept", "spec") and is_question(ctx.parsed.text) \
             and _repeats_last(body, ctx.session) and self.settings.search_k > 0
 
     def _knowledge_turn(self, ctx: TurnContext) -> Generator[Event, None, TurnContext]:

@@ -49,7 +49,9 @@ def batch_rows(folder: Path) -> list[list[str]]:
 def main() -> int:
     header = ["batch", "graded on", "written", "lang", "turns", *CRITERIA, "wrong setup", "name number",
               "false claim"]
-    rows = [row for folder in sorted(p for p in ROOT.iterdir() if (p / "grades.jsonl").exists())
+    batches = sorted((p for p in ROOT.iterdir() if (p / "grades.jsonl").exists()),
+                     key=lambda p: (len(p.name), p.name))  # batch-z before batch-aa
+    rows = [row for folder in batches
             for row in batch_rows(folder)]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
     print("Untuned first look of each blind batch (0–3; targets on a batch written after the code: "

@@ -48,6 +48,7 @@ HOURS_PER_MONTH = 730.0
 
 # Approximate host cost in USD by platform class (engineering estimates, 2026 street prices).
 HOST_COST_USD: dict[str, float] = {
+    "desktop_entry": 900.0,  # one consumer card: Ryzen 7 / Core i5, B650/B760 board, 32 GB DDR5, 1 kW PSU, case, 2 TB
     "desktop": 2500.0,  # Ryzen 9 / Core i9, X870/Z890 board, 128 GB DDR5, 1.6 kW PSU, case, 2 TB NVMe
     "workstation": 7000.0,  # Threadripper PRO / Xeon W, WRX90/W790 board, 256 GB RDIMM, 2 × PSU
     "server_small": 6000.0,  # 1U/2U single-socket GPU server for one or two PCIe cards, 256 GB, redundant PSUs

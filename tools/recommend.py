@@ -334,6 +334,9 @@ def default_build(gpu: GPU, count: int, inp: RecommendInput) -> tuple[Platform, 
     return host_for(gpu, count, inp.existing_platform, inp.chassis)
 
 
+ENTRY_DESKTOP_MAX_W = 450  # a card up to a 4090's power runs from an ordinary 1 kW desktop PSU
+
+
 def host_for(gpu: GPU, count: int, existing_platform: str | None = None,
              chassis: Chassis | None = None) -> tuple[Platform, str, str]:
     """(platform, chassis, host class) a builder would pair with ``count`` × ``gpu``; the one rule the
@@ -358,6 +361,8 @@ def host_for(gpu: GPU, count: int, existing_platform: str | None = None,
                                        "workstation": "workstation", "server": "server"}[plat.segment]
     if host == "server" and count <= 2 and chassis == "rack" and not existing_platform:
         host = "server_small"  # a server asked for, for one or two PCIe cards: a small single-socket one
+    if host == "desktop" and count == 1 and gpu.tier == Tier.consumer and gpu.tdp_w <= ENTRY_DESKTOP_MAX_W:
+        host = "desktop_entry"  # one gaming-class card: an ordinary desktop around it, not a 128 GB Ryzen 9 build
     return plat, box, host
 
 
