@@ -418,6 +418,8 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
             fix = asked[0].fix
             if fix and asked[0].severity != "info":
                 head.append(msg(lang, "build.fix", fix=fix))
+            out = [*head, msg(lang, "build.rest_ok", gpus=gpus_label) if not errors else
+                   msg(lang, "build.rest_problems", gpus=gpus_label, count=len(errors))]
         else:
             have = checks[0].arguments.get("psu_w")
             other = checks[0].arguments.get("other_load_w") or 0
@@ -428,17 +430,20 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
                         slots=num(tot.slots_needed or 0), lanes=tot.lanes_needed, wall=num(tot.wall_draw_w),
                         limit=num(tot.continuous_limit_w or 0), psu=num(tot.recommended_psu_w), other=num(other)),
                     *[f"- {render(f.message, lang)}" for f in asked[:1]]]
-        out = [*head, msg(lang, "build.rest_ok", gpus=gpus_label) if not errors else
-               msg(lang, "build.rest_problems", gpus=gpus_label, count=len(errors))]
+            if errors and key in ("psu", "psu_known"):  # 'no power problem found' never leads a build whose power
+                # elsewhere blocks it: the problems do
+                fine = msg(lang, f"build.topic_fine.{key}", psu=num(tot.recommended_psu_w), have=num(have or 0)) \
+                    if has(lang, f"build.topic_fine.{key}") else head[0].replace("**", "")
+                out = [msg(lang, "build.problems", gpus=gpus_label, count=len(errors)),
+                       *_problem_lines(errors, lang), "", fine, *head[1:]]
+                errors = []
+            else:
+                out = [*head, msg(lang, "build.rest_ok", gpus=gpus_label)]
         warnings = []  # what was not asked stays to the blocking problems and the totals
     else:
         out = [msg(lang, "build.ok", gpus=gpus_label) if not errors else
                msg(lang, "build.problems", gpus=gpus_label, count=len(errors))]
-    for f in errors[:4]:
-        out.append(f"- {render(f.message, lang)}")
-        fix = f.fix
-        if fix:
-            out.append(f"  {msg(lang, 'build.fix', fix=fix)}")
+    out += _problem_lines(errors, lang)
     if warnings:
         out += ["", msg(lang, "build.warnings"), *[f"- {render(f.message, lang)}"
                                                    for f in warnings[:3]]]
@@ -453,6 +458,16 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
     if assumed_card:
         out.append(msg(lang, "build.assumed.card", gpu=assumed_card))
     return "\n".join(out)
+
+
+def _problem_lines(errors: list[Any], lang: str) -> list[str]:
+    """The blocking findings (up to four), each with its fix."""
+    out = []
+    for f in errors[:4]:
+        out.append(f"- {render(f.message, lang)}")
+        if f.fix:
+            out.append(f"  {msg(lang, 'build.fix', fix=f.fix)}")
+    return out
 
 
 def network_lines(calls: list[ToolCall], lang: str, p: Profile) -> str:

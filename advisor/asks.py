@@ -307,6 +307,20 @@ def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
                kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1)
 
 
+BTU_PER_WH = 3.412  # one watt of heat is 3.412 BTU an hour
+BTU_PER_COOLING_TON = 12_000  # a ton of refrigeration removes 12,000 BTU an hour
+
+
+def _say_heat(c: AskContext, done: list[ToolCall]) -> str | None:
+    """'how much heat in BTU/hr': every watt drawn at the wall ends up as heat in the room."""
+    r = _machine(done)
+    if r is None:
+        return None
+    btu = r.total_wall_w * BTU_PER_WH
+    return msg(c.lang, "asks.heat", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 1), btu=num(btu),
+               tons=num(btu / BTU_PER_COOLING_TON, 1))
+
+
 def _decode(calls: Iterable[ToolCall]) -> DecodeResult | None:
     call = next((c for c in calls if c.name == "perf_decode" and c.ok and not c.call_id.startswith("alt_")), None)
     return DecodeResult.model_validate(call.result) if call else None
@@ -773,6 +787,7 @@ ROUTES: dict[str, Route] = {
                          _say_energy),
     "rack": Route(_asked("rack"),
                   _machine_call, _say_rack),
+    "heat": Route(_asked("heat"), _machine_call, _say_heat),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),
     "noise": Route(lambda c: "noise" in c.asks, _noise_calls, _say_noise),
     "software": Route(lambda c: "software" in c.asks and bool(_cards_asked_about(c)), _info_calls, _say_software),

@@ -274,6 +274,21 @@ def _verdict(session: Session, c: _Compared, lang: str) -> str | None:
     return verdict
 
 
+def _budget_line(p: Profile, c: _Compared, lang: str) -> str | None:
+    """The configurations compared that cost more than the budget said, and those within it."""
+    if p.budget is None or c.value is None or p.budget.currency != c.value.currency:
+        return None
+    prices = {o.gpu: o.price for o in c.value.options if o.gpu in c.ids}
+    over = [i for i in c.ids if i in prices and prices[i] > p.budget.amount]
+    if not over:
+        return None
+    within = [i for i in c.ids if i in prices and i not in over]
+    sep = punct(lang, "list")
+    return msg(lang, "compare.over_budget", budget=money(p.budget.amount, p.budget.currency),
+               over=sep.join(f"{c.labels[i]} {money(prices[i], c.value.currency)}" for i in over)) + (
+        msg(lang, "compare.within_budget", within=sep.join(c.labels[i] for i in within)) if within else "")
+
+
 def _points(session: Session, c: _Compared, lang: str) -> str:
     """What decides between the cards for this use, and which leads on it."""
     p = session.profile
@@ -302,7 +317,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     value_rows, value_lines = _value_rows(session, c, lang)
     rows = [_row(msg(lang, "compare.metric"), names), "|---" * (len(names) + 1) + "|",
             *_spec_rows(c, p, lang), *_result_rows(c, lang), *value_rows]
-    verdict = _verdict(session, c, lang)
+    verdict = "\n".join(x for x in (_verdict(session, c, lang), _budget_line(p, c, lang)) if x)
     lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])
     head = msg(lang, "compare.head", names=msg(lang, "compare.joiner").join(names))
     out = [*lead, *([""] if lead else []), head, "", *rows, "", _points(session, c, lang)]
@@ -413,8 +428,11 @@ _FP64_UNFIT_SHARE = 0.1
 
 
 def _science_key(session: Session) -> str:
-    """The rate a scientific code runs at: FP64 unless the code or the user says single or mixed precision."""
+    """The rate a scientific code runs at: as the user said, else as the code named computes (GROMACS: FP32),
+    else FP64."""
     p = session.profile
+    if p.fp64 is None and p.sci_code:
+        return "fp64" if scientific_code(p.sci_code).fp64 else "fp32"
     return "fp64" if p.fp64 or p.fp64 is None else "fp32"
 
 

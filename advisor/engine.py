@@ -1255,6 +1255,7 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
 _MACHINE_FACTS = ("gpus", "gpu_count", "nodes", "added_cards", "hours_per_day", "kwh_price", "years", "rack_kw",
                   "card_memory_gb")
 _ASK_RESTS_ON = {"rack": _MACHINE_FACTS, "energy_cost": _MACHINE_FACTS, "build_cost": _MACHINE_FACTS,
+                 "heat": _MACHINE_FACTS,
                  "price_check": _MACHINE_FACTS}
 
 

@@ -1179,7 +1179,7 @@ def _budget_pick(ctx: PlanContext, model: str) -> dict[str, Any] | None:
 
 def _has_new_facts(parsed: Parsed) -> bool:
     return bool(parsed.gpus or parsed.precision or parsed.model or parsed.params_b or parsed.context_tokens
-                or parsed.concurrency or parsed.gpu_count or parsed.budget)
+                or parsed.concurrency or parsed.gpu_count or parsed.budget or new_workload(parsed))
 
 
 # The modes of a turn, in the order they are tried (first match wins).
@@ -1820,7 +1820,8 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             model = {"model": rep}
     for gid in p.compare[:4]:
         # a count said with one card is that card's ('what if 8 P40 instead?'); one said with none, everyone's
-        said = p.compare_counts.get(gid) or (p.gpu_count if p.gpu in (None, gid) else None)
+        said = p.compare_counts.get(gid) or (p.gpu_count if p.gpu in (None, gid) else None) \
+            or sum(e.count for e in p.existing or [] if e.gpu == gid) or None  # the cards owned, all of them
         count = said or 1
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
         if model and p.use_case in (None, "inference"):

@@ -66,10 +66,11 @@ def find_codes(text: str) -> list[ScientificCode]:
 
 
 def strictest_code(text: str) -> ScientificCode | None:
-    """Of the codes named, the one that decides the card: the first double-precision one, else the first
-    (a machine for 'GROMACS and VASP' must run VASP's FP64)."""
+    """Of the codes named, the one that decides the card: a double-precision one before a mixed-precision one,
+    the one with the fewest GPU stacks first (a machine for 'GROMACS, OpenFOAM and VASP' must run VASP's FP64
+    on CUDA); among equals the first named."""
     codes = find_codes(text)
-    return next((c for c in codes if c.fp64), codes[0] if codes else None)
+    return min(codes, key=lambda c: (not c.fp64, len(c.stacks), codes.index(c))) if codes else None
 
 
 def find_code(text: str) -> ScientificCode | None:

@@ -70,7 +70,8 @@ def test_the_model_fills_what_the_parser_left_empty_and_only_what_the_message_sa
     assert sorted(schema["required"]) == sorted(llm_fill.FILL_FIELDS) and schema["additionalProperties"] is False
     assert r.read_by_llm == ["use_case", "concurrency"]  # the model's 72B and ¥50,000 are not in the message
     assert s.profile.use_case == "inference" and s.profile.concurrency == 20
-    assert s.profile.model is None and s.profile.budget is None
+    assert s.profile.model != "qwen2.5-72b" and s.profile.budget is None  # the stand-in model, said as assumed
+    assert s.profile.service_model and "没说用哪个模型" in r.text
     assert any("语言模型" in n for n in r.notices) and r.to_json()["read_by_llm"] == ["use_case", "concurrency"]
 
 

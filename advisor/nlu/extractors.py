@@ -390,6 +390,11 @@ _USUAL_AMPS = {"100": 15, "110": 15, "115": 15, "120": 15, "127": 15, "220": 10,
 _OUTLET = re.compile(r"插座|墙插|电路|回路|跳闸|空开|outlet|circuit|breaker|wall|socket|mains", _I)
 
 
+_ORDINARY_OUTLET = re.compile(r"\b(?:normal|regular|standard|ordinary|household|office|wall)\s+(?:office\s+|wall\s+)?"
+                              r"(?:outlet|circuit|socket|plug|power)|普通\s*(?:的)?\s*(?:插座|电路|插头|市电)|家用\s*(?:插座|电)|"
+                              r"办公室\s*(?:的)?\s*(?:插座|电路)", _I)
+
+
 def mains(ctx: Context) -> str | None:
     """The wall circuit: '10A 插座' (220 V in Chinese), '15A outlet' (120 V in English), '230V/16A', '120V 15A插座',
     a voltage alone with its usual outlet ('美国120V的电路' → 120 V / 15 A)."""
@@ -398,7 +403,12 @@ def mains(ctx: Context) -> str | None:
         return None
     if not m:  # a voltage alone ('美国120V的电路'): that country's usual outlet
         v = _VOLTS.search(ctx.masked)
-        return f"{v.group(1)}v-{_USUAL_AMPS[v.group(1)]}a" if v else None
+        if v:
+            return f"{v.group(1)}v-{_USUAL_AMPS[v.group(1)]}a"
+        if _ORDINARY_OUTLET.search(ctx.text):  # 'a normal office circuit', '普通插座': the usual one where they write
+            return "220v-10a" if re.search(r"[\u4e00-\u9fff]", ctx.text) else (
+                "230v-13a" if re.search(r"£|\buk\b|britain|england", ctx.text, _I) else "120v-15a")
+        return None
     amps = int(m.group(1) or m.group(4))
     volts = m.group(2) or m.group(3)
     if volts is None:

@@ -1536,9 +1536,11 @@ _ANSWER_WORD = r"(?:answers?|outputs?|repl(?:y|ies)|responses?|completions?|gene
 _FILLER = r"(?:\s|avg|average|around|about|of|is|are|~|≈|:|：|长度|大约|大概|平均|约|在|为|是|左右|each|typically)*"
 
 
-_PASTED = re.compile(rf"(?:\bpast(?:e|es|ed|ing)|\bfeed(?:s|ing)?|\bdump(?:s|ing)?|粘贴|贴进?去?|丢进去|塞进去)"
-                     rf"(?:\s*(?:in|into it|like|about|around|maybe|up to|~|大概|大约|约|个|了)\s*)*\s*({N})"
-                     rf"\s*(k|K)?\s*(?:-?\s*tokens?|个?\s*token|字)", _I)
+_PASTED = re.compile(rf"(?:\bpast(?:e|es|ed|ing)|\bfeed(?:s|ing)?|\bdump(?:s|ing)?|\bdrop(?:s|ping)? in|粘贴|贴进?去?|"
+                     rf"丢进?去?|塞进?去?|喂)(?:\s*(?:in|into it|like|about|around|maybe|up to|a|an|~|大概|大约|约|"
+                     rf"一个|个|了)\s*)*\s*({N})\s*(k|K)?\s*(?:-?\s*tokens?|个?\s*token|字|(?:的)?\s*(?:长)?\s*"
+                     rf"(?:文档|文本|合同|代码|文件|prompt)|-?\s*(?:token\s+)?(?:document|doc|file|contract|prompt)s?)",
+                     _I)
 
 
 def _length_beside(word: str, text: str) -> float | None:
@@ -1561,11 +1563,11 @@ def _read_turn_lengths(r: _Reading) -> None:
     pasted = _PASTED.search(r.scan)
     if pasted and answer is None:  # 'I paste like 20k tokens of code at once': the prompt the first token waits for
         value = parse_number(pasted.group(1))
-        if value is not None:
-            value *= 1000 if pasted.group(2) else 1
-            if 16 <= value <= 2_000_000:
-                r.out.prompt_tokens = round(value)
-                r.out.context_tokens = max(r.out.context_tokens or 0, round(value))
+        if value is not None and pasted.group(2):  # '32k' is 32,768 as context lengths are counted, '20k' 20,000
+            value *= 1024 if value in _POW2 else 1000
+        if value is not None and 16 <= value <= 2_000_000:
+            r.out.prompt_tokens = round(value)
+            r.out.context_tokens = max(r.out.context_tokens or 0, round(value))
         return
     if prompt is None or answer is None:
         return
@@ -1816,8 +1818,12 @@ def _read_deadline(r: _Reading) -> None:
 def _read_fp64(r: _Reading) -> None:
     if _FP64_NO.search(r.text):
         r.out.fp64 = False
-    elif _FP64_NEED.search(r.text):
-        r.out.fp64 = True
+    elif (m := _FP64_NEED.search(r.text)) and not _ASKS_WHETHER.match(r.text[m.end():m.end() + 12]):
+        r.out.fp64 = True  # not 'FP64 重要吗', 'does FP64 matter?': asked, not required; the code decides
+
+
+_ASKS_WHETHER = re.compile(r"\s*(?:的)?\s*(?:重要吗|重不重要|要吗|要不要|需要吗|需不需要|有用吗|有必要吗|吗|的吧|吧|"
+                           r"\?|？|(?:really\s+)?(?:matters?|important|needed|necessary)\s*\?)", _I)
 
 
 def _read_problem_size(r: _Reading) -> None:
@@ -2205,7 +2211,7 @@ _RUNS_A_MODEL = re.compile(r"\b(run|serve|host|deploy|load)\b|跑|部署|带得�
 _PRICE_ASKED = re.compile(r"多少钱|什么价|啥价|价格(?:是)?多少|贵不贵|\bhow much\b|"
                           r"\bwhat(?:'s| is| would| does)\b.{0,24}\b(?:price|cost)\b|\bprice\?", _I)
 # asks about a configuration, not a card: a card named with one of them is the plan on that card
-_PLAN_ASKS = {"energy_cost", "build_cost", "rack", "capacity", "run_cost", "break_even"}
+_PLAN_ASKS = {"energy_cost", "build_cost", "rack", "heat", "capacity", "run_cost", "break_even"}
 _SWAP = re.compile(r"换成|改成|换为|改用|换用|\binstead\b|\bswitch(?:ing)? to\b|\bgo(?:ing)? with\b|如果|要是|假如|"
                    r"\bwhat if\b|\bwhat about\b|\bhow about\b", _I)
 
