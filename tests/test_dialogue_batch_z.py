@@ -184,3 +184,73 @@ def test_a_new_question_is_not_answered_by_printing_the_last_answer_again(adv: A
     _, (first, r) = talk(adv, "做CFD的，用OpenFOAM，上H100还是多张4090？",
                          "另外组里还想跑WRF气象，GPU能加速吗？")
     assert r.mode == "concept" and r.text.splitlines()[0] != first.text.splitlines()[0]
+
+
+# ----------------------------------------------------------------------------- batch aa's classes
+
+
+@pytest.mark.parametrize(("text", "mains"), [
+    ("can it run on a normal office circuit or do we need something special?", "120v-15a"),
+    ("办公室普通插座带得动吗", "220v-10a"),
+    ("in the UK, is a normal wall socket enough?", "230v-13a"),
+])
+def test_an_ordinary_outlet_is_the_usual_one_where_the_buyer_writes(text: str, mains: str) -> None:
+    assert parse(text).mains == mains
+
+
+def test_a_psu_ok_never_leads_a_build_whose_wall_circuit_blocks_it(adv: Advisor) -> None:
+    """4 × 300 W cards + 250 W CPU + 150 W platform = 1,600 W; / 0.9 = 1,778 W at the wall, over 220 V × 10 A ×
+    0.8 = 1,760 W."""
+    _, (r,) = talk(adv, "4张RTX PRO 5000 Blackwell 48GB的工作站，电源要配多大的，实验室是普通220V插座")
+    lines = r.text.splitlines()
+    assert lines[0].startswith("**按现在的方案不行") and "1,778 W" in lines[1] and "1,760 W" in lines[1]
+    assert not any(ln.startswith("**没问题") for ln in lines)
+
+
+def test_heat_is_every_watt_at_the_wall(adv: Advisor) -> None:
+    """BTU/hr = W × 3.412; a ton of cooling is 12,000 BTU/hr."""
+    _, (r,) = talk(adv, "4x HGX B200 servers, how much heat in BTU/hr?")
+    cost = ok_calls(r, "machine_cost")[0].result
+    btu = cost["total_wall_w"] * 3.412
+    assert f"{btu:,.0f} BTU/hr" in r.text and f"{btu / 12_000:.1f} tons" in r.text
+
+
+def test_to_switch_cards_is_no_network_switch() -> None:
+    assert parse("what if they switch to H100 HGX instead, same 4 servers?").asks == []
+    assert parse("which switch do we need for 4 nodes?").asks == ["network"]
+
+
+@pytest.mark.parametrize(("text", "fp64"), [("gromacs和amber为主，FP64重要吗", None), ("does FP64 matter?", None),
+                                            ("我们的CFD必须用FP64", True), ("FP64 matters for some codes.", True)])
+def test_a_question_about_fp64_is_no_fp64_requirement(text: str, fp64: bool | None) -> None:
+    assert parse(text).fp64 is fp64
+
+
+def test_molecular_dynamics_is_compared_at_fp32_and_several_codes_by_the_strictest(adv: Advisor) -> None:
+    """GROMACS and AMBER's GPU builds run in mixed single precision: the 4090's 82.6 TFLOPS FP32 beats an H100's
+    67; VASP (FP64, CUDA only) decides a machine that also runs OpenFOAM and GROMACS."""
+    _, (r,) = talk(adv, "做分子动力学的，gromacs和amber为主，买4090还是H100？FP64重要吗")
+    assert r.text.startswith("**单精度（FP32）算例：GeForce RTX 4090 最快")
+    assert parse("We run OpenFOAM, GROMACS and VASP").sci_code == "vasp"
+
+
+def test_a_new_code_named_after_an_answer_is_planned_not_explained(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "做分子动力学的，gromacs为主，买4090还是H100？",
+                     "组里另一个方向是VASP，要FP64的吧？那换什么卡")
+    assert r.mode != "why" and ok_calls(r, "recommend")
+
+
+def test_a_comparison_says_what_is_over_the_budget(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "预算8万左右，想在家跑deepseek r1 671b（q4就行），纠结 mac studio m3 ultra 512g 和 "
+                        "RTX PRO 6000 96G 的工作站，选哪个")
+    line = next(ln for ln in r.text.splitlines() if ln.startswith("超出预算 ¥80,000"))
+    each = load_catalog().gpu("rtx-pro-6000-blackwell-ws").price
+    assert each is not None and each.usd is not None
+    n = next(c.arguments["gpus"] for c in ok_calls(r, "size_inference")
+             if c.arguments["gpu"] == "rtx-pro-6000-blackwell-ws")
+    assert f"¥{round(n * each.usd * 7.2):,}" in line
+
+
+def test_a_pasted_document_is_the_prompt() -> None:
+    assert parse("要是丢一个32k的长文档进去prefill得等多久").prompt_tokens == 32768
+    assert parse("一次贴进去大概3万字的合同").prompt_tokens == 30_000
