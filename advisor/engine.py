@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import time
 from collections.abc import Callable, Generator, Iterator
@@ -504,6 +505,38 @@ def _people_share(m: _Merge) -> None:
         parsed.readback.append(("nlu.readback.simultaneous", {"users": users, "head_count": p.head_count}))
 
 
+_BOXES = re.compile(r"\b(?:them|those|these|boxes|servers|systems|units|nodes|machines)\b|台|套|个机柜", re.IGNORECASE)
+
+
+PEAK_TO_AVERAGE = 3.0  # a service's busiest hour carries about three times its daily average (assumed, said back)
+STREAM_TOKENS_PER_S = 20.0  # each reply streamed at about reading speed
+
+
+def _traffic_as_users(m: _Merge) -> None:
+    """'3M conversations/month, 300 output tokens each', '日均输出 2000 万 tokens': the traffic as replies streamed at
+    once in the busiest hour (three times the day's average, each at 20 tokens/s), said back; users said win."""
+    parsed = m.parsed
+    daily = parsed.daily_output_tokens
+    answer = (parsed.context_tokens or 0) - (parsed.prompt_tokens or 0)
+    if daily is None and parsed.daily_requests and parsed.prompt_tokens and answer > 0:
+        daily = parsed.daily_requests * answer
+    if daily is None or parsed.concurrency is not None:
+        return
+    peak = daily / 86_400 * PEAK_TO_AVERAGE
+    parsed.concurrency = max(1, math.ceil(peak / STREAM_TOKENS_PER_S))
+    parsed.daily_output_tokens = daily
+    parsed.readback.append(("nlu.readback.traffic", {"daily": daily, "average": daily / 86_400, "peak": peak,
+                                                     "users": parsed.concurrency, "each": STREAM_TOKENS_PER_S}))
+
+
+def _systems_counted(m: _Merge) -> None:
+    """'what if we get two of them' after a DGX B200's answer: two of the server (nodes), not two GPUs."""
+    parsed = m.parsed
+    if m.session.focus_systems and parsed.gpu_count and not parsed.gpus and parsed.nodes is None \
+            and _BOXES.search(parsed.text):
+        parsed.nodes, parsed.gpu_count, parsed.added_cards = parsed.gpu_count, None, None
+
+
 def _people_as_before(m: _Merge) -> None:
     """'不对，是 50 人' after '100 人同时用': a correction or what-if naming only people counts them as the earlier
     count did (at once), not as a head count whose peak is assumed; fewer than everyone known are at once."""
@@ -560,7 +593,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_share, _people_as_before, _merge_as_said, _merge_horizon, _merge_card_prices,
+_MERGE_STEPS = (_merge_model, _people_share, _traffic_as_users, _systems_counted, _people_as_before, _merge_as_said,
+                _merge_horizon, _merge_card_prices,
                 _merge_providers,
                 _merge_workloads,
                 _merge_implied, _merge_lists,

@@ -162,6 +162,8 @@ class Profile(BaseModel):
     circuit_load_w: float | None = Field(None, ge=0, le=100_000, description="other load on the machine's circuit, W")
     method: Method | None = None
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)
+    daily_output_tokens: float | None = Field(None, gt=0, le=1e15, description="tokens the service generates a day")
+    daily_requests: float | None = Field(None, gt=0, le=1e12, description="requests the service answers a day")
     dataset_samples: float | None = Field(None, gt=0, le=1e11)  # × 512 tokens × 1,000 epochs stays within MAX_TOKENS
     epochs: float | None = Field(None, gt=0, le=1000)
     deadline_days: float | None = Field(None, gt=0, le=36_500)

@@ -254,3 +254,45 @@ def test_a_comparison_says_what_is_over_the_budget(adv: Advisor) -> None:
 def test_a_pasted_document_is_the_prompt() -> None:
     assert parse("要是丢一个32k的长文档进去prefill得等多久").prompt_tokens == 32768
     assert parse("一次贴进去大概3万字的合同").prompt_tokens == 30_000
+
+
+# ----------------------------------------------------------------------------- batch ab's classes
+
+
+def test_office_hours_are_nine_hours_on_weekdays() -> None:
+    """9 h × 5 days / 7 = 6.43 h a day on average."""
+    assert parse("rent a cloud GPU instead, if we only use it during office hours?").hours_per_day == 6.43
+    assert parse("只在上班时间用").hours_per_day == 6.43
+
+
+def test_pages_are_read_as_the_prompt_they_make() -> None:
+    r = parse("Contracts can be long, like 80 pages. Does that change anything?")
+    assert (r.prompt_tokens, r.context_tokens) == (80 * 650, 80 * 650)
+    assert parse("page 3 of the report").prompt_tokens is None
+
+
+def test_traffic_per_month_is_replies_at_once_in_the_busiest_hour(adv: Advisor) -> None:
+    """3,000,000 / 30.4 days × 300 output tokens = 29.6M tokens a day = 342 tokens/s; × 3 at the peak = 1,027; at
+    20 tokens/s a reply, 52 at once. A chat's conversations are no training set."""
+    s, (r,) = talk(adv, "We run a customer-support chatbot, ~3M conversations/month, avg 1,500 input + 300 output "
+                        "tokens each. Would self-hosting Llama 3.1 8B be cheaper?")
+    assert s.profile.use_case == "inference" and s.profile.dataset_samples is None
+    assert s.profile.concurrency == 52 and "1,027 tokens/s" in r.text
+
+
+@pytest.mark.parametrize(("text", "daily"), [("日均大概输出2000万tokens", 2e7), ("about 5M output tokens per day", 5e6),
+                                             ("train on 5M tokens", None)])
+def test_output_tokens_per_day_are_traffic(text: str, daily: float | None) -> None:
+    assert parse(text).daily_output_tokens == daily
+
+
+def test_the_turns_of_a_conversation_are_no_epochs() -> None:
+    assert parse("我们每天大概3000个对话，每个对话平均10轮").epochs is None
+    assert parse("LoRA 微调，数据 5 万条，3 个 epoch").epochs == 3
+
+
+def test_two_of_them_after_a_server_are_two_servers(adv: Advisor) -> None:
+    """A DGX B200 draws up to 14.3 kW (NVIDIA): a 20 kW rack holds one, two need two racks."""
+    _, (_, r) = talk(adv, "we're getting a DGX B200 8-gpu box. can our air cooled rack (20kW) take it?",
+                     "what if we get two of them in the same rack")
+    assert "holds **1** of these nodes" in r.text and "2 nodes need **2** racks" in r.text

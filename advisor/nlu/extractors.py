@@ -476,7 +476,16 @@ def hours_per_day(ctx: Context) -> float | None:
             return round(total / days, 2)
     m = _UTILISATION.search(ctx.masked)
     share = parse_number(m.group(1) or m.group(2)) if m else None
-    return round(24 * share / 100, 2) if share and 0 < share <= 100 else None
+    if share and 0 < share <= 100:
+        return round(24 * share / 100, 2)
+    if _OFFICE_HOURS.search(ctx.text):  # 'only during office hours': 9 hours on 5 days a week, as a daily average
+        return round(OFFICE_HOURS_A_DAY * OFFICE_DAYS_A_WEEK / DAYS_PER_WEEK, 2)
+    return None
+
+
+OFFICE_HOURS_A_DAY, OFFICE_DAYS_A_WEEK = 9, 5
+_OFFICE_HOURS = re.compile(r"\b(?:office|business|working|work) hours\b|\b9\s*(?:to|-)\s*5\b|"
+                           r"工作时间|上班时间|办公时间|白天上班", _I)
 
 
 _PURCHASE = re.compile(r"(?:自己买|自购|买(?:一台|一张|台|张|个|套)?|购买|购置|入手|buy(?:ing)?|purchas\w*|"
@@ -844,7 +853,8 @@ def budget_added(ctx: Context) -> float | None:
 
 # what a what-if scales ('traffic grows 5x', '预算翻倍', 'double the nodes', 'users halve'): the slot and the factor
 _SCALED_THINGS = {
-    "users": r"traffic|users?|requests?|load|concurren\w*|people|staff|流量|用户|请求|并发|人数|访问量|人",
+    "users": r"traffic|volume|users?|requests?|load|concurren\w*|people|staff|流量|业务量|调用量|对话量|请求量|"
+             r"用户|请求|并发|人数|访问量|人",
     "budget": r"budget|money|预算|经费",
     "data": r"data(?:set)?|tokens?|corpus|数据(?:量)?|语料",
     "nodes": r"nodes?|servers?|machines?|boxes|节点|机器|服务器|台",

@@ -119,6 +119,10 @@ class Parsed(BaseModel):
     concurrency: int | None = None
     method: Method | None = None
     dataset_tokens: float | None = None
+    daily_output_tokens: float | None = Field(None, description="tokens a service generates a day ('日均输出 2000 万 "
+                                                                "tokens', '5M output tokens per day')")
+    daily_requests: float | None = Field(None, description="requests or conversations a service answers a day ('3M "
+                                                           "conversations/month')")
     dataset_samples: float | None = None
     epochs: float | None = None
     deadline_days: float | None = None
@@ -412,7 +416,7 @@ _SINGLE_USER = vocab.required("slot", "single_user")
 _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 # tokens trained on; not a context ('8k tokens of context') nor a text sent whole ('100k token的文档', '32k-token doc')
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
-                             rf"(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))"
+                             rf"(?:(?:output|input|generated|输出|输入)\s*)?(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))"
                              rf"(?!\s*(?:的)?\s*{_SENT_WHOLE})", _I)
 _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:(?:instruction|training|chat|labeled|"
                               rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?"
@@ -1328,9 +1332,10 @@ def _read_dataset_tokens(r: _Reading) -> None:
         if re.search(rf"上下文|context|ctx|每秒|窗口|window|{_SENT_WHOLE}", r.masked[max(0, m.start() - 14):m.start()],
                      _I):
             continue
-        if _SERVING_VOLUME.search(r.masked[max(0, m.start() - 10):m.start()]) \
-                or _SERVING_VOLUME_AFTER.match(r.masked[m.end():m.end() + 14]):
+        if (days := _per_period(r.masked, m.start(), m.end())) is not None:
             spans.append((m.start(), m.end()))  # '日均 2000 万 token', '50M tokens a day': traffic served, no data set
+            if value and _OUTPUT_WORD.search(r.masked[max(0, m.start() - 12):m.end() + 12]):
+                r.out.daily_output_tokens = value / days
             continue
         if value and value >= 1e5:
             r.out.dataset_tokens = value
@@ -1338,9 +1343,25 @@ def _read_dataset_tokens(r: _Reading) -> None:
     r.scan = _mask(_mask(r.masked, _names(r.text)), spans)
 
 
+_CHAT_TURNS = re.compile(r"对话|会话|聊天|问答|客服|每次|每个人")
+_OUTPUT_WORD = re.compile(r"output|generat|输出|生成", re.IGNORECASE)
+
+
+def _per_period(text: str, start: int, end: int) -> float | None:
+    """The days of the period a quantity is counted over ('日均' 1, '/month' 30.4, 'an hour' 1/24), when it is one
+    ('3M conversations/month'); None for a plain count."""
+    before, after = text[max(0, start - 10):start], text[end:end + 14]
+    if not (_SERVING_VOLUME.search(before) or _SERVING_VOLUME_AFTER.match(after)):
+        return None
+    said = f"{before} {after}".lower()
+    if re.search(r"月|month|/\s*mo\b", said):
+        return DAYS_PER_MONTH
+    if re.search(r"小时|hour|/\s*h(?:r)?\b", said):
+        return 1 / 24
+    return 1.0
 # a token count per period is the traffic a service handles, not a training set
 _SERVING_VOLUME = re.compile(r"日均|每天|每日|一天|天均|每月|月均|每小时|daily|per\s+(?:day|month|hour)", _I)
-_SERVING_VOLUME_AFTER = re.compile(r"\s*(?:每天|每日|一天|/\s*(?:天|日|月|day|month|hr|hour|h)\b|"
+_SERVING_VOLUME_AFTER = re.compile(r"\s*(?:每天|每日|一天|每月|/\s*(?:天|日|月|day|month|mo|hr|hour|h)\b|"
                                    r"(?:a|per|each|every)\s+(?:day|month|hour)|daily)", _I)
 
 
@@ -1536,6 +1557,11 @@ _ANSWER_WORD = r"(?:answers?|outputs?|repl(?:y|ies)|responses?|completions?|gene
 _FILLER = r"(?:\s|avg|average|around|about|of|is|are|~|≈|:|：|长度|大约|大概|平均|约|在|为|是|左右|each|typically)*"
 
 
+TOKENS_PER_PAGE = 650  # a page of prose is about 500 words; English runs about 0.75 words a token
+_PAGES = re.compile(rf"({N})\s*(?:-?\s*pages?\b|页)(?=[^，,。.;；!?？\n]{{0,24}}(?:contract|document|pdf|report|paper|"
+                    rf"book|file|合同|文档|论文|报告|文件|资料|材料|书))|(?<=long)[^.;!?\n]{{0,12}}?({N})\s*pages?\b|"
+                    rf"(?:contract|document|pdf|report|paper|file|book|合同|文档|论文|报告|文件)[^，,。;；!?？\n]{{0,24}}?"
+                    rf"({N})\s*(?:pages?\b|页)", _I)
 _PASTED = re.compile(rf"(?:\bpast(?:e|es|ed|ing)|\bfeed(?:s|ing)?|\bdump(?:s|ing)?|\bdrop(?:s|ping)? in|粘贴|贴进?去?|"
                      rf"丢进?去?|塞进?去?|喂)(?:\s*(?:in|into it|like|about|around|maybe|up to|a|an|~|大概|大约|约|"
                      rf"一个|个|了)\s*)*\s*({N})\s*(k|K)?\s*(?:-?\s*tokens?|个?\s*token|字|(?:的)?\s*(?:长)?\s*"
@@ -1560,6 +1586,14 @@ def _read_turn_lengths(r: _Reading) -> None:
     """A prompt's and an answer's length said together: the context is their sum, the prompt is what the first
     token waits for."""
     prompt, answer = _length_beside(_PROMPT_WORD, r.scan), _length_beside(_ANSWER_WORD, r.scan)
+    pages = _PAGES.search(r.scan)
+    if pages and answer is None and prompt is None and not _PASTED.search(r.scan):
+        count = parse_number(next(g for g in pages.groups() if g))  # '80-page contracts': ~650 tokens a page
+        if count and 1 <= count <= 2000:
+            r.out.prompt_tokens = round(count * TOKENS_PER_PAGE)
+            r.out.context_tokens = max(r.out.context_tokens or 0, r.out.prompt_tokens)
+            r.out.readback.append(("nlu.readback.pages", {"pages": count, "tokens": r.out.prompt_tokens}))
+        return
     pasted = _PASTED.search(r.scan)
     if pasted and answer is None:  # 'I paste like 20k tokens of code at once': the prompt the first token waits for
         value = parse_number(pasted.group(1))
@@ -1762,11 +1796,14 @@ def _read_budget(r: _Reading) -> None:
 
 def _read_training_data(r: _Reading) -> None:
     m = _DATASET_SAMPLES.search(r.scan)
-    if m:
+    days = _per_period(r.scan, m.start(), m.end()) if m else None
+    if m and days is not None:  # '3M conversations/month' is traffic served, not a data set
+        r.out.daily_requests = (scaled(m.group(1), m.group(2)) or 0) / days or None
+    elif m:
         r.out.dataset_samples = scaled(m.group(1), m.group(2))
     m = _EPOCHS.search(r.scan)
-    if m:
-        r.out.epochs = parse_number(m.group(1) or m.group(4))
+    if m and not (m.group(3) == "轮" and _CHAT_TURNS.search(r.scan[max(0, m.start() - 12):m.start()])):
+        r.out.epochs = parse_number(m.group(1) or m.group(4))  # '每个对话平均 10 轮' counts a chat's turns
     out = r.out
     if out.use_case == "inference" and (out.epochs or out.dataset_tokens or (out.dataset_samples or 0) >= 100):
         out.use_case, out.use_case_weak = "training", False  # epochs, a data set: '跑 3 个 epoch' trains
