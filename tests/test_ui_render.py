@@ -640,5 +640,6 @@ def test_the_comparison_shows_the_stack_weight_when_the_ranking_uses_different_o
     frame = render.comparison_frame(mixed, "en")
     weights = frame[render.t("col_eco", "en")].tolist()
     assert weights == [round(o.ecosystem_factor, 2) for o in mixed.options[:8]]
-    cuda_only = recommend(RecommendInput(workload="inference", model="llama-3.1-8b", budget_usd=5000))
+    cuda_only = recommend(RecommendInput(workload="inference", model="llama-3.1-8b", budget_usd=5000,
+                                         cuda_required=True))
     assert render.t("col_eco", "en") not in render.comparison_frame(cuda_only, "en").columns
