@@ -12,11 +12,14 @@ from advisor.fmt import duration, gb_short, gpu_price_text, money, needed_bytes,
 from advisor.planner import session_region
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
+from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from knowledge.markets import sold_in
 from knowledge.messages import has as has_message
 from knowledge.messages import msg
+from tools.compat_rules.software import stack_family
 from tools.perf import DecodeResult
+from tools.recommend import CODE_STACK
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
 from tools.value import ValueResult
@@ -454,12 +457,22 @@ def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: 
     rate = {i: counts[i] * _science_rate(session, gs[i], key) for i in ids}
     if len(ids) < 2 or not any(rate.values()):
         return None
-    best = max(ids, key=lambda i: (rate[i], counts[i] * gs[i].bandwidth_gbs))  # equal rates: the faster memory
+    code = scientific_code(session.profile.sci_code) if session.profile.sci_code else None
+    cat = load_catalog()
+    no_build = [i for i in ids if code and CODE_STACK.get(stack_family(cat.gpu(i))) not in code.stacks]
+    runs = [i for i in ids if i not in no_build] or ids  # a card the code has no GPU build for never wins
+    best = max(runs, key=lambda i: (rate[i], counts[i] * gs[i].bandwidth_gbs))  # equal rates: the faster memory
     others = punct(lang, "list").join(f"{labels[i]} {num(rate[i])}" for i in ids if i != best)
     vector = key == "fp64" and any(rate[i] != counts[i] * (gs[i].throughput.fp64 or 0.0) for i in ids)
     lines = [msg(lang, f"compare.science_pick_{'fp64_vector' if vector else key}", winner=labels[best],
-                 tflops=num(rate[best]), others=others)]
-    weak = [i for i in ids if key == "fp64" and rate[i] < rate[best] * _FP64_UNFIT_SHARE]
+                 tflops=num(rate[best]), others=others) if len(runs) == len(ids) else
+             msg(lang, "compare.science_pick_only", winner=labels[best], code=code.name if code else "",
+                 tflops=num(rate[best]), kind=key.upper())]
+    if code and no_build:
+        lines.append(msg(lang, "compare.science_no_build", code=code.name,
+                         labels=punct(lang, "list").join(labels[i] for i in no_build), builds=punct(lang, "list").join(
+                             msg(lang, f"recommend.code_stack.{s}") for s in code.stacks)))
+    weak = [i for i in ids if key == "fp64" and rate[i] < rate[best] * _FP64_UNFIT_SHARE and i not in no_build]
     if weak:
         lines.append(msg(lang, "compare.science_fp64_unfit", labels=punct(lang, "list").join(labels[i] for i in weak)))
     return "\n".join(lines)

@@ -427,11 +427,12 @@ SERVICE_MODEL, SERVICE_PRECISION = "qwen2.5-32b", "int4"
 
 
 def _assume_service_model(ctx: PlanContext) -> None:
-    """An inference service for a number of people, with no model named: the stand-in model, said back, so the
-    buyer gets cards, speeds and prices rather than a question (naming a model replaces it)."""
+    """An inference service for several people, with no model named: the stand-in model, said back, so the buyer
+    gets cards, speeds and prices rather than a question (naming a model replaces it). One person's own machine
+    is not sized on it: what a budget buys answers them better."""
     p = ctx.profile
-    people = p.concurrency or p.head_count
-    if p.use_case != "inference" or p.known("model") or p.model_said or not people \
+    people = max(p.concurrency or 0, p.head_count or 0)
+    if p.use_case != "inference" or p.known("model") or p.model_said or people < 2 \
             or ctx.kind in (*_LOOKUP_KINDS, Kind.compare) or ctx.named:
         return
     p.model, p.params_b = SERVICE_MODEL, load_catalog().model(SERVICE_MODEL).params_b

@@ -296,3 +296,18 @@ def test_two_of_them_after_a_server_are_two_servers(adv: Advisor) -> None:
     _, (_, r) = talk(adv, "we're getting a DGX B200 8-gpu box. can our air cooled rack (20kW) take it?",
                      "what if we get two of them in the same rack")
     assert "holds **1** of these nodes" in r.text and "2 nodes need **2** racks" in r.text
+
+
+def test_wall_power_is_the_draw_not_an_outlet() -> None:
+    assert parse("wall power for 2 nodes with 8 A100s each?").mains is None
+
+
+def test_one_person_s_own_machine_is_not_sized_on_the_service_stand_in(adv: Advisor) -> None:
+    s, _ = talk(adv, "给我推荐一张卡 跑ollama本地 自己一个人用 预算一万五")
+    assert s.profile.model is None and not s.profile.service_model
+
+
+def test_a_card_the_code_has_no_gpu_build_for_never_wins(adv: Advisor) -> None:
+    """VASP's GPU port is CUDA only (knowledge/data/codes): the MI210's 45.3 TFLOPS of FP64 cannot run it."""
+    _, (r,) = talk(adv, "For VASP, is an MI210 or a V100 32GB the better use of a small equipment grant?")
+    assert r.text.startswith("**Of these, only V100 SXM2 32GB runs VASP's GPU build")

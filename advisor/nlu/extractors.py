@@ -390,8 +390,9 @@ _USUAL_AMPS = {"100": 15, "110": 15, "115": 15, "120": 15, "127": 15, "220": 10,
 _OUTLET = re.compile(r"插座|墙插|电路|回路|跳闸|空开|outlet|circuit|breaker|wall|socket|mains", _I)
 
 
-_ORDINARY_OUTLET = re.compile(r"\b(?:normal|regular|standard|ordinary|household|office|wall)\s+(?:office\s+|wall\s+)?"
-                              r"(?:outlet|circuit|socket|plug|power)|普通\s*(?:的)?\s*(?:插座|电路|插头|市电)|家用\s*(?:插座|电)|"
+_ORDINARY_OUTLET = re.compile(r"\b(?:normal|regular|standard|ordinary|household|office)\s+(?:office\s+|wall\s+)?"
+                              r"(?:outlet|circuit|socket|plug)|\bwall (?:outlet|socket|plug)|"
+                              r"普通\s*(?:的)?\s*(?:插座|电路|插头|市电)|家用\s*(?:插座|电)|"
                               r"办公室\s*(?:的)?\s*(?:插座|电路)", _I)
 
 
