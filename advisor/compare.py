@@ -449,30 +449,39 @@ def _science_rate(session: Session, g: GPUInfo, key: str) -> float:
     return getattr(t, key) or 0.0
 
 
+def _without_build(session: Session, ids: list[str]) -> list[str]:
+    """The compared cards the scientific code named has no GPU build for (VASP is CUDA only: an MI210)."""
+    code = scientific_code(session.profile.sci_code) if session.profile.sci_code else None
+    if code is None:
+        return []
+    cat = load_catalog()
+    return [i for i in ids if CODE_STACK.get(stack_family(cat.gpu(i))) not in code.stacks]
+
+
 def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: dict[str, GPUInfo],
                   counts: dict[str, int], lang: str) -> str | None:
     """A scientific comparison's verdict: which configuration runs the code fastest on the rate it uses (FP64 or
-    FP32, count × the card's rate), and the cards far too slow at FP64 to use."""
+    FP32, count × the card's rate) — never one the code has no GPU build for — and the cards far too slow at FP64
+    to use."""
     key = _science_key(session)
     rate = {i: counts[i] * _science_rate(session, gs[i], key) for i in ids}
     if len(ids) < 2 or not any(rate.values()):
         return None
-    code = scientific_code(session.profile.sci_code) if session.profile.sci_code else None
-    cat = load_catalog()
-    no_build = [i for i in ids if code and CODE_STACK.get(stack_family(cat.gpu(i))) not in code.stacks]
-    runs = [i for i in ids if i not in no_build] or ids  # a card the code has no GPU build for never wins
+    no_build = _without_build(session, ids)
+    runs = [i for i in ids if i not in no_build] or ids
     best = max(runs, key=lambda i: (rate[i], counts[i] * gs[i].bandwidth_gbs))  # equal rates: the faster memory
-    others = punct(lang, "list").join(f"{labels[i]} {num(rate[i])}" for i in ids if i != best)
-    vector = key == "fp64" and any(rate[i] != counts[i] * (gs[i].throughput.fp64 or 0.0) for i in ids)
-    lines = [msg(lang, f"compare.science_pick_{'fp64_vector' if vector else key}", winner=labels[best],
-                 tflops=num(rate[best]), others=others) if len(runs) == len(ids) else
-             msg(lang, "compare.science_pick_only", winner=labels[best], code=code.name if code else "",
-                 tflops=num(rate[best]), kind=key.upper())]
-    if code and no_build:
-        lines.append(msg(lang, "compare.science_no_build", code=code.name,
-                         labels=punct(lang, "list").join(labels[i] for i in no_build), builds=punct(lang, "list").join(
-                             msg(lang, f"recommend.code_stack.{s}") for s in code.stacks)))
-    weak = [i for i in ids if key == "fp64" and rate[i] < rate[best] * _FP64_UNFIT_SHARE and i not in no_build]
+    sep = punct(lang, "list")
+    code = scientific_code(session.profile.sci_code) if no_build and session.profile.sci_code else None
+    if code is not None:
+        lines = [msg(lang, "compare.science_pick_only", winner=labels[best], code=code.name,
+                     tflops=num(rate[best]), kind=key.upper()),
+                 msg(lang, "compare.science_no_build", code=code.name, labels=sep.join(labels[i] for i in no_build),
+                     builds=sep.join(msg(lang, f"recommend.code_stack.{s}") for s in code.stacks))]
+    else:
+        vector = key == "fp64" and any(rate[i] != counts[i] * (gs[i].throughput.fp64 or 0.0) for i in ids)
+        lines = [msg(lang, f"compare.science_pick_{'fp64_vector' if vector else key}", winner=labels[best],
+                     tflops=num(rate[best]), others=sep.join(f"{labels[i]} {num(rate[i])}" for i in ids if i != best))]
+    weak = [i for i in runs if key == "fp64" and rate[i] < rate[best] * _FP64_UNFIT_SHARE]
     if weak:
-        lines.append(msg(lang, "compare.science_fp64_unfit", labels=punct(lang, "list").join(labels[i] for i in weak)))
+        lines.append(msg(lang, "compare.science_fp64_unfit", labels=sep.join(labels[i] for i in weak)))
     return "\n".join(lines)
