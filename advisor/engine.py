@@ -809,7 +809,8 @@ class Advisor:
         body = compose_body(ctx)
         if not (recompute or changed or answers) and self._would_repeat(ctx, body):
             ctx = yield from self._knowledge_turn(ctx)  # the knowledge base answers the question itself
-            plan, calls, citations, body = ctx.plan, list(ctx.calls), ctx.citations, compose_body(ctx)
+            plan, calls, citations = ctx.plan, list(ctx.calls), ctx.citations
+            body = msg(out_lang, "engine.knowledge_instead") + "\n\n" + compose_body(ctx)  # said, not passed off
         ctx.calls = calls
         said = any(a not in _MARKS for a in answers)
         if said and (plan.mode == "ask" or (not recompute and not changed and _repeats_last(body, session))):
