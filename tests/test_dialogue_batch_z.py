@@ -311,3 +311,12 @@ def test_a_card_the_code_has_no_gpu_build_for_never_wins(adv: Advisor) -> None:
     """VASP's GPU port is CUDA only (knowledge/data/codes): the MI210's 45.3 TFLOPS of FP64 cannot run it."""
     _, (r,) = talk(adv, "For VASP, is an MI210 or a V100 32GB the better use of a small equipment grant?")
     assert r.text.startswith("**Of these, only V100 SXM2 32GB runs VASP's GPU build")
+
+
+def test_a_vendor_ruled_out_beside_only_is_not_the_only_vendor(adv: Advisor) -> None:
+    r = parse("requirement is domestic accelerators only (no NVIDIA). Need to serve Qwen2.5-72B")
+    assert (r.only_vendors, r.excluded_vendors, r.domestic) == (None, ["nvidia"], True)
+    _, (reply,) = talk(adv, "Tender for a state-owned enterprise, domestic accelerators only (no NVIDIA). Serve "
+                            "Qwen2.5-72B for ~100 internal users. Which cards qualify and how many?")
+    options = ok_calls(reply, "recommend")[0].result["options"]
+    assert options and all(load_catalog().gpu(o["gpu_id"]).domestic for o in options)

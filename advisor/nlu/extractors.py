@@ -319,8 +319,10 @@ def only_vendors(ctx: Context) -> list[str] | None:
                               rf"(?:用|上)\s*(?:{pattern})\s*的?\s*(?:卡|显卡|gpu|加速卡)", ctx.text, _I)]
         return named or None
     tail = ctx.text[only.end():only.end() + 24]
+    ruled_out = excluded_vendors(ctx) or []  # 'domestic accelerators only (no NVIDIA)': NVIDIA is the one ruled out
     found = [vendor for vendor, pattern in _VENDORS.items()
-             if (m := re.search(pattern, tail, _I)) and not re.search(r"[，,。;；!?！？]", tail[:m.start()])]
+             if (m := re.search(pattern, tail, _I)) and not re.search(r"[，,。;；!?！？(（]", tail[:m.start()])
+             and vendor not in ruled_out]
     return found or None
 
 
