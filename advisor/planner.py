@@ -1029,6 +1029,8 @@ MIN_MACHINE_CAP_W = 1000  # a limit under this is a card's ('限功耗到300W'),
 def _machine_cap(p: Profile) -> bool:
     """Whether the power limit said is the machine's: said at the wall, or too large for one card."""
     return bool(p.power_limit_w) and (bool(p.power_limit_at_wall) or (p.power_limit_w or 0) >= MIN_MACHINE_CAP_W)
+
+
 LORA_RANK: int = TrainingMemoryInput.model_fields["lora_rank"].default  # the training sizing's own default
 FULL_STATE_BYTES = 18  # mixed-precision AdamW model states per parameter, as tools/training_memory.py counts them
 
