@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from knowledge.errors import AdvisorError
 from knowledge.messages import has
+from knowledge.resolve import shown_name
 from tools.result import Note, note
 
 
@@ -41,8 +42,10 @@ def joined(items: Sequence[str | Note], join_id: str) -> str | Note:
 
 
 def shown(text: str, limit: int = 60) -> str:
-    """User input quoted in an error message, cut to ``limit`` characters (a pasted essay is not echoed back)."""
-    return repr(text if len(text) <= limit else text[:limit - 1] + "…")
+    """User input quoted in an error message, cut to ``limit`` characters (a pasted essay is not echoed back),
+    control and direction characters escaped as names are quoted (:func:`knowledge.resolve.shown_name`), every
+    other character as written."""
+    return f"'{shown_name(text if len(text) <= limit else text[:limit - 1] + '…')}'"
 
 
 # ------------------------------------------------------------------------------ any error as a note
