@@ -489,10 +489,10 @@ def _rents_a_machine(ctx: PlanContext) -> bool:
     return not one_run
 
 
-def _compare_partner(ctx: PlanContext) -> str | None:
+def _compare_partner(ctx: PlanContext) -> tuple[str, int | None] | None:
     """'跟 H100 比呢', 'on that rig vs renting 8xH100': one card named in a comparison is compared against the
-    configuration the conversation arrived at a turn earlier (or the card a lookup was about), not against an
-    older comparison's cards."""
+    configuration the conversation arrived at a turn earlier, with its count (or the card a lookup was about),
+    not against an older comparison's cards."""
     asked = ctx.kind == Kind.compare or ctx.parsed.has(Intent.compare)
     if not asked or len(ctx.named) != 1:
         return None
@@ -500,9 +500,9 @@ def _compare_partner(ctx: PlanContext) -> str | None:
         return None
     at_hand = current_config(ctx.session, [])
     if at_hand is not None and at_hand.gpu != ctx.named[0] and at_hand.nodes == 1:
-        ctx.profile.compare_counts[at_hand.gpu] = at_hand.count
-        return at_hand.gpu
-    return next((g for g in [*ctx.session.focus, ctx.profile.gpu] if g and g != ctx.named[0]), None)
+        return at_hand.gpu, at_hand.count
+    card = next((g for g in [*ctx.session.focus, ctx.profile.gpu] if g and g != ctx.named[0]), None)
+    return (card, None) if card else None
 
 
 def _compares(ctx: PlanContext) -> bool:
@@ -610,7 +610,10 @@ def _compare_plan(ctx: PlanContext) -> Plan:
     p = ctx.profile
     partner = _compare_partner(ctx)
     if partner:
-        p.compare = [partner, ctx.named[0]]
+        gpu, count = partner
+        p.compare = [gpu, ctx.named[0]]
+        if count is not None:
+            p.compare_counts[gpu] = count
     plan = Plan(mode="compare", calls=_compare_calls(p, ctx.lang))
     plan.calls += _search(p, "compare", ctx.lang, ctx.search_k)
     plan.question_slots = next_question_slots(ctx.session)
