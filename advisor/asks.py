@@ -15,7 +15,19 @@ from typing import Any, get_args
 
 from advisor.compose import config_label, gpu_name
 from advisor.config_at_hand import Config, current_config
-from advisor.fmt import duration, gb, money, num, price_basis, punct, seconds, tps, usable_bytes
+from advisor.fmt import (
+    count_short,
+    duration,
+    gb,
+    money,
+    money_exact,
+    num,
+    price_basis,
+    punct,
+    seconds,
+    tps,
+    usable_bytes,
+)
 from advisor.planner import (
     TRAIN_COUNTS,
     PlannedCall,
@@ -36,12 +48,13 @@ from advisor.session import Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge.messages import msg, render
 from knowledge.stack_support import Architecture, StackLimit, limits_for
+from tools.api_cost import ApiCostResult
 from tools.compat_rules.software import STACK_NAMES, stack_family
 from tools.inference_memory import InferenceMemoryResult
 from tools.latency import LoadResult
 from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult, ServingResult
-from tools.pricing import to_usd
+from tools.pricing import from_usd, to_usd
 from tools.training_time import TrainingTimeResult
 
 DEFAULT_PROMPT_TOKENS = 2048
@@ -135,6 +148,71 @@ def _say_build_cost(c: AskContext, done: list[ToolCall]) -> str | None:
         line += msg(c.lang, "asks.build_cost_over" if over > 0 else "asks.build_cost_within",
                     budget=money(budget.amount, r.currency), gap=money(abs(over), r.currency))
     return line
+
+
+# the API priced when the buyer names none: the one such buyers most often weigh in their currency
+DEFAULT_API = {"CNY": "deepseek-flash"}
+DEFAULT_API_ELSE = "gpt-4o-mini"
+SERVING_HOURS_AT_LOAD = 12.0  # a serving machine's day: about half of it at full load, the rest idle or light
+
+
+def _api_needed(c: AskContext) -> bool:
+    return "api_cost" in c.asks
+
+
+def _api_calls(c: AskContext) -> list[PlannedCall]:
+    p = c.session.profile
+    currency = user_currency(p, c.lang)
+    args: dict[str, Any] = {"api": p.api_model or DEFAULT_API.get(currency, DEFAULT_API_ELSE),
+                            "daily_input_tokens": p.daily_input_tokens or 0.0,
+                            "daily_output_tokens": p.daily_output_tokens or 0.0,
+                            "currency": currency, "years": p.years or DEFAULT_YEARS}
+    spend = p.api_monthly_spend
+    if spend is not None:
+        args["monthly_spend"] = spend.amount if spend.currency == currency else \
+            round(from_usd(to_usd(spend.amount, spend.currency), currency), 2)  # type: ignore[arg-type]
+    if c.config is not None and (p.daily_input_tokens or p.daily_output_tokens or spend):
+        machine = _machine_call(c)[0].arguments
+        machine.pop("currency", None)
+        machine.pop("years", None)
+        machine.setdefault("hours_per_day", SERVING_HOURS_AT_LOAD)
+        args["machine"] = machine
+        priced = {"USD": c.config.price_usd, "CNY": c.config.price_cny}.get(currency)
+        if priced:  # the machine as the recommendation priced it, its host included
+            args["machine_price"] = priced
+    return [PlannedCall(name="api_cost", arguments=args, purpose="value")]
+
+
+def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
+    call = next((x for x in done if x.name == "api_cost" and x.ok), None)
+    if call is None:
+        return None
+    r = typed(call, ApiCostResult)
+    p = c.session.profile
+    assumed = "" if p.api_model else msg(c.lang, "asks.api_assumed", name=r.api_name)
+    prices = msg(c.lang, "asks.api_prices", name=r.api_name, input=money_exact(r.input_price, r.currency),
+                 output=money_exact(r.output_price, r.currency), as_of=r.price_as_of)
+    if p.api_monthly_spend is not None:
+        bill = msg(c.lang, "asks.api_spend", monthly=money(r.monthly_cost, r.currency),
+                   yearly=money(r.yearly_cost, r.currency))
+    elif p.daily_input_tokens or p.daily_output_tokens:
+        bill = msg(c.lang, "asks.api_bill", name=r.api_name, input=count_short(p.daily_input_tokens or 0, c.lang),
+                   output=count_short(p.daily_output_tokens or 0, c.lang), monthly=money(r.monthly_cost, r.currency),
+                   yearly=money(r.yearly_cost, r.currency))
+    else:
+        return msg(c.lang, "asks.api_prices_only", prices=prices, assumed=assumed)
+    if r.own_monthly_cost is None or c.config is None:
+        return msg(c.lang, "asks.api_no_machine", bill=bill, prices=prices, assumed=assumed)
+    key = "asks.api_own_cheaper" if r.cheaper == "own" else "asks.api_cheaper"
+    months = r.break_even_months
+    payback = (msg(c.lang, "asks.api_break_even", months=num(months, 0 if months >= 10 else 1))
+               if months is not None else msg(c.lang, "asks.api_never"))
+    if _known_not_to_fit(c.calls, c.config):
+        assumed += msg(c.lang, "asks.api_not_fit", config=_config_text(c))
+    return msg(c.lang, key, bill=bill, prices=prices, assumed=assumed, config=_config_text(c),
+               price=money(r.machine_price, r.currency), years=num(r.years, 0),
+               own=money(r.own_monthly_cost, r.currency), energy=money((r.machine_yearly_energy or 0) / 12, r.currency),
+               payback=payback)
 
 
 def _run_hours(c: AskContext) -> float | None:
@@ -774,6 +852,7 @@ def still_asked(asks: Iterable[str], answered: set[str]) -> list[str]:
 
 
 ROUTES: dict[str, Route] = {
+    "api_cost": Route(_api_needed, _api_calls, _say_api),
     "price_check": Route(_quote_needed, _quote_calls, _say_quote),
     "fits": Route(_pool_needed, _pool_calls, _say_pool),
     "how_many": Route(_budget_count_needed, _budget_count_calls, _say_budget_count),

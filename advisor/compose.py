@@ -58,6 +58,7 @@ from advisor.present.recommend import mark_kind, network_text, rejected_item, to
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, get_tool, typed
 from knowledge import load_catalog
+from knowledge.api_prices import api_name
 from knowledge.codes import scientific_code
 from knowledge.markets import availability
 from knowledge.messages import has as has_message
@@ -977,8 +978,9 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     out: list[str] = []
     a = plan.assumed
     if p.service_model and p.model:
-        out.append(msg(lang, "compose.assumption_lines.service_model", model_name=model_name(p.model),
-                       precision=(p.precision or "").upper()))
+        key = "service_model_for_api" if p.api_model else "service_model"
+        out.append(msg(lang, f"compose.assumption_lines.{key}", model_name=model_name(p.model),
+                       precision=(p.precision or "").upper(), api=api_name(p.api_model) if p.api_model else ""))
     if plan.model_assumed:
         key = "uncatalogued_model" if p.model_said else "only_size_b_known"
         out.append(msg(lang, f"compose.assumption_lines.{key}", x=num(p.params_b or 0), name=p.model_said,

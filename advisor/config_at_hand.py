@@ -23,6 +23,8 @@ class Config:
     nodes: int = 1
     model: str | None = None
     precision: str | None = None
+    price_usd: float | None = None  # the whole machine as the recommender priced it (its host included)
+    price_cny: float | None = None
 
 
 _CONFIG_TOOLS = {"perf_decode": "count", "size_inference": "gpus", "size_training": "gpus", "training_time": "count"}
@@ -40,7 +42,8 @@ def _from_call(call: ToolCall) -> Config | None:
         top = call.result["options"][0]  # type: ignore[index]
         nodes = int(top.get("nodes", 1))
         return Config(gpu=top["gpu_id"], count=int(top["count"]) // nodes, nodes=nodes, model=args.get("model"),
-                      precision=args.get("precision"))
+                      precision=args.get("precision"), price_usd=top.get("total_price_usd"),
+                      price_cny=top.get("total_price_cny"))
     if call.name == "affordable" and call.ok and len(args.get("only_gpus") or []) == 1 \
             and (call.result or {}).get("options"):  # what a budget buys of one card named: that many of it
         top = call.result["options"][0]  # type: ignore[index]

@@ -516,10 +516,20 @@ def _traffic_as_users(m: _Merge) -> None:
     """'3M conversations/month, 300 output tokens each', '日均输出 2000 万 tokens': the traffic as replies streamed at
     once in the busiest hour (three times the day's average, each at 20 tokens/s), said back; users said win."""
     parsed = m.parsed
+    _split_traffic(m)
     daily = parsed.daily_output_tokens
     answer = (parsed.context_tokens or 0) - (parsed.prompt_tokens or 0)
     if daily is None and parsed.daily_requests and parsed.prompt_tokens and answer > 0:
         daily = parsed.daily_requests * answer
+        parsed.daily_input_tokens = parsed.daily_input_tokens or parsed.daily_requests * parsed.prompt_tokens
+    if daily is not None:
+        m.put("daily_output_tokens", daily)
+    if parsed.daily_input_tokens is not None:
+        m.put("daily_input_tokens", parsed.daily_input_tokens)
+    if parsed.api_model is not None:
+        m.put("api_model", parsed.api_model)
+    if parsed.api_monthly_spend is not None:
+        m.put("api_monthly_spend", parsed.api_monthly_spend)
     if daily is None or parsed.concurrency is not None:
         return
     peak = daily / 86_400 * PEAK_TO_AVERAGE
@@ -527,6 +537,39 @@ def _traffic_as_users(m: _Merge) -> None:
     parsed.daily_output_tokens = daily
     parsed.readback.append(("nlu.readback.traffic", {"daily": daily, "average": daily / 86_400, "peak": peak,
                                                      "users": parsed.concurrency, "each": STREAM_TOKENS_PER_S}))
+
+
+OUTPUT_SHARE = 0.2  # a chat or RAG service reads about four prompt tokens for each one it writes (assumed, said)
+
+
+def _split_traffic(m: _Merge) -> None:
+    """'40M tokens a day (~10% output)': the day's tokens split into prompt and output, the share assumed when
+    not said (and said back)."""
+    parsed = m.parsed
+    total = parsed.daily_tokens
+    if total is None or (parsed.daily_output_tokens is not None and parsed.daily_input_tokens is not None):
+        return
+    if parsed.daily_output_tokens is not None:
+        parsed.daily_input_tokens = max(0.0, total - parsed.daily_output_tokens)
+        return
+    if parsed.daily_input_tokens is not None:
+        parsed.daily_output_tokens = max(0.0, total - parsed.daily_input_tokens) or None
+        return
+    share = parsed.output_share or OUTPUT_SHARE
+    parsed.daily_output_tokens, parsed.daily_input_tokens = total * share, total * (1 - share)
+    said = "" if parsed.output_share is not None else "_assumed"
+    parsed.readback.append((f"nlu.readback.traffic_split{said}", {"total": total, "output_pct": round(share * 100)}))
+
+
+def _traffic_follows_people(m: _Merge) -> None:
+    """'如果日活涨到 5000 呢' after 500 with an API bill or a day's tokens: the traffic grows with the users."""
+    parsed, p = m.parsed, m.p
+    said_traffic = parsed.daily_tokens or parsed.daily_output_tokens or parsed.daily_input_tokens \
+        or parsed.api_monthly_spend
+    before, now = (p.head_count, parsed.head_count) if parsed.head_count else (p.concurrency, parsed.concurrency)
+    if said_traffic or not (before and now) or before == now:
+        return
+    _scale_traffic(parsed, p, m.put, now / before)
 
 
 def _systems_counted(m: _Merge) -> None:
@@ -593,7 +636,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_share, _traffic_as_users, _systems_counted, _people_as_before, _merge_as_said,
+_MERGE_STEPS = (_merge_model, _people_share, _traffic_follows_people, _traffic_as_users, _systems_counted,
+                _people_as_before, _merge_as_said,
                 _merge_horizon, _merge_card_prices,
                 _merge_providers,
                 _merge_workloads,
@@ -622,7 +666,9 @@ def _apply_scale(parsed: Parsed, p: Profile, put: Callable[[str, Any], None], sl
     message states the new value itself."""
     if slot == "users" and parsed.concurrency is None and p.concurrency is not None:
         put("concurrency", max(1, min(1_000_000, round((p.concurrency or 1) * factor))))
-    elif slot == "budget" and parsed.budget is None and p.budget is not None:
+    if slot == "users":  # 'traffic grows 10x': the day's tokens and the API bill with it
+        _scale_traffic(parsed, p, put, factor)
+    if slot == "budget" and parsed.budget is None and p.budget is not None:
         put("budget", Money(amount=p.budget.amount * factor, currency=p.budget.currency))
     elif slot == "data" and parsed.dataset_tokens is None and p.dataset_tokens:
         put("dataset_tokens", p.dataset_tokens * factor)
@@ -633,6 +679,17 @@ def _apply_scale(parsed: Parsed, p: Profile, put: Callable[[str, Any], None], sl
 
 
 MAX_SCALED_NODES = 256
+MAX_DAILY_TOKENS = 1e15
+
+
+def _scale_traffic(parsed: Parsed, p: Profile, put: Callable[[str, Any], None], factor: float) -> None:
+    """A service's traffic times ``factor``: tokens a day, requests a day and the API bill said, where known."""
+    for slot in ("daily_input_tokens", "daily_output_tokens", "daily_requests"):
+        if getattr(parsed, slot) is None and getattr(p, slot):
+            put(slot, min(MAX_DAILY_TOKENS, getattr(p, slot) * factor))
+    if parsed.api_monthly_spend is None and p.api_monthly_spend is not None:
+        put("api_monthly_spend", Money(amount=p.api_monthly_spend.amount * factor,
+                                       currency=p.api_monthly_spend.currency))
 
 
 # ----------------------------------------------------------------------------- the engine

@@ -18,6 +18,18 @@ from tools.rentals import STALE_AFTER_DAYS  # a price over about six months old 
 from tools.units import GB, GiB
 
 
+def count_short(n: float, lang: str) -> str:
+    """A large count as people say it: '98.6M', '1.2B' in English, '9,863 万', '9.9 亿' in Chinese."""
+    if lang == "zh":
+        if n >= 1e8:
+            return f"{n / 1e8:,.1f} 亿".replace(".0 ", " ")
+        return f"{n / 1e4:,.0f} 万" if n >= 1e4 else f"{n:,.0f}"
+    for size, mark in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= size:
+            return f"{n / size:,.1f}".removesuffix(".0") + mark
+    return f"{n:,.0f}"
+
+
 def num(x: float | None, digits: int = 1) -> str:
     """1234.5 → '1,234.5'; integers without decimals; small values keep two significant digits."""
     if x is None:

@@ -25,6 +25,7 @@ from advisor.nlu.rules import MAX_NODE_GPUS
 from advisor.session import Profile, Session
 from advisor.toolspec import run_tool
 from knowledge import load_catalog
+from knowledge.api_prices import api_prices
 from knowledge.codes import ScientificCode, scientific_code
 from knowledge.names import VENDORS
 from knowledge.offers import system_resolver
@@ -426,16 +427,23 @@ def plan_turn(session: Session, parsed: Parsed, lang: str, search_k: int = 3) ->
 SERVICE_MODEL, SERVICE_PRECISION = "qwen2.5-32b", "int4"
 
 
+def api_peer(api: str) -> str:
+    """The open model a buyer would serve in place of ``api`` (knowledge/data/api_prices.toml)."""
+    return next((r.self_host_peer for r in api_prices() if r.id == api), SERVICE_MODEL)
+
+
 def _assume_service_model(ctx: PlanContext) -> None:
     """An inference service for several people, with no model named: the stand-in model, said back, so the buyer
     gets cards, speeds and prices rather than a question (naming a model replaces it). One person's own machine
     is not sized on it: what a budget buys answers them better."""
     p = ctx.profile
     people = max(p.concurrency or 0, p.head_count or 0)
-    if p.use_case != "inference" or p.known("model") or p.model_said or people < 2 \
-            or ctx.kind in (*_LOOKUP_KINDS, Kind.compare) or ctx.named:
+    replaces_api = bool(p.api_model or p.api_monthly_spend)  # a machine weighed against an API serves its peer
+    if p.use_case != "inference" or p.known("model") or p.model_said or (people < 2 and not replaces_api) \
+            or ctx.kind in (*_LOOKUP_KINDS, Kind.compare) or (ctx.named and not replaces_api):
         return
-    p.model, p.params_b = SERVICE_MODEL, load_catalog().model(SERVICE_MODEL).params_b
+    model = api_peer(p.api_model) if p.api_model else SERVICE_MODEL
+    p.model, p.params_b = model, load_catalog().model(model).params_b
     p.precision = p.precision or SERVICE_PRECISION
     p.service_model = True
 

@@ -164,6 +164,10 @@ class Profile(BaseModel):
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)
     daily_output_tokens: float | None = Field(None, gt=0, le=1e15, description="tokens the service generates a day")
     daily_requests: float | None = Field(None, gt=0, le=1e12, description="requests the service answers a day")
+    daily_input_tokens: float | None = Field(None, ge=0, le=1e15, description="prompt tokens the service reads a day")
+    api_monthly_spend: Money | None = Field(None, description="what the buyer pays for the API a month")
+    api_model: str | None = Field(None, max_length=40, description="hosted API the buyer uses or weighs (api_prices "
+                                                                   "id)")
     dataset_samples: float | None = Field(None, gt=0, le=1e11)  # × 512 tokens × 1,000 epochs stays within MAX_TOKENS
     epochs: float | None = Field(None, gt=0, le=1000)
     deadline_days: float | None = Field(None, gt=0, le=36_500)

@@ -25,6 +25,7 @@ from knowledge.errors import AdvisorError
 from knowledge.markets import REGIONS, Availability, availability
 from knowledge.messages import msg
 from knowledge.schema import GPU, Model, Platform
+from tools.api_cost import ApiCostInput, ApiCostResult, api_cost
 from tools.catalog_query import AffordableInput, AffordableResult, FindGPUsInput, FindGPUsResult, affordable, find_gpus
 from tools.compat import BuildInput, BuildReport, check_build
 from tools.errors import ToolError, error_note
@@ -376,6 +377,10 @@ _SPECS = [
     ToolSpec("machine_cost", "What a machine of N nodes × M GPUs costs to buy (cards + hosts) and to run: wall power, "
              "electricity per year and over a horizon at a tariff and hours a day, and nodes per rack for a rack's "
              "kW.", MachineCostInput, machine_cost, output_model=MachineCostResult),
+    ToolSpec("api_cost", "What a hosted LLM API (GPT-4o mini, DeepSeek …) costs for a day's input and output tokens, "
+             "by day, month and year at its dated list price; with a machine that would serve the traffic instead, "
+             "that machine's monthly cost over its life and the months to break even.", ApiCostInput, api_cost,
+             output_model=ApiCostResult),
     ToolSpec("rent_vs_buy", "Buying N GPUs (+ host) vs renting them by the hour: monthly costs, break-even months, "
              "and the cost of a project of M months.", RentVsBuyInput, rent_vs_buy,
              output_model=RentVsBuyResult),

@@ -123,6 +123,14 @@ class Parsed(BaseModel):
                                                                 "tokens', '5M output tokens per day')")
     daily_requests: float | None = Field(None, description="requests or conversations a service answers a day ('3M "
                                                            "conversations/month')")
+    daily_input_tokens: float | None = Field(None, description="prompt tokens a service reads a day ('30M input tokens "
+                                                               "a day')")
+    daily_tokens: float | None = Field(None, description="tokens a service handles a day, input and output together "
+                                                         "('每天调用 2000 万 token', '40M tokens a day')")
+    output_share: float | None = Field(None, description="the share of that traffic that is output ('~10% output')")
+    api_model: str | None = Field(None, description="the hosted API model the buyer uses or weighs (api_prices id)")
+    api_monthly_spend: Money | None = Field(None, description="what the buyer pays for an API a month ('每月 API 费用 "
+                                                              "5000 元', '$3k/month on GPT-4o')")
     dataset_samples: float | None = None
     epochs: float | None = None
     deadline_days: float | None = None
@@ -418,6 +426,9 @@ _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
                              rf"(?:(?:output|input|generated|输出|输入)\s*)?(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))"
                              rf"(?!\s*(?:的)?\s*{_SENT_WHOLE})", _I)
+# requests are traffic only when counted over a period ('2M requests a month'); '100 requests' alone are at once
+_SERVED_REQUESTS = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:api\s+)?(?:requests|calls|queries|"
+                              rf"chats|messages|次请求|次调用|次对话|次问答|次|个请求)", _I)
 _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:(?:instruction|training|chat|labeled|"
                               rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?"
                               rf"(条|个样本|样本|samples|examples|"
@@ -1334,8 +1345,8 @@ def _read_dataset_tokens(r: _Reading) -> None:
             continue
         if (days := _per_period(r.masked, m.start(), m.end())) is not None:
             spans.append((m.start(), m.end()))  # '日均 2000 万 token', '50M tokens a day': traffic served, no data set
-            if value and _OUTPUT_WORD.search(r.masked[max(0, m.start() - 12):m.end() + 12]):
-                r.out.daily_output_tokens = value / days
+            if value:
+                _read_traffic(r, value / days, r.masked[max(0, m.start() - 12):m.end() + 12])
             continue
         if value and value >= 1e5:
             r.out.dataset_tokens = value
@@ -1343,14 +1354,42 @@ def _read_dataset_tokens(r: _Reading) -> None:
     r.scan = _mask(_mask(r.masked, _names(r.text)), spans)
 
 
+def _read_traffic(r: _Reading, per_day: float, near: str) -> None:
+    """A day's tokens: output ('5M output tokens a day'), input, or both together ('每天调用 2000 万 token')."""
+    if _OUTPUT_WORD.search(near):
+        r.out.daily_output_tokens = per_day
+    elif _INPUT_WORD.search(near):
+        r.out.daily_input_tokens = per_day
+    else:
+        r.out.daily_tokens = per_day
+
+
+def _read_api(r: _Reading) -> None:
+    """The hosted API the buyer uses or weighs ('through GPT-4o-mini', '调用 DeepSeek API'), and the share of the
+    traffic that is output ('~10% output', '输出占两成')."""
+    from knowledge.api_prices import api_mentions
+
+    named = api_mentions(r.text)
+    if named and (_API_WORD.search(r.text) or not r.out.model):  # 'DeepSeek' alone is the open model
+        r.out.api_model = named[0]
+    if (m := _OUTPUT_SHARE.search(r.text)) and 0 < (pct := float(m.group(1) or m.group(2))) < 100:
+        r.out.output_share = pct / 100
+
+
 _CHAT_TURNS = re.compile(r"对话|会话|聊天|问答|客服|每次|每个人")
 _OUTPUT_WORD = re.compile(r"output|generat|输出|生成", re.IGNORECASE)
+_INPUT_WORD = re.compile(r"input|prompt|输入|提示词", re.IGNORECASE)
+_API_WORD = re.compile(r"(?<![a-z])api(?![a-z])|接口|调用|through|via|openai", re.IGNORECASE)
+_OUTPUT_SHARE = re.compile(r"(?<![\d.])(\d{1,2}(?:\.\d)?)\s*%\s*(?:is\s+|are\s+|of\s+(?:it|that|them)\s+)?"
+                           r"(?:output|generat|输出|生成)"
+                           r"|(?:output|输出|生成)\s*(?:share|is|are|占|约|大约|~|about|only)?\s*(?:约|~|about)?\s*"
+                           r"(\d{1,2}(?:\.\d)?)\s*%", re.IGNORECASE)
 
 
 def _per_period(text: str, start: int, end: int) -> float | None:
     """The days of the period a quantity is counted over ('日均' 1, '/month' 30.4, 'an hour' 1/24), when it is one
     ('3M conversations/month'); None for a plain count."""
-    before, after = text[max(0, start - 10):start], text[end:end + 14]
+    before, after = re.split(r"[，,。；;！!？?\n]", text[max(0, start - 30):start])[-1], text[end:end + 14]
     if not (_SERVING_VOLUME.search(before) or _SERVING_VOLUME_AFTER.match(after)):
         return None
     said = f"{before} {after}".lower()
@@ -1554,6 +1593,8 @@ def _read_context(r: _Reading) -> None:
 _TOKENS = rf"({N})\s*(k|K)?\s*(?:-?\s*tokens?|个?\s*token|字)?"
 _PROMPT_WORD = r"(?:prompts?|inputs?|questions?|queries|输入|提问|问题|提示词)"
 _ANSWER_WORD = r"(?:answers?|outputs?|repl(?:y|ies)|responses?|completions?|generations?|输出|回答|回复|生成)"
+_IN_OUT_PAIR = re.compile(rf"({N})\s*(k|K)?\s*(?:tokens?\s+)?in\b[^.;!?\n]{{0,16}}?({N})\s*(k|K)?\s*"
+                          rf"(?:tokens?\s+)?out\b", _I)
 _FILLER = r"(?:\s|avg|average|around|about|of|is|are|~|≈|:|：|长度|大约|大概|平均|约|在|为|是|左右|each|typically)*"
 
 
@@ -1603,6 +1644,8 @@ def _read_turn_lengths(r: _Reading) -> None:
             r.out.prompt_tokens = round(value)
             r.out.context_tokens = max(r.out.context_tokens or 0, round(value))
         return
+    if (prompt is None or answer is None) and (pair := _IN_OUT_PAIR.search(r.scan)):  # '1500 tokens in, 300 out'
+        prompt, answer = (scaled(pair.group(i), pair.group(i + 1)) for i in (1, 3))
     if prompt is None or answer is None:
         return
     r.out.prompt_tokens = round(prompt)
@@ -1789,9 +1832,26 @@ _BARE_PRICE = re.compile(r"(?<![\d.])(\d{3,6})"
 def _read_budget(r: _Reading) -> None:
     out = r.out
     out.budget, negative_budget = _find_budget(_mask(r.scan, r.claimed), out.lang)
+    if (out.api_model or _API_WORD.search(r.text)) and (spend := _monthly_spend(r.scan, out.lang)) is not None:
+        out.api_monthly_spend = spend  # '每月 API 预算 5000 元': what the API costs, not what a machine may cost
+        if out.budget is not None and out.budget.amount == spend.amount:
+            out.budget = None
     if negative_budget is not None:
         out.unusable["budget"] = negative_budget
     out.budget_unlimited = bool(_BUDGET_UNLIMITED.search(r.text))
+
+
+_MONTHLY = re.compile(r"每月|每个月|一个月|月均|月费|/\s*月|a month|per month|/\s*mo(?:nth)?\b|monthly|month(?:ly)? "
+                      r"(?:bill|spend|cost)", _I)
+
+
+def _monthly_spend(text: str, lang: Lang | None) -> Money | None:
+    """An amount said per month ('$3k a month', '每月 5000 元'): with an API named, what the API costs."""
+    for m in find_money(text):
+        near = text[max(0, m.start - 24):m.end + 16]
+        if _MONTHLY.search(near) and m.amount >= 1:
+            return Money(amount=m.amount, currency=m.currency or _default_currency(near, lang))
+    return None
 
 
 def _read_training_data(r: _Reading) -> None:
@@ -1801,6 +1861,9 @@ def _read_training_data(r: _Reading) -> None:
         r.out.daily_requests = (scaled(m.group(1), m.group(2)) or 0) / days or None
     elif m:
         r.out.dataset_samples = scaled(m.group(1), m.group(2))
+    for served in _SERVED_REQUESTS.finditer(r.scan):  # '2 million requests a month', '每天 5 万次调用'
+        if r.out.daily_requests is None and (days := _per_period(r.scan, served.start(), served.end())) is not None:
+            r.out.daily_requests = (scaled(served.group(1), served.group(2)) or 0) / days or None
     m = _EPOCHS.search(r.scan)
     if m and not (m.group(3) == "轮" and _CHAT_TURNS.search(r.scan[max(0, m.start() - 12):m.start()])):
         r.out.epochs = parse_number(m.group(1) or m.group(4))  # '每个对话平均 10 轮' counts a chat's turns
@@ -1955,7 +2018,8 @@ def _read_rest(r: _Reading) -> None:
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case, _read_precision,
           _read_dataset_tokens,
-          _read_params, _read_model, _read_weights_size, _read_unknown_model, _read_trained_model, _read_workloads,
+          _read_params, _read_model, _read_weights_size, _read_unknown_model, _read_api, _read_trained_model,
+          _read_workloads,
           _read_context, _read_turn_lengths,
           _read_concurrency, _read_micro_batch,
           _read_quantities,
@@ -2294,8 +2358,41 @@ def _plan_on_card(out: Parsed, context: bool) -> Kind | None:
     return Kind.whatif
 
 
+def _api_versus_own(out: Parsed, context: bool) -> Kind | None:
+    """'40M tokens a day on GPT-4o-mini — would our own GPUs be cheaper?': the API's bill against a machine that
+    serves the traffic; that machine is recommended (or the cards named are sized), never a rental or a quote."""
+    if "api_cost" not in out.asks and (out.api_monthly_spend is not None or (
+            _api_context(out) and _COST_OR_OWN.search(out.text))):
+        out.asks = [*out.asks, "api_cost"]  # an API named beside a cost or an own machine: the API against it
+    if "api_cost" not in out.asks:
+        return None
+    out.asks = [a for a in out.asks if a not in _API_ANSWERS]
+    out.asks_value = False
+    out.use_case, out.use_case_weak = "inference", False
+    if out.gpus or out.kind in (Kind.whatif, Kind.correct):
+        return Kind.whatif if out.kind in (Kind.spec, Kind.concept, Kind.build, Kind.speed) else None
+    return Kind.recommend
+
+
+def _api_context(out: Parsed) -> bool:
+    """An API the buyer pays for is in the message: one named, or the word outside 'OpenAI-compatible API'."""
+    if out.api_model:
+        return True
+    return any(not _SERVED_API.search(out.text[max(0, m.start() - 16):m.start()])
+               for m in _API_MENTION.finditer(out.text))
+
+
+_API_MENTION = re.compile(r"(?<![a-z])apis?(?![a-z])|openai(?![\s-]*compatible)|接口调用|调用量|调用费", _I)
+_SERVED_API = re.compile(r"compatible|兼容|提供|expose|serve|serving|对外|封装|做成", _I)
+_COST_OR_OWN = re.compile(r"cheaper|\bcosts?\b|\bbill|\bspend|\bsave|\bworth|pays? (?:for )?itself|break[- ]?even|"
+                          r"\broi\b|self[- ]?host|\bown (?:server|gpus?|hardware|machine|box|cards?)|on[- ]?prem|"
+                          r"in[- ]house|划算|合算|便宜|省钱|值不值|值得|回本|费用|花费|成本|多少钱|自建|自己部署|"
+                          r"本地部署|私有化|买卡|自购", _I)
+# the API answer says each of these ('还是继续用 API' compares the two ways)
+_API_ANSWERS = {"run_cost", "break_even", "price_check", "energy_cost", "compare"}
+
 # the first rule that settles a kind wins
-_KIND_BY_ASKS = (_readback_fact, _break_even, _cards_together, _engine_on_the_plan, _plan_on_card)
+_KIND_BY_ASKS = (_readback_fact, _api_versus_own, _break_even, _cards_together, _engine_on_the_plan, _plan_on_card)
 
 
 def _kind_from_asks(out: Parsed, context: bool = True) -> None:
