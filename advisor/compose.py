@@ -651,7 +651,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
             out.append(msg(lang, f"compose.alternatives_lines.{key}"))
     elif sized or recs:
         out += ["", msg(lang, "compose.alternatives_lines.if_you_quantise_same")]
-        for a in ("int4", "fp8", "gguf"):
+        for a in ("int4", "int4_kv_fp8", "fp8", "gguf"):
             sz = next((c for b, c in sized if b == a), None)
             rec = recs.get(a)
             if sz is None and rec is None:
@@ -662,7 +662,7 @@ def alternatives_lines(size: ToolCall, calls: list[ToolCall], alts: list[tuple[s
                         weights_total_bytes=gb(typed(sz, InferenceMemoryResult).weights_total_bytes))
                     if sz is not None else "")
             arec = typed(rec, Recommendation) if rec is not None else None
-            opts = [o for o in (priced(arec) if arec else []) if a != "fp8" or _fp8_capable(o)][:3]
+            opts = [o for o in (priced(arec) if arec else []) if a not in ("fp8", "int4_kv_fp8") or _fp8_capable(o)][:3]
             cur = rec_currency(arec) if arec else "USD"
             if opts:
                 where = (msg(lang, "compose.alternatives_lines.best_value_within_budget") if p.budget else

@@ -698,8 +698,8 @@ def _price_where_bought(ctx: PlanContext, plan: Plan) -> None:
     for call in plan.calls:
         if call.name != "recommend":
             continue
-        if p.budget is None and default_currency(ctx.lang) == "CNY":
-            call.arguments["display_currency"] = "CNY"
+        if p.budget is None and default_currency(ctx.lang) in ("CNY", "USD"):  # the writer's money, whatever market
+            call.arguments["display_currency"] = default_currency(ctx.lang)
         call.arguments["region"] = region
         if not stated:
             plan.assumed["region"] = region
@@ -1404,6 +1404,7 @@ def _inference_recommend(p: Profile, model: str, context: int, batch: int) -> di
 MIN_TOKENS_PER_S_PER_USER = 5.0  # about reading speed: a shared chat slower than this for each user is unusable
 ALT_PRECISIONS = (("fp8", 8.0), ("int4", 4.5))  # common deployment precisions, with the bits they save below
 GGUF_DEFAULT = "Q4_K_M"
+KV_HEAVY_USERS = 8  # from this many sequences at once, the KV cache is the larger part of a 4-bit model's memory
 GGUF_MAX_USERS = 4  # llama.cpp serves one or a few users; beyond that the GGUF route is not offered
 MAX_ALT_GPUS = 8
 
@@ -1541,6 +1542,13 @@ def _alternatives_to_buy(base: dict[str, Any], rec: dict[str, Any], lower: list[
                                arguments={**base, "gpus": 1, "precision": q, "engine": "vllm"}))
         out.append(PlannedCall(name="recommend", purpose="recommend", alt=q, when=when,
                                arguments={**rec, "precision": q}))
+    if "int4" in lower and "kv_dtype" not in base and base.get("batch", 1) >= KV_HEAVY_USERS:
+        # many users: the KV cache outweighs 4-bit weights, and FP8 halves it
+        out.append(PlannedCall(name="size_inference", purpose="size", alt="int4_kv_fp8", when=when,
+                               arguments={**base, "gpus": 1, "precision": "int4", "kv_dtype": "fp8",
+                                          "engine": "vllm"}))
+        out.append(PlannedCall(name="recommend", purpose="recommend", alt="int4_kv_fp8", when=when,
+                               arguments={**rec, "precision": "int4", "kv_dtype": "fp8"}))
     if gguf:  # llama.cpp: the home route, for one or a few users
         out.append(PlannedCall(name="size_inference", purpose="size", alt="gguf", when=when,
                                arguments={**base, "gpus": 1, "precision": GGUF_DEFAULT, "engine": "llamacpp"}))

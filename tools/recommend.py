@@ -120,6 +120,8 @@ class RecommendInput(ToolInput):
     precision: str | None = Field(None, description="weights (inference) or compute precision (training)")
     context: int = Field(8192, ge=1, description="tokens per sequence")
     concurrency: int = Field(1, ge=1, le=1_000_000, description="concurrent sequences (the sizing's own limit)")
+    kv_dtype: Literal["fp8"] | None = Field(None, description="inference: the KV cache in FP8 (vLLM "
+                                                             "--kv-cache-dtype fp8), on cards with FP8 only")
     price_currency: Literal["EUR", "GBP"] | None = Field(None, description="also price each option in this "
                                                                            "currency (a euro or pound budget)")
     display_currency: Literal["USD", "CNY"] | None = Field(None, description="the currency prices are shown in "
@@ -470,6 +472,11 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
     precision = inp.precision or native_stand_in(gpu, spec)
     base = dict(model=inp.model, precision=precision, context=inp.context, batch=inp.concurrency,
                 gpu=gpu.id, engine=engine)
+    if inp.kv_dtype:
+        if gpu.supports("fp8") is False:
+            return _Eval(fits=False, per_gpu_bytes=None, usable_bytes=gpu.memory_bytes,
+                         reason=note("recommend.reject.no_fp8_kv", gpu=gpu.name))
+        base["kv_dtype"] = inp.kv_dtype
     stages = nodes_for(count) if engine == "vllm" else 1  # across nodes: tensor parallel inside, layers between
     try:
         res: InferenceMemoryResult = estimate_inference_memory(
