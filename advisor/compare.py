@@ -473,8 +473,9 @@ def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: 
     sep = punct(lang, "list")
     code = scientific_code(session.profile.sci_code) if no_build and session.profile.sci_code else None
     if code is not None:
-        lines = [msg(lang, "compare.science_pick_only", winner=labels[best], code=code.name,
-                     tflops=num(rate[best]), kind=key.upper()),
+        others = sep.join(f"{labels[i]} {num(rate[i])}" for i in runs if i != best)
+        lines = [msg(lang, "compare.science_pick_only" if len(runs) == 1 else "compare.science_pick_among",
+                     winner=labels[best], code=code.name, tflops=num(rate[best]), kind=key.upper(), others=others),
                  msg(lang, "compare.science_no_build", code=code.name, labels=sep.join(labels[i] for i in no_build),
                      builds=sep.join(msg(lang, f"recommend.code_stack.{s}") for s in code.stacks))]
     else:

@@ -351,9 +351,15 @@ def _merge_added_card(m: _Merge) -> bool:
     if not parsed.added_cards or len(named) != 1 or _alternatives(parsed):
         return False
     added = min(parsed.added_cards, MAX_GPUS_OF_ONE)
+    if not current and p.compare and named[0] in p.compare and p.gpu_count:  # 'a third 3090' after '2× 3090 vs …'
+        current = [GpuCount(gpu=named[0], count=p.gpu_count, stated=True)]
     if not current:  # 'I game on a 4090 … adding a second 4090': the one owned, and the one added
         m.put("gpu", named[0])
-        m.put("gpu_count", 1 + added)
+        m.put("gpu_count", parsed.card_position or 1 + added)
+        return True
+    if parsed.card_position and [c.gpu for c in current] == named:  # 'add a third 3090': three of them
+        m.put("gpu", named[0])
+        m.put("gpu_count", min(max(parsed.card_position, current[0].count + added), MAX_GPUS_OF_ONE))
         return True
     if parsed.card_position:  # 'a 5090 as the second card instead': the cards before it, then this one
         first = current[0]
@@ -432,6 +438,7 @@ def _merge_cards(m: _Merge) -> None:
         m.put("gpu", None)  # 'what about a 16 GB card?': the size replaces the card under discussion
     elif gpu_ids:
         m.put("card_memory_gb", None)
+    gpu_ids = _joins_comparison(m, gpu_ids)
     if len(gpu_ids) >= 2:
         m.put("compare", gpu_ids)
         counts = {g.gpu: g.count for g in parsed.gpus if g.stated}
@@ -447,6 +454,17 @@ def _merge_cards(m: _Merge) -> None:
     elif gpu_ids:
         named = [x for x in parsed.gpus if x.gpu in gpu_ids]
         _merge_one_card(m, next((x for x in named if x.stated), named[0]))
+
+
+MAX_COMPARED = 4
+
+
+def _joins_comparison(m: _Merge, gpu_ids: list[str]) -> list[str]:
+    """'What about the MI210 instead?' while cards are compared: the new card joins them (first), no count said."""
+    parsed, p = m.parsed, m.p
+    joins = gpu_ids and len(p.compare) >= 2 and not set(gpu_ids) <= set(p.compare) and parsed.has(Intent.whatif) \
+        and not any(g.stated for g in parsed.gpus) and parsed.gpu_count is None and not parsed.added_cards
+    return list(dict.fromkeys([*gpu_ids, *p.compare]))[:MAX_COMPARED] if joins else gpu_ids
 
 
 def _alternatives(parsed: Parsed) -> bool:

@@ -800,13 +800,24 @@ _POSITIONS = {"second": 2, "third": 3, "第二张": 2, "第三张": 3}
 
 
 def card_position(ctx: Context) -> int | None:
-    """'a 5090 as the second card': the place the named card takes among the cards (2 for the second)."""
-    for _, end, _ in ctx.gpu_spans:
+    """'a 5090 as the second card', 'add a third 3090': the place the named card takes among the cards (2 for the
+    second)."""
+    for start, end, _ in ctx.gpu_spans:
         m = _AS_SECOND.match(ctx.text[end:end + 32])
         if m:
             word = (m.group(1) or "").lower() or ("第三张" if "第三张" in m.group(0) else "第二张")
             return _POSITIONS.get(word)
+        before = _ORDINAL_BEFORE.search(ctx.text[max(0, start - 24):start])
+        if before:
+            return _ORDINAL_PLACE.get(before.group(1).lower())
     return None
+
+
+_ORDINAL_PLACE = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "第二张": 2, "第三张": 3,
+                  "第四张": 4}
+_ORDINAL_BEFORE = re.compile(r"(?:(?:add(?:ing|ed)?|get(?:ting)?|buy(?:ing)?|throw(?:ing)? in|put(?:ting)? in)\s+"
+                             r"(?:a|the)\s+|(?:加|买|上|插)\s*)(second|2nd|third|3rd|fourth|4th|第二张|第三张|第四张)"
+                             r"\s*(?:used|new|second[- ]hand|refurbished|cheap|二手|全新)?(?:的)?\s*$", re.IGNORECASE)
 
 
 _ORDINAL = r"(?:2nd|second|3rd|third|4th|fourth|5th|fifth|6th|sixth|7th|seventh|8th|eighth)"

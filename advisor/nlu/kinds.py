@@ -410,6 +410,9 @@ _QUESTION = re.compile(
     r"跑得|跑的|吃得消|起来|能跑|行吗|可以吗|够|给我|想问|请问|嘛|来着|有人知道|有货|能行|顶得住|塞下|咋|测算|请说明|请给出|"
     r"请评估|请核算|请简述|请阐述|请列出|简述|阐述|试试|看看|再算|咋回事|点解|有咩|会怎样|还是|(\S)不\1|"
     r"^\s*(what|how|which|can|could|will|would|should|is|are|does|do|any|where|why|who|when)\b|"
+    r"(?:[.,;:!)]\s*|\b(?:and|but|so|then)\s+)(?:will|would|can|could|does|do|is|are|should)\s+(?:that|this|it|they|"
+    r"these|those|i|we|you|my|our|the|both)\b|"  # an inverted question after a statement: '…x4 slot. will that work'
+
     r"\bcan (it|i|we|they|this|my|you)\b|\bany idea\b|"
     r"\b(enough|recommend|suggest|need|needed|help|compare|vs|fit|run|or|ballpark|options|what|whats|how|which|"
     r"wattage|estimate|memory for|vram for|total vram|wondering|whether|ok\??\s*$|rough idea|shortlist|advise|"
