@@ -47,6 +47,7 @@ from advisor.present.market import market_verdict
 from advisor.session import Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge.messages import msg, render
+from knowledge.offers import system_resolver
 from knowledge.stack_support import Architecture, StackLimit, limits_for
 from tools.api_cost import ApiCostResult
 from tools.compat_rules.software import STACK_NAMES, stack_family
@@ -117,6 +118,11 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     if checked is not None and not p.cpu:  # the same machine as the build check beside it
         args["chassis"] = checked.arguments["chassis"]
     args.update(said_prices(p))
+    named = [x.result["id"] for x in c.calls if x.name == "system_info" and x.ok and x.result]
+    system = next((s for s in map(system_resolver().get, dict.fromkeys([*named, *c.session.focus_systems]))
+                   if s.gpu == c.config.gpu and s.gpu_count == c.config.count and s.max_power_w), None)
+    if system is not None:  # 'the DGX B200s': the box as its maker rates it
+        args["node_power_w"] = system.max_power_w
     return [PlannedCall(name="machine_cost", arguments=args, purpose="value")]
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from advisor.session import MAX_SCHEME_GPUS, MAX_SCHEME_NODES, MAX_SCHEMES, Scheme, Session, ToolCall
+from knowledge import load_catalog
 from tools.scale_out import nodes_for
 
 
@@ -74,10 +75,20 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
                 per_node = found.count // nodes if whole and nodes > 1 and found.count % nodes == 0 else found.count
                 return Config(found.gpu, per_node, nodes, found.model, found.precision)
     if p.gpu:
-        return Config(gpu=p.gpu, count=p.gpu_count or 1, nodes=nodes, model=p.model, precision=p.precision)
+        return Config(gpu=p.gpu, count=p.gpu_count or node_size(p.gpu), nodes=nodes, model=p.model,
+                      precision=p.precision)
     if p.existing:
         return Config(gpu=p.existing[0].gpu, count=p.existing[0].count, nodes=nodes, model=p.model)
     return None
+
+
+def node_size(gpu: str) -> int:
+    """The cards a node of ``gpu`` holds when no count is said: a baseboard's (SXM, OAM, a module: 8 in an HGX,
+    OAM or Atlas server; 'an H100 SXM server' is eight of them), else one card."""
+    card = load_catalog().gpu(gpu)
+    if card.form_factor.value in ("sxm", "oam", "module") and card.interconnect.max_gpus:
+        return int(card.interconnect.max_gpus)
+    return 1
 
 
 def by_recency(session: Session) -> list[ToolCall]:

@@ -88,3 +88,23 @@ def test_many_users_on_a_budget_get_the_fp8_kv_cache_route(adv: Advisor) -> None
               and c.arguments.get("precision") == "int4"}
     assert "fp8" in routes
     assert "INT4 权重 + FP8 KV 缓存" in r.text
+
+
+def test_an_sxm_server_is_a_node_of_eight(adv: Advisor) -> None:
+    """An H100 SXM server is an HGX board of 8 (DGX H100: 10.2 kW); none fits an 8 kW rack."""
+    _, (r,) = talk(adv, "Our server room gives us 2 racks at 8kW each. We are looking at H100 SXM servers. How many "
+                        "of the H100 nodes fit?")
+    (cost,) = ok_calls(r, "machine_cost")
+    assert cost.arguments["count"] == 8 and cost.result["nodes_per_rack"] == 0
+    assert "8 kW" in r.text.splitlines()[0]
+
+
+def test_the_systems_said_in_the_plural_keep_their_count_and_their_makers_power(adv: Advisor) -> None:
+    """4 × DGX B200 at its stated 14.3 kW: 57.2 kW; × 3,412 BTU/hr per kW ÷ 12,000 = 16.3 tons of cooling."""
+    _, (_, _, r) = talk(adv, "We're getting 4x DGX B200 next quarter. What's the power draw per box and total?",
+                        "What if we went with GB200 NVL72 instead, same rack?",
+                        "ok sticking with the DGX B200s, how many tons of cooling is that and what's the yearly "
+                        "power bill at $0.11/kWh if they run at ~70% load")
+    costs = ok_calls(r, "machine_cost")
+    assert costs and all(c.arguments["nodes"] == 4 and c.arguments["node_power_w"] == 14_300 for c in costs)
+    assert "57.2 kW" in r.text and "16.3 tons" in r.text

@@ -59,6 +59,8 @@ class MachineCostInput(ToolInput):
     ups_va: float | None = Field(None, gt=0, le=1_000_000, description="a UPS the buyer has or plans, VA")
     chassis: Chassis | None = Field(None, description="the chassis the build check assumed (its CPU's power counts)")
     gpu_power_limit_w: float | None = Field(None, gt=0, le=2000, description="a power limit set on each GPU, W")
+    node_power_w: float | None = Field(None, gt=0, le=500_000, description="a catalogued system's own maximum "
+                                                                          "power, W (replaces the estimate)")
 
 
 # A UPS's real-power limit is its VA × power factor: online double-conversion units are rated at 0.9 (Eaton 9SX
@@ -111,7 +113,7 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count, power_limit_w=inp.gpu_power_limit_w)],
                                     platform=inp.platform, chassis=inp.chassis))
     _, _, host = host_for(gpu, inp.count)
-    node_w = report.totals.wall_draw_w  # the build check's (a baseboard node's includes its switches and fans)
+    node_w = inp.node_power_w or report.totals.wall_draw_w  # a system's own figure, else the build check's
     total_w = node_w * inp.nodes
     price = gpu_price(gpu, inp.cny_per_usd, inp.said_prices.get(gpu.id))
     card_usd = price.usd * inp.count * inp.nodes if price.usd is not None else None
@@ -129,7 +131,8 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
         if inp.ups_va else None
     holds = None if ups_limit is None else True if node_w <= ups_limit[0] else False if node_w > ups_limit[1] \
         else None
-    wall = (note("ownership.assume.baseboard", share=BASEBOARD_OVERHEAD) if host == "baseboard"
+    wall = (note("ownership.assume.system_power", watts=round(inp.node_power_w)) if inp.node_power_w
+            else note("ownership.assume.baseboard", share=BASEBOARD_OVERHEAD) if host == "baseboard"
             else note("ownership.assume.wall", psu=0.9))
     assumptions = [wall, *cost.assumptions,
                    note("ownership.assume.host", host=note(f"perf.host_kind.{host}"), usd=HOST_COST_USD[host])

@@ -1243,7 +1243,10 @@ def _read_systems(r: _Reading, marker: re.Match[str] | None) -> None:
         if system.gpu is None or out.gpus or out.existing:
             continue
         units = _count_near(r.counted, mention.start, mention.end) if system.form == "server" else None
-        units = int(units) if units and 1 <= units <= MAX_DGX_NODES else 1  # 'two DGX H100': two boxes of 8
+        plural = r.text[mention.end - 1:mention.end] == "s" or bool(
+            re.match(r"s\b|\s*(?:servers|boxes|nodes|systems)\b", r.text[mention.end:mention.end + 10], _I))
+        # 'two DGX H100': two boxes of 8; 'the DGX B200s': as many as said before; 'a DGX B200': one
+        units = int(units) if units and 1 <= units <= MAX_DGX_NODES else (None if plural else 1)
         entry = GpuCount(gpu=system.gpu, count=min(system.gpu_count, MAX_CARDS), stated=True)
         out.nodes = units if system.form == "server" else out.nodes
         if _owned(r.text, mention, marker):
