@@ -26,6 +26,8 @@ CALLS = {
     "best_value": {},
     "rent_vs_buy": {"gpu": "H100", "count": 8},
     "machine_cost": {"gpu": "RTX 4090", "count": 2, "hours_per_day": 8, "years": 3},
+    "api_cost": {"api": "gpt-4o-mini", "daily_input_tokens": 3e7, "daily_output_tokens": 5e6,
+                 "machine": {"gpu": "RTX 4090", "count": 2, "hours_per_day": 12}},
     "ttft_under_load": {"model": "llama-3.1-8b", "gpu": "H100", "users": 50},
     "pooled_fit": {"model": "qwen2.5-14b", "cards": [{"gpu": "RTX 3090", "count": 1}, {"gpu": "RTX 4080"}]},
     "plan_network": {"gpu": "H100", "nodes": 2, "workload": "training", "nic_included": True},
