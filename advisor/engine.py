@@ -433,7 +433,11 @@ def _merge_cards(m: _Merge) -> None:
         m.put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
         m.put("gpu_count", None)
     gpu_ids = _cards_named(m)
-    if parsed.card_memory_gb is not None:
+    sibling = _memory_sibling(p.gpu, parsed.card_memory_gb) if parsed.card_memory_gb and not gpu_ids else None
+    if sibling is not None:  # 'the 256GB version instead': the same product with that memory
+        gpu_ids = [sibling]
+        parsed.gpus = [GpuCount(gpu=sibling, count=p.gpu_count or 1, stated=bool(p.gpu_count))]
+    elif parsed.card_memory_gb is not None:
         m.put("card_memory_gb", parsed.card_memory_gb)
         m.put("gpu", None)  # 'what about a 16 GB card?': the size replaces the card under discussion
     elif gpu_ids:
@@ -457,6 +461,18 @@ def _merge_cards(m: _Merge) -> None:
 
 
 MAX_COMPARED = 4
+_MEMORY_IN_NAME = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:GB|G|GiB)\b", re.IGNORECASE)
+
+
+def _memory_sibling(gpu: str | None, memory_gb: float) -> str | None:
+    """The catalog card named as ``gpu`` but for its memory, with ``memory_gb`` ('Mac Studio M3 Ultra 512GB' →
+    its 256GB sibling, 'A100 PCIe 40GB' → 80GB)."""
+    if gpu is None:
+        return None
+    cat = load_catalog()
+    family = _MEMORY_IN_NAME.sub("", cat.gpu(gpu).name)
+    return next((g.id for g in cat.gpus if g.id != gpu and round(g.memory_gb) == round(memory_gb)
+                 and _MEMORY_IN_NAME.sub("", g.name) == family), None)
 
 
 def _joins_comparison(m: _Merge, gpu_ids: list[str]) -> list[str]:

@@ -108,3 +108,20 @@ def test_the_systems_said_in_the_plural_keep_their_count_and_their_makers_power(
     costs = ok_calls(r, "machine_cost")
     assert costs and all(c.arguments["nodes"] == 4 and c.arguments["node_power_w"] == 14_300 for c in costs)
     assert "57.2 kW" in r.text and "16.3 tons" in r.text
+
+
+def test_the_other_memory_version_of_the_card_under_discussion(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "Thinking about a Mac Studio M3 Ultra 512GB to run DeepSeek R1 671B at home. Realistic?",
+                     "what about the 256GB version instead, could I go with something like qwen3 235b")
+    assert "Mac Studio M3 Ultra 256GB" in r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize("text, kind", [
+    ("how long would it take to process a 50 page PDF (~30k tokens) as a prompt on that 256gb machine", None),
+    ("export this plan as a pdf", "export"),
+])
+def test_a_pdf_read_as_a_prompt_is_no_export(text: str, kind: str | None) -> None:
+    p = parse(text)
+    assert (p.kind == "export") == (kind == "export")
+    if kind is None:
+        assert "ttft" in p.asks and p.prompt_tokens == 32_500

@@ -2,7 +2,8 @@
 
 A prompt of s tokens costs ``2·P_active·s`` FLOPs plus causal attention. The rate an engine reaches on it depends
 on its kernels more than on the GPU: llama.cpp on NVIDIA reaches a share of the dense fp16 peak that saturates
-on fast cards (its 512-token micro-batches do not fill an H100), its ROCm, Vulkan and SYCL builds reach far less,
+on fast cards (its 512-token micro-batches do not fill an H100), its Metal build on Apple silicon a large share of
+the GPU's FP16 (= FP32) rate, its ROCm, Vulkan and SYCL builds far less,
 and the server engines (vLLM, SGLang, TensorRT-LLM, LMDeploy) a steady share on datacenter parts. Per path the
 rate is ``e·peak / (1 + e·peak / cap)``, fitted in log space to the path's published runs (no cap below
 ``MIN_CAP_RUNS`` runs); its band holds ``PREFILL_BAND_SHARE`` of the runs' ratios to the fit (of all runs pooled
@@ -26,8 +27,8 @@ from tools.kv_cache import attention_flops_per_token
 from tools.modelspec import ModelSpec, load_model_spec
 from tools.rates import compute_rate
 
-PrefillPath = Literal["llamacpp-cuda", "llamacpp-other", "server"]
-PATHS: tuple[PrefillPath, ...] = ("llamacpp-cuda", "llamacpp-other", "server")
+PrefillPath = Literal["llamacpp-cuda", "llamacpp-metal", "llamacpp-other", "server"]
+PATHS: tuple[PrefillPath, ...] = ("llamacpp-cuda", "llamacpp-metal", "llamacpp-other", "server")
 # 0.9 is the smallest share whose band, fitted without a source, still holds ≥ 80 % of that source's runs
 # (bench/accuracy.py, leave one source out).
 PREFILL_BAND_SHARE = 0.9
@@ -63,9 +64,11 @@ def _achieved(efficiency: float, cap: float | None, peak: float) -> float:
 
 
 def prefill_path(engine: str, gpu: GPU) -> PrefillPath:
-    """llama.cpp on NVIDIA (CUDA), llama.cpp on other GPUs (ROCm, Vulkan, SYCL), or a server engine."""
+    """llama.cpp on NVIDIA (CUDA), on Apple silicon (Metal), on other GPUs (ROCm, Vulkan, SYCL), or a server
+    engine."""
     if engine == "llamacpp":
-        return "llamacpp-cuda" if gpu.vendor.lower() == "nvidia" else "llamacpp-other"
+        vendor = gpu.vendor.lower()
+        return "llamacpp-cuda" if vendor == "nvidia" else "llamacpp-metal" if vendor == "apple" else "llamacpp-other"
     return "server"
 
 

@@ -713,7 +713,9 @@ def system_ram_gb(ctx: Context) -> float | None:
 _CARD_MEMORY = re.compile(rf"({N})\s*(?:gb|g|gib)(?![a-z0-9])\s*(?:的)?\s*(?:显存的?|vram)?\s*(?:卡|显卡|加速卡|gpus?|"
                           rf"graphics cards?|cards?)(?![a-z])|"
                           rf"(?:单卡|一张卡|显卡显存|显存只有|vram of)\s*({N})\s*(?:gb|g)(?![a-z0-9])|"
-                          rf"(?<![\d.])\d{{3,4}}\s*(?:ti|super|xtx|xt)?\s*({N})\s*(?:gb|g)(?![a-z0-9])", _I)
+                          rf"(?<![\d.])\d{{3,4}}\s*(?:ti|super|xtx|xt)?\s*({N})\s*(?:gb|g)(?![a-z0-9])|"
+                          rf"({N})\s*(?:gb|g)(?![a-z0-9])\s*(?:的)?\s*"
+                          rf"(?:version|variant|model|one|config\w*|sku|版本|版|款)", _I)
 
 
 def card_memory_gb(ctx: Context) -> float | None:
@@ -721,8 +723,8 @@ def card_memory_gb(ctx: Context) -> float | None:
     if ctx.gpu_spans:
         return None
     m = _CARD_MEMORY.search(ctx.masked)
-    value = parse_number(m.group(1) or m.group(2) or m.group(3)) if m else None  # '3060 12g': a card outside
-    # the catalog, known by its memory
+    # '3060 12g': a card outside the catalog, known by its memory; 'the 256GB version': the same card with that much
+    value = parse_number(m.group(1) or m.group(2) or m.group(3) or m.group(4)) if m else None
     return value if value and 2 <= value <= 1024 else None
 
 
