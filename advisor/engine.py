@@ -576,6 +576,12 @@ def _traffic_as_users(m: _Merge) -> None:
 OUTPUT_SHARE = 0.2  # a chat or RAG service reads about four prompt tokens for each one it writes (assumed, said)
 
 
+def _merge_currency_wanted(m: _Merge) -> None:
+    """'what would that cost in RMB': every price from now on in that money."""
+    if m.parsed.currency_wanted is not None:
+        m.put("currency_wanted", m.parsed.currency_wanted)
+
+
 def _split_traffic(m: _Merge) -> None:
     """'40M tokens a day (~10% output)': the day's tokens split into prompt and output, the share assumed when
     not said (and said back)."""
@@ -670,8 +676,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_share, _traffic_follows_people, _traffic_as_users, _systems_counted,
-                _people_as_before, _merge_as_said,
+_MERGE_STEPS = (_merge_model, _merge_currency_wanted, _people_share, _traffic_follows_people, _traffic_as_users,
+                _systems_counted, _people_as_before, _merge_as_said,
                 _merge_horizon, _merge_card_prices,
                 _merge_providers,
                 _merge_workloads,

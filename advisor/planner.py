@@ -698,8 +698,8 @@ def _price_where_bought(ctx: PlanContext, plan: Plan) -> None:
     for call in plan.calls:
         if call.name != "recommend":
             continue
-        if p.budget is None and default_currency(ctx.lang) in ("CNY", "USD"):  # the writer's money, whatever market
-            call.arguments["display_currency"] = default_currency(ctx.lang)
+        if p.budget is None or p.currency_wanted:  # the money asked for, else the writer's, whatever market
+            call.arguments["display_currency"] = user_currency(p, ctx.lang, ("USD", "CNY"))
         call.arguments["region"] = region
         if not stated:
             plan.assumed["region"] = region
@@ -1310,10 +1310,13 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     context, batch = _inference_load(p, plan)
     card_bytes = card_visible_bytes(p.card_memory_gb) if p.card_memory_gb and not gpu else None
     size = _inference_size(p, model, gpu, count, context, batch, card_bytes)
-    if gpu and parsed.asks_count and not _count_said(parsed) and "model" in model and p.nodes is None:
-        count = least_count(size)  # '要几张？': the answer's configuration is the least count that holds it,
+    # '要几张？', or a card named with no count for a model one of it cannot hold ('compare to an H20 setup'): the
+    # answer's configuration is the least count that holds it, and the one the follow-ups talk about
+    unsaid = gpu in {g.gpu for g in parsed.gpus} and (p.gpu_count or 1) == 1
+    if gpu and (parsed.asks_count or unsaid) and not _count_said(parsed) and "model" in model and p.nodes is None:
+        count = least_count(size)
         size = _at_count(size, count)
-        keep_count(p, gpu, count)  # and the configuration the follow-ups talk about
+        keep_count(p, gpu, count)
     calls = [PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gpu)]
     calls += _network_asked(p, parsed, gpu, count)
     if gpu:
@@ -1826,7 +1829,10 @@ def buyer_region(p: Profile, lang: str) -> tuple[Literal["cn", "global"], bool]:
 
 
 def user_currency(p: Profile, lang: str, allowed: tuple[str, ...] = ("USD", "CNY", "EUR", "GBP")) -> str:
-    """The currency of the user's budget when they gave one we can price in, else their language's."""
+    """The currency the user asked prices in ('in RMB'), else their budget's when we can price in it, else their
+    language's."""
+    if p.currency_wanted and p.currency_wanted in allowed:
+        return p.currency_wanted
     if p.budget and p.budget.currency in allowed:
         return p.budget.currency
     return default_currency(lang)

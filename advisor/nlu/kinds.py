@@ -193,8 +193,13 @@ def _short_whatif(m: _Message, f: Features) -> bool:
 
 
 def _asks_platform_fact(m: _Message, f: Features) -> bool:
-    """A fact about a CPU platform (no GPU named), not a purchase."""
-    return f.platform_only and f.attribute and f.question and not (m.hit("recommend") or f.budget)
+    """A fact about a CPU platform (no GPU named), not a purchase nor a build question ('电源 850W，CPU 13700K，能不能
+    凑合' checks the machine)."""
+    return f.platform_only and f.attribute and f.question and not (m.hit("recommend") or f.budget
+                                                                   or _PSU_SAID.search(m.text))
+
+
+_PSU_SAID = re.compile(r"(?<![\d.])\d{3,4}\s*w\b|电源|\bpsu\b|power supply", re.IGNORECASE)
 
 
 def _asks_about_build_with_cards(m: _Message, f: Features) -> bool:

@@ -781,6 +781,8 @@ def _count_match(text: str, start: int, end: int) -> tuple[int, int, int] | None
         value = {"双": 2.0, "单": 1.0, "俩": 2.0}.get(raw) or parse_number(raw)
         if before.group(1) and (value == 0 or re.search(r"[-−]$|负\s*$", window[:before.start(1)])):
             return -int(value or 0), base + before.start(), end  # '-3 H100', '0 GPUs': said back to the user
+        if raw.lower() in ("a", "an", "one") and _A_MACHINE.match(text[end:end + 16]):
+            return None  # 'an H20 setup', 'a 4090 box': a machine of that card, its count not said
         if value and value > 0:  # '2000 H100' too: a count past MAX_CARDS is said back as well
             return int(value), base + before.start(), end
     after = _COUNT_AFTER.search(text[end:end + 12])
@@ -791,6 +793,10 @@ def _count_match(text: str, start: int, end: int) -> tuple[int, int, int] | None
         if value and value > 0:
             return int(value), start, end + after.end()
     return None
+
+
+_A_MACHINE = re.compile(r"s?\s*(?:-based\s+)?(?:setup|server|box|node|cluster|system|machine|rig|build|config\w*|"
+                        r"solution|deployment)s?\b", _I)
 
 
 class CardCountMention(BaseModel):
@@ -821,6 +827,9 @@ def card_count_mentions(text: str) -> list[CardCountMention]:
     return sorted(out, key=lambda c: c.start)
 
 
+# 'full version (not distill)', '不要蒸馏版', '满血': the 671B model itself
+_NOT_DISTILL = re.compile(r"\b(?:not|no|non|never|without|rather than|instead of)[\s-]*(?:the\s+|a\s+|any\s+)?distill|"
+                          r"(?:不要|不是|非|别用?|而非|不用|不需要|不能是|不考虑)\s*(?:用\s*)?蒸馏|满血", re.IGNORECASE)
 _DISTILL = re.compile(r"distill|蒸馏", _I)
 R1_DISTILL_DEFAULT_B = 32  # the distill people mean by 'R1 蒸馏版' alone: the largest Qwen base, a 24–32 GB card's
 
@@ -1460,7 +1469,7 @@ def _read_model(r: _Reading) -> None:
         guess = _guess_model(r.scan, out.params_b, r.cat)
         if guess:
             out.model, out.model_guess = guess, True
-    elif out.model == "deepseek-r1" and _DISTILL.search(text):
+    elif out.model == "deepseek-r1" and _DISTILL.search(text) and not _NOT_DISTILL.search(text):
         # 'r1 蒸馏 32b' is the Qwen-32B distill; 'R1 蒸馏版' with no size the largest Qwen one (said as a guess)
         out.model_guess = out.params_b is None
         out.model = _r1_distill(text, out.params_b or R1_DISTILL_DEFAULT_B, r.cat) or out.model

@@ -1,0 +1,58 @@
+"""The classes blind batch ad found (bench/blind/batch-ad), each fixed by mechanism: a PSU stated beside a CPU is a
+build question, a negated distill is the full model, the money asked for holds for the rest of the conversation, and
+a machine named by its card ('an H20 setup') is sized at the count that holds the model."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.script import ok_calls, talk
+
+from advisor.engine import Advisor
+from advisor.nlu import parse
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+def test_a_psu_and_a_cpu_said_with_a_question_check_the_build() -> None:
+    assert parse("我现在电源是850w金牌，cpu是13700k，能不能凑合？要不要降功耗").kind == "build"
+    assert parse("how many PCIe lanes does a Ryzen 9 9950X have").kind == "spec"  # a platform fact stays one
+
+
+@pytest.mark.parametrize("text", [
+    "Need to deploy DeepSeek-R1 671B full version (not distill) for internal use",
+    "部署满血版DeepSeek-R1，不要蒸馏版",
+])
+def test_a_distill_ruled_out_is_the_full_model(text: str) -> None:
+    p = parse(text)
+    assert p.model == "deepseek-r1" and p.params_b == 671
+
+
+def test_a_distill_asked_for_stays_the_distill() -> None:
+    assert parse("DeepSeek R1 distill 14B").model == "deepseek-r1-distill-qwen-14b"
+
+
+@pytest.mark.parametrize("text, stated", [("how does it compare to an H20 setup?", False),
+                                          ("a 4090 box for home", False),
+                                          ("one H100 card for the lab", True)])
+def test_a_machine_named_by_its_card_has_no_count(text: str, stated: bool) -> None:
+    (g,) = parse(text).gpus
+    assert g.count == 1 and g.stated is stated
+
+
+def test_the_money_asked_for_holds_and_the_card_is_sized_at_the_count_that_holds_the_model(adv: Advisor) -> None:
+    """DeepSeek-R1 at FP8 is 672.9 GB of weights: 84 GB a card on 8 H20 plus the MLA cache every rank keeps
+    (28.8 GB for 50 × 8k) is more than the 94.3 GB vLLM leaves; 16 hold it."""
+    _, (_, r) = talk(adv, "State-owned company in China, xinchuang so no nvidia. Deploy DeepSeek-R1 671B full "
+                          "version (not distill), ~50 concurrent users. Which domestic accelerators and how many?",
+                     "what would that cost roughly in RMB, and how does it compare to an H20 setup if we were "
+                     "allowed?")
+    sized = [c for c in ok_calls(r, "size_inference") if c.arguments.get("gpu") == "h20" and not
+             c.call_id.startswith("alt_")]
+    assert sized and sized[0].arguments["gpus"] == 16
+    head = "\n".join(r.text.splitlines()[:3])
+    assert "¥" in head and "$" not in head
+    (rec,) = [c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_")]
+    assert rec.arguments["display_currency"] == "CNY"
