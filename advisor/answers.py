@@ -423,12 +423,14 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
         else:
             have = checks[0].arguments.get("psu_w")
             other = checks[0].arguments.get("other_load_w") or 0
-            key = ("wall_known_shared" if topic == "wall" and tot.continuous_limit_w and other else
+            key = ("machines_known" if topic == "wall" and tot.continuous_limit_w and tot.machines > 1 else
+                   "wall_known_shared" if topic == "wall" and tot.continuous_limit_w and other else
                    "wall_known" if topic == "wall" and tot.continuous_limit_w else
                    "psu_known" if topic == "psu" and have else topic)
             head = [msg(lang, f"build.topic_ok.{key}", gpus=gpus_label, count=tot.gpu_count, have=num(have or 0),
                         slots=num(tot.slots_needed or 0), lanes=tot.lanes_needed, wall=num(tot.wall_draw_w),
-                        limit=num(tot.continuous_limit_w or 0), psu=num(tot.recommended_psu_w), other=num(other)),
+                        limit=num(tot.continuous_limit_w or 0), psu=num(tot.recommended_psu_w), other=num(other),
+                        machines=tot.machines, circuits=checks[0].arguments.get("circuits", 1)),
                     *[f"- {render(f.message, lang)}" for f in asked[:1]]]
             if errors and key in ("psu", "psu_known"):  # 'no power problem found' never leads a build whose power
                 # elsewhere blocks it: the problems do

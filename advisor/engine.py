@@ -560,10 +560,6 @@ def _traffic_as_users(m: _Merge) -> None:
         m.put("daily_output_tokens", daily)
     if parsed.daily_input_tokens is not None:
         m.put("daily_input_tokens", parsed.daily_input_tokens)
-    if parsed.api_model is not None:
-        m.put("api_model", parsed.api_model)
-    if parsed.api_monthly_spend is not None:
-        m.put("api_monthly_spend", parsed.api_monthly_spend)
     if daily is None or parsed.concurrency is not None:
         return
     peak = daily / 86_400 * PEAK_TO_AVERAGE
@@ -574,12 +570,6 @@ def _traffic_as_users(m: _Merge) -> None:
 
 
 OUTPUT_SHARE = 0.2  # a chat or RAG service reads about four prompt tokens for each one it writes (assumed, said)
-
-
-def _merge_currency_wanted(m: _Merge) -> None:
-    """'what would that cost in RMB': every price from now on in that money."""
-    if m.parsed.currency_wanted is not None:
-        m.put("currency_wanted", m.parsed.currency_wanted)
 
 
 def _split_traffic(m: _Merge) -> None:
@@ -676,7 +666,7 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _merge_currency_wanted, _people_share, _traffic_follows_people, _traffic_as_users,
+_MERGE_STEPS = (_merge_model, _people_share, _traffic_follows_people, _traffic_as_users,
                 _systems_counted, _people_as_before, _merge_as_said,
                 _merge_horizon, _merge_card_prices,
                 _merge_providers,

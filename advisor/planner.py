@@ -226,6 +226,10 @@ def _machine_args(p: Profile) -> dict[str, Any]:
         args["mains"] = p.mains
         if p.circuit_load_w:  # '600W already on that circuit': what is left for the machine
             args["other_load_w"] = p.circuit_load_w
+        if p.circuits and p.circuits > 1:
+            args["circuits"] = p.circuits
+        if (p.nodes or 1) > 1:  # '30 workstations on 2x 32A': all of them on those circuits
+            args["machines"] = p.nodes
     if p.psu_w:
         args["psu_w"] = p.psu_w
     if p.power_limit_w and _machine_cap(p) and (p.nodes or 1) == 1:  # '每台服务器限 3000W'

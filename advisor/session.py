@@ -219,6 +219,7 @@ class Profile(BaseModel):
     allowed_gpus: list[str] = Field(default_factory=list)
     ruled_out_gpus: list[str] = Field(default_factory=list, description="cards the buyer cannot get")
     mains: str | None = Field(None, max_length=20, description="wall circuit, e.g. '220v-10a'")
+    circuits: int | None = Field(None, ge=1, le=256, description="wall circuits of that kind the machines share")
     engine_hint: EngineHint | None = Field(
         None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
     gpu_power_limit_w: float | None = Field(None, gt=0, le=2000, description="per-card power limit, W")

@@ -56,3 +56,38 @@ def test_the_money_asked_for_holds_and_the_card_is_sized_at_the_count_that_holds
     assert "¥" in head and "$" not in head
     (rec,) = [c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_")]
     assert rec.arguments["display_currency"] == "CNY"
+
+
+@pytest.mark.parametrize("text, mains, circuits, machines", [
+    ("the lab is on 2x 32A single phase circuits", "230v-32a", 2, None),
+    ("机房有两路32A回路，放10台工作站", "220v-32a", 2, 10),
+    ("we have 30 workstations", None, None, 30),
+])
+def test_circuits_and_machines_are_counted(text: str, mains: str | None, circuits: int | None,
+                                           machines: int | None) -> None:
+    p = parse(text)
+    assert (p.mains, p.circuits, p.nodes) == (mains, circuits, machines)
+
+
+def test_thirty_machines_on_two_circuits_are_checked_together() -> None:
+    """One machine with two 350 W cards draws W at the wall; 30 of them against 2 × 230 V × 32 A × 0.8 = 11,776 W."""
+    from tools.compat import check_build
+    from tools.compat_rules.types import BuildInput, GPUCount
+
+    one = check_build(BuildInput(gpus=[GPUCount(gpu="rtx-3090", count=2)], mains="230v-32a", chassis="tower"))
+    many = check_build(BuildInput(gpus=[GPUCount(gpu="rtx-3090", count=2)], mains="230v-32a", chassis="tower",
+                                  machines=30, circuits=2))
+    each = one.totals.wall_draw_w
+    assert many.totals.continuous_limit_w == pytest.approx(2 * 230 * 32 * 0.8)
+    (wall,) = [f for f in many.findings if f.id == "power-wall-circuit"]
+    assert wall.severity == "error"
+    assert wall.numbers["machines_wall_w"] == pytest.approx(30 * each)
+    assert wall.numbers["circuits_needed"] == -(-30 * each // (230 * 32 * 0.8))
+
+
+@pytest.mark.parametrize("text, at_once", [("日活2万的写作类应用", 400), ("we have 2,000 DAU on our app", 40),
+                                           ("每天 300 人在线用", 30)])
+def test_an_apps_daily_users_are_not_a_staff(text: str, at_once: int) -> None:
+    """An app's daily users use it a few minutes each: 2 % at once (20,000 → 400); 300 people using an internal tool
+    every day stay a head count (10 %, at least 30)."""
+    assert parse(text).concurrency == at_once

@@ -169,7 +169,8 @@ def cpu_name(ctx: Context) -> str | None:
 _NODES = re.compile(rf"({N}|single|two|three|four|eight|sixteen)[\s-]*(?:x\s*)?(?:of\s+(?:the|these|those|our)\s+)?"
                     rf"(?:个|台)?\s*(?:\d+u\s+|gpu\s+)?"
                     rf"(?:(?:hgx|dgx)\s*(?:\s{{2,}})?)?(?:nodes?|节点|"
-                    rf"台(?:服务器|机器|主机|整机)?|servers|machines|boxes)(?![a-z])", _I)
+                    rf"台(?:服务器|机器|主机|整机|工作站|电脑)?|servers|machines|boxes|workstations?|desktops|pcs|"
+                    rf"rigs)(?![a-z])", _I)
 
 
 _CARDS_PER_MACHINE = re.compile(r"\s*[x×]\s{2,}")  # 'N×' then a card's name (blanked)
@@ -414,9 +415,26 @@ def mains(ctx: Context) -> str | None:
         return None
     amps = int(m.group(1) or m.group(4))
     volts = m.group(2) or m.group(3)
-    if volts is None:
-        volts = "220" if re.search(r"[\u4e00-\u9fff]", ctx.text) else ("230" if amps in (13, 16) else "120")
+    if volts is None:  # 13, 16, 25, 32 A are 230 V circuits; 15, 20, 30 A North American 120 V ones
+        volts = "220" if re.search(r"[\u4e00-\u9fff]", ctx.text) else ("230" if amps in (10, 13, 16, 25, 32, 40, 63)
+                                                                        else "120")
     return f"{volts}v-{amps}a" if 1 <= amps <= 100 else None
+
+
+_CIRCUITS = re.compile(rf"({N}|two|three|four|five|six|两|二|三|四|五|六)\s*(?:x|×|\*|路|个|条)?\s*(?:separate\s+)?"
+                       rf"(?:\d{{3}}\s*v\s*/?\s*)?\d{{1,2}}\s*(?:a|amps?|安)\b(?:\s*(?:single[- ]phase|单相))?\s*"
+                       rf"(?:circuits?|回路|电路|线路|breakers?|sockets?|outlets?)|"
+                       rf"({N}|two|three|four|五|两|二|三|四)\s*(?:路|条|个)\s*(?:\d{{1,2}}\s*a\s*)?"
+                       rf"(?:回路|电路|线路)", _I)
+
+
+def circuits(ctx: Context) -> int | None:
+    """'2x 32A single phase circuits', '两路 32A 回路': how many wall circuits of the kind said."""
+    m = _CIRCUITS.search(ctx.masked)
+    if not m:
+        return None
+    value = parse_number(m.group(1) or m.group(2))
+    return int(value) if value and 1 <= value <= 256 else None
 
 
 _GPU_LIMIT = re.compile(r"(限功耗|功耗限制|限制功耗|功耗墙|锁功耗|power[- ]?limit\w*|cap(?:ped)?|limit(?:ed)?)\D{0,28}?"
@@ -1007,6 +1025,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "engine_hint": engine_hint,
     "host_bandwidth_gbs": host_bandwidth_gbs,
     "mains": mains,
+    "circuits": circuits,
     "gpu_power_limit_w": gpu_power_limit,
     "hours_per_day": hours_per_day,
     "kwh_price": kwh_price,

@@ -188,6 +188,7 @@ class Parsed(BaseModel):
     unreadable_numbers: list[str] = Field(default_factory=list,
                                           description="'inf', 'nan', '1e400', '1e30' as written: read as no number")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
+    circuits: int | None = Field(None, description="wall circuits of that kind ('2x 32A circuits')")
     engine_hint: EngineHint | None = Field(
         None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
@@ -1709,6 +1710,11 @@ def _read_concurrency(r: _Reading) -> None:
 # count people, of whom some use it at once
 _USERS_WORD = re.compile(r"^[kK]?\s*(?:个|位|名)?\s*(?:users?|用户|seats)\b", _I)
 SMALL_GROUP = 30  # up to this many people are sized as all using it at once
+# a day's users of a service (DAU) use it a few minutes each: about 2 % at once in the busiest hour (assumed, said
+# back), never fewer than a handful
+DAILY_PEAK_SHARE = 0.02
+DAILY_FLOOR = 5
+_DAU = re.compile(r"\bdau\b|日活|daily active", re.IGNORECASE)
 PEAK_SHARE = 0.1  # of a larger group, about one in ten at once at peak (said back, the user corrects it)
 
 
@@ -1732,6 +1738,12 @@ def _read_people(out: Parsed, found: dict[tuple[str, str | None], float], quanti
         out.concurrency = int(at_once)
         if out.head_count and out.head_count > at_once:
             out.readback.append(("nlu.readback.simultaneous", {"users": at_once, "head_count": out.head_count}))
+        return
+    if head is None and daily and 1 <= daily <= 100_000_000 and _DAU.search(out.text):  # an app's users, not staff
+        out.head_count = int(daily)
+        out.concurrency = max(math.ceil(daily * DAILY_PEAK_SHARE), min(int(daily), DAILY_FLOOR))
+        out.readback.append(("nlu.readback.daily_peak", {"users": out.concurrency, "daily": daily,
+                                                         "share": DAILY_PEAK_SHARE * 100}))
         return
     total = head or daily or max(unmarked, default=None)
     if total and 1 <= total <= 10_000_000:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 
 from tools.compat_rules.totals import PSU_HEADROOM, vendor_min_psu_w
@@ -158,6 +159,8 @@ def _wall(ctx: BuildContext) -> list[Finding]:
             )]
         return []
     m = ctx.mains
+    if ctx.inp.machines > 1 or ctx.inp.circuits > 1:
+        return _machines_on_circuits(ctx, nums)
     limit = m.continuous_limit_w - ctx.inp.other_load_w  # what the circuit has left for this machine
     nums = {**nums, "mains_v": m.volts, "mains_a": m.amps, "circuit_peak_w": m.peak_w,
             "continuous_limit_w": limit}
@@ -218,3 +221,26 @@ def _connectors(ctx: BuildContext) -> list[Finding]:
             {"connectors_eps_8pin": n}, sources=["S-SPECSJSON"],
         ))
     return out
+
+
+def _machines_on_circuits(ctx: BuildContext, nums: dict[str, float | int | str | bool | None]) -> list[Finding]:
+    """Several machines on several circuits of one kind ('30 workstations on 2× 32 A'): all of them at the wall
+    against all the circuits' continuous limit, and how many such circuits they need."""
+    t, m, inp = ctx.totals, ctx.mains, ctx.inp
+    assert t is not None and m is not None
+    total = t.wall_draw_w * inp.machines
+    limit = m.continuous_limit_w * inp.circuits - inp.other_load_w
+    need = math.ceil((total + inp.other_load_w) / m.continuous_limit_w)
+    nums = {**nums, "machines": inp.machines, "circuits": inp.circuits, "machines_wall_w": total,
+            "continuous_limit_w": limit, "circuits_needed": need}
+    args: dict[str, str | int | float] = dict(machines=inp.machines, each_w=t.wall_draw_w, wall_w=total,
+                                              circuits=inp.circuits, circuit=m.label, limit_w=limit, need=need)
+    if total > limit:
+        return [finding("power-wall-circuit", "power", "error", note("compat.power.machines_over", **args),
+                        note("compat.fix.power.machines_over", need=need, circuit=m.label,
+                             at_once=max(0, math.floor(limit / t.wall_draw_w))),
+                        nums, sources=["S-OCC-CIRCUIT", "S-REEF-80PCT"])]
+    if total > 0.9 * limit:
+        return [finding("power-wall-circuit", "power", "warning", note("compat.power.machines_near", **args),
+                        note("compat.fix.power.wall_near_limit"), nums, sources=["S-OCC-CIRCUIT"])]
+    return []

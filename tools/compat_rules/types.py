@@ -126,6 +126,9 @@ class BuildInput(ToolInput):
                                                                  "circuit, W (what is left for the machine)")
     mains: str | None = Field(None, description="'120v-15a', '120v-20a', '220v-10a', '230v-16a', '230V 16A' "
                                                 "…")
+    machines: int = Field(1, ge=1, le=4096, description="identical machines sharing the wall circuits (a lab's "
+                                                        "30 workstations)")
+    circuits: int = Field(1, ge=1, le=256, description="wall circuits of `mains` the machines share")
     workload: Workload | None = None
     precision: str | None = Field(None, description="bf16, fp16, fp8, fp4/nvfp4, int8, int4/awq, Q4_K_M, "
                                                     "fp64 …")
@@ -186,7 +189,9 @@ class Totals(BaseModel):
     recommended_psu_w: Watts = Field(description="max(system × 1.25, vendor minimum)")
     transient_peak_w: Watts | None = Field(None, description="millisecond excursions, where measured")
     wall_draw_w: Watts = Field(description="system power / PSU efficiency, drawn from the outlet")
-    continuous_limit_w: Watts | None = Field(None, description="80 % of the circuit's V × A")
+    continuous_limit_w: Watts | None = Field(None, description="80 % of the circuits' V × A (all circuits)")
+    machines: int = Field(1, description="identical machines on those circuits")
+    machines_wall_w: Watts = Field(0.0, description="all the machines at the wall")
     lanes_needed: int
     lanes_available: int | None
     gpu_slot_lanes: int | None
