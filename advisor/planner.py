@@ -570,9 +570,12 @@ def _no_use_case(ctx: PlanContext) -> bool:
 
 def _asks_what_to_rent(ctx: PlanContext) -> bool:
     """'which gpu should i rent and how long will it take': a rental asked for a job, whatever else it asks."""
-    p = ctx.profile
-    return ctx.parsed.asks_where_rent and not ctx.parsed.gpus and bool(size_stand_in(p)) and p.use_case in (
-        "inference", "training")
+    p, parsed = ctx.profile, ctx.parsed
+    # '那租卡做一次全参要多少钱？2 亿 token，3 个 epoch': no card named, a run to price: what to rent for it
+    job_to_rent = ctx.kind == Kind.rent_vs_buy and p.use_case == "training" and bool(dataset_tokens(p)) \
+        and not p.gpu and "break_even" not in parsed.asks
+    return (parsed.asks_where_rent or job_to_rent) and not parsed.gpus and bool(size_stand_in(p)) \
+        and p.use_case in ("inference", "training")
 
 
 def _asks_mid_conversation(ctx: PlanContext) -> bool:

@@ -91,3 +91,26 @@ def test_an_apps_daily_users_are_not_a_staff(text: str, at_once: int) -> None:
     """An app's daily users use it a few minutes each: 2 % at once (20,000 → 400); 300 people using an internal tool
     every day stay a head count (10 %, at least 30)."""
     assert parse(text).concurrency == at_once
+
+
+@pytest.mark.parametrize("text", ["实验室现在还有两张3090，能不能一起塞进去用上？", "我们还有两张3090"])
+def test_cards_the_lab_still_has_are_owned(text: str) -> None:
+    p = parse(text)
+    assert not p.gpus and p.existing and p.existing[0].gpu == "rtx-3090" and p.existing[0].count == 2
+
+
+def test_a_server_to_configure_with_owned_cards_leads_with_what_to_buy(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "老板让我配一台训练服务器，预算40w左右（含税），主要做qwen2.5-32b的lora微调。"
+                        "实验室现在还有两张3090，"
+                        "能不能一起塞进去用上？")
+    assert r.text.lstrip().startswith("**推荐配置**")
+    assert "2 张 GeForce RTX 3090 放不下" in r.text  # the owned cards' verdict still said
+
+
+def test_renting_for_a_run_with_no_card_named_prices_what_to_rent(adv: Advisor) -> None:
+    """32B full fine-tune, 200M tokens × 3 epochs = 600M tokens: the rentable configurations that hold it, each
+    priced for the whole job."""
+    _, (_, r) = talk(adv, "做qwen2.5-32b微调，实验室有两张3090。",
+                     "那租卡做一次全参大概要多少钱？数据差不多2亿token，训3个epoch")
+    assert ok_calls(r, "rent_choices")
+    assert r.text.startswith("**租来跑 Qwen2.5-32B 最省钱的是")
