@@ -988,7 +988,9 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     if "precision" in a and p.use_case == "inference":
         out.append(msg(lang, "compose.assumption_lines.no_precision_given_model"))
     if "context_tokens" in a:
-        out.append(msg(lang, "compose.assumption_lines.context_tokens", DEFAULT_CONTEXT=num(DEFAULT_CONTEXT)))
+        key = "context_tokens_service" if a["context_tokens"] != DEFAULT_CONTEXT else "context_tokens"
+        out.append(msg(lang, f"compose.assumption_lines.{key}", DEFAULT_CONTEXT=num(a["context_tokens"]),
+                       users=num(p.concurrency or 1)))
     if "concurrency" in a:
         out.append(msg(lang, "compose.assumption_lines.request_time", DEFAULT_CONCURRENCY=num(DEFAULT_CONCURRENCY)))
     if isinstance(a.get("method"), str):

@@ -42,6 +42,21 @@ from tools.systems import system_for
 from tools.training_memory import TrainingMemoryInput, default_zero_stage, estimate_training_memory
 
 DEFAULT_CONTEXT = 8192
+# Many users at once rarely all hold a full 8k window: a service's requests are sized at 4k each (said in the
+# reply), which the paged KV cache pools across them; one or a few users keep the full default.
+SERVICE_CONTEXT = 4096
+SERVICE_USERS = 8
+
+
+def default_context(concurrency: int) -> int:
+    """The context a request is sized at when none is said: the full default for one or a few users, less for a
+    service (chat, CLI and API alike)."""
+    return SERVICE_CONTEXT if concurrency >= SERVICE_USERS else DEFAULT_CONTEXT
+
+
+def context_for(p: Profile) -> int:
+    """The context a request is sized at: the one said, else :func:`default_context`."""
+    return p.context_tokens or default_context(p.concurrency or 1)
 DEFAULT_CONCURRENCY = 1
 DEFAULT_TRAIN_SEQ = 2048
 TOKENS_PER_SAMPLE = 512
@@ -981,7 +996,7 @@ def _build_workload(p: Profile) -> dict[str, Any]:
     if p.model and p.use_case in ("inference", "training") and not several:
         args["model"] = p.model
         if p.use_case == "inference":
-            args.update(context=p.context_tokens or DEFAULT_CONTEXT, concurrency=p.concurrency or DEFAULT_CONCURRENCY)
+            args.update(context=context_for(p), concurrency=p.concurrency or DEFAULT_CONCURRENCY)
             if p.precision:
                 args["precision"] = p.precision
         else:
@@ -1115,7 +1130,7 @@ def _afford_plan(ctx: PlanContext) -> Plan:
 def _rent_job(p: Profile, model: str, currency: str) -> dict[str, Any]:
     """The job a 'which GPU should I rent' question prices: the workload, model and what sizes it."""
     job: dict[str, Any] = {"workload": p.use_case, "model": model, "currency": currency,
-                           "context": p.context_tokens or DEFAULT_CONTEXT, "concurrency": p.concurrency or 1}
+                           "context": context_for(p), "concurrency": p.concurrency or 1}
     if p.use_case == "training":
         job["method"] = p.method if p.method in ("full", "lora", "qlora") else "lora"
         if dataset_tokens(p):
@@ -1188,7 +1203,7 @@ def _budget_pick(ctx: PlanContext, model: str) -> dict[str, Any] | None:
     """The configuration the recommender ranks first for this inference job within the budget (run here, as
     :func:`least_count` runs its sizings), as rent-vs-buy's purchase; None when nothing priced fits."""
     p = ctx.profile
-    rec = _inference_recommend(p, model, p.context_tokens or DEFAULT_CONTEXT, p.concurrency or DEFAULT_CONCURRENCY)
+    rec = _inference_recommend(p, model, context_for(p), p.concurrency or DEFAULT_CONCURRENCY)
     rec["region"] = session_region(ctx.session, ctx.lang)[0]
     done = run_tool("recommend", rec)
     options = [o for o in (done.result or {}).get("options", []) if o.get("total_price_usd") is not None] \
@@ -1347,10 +1362,10 @@ def _count_said(parsed: Parsed) -> bool:
 def _inference_load(p: Profile, plan: Plan) -> tuple[int, int]:
     """The context and the concurrent users sized, noting each default used."""
     if p.context_tokens is None:
-        plan.assumed["context_tokens"] = DEFAULT_CONTEXT
+        plan.assumed["context_tokens"] = context_for(p)
     if p.concurrency is None:
         plan.assumed["concurrency"] = DEFAULT_CONCURRENCY
-    return p.context_tokens or DEFAULT_CONTEXT, p.concurrency or DEFAULT_CONCURRENCY
+    return context_for(p), p.concurrency or DEFAULT_CONCURRENCY
 
 
 def _inference_size(p: Profile, model: dict[str, Any], gpu: str | None, count: int, context: int, batch: int,
@@ -1497,7 +1512,8 @@ def _inference_alternatives(p: Profile, model: str, gpu: str | None, count: int,
         if gpu and count < MAX_ALT_GPUS and load_catalog().gpu(gpu).form_factor.value != "system":  # one box
             out.append(_one_more_gpu(p, cfg, model, gpu, count))
         return out
-    return _alternatives_to_buy(base, rec, lower, family != "gguf" and batch <= GGUF_MAX_USERS, cheapest)
+    kv_fp8 = family != "gguf" and not p.kv_dtype and batch >= KV_HEAVY_USERS and ("int4" in lower or bits <= 4.5)
+    return _alternatives_to_buy(base, rec, lower, family != "gguf" and batch <= GGUF_MAX_USERS, cheapest, kv_fp8)
 
 
 def _lower_on_card(p: Profile, cfg: dict[str, Any], gpu: str | None, lower: list[str]) -> list[PlannedCall]:
@@ -1543,7 +1559,7 @@ def _one_more_gpu(p: Profile, cfg: dict[str, Any], model: str, gpu: str, count: 
 
 
 def _alternatives_to_buy(base: dict[str, Any], rec: dict[str, Any], lower: list[str], gguf: bool,
-                         cheapest: bool) -> list[PlannedCall]:
+                         cheapest: bool, kv_fp8: bool = False) -> list[PlannedCall]:
     """Without a card: each lower precision (and GGUF, for one or a few users) sized and recommended."""
     when = "always" if cheapest else "native_failed"  # 'the cheapest way': the quantised routes, whatever fits
     out: list[PlannedCall] = []
@@ -1552,8 +1568,7 @@ def _alternatives_to_buy(base: dict[str, Any], rec: dict[str, Any], lower: list[
                                arguments={**base, "gpus": 1, "precision": q, "engine": "vllm"}))
         out.append(PlannedCall(name="recommend", purpose="recommend", alt=q, when=when,
                                arguments={**rec, "precision": q}))
-    if "int4" in lower and "kv_dtype" not in base and base.get("batch", 1) >= KV_HEAVY_USERS:
-        # many users: the KV cache outweighs 4-bit weights, and FP8 halves it
+    if kv_fp8:  # many users: the KV cache outweighs 4-bit weights, and FP8 halves it
         out.append(PlannedCall(name="size_inference", purpose="size", alt="int4_kv_fp8", when=when,
                                arguments={**base, "gpus": 1, "precision": "int4", "kv_dtype": "fp8",
                                           "engine": "vllm"}))
@@ -1860,7 +1875,7 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
         count = said or 1
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
         if model and p.use_case in (None, "inference"):
-            context = p.context_tokens or DEFAULT_CONTEXT
+            context = context_for(p)
             batch = p.concurrency or DEFAULT_CONCURRENCY
             precision, engine = _compare_precision(p)
             if not engine_runs(gid, engine):  # a Mac among the cards: llama.cpp

@@ -44,7 +44,7 @@ def test_a_machine_named_by_its_card_has_no_count(text: str, stated: bool) -> No
 
 def test_the_money_asked_for_holds_and_the_card_is_sized_at_the_count_that_holds_the_model(adv: Advisor) -> None:
     """DeepSeek-R1 at FP8 is 672.9 GB of weights: 84 GB a card on 8 H20 plus the MLA cache every rank keeps
-    (28.8 GB for 50 × 8k) is more than the 94.3 GB vLLM leaves; 16 hold it."""
+    (14.4 GB for 50 × 4k) is more than the 94.3 GB vLLM leaves; 16 hold it."""
     _, (_, r) = talk(adv, "State-owned company in China, xinchuang so no nvidia. Deploy DeepSeek-R1 671B full "
                           "version (not distill), ~50 concurrent users. Which domestic accelerators and how many?",
                      "what would that cost roughly in RMB, and how does it compare to an H20 setup if we were "
@@ -54,8 +54,7 @@ def test_the_money_asked_for_holds_and_the_card_is_sized_at_the_count_that_holds
     assert sized and sized[0].arguments["gpus"] == 16
     head = "\n".join(r.text.splitlines()[:3])
     assert "¥" in head and "$" not in head
-    (rec,) = [c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_")]
-    assert rec.arguments["display_currency"] == "CNY"
+    assert all(c.arguments["display_currency"] == "CNY" for c in r.tool_calls if c.name == "recommend")
 
 
 @pytest.mark.parametrize("text, mains, circuits, machines", [
@@ -114,3 +113,16 @@ def test_renting_for_a_run_with_no_card_named_prices_what_to_rent(adv: Advisor) 
                      "那租卡做一次全参大概要多少钱？数据差不多2亿token，训3个epoch")
     assert ok_calls(r, "rent_choices")
     assert r.text.startswith("**租来跑 Qwen2.5-32B 最省钱的是")
+
+
+def test_a_service_is_sized_at_four_thousand_tokens_a_request_unless_told(adv: Advisor) -> None:
+    """100 users × 4,096 tokens × 262,144 B a token (Qwen2.5-32B: 64 layers × 8 KV heads × 128 × 2 × 2 B) =
+    107.4 GB of KV at 16 bits, half of it in FP8: the FP8-cache route is offered beside the INT4 stand-in."""
+    _, (r,) = talk(adv, "公司30来人，内部知识库问答+客服机器人，高峰100并发，要求首字延迟2秒以内，预算20w，买什么卡")
+    (size,) = [c for c in ok_calls(r, "size_inference") if not c.call_id.startswith("alt_")]
+    assert size.arguments["context"] == 4096 and size.arguments["batch"] == 100
+    assert size.result["kv_bytes_per_token"] == 262_144
+    assert size.result["breakdown"]["kv_cache"] == pytest.approx(100 * 4096 * 262_144, rel=0.01)
+    assert "每个请求按 4,096 tokens 上下文" in r.text and "INT4 权重 + FP8 KV 缓存" in r.text
+    _, (said,) = talk(adv, "内部知识库，高峰100并发，每个请求 8k 上下文，预算20w，买什么卡")
+    assert ok_calls(said, "size_inference")[0].arguments["context"] == 8192

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, finite_float, lang_of, print_json
+from advisor.planner import default_context
 from advisor.present import present_check
 from tools.compat import BuildInput, GPUCount, SlotLayout, check_build, parse_gpu_arg
 from tools.units import GB
@@ -62,7 +63,8 @@ def register(sub: Any) -> None:
     p.add_argument("--framework", help="PyTorch, vLLM, TensorRT-LLM, SGLang, llama.cpp, DeepSpeed, MindIE …")
     p.add_argument("--cuda-required", action="store_true", help="the code depends on CUDA")
     p.add_argument("--model", help="model for the memory fit (needs --workload)")
-    p.add_argument("--context", type=_positive, default=8192, help="tokens per sequence (default 8192)")
+    p.add_argument("--context", type=_positive, help="tokens per sequence (default 8192; 4096 from 8 concurrent "
+                                                     "sequences, as the chat sizes a service)")
     p.add_argument("--concurrency", type=_positive, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--method", choices=["full", "lora", "qlora"], default="full", help="training method")
     p.add_argument("--parallelism", choices=["tensor", "data", "pipeline"], help="multi-GPU split")
@@ -90,7 +92,8 @@ def build_input(args: argparse.Namespace) -> BuildInput:
     return BuildInput(
         gpus=gpus, platform=args.platform, psu_w=args.psu_w, psu_efficiency=args.psu_efficiency,
         chassis=args.chassis, mains=args.mains, workload=args.workload, precision=args.precision,
-        framework=args.framework, cuda_required=args.cuda_required, model=args.model, context=args.context,
+        framework=args.framework, cuda_required=args.cuda_required, model=args.model,
+        context=args.context or default_context(args.concurrency),
         concurrency=args.concurrency, method=args.method, parallelism=args.parallelism, os=args.os,
         nvme_drives=args.nvme, system_ram_gb=args.ram_gb,
         slots=SlotLayout(count=args.slots, spacing=args.slot_spacing) if args.slots else None,

@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from advisor.commands.common import add_lang_flag, domain_errors, finite_float, lang_of, print_json
+from advisor.planner import default_context
 from advisor.present.recommend import TEXT_OPTIONS, present_recommend
 from knowledge.messages import render
 from tools.compat import parse_gpu_arg
@@ -28,7 +29,8 @@ def register(sub: Any) -> None:
     p.add_argument("--workload", choices=["inference", "training", "scientific"], required=True)
     p.add_argument("--model", help="catalog model (inference, training)")
     p.add_argument("--precision", help="inference weights (bf16, fp8, int8, int4/awq, Q4_K_M …) or training compute")
-    p.add_argument("--context", type=int, default=8192, help="tokens per sequence (default 8192)")
+    p.add_argument("--context", type=int, help="tokens per sequence (default 8192; 4096 from 8 concurrent "
+                                                "sequences, as the chat sizes a service)")
     p.add_argument("--concurrency", type=int, default=1, help="concurrent sequences (default 1)")
     p.add_argument("--target-tps", type=finite_float, help="inference: aggregate decode tokens/s wanted")
     p.add_argument("--method", choices=["full", "lora", "qlora"], help="training method (default lora)")
@@ -74,7 +76,8 @@ def build_input(args: argparse.Namespace) -> RecommendInput:
     if args.no_fp64 or not args.code:  # with a code, its own FP64 need unless --no-fp64 says otherwise
         extra["fp64_required"] = not args.no_fp64
     return RecommendInput(
-        workload=args.workload, model=args.model, precision=args.precision, context=args.context,
+        workload=args.workload, model=args.model, precision=args.precision,
+        context=args.context or default_context(args.concurrency),
         concurrency=args.concurrency, target_tokens_per_s=args.target_tps, method=args.method,
         dataset_tokens=args.dataset_tokens, deadline_hours=args.deadline_hours,
         problem_bytes=int(args.problem_gb * GB) if args.problem_gb else None, matrix_n=args.matrix_n,
