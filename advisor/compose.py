@@ -852,15 +852,21 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     return out
 
 
-def code_on_card(gpu_id: str, code_id: str, lang: str) -> str:
+def code_on_card(gpu_id: str, code_id: str, lang: str, tokens: int | None = None) -> str:
     """Whether the card named runs the scientific code asked about: no GPU build for its software stack; a
-    double-precision code on a card with little FP64; or a fit, by the rate the code computes in."""
+    double-precision code on a card with little FP64; an input longer than its memory holds (``tokens``, where the
+    code documents tokens per GB); or a fit, by the rate the code computes in."""
     g, code = load_catalog().gpu(gpu_id), scientific_code(code_id)
     stack = stack_family(g)
     if CODE_STACK.get(stack) not in code.stacks:
         builds = punct(lang, "list").join(msg(lang, f"recommend.code_stack.{s}") for s in code.stacks)
         return msg(lang, "sci_card.no_build", gpu=g.name, code=code.name, stack=STACK_NAMES[stack], builds=builds)
     fp64, fp32 = g.throughput.fp64, g.throughput.fp32
+    if tokens and code.tokens_per_gb:  # AlphaFold 3: its documented input per GB of memory
+        holds = g.memory_gb * code.tokens_per_gb
+        key = "sci_card.tokens_ok" if tokens <= holds else "sci_card.tokens_short"
+        return msg(lang, key, gpu=g.name, code=code.name, memory=num(g.memory_gb, 0), holds=num(holds, 0),
+                   tokens=num(tokens, 0), need=num(tokens / code.tokens_per_gb, 0), per_gb=num(code.tokens_per_gb, 0))
     if code.fp64:
         if fp64 is None or (fp32 and fp64 < fp32 * WEAK_FP64_SHARE):
             return msg(lang, "sci_card.fp64_weak", gpu=g.name, code=code.name,
@@ -874,7 +880,7 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     out: list[str] = []
     info = _by_name(calls, "gpu_info")
     if info is not None and p.sci_code:  # 'is a 4090 enough for GROMACS?', '海光DCU 行不行？': that card, first
-        out.append(code_on_card(info.arguments["name"], p.sci_code, lang))
+        out.append(code_on_card(info.arguments["name"], p.sci_code, lang, p.sequence_tokens))
     sci = _by_name(calls, "scientific_fp64")
     rec = _by_name(calls, "recommend")
     need = word(lang, "fp64_needed" if p.fp64 is not False else "fp64_not_needed")

@@ -602,6 +602,18 @@ def _traffic_follows_people(m: _Merge) -> None:
     _scale_traffic(parsed, p, m.put, now / before)
 
 
+def _problem_from_residues(m: _Merge) -> None:
+    """'5000 个残基' for AlphaFold: the GPU memory that input takes (the code's documented tokens per GB), said
+    back; a memory said outright wins."""
+    parsed, p = m.parsed, m.p
+    code = parsed.sci_code or p.sci_code
+    per_gb = scientific_code(code).tokens_per_gb if code else None
+    if parsed.sequence_tokens and per_gb and parsed.problem_size_gb is None:
+        parsed.problem_size_gb = round(parsed.sequence_tokens / per_gb, 1)
+        said = {"tokens": parsed.sequence_tokens, "gb": parsed.problem_size_gb, "per_gb": per_gb}
+        parsed.readback.append(("nlu.readback.residues", said))
+
+
 def _systems_counted(m: _Merge) -> None:
     """'what if we get two of them' after a DGX B200's answer: two of the server (nodes), not two GPUs."""
     parsed = m.parsed
@@ -666,7 +678,7 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _people_share, _traffic_follows_people, _traffic_as_users,
+_MERGE_STEPS = (_merge_model, _problem_from_residues, _people_share, _traffic_follows_people, _traffic_as_users,
                 _systems_counted, _people_as_before, _merge_as_said,
                 _merge_horizon, _merge_card_prices,
                 _merge_providers,

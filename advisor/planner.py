@@ -1817,6 +1817,8 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
         rec["fp64_kind"] = scientific_code(p.sci_code).fp64_kind  # CFD: vector FP64; VASP: tensor-core FP64
     if problem_bytes:
         rec["problem_bytes"] = problem_bytes
+    if p.sci_code and scientific_code(p.sci_code).one_gpu_per_job:
+        rec["problem_per_gpu"] = True
     calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend",
                              only_if_no_fit=not _wants_recommendation(p, parsed, gpu)))
     return calls

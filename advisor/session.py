@@ -174,6 +174,7 @@ class Profile(BaseModel):
     epochs: float | None = Field(None, gt=0, le=1000)
     deadline_days: float | None = Field(None, gt=0, le=36_500)
     fp64: bool | None = None
+    sequence_tokens: int | None = Field(None, ge=1, le=1_000_000, description="residues a structure prediction holds")
     problem_size_gb: float | None = Field(None, gt=0, le=8_000_000, description="memory one scientific job needs, GB "
                                                                                 "(1e9 B)")
     budget: Money | None = None

@@ -26,6 +26,11 @@ class ScientificCode(BaseModel):
     stacks: list[GpuStack] = Field(min_length=1, description="GPU software stacks the code has builds for: cuda "
                                                              "(NVIDIA), rocm (AMD, HIP or SYCL), xpu (Intel GPUs)")
     stacks_source: str = Field(description="where the builds are documented")
+    tokens_per_gb: float | None = Field(None, gt=0, description="the longest input (tokens, residues) a GB of GPU "
+                                                               "memory holds, where the code documents it")
+    tokens_source: str | None = None
+    one_gpu_per_job: bool = Field(False, description="a job runs on one GPU (more GPUs run more jobs, not a larger "
+                                                     "one)")
     source: str
     as_of: str
 

@@ -126,3 +126,16 @@ def test_a_service_is_sized_at_four_thousand_tokens_a_request_unless_told(adv: A
     assert "每个请求按 4,096 tokens 上下文" in r.text and "INT4 权重 + FP8 KV 缓存" in r.text
     _, (said,) = talk(adv, "内部知识库，高峰100并发，每个请求 8k 上下文，预算20w，买什么卡")
     assert ok_calls(said, "size_inference")[0].arguments["context"] == 8192
+
+
+def test_alphafold_input_is_held_by_memory_as_documented(adv: Advisor) -> None:
+    """AlphaFold 3 documents 5,120 tokens on an 80 GB A100/H100 (64 a GB): 5,000 residues need about 78 GB, more
+    than a 32 GB RTX 5090 holds (about 2,048); a one-GPU job is never split across cards to fit."""
+    p = parse("5090 32g够不够跑alphafold3？大蛋白复合物5000个残基那种")
+    assert p.sequence_tokens == 5000 and p.sci_code == "alphafold"
+    _, (r,) = talk(adv, "如果只能买一张卡，5090 32g够不够跑alphafold3？大蛋白复合物5000个残基那种")
+    first = r.text.splitlines()[0]
+    assert first.startswith("**不够") and "2,048" in first and "78 GB" in first
+    rec = [c for c in r.tool_calls if c.name == "recommend" and c.ok]
+    assert rec and rec[0].arguments["problem_per_gpu"] is True
+    assert all(o["count"] == 1 or o["per_gpu_bytes"] >= 78e9 for o in rec[0].result["options"])

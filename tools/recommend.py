@@ -146,6 +146,8 @@ class RecommendInput(ToolInput):
                                                "cards on a software stack it has GPU builds for; its FP64 need and "
                                                "FP64 kind unless given")
     problem_bytes: int | None = Field(None, gt=0, le=8 * 10**15, description="scientific working set, bytes")
+    problem_per_gpu: bool = Field(False, description="the working set must fit each GPU (a code that runs one job "
+                                                     "per GPU: AlphaFold)")
     matrix_n: int | None = Field(None, ge=1, le=100_000_000, description="scientific dense N×N double LU")
     budget_usd: float | None = Field(None, gt=0)
     budget_cny: float | None = Field(None, gt=0)
@@ -596,7 +598,7 @@ def _scientific_eval(gpu: GPU, count: int, inp: RecommendInput) -> _Eval:
         sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="dense-lu", n=inp.matrix_n))
     elif inp.problem_bytes:
         # a state of fewer than 8 bytes is still one cell (ScientificInput needs cells ≥ 1)
-        sci = estimate_fp64(ScientificInput(gpu=gpu, count=count, problem="grid",
+        sci = estimate_fp64(ScientificInput(gpu=gpu, count=1 if inp.problem_per_gpu else count, problem="grid",
                                             cells=max(1.0, inp.problem_bytes / 8), time_levels=1))
     if sci is not None:
         ev.per_gpu_bytes, ev.fits = sci.per_gpu_bytes, sci.fits

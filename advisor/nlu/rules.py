@@ -136,6 +136,7 @@ class Parsed(BaseModel):
     deadline_days: float | None = None
     fp64: bool | None = None
     problem_size_gb: float | None = None
+    sequence_tokens: int | None = Field(None, description="residues a structure prediction holds ('5000 个残基')")
     cuda_required: bool | None = None
     domestic: bool | None = None
     existing: list[GpuCount] | None = Field(None, description="hardware already owned; [] = none")
@@ -1950,6 +1951,18 @@ _ASKS_WHETHER = re.compile(r"\s*(?:的)?\s*(?:重要吗|重不重要|要吗|要�
                            r"\?|？|(?:really\s+)?(?:matters?|important|needed|necessary)\s*\?)", _I)
 
 
+_RESIDUES = re.compile(rf"({N})\s*(k|K|千)?\s*(?:个)?\s*-?\s*(?:残基|氨基酸|residues?\b|aa\b|amino[- ]acids)", _I)
+
+
+def _read_residues(r: _Reading) -> None:
+    """'大蛋白复合物 5000 个残基', 'a 3k-residue complex': the input a structure-prediction run must hold."""
+    m = _RESIDUES.search(r.scan)
+    if m:
+        value = scaled(m.group(1), "k" if m.group(2) else None)
+        if value and 10 <= value <= 1_000_000:
+            r.out.sequence_tokens = int(value)
+
+
 def _read_problem_size(r: _Reading) -> None:
     """A scientific problem's memory ('20 GB per job'); 'cards with 80 GB' or '24G 显存' is a card's size."""
     scan = r.scan
@@ -2048,7 +2061,8 @@ _STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case
           _read_concurrency, _read_micro_batch,
           _read_quantities,
           _read_card_prices, _read_budget,
-          _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_ecosystem, _read_form_factor,
+          _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_residues, _read_ecosystem,
+          _read_form_factor,
           _read_power_limit, _read_running, _read_rental, _read_currency_wanted, _read_rest)
 
 _REJECTED = re.compile(
