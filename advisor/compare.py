@@ -97,6 +97,7 @@ def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], l
         return [msg(lang, "compare.value_unpriced", names=punct(lang, "list").join(unpriced))]
     metric = _value_metric(session, value)
     winner = value.leaders.get(metric)
+    session.compare_pick = session.compare_pick or winner
     if winner is None:
         return []
     unit = msg(lang, f"compare.value_unit.{value.currency}")
@@ -273,7 +274,7 @@ def _verdict(session: Session, c: _Compared, lang: str) -> str | None:
         verdict = _science_pick(session, c.ids, c.labels, c.gs, c.counts, lang)
     every_fits = bool(c.sizes) and all(sizing(c.sizes[i]).fits for i in c.ids if i in c.sizes)
     if verdict is None or (p.use_case == "training" and every_fits):
-        verdict = _training_pick(c, lang) or verdict
+        verdict = _training_pick(session, c, lang) or verdict
     return verdict
 
 
@@ -316,6 +317,7 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     c = _compared(session, calls, lang)
     if c is None:
         return msg(lang, "compose.compose_compare.compare_i_need_least")
+    session.compare_pick = None  # this comparison's verdict names its own
     names = [c.labels[i] for i in c.ids]
     value_rows, value_lines = _value_rows(session, c, lang)
     rows = [_row(msg(lang, "compare.metric"), names), "|---" * (len(names) + 1) + "|",
@@ -381,7 +383,7 @@ def _shards_over_pcie(size: ToolCall | None, g: GPUInfo, count: int) -> bool:
     return bool(split) and g.interconnect.kind == "pcie"
 
 
-def _training_pick(c: _Compared, lang: str) -> str | None:
+def _training_pick(session: Session, c: _Compared, lang: str) -> str | None:
     """Which compared configuration suits a training run that every one of them holds (:func:`_training_winner`),
     with the price difference and the sharding cost said."""
     if len(c.ids) < 2 or any(i not in c.sizes or not sizing(c.sizes[i]).fits for i in c.ids):
@@ -391,6 +393,7 @@ def _training_pick(c: _Compared, lang: str) -> str | None:
         return None
     sharded = {i: _shards_over_pcie(c.sizes.get(i), c.gs[i], c.counts[i]) for i in c.ids}
     best, reason = _training_winner(c, compute, sharded, lang)
+    session.compare_pick = best
     r0 = sizing(c.sizes[c.ids[0]])
     what = msg(lang, "compose.compare_verdict.text", model=r0.model,
                method=method_label(r0.method, lang) if isinstance(r0, TrainingMemoryResult) else "")
@@ -470,6 +473,7 @@ def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: 
     no_build = _without_build(session, ids)
     runs = [i for i in ids if i not in no_build] or ids
     best = max(runs, key=lambda i: (rate[i], counts[i] * gs[i].bandwidth_gbs))  # equal rates: the faster memory
+    session.compare_pick = best
     sep = punct(lang, "list")
     code = scientific_code(session.profile.sci_code) if no_build and session.profile.sci_code else None
     if code is not None:

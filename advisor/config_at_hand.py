@@ -79,6 +79,10 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
                       precision=p.precision)
     if p.existing:
         return Config(gpu=p.existing[0].gpu, count=p.existing[0].count, nodes=nodes, model=p.model)
+    pick = session.compare_pick
+    if pick and pick in p.compare:  # 'power per node for the 8-GPU option?' after a comparison: the card it picked
+        return Config(gpu=pick, count=p.gpu_count or p.compare_counts.get(pick) or node_size(pick), nodes=nodes,
+                      model=p.model)
     return None
 
 

@@ -32,7 +32,7 @@ from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
 from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_CARDS
-from advisor.planner import Plan, PlannedCall, knowledge_plan, new_workload, plan_turn
+from advisor.planner import COMPARED_CARDS, Plan, PlannedCall, knowledge_plan, new_workload, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
@@ -460,7 +460,6 @@ def _merge_cards(m: _Merge) -> None:
         _merge_one_card(m, next((x for x in named if x.stated), named[0]))
 
 
-MAX_COMPARED = 4
 _MEMORY_IN_NAME = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:GB|G|GiB)\b", re.IGNORECASE)
 
 
@@ -480,7 +479,7 @@ def _joins_comparison(m: _Merge, gpu_ids: list[str]) -> list[str]:
     parsed, p = m.parsed, m.p
     joins = gpu_ids and len(p.compare) >= 2 and not set(gpu_ids) <= set(p.compare) and parsed.has(Intent.whatif) \
         and not any(g.stated for g in parsed.gpus) and parsed.gpu_count is None and not parsed.added_cards
-    return list(dict.fromkeys([*gpu_ids, *p.compare]))[:MAX_COMPARED] if joins else gpu_ids
+    return list(dict.fromkeys([*gpu_ids, *p.compare]))[:COMPARED_CARDS] if joins else gpu_ids
 
 
 def _alternatives(parsed: Parsed) -> bool:

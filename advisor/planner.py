@@ -1862,6 +1862,9 @@ def user_currency(p: Profile, lang: str, allowed: tuple[str, ...] = ("USD", "CNY
     return default_currency(lang)
 
 
+COMPARED_CARDS = 6  # the most cards one comparison sets side by side (the rest are said to be left out)
+
+
 def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
     calls: list[PlannedCall] = []
     options: list[dict[str, Any]] = []
@@ -1870,7 +1873,7 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
         rep = representative_model(p.params_b)
         if rep:
             model = {"model": rep}
-    for gid in p.compare[:4]:
+    for gid in p.compare[:COMPARED_CARDS]:
         # a count said with one card is that card's ('what if 8 P40 instead?'); one said with none, everyone's
         said = p.compare_counts.get(gid) or (p.gpu_count if p.gpu in (None, gid) else None) \
             or sum(e.count for e in p.existing or [] if e.gpu == gid) or None  # the cards owned, all of them

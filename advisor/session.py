@@ -419,6 +419,8 @@ class Session(BaseModel):
     last_kind: str | None = Field(None, description="the answer kind of the last turn that answered (follow-ups "
                                                     "such as 'and with a 1600W PSU?' continue it)")
     focus: list[str] = Field(default_factory=list, description="GPU ids the last spec question was about ('它')")
+    compare_pick: str | None = Field(None, max_length=64, description="the card the last comparison's verdict "
+                                                                      "named ('power per node for that option?')")
     focus_systems: list[str] = Field(default_factory=list, max_length=3,
                                      description="servers or racks the last answer was about ('its power?')")
     last_asks: list[Annotated[str, Field(max_length=32)]] = Field(

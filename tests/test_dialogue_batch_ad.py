@@ -139,3 +139,17 @@ def test_alphafold_input_is_held_by_memory_as_documented(adv: Advisor) -> None:
     rec = [c for c in r.tool_calls if c.name == "recommend" and c.ok]
     assert rec and rec[0].arguments["problem_per_gpu"] is True
     assert all(o["count"] == 1 or o["per_gpu_bytes"] >= 78e9 for o in rec[0].result["options"])
+
+
+def test_the_option_a_comparison_picked_is_the_one_a_follow_up_means(adv: Advisor) -> None:
+    """H200 runs VASP's CUDA build at 67 TFLOPS of FP64 (MI300X has no VASP build); the 8-GPU option's node is
+    then an HGX H200 (DGX H200 class, over 10 kW): one per 15 kW rack, never a guessed RTX 4090."""
+    _, (r1, _, r3) = talk(adv, "Research computing here. GPU-native FP64 CFD solver plus VASP and some GROMACS. ~$400k. "
+                               "FP64 is non-negotiable. Is L40S / RTX PRO 6000 class any good or do we need "
+                               "H100/H200/MI300X?",
+                          "what about B200 or B300, should we wait for those instead?",
+                          "ok how much power and cooling per node for the 8-gpu option? our racks are 15kW air cooled")
+    assert "MI300X" in r1.text and "H200 SXM 141GB is fastest" in r1.text.splitlines()[0]
+    (cost,) = ok_calls(r3, "machine_cost")
+    assert cost.arguments["gpu"] == "h200-sxm" and cost.arguments["count"] == 8
+    assert cost.result["nodes_per_rack"] == 1
