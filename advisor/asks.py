@@ -734,9 +734,10 @@ def _budget_cards(c: AskContext) -> list[str]:
 
 def _budget_count_needed(c: AskContext) -> bool:
     p = c.session.profile
-    # 'how many cards to run it?' with a model to size is the count it needs; a budget counts cards when said now
+    # 'how many cards to run it?' with a model to size is the count it needs ('910B 和 H20 各要几台', a budget said
+    # beside it or not); a budget counts cards when there is nothing to size ('40 万能买几张 L20')
     return "how_many" in c.asks and p.budget is not None and p.use_case != "training" and bool(_budget_cards(c)) \
-        and (c.budget_said or p.model is None)
+        and p.model is None and p.params_b is None
 
 
 def _budget_count_calls(c: AskContext) -> list[PlannedCall]:

@@ -1893,9 +1893,10 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             if not said and load_catalog().gpu(gid).form_factor.value != "system":  # a computer is one box
                 count = least_count(size)  # 'H20 or 910B for R1?': each card at the least count that holds it
                 size = _at_count(size, count)
-            # as for one configuration: per token, one node's tensor-parallel group
-            perf = {**model, "gpu": gid, "count": one_node(count), "context": context, "batch": batch,
-                    "engine": engine}
+            # as for one configuration: per token, one node's tensor-parallel group — unless the model needs more
+            # nodes than one (layers split between them; one node would be timed with weights in system RAM)
+            perf = {**model, "gpu": gid, "count": count if count > NODE_GPUS else one_node(count),
+                    "context": context, "batch": batch, "engine": engine}
             if precision:
                 perf["precision"] = precision
             calls.append(PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gid))

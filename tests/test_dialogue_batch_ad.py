@@ -144,8 +144,8 @@ def test_alphafold_input_is_held_by_memory_as_documented(adv: Advisor) -> None:
 def test_the_option_a_comparison_picked_is_the_one_a_follow_up_means(adv: Advisor) -> None:
     """H200 runs VASP's CUDA build at 67 TFLOPS of FP64 (MI300X has no VASP build); the 8-GPU option's node is
     then an HGX H200 (DGX H200 class, over 10 kW): one per 15 kW rack, never a guessed RTX 4090."""
-    _, (r1, _, r3) = talk(adv, "Research computing here. GPU-native FP64 CFD solver plus VASP and some GROMACS. ~$400k. "
-                               "FP64 is non-negotiable. Is L40S / RTX PRO 6000 class any good or do we need "
+    _, (r1, _, r3) = talk(adv, "Research computing here. GPU-native FP64 CFD solver plus VASP and some GROMACS. "
+                               "~$400k. FP64 is non-negotiable. Is L40S / RTX PRO 6000 class any good or do we need "
                                "H100/H200/MI300X?",
                           "what about B200 or B300, should we wait for those instead?",
                           "ok how much power and cooling per node for the 8-gpu option? our racks are 15kW air cooled")
@@ -153,3 +153,15 @@ def test_the_option_a_comparison_picked_is_the_one_a_follow_up_means(adv: Adviso
     (cost,) = ok_calls(r3, "machine_cost")
     assert cost.arguments["gpu"] == "h200-sxm" and cost.arguments["count"] == 8
     assert cost.result["nodes_per_rack"] == 1
+
+
+def test_a_comparison_of_clusters_times_the_whole_cluster_and_counts_what_holds_the_model(adv: Advisor) -> None:
+    """DeepSeek-R1 at FP8 (672.9 GB) does not fit eight 64 GB 910B: timed on one node its weights would sit in
+    system RAM (5 tokens/s); on the 16 that hold it, it runs at hundreds. 'How many of each' with a model is the
+    count that holds it, not what the budget buys."""
+    _, (r,) = talk(adv, "我们是国企，要采购推理服务器部署deepseek-R1满血版（671B），并发大概50人左右，要求国产化优先，"
+                        "预算500w以内。昇腾910B和H20怎么选？各要几台")
+    perf = {c.arguments["gpu"]: c for c in ok_calls(r, "perf_decode")}
+    assert perf["ascend-910b"].arguments["count"] == 16 and perf["ascend-910b"].result["tokens_per_s"] > 100
+    assert not ok_calls(r, "affordable")
+    assert r.text.startswith("**两者都放得下 DeepSeek-R1")
