@@ -474,9 +474,20 @@ def _memory_sibling(gpu: str | None, memory_gb: float) -> str | None:
                  and _MEMORY_IN_NAME.sub("", g.name) == family), None)
 
 
+_AGAINST_OWNED = re.compile(r"比\s*(?:现在|目前|原来|手上|现有|之前)|(?:than|vs\.?|versus|compared (?:to|with)|over)\s+"
+                            r"(?:our|my|the)\s+(?:current|existing|old|present)", re.IGNORECASE)
+
+
 def _joins_comparison(m: _Merge, gpu_ids: list[str]) -> list[str]:
-    """'What about the MI210 instead?' while cards are compared: the new card joins them (first), no count said."""
+    """'What about the MI210 instead?' while cards are compared: the new card joins them (first), no count said;
+    '能比现在两张 V100 快多少': the cards owned join as the baseline."""
     parsed, p = m.parsed, m.p
+    if gpu_ids and p.existing and _AGAINST_OWNED.search(parsed.text):
+        owned = [e.gpu for e in p.existing if e.gpu not in gpu_ids]
+        if owned:
+            m.put("compare_counts", {**{g.gpu: g.count for g in parsed.gpus if g.stated},
+                                     **{e.gpu: e.count for e in p.existing}})
+            return [*gpu_ids, *owned][:COMPARED_CARDS]
     joins = gpu_ids and len(p.compare) >= 2 and not set(gpu_ids) <= set(p.compare) and parsed.has(Intent.whatif) \
         and not any(g.stated for g in parsed.gpus) and parsed.gpu_count is None and not parsed.added_cards
     return list(dict.fromkeys([*gpu_ids, *p.compare]))[:COMPARED_CARDS] if joins else gpu_ids

@@ -165,3 +165,19 @@ def test_a_comparison_of_clusters_times_the_whole_cluster_and_counts_what_holds_
     assert perf["ascend-910b"].arguments["count"] == 16 and perf["ascend-910b"].result["tokens_per_s"] > 100
     assert not ok_calls(r, "affordable")
     assert r.text.startswith("**两者都放得下 DeepSeek-R1")
+
+
+@pytest.mark.parametrize("text, fp64", [("做分子动力学，主要gromacs和amber，听说双精度很重要？", None),
+                                        ("do we need FP64 for LAMMPS?", None),
+                                        ("我们的 CFD 代码必须双精度", True)])
+def test_fp64_asked_about_or_heard_of_is_no_requirement(text: str, fp64: bool | None) -> None:
+    assert parse(text).fp64 is fp64
+
+
+def test_the_cards_owned_join_a_comparison_made_against_them(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "做分子动力学，主要gromacs和amber，现在是两张V100，想升级，预算15w，4090、A100、H100怎么选？",
+                     "要是换成4张4090，能比现在两张V100快多少")
+    sized = {c.arguments["name"] for c in ok_calls(r, "gpu_info")}
+    assert {"rtx-4090", "v100-sxm2-32gb"} <= sized
+    first = r.text.splitlines()[0]
+    assert "4 张 GeForce RTX 4090" in first and "2 张 V100" in first

@@ -1943,10 +1943,14 @@ def _read_deadline(r: _Reading) -> None:
 def _read_fp64(r: _Reading) -> None:
     if _FP64_NO.search(r.text):
         r.out.fp64 = False
-    elif (m := _FP64_NEED.search(r.text)) and not _ASKS_WHETHER.match(r.text[m.end():m.end() + 12]):
-        r.out.fp64 = True  # not 'FP64 重要吗', 'does FP64 matter?': asked, not required; the code decides
+    elif (m := _FP64_NEED.search(r.text)) and not _ASKS_WHETHER.match(r.text[m.end():m.end() + 12]) \
+            and not _HEARSAY.search(r.text[max(0, m.start() - 12):m.start()]) \
+            and not re.match(r"[^。.!！;；\n]{0,12}[?？]", r.text[m.end():]):
+        r.out.fp64 = True  # not 'FP64 重要吗', '听说双精度很重要？', 'does FP64 matter?': asked, the code decides
 
 
+_HEARSAY = re.compile(r"听说|据说|听人说|有人说|网上说|是不是|是否|\bheard\b|\bis it true\b|\bsupposedly\b|"
+                      r"\bpeople say\b|\bdo (?:i|we) (?:really )?need\b", _I)
 _ASKS_WHETHER = re.compile(r"\s*(?:的)?\s*(?:重要吗|重不重要|要吗|要不要|需要吗|需不需要|有用吗|有必要吗|吗|的吧|吧|"
                            r"\?|？|(?:really\s+)?(?:matters?|important|needed|necessary)\s*\?)", _I)
 
