@@ -23,6 +23,7 @@ from advisor.fmt import (
     gb_short,
     money,
     money_in,
+    money_in_exact,
     needed_bytes,
     num,
     price_basis,
@@ -841,8 +842,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                        hours=duration(d.hours, lang), low=duration(d.hours_range[0], lang),
                        high=duration(d.hours_range[1], lang), basis=msg(lang, _mfu_basis(d)))
             if cost_first and d.cost_usd is not None and d.price_per_gpu_hour:  # 'what would renting it cost?'
-                rate = money_in(d.price_per_gpu_hour, d.price_per_gpu_hour * d.cny_per_usd, default_currency(lang),
-                                lang, d.cny_per_usd)
+                rate = money_in_exact(d.price_per_gpu_hour, d.price_per_gpu_hour * d.cny_per_usd,
+                                      default_currency(lang), lang, d.cny_per_usd)
                 lead = msg(lang, "compose.training_section.cost_verdict", count=d.count, gpu=d.gpu, cost=cost,
                            hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours), rate=rate) + "\n" + lead
             fit = out[0].replace("**", "").removeprefix(word(lang, "answer_prefix"))

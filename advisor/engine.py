@@ -409,7 +409,9 @@ def _said_alike(said: str, held: str, text: str) -> bool:
     a, b = _name_words(said), _name_words(held)
     common = a & b
     own = a - b - {"gb", "geforce", "nvidia"}
-    return any(w.isdigit() for w in common) and not any(re.search(rf"(?<![a-z]){w}(?![a-z])", text) for w in own)
+    # a word counts where it stands on its own kind: '800' inside 'h800' is said, 'rtx' inside 'rtx6000' too
+    return any(w.isdigit() for w in common) and not any(
+        re.search(rf"(?<![0-9]){w}(?![0-9])" if w.isdigit() else rf"(?<![a-z]){w}(?![a-z])", text) for w in own)
 
 
 def _merge_sold(m: _Merge) -> None:
@@ -1389,7 +1391,9 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
     if parsed.asks:
         session.last_asks = list(parsed.asks)
         return parsed
-    if parsed.kind not in _FOLLOW_UPS or not session.last_asks or new_workload(parsed):
+    # '如果换成 H800 或者 A800 呢' after 'how many H100 to finish in a month?': the alternatives, asked the same
+    swapped = parsed.kind == Kind.compare and parsed.has(Intent.whatif)
+    if (parsed.kind not in _FOLLOW_UPS and not swapped) or not session.last_asks or new_workload(parsed):
         return parsed  # 'VASP 要双精度，那 4090 还行吗': a question about a new workload, not the last one again
     asks = [a for a in session.last_asks if _changes_answer(a, parsed)]
     return parsed.model_copy(update={"asks": asks, "asks_count": parsed.asks_count or "how_many" in asks})

@@ -523,8 +523,8 @@ def _compare_partner(ctx: PlanContext) -> tuple[str, int | None] | None:
     asked = ctx.kind == Kind.compare or ctx.parsed.has(Intent.compare)
     if not asked or len(ctx.named) != 1:
         return None
-    if ctx.kind != Kind.compare and ctx.named[0] in ctx.profile.compare:
-        return None
+    if ctx.named[0] in ctx.profile.compare and (ctx.kind != Kind.compare or len(ctx.profile.compare) >= 2):
+        return None  # the card joined the cards compared ('what about the MI210 instead?'): the list is compared
     at_hand = current_config(ctx.session, [])
     if at_hand is not None and at_hand.gpu != ctx.named[0] and at_hand.nodes == 1:
         return at_hand.gpu, at_hand.count

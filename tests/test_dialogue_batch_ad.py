@@ -181,3 +181,16 @@ def test_the_cards_owned_join_a_comparison_made_against_them(adv: Advisor) -> No
     assert {"rtx-4090", "v100-sxm2-32gb"} <= sized
     first = r.text.splitlines()[0]
     assert "4 张 GeForce RTX 4090" in first and "2 张 V100" in first
+
+
+def test_alternatives_after_a_count_are_counted_and_a_rate_totals_the_rent(adv: Advisor) -> None:
+    """'How many H100 to pre-train 7B on 2T tokens in a month?', then 'H800 or A800?' counts both; '每卡每小时 18 块'
+    is a rate (never 18 cards): the run's GPU-hours × ¥18."""
+    _, (_, r2, r3) = talk(adv, "我们要从头预训练一个7B模型，数据2T tokens，能租到H100 80G，希望一个月内训完，"
+                               "大概要多少张卡？", "如果换成H800或者A800呢", "按租卡每卡每小时18块算，总共大概多少钱")
+    lines = r2.text.splitlines()
+    assert lines[0].startswith("**H800 SXM 80GB：") and lines[1].startswith("**A800 SXM 80GB：")
+    assert parse("按租卡每卡每小时18块算，总共大概多少钱").gpu_count is None
+    (time,) = [c for c in ok_calls(r3, "training_time") if not c.call_id.startswith("alt_")][:1]
+    gpu_hours = time.result["gpu_hours"]
+    assert f"¥{round(gpu_hours * 18):,}" in r3.text.splitlines()[0]

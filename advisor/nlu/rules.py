@@ -753,9 +753,12 @@ def _cards_count(masked: str) -> float | None:
     m = _CARDS_ONLY.search(masked)
     if m and (m.group(3) or "").lower() in ("a", "an"):
         return None  # "a card" names no count
-    if m and m.group(4) == "块" and re.match(r"\s*(钱|以内|左右|预算|的预算)|\s*(?:钱)?\s*(?:一|每|/)\s*(?:个)?\s*"
-                                             r"(?:小时|天|度|月|卡时)", masked[m.end():]):
-        return None  # '5千块以内' is money; '4 块一小时' a rate
+    rate_before = re.search(r"(?:每|一|/)\s*(?:个)?\s*(?:小时|天|度|月|卡时)\s*(?:大概|约|要|是|按)?\s*$",
+                            masked[max(0, m.start() - 10):m.start()]) if m else None
+    if m and m.group(4) == "块" and (rate_before or re.match(
+            r"\s*(钱|以内|左右|预算|的预算)|\s*(?:钱)?\s*(?:一|每|/)\s*(?:个)?\s*(?:小时|天|度|月|卡时)",
+            masked[m.end():])):
+        return None  # '5千块以内' is money; '4 块一小时', '每卡每小时18块' a rate
     if not m or _NOT_GPU_NOUN.match(masked[m.end():]):
         return None  # '4 张 200G 的 IB 卡' counts network cards
     raw = m.group(1) or m.group(2) or m.group(3)
@@ -2364,6 +2367,13 @@ def _readback_fact(out: Parsed, context: bool) -> Kind | None:
     return Kind.whatif if out.kind == Kind.chitchat and out.readback else None
 
 
+def _rent_total(out: Parsed, context: bool) -> Kind | None:
+    """'按租卡每卡每小时 18 块算，总共多少钱': the total asked at a rental rate is the rent, not a machine's price."""
+    if out.rental_rate and "build_cost" in out.asks:
+        out.asks = list(dict.fromkeys("run_cost" if a == "build_cost" else a for a in out.asks))
+    return None
+
+
 def _break_even(out: Parsed, context: bool) -> Kind | None:
     """A break-even with a rental rate or a purchase price is rent-or-buy."""
     priced = out.rental_rate or out.purchase_price
@@ -2434,7 +2444,8 @@ _COST_OR_OWN = re.compile(r"cheaper|\bcosts?\b|\bbill|\bspend|\bsave|\bworth|pay
 _API_ANSWERS = {"run_cost", "break_even", "price_check", "energy_cost", "compare"}
 
 # the first rule that settles a kind wins
-_KIND_BY_ASKS = (_readback_fact, _api_versus_own, _break_even, _cards_together, _engine_on_the_plan, _plan_on_card)
+_KIND_BY_ASKS = (_readback_fact, _rent_total, _api_versus_own, _break_even, _cards_together, _engine_on_the_plan,
+                 _plan_on_card)
 
 
 def _kind_from_asks(out: Parsed, context: bool = True) -> None:
