@@ -853,7 +853,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     return out
 
 
-def code_on_card(gpu_id: str, code_id: str, lang: str, tokens: int | None = None) -> str:
+def code_on_card(gpu_id: str, code_id: str, lang: str, tokens: int | None = None, cuda_code: bool = False) -> str:
     """Whether the card named runs the scientific code asked about: no GPU build for its software stack; a
     double-precision code on a card with little FP64; an input longer than its memory holds (``tokens``, where the
     code documents tokens per GB); or a fit, by the rate the code computes in."""
@@ -868,6 +868,8 @@ def code_on_card(gpu_id: str, code_id: str, lang: str, tokens: int | None = None
         key = "sci_card.tokens_ok" if tokens <= holds else "sci_card.tokens_short"
         return msg(lang, key, gpu=g.name, code=code.name, memory=num(g.memory_gb, 0), holds=num(holds, 0),
                    tokens=num(tokens, 0), need=num(tokens / code.tokens_per_gb, 0), per_gb=num(code.tokens_per_gb, 0))
+    if cuda_code and stack != "cuda":  # the buyer's own CUDA code beside it: the card runs the named code only
+        return msg(lang, "sci_card.cuda_code", gpu=g.name, code=code.name, stack=STACK_NAMES[stack])
     if code.fp64:
         if fp64 is None or (fp32 and fp64 < fp32 * WEAK_FP64_SHARE):
             return msg(lang, "sci_card.fp64_weak", gpu=g.name, code=code.name,
@@ -881,7 +883,7 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     out: list[str] = []
     info = _by_name(calls, "gpu_info")
     if info is not None and p.sci_code:  # 'is a 4090 enough for GROMACS?', '海光DCU 行不行？': that card, first
-        out.append(code_on_card(info.arguments["name"], p.sci_code, lang, p.sequence_tokens))
+        out.append(code_on_card(info.arguments["name"], p.sci_code, lang, p.sequence_tokens, bool(p.cuda_required)))
     sci = _by_name(calls, "scientific_fp64")
     rec = _by_name(calls, "recommend")
     need = word(lang, "fp64_needed" if p.fp64 is not False else "fp64_not_needed")

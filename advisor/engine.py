@@ -339,6 +339,30 @@ def _merge_lists(m: _Merge) -> None:
         m.put("allowed_gpus", parsed.allowed_gpus)
     if parsed.ruled_out_gpus:  # ruled out stays ruled out: each message adds to the list
         m.put("ruled_out_gpus", list(dict.fromkeys([*m.p.ruled_out_gpus, *parsed.ruled_out_gpus])))
+    if (parsed.only_vendors or parsed.excluded_vendors) and not parsed.gpus:
+        _drop_cards_ruled_out(m)
+
+
+def _drop_cards_ruled_out(m: _Merge) -> None:
+    """'what if procurement says AMD only?' while cards are compared: the cards the rule leaves out leave the
+    comparison (and the card under discussion), so the answer is on what remains."""
+    p = m.p
+
+    def allowed(gpu: str) -> bool:
+        vendor = load_catalog().gpu(gpu).vendor.lower()
+        only = [v.lower() for v in p.only_vendors or []]
+        return vendor not in [v.lower() for v in p.excluded_vendors] and (not only or vendor in only)
+
+    if p.compare:
+        kept = [g for g in p.compare if allowed(g)]
+        if kept != p.compare:
+            m.put("compare", kept if len(kept) >= 2 else [])
+            m.put("compare_counts", {g: n for g, n in p.compare_counts.items() if g in kept})
+            if len(kept) == 1:  # one left: the card under discussion, at its count
+                m.put("gpu", kept[0])
+                m.put("gpu_count", p.compare_counts.get(kept[0]) or p.gpu_count)
+    if p.gpu and not allowed(p.gpu):
+        m.put("gpu", None)
 
 
 def _merge_added_card(m: _Merge) -> bool:

@@ -194,3 +194,19 @@ def test_alternatives_after_a_count_are_counted_and_a_rate_totals_the_rent(adv: 
     (time,) = [c for c in ok_calls(r3, "training_time") if not c.call_id.startswith("alt_")][:1]
     gpu_hours = time.result["gpu_hours"]
     assert f"¥{round(gpu_hours * 18):,}" in r3.text.splitlines()[0]
+
+
+@pytest.mark.parametrize("text, only", [("what if procurement says no NVIDIA datacenter cards, AMD only?", ["amd"]),
+                                        ("AMD cards only", ["amd"]), ("NVIDIA-only shop", ["nvidia"])])
+def test_a_vendor_named_before_only_restricts_the_choice(text: str, only: list[str]) -> None:
+    assert parse(text).only_vendors == only
+
+
+def test_a_vendor_rule_takes_the_cards_it_leaves_out_off_the_comparison(adv: Advisor) -> None:
+    """AMD only: of 4× H100, 4× RTX 6000 Ada and 4× MI210 the MI210s remain; the group's own CUDA code does not run
+    on them without a HIP port, and the first line says so instead of 'yes'."""
+    s, (_, r) = talk(adv, "Our group runs OpenFOAM, an in-house FP64 CUDA code (sparse solvers), and GROMACS. "
+                          "Looking at 4x H100 vs 4x RTX 6000 Ada vs 4x MI210. Budget ~$150k USD incl server. Which?",
+                     "what if procurement says no NVIDIA datacenter cards, AMD only?")
+    assert s.profile.gpu == "mi210" and s.profile.gpu_count == 4 and not s.profile.compare
+    assert r.text.startswith("**Not as things stand: Instinct MI210") and "HIP" in r.text.splitlines()[0]

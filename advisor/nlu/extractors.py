@@ -314,13 +314,16 @@ def excluded_vendors(ctx: Context) -> list[str] | None:
 def only_vendors(ctx: Context) -> list[str] | None:
     """'只能买华为的卡', 'only NVIDIA', 'LAMMPS on AMD GPUs', '用华为的卡' → the vendors the choice is restricted to."""
     only = vocab.matches("slot", "only", ctx.text)
-    if not only:
+    ruled_out = excluded_vendors(ctx) or []  # 'domestic accelerators only (no NVIDIA)': NVIDIA is the one ruled out
+    if not only or not any(re.search(p, ctx.text[only.end():only.end() + 24], _I) for p in _VENDORS.values()):
+        # 'AMD only', 'AMD cards only', 'LAMMPS on AMD GPUs', '用华为的卡'
         named = [vendor for vendor, pattern in _VENDORS.items()
                  if re.search(rf"\b(?:on|with|using)\s+(?:{pattern})\s+(?:gpus?|cards?|hardware|accelerators?)\b|"
-                              rf"(?:用|上)\s*(?:{pattern})\s*的?\s*(?:卡|显卡|gpu|加速卡)", ctx.text, _I)]
+                              rf"(?:用|上)\s*(?:{pattern})\s*的?\s*(?:卡|显卡|gpu|加速卡)|"
+                              rf"(?:{pattern})(?:\s+(?:gpus?|cards?|hardware|accelerators?))?\s*(?:-|\s)only\b",
+                              ctx.text, _I) and vendor not in ruled_out]
         return named or None
     tail = ctx.text[only.end():only.end() + 24]
-    ruled_out = excluded_vendors(ctx) or []  # 'domestic accelerators only (no NVIDIA)': NVIDIA is the one ruled out
     found = [vendor for vendor, pattern in _VENDORS.items()
              if (m := re.search(pattern, tail, _I)) and not re.search(r"[，,。;；!?！？(（]", tail[:m.start()])
              and vendor not in ruled_out]
