@@ -46,8 +46,9 @@ from advisor.planner import (
 from advisor.present.market import market_verdict
 from advisor.session import Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
+from knowledge import load_catalog
 from knowledge.messages import msg, render
-from knowledge.offers import system_resolver
+from knowledge.offers import System, system_resolver, systems
 from knowledge.stack_support import Architecture, StackLimit, limits_for
 from tools.api_cost import ApiCostResult
 from tools.compat_rules.software import STACK_NAMES, stack_family
@@ -121,9 +122,18 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     named = [x.result["id"] for x in c.calls if x.name == "system_info" and x.ok and x.result]
     system = next((s for s in map(system_resolver().get, dict.fromkeys([*named, *c.session.focus_systems]))
                    if s.gpu == c.config.gpu and s.gpu_count == c.config.count and s.max_power_w), None)
-    if system is not None:  # 'the DGX B200s': the box as its maker rates it
+    system = system or reference_system(c.config.gpu, c.config.count)
+    if system is not None:  # 'the DGX B200s', 'HGX B200 8-GPU servers': the box as its maker rates it
         args["node_power_w"] = system.max_power_w
     return [PlannedCall(name="machine_cost", arguments=args, purpose="value")]
+
+
+def reference_system(gpu: str, count: int) -> System | None:
+    """The catalogued server of exactly ``count`` × ``gpu`` whose maker rates its power (the GPU vendor's own, such as
+    a DGX, first): an 8-GPU baseboard node is planned at that figure."""
+    found = [s for s in systems() if s.form == "server" and s.gpu == gpu and s.gpu_count == count and s.max_power_w]
+    vendor = load_catalog().gpu(gpu).vendor
+    return next((s for s in found if s.vendor == vendor), found[0] if found else None)
 
 
 def _machine(done: list[ToolCall]) -> MachineCostResult | None:

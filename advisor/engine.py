@@ -480,6 +480,12 @@ def _merge_cards(m: _Merge) -> None:
         for g in gpu_ids:  # an owned card weighed without a count: the ones owned, plus those the message adds
             if g in owned and g not in counts:
                 counts[g] = owned[g] + (parsed.added_cards or 0 if parsed.gpus and g == parsed.gpus[0].gpu else 0)
+        said = set(counts.values())
+        for g in gpu_ids:  # 'HGX H200 8-GPU servers … and what about B200?': the same box of the other card
+            card = load_catalog().gpu(g)
+            if g not in counts and len(said) == 1 and card.form_factor.value in ("sxm", "oam", "module") \
+                    and 1 < next(iter(said)) <= (card.interconnect.max_gpus or 8):
+                counts[g] = next(iter(said))
         m.put("compare_counts", counts)
     elif gpu_ids:
         named = [x for x in parsed.gpus if x.gpu in gpu_ids]
@@ -992,7 +998,7 @@ class Advisor:
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
         if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
             parsed = parsed.model_copy(update={"asks": [a for a in parsed.asks if a != "market"]})  # said above
-        for config, asked in _ask_passes(parsed.asks, plan, calls, both):
+        for config, asked in _ask_passes(parsed.asks, plan, calls, both, session):
             owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
                              topic=parsed.build_topic if plan.mode == "build" else None)
@@ -1464,13 +1470,13 @@ def _computes_afresh(plan: Plan, parsed: Parsed) -> bool:
         or parsed.ttft_target_s is not None
 
 
-def _ask_passes(asked: list[str], plan: Plan, calls: list[ToolCall],
-                both: list[Config] | None) -> list[tuple[Config | None, list[str]]]:
+def _ask_passes(asked: list[str], plan: Plan, calls: list[ToolCall], both: list[Config] | None,
+                session: Session) -> list[tuple[Config | None, list[str]]]:
     """The configurations the asks are answered on, each with its asks: each of 'both options'; in a comparison
     the per-card asks for each card compared and the rest once; else the configuration at hand."""
     if both:
         return [(c, asked) for c in both]
-    compared = _compared(plan, calls)
+    compared = _compared(plan, calls, session)
     if not compared:
         return [(None, asked)]
     return [(None, [a for a in asked if a not in _PER_CONFIG]),
@@ -1479,10 +1485,10 @@ def _ask_passes(asked: list[str], plan: Plan, calls: list[ToolCall],
 
 # what a comparison answers for each card it compares ('and the prompt processing?'); the other asks that are
 # left open are answered once (a count asked of the cards compared already goes card by card)
-_PER_CONFIG = ("ttft", "capacity", "energy_cost", "build_cost")
+_PER_CONFIG = ("ttft", "capacity", "energy_cost", "build_cost", "rack", "heat")
 
 
-def _compared(plan: Plan, calls: list[ToolCall]) -> list[Config]:
+def _compared(plan: Plan, calls: list[ToolCall], session: Session) -> list[Config]:
     """A comparison's configurations (card × count, the model it sized), in the order compared: an ask the
     comparison left open ('and the prompt processing?') is answered for each."""
     if plan.mode != "compare":
@@ -1495,6 +1501,10 @@ def _compared(plan: Plan, calls: list[ToolCall]) -> list[Config]:
                             model=call.arguments.get("model"), precision=call.arguments.get("precision"))
             if all(c.gpu != config.gpu for c in out):
                 out.append(config)
+    if not out:  # cards compared with nothing to size ('H200 or B200 servers in our racks?'): each at its count
+        counts = session.profile.compare_counts
+        out = [Config(gpu=c.arguments["name"], count=int(counts.get(c.arguments["name"]) or 1)) for c in calls
+               if c.ok and c.name == "gpu_info" and c.arguments.get("name") in session.profile.compare]
     return out if len(out) >= 2 else []
 
 

@@ -1865,6 +1865,7 @@ def user_currency(p: Profile, lang: str, allowed: tuple[str, ...] = ("USD", "CNY
 COMPARED_CARDS = 6  # the most cards one comparison sets side by side (the rest are said to be left out)
 
 
+
 def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
     calls: list[PlannedCall] = []
     options: list[dict[str, Any]] = []

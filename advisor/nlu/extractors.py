@@ -336,7 +336,8 @@ def allowed_gpus(ctx: Context) -> list[str] | None:
     if not only:
         return None
     ids = [gid for start, _, gid in ctx.gpu_spans if start >= only.start() and start - only.end() <= 40
-           and not re.search(r"[，,。;；!?！？]", ctx.text[only.end():start])]  # '只有 10A，放 2 张 5090': none
+           and not re.search(r"[，,。;；!?！？]|\.(?!\d)", ctx.text[only.end():start])]  # '只有 10A，放 2 张 5090',
+    # 'air cooling only. How many H200 …': none
     return list(dict.fromkeys(ids)) or None
 
 

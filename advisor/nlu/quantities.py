@@ -23,6 +23,7 @@ _THOUSANDS = r"(?P<k>[kK](?![A-Za-z]))?"  # '1k tokens per sample'
 # clauses end at punctuation and at a turn ('2,000 staff but 60 concurrent at peak': the peak is the 60's)
 _CLAUSE_END = re.compile(r"[，,。;；!?！？\n]|\.(?!\d)|\b(?:but|however|while|whereas|of which|of whom)\b|"
                          r"但是?|不过|其中|其实", re.IGNORECASE)
+_EACH = re.compile(r"\beach\b|\bapiece\b|\bper (?:one|unit)\b|各|每个|每台|每一个", re.IGNORECASE)
 A_LENGTH = re.compile(r"\s*(?:-?\s*tokens?\b|ctx\b|context\b|conte?xt window|上下文|长度)", re.IGNORECASE)
 _AGO = re.compile(r"^\s*(?:前|ago\b|old\b|了|买的|入手|以前)", re.IGNORECASE)
 MAX_YEARS = 30  # a horizon longer than this is a date ('2021 年')
@@ -114,7 +115,11 @@ def _candidates(text: str) -> list[tuple[float, Quantity]]:
             if unit == "people" and A_LENGTH.match(text, end):
                 continue  # 'users at 32k ctx': a number of tokens is a context, never people
             head = max((c.end() for c in _CLAUSE_END.finditer(text, 0, start)), default=0)
-            role = _role(unit, _clause(text, start, end), (start, end), head)
+            clause = _clause(text, start, end)
+            role = _role(unit, clause, (start, end), head)
+            if role is None and _EACH.search(clause) and head:  # '4 racks, 15 kW each': the noun before the comma
+                before = max((c.end() for c in _CLAUSE_END.finditer(text, 0, head - 1)), default=0)
+                role = _role(unit, text[before:head] + clause, (start - before, end - before), 0)
             score = (m.end() - m.start()) / 100 + (1.0 if role else 0.0) + (0.5 if after else 0.0)
             found.append((score, Quantity(unit=unit, value=value, role=role, start=start, end=end)))
     return found

@@ -479,7 +479,8 @@ _COUNT_BEFORE = re.compile(
     rf"\s*(?:[的]|of\s+)?\s*$", _I)
 _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
                           r"^\s*(?:s\b)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
-                          r"(张|块|卡|片|颗)", _I)
+                          r"(张|块|卡|片|颗)|"
+                          r"^\s*(\d)[- ]?gpus?\s+(?=servers?|nodes?|boxes|machines|systems|baseboards?)", _I)
 # what a '张/块/cards' count can be of that is no GPU: network cards, disks, memory, images, GPU-hours
 _NOT_GPU_NOUN = re.compile(r"^[^，,。.;；!?？！\n]{0,12}?(?:网卡|ib\s*卡|nic|hca|网口|光模块|交换机|硬盘|固态|ssd|nvme|"
                            r"内存条?|电源|psu|dimm|ram\b)|^\s*-?\s*(?:hours?|hrs?|h\b|小时|卡时|时(?![候间]))", _I)
@@ -790,9 +791,9 @@ def _count_match(text: str, start: int, end: int) -> tuple[int, int, int] | None
             return None  # 'an H20 setup', 'a 4090 box': a machine of that card, its count not said
         if value and value > 0:  # '2000 H100' too: a count past MAX_CARDS is said back as well
             return int(value), base + before.start(), end
-    after = _COUNT_AFTER.search(text[end:end + 12])
+    after = _COUNT_AFTER.search(text[end:end + 20])
     if after:
-        value = 2.0 if after.group(2) else parse_number(after.group(1) or after.group(3))
+        value = 2.0 if after.group(2) else parse_number(after.group(1) or after.group(3) or after.group(5))
         if value and after.group(4) == "块" and value > 16:
             return None  # 'Tesla P40 24G 800块': a price in yuan, not 800 cards
         if value and value > 0:
@@ -1093,7 +1094,8 @@ def _replaced_cards(text: str, mentions: list[_Mention]) -> list[str]:
     return out
 
 
-_OR = re.compile(r"\bor\b|还是|或者|或是|\bvs\.?(?![a-z])|\bversus\b|抑或", _I)
+_OR = re.compile(r"\bor\b|还是|或者|或是|\bvs\.?(?![a-z])|\bversus\b|抑或|\b(?:what|how) about\b|\band for\b|"
+                 r"\binstead of\b", _I)
 
 
 def _options_offered(text: str, mentions: list[_Mention]) -> bool:
@@ -2233,6 +2235,9 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.intents = [i for i in out.intents if i is not Intent.recommend]
     if out.served_model is not None:
         out.asks.append("served")  # whether the machine also serves it is asked by saying it
+    if out.rack_kw is not None and "how_many" in out.asks and _MACHINES_ASKED.search(text):
+        # 'how many 8-GPU servers can we put in (our 15 kW racks)?': the rack's answer, in the ask's place
+        out.asks = list(dict.fromkeys("rack" if a == "how_many" else a for a in out.asks))
     if out.rack_kw is not None and "rack" not in out.asks:
         out.asks.append("rack")  # 'our racks are 17 kW': whether the nodes fit it is asked by saying it
     out.pooled = bool(vocab.matches("slot", "pooled", text))
@@ -2246,6 +2251,8 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.asks = [a for a in out.asks if a not in stated] + stated
 
 
+_MACHINES_ASKED = re.compile(r"\bhow many\b.{0,48}\b(?:servers?|nodes?|boxes|machines|systems|dgx|hgx)\b|"
+                             r"(?:几|多少)\s*台", _I)
 MAX_ASK_TEXT = 4000  # asks are read in a message's first part; a pasted document after them asks nothing
 
 
