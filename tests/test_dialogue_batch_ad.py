@@ -220,6 +220,6 @@ def test_servers_offered_side_by_side_are_fitted_to_the_racks_first(adv: Advisor
     assert p.rack_kw == 15 and p.alternatives and not p.allowed_gpus and p.asks[0] == "rack"
     _, (r,) = talk(adv, "Facilities question. We have a colo cage with 4 racks, 15 kW each, air cooling only. How many "
                         "HGX H200 8-GPU servers can we put in? And what about B200?")
-    lines = r.text.splitlines()
+    lines = [line for line in r.text.splitlines() if line.strip()]
     assert lines[0].startswith("[8× H200 SXM 141GB] **Rack:**") and "10.2 kW" in lines[0]
     assert lines[1].startswith("[8× B200 SXM 180GB] **Rack:**") and "14.3 kW" in lines[1]
