@@ -223,3 +223,19 @@ def test_servers_offered_side_by_side_are_fitted_to_the_racks_first(adv: Advisor
     lines = [line for line in r.text.splitlines() if line.strip()]
     assert lines[0].startswith("[8× H200 SXM 141GB] **Rack:**") and "10.2 kW" in lines[0]
     assert lines[1].startswith("[8× B200 SXM 180GB] **Rack:**") and "14.3 kW" in lines[1]
+
+
+@pytest.mark.parametrize("text, card, price", [
+    ("is it dumb to buy 4x used tesla P40 (24gb) at ~$200 each to run 70b models? vs just 2x 3090", "tesla-p40", 200),
+    ("what about MI50 32gb instead? theyre like $120 on ebay", "mi50-32gb", 120),
+])
+def test_a_cards_price_is_never_a_budget(text: str, card: str, price: float) -> None:
+    p = parse(text)
+    assert p.budget is None and p.card_prices[card].amount == price
+
+
+@pytest.mark.parametrize("text, method", [("what about doing a full fine-tune instead of LoRA?", "full"),
+                                          ("QLoRA rather than full fine-tuning", "qlora"),
+                                          ("LoRA 而不是全参", "lora")])
+def test_the_method_replaced_is_not_the_method_asked(text: str, method: str) -> None:
+    assert parse(text).method == method

@@ -598,7 +598,8 @@ _NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added
                      "purchase_price", "quoted_price")
 _MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
 _NEGATED = re.compile(
-    r"(?:\bnot\b|\bno\b|\bwithout\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|无需|不再)\s*(?:an?\s+|the\s+)?"
+    r"(?:\bnot\b|\bno\b|\bwithout\b|\binstead of\b|\brather than\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|"
+    r"而不是|无需|不再)\s*(?:an?\s+|the\s+|doing\s+)?"
     r"(qlora|lora|训练|微调|推理|全参|全量|(?:full[- ])?(?:training|fine[- ]?tun\w*|inference))", re.IGNORECASE)
 
 
@@ -1800,7 +1801,7 @@ _AT_ONCE = re.compile(r"same time|at once|concurrent|simultaneous|同时|并发|
 
 # what may stand between a card's name and its price: memory, a variant, a verb or word of price, an 'about'
 _PRICE_GAP = re.compile(
-    r"^(?:[\s\-–—:：(（~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie\d?|sxm\d?|nvl|版|的|"
+    r"^(?:[\s\-–—:：(（)）~≈@/]|\d{1,3}\s*(?:gb|g)\b|\d{1,3}\s*(?:gb|g)(?=[\s\u3400-\u9fff])|pcie\d?|sxm\d?|nvl|版|的|"
     r"cards?|gpus?|modded|used|second-?hand|refurb\w*|mined|blower|turbo|\bis\b|\bare\b|go(?:es)? for|sells? for|"
     r"locally|local|nearby|here|listed|offered|asking|on (?:ebay|craigslist|marketplace|facebook marketplace)|"
     r"costs?|\bfor\b|\bat\b|about|around|roughly|approx\w*|only|just|each|apiece|now|rn|instead|under|less than|"
@@ -1840,6 +1841,24 @@ def _read_card_prices(r: _Reading) -> None:
         elif gid is not None:
             r.out.card_prices.setdefault(gid, money[2])
         r.claimed.append((end + money[0], end + money[1]))
+    _read_price_said_after(r, names)
+
+
+_THEY_COST = re.compile(r"(?:they'?re|theyre|they are|those are|it'?s|each (?:is|goes for|costs)|(?:they )?go(?:es)? "
+                        r"for|selling for|asking)\s*(?:like|about|around|roughly|~|only|just)?\s*", _I)
+
+
+def _read_price_said_after(r: _Reading, names: list[tuple[int, int, str | None]]) -> None:
+    """'MI50 32gb instead? theyre like $120 on ebay': a price said of the one card named, in the next sentence."""
+    cards = {gid for _, _, gid in names if gid}
+    if len(cards) != 1 or r.out.card_prices:
+        return
+    for m in _THEY_COST.finditer(r.text):
+        money = _unit_price(r.text[m.end():m.end() + 16], r.out.lang)
+        if money is not None and money[0] == 0 and money[2].amount >= 20:
+            r.out.card_prices[next(iter(cards))] = money[2]
+            r.claimed.append((m.end() + money[0], m.end() + money[1]))
+            return
 
 
 def _unit_price(window: str, lang: Lang | None) -> tuple[int, int, Money] | None:
