@@ -459,6 +459,10 @@ def _merge_cards(m: _Merge) -> None:
         m.put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
         m.put("gpu_count", None)
     gpu_ids = _cards_named(m)
+    variants = _memory_variants(gpu_ids[0] if len(gpu_ids) == 1 else p.gpu, parsed.memory_variants or [])
+    if len(variants) >= 2:  # 'Mac Studio M3 Ultra: 256GB or 512GB version?': those two, compared
+        gpu_ids = variants
+        parsed.gpus = [GpuCount(gpu=g, count=1, stated=False) for g in variants]
     sibling = _memory_sibling(p.gpu, parsed.card_memory_gb) if parsed.card_memory_gb and not gpu_ids else None
     if sibling is not None:  # 'the 256GB version instead': the same product with that memory
         gpu_ids = [sibling]
@@ -493,6 +497,16 @@ def _merge_cards(m: _Merge) -> None:
 
 
 _MEMORY_IN_NAME = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:GB|G|GiB)\b", re.IGNORECASE)
+
+
+def _memory_variants(gpu: str | None, sizes: list[float]) -> list[str]:
+    """The catalog cards of ``gpu``'s product with each memory size said; one other size said ('A100 40GB or 80GB
+    version') weighs it against the card named."""
+    if gpu is None:
+        return []
+    own = round(load_catalog().gpu(gpu).memory_gb)
+    found = [gpu if round(size) == own else _memory_sibling(gpu, size) for size in sizes]
+    return list(dict.fromkeys(g for g in ([gpu] if len(sizes) == 1 else []) + found if g))
 
 
 def _memory_sibling(gpu: str | None, memory_gb: float) -> str | None:

@@ -1459,9 +1459,11 @@ def _host_ram(p: Profile) -> dict[str, float]:
 
 
 def _home_cards(gpus: list[str]) -> bool:
-    """Any consumer card among ``gpus``: a '4-bit' question about them means GGUF (Ollama / llama.cpp)."""
+    """Any consumer card or desk computer (a Mac, a DGX Spark) among ``gpus``: a '4-bit' question about them means
+    GGUF (Ollama / llama.cpp)."""
     try:
-        return any(load_catalog().gpu(g).tier.value == "consumer" for g in gpus)
+        return any(load_catalog().gpu(g).tier.value == "consumer" or load_catalog().gpu(g).form_factor.value ==
+                   "system" for g in gpus)
     except Exception:
         return False
 

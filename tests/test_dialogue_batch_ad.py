@@ -239,3 +239,13 @@ def test_a_cards_price_is_never_a_budget(text: str, card: str, price: float) -> 
                                           ("LoRA 而不是全参", "lora")])
 def test_the_method_replaced_is_not_the_method_asked(text: str, method: str) -> None:
     assert parse(text).method == method
+
+
+def test_memory_versions_of_one_product_are_weighed_against_each_other(adv: Advisor) -> None:
+    """DeepSeek-R1 at Q4_K_M is about 406 GB: the 512 GB Mac Studio (384 GiB for the GPU) holds it, the 256 GB one
+    (192 GiB) does not; a Mac is sized as Ollama sizes it (Q4_K_M), never at FP8's Q8_0."""
+    p = parse("Mac Studio M3 Ultra for DeepSeek R1 671B. 256GB or 512GB version?")
+    assert p.memory_variants == [256, 512]
+    _, (r,) = talk(adv, "Thinking of a Mac Studio M3 Ultra to run DeepSeek R1 (the full 671B one) locally. 256GB or "
+                        "512GB version? money is not a huge issue but I dont want to waste it")
+    assert r.text.startswith("**Mac Studio M3 Ultra 512GB holds DeepSeek-R1 (Q4_K_M)")

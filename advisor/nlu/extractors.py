@@ -750,6 +750,24 @@ def card_memory_gb(ctx: Context) -> float | None:
     return value if value and 2 <= value <= 1024 else None
 
 
+_VARIANT_WORD = re.compile(r"version|variant|model|config\w*|sku|one\b|版本|版|款|配置", _I)
+_SIZE_IN_SENTENCE = re.compile(rf"({N})\s*(?:gb|g|tb|t)(?![a-z0-9])", _I)
+
+
+def memory_variants(ctx: Context) -> list[float] | None:
+    """'256GB or 512GB version?', '96G 还是 256G 的版本': the memory sizes of one product weighed in a sentence that
+    says version, variant or model (GB; TB × 1024)."""
+    for sentence in re.split(r"[。.!?！？\n]", ctx.masked):
+        if not _VARIANT_WORD.search(sentence):
+            continue
+        sizes = [(parse_number(m.group(1)) or 0) * (1024 if m.group(0).lower().rstrip().endswith(("t", "tb")) else 1)
+                 for m in _SIZE_IN_SENTENCE.finditer(sentence)]
+        sizes = [s for s in dict.fromkeys(sizes) if 8 <= s <= 4096]
+        if len(sizes) >= 2 or (sizes and re.search(r"\bor\b|还是|或者|\bvs\.?", sentence, _I)):
+            return sizes  # 'A100 40GB or 80GB version': the named card's own size is in its (blanked) name
+    return None
+
+
 def scientific_code(ctx: Context) -> str | None:
     """'GROMACS', 'AlphaFold 3', '冷冻电镜' → the code's id, whose GPU build fixes whether FP64 is needed; of several
     codes named, the double-precision one (the machine must run it)."""
@@ -1030,6 +1048,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "host_bandwidth_gbs": host_bandwidth_gbs,
     "mains": mains,
     "circuits": circuits,
+    "memory_variants": memory_variants,
     "gpu_power_limit_w": gpu_power_limit,
     "hours_per_day": hours_per_day,
     "kwh_price": kwh_price,

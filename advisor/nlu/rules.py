@@ -148,6 +148,8 @@ class Parsed(BaseModel):
     system_ram_gb: float | None = Field(None, description="system RAM of the host, GB")
     sci_code: str | None = Field(None, description="a scientific code named (knowledge/data/codes): 'gromacs'")
     card_memory_gb: float | None = Field(None, description="a card named only by its memory ('a 32 GB GPU'), GB")
+    memory_variants: list[float] | None = Field(None, description="memory sizes of one product weighed ('256GB or "
+                                                                  "512GB version?'), GB")
     build_topic: str | None = Field(None, description="what a build question asks about: ram, slots, lanes, wall, "
                                                       "psu, cooling, link")
     cpu: str | None = Field(None, description="catalog CPU platform id")
