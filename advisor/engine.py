@@ -458,42 +458,55 @@ def _merge_cards(m: _Merge) -> None:
     if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:
         m.put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
         m.put("gpu_count", None)
-    gpu_ids = _cards_named(m)
+    gpu_ids = _joins_comparison(m, _cards_by_memory(m, _cards_named(m)))
+    if len(gpu_ids) >= 2:
+        m.put("compare", gpu_ids)
+        m.put("compare_counts", _compare_counts(parsed, p, gpu_ids))
+    elif gpu_ids:
+        named = [x for x in parsed.gpus if x.gpu in gpu_ids]
+        _merge_one_card(m, next((x for x in named if x.stated), named[0]))
+
+
+def _cards_by_memory(m: _Merge, gpu_ids: list[str]) -> list[str]:
+    """Cards said by their memory: two versions of one product ('256GB or 512GB version?'), the other version of
+    the card under discussion ('the 256GB version instead'), or a card known only by its size ('a 16 GB card')."""
+    parsed, p = m.parsed, m.p
     variants = _memory_variants(gpu_ids[0] if len(gpu_ids) == 1 else p.gpu, parsed.memory_variants or [])
-    if len(variants) >= 2:  # 'Mac Studio M3 Ultra: 256GB or 512GB version?': those two, compared
-        gpu_ids = variants
+    if len(variants) >= 2:
         parsed.gpus = [GpuCount(gpu=g, count=1, stated=False) for g in variants]
+        return variants
     sibling = _memory_sibling(p.gpu, parsed.card_memory_gb) if parsed.card_memory_gb and not gpu_ids else None
-    if sibling is not None:  # 'the 256GB version instead': the same product with that memory
-        gpu_ids = [sibling]
+    if sibling is not None:
         parsed.gpus = [GpuCount(gpu=sibling, count=p.gpu_count or 1, stated=bool(p.gpu_count))]
-    elif parsed.card_memory_gb is not None:
+        return [sibling]
+    if parsed.card_memory_gb is not None:
         m.put("card_memory_gb", parsed.card_memory_gb)
         m.put("gpu", None)  # 'what about a 16 GB card?': the size replaces the card under discussion
     elif gpu_ids:
         m.put("card_memory_gb", None)
-    gpu_ids = _joins_comparison(m, gpu_ids)
-    if len(gpu_ids) >= 2:
-        m.put("compare", gpu_ids)
-        counts = {g.gpu: g.count for g in parsed.gpus if g.stated}
-        owned = {e.gpu: e.count for e in p.existing or []}
-        if parsed.added_cards:  # 'add two more 4090s, or switch to two L20s?': the owned card's option holds both
-            first = parsed.gpus[0].gpu  # owned cards not read as such are named first ('I have 2 3090s … add two')
-            counts = {g: n + owned.get(g, parsed.added_cards if g == first and not owned else 0)
-                      for g, n in counts.items()}
-        for g in gpu_ids:  # an owned card weighed without a count: the ones owned, plus those the message adds
-            if g in owned and g not in counts:
-                counts[g] = owned[g] + (parsed.added_cards or 0 if parsed.gpus and g == parsed.gpus[0].gpu else 0)
-        said = set(counts.values())
-        for g in gpu_ids:  # 'HGX H200 8-GPU servers … and what about B200?': the same box of the other card
-            card = load_catalog().gpu(g)
-            if g not in counts and len(said) == 1 and card.form_factor.value in ("sxm", "oam", "module") \
-                    and 1 < next(iter(said)) <= (card.interconnect.max_gpus or 8):
-                counts[g] = next(iter(said))
-        m.put("compare_counts", counts)
-    elif gpu_ids:
-        named = [x for x in parsed.gpus if x.gpu in gpu_ids]
-        _merge_one_card(m, next((x for x in named if x.stated), named[0]))
+    return gpu_ids
+
+
+def _compare_counts(parsed: Parsed, p: Profile, gpu_ids: list[str]) -> dict[str, int]:
+    """How many of each card compared: as said; an owned card the ones owned (plus those the message adds); a
+    baseboard card offered beside another at a said count, the same box of it."""
+    counts = {g.gpu: g.count for g in parsed.gpus if g.stated}
+    owned = {e.gpu: e.count for e in p.existing or []}
+    if parsed.added_cards:  # 'add two more 4090s, or switch to two L20s?': the owned card's option holds both
+        first = parsed.gpus[0].gpu  # owned cards not read as such are named first ('I have 2 3090s … add two')
+        counts = {g: n + owned.get(g, parsed.added_cards if g == first and not owned else 0)
+                  for g, n in counts.items()}
+    for g in gpu_ids:  # an owned card weighed without a count: the ones owned, plus those the message adds
+        if g in owned and g not in counts:
+            counts[g] = owned[g] + (parsed.added_cards or 0 if parsed.gpus and g == parsed.gpus[0].gpu else 0)
+    said = set(counts.values())
+    box = next(iter(said)) if len(said) == 1 else 0
+    for g in gpu_ids:  # 'HGX H200 8-GPU servers … and what about B200?': the same box of the other card
+        card = load_catalog().gpu(g)
+        if g not in counts and card.form_factor.value in ("sxm", "oam", "module") \
+                and 1 < box <= (card.interconnect.max_gpus or 8):
+            counts[g] = box
+    return counts
 
 
 _MEMORY_IN_NAME = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:GB|G|GiB)\b", re.IGNORECASE)
