@@ -249,3 +249,9 @@ def test_memory_versions_of_one_product_are_weighed_against_each_other(adv: Advi
     _, (r,) = talk(adv, "Thinking of a Mac Studio M3 Ultra to run DeepSeek R1 (the full 671B one) locally. 256GB or "
                         "512GB version? money is not a huge issue but I dont want to waste it")
     assert r.text.startswith("**Mac Studio M3 Ultra 512GB holds DeepSeek-R1 (Q4_K_M)")
+
+
+@pytest.mark.parametrize("text, hours", [("每天大概用GPU 4个小时，买一张5090", 4.0), ("每天用 8 小时", 8.0),
+                                         ("每天 300 人在线用，响应 2 秒", None)])
+def test_hours_a_day_with_words_between(text: str, hours: float | None) -> None:
+    assert parse(text).hours_per_day == hours

@@ -457,7 +457,8 @@ def gpu_power_limit(ctx: Context) -> float | None:
 
 # how a machine runs after a number of hours ('24 小时满负荷', '20 hours at full load'): a duty cycle
 DUTY = r"(?:都|全)?\s*(?:满负荷|满载|满跑|不停|不关机|开着|运转|at full load|flat out|non-?stop)"
-_HOURS_A_DAY = re.compile(rf"(?:每天|一天|每日|日均)(?:\D{{0,6}}?|[^。；;,，?？]{{0,14}}?[、和])({N})\s*(?:个)?\s*"
+_HOURS_A_DAY = re.compile(rf"(?:每天|一天|每日|日均)(?:[^\d。；;,，?？]{{0,10}}?|[^。；;,，?？]{{0,14}}?[、和])({N})\s*"
+                          rf"(?:个)?\s*"
                           rf"(?:小时|h\b)|"
                           rf"({N})\s*(?:hours?|hrs?|h)\s*(?:a|per|each|/)\s*day|"
                           rf"({N})\s*(?:个)?\s*(?:小时|hours?|hrs?|h)\s*{DUTY}|"
