@@ -575,6 +575,9 @@ def _is_bare_money(text: str, tok: _Token, amount: Amount) -> bool:
     return False
 
 
+_DOT_THOUSANDS = re.compile(r"\d{1,3}(?:\.\d{3})+")
+
+
 def find_money(text: str) -> list[MoneyMention]:
     """Amounts marked as money: a symbol or code before ('$3k', 'US$', '¥', '€2,000', 'RMB', 'USD') or a word after
     ('5千块', '3万元', '200美元', '3k刀', '2,000 euros', 'a couple thousand bucks'); or, with ``currency`` None, a
@@ -601,6 +604,9 @@ def find_money(text: str) -> list[MoneyMention]:
                 end = word.end()
         if currency is None and not _is_bare_money(text, tok, amount):
             continue
-        out.append(MoneyMention(amount=amount.value, currency=currency, approx=amount.approx, low=amount.low,
+        value = amount.value
+        if currency == "EUR" and _DOT_THOUSANDS.fullmatch(amount.text.strip()):
+            value = float(amount.text.strip().replace(".", ""))  # '15.000 EUR': a euro writer's thousands dot
+        out.append(MoneyMention(amount=value, currency=currency, approx=amount.approx, low=amount.low,
                                 start=start, end=end))
     return out

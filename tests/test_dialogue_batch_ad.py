@@ -255,3 +255,26 @@ def test_memory_versions_of_one_product_are_weighed_against_each_other(adv: Advi
                                          ("每天 300 人在线用，响应 2 秒", None)])
 def test_hours_a_day_with_words_between(text: str, hours: float | None) -> None:
     assert parse(text).hours_per_day == hours
+
+
+@pytest.mark.parametrize("text, amount", [("budget 15.000 EUR", 15_000), ("250.000 EUR incl. VAT", 250_000),
+                                          ("€2.50 per hour", 2.5)])
+def test_a_euro_writers_thousands_dot(text: str, amount: float) -> None:
+    from advisor.numbers import find_money
+
+    assert find_money(text)[0].amount == amount
+
+
+def test_users_said_with_an_estimate_word_are_users_not_money() -> None:
+    p = parse("全集团2000人用，并发估计100左右。大概需要几台？")
+    assert p.budget is None and p.concurrency == 100 and p.head_count == 2000
+
+
+@pytest.mark.parametrize("text, limit", [("如果把H100限功率到500W，一台整机能压到多少", 500),
+                                         ("what if we power cap the GPUs at 500W each?", 500)])
+def test_a_power_cap_on_the_card_named(text: str, limit: float) -> None:
+    assert parse(text).gpu_power_limit_w == limit
+
+
+def test_an_mfu_to_assume_is_read() -> None:
+    assert parse("从头预训练一个7B模型，数据1T token，64张H800，大概要训多久？MFU按40%算").mfu == 0.4

@@ -441,7 +441,8 @@ def circuits(ctx: Context) -> int | None:
     return int(value) if value and 1 <= value <= 256 else None
 
 
-_GPU_LIMIT = re.compile(r"(限功耗|功耗限制|限制功耗|功耗墙|锁功耗|power[- ]?limit\w*|cap(?:ped)?|limit(?:ed)?)\D{0,28}?"
+_GPU_LIMIT = re.compile(r"(限功耗|功耗限制|限制功耗|功耗墙|锁功耗|限功率|功率限制|限制功率|限制到|限到|"
+                        r"power[- ]?cap\w*|power[- ]?limit\w*|cap(?:ped)?|limit(?:ed)?)\D{0,28}?"
                         rf"({N})\s*(w|瓦|watts?)\b", _I)
 _PER_CARD = re.compile(r"每张|每块|每卡|单卡|两张|显卡|卡|per (card|gpu)|each|both|cards|gpus|the gpus", _I)
 
@@ -449,8 +450,9 @@ _PER_CARD = re.compile(r"每张|每块|每卡|单卡|两张|显卡|卡|per (card
 def gpu_power_limit(ctx: Context) -> float | None:
     """A per-card power limit ('每张限功耗到 250W', 'power limit both cards to 400W')."""
     m = _GPU_LIMIT.search(ctx.masked)
-    if not m or not _PER_CARD.search(ctx.text[max(0, m.start() - 12):m.end() + 8]):
-        return None
+    card_named = m is not None and any(m.start() - 16 <= end <= m.start() for _, end, _ in ctx.gpu_spans)
+    if not m or not (card_named or _PER_CARD.search(ctx.text[max(0, m.start() - 12):m.end() + 8])):
+        return None  # '把 H100 限功率到 500W': the card named right before it is the one limited
     value = parse_number(m.group(2))
     return value if value and 50 <= value <= 1500 else None
 
