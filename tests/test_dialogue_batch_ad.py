@@ -278,3 +278,8 @@ def test_a_power_cap_on_the_card_named(text: str, limit: float) -> None:
 
 def test_an_mfu_to_assume_is_read() -> None:
     assert parse("从头预训练一个7B模型，数据1T token，64张H800，大概要训多久？MFU按40%算").mfu == 0.4
+
+
+def test_ppl_are_people() -> None:
+    p = parse("we're a 25-person law firm. Maybe 8 ppl using it at the same time. Budget around 15.000 EUR all-in.")
+    assert (p.head_count, p.concurrency, p.budget.amount if p.budget else None) == (25, 8, 15_000)
