@@ -35,6 +35,7 @@ from tools.gpu_memory import card_visible_bytes
 from tools.inference_memory import InferenceMemoryInput, estimate_inference_memory
 from tools.lora import lora_trainable_params
 from tools.modelspec import load_model_spec
+from tools.perf import MAX_TIMED_GPUS
 from tools.pricing import to_usd
 from tools.recommend import candidate_counts
 from tools.scale_out import MAX_NODES, NODE_GPUS, even_nodes, nodes_for
@@ -1898,7 +1899,7 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
                 size = _at_count(size, count)
             # as for one configuration: per token, one node's tensor-parallel group — unless the model needs more
             # nodes than one (layers split between them; one node would be timed with weights in system RAM)
-            perf = {**model, "gpu": gid, "count": count if count > NODE_GPUS else one_node(count),
+            perf = {**model, "gpu": gid, "count": count if NODE_GPUS < count <= MAX_TIMED_GPUS else one_node(count),
                     "context": context, "batch": batch, "engine": engine}
             if precision:
                 perf["precision"] = precision

@@ -166,6 +166,9 @@ def pcie_bytes_per_s(gpu: GPU) -> float:
     return gbs * 1e9 * PCIE_EFFICIENCY
 
 
+MAX_TIMED_GPUS = 64  # the most GPUs one decode or prefill estimate spreads a model over
+
+
 class DecodeInput(ToolInput):
     """Generation of ``batch`` sequences, each with ``context`` tokens already in its KV cache."""
 
@@ -173,7 +176,7 @@ class DecodeInput(ToolInput):
 
     model: ModelSpec
     gpu: GPU
-    count: int = Field(1, ge=1, le=64, description="GPUs in all nodes together")
+    count: int = Field(1, ge=1, le=MAX_TIMED_GPUS, description="GPUs in all nodes together")
     nodes: int | None = Field(None, ge=1, le=64, description="machines the GPUs are spread over: tensor parallel (or "
                                                              "the layer split) inside each node, the layers split "
                                                              "between nodes; default: nodes of 8 past 8 GPUs")
@@ -469,7 +472,7 @@ class PrefillInput(ToolInput):
 
     model: ModelSpec
     gpu: GPU
-    count: int = Field(1, ge=1, le=64, description="GPUs in all nodes together")
+    count: int = Field(1, ge=1, le=MAX_TIMED_GPUS, description="GPUs in all nodes together")
     nodes: int | None = Field(None, ge=1, le=64, description="machines the GPUs are spread over (layers split between "
                                                              "them); default: nodes of 8 past 8 GPUs")
     parallel: Parallel | None = None
