@@ -1333,9 +1333,11 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     context, batch = _inference_load(p, plan)
     card_bytes = card_visible_bytes(p.card_memory_gb) if p.card_memory_gb and not gpu else None
     size = _inference_size(p, model, gpu, count, context, batch, card_bytes)
-    # '要几张？', or a card named with no count for a model one of it cannot hold ('compare to an H20 setup'): the
-    # answer's configuration is the least count that holds it, and the one the follow-ups talk about
-    unsaid = gpu in {g.gpu for g in parsed.gpus} and (p.gpu_count or 1) == 1
+    # '要几张？', or a baseboard card named with no count for a model one of it cannot hold ('compare to an H20
+    # setup'): the answer's configuration is the least count that holds it, and the one the follow-ups talk about;
+    # a PCIe card asked about alone ('T4 能跑 13B 吗') stays one card, its quantised routes beside it
+    unsaid = gpu in {g.gpu for g in parsed.gpus} and (p.gpu_count or 1) == 1 \
+        and load_catalog().gpu(gpu).form_factor.value in ("sxm", "oam", "module")
     if gpu and (parsed.asks_count or unsaid) and not _count_said(parsed) and "model" in model and p.nodes is None:
         count = least_count(size)
         size = _at_count(size, count)

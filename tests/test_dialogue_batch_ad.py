@@ -283,3 +283,11 @@ def test_an_mfu_to_assume_is_read() -> None:
 def test_ppl_are_people() -> None:
     p = parse("we're a 25-person law firm. Maybe 8 ppl using it at the same time. Budget around 15.000 EUR all-in.")
     assert (p.head_count, p.concurrency, p.budget.amount if p.budget else None) == (25, 8, 15_000)
+
+
+def test_a_pcie_card_asked_about_alone_stays_one_card(adv: Advisor) -> None:
+    """'T4 能跑 13B 吗' is one 16 GB T4: Qwen2.5-14B at BF16 is 29.5 GB of weights, so not at 16 bits; at 4-bit
+    it fits — never answered on four T4s nobody mentioned."""
+    _, (r,) = talk(adv, "T4 能跑 13B 模型吗？")
+    sized = [c for c in ok_calls(r, "size_inference") if not c.call_id.startswith("alt_")]
+    assert sized[0].arguments["gpus"] == 1 and "一张 T4 16GB" in r.text.splitlines()[0]
