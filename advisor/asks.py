@@ -183,11 +183,13 @@ def _api_calls(c: AskContext) -> list[PlannedCall]:
                             "daily_input_tokens": p.daily_input_tokens or 0.0,
                             "daily_output_tokens": p.daily_output_tokens or 0.0,
                             "currency": currency, "years": p.years or DEFAULT_YEARS}
+    if p.daily_requests and not (p.daily_input_tokens or p.daily_output_tokens):  # '500 users × 10 questions'
+        args["daily_requests"] = p.daily_requests
     spend = p.api_monthly_spend
     if spend is not None:
         args["monthly_spend"] = spend.amount if spend.currency == currency else \
             round(from_usd(to_usd(spend.amount, spend.currency), currency), 2)  # type: ignore[arg-type]
-    if c.config is not None and (p.daily_input_tokens or p.daily_output_tokens or spend):
+    if c.config is not None and (p.daily_input_tokens or p.daily_output_tokens or p.daily_requests or spend):
         machine = _machine_call(c)[0].arguments
         machine.pop("currency", None)
         machine.pop("years", None)
@@ -211,9 +213,9 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
     if p.api_monthly_spend is not None:
         bill = msg(c.lang, "asks.api_spend", monthly=money(r.monthly_cost, r.currency),
                    yearly=money(r.yearly_cost, r.currency))
-    elif p.daily_input_tokens or p.daily_output_tokens:
-        bill = msg(c.lang, "asks.api_bill", name=r.api_name, input=count_short(p.daily_input_tokens or 0, c.lang),
-                   output=count_short(p.daily_output_tokens or 0, c.lang), monthly=money(r.monthly_cost, r.currency),
+    elif r.daily_input_tokens or r.daily_output_tokens:  # tokens said, or requests at a typical request's tokens
+        bill = msg(c.lang, "asks.api_bill", name=r.api_name, input=count_short(r.daily_input_tokens, c.lang),
+                   output=count_short(r.daily_output_tokens, c.lang), monthly=money(r.monthly_cost, r.currency),
                    yearly=money(r.yearly_cost, r.currency))
     else:
         return msg(c.lang, "asks.api_prices_only", prices=prices, assumed=assumed)

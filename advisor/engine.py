@@ -660,6 +660,16 @@ def _split_traffic(m: _Merge) -> None:
     parsed.readback.append((f"nlu.readback.traffic_split{said}", {"total": total, "output_pct": round(share * 100)}))
 
 
+def _requests_from_users(m: _Merge) -> None:
+    """'日活 500，每人每天问 10 个问题': the requests a day are the users times their questions, said back."""
+    parsed, p = m.parsed, m.p
+    users = parsed.head_count or p.head_count
+    if parsed.requests_per_user and users and parsed.daily_requests is None:
+        parsed.daily_requests = users * parsed.requests_per_user
+        parsed.readback.append(("nlu.readback.requests_from_users", {"users": users, "each": parsed.requests_per_user,
+                                                                     "daily": parsed.daily_requests}))
+
+
 def _traffic_follows_people(m: _Merge) -> None:
     """'如果日活涨到 5000 呢' after 500 with an API bill or a day's tokens: the traffic grows with the users."""
     parsed, p = m.parsed, m.p
@@ -747,8 +757,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _problem_from_residues, _people_share, _traffic_follows_people, _traffic_as_users,
-                _systems_counted, _people_as_before, _merge_as_said,
+_MERGE_STEPS = (_merge_model, _problem_from_residues, _people_share, _requests_from_users, _traffic_follows_people,
+                _traffic_as_users, _systems_counted, _people_as_before, _merge_as_said,
                 _merge_horizon, _merge_card_prices,
                 _merge_providers,
                 _merge_workloads,

@@ -181,3 +181,22 @@ def test_daily_users_growing_scales_a_monthly_bill(adv: Advisor) -> None:
     _, (_, r) = talk(adv, "我是个人开发者，日活大概500，现在每月API预算5000块左右。"
                           "自己买卡部署70B划算吗？还是继续用API？", "如果日活涨到5000呢？")
     assert "¥50,000" in r.text.splitlines()[0]
+
+
+def test_requests_a_day_are_billed_at_a_typical_requests_tokens() -> None:
+    """5,000 requests × (1,000 in, 300 out) = 5M in, 1.5M out; DeepSeek Flash at half peak hours: ¥1.50 / ¥6.00 per
+    1M → 7.5 + 9 = ¥16.50 a day, × 365 / 12 = ¥501.88 a month."""
+    r = api_cost(ApiCostInput(api="deepseek", daily_input_tokens=0, daily_output_tokens=0, daily_requests=5000,
+                              currency="CNY"))
+    assert (r.daily_input_tokens, r.daily_output_tokens) == (5e6, 1.5e6)
+    assert r.daily_cost == pytest.approx(16.5) and r.monthly_cost == pytest.approx(501.88, abs=0.01)
+
+
+def test_users_times_their_questions_are_the_requests(adv: Advisor) -> None:
+    p = parse("日活估计500，每人每天问10个问题左右。直接调api划算吗？")
+    assert p.head_count == 500 and p.requests_per_user == 10 and p.asks == ["api_cost"]
+    _, (r,) = talk(adv, "做法律问答，打算用qwen2.5-32b上线推理，日活估计500，每人每天问10个问题左右。"
+                        "买两张4090还是直接调deepseek的api，哪条划算？")
+    (call,) = ok_calls(r, "api_cost")
+    assert call.arguments["daily_requests"] == 5000
+    assert "每月约 ¥502" in r.text.splitlines()[0]

@@ -19,6 +19,8 @@ from tools.pricing import CNY_PER_USD, MAX_CNY_PER_USD, BillCurrency, from_usd, 
 from tools.result import Note, note
 
 DAYS_PER_MONTH = 365 / 12
+# a chat or Q&A request when only the number of requests is known: a question with some context, a short answer
+TYPICAL_PROMPT, TYPICAL_OUTPUT = 1000, 300
 DEFAULT_PEAK_SHARE = 0.5  # traffic in a provider's peak hours: an office-hours service sends about half of it then
 
 
@@ -32,6 +34,10 @@ class ApiCostInput(ToolInput):
     daily_output_tokens: float = Field(ge=0, le=1e13, description="tokens generated a day")
     monthly_spend: float | None = Field(None, gt=0, le=1e10, description="what the buyer says the API costs a month, "
                                                                         "in `currency` (replaces the token bill)")
+    daily_requests: float | None = Field(None, gt=0, le=1e11, description="requests a day, when no token counts are "
+                                                                          "known: each at a typical request's tokens")
+    prompt_tokens_each: int = Field(TYPICAL_PROMPT, ge=1, le=1_000_000, description="a request's prompt tokens")
+    output_tokens_each: int = Field(TYPICAL_OUTPUT, ge=1, le=1_000_000, description="a request's output tokens")
     cached_share: float = Field(0.0, ge=0, le=1, description="share of input tokens served from the prompt cache")
     peak_share: float = Field(DEFAULT_PEAK_SHARE, ge=0, le=1,
                               description="share of traffic in the provider's peak hours (where it bills them)")
@@ -53,6 +59,8 @@ class ApiCostResult(BaseModel):
     api_name: str
     provider: str
     currency: BillCurrency
+    daily_input_tokens: float = Field(description="the input tokens a day the bill is for")
+    daily_output_tokens: float = Field(description="the output tokens a day the bill is for")
     input_price: float = Field(description="per 1M uncached input tokens, in `currency` (blended over peak hours)")
     cached_price: float
     output_price: float
@@ -96,9 +104,13 @@ def api_cost(inp: ApiCostInput) -> ApiCostResult:
     blend = 1.0 if row.off_peak_share is None else inp.peak_share + (1 - inp.peak_share) * row.off_peak_share
     per_m = {k: _in_currency(getattr(row, k) * blend, row.currency, inp.currency, inp.cny_per_usd)
              for k in ("input", "cached", "output")}
-    cached = inp.daily_input_tokens * inp.cached_share
-    daily = ((inp.daily_input_tokens - cached) * per_m["input"] + cached * per_m["cached"]
-             + inp.daily_output_tokens * per_m["output"]) / 1e6
+    tokens_in, tokens_out = inp.daily_input_tokens, inp.daily_output_tokens
+    by_requests = inp.daily_requests is not None and not (tokens_in or tokens_out)
+    if by_requests:  # '500 users × 10 questions a day': each at a typical request's tokens
+        tokens_in = (inp.daily_requests or 0) * inp.prompt_tokens_each
+        tokens_out = (inp.daily_requests or 0) * inp.output_tokens_each
+    cached = tokens_in * inp.cached_share
+    daily = ((tokens_in - cached) * per_m["input"] + cached * per_m["cached"] + tokens_out * per_m["output"]) / 1e6
     monthly = daily * DAYS_PER_MONTH
     if inp.monthly_spend is not None:  # the bill they pay is the bill
         monthly, daily = inp.monthly_spend, inp.monthly_spend / DAYS_PER_MONTH
@@ -111,6 +123,9 @@ def api_cost(inp: ApiCostInput) -> ApiCostResult:
         breakeven = price / saving if saving > 0 else None
         cheaper = "own" if own < monthly else "api"
     assumptions = [note("api_cost.assume.spend")] if inp.monthly_spend is not None else []
+    if by_requests:
+        assumptions.append(note("api_cost.assume.requests", requests=inp.daily_requests, prompt=inp.prompt_tokens_each,
+                                output=inp.output_tokens_each))
     assumptions += [note("api_cost.assume.price", name=row.name, provider=row.provider, as_of=row.as_of.isoformat(),
                         source=row.source)]
     if row.off_peak_share is not None:
@@ -124,6 +139,7 @@ def api_cost(inp: ApiCostInput) -> ApiCostResult:
         formula += [note("api_cost.formula.own", years=inp.years), note("api_cost.formula.break_even")]
     return ApiCostResult(
         api=row.id, api_name=row.name, provider=row.provider, currency=inp.currency,
+        daily_input_tokens=tokens_in, daily_output_tokens=tokens_out,
         input_price=round(per_m["input"], 4), cached_price=round(per_m["cached"], 4),
         output_price=round(per_m["output"], 4), daily_cost=round(daily, 2), monthly_cost=round(monthly, 2),
         yearly_cost=round(daily * 365, 2), price_as_of=row.as_of.isoformat(), price_source=row.source,

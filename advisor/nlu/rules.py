@@ -125,6 +125,7 @@ class Parsed(BaseModel):
                                                            "conversations/month')")
     daily_input_tokens: float | None = Field(None, description="prompt tokens a service reads a day ('30M input tokens "
                                                                "a day')")
+    requests_per_user: float | None = Field(None, description="requests each user sends a day ('每人每天问10个问题')")
     daily_tokens: float | None = Field(None, description="tokens a service handles a day, input and output together "
                                                          "('每天调用 2000 万 token', '40M tokens a day')")
     output_share: float | None = Field(None, description="the share of that traffic that is output ('~10% output')")
@@ -430,6 +431,10 @@ _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
                              rf"(?:(?:output|input|generated|输出|输入)\s*)?(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))"
                              rf"(?!\s*(?:的)?\s*{_SENT_WHOLE})", _I)
+_ASKED_EACH = re.compile(rf"(?:每人|每个人|每个用户|人均)\s*(?:每天|一天|每日)?\s*(?:大概|约|平均)?\s*"
+                         rf"(?:问|提问|发|用|调用)?\s*({N})\s*(?:个|次|条)?\s*(?:问题|请求|次|条|轮)|"
+                         rf"({N})\s*(?:questions?|requests?|queries|prompts|chats|messages)\s*(?:a|per|each)\s*"
+                         rf"(?:user|person|head)\s*(?:a|per|each)?\s*day", _I)
 # requests are traffic only when counted over a period ('2M requests a month'); '100 requests' alone are at once
 _SERVED_REQUESTS = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:api\s+)?(?:requests|calls|queries|"
                               rf"chats|messages|次请求|次调用|次对话|次问答|次|个请求)", _I)
@@ -1915,6 +1920,8 @@ def _read_training_data(r: _Reading) -> None:
     for served in _SERVED_REQUESTS.finditer(r.scan):  # '2 million requests a month', '每天 5 万次调用'
         if r.out.daily_requests is None and (days := _per_period(r.scan, served.start(), served.end())) is not None:
             r.out.daily_requests = (scaled(served.group(1), served.group(2)) or 0) / days or None
+    if (each := _ASKED_EACH.search(r.scan)) is not None:  # '每人每天问10个问题', '10 questions per user a day'
+        r.out.requests_per_user = parse_number(each.group(1) or each.group(2))
     m = _EPOCHS.search(r.scan)
     if m and not (m.group(3) == "轮" and _CHAT_TURNS.search(r.scan[max(0, m.start() - 12):m.start()])):
         r.out.epochs = parse_number(m.group(1) or m.group(4))  # '每个对话平均 10 轮' counts a chat's turns
