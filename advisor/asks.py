@@ -229,7 +229,7 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
         assumed += msg(c.lang, "asks.api_not_fit", config=_config_text(c))
     return msg(c.lang, key, bill=bill, prices=prices, assumed=assumed, config=_config_text(c),
                price=money(r.machine_price, r.currency), years=num(r.years, 0),
-               own=money(r.own_monthly_cost, r.currency), energy=money((r.machine_yearly_energy or 0) / 12, r.currency),
+               own=money(r.own_monthly_cost, r.currency), energy=money(r.machine_monthly_energy, r.currency),
                payback=payback)
 
 

@@ -625,15 +625,11 @@ def _traffic_as_users(m: _Merge) -> None:
     if daily is None and parsed.daily_requests and parsed.prompt_tokens and answer > 0:
         daily = parsed.daily_requests * answer
         parsed.daily_input_tokens = parsed.daily_input_tokens or parsed.daily_requests * parsed.prompt_tokens
-    if daily is not None:
-        m.put("daily_output_tokens", daily)
-    if parsed.daily_input_tokens is not None:
-        m.put("daily_input_tokens", parsed.daily_input_tokens)
+    parsed.daily_output_tokens = daily  # the profile takes both day's counts as said (_merge_as_said)
     if daily is None or parsed.concurrency is not None:
         return
     peak = daily / 86_400 * PEAK_TO_AVERAGE
     parsed.concurrency = max(1, math.ceil(peak / STREAM_TOKENS_PER_S))
-    parsed.daily_output_tokens = daily
     parsed.readback.append(("nlu.readback.traffic", {"daily": daily, "average": daily / 86_400, "peak": peak,
                                                      "users": parsed.concurrency, "each": STREAM_TOKENS_PER_S}))
 

@@ -72,6 +72,7 @@ class ApiCostResult(BaseModel):
     years: float = Field(description="the machine's life its price is spread over")
     machine_price: float | None = Field(None, description="the owned machine's price, in `currency`")
     machine_yearly_energy: float | None = Field(None, description="its electricity a year, in `currency`")
+    machine_monthly_energy: float | None = Field(None, description="its electricity a month, in `currency`")
     own_monthly_cost: float | None = Field(None, description="the machine's price ÷ its months of life + its "
                                                              "electricity a month, in `currency`")
     break_even_months: float | None = Field(None, description="months until the machine has saved its price "
@@ -145,6 +146,7 @@ def api_cost(inp: ApiCostInput) -> ApiCostResult:
         yearly_cost=round(daily * 365, 2), price_as_of=row.as_of.isoformat(), price_source=row.source,
         years=inp.years, machine_price=round(price, 2) if price is not None else None,
         machine_yearly_energy=round(energy_year, 2) if price is not None else None,
+        machine_monthly_energy=round(energy_year / 12, 2) if price is not None else None,
         own_monthly_cost=round(own, 2) if own is not None else None,
         break_even_months=round(breakeven, 1) if breakeven is not None and math.isfinite(breakeven) else None,
         cheaper=cheaper, formula=formula, assumptions=assumptions)
