@@ -554,3 +554,16 @@ def test_every_tool_input_refuses_infinite_figures() -> None:
     for spec in TOOLS.values():
         for model in models(spec.input_model):
             assert issubclass(model, ToolInput), f"{spec.name}: {model.__name__} accepts inf"
+
+
+@pytest.mark.parametrize("machines", [1, 3])
+def test_a_circuit_already_overloaded_leaves_nothing_not_a_negative_limit(machines: int) -> None:
+    """10 kW of other equipment on one 120 V / 15 A circuit (1,440 W continuous): nothing is left for the build —
+    the limit left is 0 W (never −8,560 W) and the verdict is that the breaker trips."""
+    r = check_build(BuildInput(gpus=[GPUCount(gpu="RTX 4090", count=1)], mains="120v-15a", other_load_w=10_000,
+                               machines=machines))
+    f = one(r, "power-wall-circuit")
+    assert f.severity == "error"
+    assert f.numbers["continuous_limit_w"] == 0
+    assert r.totals.continuous_limit_w == 0
+    assert "-" not in render(f.message, "en").replace("-8pin", "")

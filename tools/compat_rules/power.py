@@ -161,7 +161,7 @@ def _wall(ctx: BuildContext) -> list[Finding]:
     m = ctx.mains
     if ctx.inp.machines > 1 or ctx.inp.circuits > 1:
         return _machines_on_circuits(ctx, nums)
-    limit = m.continuous_limit_w - ctx.inp.other_load_w  # what the circuit has left for this machine
+    limit = max(0.0, m.continuous_limit_w - ctx.inp.other_load_w)  # what the circuit has left (none if overloaded)
     nums = {**nums, "mains_v": m.volts, "mains_a": m.amps, "circuit_peak_w": m.peak_w,
             "continuous_limit_w": limit}
     if t.wall_draw_w > limit:
@@ -229,7 +229,7 @@ def _machines_on_circuits(ctx: BuildContext, nums: dict[str, float | int | str |
     t, m, inp = ctx.totals, ctx.mains, ctx.inp
     assert t is not None and m is not None
     total = t.wall_draw_w * inp.machines
-    limit = m.continuous_limit_w * inp.circuits - inp.other_load_w
+    limit = max(0.0, m.continuous_limit_w * inp.circuits - inp.other_load_w)
     need = math.ceil((total + inp.other_load_w) / m.continuous_limit_w)
     nums = {**nums, "machines": inp.machines, "circuits": inp.circuits, "machines_wall_w": total,
             "continuous_limit_w": limit, "circuits_needed": need}

@@ -165,8 +165,8 @@ def compute_totals(ctx: BuildContext) -> Totals:
         recommended_psu_w=round(recommended, 1),
         transient_peak_w=round(transient, 1) if transient is not None else None,
         wall_draw_w=round(system / ctx.inp.psu_efficiency, 1),
-        continuous_limit_w=ctx.mains.continuous_limit_w * ctx.inp.circuits - ctx.inp.other_load_w if ctx.mains
-        else None,
+        continuous_limit_w=max(0.0, ctx.mains.continuous_limit_w * ctx.inp.circuits - ctx.inp.other_load_w)
+        if ctx.mains else None,
         machines=ctx.inp.machines,
         machines_wall_w=round(system / ctx.inp.psu_efficiency * ctx.inp.machines, 1),
         lanes_needed=lanes_needed,
