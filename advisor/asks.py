@@ -9,6 +9,7 @@ configuration this turn computed, or the one computed a turn earlier, in the ord
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, get_args
@@ -28,6 +29,7 @@ from advisor.fmt import (
     tps,
     usable_bytes,
 )
+from advisor.nlu.rules import PEAK_SHARE
 from advisor.planner import (
     TRAIN_COUNTS,
     PlannedCall,
@@ -50,7 +52,7 @@ from knowledge import load_catalog
 from knowledge.messages import msg, render
 from knowledge.offers import System, system_resolver, systems
 from knowledge.stack_support import Architecture, StackLimit, limits_for
-from tools.api_cost import ApiCostResult
+from tools.api_cost import TYPICAL_OUTPUT, TYPICAL_PROMPT, ApiCostResult
 from tools.compat_rules.software import STACK_NAMES, stack_family
 from tools.inference_memory import InferenceMemoryResult
 from tools.latency import LoadResult
@@ -170,6 +172,15 @@ def _say_build_cost(c: AskContext, done: list[ToolCall]) -> str | None:
 DEFAULT_API = {"CNY": "deepseek-flash"}
 DEFAULT_API_ELSE = "gpt-4o-mini"
 SERVING_HOURS_AT_LOAD = 12.0  # a serving machine's day: about half of it at full load, the rest idle or light
+QUESTIONS_A_DAY = 10  # a staff member's questions a day to an assistant, when only people are known (said back)
+
+
+def _people_behind(p: Profile) -> int | None:
+    """Everyone behind the traffic when only people are known: the head count, else the users at peak over the
+    share of a group at once (30 at peak ≈ 300 people) — the same share that sizes a head count at peak."""
+    if p.head_count:
+        return p.head_count
+    return math.ceil(p.concurrency / PEAK_SHARE) if p.concurrency and p.concurrency > 1 else None
 
 
 def _api_needed(c: AskContext) -> bool:
@@ -183,13 +194,15 @@ def _api_calls(c: AskContext) -> list[PlannedCall]:
                             "daily_input_tokens": p.daily_input_tokens or 0.0,
                             "daily_output_tokens": p.daily_output_tokens or 0.0,
                             "currency": currency, "years": p.years or DEFAULT_YEARS}
+    spend = p.api_monthly_spend
     if p.daily_requests and not (p.daily_input_tokens or p.daily_output_tokens):  # '500 users × 10 questions'
         args["daily_requests"] = p.daily_requests
-    spend = p.api_monthly_spend
+    elif not (p.daily_input_tokens or p.daily_output_tokens or spend) and (people := _people_behind(p)):
+        args["daily_requests"] = people * QUESTIONS_A_DAY  # only people known: their questions, said back
     if spend is not None:
         args["monthly_spend"] = spend.amount if spend.currency == currency else \
             round(from_usd(to_usd(spend.amount, spend.currency), currency), 2)  # type: ignore[arg-type]
-    if c.config is not None and (p.daily_input_tokens or p.daily_output_tokens or p.daily_requests or spend):
+    if c.config is not None and (p.daily_input_tokens or p.daily_output_tokens or args.get("daily_requests") or spend):
         machine = _machine_call(c)[0].arguments
         machine.pop("currency", None)
         machine.pop("years", None)
@@ -208,6 +221,9 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
     r = typed(call, ApiCostResult)
     p = c.session.profile
     assumed = "" if p.api_model else msg(c.lang, "asks.api_assumed", name=r.api_name)
+    if call.arguments.get("daily_requests") and not p.daily_requests and (people := _people_behind(p)):
+        assumed += msg(c.lang, "asks.api_volume_assumed", people=people, each=QUESTIONS_A_DAY,
+                       prompt=TYPICAL_PROMPT, output=TYPICAL_OUTPUT)
     prices = msg(c.lang, "asks.api_prices", name=r.api_name, input=money_exact(r.input_price, r.currency),
                  output=money_exact(r.output_price, r.currency), as_of=r.price_as_of)
     if p.api_monthly_spend is not None:

@@ -1456,10 +1456,20 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
         return parsed
     # '如果换成 H800 或者 A800 呢' after 'how many H100 to finish in a month?': the alternatives, asked the same
     swapped = parsed.kind == Kind.compare and parsed.has(Intent.whatif)
-    if (parsed.kind not in _FOLLOW_UPS and not swapped) or not session.last_asks or new_workload(parsed):
+    if (parsed.kind not in _FOLLOW_UPS and not swapped) or not session.last_asks or _other_workload(parsed, session):
         return parsed  # 'VASP 要双精度，那 4090 还行吗': a question about a new workload, not the last one again
     asks = [a for a in session.last_asks if _changes_answer(a, parsed)]
     return parsed.model_copy(update={"asks": asks, "asks_count": parsed.asks_count or "how_many" in asks})
+
+
+_WORKLOAD_SLOTS = ("model", "params_b", "method", "sci_code", "use_case")
+
+
+def _other_workload(parsed: Parsed, session: Session) -> bool:
+    """The what-if states a workload other than the session's: one it says again ('那用 DeepSeek 的 API 呢' still
+    serves the same model) is no new workload."""
+    p = session.profile
+    return new_workload(parsed) and any(getattr(parsed, s) not in (None, getattr(p, s)) for s in _WORKLOAD_SLOTS)
 
 
 # what a machine's cost, power and rack answers rest on: a what-if that changes none of it does not repeat them

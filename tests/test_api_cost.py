@@ -200,3 +200,30 @@ def test_users_times_their_questions_are_the_requests(adv: Advisor) -> None:
     (call,) = ok_calls(r, "api_cost")
     assert call.arguments["daily_requests"] == 5000
     assert "每月约 ¥502" in r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "people"), [
+    # 30 at peak is about a tenth of everyone (the share that sizes a head count at peak): 300 people
+    ("公司想上个内部知识库问答，高峰同时30个人用，自己买卡部署划算还是直接调API划算？", 300),
+    ("We have about 200 staff who'd use an internal chatbot. Is self-hosting cheaper than paying for the OpenAI "
+     "API?", 200),
+])
+def test_only_people_known_bills_their_questions_said_back(adv: Advisor, text: str, people: int) -> None:
+    """No tokens or requests given, only people: 10 questions each a day at 1,000 in / 300 out, said in the reply.
+    300 × 10 = 3,000 requests → 3M in + 0.9M out a day; on DeepSeek Flash (¥1.50 / ¥6.00 per 1M at half peak
+    hours) 4.5 + 5.4 = ¥9.90 a day = ¥301 a month; 200 × 10 on GPT-4o mini: 2M × $0.15 + 0.6M × $0.60 = $0.66 a
+    day = $20 a month."""
+    _, (r,) = talk(adv, text)
+    (call,) = ok_calls(r, "api_cost")
+    assert call.arguments["daily_requests"] == people * 10
+    first = r.text.splitlines()[0]
+    assert ("每月约 ¥301" in first and "300 人、每人每天 10 次" in first) if people == 300 else \
+        ("$20 a month" in first and "200 people asking 10 questions" in first)
+
+
+def test_naming_another_api_in_a_what_if_bills_it_again(adv: Advisor) -> None:
+    """'那用 GPT-4o mini 的 API 呢' serves the same model: the bill is asked again on the API named."""
+    _, (_, r) = talk(adv, "公司想上个内部知识库问答，高峰同时30个人用，自己买卡部署划算还是直接调API划算？",
+                     "那换成 GPT-4o mini 的 API 呢")
+    (call,) = ok_calls(r, "api_cost")
+    assert call.arguments["api"] == "gpt-4o-mini" and "GPT-4o mini" in r.text.splitlines()[0]
