@@ -530,6 +530,7 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     r = typed(found[0], RentVsBuyResult)
     cur = r.currency
     what = f"{r.count}× {r.gpu}"
+    rented = f"{r.rented_count}× {r.rented_gpu}"  # the card rented: the one bought unless another was named
     if r.purchase is None or r.rent_per_month is None:
         return msg(lang, "rent.unknown", name=r.gpu)
     offers_first = offers_first and not (hourly_first or daily_first or monthly_first or total_hours)
@@ -552,13 +553,13 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
     if monthly_first and r.rent_per_month:
         flat = "perf.rent.by_the_month" in said  # 包月: the month is paid in full
         out.append(msg(lang, "rent.monthly_flat_verdict" if flat else "rent.monthly_verdict",
-                       monthly=money(r.rent_per_month, cur), what=what,
+                       monthly=money(r.rent_per_month, cur), what=rented,
                        hours=num(hours), hourly=money_exact(r.rent_per_hour or 0, cur), basis=basis))
     elif daily_first and r.rent_per_day:
-        out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r.rent_per_day, cur), what=what,
+        out.append(msg(lang, "rent.daily_verdict", daily=money_exact(r.rent_per_day, cur), what=rented,
                        hourly=money_exact(r.rent_per_hour or 0, cur), basis=basis))
     elif hourly_first and r.rent_per_hour:
-        out.append(msg(lang, "rent.hourly_verdict", hourly=money_exact(r.rent_per_hour, cur), what=what,
+        out.append(msg(lang, "rent.hourly_verdict", hourly=money_exact(r.rent_per_hour, cur), what=rented,
                        basis=basis))
     if months is not None and r.cheaper is not None:
         key = "rent.verdict_rent" if r.cheaper == "rent" else "rent.verdict_buy"
@@ -571,12 +572,12 @@ def compose_rent(calls: list[ToolCall], months: float | None, hours: float, lang
         out.append(msg(lang, "rent.verdict_break_even", hours=num(hours), months=num(r.break_even_months),
                        what=what))
     else:
-        out.append(msg(lang, "rent.verdict_never", hours=num(hours), what=what))
+        out.append(msg(lang, "rent.verdict_never", hours=num(hours), what=rented))
     out.append(msg(lang, "rent.figures", buy=money(r.purchase, cur), rent=money(r.rent_per_month, cur),
                    energy=money(r.energy_per_month, cur), hours=num(hours)))
     if r.rent_per_hour and not (hourly_first or daily_first):
         key = "rent.hourly_quoted" if "perf.rent.rate_quoted" in said else "rent.hourly"
-        out.append(msg(lang, key, hourly=money_exact(r.rent_per_hour, cur), what=what, basis=basis))
+        out.append(msg(lang, key, hourly=money_exact(r.rent_per_hour, cur), what=rented, basis=basis))
     if months is not None and r.break_even_months is not None:
         out.append(msg(lang, "rent.break_even", months=num(r.break_even_months)))
     if r.host and "perf.rent.price_quoted" not in said:

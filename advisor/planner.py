@@ -1162,6 +1162,9 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     if not gpus:  # no configuration yet: the guidance on renting vs buying, and which cards to price
         return Plan(mode="rent", calls=_search_text(parsed.text, lang, 3), question_slots=[])
     bought = dict(gpus[-1])  # 'we rent 2x H100 SXM … would buying 2x H100 PCIe pay off': the card named last
+    rented = _rented_other(p, gpus)
+    if rented is not None:  # '买一张5090…租4090': the card not rented is the one bought
+        bought = dict(next(g for g in reversed(gpus) if g["gpu"] != rented["gpu"]))
     if (p.nodes or 1) > 1 and not parsed.gpus:  # 'rent that' after 2 nodes of 8: all 16 are rented or bought
         bought["count"] = min(RENT_MAX_GPUS, bought["count"] * (p.nodes or 1))
     hours = p.hours_per_day or DEFAULT_RENT_HOURS
@@ -1176,7 +1179,10 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["kwh_price"] = p.kwh_price
     if p.purchase_price and p.purchase_price[1] == currency:  # the buyer's own quote for buying
         args["purchase_price"] = p.purchase_price[0]
-    said_rate = p.card_rates.get(bought["gpu"])  # 'A100 8 元/卡时，4090 2 元/卡时': the rent of the card bought
+    if rented is not None:
+        args.update(rented_gpu=rented["gpu"], rented_count=rented["count"])
+    rent_card = rented["gpu"] if rented is not None else bought["gpu"]
+    said_rate = p.card_rates.get(rent_card)  # 'A100 8 元/卡时，4090 2 元/卡时': the rent of the card rented
     if said_rate is not None:
         args["rental_usd_per_gpu_hour"] = round(to_usd(said_rate.amount, said_rate.currency), 4)
     elif p.rental_rate:
@@ -1187,17 +1193,26 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["months"] = round(min(120.0, p.years * 12), 2)
     elif p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
-    offers: dict[str, Any] = {"gpu": bought["gpu"], "currency": currency}
+    offers: dict[str, Any] = {"gpu": rent_card, "currency": currency}  # where the rented card rents
     if p.providers:
         offers["providers"] = list(p.providers)
-    if len(parsed.providers) == 1 and "rental_usd_per_gpu_hour" not in args:  # 'rent that on runpod': its price
-        args["provider"] = parsed.providers[0]
+    if len(p.providers) == 1 and "rental_usd_per_gpu_hour" not in args:  # 'rent that on runpod': its price, kept
+        args["provider"] = p.providers[0]
     if p.by_the_month:  # '包月': the month is paid in full
         args["by_the_month"] = True
     if p.region:  # where the buyer rents decides which providers' prices count first
         args["market"] = offers["market"] = p.region
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
                                     PlannedCall(name="rental_prices", arguments=offers, purpose="info")])
+
+
+def _rented_other(p: Profile, gpus: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The card rented, with its count, when the buyer weighs buying another card against it; None when the card
+    rented is the one bought or no other card is under discussion."""
+    if p.rented_gpu is None or all(g["gpu"] == p.rented_gpu for g in gpus):
+        return None
+    named = next((g for g in gpus if g["gpu"] == p.rented_gpu), None)
+    return {"gpu": p.rented_gpu, "count": named["count"] if named else p.rented_count or gpus[-1]["count"]}
 
 
 def _budget_pick(ctx: PlanContext, model: str) -> dict[str, Any] | None:

@@ -198,6 +198,8 @@ class Profile(BaseModel):
                                                   "hardest")
     card_rates: dict[str, Annotated[Money, AfterValidator(_card_price)]] = Field(
         default_factory=dict, max_length=16, description="GPU id → rent per GPU-hour said")
+    rented_gpu: str | None = Field(None, max_length=64, description="the card rented when another is bought")
+    rented_count: int | None = Field(None, ge=1, le=1024, description="how many of the rented card")
     card_prices: dict[str, Annotated[Money, AfterValidator(_card_price)]] = Field(default_factory=dict, max_length=16,
                                           description="GPU id → the unit price the user said ('P40 ~$300')")
     psu_w: float | None = Field(None, gt=0, le=100_000, description="PSU rating of the user's machine, W")

@@ -136,7 +136,8 @@ def _rent(ctx: TurnContext) -> str:
     return A.compose_rent(ctx.calls, months, rent.arguments["hours_per_day"], ctx.out_lang,
                           hourly_first=ctx.parsed.asks_hourly, daily_first=ctx.parsed.asks_daily,
                           monthly_first=ctx.parsed.asks_monthly, total_hours=ctx.session.profile.gpu_hours_total,
-                          offers_first="where_rent" in ctx.parsed.asks or bool(ctx.parsed.providers))
+                          offers_first="where_rent" in ctx.parsed.asks or (bool(ctx.parsed.providers)
+                                                                            and "break_even" not in ctx.parsed.asks))
 
 
 # the parts of a machine whose check answers the question when asked beside a sizing ('4 张够吗？1600W 带得动吗？')

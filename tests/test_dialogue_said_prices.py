@@ -93,3 +93,39 @@ def test_other_options_keep_the_domestic_rule_and_lead_with_the_options(adv: Adv
     assert r.text.startswith("**推荐配置**")
     options = ok_calls(r, "recommend")[0].result["options"]
     assert options and all(not o["gpu_id"].startswith(("ascend", "atlas")) for o in options)
+
+
+@pytest.mark.parametrize(("text", "bought", "rented", "rent_month"), [
+    # 4 h × 30.4 days × ¥2 = ¥243 a month of rent
+    ("买一张5090大概2万块，租4090每小时2块钱，我每天用4小时跑SD和小模型，哪个划算？", "rtx-5090", "rtx-4090", "¥243"),
+    # 6 h × 30.4 days × $0.35 = $64 a month
+    ("Should I buy a 5090 for $2,500 or keep renting a 4090 on vast.ai at $0.35/hr? I use it maybe 6 hours a day.",
+     "rtx-5090", "rtx-4090", "$64"),
+])
+def test_buying_one_card_against_renting_another_prices_each_side_on_its_own_card(
+        adv: Advisor, text: str, bought: str, rented: str, rent_month: str) -> None:
+    """The card bought at the buyer's price, the other card rented at the buyer's rate: the verdict leads (not a
+    list of providers) and names the card bought, the rent line the card rented; 5,090 is never a count or a
+    price."""
+    _, (r,) = talk(adv, text)
+    (call,) = ok_calls(r, "rent_vs_buy")
+    assert (call.arguments["gpu"], call.arguments["rented_gpu"]) == (bought, rented)
+    res = call.result
+    assert res["purchase"] == (20_000 if "¥" in rent_month else 2_500) and res["count"] == 1
+    first, *rest = r.text.splitlines()
+    assert "5090" in first and ("Keep renting" in first or "继续租" in first)
+    assert any(rent_month in line for line in rest) and any("4090" in line and ("2.00" in line or "0.35" in line)
+                                                            for line in rest)
+
+
+def test_a_rented_pair_against_bought_cards_keeps_its_count_in_a_what_if(adv: Advisor) -> None:
+    """2 H100 rented on RunPod (its on-demand $3.99 an hour each: $7.98 for two) against 4 L40S bought; 'only 4 h a
+    day' changes the hours, never the two rented cards or their provider: 4 h × 30.4 days × $7.98 ≈ $971."""
+    _, (r1, r2) = talk(adv, "We rent 2x H100 on RunPod for fine-tuning, about 8h a day. Would buying 4x L40S pay off?",
+                       "what if we only use it 4 hours a day?")
+    for r in (r1, r2):
+        (call,) = ok_calls(r, "rent_vs_buy")
+        assert (call.arguments["gpu"], call.arguments["count"]) == ("l40s", 4)
+        assert (call.result["rented_count"], call.result["rent_per_hour"]) == (2, 7.98)
+    assert r1.text.startswith("**At 8 h a day, buying 4× L40S")
+    assert "$971 a month" in r2.text

@@ -43,6 +43,10 @@ class RentVsBuyInput(ToolInput):
     months: float | None = Field(None, gt=0, le=120, description="length of the project; None = open-ended")
     currency: Currency = "USD"
     market: Literal["cn", "global"] | None = Field(None, description="where the buyer rents; default: cn for CNY")
+    rented_gpu: str | None = Field(None, description="the card rented instead, when it is not the one bought ('buy a "
+                                                     "5090 or keep renting a 4090'); default: `gpu`")
+    rented_count: int | None = Field(None, ge=1, le=64, description="how many of `rented_gpu` are rented; default: "
+                                                                    "`count`")
     provider: str | None = Field(None, max_length=80, description="rent from this provider (its recorded price)")
     by_the_month: bool = Field(False, description="rented by the month (包月): a month is paid in full whatever the "
                                                   "hours a day")
@@ -64,6 +68,8 @@ class RentVsBuyResult(BaseModel):
 
     gpu: str
     count: int
+    rented_gpu: str = Field(description="the card rented (the one bought unless another was named)")
+    rented_count: int
     currency: Currency
     purchase: float | None = Field(description="GPUs (+ host when included), in `currency`")
     host: float | None = Field(description="the host's share of `purchase`, in `currency`")
@@ -85,6 +91,8 @@ class RentVsBuyResult(BaseModel):
 def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     """Months after which owning ``count`` GPUs beats renting them, and the cost of a project of ``months``."""
     gpu = load_catalog().gpu(inp.gpu)
+    rented = load_catalog().gpu(inp.rented_gpu) if inp.rented_gpu else gpu
+    rented_count = inp.rented_count or inp.count
     said = inp.said_prices.get(gpu.id)
     price = gpu_price(gpu, inp.cny_per_usd, said)
     platform, _, host_kind = host_for(gpu, inp.count)
@@ -109,12 +117,12 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
         host_usd = 0.0
     if inp.purchase_price is not None:  # the buyer's own quote replaces the catalog's cards and host
         purchase_usd = inp.purchase_price if inp.currency == "USD" else inp.purchase_price / inp.cny_per_usd
-    offered, offers = typical_rate_usd(gpu.id, inp.market or ("cn" if inp.currency == "CNY" else "global"),
+    offered, offers = typical_rate_usd(rented.id, inp.market or ("cn" if inp.currency == "CNY" else "global"),
                                        inp.cny_per_usd)
-    named = provider_rate_usd(gpu.id, inp.provider, inp.cny_per_usd) if inp.provider else None
+    named = provider_rate_usd(rented.id, inp.provider, inp.cny_per_usd) if inp.provider else None
     per_gpu_hour = inp.rental_usd_per_gpu_hour or (named[0] if named else offered)
     monthly = inp.by_the_month
-    rental = per_gpu_hour * inp.count if per_gpu_hour else None
+    rental = per_gpu_hour * rented_count if per_gpu_hour else None
     cost = cost_of_ownership(CostInput(purchase_usd=purchase_usd, power_w=gpu.tdp_w * inp.count + host_power,
                                        rental_usd_per_hour=rental, currency=inp.currency,
                                        duty_cycle=inp.hours_per_day / 24, cny_per_usd=inp.cny_per_usd,
@@ -153,9 +161,10 @@ def rent_vs_buy(inp: RentVsBuyInput) -> RentVsBuyResult:
     if price.usd is None:
         assumptions.append(note("perf.rent.no_price", gpu=gpu.name))
     if rental is None:
-        assumptions.append(note("perf.rent.no_rental", gpu=gpu.name))
+        assumptions.append(note("perf.rent.no_rental", gpu=rented.name))
     return RentVsBuyResult(
-        gpu=gpu.name, count=inp.count, currency=inp.currency, purchase=cur(purchase_usd),
+        gpu=gpu.name, count=inp.count, rented_gpu=rented.name, rented_count=rented_count, currency=inp.currency,
+        purchase=cur(purchase_usd),
         host=cur(host_usd) if inp.include_host and system is None else None, rent_per_month=rent_month,
         rent_per_hour=rent_hour,
         rent_per_day=rent_day,

@@ -236,6 +236,8 @@ class Parsed(BaseModel):
                                                                        "two or more ('8B 全参，偶尔 QLoRA 70B')")
     card_rates: dict[str, Money] = Field(default_factory=dict, description="GPU id → the rent per GPU-hour said "
                                                                          "beside the card ('4090 是 2 元/卡时')")
+    rented_gpu: str | None = Field(None, description="the card rented when another is bought ('买一张5090…租4090')")
+    rented_count: int | None = Field(None, description="how many of the rented card ('rent 2x H100 or buy 4x L40S')")
     card_prices: dict[str, Money] = Field(default_factory=dict, description="GPU id → the unit price said beside "
                                                                            "the card ('P40 24GB ~$300', '3090 4500块')")
     quoted_price: tuple[float, str] | None = Field(None, description="a seller's price for the build and its currency "
@@ -2083,6 +2085,22 @@ def _read_rental(r: _Reading) -> None:
     r.out.asks_where_rent = bool(vocab.matches("slot", "where_rent", r.text)) or len(r.out.providers) >= 2
 
 
+# a rent word right before a card's name ('租4090', 'keep renting a 4090', 'rent 2x H100')
+_RENT_BEFORE = re.compile(r"(?:租(?:用|个|一下)?|rent(?:ing|ed)?|leas(?:e|ing))\s*"
+                          r"(?:an?|one|the|\d{1,3}\s*(?:x|×|张|块|台)?|[一两二三四五六七八]\s*[张块台])?\s*$", _I)
+
+
+def _read_rented_card(r: _Reading) -> None:
+    """The card rented when another is bought ('买一张5090…租4090每小时2块', 'buy a 5090 or keep renting a 4090'):
+    named right after a rent word or with an hourly rate beside it; none when every card named is rented."""
+    rented = [gid for m in r.gpu_mentions
+              if (gid := m.ids[0] if len(m.ids) == 1 else _pick(r.cat, m.ids)) in r.out.card_rates
+              or _RENT_BEFORE.search(r.text[max(0, m.start - 14):m.start])]
+    if rented and {g.gpu for g in r.out.gpus} - set(rented):
+        r.out.rented_gpu = rented[0]
+        r.out.rented_count = next((g.count for g in r.out.gpus if g.gpu == rented[0]), 1)
+
+
 def _read_rest(r: _Reading) -> None:
     _apply_extractors(r.out, r.text, r.masked, r.cat, r.gpu_mentions, r.shown, r.context)
     if r.out.asks_where_rent and "where_rent" not in r.out.asks:  # a what-if later asks it again ('and H200?')
@@ -2100,7 +2118,7 @@ _STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case
           _read_card_prices, _read_budget,
           _read_training_data, _read_deadline, _read_fp64, _read_problem_size, _read_residues, _read_ecosystem,
           _read_form_factor,
-          _read_power_limit, _read_running, _read_rental, _read_currency_wanted, _read_rest)
+          _read_power_limit, _read_running, _read_rental, _read_rented_card, _read_currency_wanted, _read_rest)
 
 _REJECTED = re.compile(
     r"[,，]?\s*(?:而)?不是\s*(?:那?[张块个])?\s*[A-Za-z0-9.\-_]*\d[A-Za-z0-9.\-_]*\s*(?:张|块|个|卡|b|B)?(?=\s*[,，。.;；!！?？]|\s*(?:是|而是)|$)"
