@@ -772,11 +772,13 @@ def _budget_count_calls(c: AskContext) -> list[PlannedCall]:
     p = c.session.profile
     budget = p.budget
     assert budget is not None
+    cards = _budget_cards(c)  # several compared are counted in one call: none of them is the configuration at hand
+    groups = [cards[:8]] if len(cards) > 1 else [[gpu] for gpu in cards]
     return [PlannedCall(name="affordable", purpose="value", arguments={
-        "budget_usd": round(to_usd(budget.amount, budget.currency), 2), "only_gpus": [gpu], "limit": 1,
+        "budget_usd": round(to_usd(budget.amount, budget.currency), 2), "only_gpus": group, "limit": len(group),
         "currency": budget.currency, "include_host": not p.has_host and p.budget_scope != "gpu_only",
         **said_prices(p)})
-        for gpu in _budget_cards(c)]
+        for group in groups]
 
 
 def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -786,8 +788,8 @@ def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
     shown = money(budget.amount, budget.currency)
     lines = []
     for gpu in _budget_cards(c):
-        call = next((x for x in done if x.name == "affordable" and x.arguments["only_gpus"] == [gpu]), None)
-        options = ((call.result or {}).get("options") or []) if call else []
+        call = next((x for x in done if x.name == "affordable" and gpu in x.arguments["only_gpus"]), None)
+        options = [o for o in ((call.result or {}).get("options") or []) if o["gpu"] == gpu] if call else []
         if not options:
             lines.append(msg(c.lang, "asks.budget_count_none", budget=shown, gpu=gpu_name(gpu)))
             continue

@@ -731,13 +731,20 @@ def _other_jobs(calls: list[ToolCall], alts: list[tuple[str, ToolCall]], lang: s
     out = ["", msg(lang, "answer.jobs_lead", job=_job_label(main, lang), need=gb_short(main.per_gpu_bytes))]
     rec = _by_name(calls, "recommend")
     top = priced(typed(rec, Recommendation))[0] if rec is not None and priced(typed(rec, Recommendation)) else None
-    for r in others:
+    timed = {c.arguments.get("model"): c for alt, c in alts if alt == "workload_time" and c.ok}
+    for r, sized in zip(others, [c for alt, c in alts if alt == "workload" and c.ok and c.name == "size_training"],
+                        strict=False):
         if top is None:
-            out.append(msg(lang, "answer.jobs_other", job=_job_label(r, lang), need=gb_short(r.per_gpu_bytes)))
-            continue
-        key = "answer.jobs_other_fits" if r.per_gpu_bytes <= top.gpu_memory_bytes else "answer.jobs_other_shard"
-        out.append(msg(lang, key, job=_job_label(r, lang), need=gb_short(r.per_gpu_bytes),
-                       option=config_label(top.gpu_id, top.count, lang), usable=gb_short(top.gpu_memory_bytes)))
+            line = msg(lang, "answer.jobs_other", job=_job_label(r, lang), need=gb_short(r.per_gpu_bytes))
+        else:
+            key = "answer.jobs_other_fits" if r.per_gpu_bytes <= top.gpu_memory_bytes else "answer.jobs_other_shard"
+            line = msg(lang, key, job=_job_label(r, lang), need=gb_short(r.per_gpu_bytes),
+                       option=config_label(top.gpu_id, top.count, lang), usable=gb_short(top.gpu_memory_bytes))
+        time = timed.get(sized.arguments.get("model"))
+        if time is not None:
+            line += msg(lang, "answer.jobs_other_time", time=duration(typed(time, TrainingTimeResult).hours, lang),
+                        config=config_label(time.arguments["gpu"], int(time.arguments["count"]), lang))
+        out.append(line)
     return out
 
 

@@ -471,11 +471,16 @@ def _cards_by_memory(m: _Merge, gpu_ids: list[str]) -> list[str]:
     """Cards said by their memory: two versions of one product ('256GB or 512GB version?'), the other version of
     the card under discussion ('the 256GB version instead'), or a card known only by its size ('a 16 GB card')."""
     parsed, p = m.parsed, m.p
-    variants = _memory_variants(gpu_ids[0] if len(gpu_ids) == 1 else p.gpu, parsed.memory_variants or [])
+    sizes = parsed.memory_variants or ([parsed.card_memory_gb] if parsed.card_memory_gb else [])
+    variants = _memory_variants(gpu_ids[0] if len(gpu_ids) == 1 else _card_talked_of(p, sizes),
+                                parsed.memory_variants or [])
     if len(variants) >= 2:
         parsed.gpus = [GpuCount(gpu=g, count=1, stated=False) for g in variants]
         return variants
-    sibling = _memory_sibling(p.gpu, parsed.card_memory_gb) if parsed.card_memory_gb and not gpu_ids else None
+    talked = _card_talked_of(p, sizes)
+    sibling = None if not parsed.card_memory_gb or gpu_ids else talked if talked and round(
+        load_catalog().gpu(talked).memory_gb) == round(parsed.card_memory_gb) else _memory_sibling(
+        talked, parsed.card_memory_gb)
     if sibling is not None:
         parsed.gpus = [GpuCount(gpu=sibling, count=p.gpu_count or 1, stated=bool(p.gpu_count))]
         return [sibling]
@@ -520,6 +525,15 @@ def _memory_variants(gpu: str | None, sizes: list[float]) -> list[str]:
     own = round(load_catalog().gpu(gpu).memory_gb)
     found = [gpu if round(size) == own else _memory_sibling(gpu, size) for size in sizes]
     return list(dict.fromkeys(g for g in ([gpu] if len(sizes) == 1 else []) + found if g))
+
+
+def _card_talked_of(p: Profile, sizes: list[float]) -> str | None:
+    """The card a memory size said alone refers to ('the 256gb one'): the card under discussion, else the card
+    compared with that much memory, else the last one compared."""
+    if p.gpu or not p.compare:
+        return p.gpu
+    cat = load_catalog()
+    return next((g for g in p.compare if round(cat.gpu(g).memory_gb) in {round(s) for s in sizes}), p.compare[-1])
 
 
 def _memory_sibling(gpu: str | None, memory_gb: float) -> str | None:
@@ -1031,6 +1045,12 @@ class Advisor:
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
         if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
             parsed = parsed.model_copy(update={"asks": [a for a in parsed.asks if a != "market"]})  # said above
+        if parsed.budget is not None and plan.mode == "compare" and "how_many" not in parsed.asks:
+            # a budget said of cards compared asks what it buys of each; first when the budget is the what-if
+            # ('4090 和 A100 跑 gromacs … 预算加到50万呢')
+            first = parsed.kind in _FOLLOW_UPS
+            parsed = parsed.model_copy(update={"asks": ["how_many", *parsed.asks] if first else
+                                               [*(parsed.asks or ["compare"]), "how_many"]})
         for config, asked in _ask_passes(parsed.asks, plan, calls, both, session):
             owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
@@ -1040,7 +1060,8 @@ class Advisor:
                 if line:
                     lines.append(line)
                     answered.add(asks.ask_of(name))
-        lines += _body_marks(answered, plan.mode, parsed.concurrency is not None)
+        sized = session.profile.model or session.profile.params_b  # without a model a count is the budget's
+        lines += _body_marks(answered if sized else answered - {"how_many"}, plan.mode, parsed.concurrency is not None)
         calls += done
         session.last_results.update({call.name: call for call in done if call.ok})
         open_asks = asks.still_asked(parsed.asks, answered)

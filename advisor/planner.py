@@ -1713,6 +1713,10 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
         calls.append(_training_check(p, model, method, gpu, count, seq))
     if "model" in model:
         calls.append(_training_recommend(p, parsed, model["model"], method, seq, tokens, gpu))
+    if gpu and tokens:  # each other job named is timed on the same cards and data ('how long would the 7B take?')
+        calls += [PlannedCall(name="training_time", purpose="time", gpu=gpu, alt="workload_time",
+                              arguments={"model": o.arguments["model"], "tokens": tokens, "gpu": gpu, "count": count,
+                                         **training_rates(p)}) for o in others]
     return calls + others
 
 

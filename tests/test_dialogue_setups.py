@@ -270,8 +270,9 @@ def test_a_load_share_scales_the_energy_hours() -> None:
 
 def test_a_budget_is_counted_in_each_card_named(adv: Advisor) -> None:
     _, (r,) = talk(adv, "For GROMACS: how many L40S vs RTX 4090 would $80k get us?")
-    counted = {c.arguments["only_gpus"][0] for c in ok_calls(r, "affordable")}
+    counted = {o["gpu"] for c in ok_calls(r, "affordable") for o in c.result["options"]}
     assert counted == {"l40s", "rtx-4090"}
+    assert "$80,000 buys" in r.text and "L40S" in r.text and "RTX 4090" in r.text
 
 
 def test_a_rack_counts_the_nodes_with_their_cpus(adv: Advisor) -> None:

@@ -760,7 +760,8 @@ _SIZE_IN_SENTENCE = re.compile(rf"({N})\s*(?:gb|g|tb|t)(?![a-z0-9])", _I)
 def memory_variants(ctx: Context) -> list[float] | None:
     """'256GB or 512GB version?', '96G 还是 256G 的版本': the memory sizes of one product weighed in a sentence that
     says version, variant or model (GB; TB × 1024)."""
-    for sentence in re.split(r"[。.!?！？\n]", ctx.masked):
+    # a question that goes on with 'or …' ('the 256gb one? or do i need the 512gb') is one sentence
+    for sentence in re.split(r"[。.!?！？\n](?!\s*(?:or\b|还是|或者))", ctx.masked):
         if not _VARIANT_WORD.search(sentence):
             continue
         sizes = [(parse_number(m.group(1)) or 0) * (1024 if m.group(0).lower().rstrip().endswith(("t", "tb")) else 1)

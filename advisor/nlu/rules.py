@@ -487,7 +487,7 @@ _COUNT_BEFORE = re.compile(
     rf"moore threads|iluvatar(?: corex)?|metax|biren|modded))?"
     rf"\s*(?:[的]|of\s+)?\s*$", _I)
 _COUNT_AFTER = re.compile(r"^\s*(?:s\b)?\s*(?:x|×|\*)\s*(\d+)|^\s*(双)\s*卡|"
-                          r"^\s*(?:s\b)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
+                          r"^\s*(?:s\b)?\s*(?:的)?\s*(?:一台|单机|每台)?\s*(\d+|[两一二三四五六七八九十]+)\s*"
                           r"(张|块|卡|片|颗)|"
                           r"^\s*(\d)[- ]?gpus?\s+(?=servers?|nodes?|boxes|machines|systems|baseboards?)", _I)
 # what a '张/块/cards' count can be of that is no GPU: network cards, disks, memory, images, GPU-hours

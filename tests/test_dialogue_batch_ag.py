@@ -1,0 +1,100 @@
+"""The classes blind batch ag found (bench/blind/batch-ag), each fixed by mechanism: a count written after '的'
+('H200的8卡'), a rack asked of '柜' alone, a budget said of cards compared counts what it buys of each, a question
+about the wait before the answer starts is time to first token, each training job named is timed, and a memory size
+said alone ('the 256gb one') is the compared card of that size or its sibling."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.script import ok_calls, talk
+
+from advisor.engine import Advisor
+from advisor.nlu import parse
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+@pytest.mark.parametrize(("text", "gpu", "count"), [
+    ("想上H200的8卡HGX服务器", "h200-sxm", 8),
+    ("4090 的 4 张卡", "rtx-4090", 4),
+])
+def test_a_count_written_after_de_is_the_cards_count(text: str, gpu: str, count: int) -> None:
+    assert [(g.gpu, g.count) for g in parse(text).gpus] == [(gpu, count)]
+
+
+def test_an_hgx_node_in_an_8kw_rack_does_not_fit(adv: Advisor) -> None:
+    """A DGX/HGX H200 is rated 10.2 kW by its maker: over an 8 kW rack's power, so not even one fits (the reply
+    once read one H200 at 2.0 kW and put four in the rack)."""
+    _, (r,) = talk(adv, "机房单柜供电8kW，风冷，想上H200的8卡HGX服务器，一个柜能放几台？")
+    (cost,) = ok_calls(r, "machine_cost")
+    assert (cost.arguments["gpu"], cost.arguments["count"]) == ("h200-sxm", 8)
+    assert cost.result["nodes_per_rack"] == 0 and "10.2 kW" in r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize("text", ["那换成8卡L20的推理机或者8卡4090的呢，一个柜几台", "柜子能放几台",
+                                  "每柜放几台8卡4090", "几台放一个柜"])
+def test_a_rack_asked_of_gui_alone_is_the_rack_question(text: str) -> None:
+    assert "rack" in parse(text).asks
+
+
+def test_cards_compared_in_8kw_racks_each_get_their_count_per_rack(adv: Advisor) -> None:
+    """8× L20 at 275 W and 8× RTX 4090 at 450 W (+ host): about 2.9 kW and 4.4 kW at the wall, so an 8 kW rack takes
+    2 and 1 of them (floor(8 / 2.9) = 2, floor(8 / 4.4) = 1)."""
+    _, (_, r) = talk(adv, "机房单柜供电8kW，风冷，想上H200的8卡HGX服务器，一个柜能放几台？",
+                     "那换成8卡L20的推理机或者8卡4090的呢，一个柜几台")
+    per_rack = {c.arguments["gpu"]: c.result["nodes_per_rack"] for c in ok_calls(r, "machine_cost")}
+    assert per_rack == {"l20": 2, "rtx-4090": 1}
+    assert r.text.startswith("【8 张 L20 48GB】**机柜**")
+
+
+def test_a_budget_what_if_on_cards_compared_counts_what_it_buys_of_each_first(adv: Advisor) -> None:
+    """¥500,000 on RTX 4090 (¥17,280 each, 8 to a host): 16 cards in two hosts fit (3 hosts' worth would not); the
+    answer leads and the comparison's verdict is not repeated above it."""
+    _, (r1, r2) = talk(adv, "4090和A100哪个适合跑gromacs？预算20万", "预算加到50万呢")
+    assert r1.text.startswith("**单精度（FP32）算例") and "¥200,000 能买 8 张 GeForce RTX 4090" in r1.text
+    assert r2.text.startswith("**¥500,000 能买 16 张 GeForce RTX 4090**")
+    (call,) = ok_calls(r2, "affordable")
+    assert set(call.arguments["only_gpus"]) == {"rtx-4090", "a100-sxm-80gb"}
+
+
+def test_counting_several_cards_on_a_budget_keeps_the_comparisons_pick(adv: Advisor) -> None:
+    """The cards counted on the budget are not 'the configuration': 'the 8-gpu option' stays the H200 the FP64
+    comparison picked."""
+    _, (_, r) = talk(adv, "FP64 CFD and VASP, ~$400k. L40S, H200 or MI300X?",
+                     "how much power per node for the 8-gpu option? our racks are 15kW")
+    (cost,) = ok_calls(r, "machine_cost")
+    assert cost.arguments["gpu"] == "h200-sxm"
+
+
+@pytest.mark.parametrize("text", [
+    "and how long to process a 20k token document before it starts answering",
+    "how long before it starts answering if I paste a 30k token contract?",
+    "一份2万token的文档，开始回答前要等多久",
+])
+def test_the_wait_before_the_answer_starts_is_time_to_first_token(text: str) -> None:
+    p = parse(text)
+    assert "ttft" in p.asks and "training_time" not in p.asks
+
+
+def test_each_training_job_named_is_timed_on_the_cards(adv: Advisor) -> None:
+    """Qwen2.5-7B full fine-tune on 2B tokens on 8× H100: 6 × 7.6e9 × 2e9 = 9.1e19 FLOP; at 8 × 989 TFLOPS and an
+    MFU of 0.2–0.4 that is 8–16 hours — never the 72B LoRA's days."""
+    _, (r,) = talk(adv, "want to full fine-tune Qwen2.5-7B on ~2B tokens, and later LoRA on a 72B. what GPUs do we "
+                        "need and how long would the 7B run take on 8xH100?")
+    timed = {c.arguments["model"]: c.result["hours"] for c in ok_calls(r, "training_time")}
+    assert 8 <= timed["qwen2.5-7b"] <= 16
+    line = next(x for x in r.text.splitlines() if x.startswith("- Qwen2.5-7B"))
+    assert "Time on 8× H100 SXM 80GB on the same data: about 13" in line
+
+
+def test_a_size_said_alone_is_the_compared_card_of_that_size_or_its_sibling(adv: Advisor) -> None:
+    """DeepSeek-V3 at Q4_K_M is about 406 GB: the M3 Ultra 256GB (192 GiB for the GPU under macOS) does not hold it,
+    the 512GB does; never a generic '256 GB card' with system RAM beside it."""
+    _, (_, r) = talk(adv, "M4 Max 128GB vs M3 Ultra 256GB Mac Studio for 70B models?",
+                     "what about deepseek v3 671b, would the 256gb one handle it? or do i need the 512gb")
+    first = r.text.splitlines()[0]
+    assert first.startswith("**Mac Studio M3 Ultra 512GB holds DeepSeek-V3") and "256 GB card" not in r.text
+    assert parse("would the 256gb one handle it? or do i need the 512gb").memory_variants == [256, 512]
