@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from advisor.compose import config_label, gpu_name
-from advisor.config_at_hand import Config, current_config
+from advisor.config_at_hand import Config, current_config, remember_count
 from advisor.fmt import (
     count_short,
     duration,
@@ -744,6 +744,8 @@ def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
             continue
         if len(_train_cards(c)) == 1 and p.gpu_count is None:
             keep_count(p, gpu, n)  # the follow-ups ('network between them?', 'rent them instead?') are about these
+        else:  # each card counted is a scheme to come back to ('租 H100 整体训下来多少钱': the H100 option)
+            remember_count(c.session, gpu, n)
         key = "asks.train_count_deadline" if p.deadline_days else "asks.train_count"
         lines.append(msg(c.lang, key, gpu=gpu_name(gpu), n=n, days=num(
             float(timed.result["gpu_hours"]) / n / 24, 1), memory=memory,  # type: ignore[index]

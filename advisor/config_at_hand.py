@@ -125,6 +125,16 @@ def remember_scheme(session: Session, calls: Iterable[ToolCall]) -> None:
     session.schemes = [*[s for s in session.schemes if s not in same][-(MAX_SCHEMES - 1):], scheme]
 
 
+def remember_count(session: Session, gpu: str, total: int) -> None:
+    """A count an answer worked out for one card of several ('H100：128 张能在 61 天内训完'), as a scheme a later
+    message naming that card alone comes back to."""
+    nodes = nodes_for(total)
+    if total % nodes or total // nodes > MAX_SCHEME_GPUS or nodes > MAX_SCHEME_NODES:
+        return
+    scheme = Scheme(gpu=gpu, count=total // nodes, nodes=nodes)
+    session.schemes = [*[s for s in session.schemes if s != scheme][-(MAX_SCHEMES - 1):], scheme]
+
+
 def both_schemes(session: Session) -> list[Config]:
     """The last two different configurations computed: what 'both options' / '两个方案' mean."""
     return [Config(gpu=s.gpu, count=s.count, nodes=s.nodes, model=s.model, precision=s.precision)

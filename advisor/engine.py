@@ -31,7 +31,7 @@ from advisor.fmt import punct
 from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
 from advisor.nlu.kinds import is_question
-from advisor.nlu.rules import MAX_CARDS
+from advisor.nlu.rules import MAX_CARDS, says_swap
 from advisor.planner import COMPARED_CARDS, Plan, PlannedCall, knowledge_plan, new_workload, plan_turn
 from advisor.report import export_markdown
 from advisor.session import Citation, Profile, Session, ToolCall, Turn
@@ -598,6 +598,8 @@ def _merge_one_card(m: _Merge, g: GpuCount) -> None:
             m.put("compare_counts", {**p.compare_counts, g.gpu: g.count})
     elif (earlier := next((x for x in reversed(m.session.schemes) if x.gpu == g.gpu), None)) is not None:
         m.put("gpu_count", earlier.count)
+        if earlier.nodes > 1:  # '租 H100 整体训下来多少钱' after 16 nodes of 8 were counted: all of them
+            m.put("nodes", earlier.nodes)
     elif not (m.parsed.has(Intent.whatif) or m.parsed.kind == Kind.whatif):
         m.put("gpu_count", None)
 
@@ -1487,10 +1489,12 @@ _WORKLOAD_SLOTS = ("model", "params_b", "method", "sci_code", "use_case")
 
 
 def _other_workload(parsed: Parsed, session: Session) -> bool:
-    """The what-if states a workload other than the session's: one it says again ('那用 DeepSeek 的 API 呢' still
-    serves the same model) is no new workload."""
+    """The what-if states a workload other than the session's and does not swap it in for the last one: one it
+    says again ('那用 DeepSeek 的 API 呢' still serves the same model) is no new workload, and '那要是换成13B，数据2T呢'
+    asks the last question again of the new one."""
     p = session.profile
-    return new_workload(parsed) and any(getattr(parsed, s) not in (None, getattr(p, s)) for s in _WORKLOAD_SLOTS)
+    return new_workload(parsed) and not says_swap(parsed.text) and any(
+        getattr(parsed, s) not in (None, getattr(p, s)) for s in _WORKLOAD_SLOTS)
 
 
 # what a machine's cost, power and rack answers rest on: a what-if that changes none of it does not repeat them

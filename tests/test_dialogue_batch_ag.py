@@ -98,3 +98,33 @@ def test_a_size_said_alone_is_the_compared_card_of_that_size_or_its_sibling(adv:
     first = r.text.splitlines()[0]
     assert first.startswith("**Mac Studio M3 Ultra 512GB holds DeepSeek-V3") and "256 GB card" not in r.text
     assert parse("would the 256gb one handle it? or do i need the 512gb").memory_variants == [256, 512]
+
+
+@pytest.mark.parametrize(("text", "amount"), [("如果用户涨10倍，API一个月三万呢？", 30_000), ("API每月2万", 20_000),
+                                              ("现在调deepseek api一个月3000块左右", 3_000)])
+def test_an_api_bill_in_wan_is_the_monthly_spend_never_a_budget(text: str, amount: float) -> None:
+    p = parse(text)
+    assert p.api_monthly_spend is not None and p.api_monthly_spend.amount == amount and p.budget is None
+
+
+@pytest.mark.parametrize(("text", "tokens"), [("那要是换成13B，数据2T呢", 2e12), ("训练集大概3000亿", 3e11),
+                                              ("pretrain a 1B model, dataset of 500B", 5e11),
+                                              ("数据2T，要多大硬盘", None)])
+def test_a_corpus_said_by_its_size_is_tokens_unless_it_is_storage(text: str, tokens: float | None) -> None:
+    assert parse(text).dataset_tokens == tokens
+
+
+def test_a_model_swapped_in_asks_the_last_question_again_and_the_card_named_keeps_its_count(adv: Advisor) -> None:
+    """13B on 2T tokens: 6 × 13e9 × 2e12 = 1.56e23 FLOP, (13 / 7) × 2 ≈ 3.7× the first run (7B on 1T); each card's
+    count to finish in about two months is asked again, and the H100 then named alone is that count (never one card,
+    which would take ten years)."""
+    _, (r1, r2, r3) = talk(adv, "我们打算从头预训练一个7B模型，数据1T tokens，能租到H800/H100，想两个月内训完，"
+                                "要多少卡", "那要是换成13B，数据2T呢",
+                           "租的话H100大概多少钱一卡时？13B这个整体训下来多少钱")
+    first, second = ({c.arguments["gpu"]: c.result["gpu_hours"] for c in ok_calls(r, "training_time")
+                      if c.arguments["count"] == 1} for r in (r1, r2))
+    assert second["h100-sxm"] == pytest.approx(first["h100-sxm"] * 13 * 2 / 7, rel=0.02)
+    assert r2.text.startswith("**H800 SXM 80GB：") and "张**能在" in r2.text.splitlines()[0]
+    counted = int(r2.text.splitlines()[1].split("：")[1].split(" 张")[0])
+    (timed,) = [c for c in ok_calls(r3, "training_time") if c.arguments["gpu"] == "h100-sxm"]
+    assert timed.arguments["count"] == counted and r3.text.startswith(f"**租 {counted} 张 H100")

@@ -433,6 +433,11 @@ _BUDGET_UNLIMITED = vocab.required("slot", "budget_unlimited")
 _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion|trillion)?\s*(个)?\s*"
                              rf"(?:(?:output|input|generated|输出|输入)\s*)?(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))"
                              rf"(?!\s*(?:的)?\s*{_SENT_WHOLE})", _I)
+# a corpus said by its size alone ('数据2T', 'dataset of 500B'): tokens in trillions or billions, never bytes
+_CORPUS_SIZE = re.compile(rf"(?:数据|语料|训练集|data(?:set)?|corpus)\s*(?:量|规模|大小)?\s*"
+                          rf"(?:有|是|of|约|大概|about|~|≈)?\s*({N})\s*(t|T|b|B|万亿|亿|trillion|billion)(?![a-zA-Z])"
+                          rf"(?!\s*(?:的)?\s*(?:硬盘|存储|空间|盘|disk|storage|ssd|nvme|bytes?))", _I)
+_STORAGE_WORD = re.compile(r"硬盘|存储|空间|磁盘|\bdisks?\b|\bstorage\b|\bssd\b|\bnvme\b", _I)
 _ASKED_EACH = re.compile(rf"(?:每人|每个人|每个用户|人均)\s*(?:每天|一天|每日)?\s*(?:大概|约|平均)?\s*"
                          rf"(?:问|提问|发|用|调用)?\s*({N})\s*(?:个|次|条)?\s*(?:问题|请求|次|条|轮)|"
                          rf"({N})\s*(?:questions?|requests?|queries|prompts|chats|messages)\s*(?:a|per|each)\s*"
@@ -1380,6 +1385,12 @@ def _read_dataset_tokens(r: _Reading) -> None:
         if value and value >= 1e5:
             r.out.dataset_tokens = value
             spans.append((m.start(), m.end()))
+    corpus = _CORPUS_SIZE.search(r.masked) if r.out.dataset_tokens is None else None
+    if corpus is not None and not _STORAGE_WORD.search(r.masked[corpus.end():corpus.end() + 12]):
+        value = scaled(corpus.group(1), corpus.group(2))
+        if value and value >= 1e8:
+            r.out.dataset_tokens = value
+            spans.append((corpus.start(1), corpus.end()))
     r.scan = _mask(_mask(r.masked, _names(r.text)), spans)
 
 
@@ -1905,10 +1916,13 @@ _MONTHLY = re.compile(r"每月|每个月|一个月|月均|月费|/\s*月|a month
 
 def _monthly_spend(text: str, lang: Lang | None) -> Money | None:
     """An amount said per month ('$3k a month', '每月 5000 元'): with an API named, what the API costs."""
-    for m in find_money(text):
-        near = text[max(0, m.start - 24):m.end + 16]
-        if _MONTHLY.search(near) and m.amount >= 1:
-            return Money(amount=m.amount, currency=m.currency or _default_currency(near, lang))
+    found = [(m.start, m.end, m.amount, m.currency) for m in find_money(text)]
+    found += [(a.start, a.end, a.value, "CNY") for a in find_amounts(text) if "万" in a.text and a.value >= 1000
+              and not any(f[0] <= a.start < f[1] for f in found)]  # 'API一个月三万'
+    for start, end, amount, currency in sorted(found):
+        near = text[max(0, start - 24):end + 16]
+        if _MONTHLY.search(near) and amount >= 1:
+            return Money(amount=amount, currency=currency or _default_currency(near, lang))
     return None
 
 
@@ -2413,6 +2427,11 @@ _PRICE_ASKED = re.compile(r"多少钱|什么价|啥价|价格(?:是)?多少|贵�
 _PLAN_ASKS = {"energy_cost", "build_cost", "rack", "heat", "capacity", "run_cost", "break_even"}
 _SWAP = re.compile(r"换成|改成|换为|改用|换用|\binstead\b|\bswitch(?:ing)? to\b|\bgo(?:ing)? with\b|如果|要是|假如|"
                    r"\bwhat if\b|\bwhat about\b|\bhow about\b", _I)
+
+
+def says_swap(text: str) -> bool:
+    """The message swaps something for what was discussed ('换成13B', 'what if we switch to a 70B')."""
+    return bool(_SWAP.search(text))
 
 
 def _readback_fact(out: Parsed, context: bool) -> Kind | None:
