@@ -195,6 +195,10 @@ def _api_calls(c: AskContext) -> list[PlannedCall]:
                             "daily_output_tokens": p.daily_output_tokens or 0.0,
                             "currency": currency, "years": p.years or DEFAULT_YEARS}
     spend = p.api_monthly_spend
+    quoted = p.api_quoted_per_m
+    if quoted is not None:  # '~$0.9 per million tokens': the buyer's price, in the bill's money
+        args["quoted_per_m"] = quoted.amount if quoted.currency == currency else \
+            round(from_usd(to_usd(quoted.amount, quoted.currency), currency), 4)  # type: ignore[arg-type]
     if p.daily_requests and not (p.daily_input_tokens or p.daily_output_tokens):  # '500 users × 10 questions'
         args["daily_requests"] = p.daily_requests
     elif not (p.daily_input_tokens or p.daily_output_tokens or spend) and (people := _people_behind(p)):
@@ -220,12 +224,16 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
         return None
     r = typed(call, ApiCostResult)
     p = c.session.profile
-    assumed = "" if p.api_model else msg(c.lang, "asks.api_assumed", name=r.api_name)
+    if r.quoted:  # the buyer's own price: no listed API is assumed or named
+        name = msg(c.lang, "asks.api_quoted_name")
+        r = r.model_copy(update={"api_name": name})
+    assumed = "" if p.api_model or r.quoted else msg(c.lang, "asks.api_assumed", name=r.api_name)
     if call.arguments.get("daily_requests") and not p.daily_requests and (people := _people_behind(p)):
         assumed += msg(c.lang, "asks.api_volume_assumed", people=people, each=QUESTIONS_A_DAY,
                        prompt=TYPICAL_PROMPT, output=TYPICAL_OUTPUT)
-    prices = msg(c.lang, "asks.api_prices", name=r.api_name, input=money_exact(r.input_price, r.currency),
-                 output=money_exact(r.output_price, r.currency), as_of=r.price_as_of)
+    prices = msg(c.lang, "asks.api_prices_quoted", name=r.api_name, input=money_exact(r.input_price, r.currency)) \
+        if r.quoted else msg(c.lang, "asks.api_prices", name=r.api_name, input=money_exact(r.input_price, r.currency),
+                             output=money_exact(r.output_price, r.currency), as_of=r.price_as_of)
     if p.api_monthly_spend is not None:
         bill = msg(c.lang, "asks.api_spend", monthly=money(r.monthly_cost, r.currency),
                    yearly=money(r.yearly_cost, r.currency))
@@ -239,8 +247,10 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
         return msg(c.lang, "asks.api_no_machine", bill=bill, prices=prices, assumed=assumed)
     key = "asks.api_own_cheaper" if r.cheaper == "own" else "asks.api_cheaper"
     months = r.break_even_months
-    payback = (msg(c.lang, "asks.api_break_even", months=num(months, 0 if months >= 10 else 1))
-               if months is not None else msg(c.lang, "asks.api_never"))
+    payback = (msg(c.lang, "asks.api_never") if months is None else
+               msg(c.lang, "asks.api_past_life", years=num(r.years, 0), months=num(months, 0))
+               if months > r.years * 12 else msg(c.lang, "asks.api_break_even", months=num(months, 0 if months >= 10
+                                                                                          else 1)))
     if _known_not_to_fit(c.calls, c.config):
         assumed += msg(c.lang, "asks.api_not_fit", config=_config_text(c))
     return msg(c.lang, key, bill=bill, prices=prices, assumed=assumed, config=_config_text(c),

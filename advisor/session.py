@@ -168,6 +168,7 @@ class Profile(BaseModel):
     api_monthly_spend: Money | None = Field(None, description="what the buyer pays for the API a month")
     currency_wanted: Literal["USD", "CNY"] | None = Field(None, description="the money the buyer asked prices in "
                                                                             "('in RMB'), over their language's")
+    api_quoted_per_m: Money | None = Field(None, description="an API price per 1M tokens the buyer quoted")
     api_model: str | None = Field(None, max_length=40, description="hosted API the buyer uses or weighs (api_prices "
                                                                    "id)")
     dataset_samples: float | None = Field(None, gt=0, le=1e11)  # × 512 tokens × 1,000 epochs stays within MAX_TOKENS

@@ -227,3 +227,28 @@ def test_naming_another_api_in_a_what_if_bills_it_again(adv: Advisor) -> None:
                      "那换成 GPT-4o mini 的 API 呢")
     (call,) = ok_calls(r, "api_cost")
     assert call.arguments["api"] == "gpt-4o-mini" and "GPT-4o mini" in r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "amount", "currency"), [
+    ("paying an API like together/fireworks at ~$0.9 per million tokens?", 0.9, "USD"),
+    ("API 每百万token 2元，我们一天2000万token，自建划算吗", 2.0, "CNY"),
+    ("Groq charges $0.59/M tokens", 0.59, "USD"),
+])
+def test_a_quoted_price_per_million_tokens_is_read_never_a_budget(text: str, amount: float, currency: str) -> None:
+    p = parse(text)
+    assert p.api_quoted_per_m is not None and (p.api_quoted_per_m.amount, p.api_quoted_per_m.currency) == (
+        amount, currency)
+    assert p.budget is None and not p.pooled  # 'together/fireworks' are API providers, not cards used together
+
+
+def test_a_quoted_price_bills_every_token_at_it() -> None:
+    """20M in + 6M out a day at $0.90 per 1M: 26 × 0.9 = $23.40 a day = $711.75 a month (× 365 / 12)."""
+    r = api_cost(ApiCostInput(api="gpt-4o-mini", daily_input_tokens=20e6, daily_output_tokens=6e6, quoted_per_m=0.9))
+    assert r.quoted and r.daily_cost == pytest.approx(23.4) and r.monthly_cost == pytest.approx(711.75, abs=0.01)
+
+
+def test_a_quoted_price_leads_the_bill_and_names_no_listed_api(adv: Advisor) -> None:
+    """¥2 per 1M tokens on 20M tokens a day (80 % input by default: 16M + 4M): ¥40 a day, ¥1,217 a month."""
+    _, (r,) = talk(adv, "API 每百万token 2元，我们一天2000万token，自建部署Qwen2.5-32B划算吗")
+    first = r.text.splitlines()[0]
+    assert "每月约 ¥1,217" in first and "DeepSeek" not in first

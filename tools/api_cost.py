@@ -38,6 +38,9 @@ class ApiCostInput(ToolInput):
                                                                           "known: each at a typical request's tokens")
     prompt_tokens_each: int = Field(TYPICAL_PROMPT, ge=1, le=1_000_000, description="a request's prompt tokens")
     output_tokens_each: int = Field(TYPICAL_OUTPUT, ge=1, le=1_000_000, description="a request's output tokens")
+    quoted_per_m: float | None = Field(None, gt=0, le=1e4, description="a price per 1M tokens the buyer quotes, input "
+                                                                       "and output alike, in `currency` (replaces the "
+                                                                       "listed prices)")
     cached_share: float = Field(0.0, ge=0, le=1, description="share of input tokens served from the prompt cache")
     peak_share: float = Field(DEFAULT_PEAK_SHARE, ge=0, le=1,
                               description="share of traffic in the provider's peak hours (where it bills them)")
@@ -78,6 +81,7 @@ class ApiCostResult(BaseModel):
     break_even_months: float | None = Field(None, description="months until the machine has saved its price "
                                                               "(None: no machine given, or it never does)")
     cheaper: str | None = Field(None, description="'api' or 'own' over the machine's life; None: no machine given")
+    quoted: bool = Field(False, description="priced at the buyer's quoted price per 1M tokens, not a listed one")
     formula: list[Note]
     assumptions: list[Note]
 
@@ -105,6 +109,8 @@ def api_cost(inp: ApiCostInput) -> ApiCostResult:
     blend = 1.0 if row.off_peak_share is None else inp.peak_share + (1 - inp.peak_share) * row.off_peak_share
     per_m = {k: _in_currency(getattr(row, k) * blend, row.currency, inp.currency, inp.cny_per_usd)
              for k in ("input", "cached", "output")}
+    if inp.quoted_per_m is not None:  # the price the buyer was quoted, for every token
+        per_m = dict.fromkeys(per_m, inp.quoted_per_m)
     tokens_in, tokens_out = inp.daily_input_tokens, inp.daily_output_tokens
     by_requests = inp.daily_requests is not None and not (tokens_in or tokens_out)
     if by_requests:  # '500 users × 10 questions a day': each at a typical request's tokens
@@ -127,12 +133,13 @@ def api_cost(inp: ApiCostInput) -> ApiCostResult:
     if by_requests:
         assumptions.append(note("api_cost.assume.requests", requests=inp.daily_requests, prompt=inp.prompt_tokens_each,
                                 output=inp.output_tokens_each))
-    assumptions += [note("api_cost.assume.price", name=row.name, provider=row.provider, as_of=row.as_of.isoformat(),
-                        source=row.source)]
-    if row.off_peak_share is not None:
+    assumptions += [note("api_cost.assume.quoted", price=inp.quoted_per_m) if inp.quoted_per_m is not None else
+                    note("api_cost.assume.price", name=row.name, provider=row.provider, as_of=row.as_of.isoformat(),
+                         source=row.source)]
+    if row.off_peak_share is not None and inp.quoted_per_m is None:
         assumptions.append(note("api_cost.assume.peak", share=round(inp.peak_share * 100),
                                 off_peak=round(row.off_peak_share * 100)))
-    if row.currency != inp.currency:
+    if row.currency != inp.currency and inp.quoted_per_m is None:
         assumptions.append(note("api_cost.assume.converted", rate=inp.cny_per_usd))
     assumptions += machine_notes
     formula = [] if inp.monthly_spend is not None else [note("api_cost.formula.bill"), note("api_cost.formula.month")]
@@ -149,7 +156,7 @@ def api_cost(inp: ApiCostInput) -> ApiCostResult:
         machine_monthly_energy=round(energy_year / 12, 2) if price is not None else None,
         own_monthly_cost=round(own, 2) if own is not None else None,
         break_even_months=round(breakeven, 1) if breakeven is not None and math.isfinite(breakeven) else None,
-        cheaper=cheaper, formula=formula, assumptions=assumptions)
+        cheaper=cheaper, quoted=inp.quoted_per_m is not None, formula=formula, assumptions=assumptions)
 
 
 __all__ = ["ApiCostInput", "ApiCostResult", "api_cost"]

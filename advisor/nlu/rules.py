@@ -130,6 +130,8 @@ class Parsed(BaseModel):
                                                          "('每天调用 2000 万 token', '40M tokens a day')")
     output_share: float | None = Field(None, description="the share of that traffic that is output ('~10% output')")
     api_model: str | None = Field(None, description="the hosted API model the buyer uses or weighs (api_prices id)")
+    api_quoted_per_m: Money | None = Field(None, description="an API's price per 1M tokens the buyer quotes ('~$0.9 "
+                                                            "per million tokens', '每百万 token 2 元')")
     api_monthly_spend: Money | None = Field(None, description="what the buyer pays for an API a month ('每月 API 费用 "
                                                               "5000 元', '$3k/month on GPT-4o')")
     dataset_samples: float | None = None
@@ -1414,6 +1416,19 @@ def _read_api(r: _Reading) -> None:
         r.out.api_model = named[0]
     if (m := _OUTPUT_SHARE.search(r.text)) and 0 < (pct := float(m.group(1) or m.group(2))) < 100:
         r.out.output_share = pct / 100
+    for money in find_money(r.text):  # '$0.9 per million tokens', '每百万token 2元', '2元/百万token'
+        if _PER_MILLION_AFTER.match(r.text[money.end:money.end + 24]) or \
+                _PER_MILLION_BEFORE.search(r.text[max(0, money.start - 14):money.start]):
+            r.out.api_quoted_per_m = Money(amount=money.amount, currency=money.currency or
+                                           _default_currency(r.text, r.out.lang))
+            r.claimed.append((money.start, money.end))
+            break
+
+
+_PER_MILLION_AFTER = re.compile(r"\s*(?:/|per|a|an|for|每)\s*(?:1\s*)?(?:m\b|mtok|million|百万|1m)\s*"
+                                r"(?:input\s+|output\s+)?(?:tokens?|toks?|token|词元)?|\s*/\s*(?:1\s*)?m\b", _I)
+_PER_MILLION_BEFORE = re.compile(r"(?:每|per)\s*(?:1\s*)?(?:百万|million|m)\s*(?:个\s*)?(?:tokens?|词元)?\s*"
+                                 r"(?:约|大概|要|是|:|：)?\s*$", _I)
 
 
 _CHAT_TURNS = re.compile(r"对话|会话|聊天|问答|客服|每次|每个人")
