@@ -128,3 +128,20 @@ def test_a_model_swapped_in_asks_the_last_question_again_and_the_card_named_keep
     counted = int(r2.text.splitlines()[1].split("：")[1].split(" 张")[0])
     (timed,) = [c for c in ok_calls(r3, "training_time") if c.arguments["gpu"] == "h100-sxm"]
     assert timed.arguments["count"] == counted and r3.text.startswith(f"**租 {counted} 张 H100")
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("how much power and noise for that? it would sit in our office storage room, not a datacenter", ["heat", "noise"]),
+    ("这台整机功耗多少", ["heat"]),
+])
+def test_a_machines_power_and_noise_asked_together_are_both_asks(text: str, asks: list[str]) -> None:
+    assert parse(text).asks == asks
+    assert parse("4090功耗多少").asks == []  # a card's own power is a spec, not the machine's heat
+
+
+def test_power_and_noise_for_the_recommended_box_answer_both(adv: Advisor) -> None:
+    """4× RTX 3090 Ti at 450 W plus a host: about 2.4 kW at the wall, all of it heat (× 3.412 BTU/hr per W)."""
+    _, (_, r) = talk(adv, "We're a 40-person law firm, want a private assistant on-prem, 20 people using it at the "
+                          "same time, 70B model. Budget about 30k EUR.",
+                     "how much power and noise for that? it would sit in our office storage room")
+    assert r.text.startswith("**Heat:**") and "**Noise:**" in r.text and "None of my calculators" not in r.text
