@@ -153,10 +153,29 @@ def _label(r: MachineCostResult, lang: str) -> str:
     return _cluster_label(r.gpu, r.count, r.nodes, lang)
 
 
+def _owned_here(c: AskContext) -> int:
+    """How many of the configuration's cards the buyer owns, when it adds to them ('add a second used 3090')."""
+    assert c.config is not None
+    owned = sum(e.count for e in c.session.profile.existing or [] if e.gpu == c.config.gpu)
+    return owned if 0 < owned < c.config.count * c.config.nodes else 0
+
+
+def _build_cost_calls(c: AskContext) -> list[PlannedCall]:
+    """The build's price: of the cards to buy only, when the buyer owns some of them and the machine they sit in."""
+    calls = _machine_call(c)
+    owned = _owned_here(c)
+    if owned and c.config is not None and c.config.nodes == 1:
+        calls[0].arguments.update(count=c.config.count - owned, include_host=False)
+    return calls
+
+
 def _say_build_cost(c: AskContext, done: list[ToolCall]) -> str | None:
     r = _machine(done)
     if r is None or r.total_price is None:
         return None
+    if (owned := _owned_here(c)) and r.nodes == 1:  # 'what would that cost me': the cards added, the rest is owned
+        return msg(c.lang, "asks.build_cost_added", config=_label(r, c.lang), total=money(r.total_price, r.currency),
+                   owned=owned, gpu=gpu_name(c.config.gpu) if c.config else r.gpu)
     key = "asks.build_cost" if r.host_price else "asks.build_cost_cards"
     line = msg(c.lang, key, config=_label(r, c.lang), cards=money(r.cards_price, r.currency),
                hosts=money(r.host_price, r.currency), total=money(r.total_price, r.currency), nodes=r.nodes)
@@ -910,7 +929,7 @@ ROUTES: dict[str, Route] = {
     "nvlink": Route(_link_needed, _link_calls, _say_link),
     "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy")
                         and not _ran(c.calls, "system_info")  # a catalogued server's answer says its price
-                        and not _quote_needed(c), _machine_call, _say_build_cost),  # a judged quote says the price
+                        and not _quote_needed(c), _build_cost_calls, _say_build_cost),  # a judged quote says the price
     "energy_cost": Route(lambda c: _asked("energy_cost")(c) and not _ran(c.calls, "rent_vs_buy"), _machine_call,
                          _say_energy),
     "rack": Route(_asked("rack"),

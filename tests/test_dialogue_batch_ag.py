@@ -145,3 +145,16 @@ def test_power_and_noise_for_the_recommended_box_answer_both(adv: Advisor) -> No
                           "same time, 70B model. Budget about 30k EUR.",
                      "how much power and noise for that? it would sit in our office storage room")
     assert r.text.startswith("**Heat:**") and "**Noise:**" in r.text and "None of my calculators" not in r.text
+
+
+def test_adding_a_card_to_one_owned_prices_only_the_card_added(adv: Advisor) -> None:
+    """'got a used 3090' owns one (and the PC it is in): a second one costs the catalog's $750 for a used 3090,
+    never two cards plus a $2,500 host."""
+    assert parse("got a used 3090 24gb, can i run llama 3.3 70b on it?").existing is not None
+    assert parse("how many GPUs do we need? got to decide by friday").existing is None
+    _, (_, r) = talk(adv, "got a used 3090 24gb, can i run llama 3.3 70b on it? q4 is fine. how many tok/s roughly",
+                     "what if i add a second used 3090, so 48gb total? what would that cost me in usd and how fast "
+                     "would it be")
+    (cost,) = ok_calls(r, "machine_cost")
+    assert cost.arguments["count"] == 1 and not cost.arguments["include_host"]
+    assert r.text.startswith("**To buy:** one GeForce RTX 3090: **$750**")
