@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, get_args
 
+from advisor.box_count import box_calls, box_needed, say_box
 from advisor.compose import config_label, gpu_name
 from advisor.config_at_hand import Config, current_config, remember_count
 from advisor.fmt import (
@@ -949,6 +950,7 @@ ROUTES: dict[str, Route] = {
     "time": Route(_time_needed, _time_calls, _say_time),
     "served": Route(_served_needed, _served_calls, _say_served),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
+    "box_count": Route(box_needed, box_calls, say_box, scratch=True),
 }
 
 

@@ -1003,7 +1003,8 @@ class Advisor:
             body = msg(out_lang, "engine.knowledge_instead") + "\n\n" + compose_body(ctx)  # said, not passed off
         ctx.calls = calls
         said = any(a not in _MARKS for a in answers)
-        if said and (plan.mode == "ask" or (not recompute and not changed and _repeats_last(body, session))):
+        asks_only = plan.mode in ("ask", "opening")  # the body only asks or greets
+        if said and (asks_only or (not recompute and not changed and _repeats_last(body, session))):
             answers = [*answers, _ONLY_ASKS_MARK]  # the answers alone: the plan above stands, or the body only asks
         body, notices = _place_unknown(ctx, _with_answers(computed and not leads, body, answers, parsed, out_lang),
                                        notices, unknown_notes)
@@ -1730,7 +1731,7 @@ def _finish_text(ctx: TurnContext, reply: Reply, final_body: str) -> None:
     """The reply's text: the body, then the question (or, once, the follow-up tips); and the retrieval notice."""
     mode, lang, session, question = ctx.plan.mode, ctx.out_lang, ctx.session, reply.question
     parts = [final_body]
-    if question and mode not in ("opening", "reset") and question not in final_body:
+    if question and (mode != "reset" or not final_body) and question not in final_body:
         parts.append(question)
     elif question is None and mode == "answer" and "_tips" not in session.asked:
         session.asked.append("_tips")

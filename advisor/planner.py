@@ -227,6 +227,15 @@ def _chassis(p: Profile) -> str | None:
     return {"workstation": "tower", "server": "rack"}.get(p.form_factor or "")
 
 
+def chassis_for(p: Profile, gpu: str) -> str:
+    """The chassis a machine of ``gpu`` goes in: what the user's words imply, else a tower for a card with fans and
+    a rack server for a passive one."""
+    said = _chassis(p)
+    if said is not None:
+        return said
+    return "tower" if load_catalog().gpu(gpu).cooling.value != "passive" else "rack"
+
+
 def _desk_card(gpu_id: str) -> bool:
     try:
         return load_catalog().gpu(gpu_id).tier.value in ("consumer", "workstation")

@@ -158,3 +158,28 @@ def test_adding_a_card_to_one_owned_prices_only_the_card_added(adv: Advisor) -> 
     (cost,) = ok_calls(r, "machine_cost")
     assert cost.arguments["count"] == 1 and not cost.arguments["include_host"]
     assert r.text.startswith("**To buy:** one GeForce RTX 3090: **$750**")
+
+
+@pytest.mark.parametrize(("text", "gpu"), [
+    ("if we go with the Max-Q version of the pro 6000, how many fit in one box?", "rtx-pro-6000-blackwell-max-q"),
+    ("the max-q pro 6000", "rtx-pro-6000-blackwell-max-q"),
+    ("A100 80GB pcie version", "a100-pcie-80gb"),
+    ("RTX 4090 in a PCIe x8 slot", "rtx-4090"),  # a slot's word is no edition of a card that has none
+])
+def test_an_edition_said_apart_from_the_name_is_that_edition(text: str, gpu: str) -> None:
+    assert [g.gpu for g in parse(text).gpus] == [gpu]
+
+
+@pytest.mark.parametrize(("text", "lead"), [
+    # 4090: 3 slots each, a tower's 8 slot positions take 2 (hardware_rules §5); 2 × 450 W + 230 W CPU + 150 W ≈ 1.3 kW
+    ("一台工作站能装几张4090？", "**一台塔式工作站能装 2 张 GeForce RTX 4090**"),
+    # Max-Q: a 2-slot 300 W blower: 4 in a tower, 1.2 kW of cards
+    ("how many RTX PRO 6000 Max-Q can I fit in a tower? total power?",
+     "**4× RTX PRO 6000 Blackwell Max-Q Workstation Edition fit in one tower workstation**"),
+    # passive L40S: a server, at most the 8 a GPU server holds
+    ("how many L40S can go in one server?", "**Up to 8× L40S 48GB in one rack server**"),
+])
+def test_how_many_fit_in_one_box_is_the_most_the_build_check_passes(adv: Advisor, text: str, lead: str) -> None:
+    _, (r,) = talk(adv, text)
+    assert r.text.startswith(lead)
+    assert "你好" not in r.text and "Hello" not in r.text  # an answer, then the use question: no greeting

@@ -864,6 +864,35 @@ def _r1_distill(text: str, params_b: float, catalog: Catalog) -> str | None:
     return next((m.id for m in catalog.models if m.id == wanted), None)
 
 
+# an edition said apart from the name ('the Max-Q version of the pro 6000', 'H100, the PCIe one'): word → id part
+_EDITION_WORD = re.compile(r"max[\s-]?q|\bpcie\b|\bsxm\d?\b|\bnvl\b", _I)
+_EDITION_PART = {"maxq": "max-q", "pcie": "pcie", "sxm": "sxm", "nvl": "nvl"}
+_EDITION_REACH = 32  # characters either side of the name
+_NOT_FAMILY = re.compile(r"^(?:sxm\d?|pcie|nvl|ws|max|q|server|workstation|\d+gb)$")
+
+
+def _with_variant(catalog: Catalog, text: str, mention: _Mention) -> _Mention:
+    """A name resolved to one edition when another edition of it is said beside it, in the same clause ('Max-Q
+    version of the pro 6000' is the Max-Q card): that edition; else the mention as found."""
+    if len(mention.ids) != 1:
+        return mention
+    before = re.split(r"[，,。.;；!?！？\n]", text[max(0, mention.start - _EDITION_REACH):mention.start])[-1]
+    after = re.split(r"[，,。.;；!?！？\n]", text[mention.end:mention.end + _EDITION_REACH])[0]
+    word = _EDITION_WORD.search(before + " " + after)
+    if word is None:
+        return mention
+    part = _EDITION_PART[re.sub(r"[\s-]|\d", "", word.group(0).lower())]
+    own = catalog.gpu(mention.ids[0])
+    family = [x for x in own.id.split("-") if not _NOT_FAMILY.match(x)]
+    memory = round(own.memory_gb)
+    found = sorted((g for g in catalog.gpus if part in g.id and g.id != own.id
+                    and [x for x in g.id.split("-") if not _NOT_FAMILY.match(x)] == family),
+                   key=lambda g: round(g.memory_gb) != memory)
+    if part in own.id or not found:
+        return mention
+    return mention.model_copy(update={"ids": [found[0].id]})
+
+
 def _pick(catalog: Catalog, ids: list[str]) -> str:
     """For an ambiguous GPU name, the variant with the most memory (what people usually mean now)."""
     return max(ids, key=lambda i: catalog.gpu(i).memory_gb)
@@ -1027,7 +1056,7 @@ def _read_names(r: _Reading) -> None:
     """Catalog names first, so model numbers (4090, A100) are masked before quantities are read."""
     r.system_mentions = _scan_names(r.text, system_resolver(), systems())  # 'DGX B200' is a server, not a card
     spans = [(m.start, m.end) for m in r.system_mentions]
-    r.gpu_mentions = [g for g in _scan_names(r.text, r.cat.gpu_resolver, r.cat.gpus)
+    r.gpu_mentions = [_with_variant(r.cat, r.text, g) for g in _scan_names(r.text, r.cat.gpu_resolver, r.cat.gpus)
                       if not any(a < g.end and g.start < b for a, b in spans)]
     r.model_mentions = [m for m in _scan_names(r.text, r.cat.model_resolver, r.cat.models)
                         if not any(g.start <= m.start < g.end for g in r.gpu_mentions)]
@@ -2315,6 +2344,8 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.asks = list(dict.fromkeys("rack" if a == "how_many" else a for a in out.asks))
     if out.rack_kw is not None and "rack" not in out.asks:
         out.asks.append("rack")  # 'our racks are 17 kW': whether the nodes fit it is asked by saying it
+    if "box_count" in out.asks and "energy_cost" in out.asks and not _BILL_WORD.search(text):
+        out.asks.remove("energy_cost")  # 'how many fit in one box and what's total power': the box's answer says it
     out.pooled = bool(vocab.matches("slot", "pooled", text))
     out.wants_detail = bool(_DETAIL.search(text))
     for flag, cue in _ASK_FLAGS:
@@ -2326,6 +2357,7 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.asks = [a for a in out.asks if a not in stated] + stated
 
 
+_BILL_WORD = re.compile(r"electricity|\bbill\b|kwh|\bcost|电费|度电|千瓦时|费用", _I)
 _MACHINES_ASKED = re.compile(r"\bhow many\b.{0,48}\b(?:servers?|nodes?|boxes|machines|systems|dgx|hgx)\b|"
                              r"(?:几|多少)\s*台", _I)
 MAX_ASK_TEXT = 4000  # asks are read in a message's first part; a pasted document after them asks nothing
