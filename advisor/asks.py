@@ -10,6 +10,7 @@ configuration this turn computed, or the one computed a turn earlier, in the ord
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, get_args
@@ -80,6 +81,7 @@ class AskContext:
     topic: str | None = None  # the part of a build the message is about (a build check's answer leads with it)
     budget_said: bool = True  # the message itself names a budget ('how many for $80k')
     card_prices: tuple[tuple[str, Any], ...] = ()  # unit prices said this turn ('a used 3090 for $650')
+    text: str = ""  # the message, for an ask's own wording ('the whole build')
 
 
 @dataclass(frozen=True)
@@ -155,10 +157,15 @@ def _label(r: MachineCostResult, lang: str) -> str:
 
 
 def _owned_here(c: AskContext) -> int:
-    """How many of the configuration's cards the buyer owns, when it adds to them ('add a second used 3090')."""
+    """How many of the configuration's cards the buyer owns, when it adds to them ('add a second used 3090') and
+    the message does not ask for the whole build."""
     assert c.config is not None
     owned = sum(e.count for e in c.session.profile.existing or [] if e.gpu == c.config.gpu)
-    return owned if 0 < owned < c.config.count * c.config.nodes else 0
+    return owned if 0 < owned < c.config.count * c.config.nodes and not _WHOLE_BUILD.search(c.text) else 0
+
+
+_WHOLE_BUILD = re.compile(r"\b(?:whole|entire|complete|full)\s+(?:build|machine|system|box|rig|setup|thing)\b|"
+                          r"整机|整套|全套|总价", re.IGNORECASE)
 
 
 def _build_cost_calls(c: AskContext) -> list[PlannedCall]:
@@ -478,7 +485,7 @@ def _speed_calls(c: AskContext) -> list[PlannedCall]:
     """Decode speed with every user at once, unless this turn measured it already."""
     assert c.config is not None
     p = c.session.profile
-    if _decode(c.calls) is not None:
+    if _decode_for(c.calls, c.config) is not None:
         return []
     args: dict[str, Any] = {"model": c.config.model or p.model, "gpu": c.config.gpu,
                             "count": c.config.count, "batch": p.concurrency or 1}
@@ -488,13 +495,54 @@ def _speed_calls(c: AskContext) -> list[PlannedCall]:
 
 
 def _say_speed_target(c: AskContext, done: list[ToolCall]) -> str | None:
-    d = _decode([*c.calls, *done])
+    assert c.config is not None
+    d = _decode_for([*c.calls, *done], c.config) or _decode(done)
     target = c.session.profile.tokens_per_s_target
     if d is None or target is None:
         return None
     per_user = d.per_sequence_tokens_per_s or d.tokens_per_s
     key = "asks.speed_target_met" if per_user >= target else "asks.speed_target_missed"
     return msg(c.lang, key, speed=tps(per_user), target=tps(target), users=c.session.profile.concurrency or 1)
+
+
+MAX_REPLICAS = 16  # copies of a configuration tried for a per-user speed target, each serving its share of users
+
+
+def _replicas_needed(c: AskContext) -> bool:
+    """A per-user speed target this turn's configuration misses with everyone on it: how many copies of it, each
+    serving a share of the users, reach it."""
+    p = c.session.profile
+    if p.tokens_per_s_target is None or (p.concurrency or 1) < 2 or c.config is None or c.config.nodes > 1:
+        return False
+    d = _decode_for(c.calls, c.config)
+    return d is not None and (d.per_sequence_tokens_per_s or d.tokens_per_s) < p.tokens_per_s_target
+
+
+def _replica_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None
+    p = c.session.profile
+    users = p.concurrency or 1
+    base = next(x for x in c.calls if x.ok and x.name == "perf_decode" and x.arguments.get("gpu") == c.config.gpu
+                and x.arguments.get("count") == c.config.count)
+    return [PlannedCall(name="perf_decode", purpose="perf", arguments={**base.arguments, "batch": -(-users // k)})
+            for k in range(2, MAX_REPLICAS + 1) if -(-users // k) < users]
+
+
+def _say_replicas(c: AskContext, done: list[ToolCall]) -> str | None:
+    assert c.config is not None
+    p = c.session.profile
+    users, target = p.concurrency or 1, p.tokens_per_s_target or 0
+    for k in range(2, MAX_REPLICAS + 1):
+        share = -(-users // k)
+        run = next((x for x in done if x.name == "perf_decode" and x.arguments.get("gpu") == c.config.gpu
+                    and x.arguments.get("batch") == share), None)
+        if run is None:
+            continue
+        d = DecodeResult.model_validate(run.result)
+        if (speed := d.per_sequence_tokens_per_s or d.tokens_per_s) >= target:
+            return msg(c.lang, "asks.speed_replicas", k=k, config=_config_text(c), share=share, speed=tps(speed),
+                       cards=k * c.config.count, gpu=gpu_name(c.config.gpu))
+    return msg(c.lang, "asks.speed_replicas_none", most=MAX_REPLICAS, config=_config_text(c), target=tps(target))
 
 
 def _speed_at_count_needed(c: AskContext) -> bool:
@@ -945,6 +993,7 @@ ROUTES: dict[str, Route] = {
                         and bool(_priced_cards(c)), _info_calls, _say_card_price),
     "market": Route(lambda c: "market" in c.asks and bool(_cards_asked_about(c)), _info_calls, _say_market),
     "speed_target": Route(_speed_needed, _speed_calls, _say_speed_target),
+    "speed_replicas": Route(_replicas_needed, _replica_calls, _say_replicas, scratch=True),
     "speed": Route(_speed_at_count_needed, _speed_at_count_calls, _say_speed_at_count),
     "compute": Route(_compute_needed, _compute_calls, _say_compute),
     "time": Route(_time_needed, _time_calls, _say_time),
@@ -957,7 +1006,7 @@ ROUTES: dict[str, Route] = {
 def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str, fresh: bool = True,
          named: Iterable[str] = (), pooled: bool = False, topic: str | None = None,
          config: Config | None = None, budget_said: bool = True,
-         card_prices: dict[str, Any] | None = None) -> list[tuple[str, Route, AskContext]]:
+         card_prices: dict[str, Any] | None = None, text: str = "") -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
     turn computed a configuration or stated a target, so stated targets are checked again; ``config``: the
     configuration to answer on (one of 'both options'), else the one at hand."""
@@ -966,7 +1015,7 @@ def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang:
     at_hand = config or current_config(session, done, bool(named))
     ctx = AskContext(session=session, asks=tuple(asks), config=at_hand, calls=done,
                      lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic, budget_said=budget_said,
-                     card_prices=tuple((card_prices or {}).items()))
+                     card_prices=tuple((card_prices or {}).items()), text=text)
     order = [r for a in ctx.asks for r in ROUTES if ask_of(r) == a]
     order += [r for r in ROUTES if r not in order]
     return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

@@ -1057,12 +1057,14 @@ class Advisor:
         for config, asked in _ask_passes(parsed.asks, plan, calls, both, session):
             owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
+                             text=parsed.text,
                              topic=parsed.build_topic if plan.mode == "build" else None)
             for name, route, ask in owed:
                 line = yield from self._answer_one(route, ask, config, scratch if route.scratch else done, lang)
                 if line:
                     lines.append(line)
                     answered.add(asks.ask_of(name))
+        lines = [x for x in lines if not any(y != x and y.endswith(x) for y in lines)]  # said once, labelled
         sized = session.profile.model or session.profile.params_b  # without a model a count is the budget's
         lines += _body_marks(answered if sized else answered - {"how_many"}, plan.mode, parsed.concurrency is not None)
         calls += done

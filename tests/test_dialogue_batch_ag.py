@@ -183,3 +183,30 @@ def test_how_many_fit_in_one_box_is_the_most_the_build_check_passes(adv: Advisor
     _, (r,) = talk(adv, text)
     assert r.text.startswith(lead)
     assert "你好" not in r.text and "Hello" not in r.text  # an answer, then the use question: no greeting
+
+
+def test_a_per_user_speed_target_missed_says_how_many_copies_reach_it(adv: Advisor) -> None:
+    """50 users at once on 4× RTX 4090 (Qwen2.5-32B INT4) give under 20 tokens/s each; copies of the box, each
+    serving its share of the users (ceil(50 / k)), reach it — the answer names the count, and each copy's speed is
+    its own decode at that share (checked against the tool's figure for that batch)."""
+    _, (r,) = talk(adv, "部署Qwen2.5-32B，4张4090，50人同时用，每人要20 tokens/s，够吗")
+    line = next(x for x in r.text.splitlines() if x.startswith("**要达到的话"))
+    k = int(line.split("部署 ")[1].split(" 套")[0])
+    share = -(-50 // k)
+    assert f"每套分担 {share} 个用户" in line
+    runs = {c.arguments["batch"]: c.result for c in r.tool_calls if c.name == "perf_decode" and c.ok}
+    per_user = {b: x["per_sequence_tokens_per_s"] or x["tokens_per_s"] for b, x in runs.items()}
+    assert per_user[share] >= 20 > per_user[-(-50 // (k - 1))] if k > 2 else per_user[share] >= 20
+
+
+def test_each_card_compared_is_held_to_the_speed_target_on_its_own_decode(adv: Advisor) -> None:
+    """The L40S option's per-user speed is the L40S's decode, never the H100's (a review found the H100's figure
+    under the L40S label)."""
+    _, (r,) = talk(adv, "serving llama 3.1 8b, ~200 concurrent sessions, ~50 tok/s per user. H100 vs L40S, how many "
+                        "of each?")
+    base = {c.arguments["gpu"]: c.result for c in r.tool_calls if c.name == "perf_decode" and c.ok
+            and c.arguments["batch"] == 200}
+    for gpu, label in (("h100-sxm", "H100 SXM 80GB]"), ("l40s", "L40S 48GB]")):
+        line = next(x for x in r.text.splitlines() if label in x and "Speed target" in x)
+        speed = base[gpu]["per_sequence_tokens_per_s"] or base[gpu]["tokens_per_s"]
+        assert f"about {speed:.1f} tokens/s per user" in line
