@@ -18,7 +18,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
@@ -1753,6 +1753,7 @@ class _PlanProgress:
 
     fit: bool | None = None
     offloaded: bool = False  # runs only with layers in system RAM (llama.cpp): its speed still matters
+    by_gpu: dict[str, tuple[bool | None, bool]] = field(default_factory=dict)  # each card's own (fit, offloaded)
     no_option: bool = False  # the recommendation for the requested configuration found nothing
     rescue: dict[str, Any] | None = None  # the first same-method training fallback that fits (checkpointing …)
 
@@ -1761,7 +1762,8 @@ class _PlanProgress:
             if pc.when == "no_fit":
                 return self.fit is not False
             return pc.when == "native_failed" and not (self.fit is False or self.no_option)
-        if pc.needs_fit and self.fit is False and not (self.offloaded and pc.name == "perf_decode") \
+        fit, offloaded = self.by_gpu.get(pc.gpu or "", (self.fit, self.offloaded))  # a card compared: its own
+        if pc.needs_fit and fit is False and not (offloaded and pc.name == "perf_decode") \
                 and not (self.rescue is not None and pc.name == "training_time"):
             return True
         return pc.only_if_no_fit and self.fit is not False
@@ -1786,6 +1788,8 @@ class _PlanProgress:
             value = getattr(C.result_of(call), "fits", None)
             self.fit = value if self.fit is None else (self.fit and value is not False)
             self.offloaded = bool(getattr(C.result_of(call), "offload_layers", 0))
+            if pc.gpu and pc.alt is None:
+                self.by_gpu[pc.gpu] = (value, self.offloaded)
         elif pc.purpose == "recommend":
             options = getattr(C.result_of(call), "options", None) or []  # recommend or affordable
             # a budget was checked against priced options only: unpriced ones do not settle the question

@@ -210,3 +210,18 @@ def test_each_card_compared_is_held_to_the_speed_target_on_its_own_decode(adv: A
         line = next(x for x in r.text.splitlines() if label in x and "Speed target" in x)
         speed = base[gpu]["per_sequence_tokens_per_s"] or base[gpu]["tokens_per_s"]
         assert f"about {speed:.1f} tokens/s per user" in line
+
+
+def test_each_card_compared_gets_its_speed_when_another_does_not_fit(adv: Advisor) -> None:
+    """The owned 3060 12GB does not hold Qwen2.5-32B Q4_K_M (22.3 GB); the 3090, the 22 GB 2080 Ti and the 4090 do,
+    and each is timed (the 3060's miss once skipped every later card's speed). '两千多' is the 2080 Ti's price
+    (¥2,000), never a budget: at ¥2,000 it gives the most speed for the money."""
+    text = ("手上一张3060 12g，想本地跑大模型玩，主要qwen 14b、32b量化版。闲鱼二手3090 24g大概4500，"
+            "2080ti魔改22g两千多，换哪个？还是加钱上4090")
+    p = parse(text)
+    assert {g: m.amount for g, m in p.card_prices.items()} == {"rtx-3090": 4500, "rtx-2080-ti-22gb": 2000}
+    assert p.budget is None
+    _, (r,) = talk(adv, text)
+    timed = {c.arguments["gpu"] for c in r.tool_calls if c.name == "perf_decode" and c.ok}
+    assert {"rtx-3090", "rtx-2080-ti-22gb", "rtx-4090"} <= timed
+    assert "按你给的价格，Modded RTX 2080 Ti 22GB (China) 性价比最高" in r.text

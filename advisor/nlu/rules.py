@@ -1930,7 +1930,7 @@ def _unit_price(window: str, lang: Lang | None) -> tuple[int, int, Money] | None
     found = [(x.start, x.end, Money(amount=x.amount, currency=x.currency or _default_currency(window, lang)))
              for x in find_money(window) if x.amount > 0]
     found += [(a.start, a.end, Money(amount=a.value, currency="CNY")) for a in find_amounts(window)
-              if "万" in a.text and a.value >= 1000]
+              if ("万" in a.text and a.value >= 1000) or (lang == "zh" and "千" in a.text and a.value >= 100)]
     found += [(m.start(1), m.end(1), Money(amount=float(m.group(1)), currency=_default_currency(window, lang)))
               for m in _BARE_PRICE.finditer(window) if lang == "zh" and float(m.group(1)) >= 100]  # '400 多一张'
     return min(found, key=lambda f: f[0]) if found else None
