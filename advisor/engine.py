@@ -496,6 +496,8 @@ def _compare_counts(parsed: Parsed, p: Profile, gpu_ids: list[str]) -> dict[str,
     """How many of each card compared: as said; an owned card the ones owned (plus those the message adds); a
     baseboard card offered beside another at a said count, the same box of it."""
     counts = {g.gpu: g.count for g in parsed.gpus if g.stated}
+    if not counts and parsed.gpu_count and len(parsed.gpus) > 1:  # 'L40S or H100? budget for ~8 GPUs': each
+        counts = {g.gpu: parsed.gpu_count for g in parsed.gpus}
     owned = {e.gpu: e.count for e in p.existing or []}
     if parsed.added_cards:  # 'add two more 4090s, or switch to two L20s?': the owned card's option holds both
         first = parsed.gpus[0].gpu  # owned cards not read as such are named first ('I have 2 3090s … add two')

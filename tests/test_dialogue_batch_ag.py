@@ -225,3 +225,13 @@ def test_each_card_compared_gets_its_speed_when_another_does_not_fit(adv: Adviso
     timed = {c.arguments["gpu"] for c in r.tool_calls if c.name == "perf_decode" and c.ok}
     assert {"rtx-3090", "rtx-2080-ti-22gb", "rtx-4090"} <= timed
     assert "按你给的价格，Modded RTX 2080 Ti 22GB (China) 性价比最高" in r.text
+
+
+@pytest.mark.parametrize("text", ["Is the RTX 6000 Ada or the L40S any good for VASP, or do we need H100/H200? "
+                                  "budget for ~8 GPUs", "预算够买8张卡，跑VASP用H100还是A100"])
+def test_a_count_said_apart_from_several_cards_is_each_ones_count(adv: Advisor, text: str) -> None:
+    """Eight of each are compared: 8 × 67 TFLOPS of FP64 = 536 for the H100 (one card's 67 once stood for the
+    cluster)."""
+    assert parse(text).gpu_count == 8
+    s, _ = talk(adv, text)
+    assert set(s.profile.compare_counts.values()) == {8}

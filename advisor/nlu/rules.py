@@ -1328,6 +1328,9 @@ def _read_count_apart(r: _Reading, owned: bool) -> None:
     if not r.gpu_mentions:
         out.gpu_count = _usable_count(out, "", _cards_count(_mask(r.masked, r.names_and_dates)))
         return
+    if len(out.gpus) > 1 and not owned and not any(g.stated for g in out.gpus):  # 'L40S or H100? budget for ~8
+        out.gpu_count = _usable_count(out, "", _cards_count(_mask(r.masked, r.names_and_dates)))  # GPUs': each
+        return
     if len(out.gpus) != 1 or out.gpus[0].stated or owned or out.gpus[0].gpu in out.bad_counts:
         return
     blanked = _mask(_mask(r.masked, [(m.start, m.end) for m in r.gpu_mentions]),
