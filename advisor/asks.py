@@ -255,9 +255,10 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
         name = msg(c.lang, "asks.api_quoted_name")
         r = r.model_copy(update={"api_name": name})
     assumed = "" if p.api_model or r.quoted else msg(c.lang, "asks.api_assumed", name=r.api_name)
+    volume = ""  # the traffic assumed when only people were given: said on its own line, under the verdict
     if call.arguments.get("daily_requests") and not p.daily_requests and (people := _people_behind(p)):
-        assumed += msg(c.lang, "asks.api_volume_assumed", people=people, each=QUESTIONS_A_DAY,
-                       prompt=TYPICAL_PROMPT, output=TYPICAL_OUTPUT)
+        volume = "\n" + msg(c.lang, "asks.api_volume_assumed", people=people, each=QUESTIONS_A_DAY,
+                            prompt=TYPICAL_PROMPT, output=TYPICAL_OUTPUT)
     prices = msg(c.lang, "asks.api_prices_quoted", name=r.api_name, input=money_exact(r.input_price, r.currency)) \
         if r.quoted else msg(c.lang, "asks.api_prices", name=r.api_name, input=money_exact(r.input_price, r.currency),
                              output=money_exact(r.output_price, r.currency), as_of=r.price_as_of)
@@ -269,9 +270,9 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
                    output=count_short(r.daily_output_tokens, c.lang), monthly=money(r.monthly_cost, r.currency),
                    yearly=money(r.yearly_cost, r.currency))
     else:
-        return msg(c.lang, "asks.api_prices_only", prices=prices, assumed=assumed)
+        return msg(c.lang, "asks.api_prices_only", prices=prices, assumed=assumed) + volume
     if r.own_monthly_cost is None or c.config is None:
-        return msg(c.lang, "asks.api_no_machine", bill=bill, prices=prices, assumed=assumed)
+        return msg(c.lang, "asks.api_no_machine", bill=bill, prices=prices, assumed=assumed) + volume
     key = "asks.api_own_cheaper" if r.cheaper == "own" else "asks.api_cheaper"
     months = r.break_even_months
     payback = (msg(c.lang, "asks.api_never") if months is None else
@@ -283,7 +284,7 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
     return msg(c.lang, key, bill=bill, prices=prices, assumed=assumed, config=_config_text(c),
                price=money(r.machine_price, r.currency), years=num(r.years, 0),
                own=money(r.own_monthly_cost, r.currency), energy=money(r.machine_monthly_energy, r.currency),
-               payback=payback)
+               payback=payback) + volume
 
 
 def _run_hours(c: AskContext) -> float | None:

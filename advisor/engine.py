@@ -1519,6 +1519,8 @@ def _body_marks(answered: set[str], mode: str, said_users: bool = False) -> list
         return [_VERDICT_MARK]
     if "capacity" in answered and mode == "answer" and not said_users:  # 'how many at once?' is the answer
         return [_POOL_MARK]
+    if "box_count" in answered and mode in ("build", "spec"):  # the box checked at every count: not one card again
+        return [_POOL_MARK]
     return []
 
 

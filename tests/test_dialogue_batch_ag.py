@@ -235,3 +235,9 @@ def test_a_count_said_apart_from_several_cards_is_each_ones_count(adv: Advisor, 
     assert parse(text).gpu_count == 8
     s, _ = talk(adv, text)
     assert set(s.profile.compare_counts.values()) == {8}
+
+
+def test_a_box_count_asked_in_a_follow_up_replaces_the_one_card_check(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "Should I buy a 5090 for $2,500 or keep renting a 4090 at $0.35/hr? 6 hours a day.",
+                     "how many RTX PRO 6000 Max-Q can I fit in a tower? total power?")
+    assert r.text.startswith("**4× RTX PRO 6000 Blackwell Max-Q") and "for one RTX PRO 6000" not in r.text
