@@ -61,6 +61,7 @@ from tools.latency import LoadResult
 from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult, ServingResult
 from tools.pricing import from_usd, to_usd
+from tools.scale_out import NODE_GPUS
 from tools.training_time import TrainingTimeResult
 
 DEFAULT_PROMPT_TOKENS = 2048
@@ -110,7 +111,10 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     assert c.config is not None
     p = c.session.profile
     currency = user_currency(p, c.lang)
-    args: dict[str, Any] = {"gpu": c.config.gpu, "count": c.config.count, "nodes": c.config.nodes,
+    count = c.config.count
+    if count == 1 and p.gpu_count is None and c.config.nodes == 1 and _baseboard(c.config.gpu):
+        count = NODE_GPUS  # 'rack power with H200': an SXM/OAM card comes in a node of eight, not alone
+    args: dict[str, Any] = {"gpu": c.config.gpu, "count": count, "nodes": c.config.nodes,
                             "currency": currency, "years": p.years or DEFAULT_YEARS,
                             "include_host": not p.has_host and p.budget_scope != "gpu_only"}
     for slot in ("hours_per_day", "kwh_price", "rack_kw", "gpu_power_limit_w"):
@@ -126,11 +130,15 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     args.update(said_prices(p))
     named = [x.result["id"] for x in c.calls if x.name == "system_info" and x.ok and x.result]
     system = next((s for s in map(system_resolver().get, dict.fromkeys([*named, *c.session.focus_systems]))
-                   if s.gpu == c.config.gpu and s.gpu_count == c.config.count and s.max_power_w), None)
-    system = system or reference_system(c.config.gpu, c.config.count)
+                   if s.gpu == c.config.gpu and s.gpu_count == count and s.max_power_w), None)
+    system = system or reference_system(c.config.gpu, count)
     if system is not None:  # 'the DGX B200s', 'HGX B200 8-GPU servers': the box as its maker rates it
         args["node_power_w"] = system.max_power_w
     return [PlannedCall(name="machine_cost", arguments=args, purpose="value")]
+
+
+def _baseboard(gpu: str) -> bool:
+    return load_catalog().gpu(gpu).form_factor.value in ("sxm", "oam", "module")
 
 
 def reference_system(gpu: str, count: int) -> System | None:
@@ -836,7 +844,7 @@ def _budget_cards(c: AskContext) -> list[str]:
     """The cards a budget is counted in: each one compared ('how many L40S vs 4090 for $80k'), else the one at
     hand."""
     p = c.session.profile
-    if len(c.named) > 1:
+    if c.named:  # 'how many nodes for the budget with H200': the card this message names
         return list(c.named)
     return list(p.compare) if p.compare else [c.config.gpu] if c.config is not None and c.config.nodes == 1 else []
 

@@ -1053,7 +1053,7 @@ class Advisor:
         if parsed.budget is not None and plan.mode == "compare" and "how_many" not in parsed.asks:
             # a budget said of cards compared asks what it buys of each; first when the budget is the what-if
             # ('4090 和 A100 跑 gromacs … 预算加到50万呢')
-            first = parsed.kind in _FOLLOW_UPS
+            first = parsed.kind == Kind.whatif or parsed.has(Intent.whatif)
             parsed = parsed.model_copy(update={"asks": ["how_many", *parsed.asks] if first else
                                                [*(parsed.asks or ["compare"]), "how_many"]})
         for config, asked in _ask_passes(parsed.asks, plan, calls, both, session):

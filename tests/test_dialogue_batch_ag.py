@@ -241,3 +241,22 @@ def test_a_box_count_asked_in_a_follow_up_replaces_the_one_card_check(adv: Advis
     _, (_, r) = talk(adv, "Should I buy a 5090 for $2,500 or keep renting a 4090 at $0.35/hr? 6 hours a day.",
                      "how many RTX PRO 6000 Max-Q can I fit in a tower? total power?")
     assert r.text.startswith("**4× RTX PRO 6000 Blackwell Max-Q") and "for one RTX PRO 6000" not in r.text
+
+
+@pytest.mark.parametrize(("text", "method", "tokens"), [
+    ("我们团队要从头预训一个7B的模型，数据1T token", "pretrain", 1e12), ("如果数据加到2T呢", None, 2e12)])
+def test_pretraining_from_scratch_and_a_corpus_grown_to_a_size(text: str, method: str | None,
+                                                                  tokens: float) -> None:
+    p = parse(text)
+    assert (p.method, p.dataset_tokens) == (method, tokens)
+
+
+def test_an_sxm_card_named_for_rack_power_is_a_node_of_eight_and_the_budget_counts_it(adv: Advisor) -> None:
+    """H200 SXM comes on 8-GPU baseboards: an HGX/DGX H200 node is rated 10.2 kW, so a 15 kW rack holds one (a
+    single 700 W card once read as 2 kW put seven in it); €400k buys one node of eight (two would be over)."""
+    _, (_, r) = talk(adv, "Research computing: VASP and an FP64 CFD code. H100, H200, L40S or MI210? Budget ~400k "
+                          "EUR.", "how many nodes could we get for the budget with H200, and what is the rack "
+                                  "power? our racks are limited to 15 kW each")
+    (cost,) = ok_calls(r, "machine_cost")
+    assert (cost.arguments["count"], cost.result["nodes_per_rack"]) == (8, 1)
+    assert r.text.startswith("**€400,000 buys 8× H200 SXM 141GB**")

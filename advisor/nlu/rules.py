@@ -437,7 +437,8 @@ _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion
                              rf"(?!\s*(?:的)?\s*{_SENT_WHOLE})", _I)
 # a corpus said by its size alone ('数据2T', 'dataset of 500B'): tokens in trillions or billions, never bytes
 _CORPUS_SIZE = re.compile(rf"(?:数据|语料|训练集|data(?:set)?|corpus)\s*(?:量|规模|大小)?\s*"
-                          rf"(?:有|是|of|约|大概|about|~|≈)?\s*({N})\s*(t|T|b|B|万亿|亿|trillion|billion)(?![a-zA-Z])"
+                          rf"(?:有|是|of|约|大概|about|~|≈|加到|增加到|扩到|扩充到|变成|改成|换成|到|to|grows? to)?\s*"
+                          rf"(?:约|大概|about|~|≈)?\s*({N})\s*(t|T|b|B|万亿|亿|trillion|billion)(?![a-zA-Z])"
                           rf"(?!\s*(?:的)?\s*(?:硬盘|存储|空间|盘|disk|storage|ssd|nvme|bytes?))", _I)
 _STORAGE_WORD = re.compile(r"硬盘|存储|空间|磁盘|\bdisks?\b|\bstorage\b|\bssd\b|\bnvme\b", _I)
 _ASKED_EACH = re.compile(rf"(?:每人|每个人|每个用户|人均)\s*(?:每天|一天|每日)?\s*(?:大概|约|平均)?\s*"
@@ -2342,8 +2343,10 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.intents = [i for i in out.intents if i is not Intent.recommend]
     if out.served_model is not None:
         out.asks.append("served")  # whether the machine also serves it is asked by saying it
-    if out.rack_kw is not None and "how_many" in out.asks and _MACHINES_ASKED.search(text):
-        # 'how many 8-GPU servers can we put in (our 15 kW racks)?': the rack's answer, in the ask's place
+    if out.rack_kw is not None and "how_many" in out.asks and _MACHINES_ASKED.search(text) \
+            and not _FOR_THE_BUDGET.search(text):
+        # 'how many 8-GPU servers can we put in (our 15 kW racks)?': the rack's answer, in the ask's place ('how
+        # many nodes for the budget' stays a count the budget buys)
         out.asks = list(dict.fromkeys("rack" if a == "how_many" else a for a in out.asks))
     if out.rack_kw is not None and "rack" not in out.asks:
         out.asks.append("rack")  # 'our racks are 17 kW': whether the nodes fit it is asked by saying it
@@ -2360,6 +2363,7 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.asks = [a for a in out.asks if a not in stated] + stated
 
 
+_FOR_THE_BUDGET = re.compile(r"\b(?:for|with|within|on) (?:the|our|this|that|a) budget\b|预算(?:内|里|能|可以|够)", _I)
 _BILL_WORD = re.compile(r"electricity|\bbill\b|kwh|\bcost|电费|度电|千瓦时|费用", _I)
 _MACHINES_ASKED = re.compile(r"\bhow many\b.{0,48}\b(?:servers?|nodes?|boxes|machines|systems|dgx|hgx)\b|"
                              r"(?:几|多少)\s*台", _I)
