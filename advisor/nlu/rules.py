@@ -869,6 +869,7 @@ def _r1_distill(text: str, params_b: float, catalog: Catalog) -> str | None:
 _EDITION_WORD = re.compile(r"max[\s-]?q|\bpcie\b|\bsxm\d?\b|\bnvl\b", _I)
 _EDITION_PART = {"maxq": "max-q", "pcie": "pcie", "sxm": "sxm", "nvl": "nvl"}
 _EDITION_REACH = 32  # characters either side of the name
+_SIZE_IN_NAME = re.compile(r"\d+\s*(?:gb?|g)\b", _I)
 _NOT_FAMILY = re.compile(r"^(?:sxm\d?|pcie|nvl|ws|max|q|server|workstation|\d+gb)$")
 
 
@@ -889,8 +890,8 @@ def _with_variant(catalog: Catalog, text: str, mention: _Mention) -> _Mention:
     found = sorted((g for g in catalog.gpus if part in g.id and g.id != own.id
                     and [x for x in g.id.split("-") if not _NOT_FAMILY.match(x)] == family),
                    key=lambda g: round(g.memory_gb) != memory)
-    if part in own.id or not found:
-        return mention
+    if part in own.id or not found or (round(found[0].memory_gb) != memory and _SIZE_IN_NAME.search(mention.text)):
+        return mention  # 'V100 16G SXM2 转 PCIe': the 16 GB card said, on an adapter, not the 32 GB SXM2 module
     return mention.model_copy(update={"ids": [found[0].id]})
 
 
