@@ -1048,14 +1048,7 @@ class Advisor:
         fresh = _computes_afresh(plan, parsed)
         answered: set[str] = set()
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
-        if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
-            parsed = parsed.model_copy(update={"asks": [a for a in parsed.asks if a != "market"]})  # said above
-        if parsed.budget is not None and plan.mode == "compare" and "how_many" not in parsed.asks:
-            # a budget said of cards compared asks what it buys of each; first when the budget is the what-if
-            # ('4090 和 A100 跑 gromacs … 预算加到50万呢')
-            first = parsed.kind == Kind.whatif or parsed.has(Intent.whatif)
-            parsed = parsed.model_copy(update={"asks": ["how_many", *parsed.asks] if first else
-                                               [*(parsed.asks or ["compare"]), "how_many"]})
+        parsed = parsed.model_copy(update={"asks": _asks_of_mode(parsed, plan)})
         for config, asked in _ask_passes(parsed.asks, plan, calls, both, session):
             owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
@@ -1067,8 +1060,8 @@ class Advisor:
                     lines.append(line)
                     answered.add(asks.ask_of(name))
         lines = [x for x in lines if not any(y != x and y.endswith(x) for y in lines)]  # said once, labelled
-        sized = session.profile.model or session.profile.params_b  # without a model a count is the budget's
-        lines += _body_marks(answered if sized else answered - {"how_many"}, plan.mode, parsed.concurrency is not None)
+        lines += _body_marks(answered, plan.mode, parsed.concurrency is not None,
+                             sized=bool(session.profile.model or session.profile.params_b))
         calls += done
         session.last_results.update({call.name: call for call in done if call.ok})
         open_asks = asks.still_asked(parsed.asks, answered)
@@ -1510,12 +1503,26 @@ _ASK_RESTS_ON = {"rack": _MACHINE_FACTS, "energy_cost": _MACHINE_FACTS, "build_c
                  "price_check": _MACHINE_FACTS}
 
 
-def _body_marks(answered: set[str], mode: str, said_users: bool = False) -> list[str]:
+def _asks_of_mode(parsed: Parsed, plan: Plan) -> list[str]:
+    """The message's asks as this turn's mode answers them: a market the spec answer already says is dropped; a
+    budget said of cards compared asks what it buys of each, first when the budget is the what-if ('4090 和 A100
+    跑 gromacs … 预算加到50万呢')."""
+    out = list(parsed.asks)
+    if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
+        out = [a for a in out if a != "market"]
+    if parsed.budget is not None and plan.mode == "compare" and "how_many" not in out:
+        first = parsed.kind == Kind.whatif or parsed.has(Intent.whatif)
+        out = ["how_many", *out] if first else [*(out or ["compare"]), "how_many"]
+    return out
+
+
+def _body_marks(answered: set[str], mode: str, said_users: bool = False, sized: bool = True) -> list[str]:
     """What the answers replace of the body: a one-card sizing when the cards together were sized (a build check
-    looks at every card, so it stays); a comparison's one-card verdict when each card was counted."""
+    looks at every card, so it stays); a comparison's one-card verdict when each card was counted to hold the
+    model (a count the budget buys leaves it)."""
     if "fits" in answered and mode != "build":
         return [_POOL_MARK]
-    if "how_many" in answered and mode == "compare":
+    if "how_many" in answered and mode == "compare" and sized:
         return [_VERDICT_MARK]
     if "capacity" in answered and mode == "answer" and not said_users:  # 'how many at once?' is the answer
         return [_POOL_MARK]

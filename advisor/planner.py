@@ -1188,31 +1188,40 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["kwh_price"] = p.kwh_price
     if p.purchase_price and p.purchase_price[1] == currency:  # the buyer's own quote for buying
         args["purchase_price"] = p.purchase_price[0]
+    args.update(said_prices(p))
+    if p.years:  # '3 年下来哪个划算', 'for 2 more years': the horizon the buyer weighs renting against buying over
+        args["months"] = round(min(120.0, p.years * 12), 2)
+    elif p.deadline_days:
+        args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
+    rent_card = rented["gpu"] if rented is not None else bought["gpu"]
+    args.update(_rent_side(p, rented, bought["gpu"]))
+    offers: dict[str, Any] = {"gpu": rent_card, "currency": currency}  # where the rented card rents
+    if p.providers:
+        offers["providers"] = list(p.providers)
+    if p.region:  # where the buyer rents decides which providers' prices count first
+        args["market"] = offers["market"] = p.region
+    return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
+                                    PlannedCall(name="rental_prices", arguments=offers, purpose="info")])
+
+
+def _rent_side(p: Profile, rented: dict[str, Any] | None, bought: str) -> dict[str, Any]:
+    """rent_vs_buy's renting arguments: another card rented ('租4090'), the rate said for the card rented (else the
+    one said alone), the one provider named (its price, kept for the session) and a monthly plan ('包月')."""
+    args: dict[str, Any] = {}
     if rented is not None:
         args.update(rented_gpu=rented["gpu"], rented_count=rented["count"])
-    rent_card = rented["gpu"] if rented is not None else bought["gpu"]
+    rent_card = rented["gpu"] if rented is not None else bought
     said_rate = p.card_rates.get(rent_card)  # 'A100 8 元/卡时，4090 2 元/卡时': the rent of the card rented
     if said_rate is not None:
         args["rental_usd_per_gpu_hour"] = round(to_usd(said_rate.amount, said_rate.currency), 4)
     elif p.rental_rate:
         rate, cur = p.rental_rate
         args["rental_usd_per_gpu_hour"] = round(to_usd(rate, cur), 4)
-    args.update(said_prices(p))
-    if p.years:  # '3 年下来哪个划算', 'for 2 more years': the horizon the buyer weighs renting against buying over
-        args["months"] = round(min(120.0, p.years * 12), 2)
-    elif p.deadline_days:
-        args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
-    offers: dict[str, Any] = {"gpu": rent_card, "currency": currency}  # where the rented card rents
-    if p.providers:
-        offers["providers"] = list(p.providers)
     if len(p.providers) == 1 and "rental_usd_per_gpu_hour" not in args:  # 'rent that on runpod': its price, kept
         args["provider"] = p.providers[0]
     if p.by_the_month:  # '包月': the month is paid in full
         args["by_the_month"] = True
-    if p.region:  # where the buyer rents decides which providers' prices count first
-        args["market"] = offers["market"] = p.region
-    return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
-                                    PlannedCall(name="rental_prices", arguments=offers, purpose="info")])
+    return args
 
 
 def _rented_other(p: Profile, gpus: list[dict[str, Any]]) -> dict[str, Any] | None:
