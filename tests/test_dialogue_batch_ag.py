@@ -260,3 +260,21 @@ def test_an_sxm_card_named_for_rack_power_is_a_node_of_eight_and_the_budget_coun
     (cost,) = ok_calls(r, "machine_cost")
     assert (cost.arguments["count"], cost.result["nodes_per_rack"]) == (8, 1)
     assert r.text.startswith("**€400,000 buys 8× H200 SXM 141GB**")
+
+
+@pytest.mark.parametrize(("text", "circuits", "redundant"), [
+    ("供电是双路220V 32A", None, True), ("dual A/B feeds, 230V 32A each", None, True),
+    ("two 230V 32A circuits", 2, None), ("两路 32A 回路", 2, None)])
+def test_redundant_feeds_do_not_add_up(text: str, circuits: int | None, redundant: bool | None) -> None:
+    p = parse(text)
+    assert (p.circuits, p.redundant_feeds) == (circuits, redundant)
+
+
+def test_an_hgx_node_on_redundant_220v_32a_feeds_is_over_one_feed(adv: Advisor) -> None:
+    """Each A/B feed must carry the node alone: 220 V × 32 A × 0.8 = 5,632 W continuous, under the ~10.7 kW an
+    8× H100 node draws at the wall (the two feeds were once added up and the verdict was 'no problem')."""
+    _, (r,) = talk(adv, "一台8卡H100 SXM（HGX）的服务器，我们机柜单柜12kW，能放几台？供电是双路220V 32A")
+    check = ok_calls(r, "check_build")[0].result
+    wall = next(f for f in check["findings"] if f["id"] == "power-wall-circuit")
+    assert wall["severity"] == "error" and wall["numbers"]["continuous_limit_w"] == 5632
+    assert "读作：双路是冗余供电" in r.text

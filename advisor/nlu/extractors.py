@@ -394,7 +394,16 @@ _AMPS = re.compile(r"(\d{1,3})\s*(?:a|安|amp|amps)(?![a-z])(?:\s*/?\s*(\d{3})\s
                    r"(\d{3})\s*(?:v|伏)\s*/?\s*(\d{1,3})\s*a(?![a-z])", _I)
 _VOLTS = re.compile(r"(?<!\d)(100|110|115|120|127|220|230|240)\s*(?:v|伏|volts?)(?![a-z])", _I)
 _USUAL_AMPS = {"100": 15, "110": 15, "115": 15, "120": 15, "127": 15, "220": 10, "230": 16, "240": 13}  # a plain outlet
-_OUTLET = re.compile(r"插座|墙插|电路|回路|跳闸|空开|outlet|circuit|breaker|wall|socket|mains", _I)
+_OUTLET = re.compile(r"插座|墙插|电路|回路|跳闸|空开|供电|配电|市电|outlet|circuit|breaker|wall|socket|mains|"
+                     r"\bfeeds?\b|\bpdus?\b", _I)
+# redundant feeds: each one must carry the whole load alone when the other fails ('双路供电', 'A/B feeds')
+_REDUNDANT_FEEDS = re.compile(r"双路|双电源|a\s*/\s*b\s*(?:路|feeds?|power)|dual[- ](?:power[- ])?(?:feeds?|pdus?|"
+                              r"supply|supplies)|redundant (?:power )?(?:feeds?|pdus?|supply)|\b2n\b", _I)
+
+
+def redundant_feeds(ctx: Context) -> bool | None:
+    """'供电是双路220V 32A', 'dual A/B feeds': the circuits are redundant, so each alone must carry the machine."""
+    return True if _REDUNDANT_FEEDS.search(ctx.text) and mains(ctx) else None
 
 
 _ORDINARY_OUTLET = re.compile(r"\b(?:normal|regular|standard|ordinary|household|office)\s+(?:office\s+|wall\s+)?"
@@ -435,7 +444,7 @@ _CIRCUITS = re.compile(rf"({N}|two|three|four|five|six|两|二|三|四|五|六)\
 def circuits(ctx: Context) -> int | None:
     """'2x 32A single phase circuits', '两路 32A 回路': how many wall circuits of the kind said."""
     m = _CIRCUITS.search(ctx.masked)
-    if not m:
+    if not m or redundant_feeds(ctx):  # redundant feeds do not add up: one of them must carry it all
         return None
     value = parse_number(m.group(1) or m.group(2))
     return int(value) if value and 1 <= value <= 256 else None
@@ -1052,6 +1061,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "host_bandwidth_gbs": host_bandwidth_gbs,
     "mains": mains,
     "circuits": circuits,
+    "redundant_feeds": redundant_feeds,
     "memory_variants": memory_variants,
     "gpu_power_limit_w": gpu_power_limit,
     "hours_per_day": hours_per_day,

@@ -195,6 +195,8 @@ class Parsed(BaseModel):
                                           description="'inf', 'nan', '1e400', '1e30' as written: read as no number")
     mains: str | None = Field(None, description="wall circuit, e.g. '220v-10a'")
     circuits: int | None = Field(None, description="wall circuits of that kind ('2x 32A circuits')")
+    redundant_feeds: bool | None = Field(None, description="the circuits are redundant feeds ('双路供电'): each alone "
+                                                           "must carry the load")
     engine_hint: EngineHint | None = Field(
         None, description="the engine the user runs: Ollama / llama.cpp (GGUF files), SGLang or vLLM")
     gpu_power_limit_w: float | None = Field(None, description="per-card power limit, W")
@@ -2166,6 +2168,8 @@ def _read_rented_card(r: _Reading) -> None:
 
 def _read_rest(r: _Reading) -> None:
     _apply_extractors(r.out, r.text, r.masked, r.cat, r.gpu_mentions, r.shown, r.context)
+    if r.out.redundant_feeds:
+        r.out.readback.append(("nlu.readback.redundant_feeds", {}))
     if r.out.asks_where_rent and "where_rent" not in r.out.asks:  # a what-if later asks it again ('and H200?')
         r.out.asks.append("where_rent")
 
