@@ -30,6 +30,7 @@ from advisor.config_at_hand import Config, both_schemes, remember_scheme
 from advisor.fmt import punct
 from advisor.markdown import tidy
 from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
+from advisor.nlu.extractors import vendors_in
 from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_CARDS, says_swap
 from advisor.planner import COMPARED_CARDS, Plan, PlannedCall, knowledge_plan, new_workload, plan_turn
@@ -577,13 +578,30 @@ def _alternatives(parsed: Parsed) -> bool:
 def _cards_named(m: _Merge) -> list[str]:
     """The cards the message names, each once; an owned one named beside a new one to use together ('keep my
     3060 next to the 3090') is the cards owned, and only the new one is under discussion (nothing compared)."""
-    gpu_ids = list(dict.fromkeys(g.gpu for g in m.parsed.gpus))
+    gpu_ids = list(dict.fromkeys(g.gpu for g in m.parsed.gpus)) or _card_by_vendor(m)
     owned = {e.gpu for e in m.p.existing or []}
     added = [g for g in gpu_ids if g not in owned]
     if len(gpu_ids) >= 2 and m.parsed.pooled and owned & set(gpu_ids) and len(added) == 1:
         m.put("compare", [])
         return added
     return gpu_ids
+
+
+def _card_by_vendor(m: _Merge) -> list[str]:
+    """A card the message calls by its maker alone ('Mac那台功耗多少', 'the Ascend option'): the one of that maker the
+    conversation holds (compared, owned or computed, latest first); none when the maker is a rule ('不要英伟达')."""
+    parsed, p = m.parsed, m.p
+    said = vendors_in(parsed.text)
+    if not said or parsed.only_vendors or parsed.excluded_vendors:
+        return []
+    cat = load_catalog()
+    held = [*p.compare, *(e.gpu for e in p.existing or []), *(s.gpu for s in reversed(m.session.schemes)),
+            *m.session.focus]
+    found = next((g for g in dict.fromkeys(held) if cat.gpu(g).vendor in said), None)
+    if found is None:
+        return []
+    parsed.gpus = [GpuCount(gpu=found, count=p.compare_counts.get(found, 1), stated=False)]
+    return [found]
 
 
 def _merge_one_card(m: _Merge, g: GpuCount) -> None:

@@ -278,3 +278,34 @@ def test_an_hgx_node_on_redundant_220v_32a_feeds_is_over_one_feed(adv: Advisor) 
     wall = next(f for f in check["findings"] if f["id"] == "power-wall-circuit")
     assert wall["severity"] == "error" and wall["numbers"]["continuous_limit_w"] == 5632
     assert "读作：双路是冗余供电" in r.text
+
+
+@pytest.mark.parametrize(("text", "gpus"), [("contracts are long, like 50-80 pages.", []), ("30-90 users at peak", []),
+                                            ("RTX 50-90 series", ["rtx-5090"]), ("4090 vs 3090", ["rtx-4090",
+                                                                                                  "rtx-3090"])])
+def test_a_range_of_two_numbers_is_never_a_card(text: str, gpus: list[str]) -> None:
+    assert [g.gpu for g in parse(text).gpus] == gpus
+
+
+@pytest.mark.parametrize(("text", "price", "currency"), [("I pay 27p per kWh", 0.27, "GBP"),
+                                                         ("electricity is 12 cents/kWh", 0.12, "USD")])
+def test_a_tariff_in_pence_or_cents_is_hundredths(text: str, price: float, currency: str) -> None:
+    p = parse(text)
+    assert (p.kwh_price, p.kwh_currency) == (price, currency)
+
+
+def test_a_context_said_outweighs_the_pages_estimate() -> None:
+    """'50-80 pages … 32k context open': the 32,768 tokens said are sized (80 pages × 650 = 52,000 is only an
+    estimate)."""
+    p = parse("contracts are long, like 50-80 pages. how much for kv cache if 15 people have 32k context open")
+    assert (p.context_tokens, p.concurrency) == (32768, 15) and not p.gpus
+    assert parse("contracts are 80 pages long").context_tokens == 52_000
+
+
+def test_a_card_called_by_its_maker_is_the_one_the_conversation_holds(adv: Advisor) -> None:
+    """'Mac那台' after a Mac Studio and an RTX 4090 were discussed: the Mac's power (about 270 W at most), never the
+    4090's."""
+    _, (_, _, r) = talk(adv, "想在家跑DeepSeek R1 671B，Mac Studio M3 Ultra 512G 和攒多卡比哪个好？",
+                        "那我现在的4090加128G内存能跑吗？", "Mac那台功耗和噪音咋样？一天开24小时电费多少钱")
+    (cost,) = ok_calls(r, "machine_cost")
+    assert cost.arguments["gpu"] == "mac-studio-m3-ultra-512gb" and "Mac Studio" in r.text.splitlines()[0]

@@ -287,6 +287,11 @@ _VENDOR_WORDS = {
 }
 assert set(_VENDOR_WORDS) == set(VENDORS), "every vendor of knowledge.names has its words here"
 _VENDORS = {vendor.lower(): words for vendor, words in _VENDOR_WORDS.items()}
+
+
+def vendors_in(text: str) -> list[str]:
+    """The vendors a message names by their own words ('Mac那台', 'the Ascend box'), in knowledge.names spelling."""
+    return [vendor for vendor, words in _VENDOR_WORDS.items() if re.search(words, text, _I)]
 _EXCLUDE_BEFORE = re.compile(r"(不要|不用|不想用|不考虑|不能|不可以|不许|不准|不得|禁用|禁止|禁|避开|排除|除了|非|"
                              r"买不到|用不了|"
                              r"no|not|n't|cannot|without|avoid|exclude|ban(?:ned|s)?|anything but|except|other than|"
@@ -669,8 +674,9 @@ _KWH_SPOKEN = (re.compile(rf"{_SPOKEN_YUAN}\s*(?:毛)?\s*(?:钱)?\s*(?:一度|�
 
 
 _KWH_WORD = re.compile(r"kwh|度|电费|电价|electricity|tariff", _I)
+_KWH_CENTS = re.compile(r"(\d{1,3}(?:\.\d+)?)\s*(?:p|pence|c|ct|cents?|¢)\s*(?:/|per|a|an)\s*kwh", _I)
 _KWH_CURRENCY = (("CNY", re.compile(r"[¥￥元块毛]|\bcny\b|\brmb\b|\byuan\b", _I)),
-                 ("GBP", re.compile(r"£|\bgbp\b|\bpence\b|\d\s*p\s*/\s*kwh", _I)),
+                 ("GBP", re.compile(r"£|\bgbp\b|\bpence\b|\d\s*p\s*(?:/|per|a|an)\s*kwh", _I)),
                  ("EUR", re.compile(r"€|\beur\b|\beuros?\b", _I)),
                  ("USD", re.compile(r"\$|\busd\b|\bcents?\b|\bdollars?\b", _I)))
 
@@ -694,6 +700,8 @@ def kwh_price(ctx: Context) -> float | None:
     if spoken:  # '1块2一度', '电价6毛'
         whole, tenth, jiao = spoken.groups()
         return int(whole) + int(tenth) / 10 if whole else int(jiao) / 10
+    if (cents := _KWH_CENTS.search(ctx.text)) and 0 < float(cents.group(1)) < 500:
+        return float(cents.group(1)) / 100  # '27p per kWh', '12 cents/kWh': hundredths of the currency
     for pattern in (_KWH, _KWH_UNIT, _KWH_BEFORE, _KWH_BARE):
         m = pattern.search(ctx.text)
         value = parse_number(m.group(1)) if m else None

@@ -867,6 +867,16 @@ def _r1_distill(text: str, params_b: float, catalog: Catalog) -> str | None:
     return next((m.id for m in catalog.models if m.id == wanted), None)
 
 
+_RANGE = re.compile(r"\d{1,3}\s*[-–~～到至]\s*\d{1,3}")
+_BRAND_BEFORE = re.compile(r"(?:rtx|gtx|geforce|radeon|rx|arc)\s*$", _I)
+
+
+def _a_range(text: str, mention: _Mention) -> bool:
+    """'like 50-80 pages', '30-90 users': two numbers with a dash between are a range, never an RTX 5080 or 3090
+    (unless a brand is written before them: 'RTX 50-90')."""
+    return bool(_RANGE.fullmatch(mention.text.strip())) and not _BRAND_BEFORE.search(text[:mention.start])
+
+
 # an edition said apart from the name ('the Max-Q version of the pro 6000', 'H100, the PCIe one'): word → id part
 _EDITION_WORD = re.compile(r"max[\s-]?q|\bpcie\b|\bsxm\d?\b|\bnvl\b", _I)
 _EDITION_PART = {"maxq": "max-q", "pcie": "pcie", "sxm": "sxm", "nvl": "nvl"}
@@ -1061,7 +1071,7 @@ def _read_names(r: _Reading) -> None:
     r.system_mentions = _scan_names(r.text, system_resolver(), systems())  # 'DGX B200' is a server, not a card
     spans = [(m.start, m.end) for m in r.system_mentions]
     r.gpu_mentions = [_with_variant(r.cat, r.text, g) for g in _scan_names(r.text, r.cat.gpu_resolver, r.cat.gpus)
-                      if not any(a < g.end and g.start < b for a, b in spans)]
+                      if not any(a < g.end and g.start < b for a, b in spans) and not _a_range(r.text, g)]
     r.model_mentions = [m for m in _scan_names(r.text, r.cat.model_resolver, r.cat.models)
                         if not any(g.start <= m.start < g.end for g in r.gpu_mentions)]
     r.masked = _mask(r.text, [(m.start, m.end) for m in r.gpu_mentions + r.model_mentions + r.system_mentions])
@@ -1721,10 +1731,11 @@ def _read_turn_lengths(r: _Reading) -> None:
     pages = _PAGES.search(r.scan)
     if pages and answer is None and prompt is None and not _PASTED.search(r.scan):
         count = parse_number(next(g for g in pages.groups() if g))  # '80-page contracts': ~650 tokens a page
-        if count and 1 <= count <= 2000:
-            r.out.prompt_tokens = round(count * TOKENS_PER_PAGE)
-            r.out.context_tokens = max(r.out.context_tokens or 0, r.out.prompt_tokens)
+        if count and 1 <= count <= 2000 and r.out.context_tokens is None:
+            r.out.prompt_tokens = r.out.context_tokens = round(count * TOKENS_PER_PAGE)
             r.out.readback.append(("nlu.readback.pages", {"pages": count, "tokens": r.out.prompt_tokens}))
+        elif count and 1 <= count <= 2000:  # '80 pages … 32k context open': the context said is the one sized
+            r.out.prompt_tokens = min(round(count * TOKENS_PER_PAGE), r.out.context_tokens or 0)
         return
     pasted = _PASTED.search(r.scan)
     if pasted and answer is None:  # 'I paste like 20k tokens of code at once': the prompt the first token waits for
