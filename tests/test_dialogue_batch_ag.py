@@ -309,3 +309,10 @@ def test_a_card_called_by_its_maker_is_the_one_the_conversation_holds(adv: Advis
                         "那我现在的4090加128G内存能跑吗？", "Mac那台功耗和噪音咋样？一天开24小时电费多少钱")
     (cost,) = ok_calls(r, "machine_cost")
     assert cost.arguments["gpu"] == "mac-studio-m3-ultra-512gb" and "Mac Studio" in r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "added"), [
+    ("what if i only get one 3090 for now and add the second later, can i run the 70b?", None),
+    ("先买一张4090，以后再加一张", None), ("what if I add a second 3090?", 1), ("再加一张4090", 1)])
+def test_a_card_added_later_is_not_added_now(text: str, added: int | None) -> None:
+    assert parse(text).added_cards == added

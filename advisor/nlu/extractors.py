@@ -876,6 +876,8 @@ def card_position(ctx: Context) -> int | None:
     return None
 
 
+_LATER = re.compile(r"\b(?:for now|later on|add(?:ing)? (?:\w+ ){0,3}later|eventually|next year|down the (?:road|line))\b|"
+                    r"(?:先买|先上|先用).{0,12}(?:以后|之后|后面|将来|明年)\s*(?:再)?\s*(?:加|添|上)", _I)
 _ORDINAL_PLACE = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "第二张": 2, "第三张": 3,
                   "第四张": 4}
 _ORDINAL_BEFORE = re.compile(r"(?:(?:add(?:ing|ed)?|get(?:ting)?|buy(?:ing)?|throw(?:ing)? in|put(?:ting)? in)\s+"
@@ -890,7 +892,10 @@ _ADD_ORDINALS = re.compile(rf"\badd(?:ing)?\s+(?:a\s+|the\s+)?{_ORDINAL}(\s*(?:a
 
 def added_cards(ctx: Context) -> int | None:
     """'再加一张', 'add a second one', 'adding a second 4090', 'a 5090 as the second card', 'two more GPUs': cards
-    added to the configuration under discussion."""
+    added to the configuration under discussion — now, not one added later ('one 3090 for now and add the second
+    later' is one card)."""
+    if _LATER.search(ctx.text):
+        return None
     for start, end, _ in ctx.gpu_spans:
         before = _ADD_BEFORE_CARD.search(ctx.text[max(0, start - 24):start])
         if before or _AS_SECOND.match(ctx.text[end:end + 32]):
