@@ -876,7 +876,8 @@ def card_position(ctx: Context) -> int | None:
     return None
 
 
-_LATER = re.compile(r"\b(?:for now|later on|add(?:ing)? (?:\w+ ){0,3}later|eventually|next year|down the (?:road|line))\b|"
+_LATER = re.compile(r"\b(?:for now|later on|add(?:ing)? (?:\w+ ){0,3}later|eventually|next year|"
+                    r"down the (?:road|line))\b|"
                     r"(?:先买|先上|先用).{0,12}(?:以后|之后|后面|将来|明年)\s*(?:再)?\s*(?:加|添|上)", _I)
 _ORDINAL_PLACE = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "第二张": 2, "第三张": 3,
                   "第四张": 4}
