@@ -73,3 +73,11 @@ def test_english_words_follow_the_number_and_chinese_needs_no_plural() -> None:
     # no 'error(s)' left for a reader to decode (catalog prose is data: 'the graphics slot(s)' of a platform)
     assert "(s)" not in "".join(v for k, v in catalog("en").items() if not k.startswith("catalog_text."))
     assert msg("zh", "present.check.errors", count=3) == msg("zh", "present.check.errors", count=1).replace("1", "3")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_no_message_shows_a_user_the_projects_own_file_paths(lang: str) -> None:
+    """A reply names sources by title, never by where the project keeps them ('knowledge/data/fabric.toml' reached
+    a buyer)."""
+    leaks = [k for k, text in catalog(lang).items() if "knowledge/" in text or ".toml" in text or ".py" in text]
+    assert leaks == []
