@@ -316,3 +316,11 @@ def test_a_card_called_by_its_maker_is_the_one_the_conversation_holds(adv: Advis
     ("先买一张4090，以后再加一张", None), ("what if I add a second 3090?", 1), ("再加一张4090", 1)])
 def test_a_card_added_later_is_not_added_now(text: str, added: int | None) -> None:
     assert parse(text).added_cards == added
+
+
+@pytest.mark.parametrize(("text", "share"), [("如果预算砍一半，改部署qwen3-32b，一台够不够？能撑多少并发", None),
+                                             ("如果一半的人同时用呢", 0.5), ("员工里一半同时在线", 0.5),
+                                             ("what if half of them use it at the same time", 0.5)])
+def test_half_is_a_share_of_people_only_when_people_are_said(text: str, share: float | None) -> None:
+    """'预算砍一半' halves the budget: it once made 1,000 of 2,000 staff users at once."""
+    assert parse(text).people_share == share

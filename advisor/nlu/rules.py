@@ -1876,7 +1876,9 @@ def _read_quantities(r: _Reading) -> None:
 _SHARES = {"half": 0.5, "a third": 1 / 3, "one third": 1 / 3, "a quarter": 0.25, "one quarter": 0.25,
            "a fifth": 0.2, "一半": 0.5, "半数": 0.5, "三分之一": 1 / 3, "四分之一": 0.25, "五分之一": 0.2}
 _SHARE_AT_ONCE = re.compile(r"\b(half|a third|one third|a quarter|one quarter|a fifth)\s+(?:of\s+)?"
-                            r"(?:them|us|the\s+\w+|our\s+\w+|everyone|staff|people)|(一半|半数|三分之一|四分之一|五分之一)|"
+                            r"(?:them|us|the\s+\w+|our\s+\w+|everyone|staff|people)|"
+                            r"(?:人|员工|用户|同事|学生|大家)(?:里|中|当中)?(?:有|的)?\s*(一半|半数|三分之一|四分之一|五分之一)|"
+                            r"(一半|半数|三分之一|四分之一|五分之一)(?=\s*(?:的)?\s*(?:人|员工|用户|同事|学生))|"
                             r"(?<![\d.])(\d{1,2})\s*%\s*(?:of\s+(?:them|us|the\s+\w+|staff|people)|的人)", _I)
 _AT_ONCE = re.compile(r"same time|at once|concurrent|simultaneous|同时|并发|一起", _I)
 
