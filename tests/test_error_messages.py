@@ -106,7 +106,7 @@ CALLS = [
      "unknown LoRA target module 'foo' — try: all; attention; mlp; q_proj; k_proj; v_proj; o_proj; gate_proj; "
      "up_proj; down_proj"),
     ("size_training", {"model": "llama-3.1-8b", "method": "lora", "lora_targets": []},
-     "LoRA needs at least one target module — try: all"),
+     "lora_targets is empty: LoRA needs at least one target module — try: all"),
     ("size_training", {"model": "llama-3.1-8b", "optimizer": "adamx"},
      "invalid arguments — optimizer: Input should be 'adamw', 'adamw8bit', 'sgd' or 'sgd-momentum'"),
     ("scientific_fp64", {"gpu": "H100", "problem": "dense-lu"},
@@ -284,3 +284,9 @@ def test_the_cli_says_its_one_line_error_in_the_users_language(capsys: pytest.Ca
         assert command(SimpleNamespace(lang=lang)) == EXIT_DOMAIN_ERROR
         err = capsys.readouterr().err
         assert err.startswith(expected) and err.count("\n") == 1
+
+
+def test_a_lora_with_no_target_module_names_the_field() -> None:
+    """Found by the tool-call property test: an empty target list must say which field is empty."""
+    call = run_tool("size_training", {"method": "qlora", "lora_targets": [], "params_b": 7}, by="llm")
+    assert not call.ok and "lora_targets" in (call.error or "") and "all" in (call.error or "")
