@@ -123,5 +123,5 @@ def test_the_other_memory_version_of_the_card_under_discussion(adv: Advisor) -> 
 def test_a_pdf_read_as_a_prompt_is_no_export(text: str, kind: str | None) -> None:
     p = parse(text)
     assert (p.kind == "export") == (kind == "export")
-    if kind is None:
-        assert "ttft" in p.asks and p.prompt_tokens == 32_500
+    if kind is None:  # the ~30k tokens the buyer says outweigh 50 pages × 650 = 32,500 estimated
+        assert "ttft" in p.asks and p.prompt_tokens == 30_000

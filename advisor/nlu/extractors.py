@@ -876,9 +876,10 @@ def card_position(ctx: Context) -> int | None:
     return None
 
 
-_LATER = re.compile(r"\b(?:for now|later on|add(?:ing)? (?:\w+ ){0,3}later|eventually|next year|"
-                    r"down the (?:road|line))\b|"
-                    r"(?:先买|先上|先用).{0,12}(?:以后|之后|后面|将来|明年)\s*(?:再)?\s*(?:加|添|上)", _I)
+# now and later said apart ('one 3090 for now and add the second later', '先买一张，以后再加'): the card added is not
+# in the setup asked about ('what if I add a third later, could I run bigger?' asks about the setup with it)
+_LATER = re.compile(r"\b(?:for now|to start with|for the time being)\b|"
+                    r"(?:先买|先上|先用|暂时).{0,12}(?:以后|之后|后面|将来|明年)\s*(?:再)?\s*(?:加|添|上)", _I)
 _ORDINAL_PLACE = {"second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "第二张": 2, "第三张": 3,
                   "第四张": 4}
 _ORDINAL_BEFORE = re.compile(r"(?:(?:add(?:ing|ed)?|get(?:ting)?|buy(?:ing)?|throw(?:ing)? in|put(?:ting)? in)\s+"
