@@ -112,7 +112,8 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     p = c.session.profile
     currency = user_currency(p, c.lang)
     count = c.config.count
-    if count == 1 and p.gpu_count is None and c.config.nodes == 1 and _baseboard(c.config.gpu):
+    if count == 1 and p.gpu_count is None and c.config.nodes == 1 \
+            and load_catalog().gpu(c.config.gpu).on_baseboard:
         count = NODE_GPUS  # 'rack power with H200': an SXM/OAM card comes in a node of eight, not alone
     args: dict[str, Any] = {"gpu": c.config.gpu, "count": count, "nodes": c.config.nodes,
                             "currency": currency, "years": p.years or DEFAULT_YEARS,
@@ -135,10 +136,6 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     if system is not None:  # 'the DGX B200s', 'HGX B200 8-GPU servers': the box as its maker rates it
         args["node_power_w"] = system.max_power_w
     return [PlannedCall(name="machine_cost", arguments=args, purpose="value")]
-
-
-def _baseboard(gpu: str) -> bool:
-    return load_catalog().gpu(gpu).form_factor.value in ("sxm", "oam", "module")
 
 
 def reference_system(gpu: str, count: int) -> System | None:
@@ -527,22 +524,24 @@ def _replicas_needed(c: AskContext) -> bool:
     return d is not None and (d.per_sequence_tokens_per_s or d.tokens_per_s) < p.tokens_per_s_target
 
 
+def _replica_shares(users: int) -> list[tuple[int, int]]:
+    """(copies, users each copy serves) for 2 … MAX_REPLICAS copies, while a copy still serves fewer than all."""
+    return [(k, -(-users // k)) for k in range(2, MAX_REPLICAS + 1) if -(-users // k) < users]
+
+
 def _replica_calls(c: AskContext) -> list[PlannedCall]:
     assert c.config is not None
-    p = c.session.profile
-    users = p.concurrency or 1
     base = next(x for x in c.calls if x.ok and x.name == "perf_decode" and x.arguments.get("gpu") == c.config.gpu
                 and x.arguments.get("count") == c.config.count)
-    return [PlannedCall(name="perf_decode", purpose="perf", arguments={**base.arguments, "batch": -(-users // k)})
-            for k in range(2, MAX_REPLICAS + 1) if -(-users // k) < users]
+    return [PlannedCall(name="perf_decode", purpose="perf", arguments={**base.arguments, "batch": share})
+            for _, share in _replica_shares(c.session.profile.concurrency or 1)]
 
 
 def _say_replicas(c: AskContext, done: list[ToolCall]) -> str | None:
     assert c.config is not None
     p = c.session.profile
-    users, target = p.concurrency or 1, p.tokens_per_s_target or 0
-    for k in range(2, MAX_REPLICAS + 1):
-        share = -(-users // k)
+    target = p.tokens_per_s_target or 0
+    for k, share in _replica_shares(p.concurrency or 1):
         run = next((x for x in done if x.name == "perf_decode" and x.arguments.get("gpu") == c.config.gpu
                     and x.arguments.get("batch") == share), None)
         if run is None:

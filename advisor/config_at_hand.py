@@ -90,7 +90,7 @@ def node_size(gpu: str) -> int:
     """The cards a node of ``gpu`` holds when no count is said: a baseboard's (SXM, OAM, a module: 8 in an HGX,
     OAM or Atlas server; 'an H100 SXM server' is eight of them), else one card."""
     card = load_catalog().gpu(gpu)
-    if card.form_factor.value in ("sxm", "oam", "module") and card.interconnect.max_gpus:
+    if card.on_baseboard and card.interconnect.max_gpus:
         return int(card.interconnect.max_gpus)
     return 1
 
@@ -120,7 +120,12 @@ def remember_scheme(session: Session, calls: Iterable[ToolCall]) -> None:
         else found.count
     if not (1 <= count <= MAX_SCHEME_GPUS and nodes <= MAX_SCHEME_NODES):
         return  # past what one plan sizes: nothing to come back to
-    scheme = Scheme(gpu=found.gpu, count=count, nodes=nodes, model=found.model, precision=found.precision)
+    _push_scheme(session, Scheme(gpu=found.gpu, count=count, nodes=nodes, model=found.model,
+                                 precision=found.precision))
+
+
+def _push_scheme(session: Session, scheme: Scheme) -> None:
+    """``scheme`` as the latest of the session's schemes, an earlier one of the same cards replaced."""
     same = [s for s in session.schemes if (s.gpu, s.count, s.nodes) == (scheme.gpu, scheme.count, scheme.nodes)]
     session.schemes = [*[s for s in session.schemes if s not in same][-(MAX_SCHEMES - 1):], scheme]
 
@@ -131,8 +136,7 @@ def remember_count(session: Session, gpu: str, total: int) -> None:
     nodes = nodes_for(total)
     if total % nodes or total // nodes > MAX_SCHEME_GPUS or nodes > MAX_SCHEME_NODES:
         return
-    scheme = Scheme(gpu=gpu, count=total // nodes, nodes=nodes)
-    session.schemes = [*[s for s in session.schemes if s != scheme][-(MAX_SCHEMES - 1):], scheme]
+    _push_scheme(session, Scheme(gpu=gpu, count=total // nodes, nodes=nodes))
 
 
 def both_schemes(session: Session) -> list[Config]:

@@ -473,15 +473,15 @@ def _cards_by_memory(m: _Merge, gpu_ids: list[str]) -> list[str]:
     the card under discussion ('the 256GB version instead'), or a card known only by its size ('a 16 GB card')."""
     parsed, p = m.parsed, m.p
     sizes = parsed.memory_variants or ([parsed.card_memory_gb] if parsed.card_memory_gb else [])
-    variants = _memory_variants(gpu_ids[0] if len(gpu_ids) == 1 else _card_talked_of(p, sizes),
-                                parsed.memory_variants or [])
+    talked = _card_talked_of(p, sizes)
+    variants = _memory_variants(gpu_ids[0] if len(gpu_ids) == 1 else talked, parsed.memory_variants or [])
     if len(variants) >= 2:
         parsed.gpus = [GpuCount(gpu=g, count=1, stated=False) for g in variants]
         return variants
-    talked = _card_talked_of(p, sizes)
-    sibling = None if not parsed.card_memory_gb or gpu_ids else talked if talked and round(
-        load_catalog().gpu(talked).memory_gb) == round(parsed.card_memory_gb) else _memory_sibling(
-        talked, parsed.card_memory_gb)
+    sibling = None
+    if parsed.card_memory_gb and not gpu_ids:  # 'the 256gb one': the card of that size talked of, or its sibling
+        own = talked is not None and round(load_catalog().gpu(talked).memory_gb) == round(parsed.card_memory_gb)
+        sibling = talked if own else _memory_sibling(talked, parsed.card_memory_gb)
     if sibling is not None:
         parsed.gpus = [GpuCount(gpu=sibling, count=p.gpu_count or 1, stated=bool(p.gpu_count))]
         return [sibling]
@@ -511,7 +511,7 @@ def _compare_counts(parsed: Parsed, p: Profile, gpu_ids: list[str]) -> dict[str,
     box = next(iter(said)) if len(said) == 1 else 0
     for g in gpu_ids:  # 'HGX H200 8-GPU servers … and what about B200?': the same box of the other card
         card = load_catalog().gpu(g)
-        if g not in counts and card.form_factor.value in ("sxm", "oam", "module") \
+        if g not in counts and card.on_baseboard \
                 and 1 < box <= (card.interconnect.max_gpus or 8):
             counts[g] = box
     return counts

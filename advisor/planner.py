@@ -376,7 +376,7 @@ def keep_count(p: Profile, gpu: str, total: int) -> None:
 def _on_baseboard(p: Profile) -> bool:
     """The card under discussion comes only on 8-GPU baseboards (SXM, OAM, modules)."""
     gid = p.gpu or (p.existing[0].gpu if p.existing else None)
-    return gid is not None and load_catalog().gpu(gid).form_factor.value in ("sxm", "oam", "module")
+    return gid is not None and load_catalog().gpu(gid).on_baseboard
 
 
 def _search_query(p: Profile, mode: str, lang: str) -> str:
@@ -1193,9 +1193,8 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["months"] = round(min(120.0, p.years * 12), 2)
     elif p.deadline_days:
         args["months"] = round(min(120.0, max(p.deadline_days / DAYS_PER_MONTH, 0.1)), 2)
-    rent_card = rented["gpu"] if rented is not None else bought["gpu"]
     args.update(_rent_side(p, rented, bought["gpu"]))
-    offers: dict[str, Any] = {"gpu": rent_card, "currency": currency}  # where the rented card rents
+    offers: dict[str, Any] = {"gpu": args.get("rented_gpu", bought["gpu"]), "currency": currency}  # where it rents
     if p.providers:
         offers["providers"] = list(p.providers)
     if p.region:  # where the buyer rents decides which providers' prices count first
@@ -1370,7 +1369,7 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     # setup'): the answer's configuration is the least count that holds it, and the one the follow-ups talk about;
     # a PCIe card asked about alone ('T4 能跑 13B 吗') stays one card, its quantised routes beside it
     unsaid = gpu in {g.gpu for g in parsed.gpus} and (p.gpu_count or 1) == 1 \
-        and load_catalog().gpu(gpu).form_factor.value in ("sxm", "oam", "module")
+        and load_catalog().gpu(gpu).on_baseboard
     if gpu and (parsed.asks_count or unsaid) and not _count_said(parsed) and "model" in model and p.nodes is None:
         count = least_count(size)
         size = _at_count(size, count)

@@ -204,6 +204,11 @@ class GPU(_Strict):
         """Physical memory in bytes: an '80 GB' H100 holds 80 GiB (nvidia-smi: 81,559 MiB)."""
         return round(self.memory_gb * 2**30)
 
+    @property
+    def on_baseboard(self) -> bool:
+        """Sold only on multi-GPU baseboards (SXM, OAM, modules), never as a card for a PCIe slot."""
+        return self.form_factor.value in ("sxm", "oam", "module")
+
 
 class AttentionKind(StrEnum):
     mha = "mha"

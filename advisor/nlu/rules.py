@@ -440,9 +440,8 @@ _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion
 # a corpus said by its size alone ('数据2T', 'dataset of 500B'): tokens in trillions or billions, never bytes
 _CORPUS_SIZE = re.compile(rf"(?:数据|语料|训练集|data(?:set)?|corpus)\s*(?:量|规模|大小)?\s*"
                           rf"(?:有|是|of|约|大概|about|~|≈|加到|增加到|扩到|扩充到|变成|改成|换成|到|to|grows? to)?\s*"
-                          rf"(?:约|大概|about|~|≈)?\s*({N})\s*(t|T|b|B|万亿|亿|trillion|billion)(?![a-zA-Z])"
-                          rf"(?!\s*(?:的)?\s*(?:硬盘|存储|空间|盘|disk|storage|ssd|nvme|bytes?))", _I)
-_STORAGE_WORD = re.compile(r"硬盘|存储|空间|磁盘|\bdisks?\b|\bstorage\b|\bssd\b|\bnvme\b", _I)
+                          rf"(?:约|大概|about|~|≈)?\s*({N})\s*(t|T|b|B|万亿|亿|trillion|billion)(?![a-zA-Z])", _I)
+_STORAGE_WORD = re.compile(r"硬盘|存储|空间|磁盘|\bdisks?\b|\bstorage\b|\bssd\b|\bnvme\b|\bbytes?\b", _I)
 _ASKED_EACH = re.compile(rf"(?:每人|每个人|每个用户|人均)\s*(?:每天|一天|每日)?\s*(?:大概|约|平均)?\s*"
                          rf"(?:问|提问|发|用|调用)?\s*({N})\s*(?:个|次|条)?\s*(?:问题|请求|次|条|轮)|"
                          rf"({N})\s*(?:questions?|requests?|queries|prompts|chats|messages)\s*(?:a|per|each)\s*"
@@ -609,7 +608,7 @@ def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False) -> Gpu
 
 def _module(catalog: Catalog, gpu_id: str) -> bool:
     """A card sold only on 8-GPU baseboards (SXM, OAM, modules): a 'server' of it holds eight."""
-    return catalog.gpu(gpu_id).form_factor.value in ("sxm", "oam", "module")
+    return catalog.gpu(gpu_id).on_baseboard
 
 
 # what a question asks or changes, not what it states
