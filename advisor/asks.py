@@ -118,9 +118,11 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     args: dict[str, Any] = {"gpu": c.config.gpu, "count": count, "nodes": c.config.nodes,
                             "currency": currency, "years": p.years or DEFAULT_YEARS,
                             "include_host": not p.has_host and p.budget_scope != "gpu_only"}
-    for slot in ("hours_per_day", "kwh_price", "rack_kw", "gpu_power_limit_w"):
+    for slot in ("hours_per_day", "kwh_price", "rack_kw", "gpu_power_limit_w", "pue"):
         if getattr(p, slot):
             args[slot] = getattr(p, slot)
+    if p.supply:  # '208V 3 phase': the current each node draws on it
+        args["supply_voltage_v"], args["phases"] = p.supply
     if p.kwh_price and p.kwh_currency and p.kwh_currency != currency:  # 'CNY 0.8/kWh' in an English chat
         args["currency"] = p.kwh_currency  # the bill in the money the tariff is in
     if p.cpu:
@@ -311,11 +313,13 @@ def _say_energy(c: AskContext, done: list[ToolCall]) -> str | None:
         return msg(c.lang, "asks.energy_run", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 2),
                    hours=num(hours, 1), kwh=num(kwh, 0), total=money(kwh * r.kwh_price, r.currency),
                    price=num(r.kwh_price, 2), currency=r.currency)
-    return msg(c.lang, "asks.energy_cost", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 1),
-               hours=num(r.yearly_kwh / max(r.total_wall_w / 1000, 1e-9) / 365, 1), kwh=num(r.yearly_kwh, 0),
+    facility_kw = r.total_wall_w / 1000 * (r.pue or 1.0)
+    line = msg(c.lang, "asks.energy_cost", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 1),
+               hours=num(r.yearly_kwh / max(facility_kw, 1e-9) / 365, 1), kwh=num(r.yearly_kwh, 0),
                yearly=money(r.yearly_energy_cost, r.currency), years=num(r.years, 1),
                monthly=money(r.yearly_energy_cost / 12, r.currency),
                total=money(r.energy_cost, r.currency), price=num(r.kwh_price, 2), currency=r.currency)
+    return line + (msg(c.lang, "asks.energy_pue", pue=num(r.pue, 2), kw=num(facility_kw, 1)) if r.pue else "")
 
 
 def _ups_calls(c: AskContext) -> list[PlannedCall]:
@@ -460,6 +464,19 @@ def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
                    rack=num(c.session.profile.rack_kw or 0, 1))
     return msg(c.lang, "asks.rack", rack=num(c.session.profile.rack_kw or 0, 1), fits=r.nodes_per_rack,
                kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1)
+
+
+def _say_circuit(c: AskContext, done: list[ToolCall]) -> str | None:
+    """'What circuit per system at 208V 3-phase?': one node's current and breaker, two feeds for A/B power."""
+    r = _machine(done)
+    if r is None:
+        return None
+    node = dict(config=config_label(r.gpu, r.count, c.lang), kw=num(r.node_wall_w / 1000, 1))
+    if r.feed_amps is None:
+        return msg(c.lang, "asks.circuit_need_supply", **node)
+    volts, phases = c.session.profile.supply or (0.0, 1)
+    return msg(c.lang, "asks.circuit" if r.breaker_a else "asks.circuit_over", **node, volts=num(volts, 0),
+               phases=msg(c.lang, f"asks.phases_{phases}"), amps=num(r.feed_amps, 1), breaker=r.breaker_a or 0)
 
 
 BTU_PER_WH = 3.412  # one watt of heat is 3.412 BTU an hour
@@ -991,6 +1008,7 @@ ROUTES: dict[str, Route] = {
                          _say_energy),
     "rack": Route(_asked("rack"),
                   _machine_call, _say_rack),
+    "circuit": Route(_asked("circuit"), _machine_call, _say_circuit),
     "heat": Route(_asked("heat"), _machine_call, _say_heat),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),
     "noise": Route(lambda c: "noise" in c.asks, _noise_calls, _say_noise),

@@ -269,7 +269,7 @@ def _verdict(session: Session, c: _Compared, lang: str) -> str | None:
     """The comparison's verdict: what holds the model and what is faster; for science the rate the code runs at;
     for a training run every option holds, the better choice."""
     p = session.profile
-    verdict = _compare_verdict(c.ids, c.labels, c.sizes, c.perfs, lang)
+    verdict = _compare_verdict(c.ids, c.labels, c.sizes, c.perfs, lang, session.profile.method == "pretrain")
     if verdict is None and p.use_case == "scientific":
         verdict = _science_pick(session, c.ids, c.labels, c.gs, c.counts, lang)
     every_fits = bool(c.sizes) and all(sizing(c.sizes[i]).fits for i in c.ids if i in c.sizes)
@@ -336,12 +336,12 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
 
 
 def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | None, ToolCall],
-                     perfs: dict[str | None, ToolCall], lang: str) -> str | None:
+                     perfs: dict[str | None, ToolCall], lang: str, pretrain: bool = False) -> str | None:
     """Which compared configuration holds the model (and the faster one when all do), from the sizings."""
     if not ids or any(i not in sizes for i in ids):
         return None
     r0 = sizing(sizes[ids[0]])
-    method = method_label(r0.method, lang) if isinstance(r0, TrainingMemoryResult) else r0.precision.upper()
+    method = method_label(r0.method, lang, pretrain) if isinstance(r0, TrainingMemoryResult) else r0.precision.upper()
     what = msg(lang, "compose.compare_verdict.text", model=r0.model, method=method)
     fit = [i for i in ids if sizing(sizes[i]).fits]
     unfit = [i for i in ids if i not in fit]
@@ -396,7 +396,8 @@ def _training_pick(session: Session, c: _Compared, lang: str) -> str | None:
     session.compare_pick = best
     r0 = sizing(c.sizes[c.ids[0]])
     what = msg(lang, "compose.compare_verdict.text", model=r0.model,
-               method=method_label(r0.method, lang) if isinstance(r0, TrainingMemoryResult) else "")
+               method=method_label(r0.method, lang, session.profile.method == "pretrain")
+               if isinstance(r0, TrainingMemoryResult) else "")
     lines = [msg(lang, "compare.train_pick", what=what, winner=c.labels[best], reason=reason)]
     prices = {o.gpu: o.price for o in c.value.options} if c.value else {}
     cheaper = [i for i in c.ids if best in prices and i in prices and prices[i] < prices[best]]

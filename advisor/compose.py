@@ -157,8 +157,9 @@ def opening_text(lang: str | None) -> str:
 
 # ----------------------------------------------------------------------------- pieces
 
-def method_label(method: str, lang: str) -> str:
-    return present_word(lang, "method", method)
+def method_label(method: str, lang: str, pretrain: bool = False) -> str:
+    """The training method's word; a full training of a model pre-trained from scratch is said as pre-training."""
+    return present_word(lang, "method", "pretrain" if pretrain and method == "full" else method)
 
 
 def term_lines(result: Sizing, lang: str, bytes_only: bool = True, explain: bool = True,
@@ -792,7 +793,7 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
     count = packages(size)
     # pre-training implied by the dataset is sized as full training and named as what it is
     pretrain = plan.assumed.get("method") == "pretrain" or p.method == "pretrain"
-    method = method_label("pretrain" if pretrain else r.method, lang)
+    method = method_label(r.method, lang, pretrain)
     if r.method in ("lora", "qlora") and size.arguments.get("zero_stage") == 3:  # the frozen base sharded too
         method = f"{method}, {msg(lang, 'alt_train.zero3')}"
     what = f"{said_model(r.model, p.model, p.model_said)} ({method})"

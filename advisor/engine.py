@@ -207,7 +207,11 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
         return merge.changed  # a question about a card or an idea changes nothing the user plans
     for step in _MERGE_STEPS:
         step(merge)
-    return merge.changed
+    return [slot for slot in merge.changed if slot not in _BACKGROUND_SLOTS]
+
+
+# who is buying ('组里', 'our firm') is kept, but saying it again asks for nothing new
+_BACKGROUND_SLOTS = ("organisation",)
 
 
 def _merge_model(m: _Merge) -> None:
@@ -507,6 +511,9 @@ def _compare_counts(parsed: Parsed, p: Profile, gpu_ids: list[str]) -> dict[str,
     for g in gpu_ids:  # an owned card weighed without a count: the ones owned, plus those the message adds
         if g in owned and g not in counts:
             counts[g] = owned[g] + (parsed.added_cards or 0 if parsed.gpus and g == parsed.gpus[0].gpu else 0)
+    if not counts and p.gpu and (p.gpu_count or 1) > 1 and p.gpu not in gpu_ids and parsed.has(Intent.whatif):
+        # '8× H100 … 那换成 H200 或者 B200 呢': each card offered in the configuration's place, as many of it
+        counts = {g: p.gpu_count or 1 for g in gpu_ids if g not in owned}
     said = set(counts.values())
     box = next(iter(said)) if len(said) == 1 else 0
     for g in gpu_ids:  # 'HGX H200 8-GPU servers … and what about B200?': the same box of the other card
@@ -661,6 +668,11 @@ def _traffic_as_users(m: _Merge) -> None:
     if daily is None and parsed.daily_requests and parsed.prompt_tokens and answer > 0:
         daily = parsed.daily_requests * answer
         parsed.daily_input_tokens = parsed.daily_input_tokens or parsed.daily_requests * parsed.prompt_tokens
+    elif daily is None and parsed.daily_requests and parsed.tokens_per_sample and not parsed.dataset_samples:
+        # '每天 2 万条对话，每条来回 1500 token': the day's tokens, split into prompt and output as a total is
+        parsed.daily_tokens = parsed.daily_requests * parsed.tokens_per_sample
+        _split_traffic(m)
+        daily = parsed.daily_output_tokens
     parsed.daily_output_tokens = daily  # the profile takes both day's counts as said (_merge_as_said)
     if daily is None or parsed.concurrency is not None:
         return
@@ -1639,8 +1651,8 @@ def _states_facts(parsed: Parsed) -> bool:
 
 def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed, lang: Lang) -> str:
     """The body with the open asks' answers: before it when the plan computed nothing itself (its body is a
-    question back or a lookup), else after it, above the sources; then one line saying back what was read
-    with some doubt."""
+    question back or a lookup), else right under its verdict (the body's first paragraph), so every ask is
+    answered before the details; then one line saying back what was read with some doubt, above the sources."""
     readback = [msg(lang, key, **values) for key, values in parsed.readback]
     if not answers and not readback:
         return body
@@ -1652,9 +1664,20 @@ def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed,
     if not computed:
         return "\n\n".join(p for p in [*answers, body, *readback] if p)
     sources = msg(lang, "compose.citations_block.sources")
-    head, mark, tail = body.partition("\n" + sources)  # the answers belong above the sources list
-    return "\n\n".join(p for p in [head.rstrip(), *answers, *readback] if p) + ("\n\n" + sources + tail if mark
-                                                                                 else "")
+    head, mark, tail = body.partition("\n" + sources)  # the read-back belongs above the sources list
+    verdict, details = _verdict_and_details(head.rstrip())
+    return "\n\n".join(p for p in [verdict, *answers, details, *readback] if p) + ("\n\n" + sources + tail if mark
+                                                                                    else "")
+
+
+def _verdict_and_details(body: str) -> tuple[str, str]:
+    """A body's verdict (its leading bold lines, else its first paragraph) and the rest."""
+    lines = body.split("\n")
+    bold = next((i for i, line in enumerate(lines) if not line.startswith("**")), len(lines))
+    if bold == 0:
+        first, _, rest = body.partition("\n\n")
+        return first, rest
+    return "\n".join(lines[:bold]), "\n".join(lines[bold:]).strip("\n")
 
 
 def _gather_notices(parsed: Parsed, session: Session, lang: Lang, notices: list[str]) -> list[str]:

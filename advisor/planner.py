@@ -546,7 +546,8 @@ def _compares(ctx: PlanContext) -> bool:
     """Two or more cards named, or a comparison asked of the cards already compared (or of one named and the card
     under discussion)."""
     asked = ctx.parsed.has(Intent.compare) or ctx.kind == Kind.compare
-    return bool(_compare_partner(ctx)) or (len(ctx.profile.compare) >= 2 and asked) or len(ctx.named) >= 2
+    each = ctx.parsed.both_schemes and not ctx.named  # 'how long … with each one?': the cards compared, again
+    return bool(_compare_partner(ctx)) or (len(ctx.profile.compare) >= 2 and (asked or each)) or len(ctx.named) >= 2
 
 
 def _explains_last(ctx: PlanContext) -> bool:
@@ -1356,6 +1357,8 @@ def _common_rec(p: Profile) -> dict[str, Any]:
         args["exclude_gpus"] = list(p.ruled_out_gpus)
     if p.has_host or p.budget_scope == "gpu_only" or _card_only(p):
         args["include_host_cost"] = False  # the same rule as the budget listing (_afford_plan)
+    if p.organisation and not p.home:
+        args["new_cards_first"] = True
     return args  # a PSU is no gate: a bigger one costs little, and the build check beside the answer says so
 
 
@@ -1719,9 +1722,9 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     calls += _network_asked(p, parsed, gpu, count)
     if gpu:
         calls += _training_fallbacks(p, size, method, gpu, count)
-    if gpu and parsed.asks_count:
-        calls += _training_counts(p, size, method, count)
     tokens = dataset_tokens(p)
+    if gpu and parsed.asks_count and not (tokens and p.deadline_days):  # with both, the count that finishes in
+        calls += _training_counts(p, size, method, count)  # time is the answer (advisor.asks: train_count)
     if gpu and tokens:
         calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,
                                  arguments={**model, "tokens": tokens, "gpu": gpu, "count": count,
@@ -1910,11 +1913,7 @@ COMPARED_CARDS = 6  # the most cards one comparison sets side by side (the rest 
 def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
     calls: list[PlannedCall] = []
     options: list[dict[str, Any]] = []
-    model = {"model": p.model} if p.model else ({"params_b": p.params_b} if p.params_b else {})
-    if not p.model and p.params_b:
-        rep = representative_model(p.params_b)
-        if rep:
-            model = {"model": rep}
+    model = model_args(p)  # a size said alone stands for a catalog model, unless pre-trained from scratch
     for gid in p.compare[:COMPARED_CARDS]:
         # a count said with one card is that card's ('what if 8 P40 instead?'); one said with none, everyone's
         said = p.compare_counts.get(gid) or (p.gpu_count if p.gpu in (None, gid) else None) \

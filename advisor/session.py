@@ -215,6 +215,10 @@ class Profile(BaseModel):
     grad_checkpointing: bool | None = None
     has_host: bool | None = Field(None, description="a computer for the cards is already owned")
     home: bool | None = Field(None, description="a machine for home or personal use (a desktop tower)")
+    organisation: bool | None = Field(None, description="a company, lab, school or agency buys: new cards under "
+                                                        "warranty lead, used and grey-market ones follow")
+    pue: float | None = Field(None, ge=1.0, le=3.0, description="the facility's PUE: the bill counts cooling too")
+    supply: tuple[float, int] | None = Field(None, description="the supply's voltage (V) and phases (1 or 3)")
     region: Literal["cn", "global"] | None = Field(None, description="where the cards are bought (mainland China or "
                                                                      "elsewhere), when said")
     budget_scope: Literal["gpu_only", "system"] | None = None

@@ -323,11 +323,13 @@ def test_a_vendor_ruled_out_beside_only_is_not_the_only_vendor(adv: Advisor) -> 
 
 
 def test_buy_or_rent_with_a_budget_buys_what_the_budget_buys_first(adv: Advisor) -> None:
-    """No card named: the purchase weighed against renting is the recommender's first pick for the job."""
+    """No card named: the purchase weighed against renting is the recommender's first pick for the job (a company
+    buys new cards under warranty first)."""
     from tools.recommend import RecommendInput, recommend
 
     _, (r,) = talk(adv, "公司5个人用Qwen2.5-7B做内部问答，预算5万，买卡还是租云服务器划算？")
     bought = ok_calls(r, "rent_vs_buy")[0].arguments
     top = recommend(RecommendInput(workload="inference", model="qwen2.5-7b", concurrency=5, context=8192,
-                                   budget_cny=50_000, region="cn", min_tokens_per_s_per_user=5.0)).options[0]
+                                   budget_cny=50_000, region="cn", min_tokens_per_s_per_user=5.0,
+                                   new_cards_first=True)).options[0]
     assert (bought["gpu"], bought["count"]) == (top.gpu_id, top.count)

@@ -9,6 +9,7 @@ platform overhead, divided by PSU efficiency), the host is the one the recommend
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,6 +62,11 @@ class MachineCostInput(ToolInput):
     gpu_power_limit_w: float | None = Field(None, gt=0, le=2000, description="a power limit set on each GPU, W")
     node_power_w: float | None = Field(None, gt=0, le=500_000, description="a catalogued system's own maximum "
                                                                           "power, W (replaces the estimate)")
+    pue: float | None = Field(None, ge=1.0, le=3.0, description="the facility's power usage effectiveness: the "
+                                                                "electricity bill counts cooling and losses too")
+    supply_voltage_v: float | None = Field(None, ge=100, le=480, description="the circuit's voltage (line to line "
+                                                                             "for three-phase), V")
+    phases: Literal[1, 3] = Field(1, description="single-phase or three-phase supply")
 
 
 # A UPS's real-power limit is its VA × power factor: online double-conversion units are rated at 0.9 (Eaton 9SX
@@ -69,6 +75,13 @@ class MachineCostInput(ToolInput):
 UPS_PF_ONLINE = 0.9
 UPS_PF_DESKTOP = 0.6
 UPS_LOAD_SHARE = 0.8
+
+# A breaker carries a continuous load at 80 % of its rating (US NEC 210.19/210.20; the usual practice elsewhere),
+# and comes in standard sizes: NEC 240.6(A) up to 125 A, IEC 60898 ratings for 230/400 V sites.
+CONTINUOUS_SHARE = 0.8
+BREAKERS_US = (15, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90, 100, 110, 125)
+BREAKERS_IEC = (10, 16, 20, 25, 32, 40, 50, 63, 80, 100, 125)
+US_VOLTAGES = (120, 208, 240, 277, 480)  # North American service voltages: NEC breaker sizes
 
 
 class MachineCostResult(BaseModel):
@@ -96,6 +109,11 @@ class MachineCostResult(BaseModel):
     ups_limit_w: tuple[float, float] | None = Field(None, description="the UPS said: its real-power limit at 80 %, "
                                                                       "W (desktop, online power factor)")
     ups_holds: bool | None = Field(None, description="None: it depends on the UPS type (holds only if online)")
+    pue: float | None = Field(None, description="the facility PUE the electricity counts (None: IT load only)")
+    feed_amps: float | None = Field(None, description="one node's current at full load on the supply said, A per "
+                                                      "phase")
+    breaker_a: int | None = Field(None, description="the smallest standard breaker that carries it continuously "
+                                                    "(80 % rule), A; None past 125 A or with no supply said")
     formula: list[Note]
     assumptions: list[Note]
 
@@ -118,7 +136,8 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     price = gpu_price(gpu, inp.cny_per_usd, inp.said_prices.get(gpu.id))
     card_usd = price.usd * inp.count * inp.nodes if price.usd is not None else None
     host_usd = HOST_COST_USD[host] * inp.nodes if inp.include_host else 0.0
-    cost = cost_of_ownership(CostInput(power_w=total_w, kwh_price=inp.kwh_price, currency=inp.currency,
+    facility_w = total_w * (inp.pue or 1.0)  # cooling and losses on top of the IT load, when a PUE is said
+    cost = cost_of_ownership(CostInput(power_w=facility_w, kwh_price=inp.kwh_price, currency=inp.currency,
                                        duty_cycle=inp.hours_per_day / 24, cny_per_usd=inp.cny_per_usd))
     cards = _in(inp.currency, card_usd, inp.cny_per_usd) if card_usd is not None else None
     if inp.currency == "CNY" and price.cny is not None:  # a Chinese buyer pays the China price where one is known
@@ -131,6 +150,7 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
         if inp.ups_va else None
     holds = None if ups_limit is None else True if node_w <= ups_limit[0] else False if node_w > ups_limit[1] \
         else None
+    amps, breaker = feed(node_w, inp.supply_voltage_v, inp.phases) if inp.supply_voltage_v else (None, None)
     wall = (note("ownership.assume.system_power", watts=round(inp.node_power_w)) if inp.node_power_w
             else note("ownership.assume.baseboard", share=BASEBOARD_OVERHEAD) if host == "baseboard"
             else note("ownership.assume.wall", psu=0.9))
@@ -149,13 +169,27 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
         ups_va_online=round(node_w / UPS_PF_ONLINE / UPS_LOAD_SHARE, -1),
         ups_va_desktop=round(node_w / UPS_PF_DESKTOP / UPS_LOAD_SHARE, -1),
         ups_limit_w=(round(ups_limit[0]), round(ups_limit[1])) if ups_limit else None, ups_holds=holds,
-        formula=[note("ownership.formula.energy", watts=round(total_w), hours=inp.hours_per_day, years=inp.years,
-                      price=cost.kwh_price, currency=inp.currency),
+        pue=inp.pue, feed_amps=amps, breaker_a=breaker,
+        formula=[note("ownership.formula.energy_pue" if inp.pue else "ownership.formula.energy", watts=round(total_w),
+                      hours=inp.hours_per_day, years=inp.years, price=cost.kwh_price, currency=inp.currency,
+                      pue=inp.pue or 1.0),
+                 *([note("ownership.formula.feed", watts=round(node_w), volts=inp.supply_voltage_v,
+                         root=("√3 × " if inp.phases == 3 else ""), share=CONTINUOUS_SHARE)]
+                   if inp.supply_voltage_v else []),
                  note("ownership.formula.price"),
                  *([note("ownership.formula.rack", kw=inp.rack_kw, watts=round(node_w))] if inp.rack_kw else []),
                  note("ownership.formula.ups", watts=round(node_w), online=UPS_PF_ONLINE, desktop=UPS_PF_DESKTOP,
                       share=UPS_LOAD_SHARE)],
         assumptions=assumptions)
+
+
+def feed(watts: float, volts: float, phases: int) -> tuple[float, int | None]:
+    """A load's current per phase (unity power factor: server PSUs correct to about 0.99) and the smallest standard
+    breaker that carries it continuously, by the sizes of the voltage's country (None past 125 A)."""
+    amps = watts / (volts * (math.sqrt(3) if phases == 3 else 1.0))
+    sizes = BREAKERS_US if round(volts) in US_VOLTAGES else BREAKERS_IEC
+    breaker = next((size for size in sizes if size * CONTINUOUS_SHARE >= amps), None)
+    return round(amps, 1), breaker
 
 
 __all__ = ["KWH_PRICE", "MachineCostInput", "MachineCostResult", "machine_cost", "to_usd"]

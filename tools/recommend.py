@@ -174,6 +174,8 @@ class RecommendInput(ToolInput):
     gpu_count: int | None = Field(None, ge=1, le=4096, description="only configurations of exactly this many GPUs "
                                                                    "(a count the buyer said, no card named)")
     existing_platform: str | None = None
+    new_cards_first: bool = Field(False, description="an organisation buys: new cards under warranty rank before "
+                                                     "used and grey-market ones")
     include_host_cost: bool = True
     kwh_price: float | None = Field(None, gt=0, description="default 0.8 CNY or 0.15 USD per kWh")
     duty_cycle: float = Field(1.0, gt=0, le=1)
@@ -668,10 +670,13 @@ def recommend(inp: RecommendInput) -> Recommendation:
                 options.append(_what_the_budget_buys(opt, gpu, [c for c in counts if c > count], inp, spec, engine,
                                                      framework, owned.get(gpu.id, 0)))
             break
-    # a lab's or cluster's budget buys new cards under warranty first; second-hand ones follow
-    second_hand = {g.id for g in catalog.gpus if _fills_budget(inp) and g.price is not None and g.price.kind == "used"}
+    # a lab's or cluster's budget, or any organisation, buys new cards under warranty first; second-hand and
+    # grey-market ones follow
+    new_first = _fills_budget(inp) or inp.new_cards_first
+    second_hand = {g.id for g in catalog.gpus if new_first and g.price is not None and g.price.kind == "used"}
+    grey = {o.gpu_id for o in options if inp.new_cards_first and o.market_rule == GREY_MARKET_RULE}
     slow = {g.id for g in catalog.gpus if _fp64_slow(g, inp)}
-    options.sort(key=lambda o: (o.total_price_usd is None, o.gpu_id in slow, o.gpu_id in second_hand, -o.score,
+    options.sort(key=lambda o: (o.total_price_usd is None, o.gpu_id in slow, o.gpu_id in second_hand | grey, -o.score,
                                 o.gpu_id, o.count))
     for i, o in enumerate(options, 1):
         o.rank = i
@@ -701,6 +706,9 @@ def _what_the_budget_buys(least: Option, gpu: GPU, larger: list[int], inp: Recom
             break
         best = more
     return best
+
+
+GREY_MARKET_RULE = "cn-modded"  # knowledge/data/markets.toml: boards reworked in China, sold without a warranty
 
 
 def _fills_budget(inp: RecommendInput) -> bool:

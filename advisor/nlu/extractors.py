@@ -247,6 +247,40 @@ def home(ctx: Context) -> bool | None:
     return True if vocab.matches("slot", "home", ctx.text) else None
 
 
+_PUE = re.compile(r"\bpue\s*(?:按|为|是|取|of|is|at|about|around|~|=|:|：)?\s*(?:约|大约|大概)?\s*([123](?:\.\d{1,2})?)"
+                  r"(?![\d.])", _I)
+
+
+def pue(ctx: Context) -> float | None:
+    """'PUE 1.5', 'PUE按1.5算': the facility's power usage effectiveness (cooling and losses on the IT load)."""
+    m = _PUE.search(ctx.masked)
+    value = float(m.group(1)) if m else None
+    return value if value is not None and 1.0 <= value <= 3.0 else None
+
+
+_SUPPLY = re.compile(r"(?<![\d.])(1[02]\d|2[0-4]\d|27[07]|38\d|400|41[05]|4[48]0)\s*(?:v|vac|伏|volts?)(?![a-z])"
+                     r"(?:[\s,/-]*(?:ac\b)?[\s,/-]*(?P<three>3[\s-]*(?:phase|ph|φ)\b|three[\s-]*phase|三相)|"
+                     r"[\s,/-]*(?P<one>single[\s-]*phase|1[\s-]*(?:phase|ph)\b|单相))?|"
+                     r"(?P<three_first>3[\s-]*(?:phase|ph)\b|three[\s-]*phase|三相)\s*(?:电)?\s*(?P<v2>208|38\d|400|415|480)\s*v",
+                     _I)
+
+
+def supply(ctx: Context) -> tuple[float, int] | None:
+    """'208V 3 phase', '三相 380V', '230V single phase': the supply's voltage and phases (380–480 V is three-phase
+    unless said otherwise)."""
+    m = _SUPPLY.search(ctx.masked)
+    if m is None:
+        return None
+    volts = float(m.group(1) or m.group("v2"))
+    three = bool(m.group("three") or m.group("three_first")) or (volts >= 380 and not m.group("one"))
+    return volts, 3 if three else 1
+
+
+def organisation(ctx: Context) -> bool | None:
+    """'我们公司', '课题组', 'our law firm', 'a startup': an organisation buys, with invoices and warranties."""
+    return True if vocab.matches("slot", "organisation", ctx.text) else None
+
+
 def region(ctx: Context) -> str | None:
     """Where the cards will be bought: 'cn' (mainland China, incl. 'can't buy it' / export-control talk) or
     'global' (a place outside mainland China)."""
@@ -947,10 +981,14 @@ _SCALED_THINGS = {
 _FACTOR = (r"(?P<n>\d+(?:\.\d+)?)\s*(?:x|×|倍)(?![a-z0-9])(?!\s{2,})(?!\s*\d)|"  # not '8x H100' (a name,
            # blanked), nor '2x 30A circuits' (a count of the quantity after it)
            r"(?P<two>double[sd]?|doubling|twice|翻倍|翻一倍|翻番|加倍|多一倍)|"
-           r"(?P<three>triple[sd]?|tripling|翻两倍)|(?P<half>halve[sd]?|halving|half|减半|砍半|少一半)")
+           r"(?P<three>triple[sd]?|tripling|翻两倍)|(?P<half>halve[sd]?|halving|half|"
+           r"(?:砍|减|少|降|缩|削|剩|压|省)(?:掉|到|了|成|去|下|个)?一?半|对半|打对折|一半)|"
+           r"(?:(?P<less>砍|减|少|降|缩|削|压|省|cut|down|less|lower|smaller)(?:掉|了|去|\s+by)?\s*(?P<pd>\d{1,2})\s*%)|"
+           r"(?:(?P<more>加|多|涨|增|升|提|up|more|bigger|higher|raise[sd]?)(?:了|\s+by)?\s*(?P<pu>\d{1,3})\s*%)")
 _THINGS = "|".join(_SCALED_THINGS.values())
-_SCALED = (re.compile(rf"(?P<thing>{_THINGS})\W{{0,3}}(?:\w+\W+){{0,3}}?(?:{_FACTOR})", _I),
-           re.compile(rf"(?:{_FACTOR})\W{{0,3}}(?:\w+\W+){{0,2}}?(?:the\s+|our\s+)?(?P<thing>{_THINGS})", _I))
+_SCALED = (re.compile(rf"(?P<thing>{_THINGS})\W{{0,3}}(?:\w+\W+|[再只就也还又都要能][\u4e00-\u9fff]?){{0,3}}?"
+                      rf"(?:{_FACTOR})", _I),
+           re.compile(rf"(?:{_FACTOR})\W{{0,3}}(?:\w+\W+){{0,2}}?(?:the\s+|our\s+|的)?(?P<thing>{_THINGS})", _I))
 
 
 def scaled(ctx: Context) -> tuple[str, float] | None:
@@ -961,7 +999,8 @@ def scaled(ctx: Context) -> tuple[str, float] | None:
     thing = m.group("thing").lower()
     slot = next((k for k, pat in _SCALED_THINGS.items() if re.fullmatch(pat, thing, _I)), None)
     factor = (float(m.group("n")) if m.group("n") else 2.0 if m.group("two") else 3.0 if m.group("three")
-              else 0.5 if m.group("half") else None)
+              else 0.5 if m.group("half") else 1 - int(m.group("pd")) / 100 if m.group("pd")
+              else 1 + int(m.group("pu")) / 100 if m.group("pu") else None)
     if slot is None or factor is None or not 0.1 <= factor <= 100 or factor == 1:
         return None
     return slot, factor
@@ -1098,6 +1137,9 @@ EXTRACTORS: dict[str, Extractor] = {
     "budget_scope": budget_scope,
     "region": region,
     "home": home,
+    "organisation": organisation,
+    "pue": pue,
+    "supply": supply,
     "excluded_vendors": excluded_vendors,
     "only_vendors": only_vendors,
     "allowed_gpus": allowed_gpus,

@@ -67,7 +67,8 @@ class Features:
     platform_only: bool = False  # a CPU platform named and no GPU: "how many lanes does a 9950X give?"
     need: bool = False  # a use, model or domestic requirement is stated
     context: bool = True  # an earlier answer exists that a what-if or correction can refer to
-    rental: bool = False  # a rental provider named, or where to rent asked
+    rental: bool = False  # a rental provider or an hourly rate named, or where to rent asked
+    reruns: bool = False  # after an answer, a what-if with a precision to run at ('what about FP8 on the L40S?')
 
 
 _MODEL_ATTRIBUTE = re.compile(
@@ -266,8 +267,9 @@ def _asks_about_several_cards(m: _Message, f: Features) -> bool:
 
 
 def _asks_card_fact(m: _Message, f: Features) -> bool:
-    """A catalog fact about a card, with no model, card count, hardware or requirements: a lookup."""
-    return bool(f.gpus) and f.attribute and not (f.sized or f.counted or f.hardware or f.requirements)
+    """A catalog fact about a card, with no model, card count, hardware or requirements: a lookup; after an
+    answer, 'what about FP8 on the L40S, does that change the count?' changes the plan instead."""
+    return bool(f.gpus) and f.attribute and not (f.sized or f.counted or f.hardware or f.requirements or f.reruns)
 
 
 def _mentions_idea(m: _Message, f: Features) -> bool:
@@ -336,7 +338,7 @@ def _asks_spec(m: _Message, f: Features) -> bool:
     """A model or card with a spec cue, or asked an attribute of without requirements."""
     if not (f.models or f.gpus):
         return False
-    return m.hit("spec") or (f.question and f.attribute and not f.requirements)
+    return m.hit("spec") or (f.question and f.attribute and not f.requirements and not f.reruns)
 
 
 def _states_slots(m: _Message, f: Features) -> bool:

@@ -168,6 +168,10 @@ class Parsed(BaseModel):
     budget_scope: Literal["gpu_only", "system"] | None = None
     region: Literal["cn", "global"] | None = Field(None, description="where the cards are bought")
     home: bool | None = Field(None, description="the machine is for home or personal use")
+    organisation: bool | None = Field(None, description="a company, lab, school or agency buys (new cards with a "
+                                                        "warranty before used or grey-market ones)")
+    pue: float | None = Field(None, description="the facility's PUE ('PUE 1.5')")
+    supply: tuple[float, int] | None = Field(None, description="the supply's voltage and phases ('208V 3 phase')")
     excluded_vendors: list[str] | None = None
     only_vendors: list[str] | None = Field(None, description="vendors the choice is restricted to ('only NVIDIA')")
     allowed_gpus: list[str] | None = None
@@ -356,7 +360,10 @@ _UNSURE = vocab.required("slot", "unsure")
 
 # precision tokens
 _GGUF = re.compile(r"(?<![A-Za-z0-9])(i?q[1-8]_[a-z0-9]{1,2}(?:_[a-z0-9]{1,2})?)(?![A-Za-z0-9])", _I)
-_GGUF_SHORT = re.compile(r"(?<![A-Za-z0-9_])q([234568])(?![_A-Za-z0-9])", _I)
+_GGUF_SHORT = re.compile(r"(?<![A-Za-z0-9_])(?<!\bby )(?<!\bof )(?<!until )(?<!before )(?<!\bend )"
+                         r"(?<!after )(?<!\bfor )(?<!\bnext )(?<!\blast )(?<!\bthis )(?<!during )(?<!\bfy)"
+                         r"q([234568])(?![_A-Za-z0-9])(?!\s*(?:'?\d{2}\b|20\d\d|fy|财年|季度|前|底|末|之前))", _I)
+# 'by Q3', 'Q4 2027', '明年Q3前' are quarters of a year, not 3- or 4-bit GGUF weights
 # "can't get H100s", "H100 买不到": a card ruled out by the market, not the one to plan on
 _UNOBTAINABLE_BEFORE = re.compile(
     r"(can\W?t|cannot|can not|unable to|no way to|no access to|not allowed to|banned from|barred from"
@@ -613,7 +620,7 @@ def _module(catalog: Catalog, gpu_id: str) -> bool:
 
 # what a question asks or changes, not what it states
 _NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added_cards", "budget_added",
-                     "purchase_price", "quoted_price")
+                     "purchase_price", "quoted_price", "organisation")
 _MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
 _NEGATED = re.compile(
     r"(?:\bnot\b|\bno\b|\bwithout\b|\binstead of\b|\brather than\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|"
@@ -1427,7 +1434,7 @@ def _read_dataset_tokens(r: _Reading) -> None:
         if (days := _per_period(r.masked, m.start(), m.end())) is not None:
             spans.append((m.start(), m.end()))  # '日均 2000 万 token', '50M tokens a day': traffic served, no data set
             if value:
-                _read_traffic(r, value / days, r.masked[max(0, m.start() - 12):m.end() + 12])
+                _read_traffic(r, value / days, m.start(), m.end())
             continue
         if value and value >= 1e5:
             r.out.dataset_tokens = value
@@ -1441,11 +1448,15 @@ def _read_dataset_tokens(r: _Reading) -> None:
     r.scan = _mask(_mask(r.masked, _names(r.text)), spans)
 
 
-def _read_traffic(r: _Reading, per_day: float, near: str) -> None:
-    """A day's tokens: output ('5M output tokens a day'), input, or both together ('每天调用 2000 万 token')."""
-    if _OUTPUT_WORD.search(near):
+def _read_traffic(r: _Reading, per_day: float, start: int, end: int) -> None:
+    """A day's tokens: output ('5M output tokens a day'), input, or both together ('每天调用 2000 万 token'); a
+    split said beside them ('（输入占80%）', '主要是输入，约 85:15') shares the total out, it is no input total."""
+    splits = [m.span() for share in (_OUTPUT_SHARE, _INPUT_SHARE, _IO_RATIO, _MOSTLY) for m in share.finditer(r.masked)]
+    near = _mask(r.masked, splits)[max(0, start - 12):end + 12]
+    said_output, said_input = _OUTPUT_WORD.search(near), _INPUT_WORD.search(near)
+    if said_output and not said_input:
         r.out.daily_output_tokens = per_day
-    elif _INPUT_WORD.search(near):
+    elif said_input and not said_output:
         r.out.daily_input_tokens = per_day
     else:
         r.out.daily_tokens = per_day
@@ -1461,6 +1472,10 @@ def _read_api(r: _Reading) -> None:
         r.out.api_model = named[0]
     if (m := _OUTPUT_SHARE.search(r.text)) and 0 < (pct := float(m.group(1) or m.group(2))) < 100:
         r.out.output_share = pct / 100
+    elif (m := _INPUT_SHARE.search(r.text)) and 0 < (pct := float(m.group(1) or m.group(2))) < 100:
+        r.out.output_share = round(1 - pct / 100, 4)
+    elif share := _io_ratio_share(r.text):
+        r.out.output_share = share
     for money in find_money(r.text):  # '$0.9 per million tokens', '每百万token 2元', '2元/百万token'
         if _PER_MILLION_AFTER.match(r.text[money.end:money.end + 24]) or \
                 _PER_MILLION_BEFORE.search(r.text[max(0, money.start - 14):money.start]):
@@ -1484,6 +1499,36 @@ _OUTPUT_SHARE = re.compile(r"(?<![\d.])(\d{1,2}(?:\.\d)?)\s*%\s*(?:is\s+|are\s+|
                            r"(?:output|generat|输出|生成)"
                            r"|(?:output|输出|生成)\s*(?:share|is|are|占|约|大约|~|about|only)?\s*(?:约|~|about)?\s*"
                            r"(\d{1,2}(?:\.\d)?)\s*%", re.IGNORECASE)
+
+
+_INPUT_SHARE = re.compile(r"(?<![\d.])(\d{1,2}(?:\.\d)?)\s*%\s*(?:is\s+|are\s+|of\s+(?:it|that|them)\s+)?"
+                          r"(?:input|prompt|输入|提示)"
+                          r"|(?:input|prompts?|输入|提示词)\s*(?:share|is|are|占|约|大约|~|about)?\s*(?:约|~|about)?\s*"
+                          r"(\d{1,2}(?:\.\d)?)\s*%", re.IGNORECASE)
+_RATIO = r"(\d{1,3}(?:\.\d+)?)\s*(?::|：|比|to|/)\s*(\d{1,3}(?:\.\d+)?)"
+_IN_OUT = r"(?:input|in|prompts?|输入)\s*(?::|：|/|比|和|与|to|vs\.?)?\s*(?:output|out|completions?|输出)"
+_IO_RATIO = re.compile(rf"{_IN_OUT}\s*(?:tokens?\s*)?(?:比例?|ratio|split)?\s*(?:是|为|of|is|=|约|大约|about|~|:|：)?"
+                       rf"\s*(?:约|大约|about|~)?\s*{_RATIO}|{_RATIO}\s*(?:的\s*)?(?:{_IN_OUT})", re.IGNORECASE)
+
+
+_MOSTLY = re.compile(rf"(?:mostly|mainly|largely|主要是|大部分是|多数是)\s*(input|prompts?|output|输入|输出|生成)"
+                     rf"\W{{0,3}}(?:\w+\W+){{0,2}}?(?:约|大概|大约)?\s*{_RATIO}", re.IGNORECASE)
+
+
+def _io_ratio_share(text: str) -> float | None:
+    """'输入输出比 3:1', 'input:output 4:1', '5 to 1 prompt to completion', 'mostly input, maybe 90/10': the share
+    of the tokens that is output."""
+    if m := _IO_RATIO.search(text):
+        given, taken = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    elif m := _MOSTLY.search(text):  # the larger part is the one said to dominate
+        high, low = sorted((m.group(2), m.group(3)), key=float, reverse=True)
+        given, taken = (low, high) if _OUTPUT_WORD.match(m.group(1)) else (high, low)
+    else:
+        return None
+    tokens_in, tokens_out = float(given), float(taken)
+    if tokens_in <= 0 or tokens_out <= 0:
+        return None
+    return round(tokens_out / (tokens_in + tokens_out), 4)
 
 
 def _per_period(text: str, start: int, end: int) -> float | None:
@@ -1568,7 +1613,8 @@ def _read_model(r: _Reading) -> None:
 
 WORKLOAD_REACH = 40  # characters between a training method and the model or size it is said of
 
-_SERVE_WORD = re.compile(r"\bserv(?:e|es|ing)\b|\binferenc\w*|\bdeploy\w*|\bhost(?:ing)?\b|推理|部署|上线", _I)
+_SERVE_WORD = re.compile(r"\bserv(?:e|es|ing)\b|\binferenc\w*|\bdeploy\w*|\bhost(?:ing)?\b|\brun(?:s|ning)?\b|"
+                         r"\bchat\w*|推理|部署|上线|跑(?!训|一下训|微调)|聊天|问答|对话|给.{0,12}用", _I)
 _TRAIN_WORD = re.compile(r"pre-?train\w*|\btrain\w*|fine[- ]?tun\w*|from scratch|\blora\b|\bqlora\b|训练|微调|预训练|"
                          r"全参|从头", _I)
 
@@ -2374,6 +2420,8 @@ def _read_asks(out: Parsed, text: str) -> None:
     for flag, cue in _ASK_FLAGS:
         setattr(out, flag, bool(vocab.matches("slot", cue, text)))
     out.asks_count = bool(_HOW_MANY.search(text))
+    if out.asks_count and "how_many" not in out.asks:  # '用多少台能在一个月内训完': a count asked is an ask answered
+        out.asks.append("how_many")
     targets = {"ttft": out.ttft_target_s, "speed": out.tokens_per_s_target}
     stated = [a for a in out.asks if targets.get(a) is not None]  # '首token延迟≤2s，请给出型号': a requirement
     if stated and len(out.asks) > len(stated):  # stated beside a question: checked after what is asked
@@ -2447,7 +2495,8 @@ def _features(out: Parsed, text: str, found: dict[str, Any], catalog_filter: boo
         requirements=_requirements(out),
         platform_only=bool(out.cpu or out.cpu_name) and not (out.gpus or out.gpu_count or out.existing),
         need=bool(out.use_case or out.model or out.params_b or out.domestic), context=context,
-        rental=bool(out.providers or out.asks_where_rent))
+        rental=bool(out.providers or out.asks_where_rent or out.rental_rate),
+        reruns=context and out.has(Intent.whatif) and out.precision is not None)
 
 
 def _topic_asked(out: Parsed) -> str | None:

@@ -1,0 +1,189 @@
+"""The classes blind batch aj found (bench/blind/batch-aj), each fixed by mechanism: a relative budget change
+('预算砍一半', 'cut by 30%'), a day's traffic split by a ratio said ('输入输出比 3:1', 'mostly input, maybe 90/10'), a
+quarter of a year is no GGUF level ('by Q3'), a what-if that runs a card at a precision is no card lookup, an hourly
+rate said makes the cost a rental one, requests a day × tokens a request is traffic that sizes the users at once, an
+organisation buys new cards first, a card swapped into a configuration keeps its count, a count asked with a
+deadline is the count that finishes in time (said right under the verdict), a PUE and a supply said are used, and
+'with each one' after a comparison answers for each card compared."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from fakes.script import ok_calls, talk
+
+from advisor.engine import Advisor
+from advisor.nlu import parse
+from tools.ownership import MachineCostInput, feed, machine_cost
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+# ----------------------------------------------------------------------------- what the message says
+
+
+@pytest.mark.parametrize(("text", "factor"), [
+    ("预算砍一半呢？", 0.5), ("预算只剩一半了怎么办", 0.5), ("一半的预算呢", 0.5), ("经费要砍掉30%", 0.7),
+    ("what if the budget is cut by 30%", 0.7), ("预算再加 20%", 1.2),
+])
+def test_a_budget_changed_by_a_share_scales_the_budget(text: str, factor: float) -> None:
+    assert parse(text).scaled == ("budget", factor)
+
+
+def test_half_the_budget_in_a_follow_up_halves_it(adv: Advisor) -> None:
+    session, _ = talk(adv, "预算三万，想本地跑 Qwen2.5-14B 聊天，买什么卡？")
+    adv.reply("预算砍一半呢？", session)
+    assert session.profile.budget is not None and session.profile.budget.amount == 15_000
+
+
+@pytest.mark.parametrize(("text", "share"), [
+    ("我们每天大概 2000 万 token，输入输出比 3:1，用 API 还是自建？", 0.25),  # 1 of 4 tokens is output
+    ("about 50M tokens a day, input:output 4:1, buy or API?", 0.2),
+    ("50M tokens/day with a 5 to 1 input to output ratio", round(1 / 6, 4)),
+    ("we push roughly 50M tokens/day through gpt-4o-mini (mostly input, maybe 90/10)", 0.1),
+    ("每天5000万tokens（输入占80%），API 贵还是自己买卡划算", 0.2),
+])
+def test_a_ratio_said_splits_the_days_tokens(text: str, share: float) -> None:
+    said = parse(text)
+    assert said.output_share == share
+    assert said.daily_tokens is not None and said.daily_input_tokens is None  # a total, not an input total
+
+
+@pytest.mark.parametrize(("text", "precision"), [
+    ("traffic is gonna 5x by Q3. how much would it cost", None), ("Q4 2027 we will buy", None),
+    ("明年Q3前要上线", None), ("70b at q4 on a 3090", "Q4_K_M"), ("run it in q4 please", "Q4_K_M"),
+])
+def test_a_quarter_of_the_year_is_no_gguf_level(text: str, precision: str | None) -> None:
+    assert parse(text).precision == precision
+
+
+@pytest.mark.parametrize(("text", "pue", "supply"), [
+    ("两台H100那套一年电费多少？按0.8元/度，PUE 1.5算", 1.5, None),
+    ("we're 208V 3 phase in the US", None, (208.0, 3)),
+    ("三相380V", None, (380.0, 3)),
+    ("230V single phase", None, (230.0, 1)),
+])
+def test_a_pue_and_a_supply_are_read(text: str, pue: float | None, supply: tuple[float, int] | None) -> None:
+    said = parse(text)
+    assert (said.pue, said.supply) == (pue, supply)
+
+
+@pytest.mark.parametrize(("text", "org"), [
+    ("我们是做跨境电商的小公司", True), ("We're a 25 person law firm", True), ("我想在家跑 70b", None),
+])
+def test_an_organisation_buying_is_read(text: str, org: bool | None) -> None:
+    assert parse(text).organisation is org
+
+
+# ----------------------------------------------------------------------------- what the reply does
+
+
+def test_a_precision_tried_on_a_card_after_an_answer_reruns_the_plan(adv: Advisor) -> None:
+    """'What about FP8 on the L40S, does that change the count?' once printed the L40S spec sheet."""
+    _, (_, r) = talk(adv, "serving llama 3.1 8B to ~200 concurrent users, 1500 input / 300 output tokens per req, "
+                          "how many H100s or L40S do we need? using vLLM",
+                     "what about FP8 on the L40S, does that change the count?")
+    assert r.mode != "spec"
+    assert {c.arguments.get("precision") for c in ok_calls(r, "size_inference")} == {"fp8"}
+
+
+def test_an_hourly_rate_said_prices_the_run_at_it(adv: Advisor) -> None:
+    """The run's GPU-hours at the rate said: cost = GPU-hours × $2.50."""
+    _, (_, r) = talk(adv, "need to full fine-tune qwen2.5 14B on ~2B tokens. how long on 8x H100?",
+                     "and cost of each option at like $2.5/hr per H100?")
+    run = ok_calls(r, "training_time")[0].result
+    assert run is not None and math.isclose(run["cost_usd"], run["gpu_hours"] * 2.5, rel_tol=1e-6)
+    assert "$2.50" in r.text.splitlines()[0]
+
+
+def test_requests_a_day_times_tokens_a_request_size_the_users_at_once(adv: Advisor) -> None:
+    """20,000 chats × 1,500 tokens = 30M tokens a day; 20 % output = 6M; the busiest hour at 3× the day's average
+    is 6M / 86,400 × 3 = 208 tokens/s; at 20 tokens/s each, 10.4 → 11 replies streamed at once."""
+    _, (r,) = talk(adv, "我们是做跨境电商的小公司，客服想接个大模型，每天大概2万条对话，每条来回平均1500 token左右，"
+                        "是直接调deepseek api划算还是自己买卡部署？")
+    sized = ok_calls(r, "recommend")[0].arguments
+    assert sized["concurrency"] == math.ceil(6e6 / 86_400 * 3 / 20)
+    api = ok_calls(r, "api_cost")[0].arguments
+    assert api["daily_input_tokens"] + api["daily_output_tokens"] == 30e6
+
+
+def test_an_organisation_gets_new_cards_before_used_and_grey_ones(adv: Advisor) -> None:
+    from knowledge import load_catalog
+
+    _, (r,) = talk(adv, "我们公司想部署 Qwen2.5-32B 给 10 个人用，INT4，预算 6 万，买什么卡？")
+    (rec,) = [c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_")]
+    assert rec.arguments.get("new_cards_first") is True
+    top = load_catalog().gpu(rec.result["options"][0]["gpu_id"])
+    assert (top.price is None or top.price.kind != "used") and rec.result["options"][0]["market_rule"] is None
+
+
+def test_cards_swapped_into_a_configuration_keep_its_count(adv: Advisor) -> None:
+    """8× H100 for a 7B pre-training; 'H200 or B200 instead' is 8 of each, and the H200 (the H100's dense
+    989 TFLOPS BF16 and the same MFU) takes the H100's time, the run pre-training a 7B of its own (not Qwen2.5-7B)."""
+    _, (first, r) = talk(adv, "团队准备从头预训练一个7b的模型，数据1T token，打算租卡，h100八卡一台大概要跑多久？",
+                         "那换成h200或者b200呢，大概能快多少")
+    assert {(c.arguments["gpu"], c.arguments["count"]) for c in ok_calls(r, "training_time")} == \
+        {("h200-sxm", 8), ("b200", 8)}
+    h100 = ok_calls(first, "training_time")[0].result
+    h200 = next(c.result for c in ok_calls(r, "training_time") if c.arguments["gpu"] == "h200-sxm")
+    assert h100 is not None and h200 is not None and math.isclose(h100["hours"], h200["hours"], rel_tol=1e-9)
+    assert "预训练" in r.text.splitlines()[0] and "全参微调" not in r.text
+
+
+def test_a_count_asked_with_a_deadline_is_the_count_that_finishes_in_time(adv: Advisor) -> None:
+    """6 × 7e9 × 1e12 = 4.2e22 FLOP at 989.4 TFLOPS × MFU 0.242 per GPU ≈ 48,700 GPU-hours; a month of 30.4 days
+    is 730 hours, so 67 GPUs, whole nodes of 8: 72 — said before the memory details."""
+    _, (r,) = talk(adv, "团队准备从头预训练一个7b的模型，数据1T token，打算租卡，h100八卡一台大概要跑多久？"
+                        "用多少台能在一个月内训完")
+    run = ok_calls(r, "training_time")[0].result
+    assert run is not None
+    needed = math.ceil(run["gpu_hours"] / (30.4 * 24))
+    assert needed == 67
+    line = next(i for i, x in enumerate(r.text.splitlines()) if "72 张" in x)
+    assert line < next(i for i, x in enumerate(r.text.splitlines()) if "每卡构成" in x)
+    assert "至少要 2 张" not in r.text
+
+
+def test_the_electricity_counts_the_pue_said(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "机房运维，老板要上两台8卡H100的服务器（HGX那种）",
+                     "两台H100那套一年电费多少？按0.8元/度，PUE 1.5算")
+    (cost,) = ok_calls(r, "machine_cost")
+    result = cost.result
+    assert result is not None and cost.arguments["pue"] == 1.5
+    assert math.isclose(result["yearly_kwh"], result["total_wall_w"] / 1000 * 8760 * 1.5, rel_tol=1e-3)
+    assert "PUE 1.5" in r.text
+
+
+@pytest.mark.parametrize(("watts", "volts", "phases", "amps", "breaker"), [
+    (14_300, 208, 3, 39.7, 50),  # 14,300 / (208 × √3) = 39.7 A; ÷ 0.8 = 49.6 → 50 A (NEC sizes)
+    (14_300, 400, 3, 20.6, 32),  # 20.6 A ÷ 0.8 = 25.8 → 32 A (IEC sizes)
+    (1_800, 120, 1, 15.0, 20),   # 15 A ÷ 0.8 = 18.75 → 20 A
+    (120_000, 208, 3, 333.1, None),  # past any one branch circuit
+])
+def test_a_feed_is_sized_by_the_80_percent_rule(watts: float, volts: float, phases: int, amps: float,
+                                                breaker: int | None) -> None:
+    assert feed(watts, volts, phases) == (amps, breaker)
+
+
+def test_the_circuit_per_system_is_answered_on_the_supply_said(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "we're getting 4x DGX B200 next quarter. racks are 17kW air cooled",
+                     "how many C13/C19 drops and what circuit per system? we're 208V 3 phase in the US")
+    assert r.text.startswith("**Circuit:**") and "39.7 A" in r.text and "50 A" in r.text
+
+
+def test_machine_cost_without_a_pue_counts_the_it_load_only() -> None:
+    plain = machine_cost(MachineCostInput(gpu="h100-sxm", count=8, kwh_price=0.8, currency="CNY"))
+    with_pue = machine_cost(MachineCostInput(gpu="h100-sxm", count=8, kwh_price=0.8, currency="CNY", pue=1.5))
+    assert math.isclose(with_pue.yearly_kwh, plain.yearly_kwh * 1.5, rel_tol=1e-3)
+    assert math.isclose(plain.yearly_kwh, plain.total_wall_w / 1000 * 8760, rel_tol=1e-3)
+
+
+def test_with_each_one_after_a_comparison_answers_for_each_card(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "Mac Studio M4 Max 128GB or M3 Ultra 256GB for 70b models?",
+                     "how long would it take to chew through a 30k token prompt on the 70b with each one?")
+    assert r.mode == "compare"
+    assert r.text.count("Time to first token") == 2 and r.text.startswith("[one Mac Studio")
