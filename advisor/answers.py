@@ -27,6 +27,7 @@ from advisor.fmt import (
 from advisor.nlu import Money
 from advisor.planner import tensor_precision, user_currency
 from advisor.present.market import china_version, export_figures, market_verdict
+from advisor.present.recommend import total_text
 from advisor.session import Citation, Profile, ToolCall
 from advisor.toolspec import GPUInfo, typed
 from knowledge import load_catalog
@@ -39,6 +40,8 @@ from tools.compat_rules.types import BuildReport
 from tools.inference_memory import InferenceMemoryResult
 from tools.ownership import MachineCostResult
 from tools.pricing import CNY_PER_USD, FX_AS_OF, USD_PER_FOREIGN
+from tools.rates import media_tflops
+from tools.recommend import Recommendation
 from tools.rent import RentVsBuyResult
 from tools.rent_choices import RentChoicesResult
 from tools.rentals import RentalPricesResult
@@ -771,6 +774,12 @@ def compose_generative(calls: list[ToolCall], lang: str) -> str:
         return msg(lang, "generative.none")
     model = sized[0].result["model"] if sized[0].result else ""
     out = [msg(lang, "generative.head", model=model)]
+    rec = next((typed(c, Recommendation) for c in _ok(calls, "recommend")), None)
+    top = next((o for o in rec.options if o.total_price_usd is not None), None) if rec is not None else None
+    if rec is not None and top is not None:  # a budget said: the fastest card it buys leads (CUDA first)
+        out.insert(0, msg(lang, "generative.pick", config=config_label(top.gpu_id, top.count, lang),
+                          total=total_text(top, rec.currency, lang), tflops=num(top.bf16_tflops or 0),
+                          usable=gb_short(top.gpu_memory_bytes)))
     for card in cards:
         mine = [typed(c, InferenceMemoryResult) for c in sized if c.arguments.get("gpu") == card.id]
         if not mine:
@@ -779,7 +788,7 @@ def compose_generative(calls: list[ToolCall], lang: str) -> str:
                      mark=msg(lang, "generative.yes" if r.fits else "generative.no")) for r in mine]
         out.append(msg(lang, "generative.card", card=card.name, usable=gb_short(usable_bytes(mine[0])),
                        fits=punct(lang, "semicolon").join(parts)))
-    speed = sorted(((card.throughput.get("bf16") or 0.0, card.name) for card in cards), reverse=True)
+    speed = sorted(((media_tflops(load_catalog().gpu(card.id)), card.name) for card in cards), reverse=True)
     if len(speed) > 1 and speed[-1][0] > 0:
         out.append(msg(lang, "generative.compute", fast=speed[0][1], slow=speed[-1][1],
                        ratio=num(speed[0][0] / speed[-1][0], 1),

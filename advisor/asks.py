@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from advisor.box_count import box_calls, box_needed, say_box
-from advisor.compose import config_label, gpu_name
+from advisor.compose import config_label, gpu_name, method_label
 from advisor.config_at_hand import Config, current_config, remember_count
 from advisor.fmt import (
     count_short,
@@ -33,11 +33,13 @@ from advisor.fmt import (
 )
 from advisor.nlu.rules import PEAK_SHARE
 from advisor.planner import (
+    DEFAULT_TRAIN_SEQ,
     TRAIN_COUNTS,
     PlannedCall,
     dataset_tokens,
     keep_count,
     model_args,
+    representative_model,
     said_prices,
     session_region,
     size_stand_in,
@@ -62,6 +64,7 @@ from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult, ServingResult
 from tools.pricing import from_usd, to_usd
 from tools.scale_out import NODE_GPUS
+from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
 
 DEFAULT_PROMPT_TOKENS = 2048
@@ -662,6 +665,35 @@ def _say_served(c: AskContext, done: list[ToolCall]) -> str | None:
                users=call.arguments["batch"])
 
 
+def _side_needed(c: AskContext) -> bool:
+    """A training job on the side of the serving ('顺便做 7B/14B 的 LoRA'): whether the same machine trains it."""
+    p = c.session.profile
+    return "side_training" in c.asks and p.side_training is not None and c.config is not None
+
+
+def _side_calls(c: AskContext) -> list[PlannedCall]:
+    assert c.config is not None and c.session.profile.side_training is not None
+    job = c.session.profile.side_training
+    model = job.model or representative_model(job.params_b or 0)
+    cards = c.config.count * c.config.nodes
+    size: dict[str, Any] = {**({"model": model} if model else {"params_b": job.params_b}), "gpu": c.config.gpu,
+                            "gpus": cards, "method": "full" if job.method == "pretrain" else job.method,
+                            "seq": DEFAULT_TRAIN_SEQ}
+    if cards > 1:
+        size["zero_stage"] = 3  # several cards share the job's states, as a multi-GPU run is set up
+    return [PlannedCall(name="size_training", purpose="size", arguments=size)]
+
+
+def _say_side(c: AskContext, done: list[ToolCall]) -> str | None:
+    call = next((x for x in done if x.name == "size_training" and x.ok and x.result), None)
+    if call is None:
+        return None
+    r = TrainingMemoryResult.model_validate(call.result)
+    return msg(c.lang, "asks.side_fits" if r.fits else "asks.side_short", config=_config_text(c),
+               model=r.model, method=method_label(r.method, c.lang), need=gb(r.per_gpu_bytes),
+               usable=gb(usable_bytes(r) or 0))
+
+
 def _compute_needed(c: AskContext) -> bool:
     """'How much total FP64 throughput would that give us?': a science configuration's compute, in all."""
     p = c.session.profile
@@ -1024,6 +1056,7 @@ ROUTES: dict[str, Route] = {
     "compute": Route(_compute_needed, _compute_calls, _say_compute),
     "time": Route(_time_needed, _time_calls, _say_time),
     "served": Route(_served_needed, _served_calls, _say_served),
+    "side_training": Route(_side_needed, _side_calls, _say_side),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
     "box_count": Route(box_needed, box_calls, say_box, scratch=True),
 }

@@ -907,10 +907,18 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
         out.append(msg(lang, "compose.scientific_section.answer",
                        need=need, size=size, where=where, fits=fits, tail=tail))
     elif rec is not None:
-        n = len(typed(rec, Recommendation).options)
+        options = typed(rec, Recommendation).options
+        n = len(options)
         metric = "FP64" if p.fp64 is not False else "FP32"
-        out.append(msg(lang, "verdict.sci_options" if n else "verdict.sci_none", need=need, size=size, n=n,
-                       metric=metric))
+        top = options[0] if options else None
+        if top is not None and top.score_basis == "performance-only" and top.total_price_usd is not None:
+            perf = top.fp64_tflops if metric == "FP64" else top.fp32_tflops  # a budget filled: its pick leads
+            out.append(msg(lang, "verdict.sci_budget_pick", need=need, size=size, n=n, metric=metric,
+                           config=config_label(top.gpu_id, top.count, lang), perf=num(perf or 0),
+                           total=total_text(top, user_currency(p, lang, ("USD", "CNY")), lang)))
+        else:
+            out.append(msg(lang, "verdict.sci_options" if n else "verdict.sci_none", need=need, size=size, n=n,
+                           metric=metric))
     if info is not None:
         g = typed(info, GPUInfo)
         fp64 = g.throughput.get("fp64")

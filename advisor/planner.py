@@ -655,6 +655,9 @@ def _compare_plan(ctx: PlanContext) -> Plan:
         p.compare = [gpu, ctx.named[0]]
         if count is not None:
             p.compare_counts[gpu] = count
+        said = next((g.count for g in ctx.parsed.gpus if g.gpu == ctx.named[0] and g.stated), None)
+        if said is not None:  # 'why not just 4x 5090?' against the pick: four of them
+            p.compare_counts[ctx.named[0]] = said
     plan = Plan(mode="compare", calls=_compare_calls(p, ctx.lang))
     plan.calls += _search(p, "compare", ctx.lang, ctx.search_k)
     plan.question_slots = next_question_slots(ctx.session)
@@ -971,8 +974,15 @@ def _generative_plan(ctx: PlanContext) -> Plan:
     dense BF16 compute (diffusion steps are compute-bound)."""
     p = ctx.profile
     named = [g["gpu"] for g in _gpus_under_discussion(ctx.session, ctx.parsed)] + list(p.compare)
-    cards = list(dict.fromkeys(named))[:MAX_MEDIA_CARDS] or list(MEDIA_CARDS)
     calls: list[PlannedCall] = []
+    if not ctx.parsed.gpus and p.budget is not None and p.model:  # '预算三万跑 SDXL', '预算砍一半呢': what it buys
+        rec = {"workload": "inference", "model": p.model, "context": DIFFUSION_TEXT_TOKENS, "concurrency": 1,
+               **_common_rec(p), "region": session_region(ctx.session, ctx.lang)[0]}
+        done = run_tool("recommend", rec)
+        named = [o["gpu_id"] for o in (done.result or {}).get("options", []) if o.get("total_price_usd") is not None] \
+            if done.ok else []
+        calls.append(PlannedCall(name="recommend", arguments=rec, purpose="recommend"))
+    cards = list(dict.fromkeys(named))[:MAX_MEDIA_CARDS] or list(MEDIA_CARDS)
     for gpu in cards:
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gpu}, purpose="info", gpu=gpu))
         for precision, engine in MEDIA_PRECISIONS:

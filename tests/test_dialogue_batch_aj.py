@@ -187,3 +187,83 @@ def test_with_each_one_after_a_comparison_answers_for_each_card(adv: Advisor) ->
                      "how long would it take to chew through a 30k token prompt on the 70b with each one?")
     assert r.mode == "compare"
     assert r.text.count("Time to first token") == 2 and r.text.startswith("[one Mac Studio")
+
+
+# ----------------------------------------------------------------------------- two jobs, old boxes, image models
+
+
+def test_serving_said_as_the_main_job_is_sized_and_the_side_training_checked(adv: Advisor) -> None:
+    """'主要想跑 72B 给 20 个同学用，顺便做 7B/14B 的 LoRA': 72B served to 20 users is what is sized; the LoRA of the
+    larger size said (14B) is checked on the same card."""
+    said = parse("课题组预算30w左右，主要想本地跑qwen2.5-72b给组里20来个同学用，顺便做7b/14b的lora微调，买啥卡合适？")
+    assert (said.use_case, said.model, said.concurrency) == ("inference", "qwen2.5-72b", 20)
+    assert said.side_training is not None and (said.side_training.params_b, said.side_training.method) == (14, "lora")
+    _, (r,) = talk(adv, said.text + "4090能不能上")
+    side = [c for c in ok_calls(r, "size_training")]
+    assert side and side[0].arguments["method"] == "lora" and side[0].arguments["gpu"] == "rtx-4090"
+    assert "顺带的训练" in r.text.split("\n\n")[1]
+
+
+@pytest.mark.parametrize("text", [
+    "our old 4x GTX 1080 Ti box is dying. budget ~$40k for one or two new workstations. which GPUs?",
+    "实验室那台4张V100的服务器坏了，预算20万换新的",
+])
+def test_a_dying_box_is_replaced_not_planned_on(text: str) -> None:
+    said = parse(text)
+    assert said.sold and not said.gpus and not said.existing
+
+
+@pytest.mark.parametrize(("text", "people"), [("给组里20来个同学用", 20), ("30个研究生在用", 30)])
+def test_students_are_people(text: str, people: int) -> None:
+    assert parse(text).concurrency == people
+
+
+def test_a_lab_budget_for_workstations_is_spent_on_the_fastest_it_buys(adv: Advisor) -> None:
+    """A lab's $40k for cryo-EM workstations: four cards in a box lead, not the one card with the best FP32 per
+    dollar."""
+    _, (r,) = talk(adv, "lab manager here, we do cryo-EM processing (RELION 5, cryoSPARC). our old 4x GTX 1080 Ti box "
+                        "is dying. budget ~$40k for one or two new workstations. which GPUs?")
+    top = ok_calls(r, "recommend")[0].result["options"][0]
+    assert top["count"] == 4 and top["score_basis"] == "performance-only" and top["total_price_usd"] <= 40_000
+    assert f"4× {top['gpu']}" in r.text.splitlines()[0]
+
+
+def test_a_count_said_against_the_pick_is_compared_at_that_count(adv: Advisor) -> None:
+    _, (first, r) = talk(adv, "lab manager, cryo-EM with RELION. budget ~$12k for a workstation, which GPUs?",
+                         "compare that with 4x RTX 6000 Ada")
+    pick = ok_calls(first, "recommend")[0].result["options"][0]
+    assert pick["gpu_id"] != "rtx-6000-ada"
+    assert r.mode == "compare" and "4× RTX 6000 Ada Generation" in r.text
+
+
+def test_an_image_model_with_a_budget_gets_the_fastest_new_cuda_card_it_buys(adv: Advisor) -> None:
+    """SDXL with ¥30,000: one card (an image is not split over cards), the fastest the budget buys by FP16 compute
+    as image tools run (GeForce at its FP16-accumulate rate), CUDA first, no grey-market board; half the budget
+    buys a slower one."""
+    from knowledge import load_catalog
+    from tools.rates import media_tflops
+
+    session, (r,) = talk(adv, "预算三万，想本地跑 Stable Diffusion XL 出图，买什么卡？")
+    rec = ok_calls(r, "recommend")[0].result
+    top = rec["options"][0]
+    card = load_catalog().gpu(top["gpu_id"])
+    assert top["count"] == 1 and card.vendor == "NVIDIA" and top["market_rule"] is None
+    assert top["total_price_cny"] <= 30_000 and top["bf16_tflops"] == round(media_tflops(card), 1)
+    assert all(o["count"] == 1 for o in rec["options"])
+    assert card.name in r.text.splitlines()[0]
+    cheaper = adv.reply("预算砍一半呢？", session)
+    half = ok_calls(cheaper, "recommend")[0].result["options"][0]
+    assert half["total_price_cny"] <= 15_000 and half["bf16_tflops"] < top["bf16_tflops"]
+
+
+def test_geforce_runs_image_models_at_its_fp16_accumulate_rate() -> None:
+    """RTX 4090: 165 TFLOPS dense FP16 with FP32 sums (the catalog's figure), 330 with FP16 sums; the RTX 6000 Ada
+    (a workstation card) has no such split, so the two come out alike, as in published Stable Diffusion runs."""
+    from knowledge import load_catalog
+    from tools.rates import media_tflops
+
+    cat = load_catalog()
+    assert media_tflops(cat.gpu("rtx-4090")) == pytest.approx(2 * (cat.gpu("rtx-4090").throughput.fp16 or 0))
+    ada = cat.gpu("rtx-6000-ada")
+    assert media_tflops(ada) == ada.throughput.fp16
+    assert 0.8 < media_tflops(cat.gpu("rtx-4090")) / media_tflops(ada) < 1.25

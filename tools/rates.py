@@ -76,3 +76,16 @@ def _faster_path(gpu: GPU, rate: ComputeRate) -> ComputeRate:
     if rate.precision == "fp32" or rate.flops_per_s >= fp32:
         return rate
     return ComputeRate(precision="fp32", flops_per_s=fp32, warnings=rate.warnings)
+
+
+# GeForce tensor cores run FP16 at twice their FP32-accumulate rate (the catalog's figure) when the sums stay in
+# FP16, which PyTorch allows for FP16 matmuls by default (allow_fp16_reduced_precision_reduction): image tools run
+# there, so an RTX 4090 keeps pace with an RTX 6000 Ada in Stable Diffusion rather than running at half its speed.
+GEFORCE_FP16_ACCUMULATE = 2.0
+
+
+def media_tflops(gpu: GPU) -> float:
+    """Dense FP16 TFLOPS an image or video model's denoising steps run at on one card (0 when unknown)."""
+    rate = gpu.throughput.fp16 or gpu.throughput.bf16 or 0.0
+    geforce = gpu.vendor == "NVIDIA" and gpu.tier.value == "consumer" and rate > (gpu.throughput.fp32 or 0) * 1.5
+    return rate * (GEFORCE_FP16_ACCUMULATE if geforce else 1.0)

@@ -62,6 +62,7 @@ from tools.pricing import (
     cost_of_ownership,
     gpu_price,
 )
+from tools.rates import media_tflops
 from tools.result import Note, NoteParam, note
 from tools.scale_out import NODE_GPUS, ScaleOutInput, ScaleOutPlan, nodes_for, plan_scale_out
 from tools.scientific import ScientificInput, estimate_fp64
@@ -100,9 +101,17 @@ ECOSYSTEM_TRAINING = {"cuda": 1.0, "rocm-cdna": 0.85, "gaudi": 0.75, "ascend": 0
 CODE_STACK = {"cuda": "cuda", "rocm-cdna": "rocm", "rocm-rdna": "rocm", "dtk": "rocm", "xpu": "xpu"}
 
 
-def ecosystem_factor(gpu: GPU, workload: str) -> float:
-    """Software-readiness weight of a GPU's stack for a workload (1.0 = CUDA)."""
-    table = ECOSYSTEM_TRAINING if workload == "training" else ECOSYSTEM
+# Image and video generation (ComfyUI and its custom nodes, diffusers, xformers / SageAttention kernels) is written
+# for CUDA first, and the other stacks' peak matrix figures are far from what those tools reach on them (engineering
+# judgement, as above): off CUDA a card must offer much more compute to lead.
+ECOSYSTEM_MEDIA = {**{family: 0.3 for family in ECOSYSTEM}, "cuda": 1.0, "rocm-cdna": 0.5, "rocm-rdna": 0.4,
+                   "xpu": 0.35, "metal": 0.4}
+
+
+def ecosystem_factor(gpu: GPU, workload: str, media: bool = False) -> float:
+    """Software-readiness weight of a GPU's stack for a workload (1.0 = CUDA); ``media``: an image or video
+    model (:data:`ECOSYSTEM_MEDIA`)."""
+    table = ECOSYSTEM_MEDIA if media else ECOSYSTEM_TRAINING if workload == "training" else ECOSYSTEM
     return table[stack_family(gpu)]
 HEADROOM_PITFALL = 0.10
 NOMINAL_TOKENS = 1e9  # training throughput is the same for any dataset size; used when none is given
@@ -240,6 +249,8 @@ class Option(BaseModel):
     training_hours: Hours | None = None
     fp64_tflops: TFLOPS | None = None
     fp32_tflops: TFLOPS | None = Field(None, description="scientific without FP64: FP32 TFLOPS of the configuration")
+    bf16_tflops: TFLOPS | None = Field(None, description="an image or video model: one card's dense FP16 TFLOPS as "
+                                                         "image tools run (tools.rates.media_tflops)")
     perf_metric: str
     perf_per_price: float | None = Field(description="perf_metric per 1,000 USD of total price")
     power_w: Watts = Field(description="sustained system power (DC), all nodes")
@@ -400,6 +411,7 @@ class _Eval(BaseModel):
     train_hours: float | None = None
     fp64: float | None = None
     fp32: float | None = None
+    bf16: float | None = Field(None, description="image and video models: one card's dense FP16 TFLOPS as they run")
     metric: float = 0.0
     metric_label: str = ""
     sharded: bool = Field(False, description="training: ZeRO-3 / FSDP shards the model states over the GPUs")
@@ -498,6 +510,11 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
     if not res.fits:
         ev.reason = note("recommend.reject.inference_memory", need_gb=_gb(res.per_gpu_bytes), usable_gb=_gb(usable),
                          card_gb=gpu.memory_gb)
+        return ev
+    if spec.attention == "none":  # an image or video model: its denoising steps are compute-bound, no tokens;
+        # one image is not split over cards, so a configuration is as fast as one of its cards
+        ev.bf16 = media_tflops(gpu)
+        ev.metric, ev.metric_label = ev.bf16, "FP16 TFLOPS"
         return ev
     parallel = "tensor" if res.parallel == "tp" else "layer"
     # across nodes the layers are split between them and each token passes every node in turn
@@ -635,6 +652,7 @@ def recommend(inp: RecommendInput) -> Recommendation:
             )
     options: list[Option] = []
     rejected: list[Rejected] = []
+    media = spec is not None and spec.attention == "none"  # an image or video model runs on one card
 
     def reject(g: GPU, count: int | None, stage: Stage, reason: Note, host_decides: bool = False) -> None:
         rejected.append(Rejected(gpu=g.name, gpu_id=g.id, count=count, stage=stage, reason=reason,
@@ -654,7 +672,7 @@ def recommend(inp: RecommendInput) -> Recommendation:
         if stack is not None:
             reject(gpu, None, "constraint", stack)
             continue
-        counts = [_whole_nodes(inp.gpu_count)] if inp.gpu_count else \
+        counts = [_whole_nodes(inp.gpu_count)] if inp.gpu_count else [1] if media else \
             sorted(set(candidate_counts(gpu)) | ({_whole_nodes(owned[gpu.id])} if gpu.id in owned else set()))
         for count in counts:
             if count < owned.get(gpu.id, 0):
@@ -674,7 +692,9 @@ def recommend(inp: RecommendInput) -> Recommendation:
     # grey-market ones follow
     new_first = _fills_budget(inp) or inp.new_cards_first
     second_hand = {g.id for g in catalog.gpus if new_first and g.price is not None and g.price.kind == "used"}
-    grey = {o.gpu_id for o in options if inp.new_cards_first and o.market_rule == GREY_MARKET_RULE}
+    # grey-market boards (no warranty) follow too for an organisation, and for an image model, which gains nothing
+    # from their doubled memory
+    grey = {o.gpu_id for o in options if (inp.new_cards_first or media) and o.market_rule == GREY_MARKET_RULE}
     slow = {g.id for g in catalog.gpus if _fp64_slow(g, inp)}
     options.sort(key=lambda o: (o.total_price_usd is None, o.gpu_id in slow, o.gpu_id in second_hand | grey, -o.score,
                                 o.gpu_id, o.count))
@@ -715,7 +735,8 @@ def _fills_budget(inp: RecommendInput) -> bool:
     """A lab's or a cluster's budget for training or science (machines bought whole, not a card for one's own
     tower): ranked by what the budget buys (performance), not per price."""
     budget = inp.budget_usd is not None or inp.budget_cny is not None
-    own_desk = inp.chassis in ("tower", "open-frame") or not inp.include_host_cost
+    # a lab's workstations are bought whole too; a person's tower, or cards for a host they own, are not
+    own_desk = (inp.chassis in ("tower", "open-frame") or not inp.include_host_cost) and not inp.new_cards_first
     return inp.workload != "inference" and budget and not own_desk
 
 
@@ -884,8 +905,10 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     # catalog has one, e.g. H20 or H200), counted in dollars at the stated rate
     paid_usd = total_cny / inp.cny_per_usd if inp.currency == "CNY" and total_cny is not None else total_usd
     ppp = ev.metric / (paid_usd / 1000) if paid_usd else None
-    eco = ecosystem_factor(gpu, inp.workload)
-    within = _fills_budget(inp)  # with a budget for training or science: the fastest it buys leads, not the thriftiest
+    eco = ecosystem_factor(gpu, inp.workload, ev.bf16 is not None)
+    # with a budget for training or science, or for image generation (compute-bound: every TFLOPS is a faster image),
+    # the fastest it buys leads, not the thriftiest
+    within = _fills_budget(inp) or (ev.bf16 is not None and (inp.budget_usd is not None or inp.budget_cny is not None))
     score = round((ppp if ppp is not None and not within else ev.metric) * eco, 6)
     pitfalls = _pitfalls(gpu, count, inp, ev, report)
     headroom = ev.usable_bytes - ev.per_gpu_bytes if ev.per_gpu_bytes is not None else None
@@ -909,7 +932,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         total_price_cny=total_cny, total_price_local=total_local,
         decode_tokens_per_s=ev.decode, decode_tokens_per_s_range=ev.decode_range,
         training_tokens_per_s=ev.train_tps, training_hours=ev.train_hours, fp64_tflops=ev.fp64,
-        fp32_tflops=ev.fp32,
+        fp32_tflops=ev.fp32, bf16_tflops=round(ev.bf16, 1) if ev.bf16 is not None else None,
         perf_metric=ev.metric_label, perf_per_price=round(ppp, 4) if ppp is not None else None,
         power_w=t.system_power_w * nodes, wall_draw_w=t.wall_draw_w * nodes, yearly_energy_kwh=cost.yearly_energy_kwh,
         yearly_energy_cost=cost.yearly_energy_cost, energy_currency=cost.currency,
@@ -1042,7 +1065,8 @@ def _assumptions(inp: RecommendInput, engine: str, currency: Currency, shown: st
     if inp.workload == "inference":
         out.append(note("recommend.assume.inference_memory", engine="vLLM" if engine == "vllm" else "llama.cpp",
                         context=inp.context, concurrency=inp.concurrency))
-        out.append(note("recommend.assume.inference_score", unit=unit))
+        media = inp.model is not None and load_model_spec(inp.model).attention == "none"
+        out.append(note("recommend.assume.media_score" if media else "recommend.assume.inference_score", unit=unit))
     elif inp.workload == "training":
         key = "training_method" if inp.method else "training_method_default"
         out.append(note(f"recommend.assume.{key}", method=note(f"method.{inp.method or 'lora'}")))

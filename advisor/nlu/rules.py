@@ -109,6 +109,7 @@ class Parsed(BaseModel):
     budget_unlimited: bool = False
     context_tokens: int | None = None
     served_model: str | None = None  # the model a message serves beside the one it trains
+    side_training: Workload | None = None  # a training job on the side of the serving that leads
     unknown_model: str | None = Field(None, description="a model name said that no catalog knows")
     ups_va: float | None = None  # a UPS's rating said, VA
     circuit_load_w: float | None = None  # other equipment already on the machine's circuit, W
@@ -1239,13 +1240,18 @@ def _owned(text: str, mention: _Mention, marker: re.Match[str] | None) -> bool:
 _LET_GO_BEFORE = re.compile(r"(?:\bsell(?:ing)?|\bget(?:ting)? rid of|\bditch(?:ing)?|\bdump(?:ing)?|\breplac(?:e|ing)|"
                             r"\bretir(?:e|ing)|\bphas(?:e|ing) out|替换掉?|淘汰掉?|换掉|卖掉|出掉)\s*(?:the|my|our|old|"
                             r"existing|旧的|老的|现有的|\s)*$", _I)
-_LET_GO_AFTER = re.compile(r"^\s*(?:卡)?\s*(?:卖了|卖掉|出了|出掉|换掉|淘汰)", _I)
+_LET_GO_AFTER = re.compile(r"^\s*(?:卡)?\s*(?:卖了|卖掉|出了|出掉|换掉|淘汰)|"
+                           # 'our old 4x 1080 Ti box is dying', '那台 V100 服务器坏了': a machine to replace
+                           r"^\s*(?:\w+\s+){0,3}?(?:is|are|was|were|has|have)\s+(?:\w+\s+)?(?:dying|dead|died|broken|"
+                           r"failing|failed|end[- ]of[- ]life|eol|being retired|retiring)\b|^\s*(?:\w+\s+){0,2}?"
+                           r"(?:died|broke|failed)\b|^\s*\S{0,6}?(?:坏了|挂了|快不行了|不行了|要退役|退役了|报废|寿终正寝)",
+                           _I)
 
 
 def _let_go(text: str, mention: _Mention) -> bool:
     """A card the user gives up ('sell the 3060', '把 3090 卖了', 'replacing old V100 nodes'): not planned on."""
     return bool(_LET_GO_BEFORE.search(text[max(0, mention.start - 24):mention.start])
-                or _LET_GO_AFTER.match(text[mention.end:mention.end + 8]))
+                or _LET_GO_AFTER.match(text[mention.end:mention.end + 40]))
 
 
 _OWNED_LIST = re.compile(r"^\s*(?:\d{1,3}\s*(?:gb|g)(?![a-z])\s*(?:的)?)?"
@@ -1649,6 +1655,32 @@ def _read_trained_model(r: _Reading) -> None:
         out.params_b = r.cat.model(out.model).params_b
     else:  # '7B-13B': the largest size said is the one the hardware must hold
         out.model, out.params_b = None, max(trained)
+    if _serving_leads(r.said, verbs):
+        _serve_first(r)
+
+
+_PRIMARY = re.compile(r"主要|主力|首先|\bmain(?:ly)?\b|\bmostly\b|\bprimar(?:y|ily)\b", _I)
+_SECONDARY = re.compile(r"顺便|顺带|另外|偶尔|也想|还想|以后|之后|后面|\bon the side\b|\balso\b|\boccasional\w*|"
+                        r"\bsometimes\b|\blater\b|\bmaybe\b|\bplus\b", _I)
+MARKER_REACH = 12  # characters between 'mainly' / '顺便' and the verb it weighs
+
+
+def _serving_leads(said: str, verbs: list[tuple[int, int, str]]) -> bool:
+    """'主要想跑 72B 给组里用，顺便做 7B 的 LoRA': the serving is the main job, the training the side one."""
+    def marked(pattern: re.Pattern[str], use: str) -> bool:
+        return any(m.end() <= start and start - m.end() <= MARKER_REACH
+                   for m in pattern.finditer(said) for start, _, kind in verbs if kind == use)
+    return (marked(_SECONDARY, "train") or marked(_PRIMARY, "serve")) and not marked(_PRIMARY, "train")
+
+
+def _serve_first(r: _Reading) -> None:
+    """The served model becomes the one sized (inference); the training job is kept to check on the same machine."""
+    out = r.out
+    method = out.method or ("full" if out.finetune and out.method is None else "lora")
+    out.side_training = Workload(model=out.model, params_b=None if out.model else out.params_b, method=method)
+    out.model, out.served_model = out.served_model, None
+    out.params_b = r.cat.model(out.model).params_b if out.model else None
+    out.use_case, out.method, out.finetune = "inference", None, False
 
 
 def _read_workloads(r: _Reading) -> None:
@@ -2406,6 +2438,8 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.intents = [i for i in out.intents if i is not Intent.recommend]
     if out.served_model is not None:
         out.asks.append("served")  # whether the machine also serves it is asked by saying it
+    if out.side_training is not None:
+        out.asks.append("side_training")  # whether the machine also trains it, likewise
     if out.rack_kw is not None and "how_many" in out.asks and _MACHINES_ASKED.search(text) \
             and not _FOR_THE_BUDGET.search(text):
         # 'how many 8-GPU servers can we put in (our 15 kW racks)?': the rack's answer, in the ask's place ('how
