@@ -1573,7 +1573,9 @@ _VERDICT_MARK = "\x00verdict"  # the answers size the cards at the counts they n
 _MARKS = (_POOL_MARK, _ONLY_ASKS_MARK, _VERDICT_MARK)
 _FACT_SLOTS = ("gpus", "model", "params_b", "precision", "context_tokens", "concurrency", "budget", "method",
                "dataset_tokens", "dataset_samples", "epochs", "use_case", "existing", "gpu_count", "nodes", "mfu",
-               "tokens_per_sample", "added_cards", "budget_added", "card_memory_gb")
+               "tokens_per_sample", "added_cards", "budget_added", "card_memory_gb",
+               # the machine's own limits: the build check that says what they allow is the answer too
+               "mains", "psu_w", "power_limit_w", "gpu_power_limit_w", "cpu", "circuits")
 
 
 def _computes_afresh(plan: Plan, parsed: Parsed) -> bool:

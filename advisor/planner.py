@@ -736,6 +736,8 @@ def _price_where_bought(ctx: PlanContext, plan: Plan) -> None:
             continue
         if p.budget is None or p.currency_wanted:  # the money asked for, else the writer's, whatever market
             call.arguments["display_currency"] = user_currency(p, ctx.lang, ("USD", "CNY"))
+        if p.budget is None and p.currency_wanted in ("EUR", "GBP"):  # 'roughly what does it cost in EUR?'
+            call.arguments["price_currency"] = p.currency_wanted
         call.arguments["region"] = region
         if not stated:
             plan.assumed["region"] = region

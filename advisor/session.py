@@ -167,8 +167,8 @@ class Profile(BaseModel):
     daily_requests: float | None = Field(None, gt=0, le=1e12, description="requests the service answers a day")
     daily_input_tokens: float | None = Field(None, ge=0, le=1e15, description="prompt tokens the service reads a day")
     api_monthly_spend: Money | None = Field(None, description="what the buyer pays for the API a month")
-    currency_wanted: Literal["USD", "CNY"] | None = Field(None, description="the money the buyer asked prices in "
-                                                                            "('in RMB'), over their language's")
+    currency_wanted: Literal["USD", "CNY", "EUR", "GBP"] | None = Field(
+        None, description="the money the buyer asked prices in ('in RMB'), over their language's")
     api_quoted_per_m: Money | None = Field(None, description="an API price per 1M tokens the buyer quoted")
     api_model: str | None = Field(None, max_length=40, description="hosted API the buyer uses or weighs (api_prices "
                                                                    "id)")

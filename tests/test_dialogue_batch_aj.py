@@ -267,3 +267,31 @@ def test_geforce_runs_image_models_at_its_fp16_accumulate_rate() -> None:
     ada = cat.gpu("rtx-6000-ada")
     assert media_tflops(ada) == ada.throughput.fp16
     assert 0.8 < media_tflops(cat.gpu("rtx-4090")) / media_tflops(ada) < 1.25
+
+
+def test_prices_asked_in_euros_are_said_in_euros(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "We're a 25 person law firm and want a private assistant on-prem, 5-8 ppl at the same time. "
+                        "What hardware do we need and roughly what does it cost in EUR?")
+    assert "€" in r.text.splitlines()[0] and "$" not in r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("our IT guy says the server room only has a normal 16A socket and no extra cooling. is that a problem for "
+     "what you suggested?", "build"),
+    ("is the box you recommended ok for a 15A circuit?", "build"),
+    ("why did you suggest the 4090?", "why"),
+    ("can you suggest a card", "recommend"),
+])
+def test_what_you_suggested_refers_to_the_pick_it_does_not_ask_for_one(text: str, kind: str) -> None:
+    said = parse(text)
+    assert said.kind == kind and "recommend" not in said.asks
+
+
+def test_a_room_without_cooling_gets_the_heat_and_the_outlet_check(adv: Advisor) -> None:
+    """The build's wall draw is its heat: W × 3.412 BTU/hr; and a 230 V / 16 A outlet carries 80 % of 3,680 W."""
+    _, (_, r) = talk(adv, "We're a 25 person law firm, private assistant, 5-8 ppl at once. What hardware do we need?",
+                     "our IT guy says the server room only has a normal 16A socket and no extra cooling. is that a "
+                     "problem for what you suggested?")
+    (cost,) = ok_calls(r, "machine_cost")
+    heat = cost.result["total_wall_w"] * 3.412
+    assert f"{heat:,.0f} BTU/hr" in r.text and "2,944 W" in r.text

@@ -161,7 +161,8 @@ class Parsed(BaseModel):
     nodes: int | None = Field(None, description="machines ('two servers', '2 nodes')")
     systems: list[str] = Field(default_factory=list, description="complete servers or rack systems named (ids)")
     providers: list[str] = Field(default_factory=list, description="rental providers named")
-    currency_wanted: Literal["CNY", "USD"] | None = Field(None, description="prices asked in ('in yuan', '美元多少')")
+    currency_wanted: Literal["CNY", "USD", "EUR", "GBP"] | None = Field(None, description="prices asked in ('in "
+                                                                                        "yuan', '美元多少', 'in EUR')")
     asks_where_rent: bool = Field(False, description="where (or from whom) to rent is asked")
     sharding: Literal["zero1", "zero2", "zero3", "fsdp"] | None = None
     grad_checkpointing: bool | None = None
@@ -2225,7 +2226,7 @@ def _read_running(r: _Reading) -> None:
 
 def _read_currency_wanted(r: _Reading) -> None:
     """'whats the price in yuan', '折合人民币多少': the currency prices are asked in."""
-    for currency in ("CNY", "USD"):
+    for currency in ("CNY", "USD", "EUR", "GBP"):
         if vocab.matches("slot", f"currency_wanted_{currency.lower()}", r.text):
             r.out.currency_wanted = currency  # type: ignore[assignment]
             return
