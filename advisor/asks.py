@@ -465,8 +465,8 @@ def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
     if r.nodes_per_rack == 0:
         return msg(c.lang, "asks.rack_none", kw=num(r.node_wall_w / 1000, 1),
                    rack=num(c.session.profile.rack_kw or 0, 1))
-    return msg(c.lang, "asks.rack", rack=num(c.session.profile.rack_kw or 0, 1), fits=r.nodes_per_rack,
-               kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1)
+    return msg(c.lang, "asks.rack" if r.nodes > 1 else "asks.rack_one", rack=num(c.session.profile.rack_kw or 0, 1),
+               fits=r.nodes_per_rack, kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1)
 
 
 def _say_circuit(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -927,13 +927,16 @@ def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
     for gpu in _budget_cards(c):
         call = next((x for x in done if x.name == "affordable" and gpu in x.arguments["only_gpus"]), None)
         options = [o for o in ((call.result or {}).get("options") or []) if o["gpu"] == gpu] if call else []
-        if not options:
-            lines.append(msg(c.lang, "asks.budget_count_none", budget=shown, gpu=gpu_name(gpu)))
+        if not options:  # no price to count with, or even one is over the budget
+            key = "asks.budget_count_unpriced" if load_catalog().gpu(gpu).price is None else "asks.budget_count_none"
+            lines.append(msg(c.lang, key, budget=shown, gpu=gpu_name(gpu)))
             continue
         o = options[0]
         key = "asks.budget_count_host" if o["host_usd"] else "asks.budget_count"
+        nodes = o["count"] // NODE_GPUS if load_catalog().gpu(gpu).on_baseboard and o["count"] > NODE_GPUS else 1
         lines.append(msg(c.lang, key, budget=shown, n=o["count"], gpu=o["name"],
-                         total=money(o["price"], budget.currency)))
+                         total=money(o["price"], budget.currency))
+                     + (msg(c.lang, "asks.budget_count_nodes", nodes=nodes, per_node=NODE_GPUS) if nodes > 1 else ""))
     return "\n".join(lines) or None
 
 

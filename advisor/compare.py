@@ -39,8 +39,11 @@ def _leader(gs: list[Any], key: str, lang: str, message: str) -> str:
 
     if len({value(g) for g in gs}) == 1:
         return msg(lang, "compare.same")
-    best = max(gs, key=value)
-    return msg(lang, message, name=best["name"] if isinstance(best, dict) else best.name)
+    top = max(value(g) for g in gs)
+    leaders = [g["name"] if isinstance(g, dict) else g.name for g in gs if value(g) == top]
+    if len(leaders) > 1:  # 'H100 has more' is false when the H200 has as much
+        return msg(lang, "compare.level_at_top", names=punct(lang, "list").join(leaders))
+    return msg(lang, message, name=leaders[0])
 
 
 _VALUE_UNITS = {"bf16_tflops": "TFLOPS", "fp64_tflops": "TFLOPS", "fp32_tflops": "TFLOPS", "memory_gb": "GB",
@@ -93,8 +96,16 @@ def _value_lines(session: Session, value: ValueResult, labels: dict[str, str], l
     """The value-for-money verdict (most of the deciding figure per unit of money, or a tie), then the card whose
     KV cache holds more users (for a sized model) or that gives more memory for the money, when that differs."""
     unpriced = [labels.get(g, g) for g in value.unpriced]
-    if unpriced:
+    if unpriced and len(value.options) < 2:
         return [msg(lang, "compare.value_unpriced", names=punct(lang, "list").join(unpriced))]
+    lines = _priced_value_lines(session, value, labels, lang)
+    if unpriced:  # the priced ones compared; the others said apart ('MI300A: sold in systems only, ask a vendor')
+        lines.append(msg(lang, "compare.value_some_unpriced", names=punct(lang, "list").join(unpriced)))
+    return lines
+
+
+def _priced_value_lines(session: Session, value: ValueResult, labels: dict[str, str], lang: str) -> list[str]:
+    """:func:`_value_lines` over the cards with a price."""
     metric = _value_metric(session, value)
     winner = value.leaders.get(metric)
     session.compare_pick = session.compare_pick or winner
@@ -297,6 +308,9 @@ def _points(session: Session, c: _Compared, lang: str) -> str:
     """What decides between the cards for this use, and which leads on it."""
     p = session.profile
     gs = [c.gs[i] for i in c.ids]
+    if p.use_case == "scientific" and p.memory_bound:  # 'memory bw bound': bandwidth decides, not FP64 peak
+        totals = [{"name": c.labels[i], "bw": c.counts[i] * c.gs[i].bandwidth_gbs} for i in c.ids]
+        return msg(lang, "compare.points_scientific_bandwidth", bandwidth=_leader(totals, "bw", lang, "compare.faster"))
     if p.use_case == "scientific":
         key = _science_key(session)
         totals = [{"name": c.labels[i], key: c.counts[i] * _science_rate(session, c.gs[i], key)} for i in c.ids]
@@ -462,6 +476,26 @@ def _without_build(session: Session, ids: list[str]) -> list[str]:
     return [i for i in ids if CODE_STACK.get(stack_family(cat.gpu(i))) not in code.stacks]
 
 
+def _bandwidth_pick(session: Session, runs: list[str], rate: dict[str, float], fastest: str, labels: dict[str, str],
+                    gs: dict[str, GPUInfo], counts: dict[str, int], key: str, lang: str) -> str:
+    """A memory-bandwidth-bound code ('memory bw bound CFD'): the most bandwidth in all leads, among the cards
+    whose FP64 (or FP32) is not far too slow for it."""
+    able = [i for i in runs if key != "fp64" or rate[i] >= rate[fastest] * _FP64_UNFIT_SHARE] or runs
+    bandwidth = {i: counts[i] * gs[i].bandwidth_gbs for i in able}
+    best = max(able, key=lambda i: (bandwidth[i], rate[i]))
+    session.compare_pick = best
+    others = punct(lang, "list").join(f"{labels[i]} {num(bandwidth[i] / 1000, 1)}" for i in able if i != best)
+    lines = [msg(lang, "compare.science_pick_bandwidth", winner=labels[best], tbs=num(bandwidth[best] / 1000, 1),
+                 others=others, kind=key.upper(), tflops=num(rate[best]))]
+    no_build = [i for i in labels if i not in runs]
+    code = scientific_code(session.profile.sci_code) if no_build and session.profile.sci_code else None
+    if code is not None:  # 'VASP has GPU builds for CUDA only': the cards left out, said
+        sep = punct(lang, "list")
+        lines.append(msg(lang, "compare.science_no_build", code=code.name, labels=sep.join(labels[i] for i in no_build),
+                         builds=sep.join(msg(lang, f"recommend.code_stack.{s}") for s in code.stacks)))
+    return "\n".join(lines)
+
+
 def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: dict[str, GPUInfo],
                   counts: dict[str, int], lang: str) -> str | None:
     """A scientific comparison's verdict: which configuration runs the code fastest on the rate it uses (FP64 or
@@ -474,6 +508,8 @@ def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: 
     no_build = _without_build(session, ids)
     runs = [i for i in ids if i not in no_build] or ids
     best = max(runs, key=lambda i: (rate[i], counts[i] * gs[i].bandwidth_gbs))  # equal rates: the faster memory
+    if session.profile.memory_bound:
+        return _bandwidth_pick(session, runs, rate, best, labels, gs, counts, key, lang)
     session.compare_pick = best
     sep = punct(lang, "list")
     code = scientific_code(session.profile.sci_code) if no_build and session.profile.sci_code else None

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from advisor.config_at_hand import current_config
 from advisor.fmt import default_currency
-from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, Intent, Kind, Parsed, UseCase, Workload
+from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, GpuCount, Intent, Kind, Parsed, UseCase, Workload
 from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_NODE_GPUS
 from advisor.session import Profile, Session
@@ -941,7 +941,7 @@ def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, A
     p = session.profile
     if parsed.gpus and not parsed.added_cards:  # '换成 5090 呢' after eight 4090s: eight 5090s
         keep = len(parsed.gpus) == 1 and not parsed.gpus[0].stated and p.gpu_count
-        return [{"gpu": g.gpu, "count": one_build(p.gpu_count if keep and p.gpu_count else g.count)}
+        return [{"gpu": g.gpu, "count": one_build(p.gpu_count if keep and p.gpu_count else _unsaid_count(g))}
                 for g in parsed.gpus]
     if p.gpu is None and p.existing and len(p.existing) > 1:
         return [{"gpu": e.gpu, "count": one_build(e.count)} for e in p.existing]
@@ -949,6 +949,14 @@ def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, A
     if gpu is None and (at_hand := current_config(session, [])) is not None:
         gpu, count = at_hand.gpu, parsed.gpu_count or at_hand.count  # the recommendation's pick; 'those 4 GPUs'
     return [{"gpu": gpu, "count": one_build(count)}] if gpu else []
+
+
+def _unsaid_count(g: GpuCount) -> int:
+    """A card's count as a machine holds it: as said, else one — or a node of eight of a baseboard (SXM, OAM)
+    card, which is never sold alone ('how many H200 nodes …, power per rack?')."""
+    if g.stated or not load_catalog().gpu(g.gpu).on_baseboard:
+        return g.count
+    return min(NODE_GPUS, load_catalog().gpu(g.gpu).interconnect.max_gpus or NODE_GPUS)
 
 
 def one_build(count: int) -> int:

@@ -295,3 +295,49 @@ def test_a_room_without_cooling_gets_the_heat_and_the_outlet_check(adv: Advisor)
     (cost,) = ok_calls(r, "machine_cost")
     heat = cost.result["total_wall_w"] * 3.412
     assert f"{heat:,.0f} BTU/hr" in r.text and "2,944 W" in r.text
+
+
+# ----------------------------------------------------------------------------- an HPC partition
+
+
+HPC = ("I run the HPC group at a university. Main codes are VASP and a home-grown FP64 CFD solver (memory bw bound). "
+       "Looking at H100 vs H200 vs MI300A vs B200 for a new partition. FP64 perf per dollar? total budget 1.2M USD")
+
+
+def test_a_home_grown_code_is_no_domestic_chip_requirement() -> None:
+    assert parse(HPC).domestic is None and parse("domestic accelerators only (no NVIDIA)").domestic is True
+
+
+def test_mi300a_is_in_the_catalog_as_amd_publishes_it() -> None:
+    """AMD's MI300A data sheet: 128 GB HBM3 at 5.3 TB/s, FP64 61.3 TFLOPS vector / 122.6 matrix."""
+    from knowledge import load_catalog
+
+    g = load_catalog().gpu("MI300A")
+    assert (g.memory_gb, g.bandwidth_gbs, g.throughput.fp64_vector, g.throughput.fp64) == (128, 5300, 61.3, 122.6)
+
+
+def test_a_bandwidth_bound_code_ranks_cards_by_bandwidth_and_value_skips_only_the_unpriced(adv: Advisor) -> None:
+    """B200 7.7 TB/s > H200 4.8 > H100 3.35 (MI300A has no VASP GPU build); FP64 per $1k still ranks the priced
+    cards (H100 67 TFLOPS / $25k = 2.7); the MI300A, sold only in systems, is said apart."""
+    _, (r,) = talk(adv, HPC)
+    assert r.text.splitlines()[0].startswith("**At catalog prices, H100 SXM 80GB gives the most FP64")
+    assert "For a memory-bandwidth-bound code, B200 SXM 180GB is fastest: 7.7 TB/s" in r.text
+    assert "No catalog price for Instinct MI300A 128GB (APU): left out" in r.text
+    assert "H100 SXM 80GB has more" not in r.text and "memory bandwidth decides speed" in r.text
+
+
+def test_a_tie_at_the_top_is_said_as_a_tie() -> None:
+    from advisor.compare import _leader
+
+    rows = [{"name": "H100", "fp64": 67.0}, {"name": "H200", "fp64": 67.0}, {"name": "B200", "fp64": 37.0}]
+    assert _leader(rows, "fp64", "en", "compare.more_compute") == "H100, H200 are level at the top"
+
+
+def test_nodes_the_budget_buys_are_counted_in_nodes_and_checked_as_one(adv: Advisor) -> None:
+    """$1.2M ÷ (8 × H200 + an 8-GPU host) = 3 nodes; a named SXM card with no count is a node of 8 in the build
+    check, and a 20 kW rack holds one 10.2 kW node."""
+    _, (_, r) = talk(adv, HPC, "how many H200 nodes would that budget get us and what about power per rack? our racks "
+                               "are 20kW")
+    assert "That is 3 nodes of 8." in r.text.splitlines()[0]
+    assert all(g["count"] == 8 for c in ok_calls(r, "check_build") for g in c.arguments["gpus"])
+    assert "holds **1** of these nodes" in r.text and "1 nodes need" not in r.text

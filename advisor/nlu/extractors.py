@@ -276,6 +276,11 @@ def supply(ctx: Context) -> tuple[float, int] | None:
     return volts, 3 if three else 1
 
 
+def memory_bound(ctx: Context) -> bool | None:
+    """'a home-grown CFD solver (memory bw bound)', '访存密集': the code runs at the memory's speed."""
+    return True if vocab.matches("slot", "memory_bound", ctx.text) else None
+
+
 def organisation(ctx: Context) -> bool | None:
     """'我们公司', '课题组', 'our law firm', 'a startup': an organisation buys, with invoices and warranties."""
     return True if vocab.matches("slot", "organisation", ctx.text) else None
@@ -1139,6 +1144,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "home": home,
     "organisation": organisation,
     "pue": pue,
+    "memory_bound": memory_bound,
     "supply": supply,
     "excluded_vendors": excluded_vendors,
     "only_vendors": only_vendors,

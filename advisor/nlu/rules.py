@@ -173,6 +173,7 @@ class Parsed(BaseModel):
     organisation: bool | None = Field(None, description="a company, lab, school or agency buys (new cards with a "
                                                         "warranty before used or grey-market ones)")
     pue: float | None = Field(None, description="the facility's PUE ('PUE 1.5')")
+    memory_bound: bool | None = Field(None, description="the code is limited by memory bandwidth ('memory bw bound')")
     supply: tuple[float, int] | None = Field(None, description="the supply's voltage and phases ('208V 3 phase')")
     excluded_vendors: list[str] | None = None
     only_vendors: list[str] | None = Field(None, description="vendors the choice is restricted to ('only NVIDIA')")
@@ -2463,7 +2464,10 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.asks = [a for a in out.asks if a not in stated] + stated
 
 
-_FOR_THE_BUDGET = re.compile(r"\b(?:for|with|within|on) (?:the|our|this|that|a) budget\b|预算(?:内|里|能|可以|够)", _I)
+_FOR_THE_BUDGET = re.compile(r"\b(?:for|with|within|on) (?:the|our|this|that|a) budget\b|"
+                             r"\b(?:the|our|this|that|my) budget (?:would |will |could |can )?"
+                             r"(?:get|buy|cover|afford|pay)|"
+                             r"预算(?:内|里|能|可以|够)", _I)
 _BILL_WORD = re.compile(r"electricity|\bbill\b|kwh|\bcost|电费|度电|千瓦时|费用", _I)
 _MACHINES_ASKED = re.compile(r"\bhow many\b.{0,48}\b(?:servers?|nodes?|boxes|machines|systems|dgx|hgx)\b|"
                              r"(?:几|多少)\s*台", _I)
