@@ -51,6 +51,7 @@ from advisor.planner import (
 )
 from advisor.present.market import market_verdict
 from advisor.session import Profile, Session, ToolCall
+from advisor.tender import say_tender, tender_calls, tender_needed
 from advisor.toolspec import GPUInfo, typed
 from knowledge import load_catalog
 from knowledge.messages import msg, render
@@ -1062,6 +1063,7 @@ ROUTES: dict[str, Route] = {
     "side_training": Route(_side_needed, _side_calls, _say_side),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
     "box_count": Route(box_needed, box_calls, say_box, scratch=True),
+    "tender": Route(tender_needed, tender_calls, say_tender),
 }
 
 

@@ -341,3 +341,29 @@ def test_nodes_the_budget_buys_are_counted_in_nodes_and_checked_as_one(adv: Advi
     assert "That is 3 nodes of 8." in r.text.splitlines()[0]
     assert all(g["count"] == 8 for c in ok_calls(r, "check_build") for g in c.arguments["gpus"])
     assert "holds **1** of these nodes" in r.text and "1 nodes need" not in r.text
+
+
+# ----------------------------------------------------------------------------- tender wording
+
+
+@pytest.mark.parametrize("text", ["spec wording: what min specs should I write so it's not tailored to one vendor?",
+                                  "招标参数怎么写，不想指定厂商", "what number should i put as acceptance criteria"])
+def test_a_tender_wording_ask_is_read(text: str) -> None:
+    assert "tender" in parse(text).asks
+
+
+def test_a_tender_states_memory_in_all_and_per_card_from_the_sizing(adv: Advisor) -> None:
+    """DeepSeek-V3 at FP8 for 30 users: the sizing's total × 1.2, and the smallest card size that holds it on one
+    server of 8 (total ÷ 8) or two (total ÷ 16); acceptance at the users said, ≥ 10 tokens/s each."""
+    _, (r,) = talk(adv, "我们要给政府客户写招标文件，只能用国产卡，跑 DeepSeek-V3 671B，大概30人同时用，"
+                        "招标参数怎么写，"
+                        "验收指标怎么定？")
+    sized = next(c for c in ok_calls(r, "size_inference") if c.arguments.get("gpu") is None).result
+    total = math.ceil(sized["total_bytes"] / 1e9 * 1.2)
+    sizes = (16, 24, 32, 48, 64, 80, 96, 128, 141, 192, 288)
+    one = next(s for s in sizes if s * 8 >= total * 1.0)
+    two = next(s for s in sizes if s * 16 >= total * 1.0)
+    lines = r.text.splitlines()
+    assert lines[0].startswith("**招标技术参数") and f"≥ {total:,} GB" in lines[1]
+    assert f"≥ {one} GB" in lines[2] and f"≥ {two} GB" in lines[2]
+    assert "30 路并发" in r.text and "≥ 10 tokens/s" in r.text and "国产加速卡" in r.text
