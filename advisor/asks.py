@@ -695,6 +695,45 @@ def _say_side(c: AskContext, done: list[ToolCall]) -> str | None:
                usable=gb(usable_bytes(r) or 0))
 
 
+SIDE_MEDIA_PRECISIONS = ("bf16", "fp8")  # how image tools load a model: full weights, or FP8 files on 16-24 GB
+
+
+def _media_cards(c: AskContext) -> list[str]:
+    p = c.session.profile
+    return list(p.compare) or ([c.config.gpu] if c.config is not None else [])
+
+
+def _side_media_needed(c: AskContext) -> bool:
+    return "side_media" in c.asks and c.session.profile.side_media is not None and bool(_media_cards(c))
+
+
+def _side_media_calls(c: AskContext) -> list[PlannedCall]:
+    model = c.session.profile.side_media
+    return [PlannedCall(name="size_inference", purpose="size", gpu=gpu, arguments={
+        "model": model, "gpu": gpu, "gpus": 1, "precision": precision, "engine": "transformers", "context": 512,
+        "batch": 1}) for gpu in _media_cards(c) for precision in SIDE_MEDIA_PRECISIONS]
+
+
+def _say_side_media(c: AskContext, done: list[ToolCall]) -> str | None:
+    """The image model on each card: which of its usual precisions fits (one card each: an image is not split)."""
+    model = c.session.profile.side_media
+    sized = [(str(x.arguments["gpu"]), InferenceMemoryResult.model_validate(x.result)) for x in done
+             if x.name == "size_inference" and x.ok and x.result and x.arguments.get("model") == model]
+    if not sized:
+        return None
+    cards = []
+    for gpu in _media_cards(c):
+        fits = [r.precision.upper() for g, r in sized if g == gpu and r.fits]
+        cards.append(msg(c.lang, "asks.side_media_card", card=gpu_name(gpu),
+                         fits=msg(c.lang, "asks.side_media_fits", precisions=punct(c.lang, "list").join(fits))
+                         if fits else msg(c.lang, "asks.side_media_none")))
+    first = sized[0][0]
+    return msg(c.lang, "asks.side_media", model=sized[0][1].model,
+               needs=punct(c.lang, "list").join(f"{r.precision.upper()} {gb(r.per_gpu_bytes)}"
+                                                for g, r in sized if g == first),
+               cards=punct(c.lang, "semicolon").join(cards))
+
+
 def _compute_needed(c: AskContext) -> bool:
     """'How much total FP64 throughput would that give us?': a science configuration's compute, in all."""
     p = c.session.profile
@@ -1061,6 +1100,7 @@ ROUTES: dict[str, Route] = {
     "time": Route(_time_needed, _time_calls, _say_time),
     "served": Route(_served_needed, _served_calls, _say_served),
     "side_training": Route(_side_needed, _side_calls, _say_side),
+    "side_media": Route(_side_media_needed, _side_media_calls, _say_side_media),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
     "box_count": Route(box_needed, box_calls, say_box, scratch=True),
     "tender": Route(tender_needed, tender_calls, say_tender),

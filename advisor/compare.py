@@ -299,6 +299,11 @@ def _budget_line(p: Profile, c: _Compared, lang: str) -> str | None:
         return None
     within = [i for i in c.ids if i in prices and i not in over]
     sep = punct(lang, "list")
+    fits = [i for i in within if i not in c.sizes or sizing(c.sizes[i]).fits]
+    if len(fits) == 1:  # 'a used 3090 or save for a 5090?' with ¥6,000: the one the budget buys is the answer
+        return msg(lang, "compare.budget_pick", budget=money(p.budget.amount, p.budget.currency),
+                   pick=c.labels[fits[0]], price=money(prices[fits[0]], c.value.currency),
+                   over=sep.join(f"{c.labels[i]} {money(prices[i], c.value.currency)}" for i in over))
     return msg(lang, "compare.over_budget", budget=money(p.budget.amount, p.budget.currency),
                over=sep.join(f"{c.labels[i]} {money(prices[i], c.value.currency)}" for i in over)) + (
         msg(lang, "compare.within_budget", within=sep.join(c.labels[i] for i in within)) if within else "")
@@ -336,7 +341,10 @@ def compose_compare(session: Session, calls: list[ToolCall], citations: list[Cit
     value_rows, value_lines = _value_rows(session, c, lang)
     rows = [_row(msg(lang, "compare.metric"), names), "|---" * (len(names) + 1) + "|",
             *_spec_rows(c, p, lang), *_result_rows(c, lang), *value_rows]
-    verdict = "\n".join(x for x in (_verdict(session, c, lang), _budget_line(p, c, lang)) if x)
+    budget = _budget_line(p, c, lang)
+    parts = (budget, _verdict(session, c, lang)) if budget and budget.startswith("**") else \
+        (_verdict(session, c, lang), budget)  # the one the budget buys leads when that decides it
+    verdict = "\n".join(x for x in parts if x)
     lead = [*value_lines, *([verdict] if verdict else [])] if value_first else ([verdict] if verdict else [])
     head = msg(lang, "compare.head", names=msg(lang, "compare.joiner").join(names))
     out = [*lead, *([""] if lead else []), head, "", *rows, "", _points(session, c, lang)]

@@ -637,9 +637,20 @@ def _merge_changes(m: _Merge) -> None:
 
 def _merge_count(m: _Merge) -> None:
     if m.parsed.gpu_count is not None:
+        if _counts_the_cards_at_hand(m):
+            m.parsed.pooled = True  # '两张卡一起插' of the 3060 owned and the 3090 weighed: those two together
+            return
         m.put("gpu_count", m.parsed.gpu_count)
         if m.p.gpu is None and m.p.existing:
             m.put("gpu", m.p.existing[0].gpu)
+
+
+def _counts_the_cards_at_hand(m: _Merge) -> bool:
+    """A bare count with no card named that is the cards already in the machine together: one under discussion
+    plus the other kinds owned ('my 3060 and the 3090' then 'both cards', '两张卡一起')."""
+    p, parsed = m.p, m.parsed
+    others = sum(e.count for e in p.existing or [] if e.gpu != p.gpu)
+    return bool(p.gpu and others and not parsed.gpus and parsed.gpu_count == (p.gpu_count or 1) + others)
 
 
 def _people_share(m: _Merge) -> None:

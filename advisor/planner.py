@@ -1010,6 +1010,9 @@ def _build_gpus(ctx: PlanContext, plan: Plan) -> list[dict[str, Any]]:
     at ('power and cooling for that setup?'), else a typical card for a count or platform said (assumed)."""
     session, parsed, p = ctx.session, ctx.parsed, ctx.profile
     gpus = _gpus_under_discussion(session, parsed)
+    if parsed.pooled and not parsed.gpus and p.gpu and p.existing:  # 'both cards in one box': the owned ones too
+        owned = [{"gpu": e.gpu, "count": e.count} for e in p.existing if e.gpu != p.gpu]
+        return [{"gpu": p.gpu, "count": p.gpu_count or 1}, *owned]
     at_hand = None if gpus else current_config(session, [])
     if at_hand is not None:
         return [{"gpu": at_hand.gpu, "count": one_build(parsed.gpu_count or at_hand.count)}]

@@ -159,6 +159,7 @@ class Profile(BaseModel):
     prompt_tokens: int | None = Field(None, ge=1, le=10_000_000, description="a prompt's length, said with an answer's")
     served_model: str | None = Field(None, description="catalog model id served beside the one trained")
     side_training: Workload | None = Field(None, description="a training job run on the side of the serving sized")
+    side_media: str | None = Field(None, description="catalog id of an image model run beside the language model")
     ups_va: float | None = Field(None, gt=0, le=1_000_000, description="a UPS the buyer has or plans, VA")
     circuit_load_w: float | None = Field(None, ge=0, le=100_000, description="other load on the machine's circuit, W")
     method: Method | None = None

@@ -11,6 +11,7 @@ from typing import Any
 from advisor import answers as A
 from advisor import compare
 from advisor import compose as C
+from advisor.fmt import punct
 from advisor.nlu import Parsed
 from advisor.planner import Plan, session_region
 from advisor.report import export_markdown
@@ -93,7 +94,7 @@ def _generative(ctx: TurnContext) -> str:
 def _build(ctx: TurnContext) -> str:
     lang = ctx.out_lang
     gpus: list[dict[str, Any]] = next((c.arguments["gpus"] for c in ctx.calls if c.name == "check_build"), [])
-    label = ", ".join(C.config_label(g["gpu"], g["count"], lang) for g in gpus)
+    label = punct(lang, "list").join(C.config_label(g["gpu"], g["count"], lang) for g in gpus)
     card = ctx.plan.assumed.get("gpu")
     body = A.compose_build(ctx.calls, label, ctx.session.profile.cpu_name, lang,
                            assumed_card=C.gpu_name(card) if card else None,

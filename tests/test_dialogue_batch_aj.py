@@ -367,3 +367,31 @@ def test_a_tender_states_memory_in_all_and_per_card_from_the_sizing(adv: Advisor
     assert lines[0].startswith("**招标技术参数") and f"≥ {total:,} GB" in lines[1]
     assert f"≥ {one} GB" in lines[2] and f"≥ {two} GB" in lines[2]
     assert "30 路并发" in r.text and "≥ 10 tokens/s" in r.text and "国产加速卡" in r.text
+
+
+# ----------------------------------------------------------------------------- a student's two cards
+
+
+STUDENT = ("本人学生党，手上有张3060 12g，想本地跑ds-r1 32b蒸馏版和画图（flux），预算6000块，"
+           "是再收张二手3090还是直接攒钱上5090？")
+
+
+def test_a_language_model_beside_an_image_model_is_the_one_compared(adv: Advisor) -> None:
+    """The 32B language model decides between the cards; FLUX (12B: 24.8 GB at BF16, 13 GB in FP8 files) is checked
+    on each; with ¥6,000 only the used 3090 is bought, and that leads."""
+    said = parse(STUDENT)
+    assert (said.params_b, said.side_media) == (32, "flux.1-dev") and "side_media" in said.asks
+    _, (r,) = talk(adv, STUDENT)
+    lines = r.text.splitlines()
+    assert lines[0].startswith("**预算 ¥6,000 内选 GeForce RTX 3090")
+    assert any(line.startswith("**画图（FLUX.1-dev）**") and "GeForce RTX 5090：BF16、FP8 放得下" in line
+               for line in lines)
+
+
+def test_both_cards_said_of_an_owned_card_and_one_weighed_are_those_two(adv: Advisor) -> None:
+    """A 3060 (170 W) owned and a 3090 (350 W) weighed: 'two cards together' is those two, 520 W of GPUs."""
+    _, (*_, r) = talk(adv, STUDENT, "3090和3060能一起用吗？加起来36g能跑70b吗",
+                      "那电源呢，我现在是650w金牌，两张卡一起插会不会炸，要换多大的")
+    (check,) = ok_calls(r, "check_build")
+    assert sorted((g["gpu"], g["count"]) for g in check.arguments["gpus"]) == [("rtx-3060-12gb", 1), ("rtx-3090", 1)]
+    assert "显卡 520 W" in r.text and "3090 + GeForce RTX 3090" not in r.text

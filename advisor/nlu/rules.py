@@ -110,6 +110,7 @@ class Parsed(BaseModel):
     context_tokens: int | None = None
     served_model: str | None = None  # the model a message serves beside the one it trains
     side_training: Workload | None = None  # a training job on the side of the serving that leads
+    side_media: str | None = None  # an image model checked beside the language model sized
     unknown_model: str | None = Field(None, description="a model name said that no catalog knows")
     ups_va: float | None = None  # a UPS's rating said, VA
     circuit_load_w: float | None = None  # other equipment already on the machine's circuit, W
@@ -1603,6 +1604,20 @@ def _read_unknown_model(r: _Reading) -> None:
         r.out.unknown_model = unknown_model(r.text, taken, r.cat)
 
 
+def _read_media_beside(r: _Reading) -> None:
+    """An image model named beside a language model ('跑 R1 32B 蒸馏版和画图（flux）'): the language model is sized
+    and compared, the image model checked on the same cards (``side_media``)."""
+    out = r.out
+    if out.model is None or r.cat.model(out.model).kind != "diffusion":
+        return
+    others = [m for m in r.model_mentions if all(r.cat.model(i).kind != "diffusion" for i in m.ids)]
+    own_size = r.cat.model(out.model).params_b
+    if not others and (out.params_b is None or out.params_b == own_size):
+        return
+    out.side_media = out.model
+    out.model = (others[0].ids[0] if len(others[0].ids) == 1 else _pick(r.cat, others[0].ids)) if others else None
+
+
 def _read_model(r: _Reading) -> None:
     """The catalog model: named, or guessed from a family word and a size; its size then comes from it."""
     out, text = r.out, r.text
@@ -2269,7 +2284,8 @@ def _read_rest(r: _Reading) -> None:
 # the reading, in order: names before quantities, the data set before model sizes, the kind last
 _STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case, _read_precision,
           _read_dataset_tokens,
-          _read_params, _read_model, _read_weights_size, _read_unknown_model, _read_api, _read_trained_model,
+          _read_params, _read_media_beside, _read_model, _read_weights_size, _read_unknown_model, _read_api,
+          _read_trained_model,
           _read_workloads,
           _read_context, _read_turn_lengths,
           _read_concurrency, _read_micro_batch,
@@ -2442,6 +2458,8 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.asks.append("served")  # whether the machine also serves it is asked by saying it
     if out.side_training is not None:
         out.asks.append("side_training")  # whether the machine also trains it, likewise
+    if out.side_media is not None:
+        out.asks.append("side_media")  # and the image model beside the language model
     if out.rack_kw is not None and "how_many" in out.asks and _MACHINES_ASKED.search(text) \
             and not _FOR_THE_BUDGET.search(text):
         # 'how many 8-GPU servers can we put in (our 15 kW racks)?': the rack's answer, in the ask's place ('how
