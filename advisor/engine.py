@@ -43,6 +43,7 @@ from advisor.turn_bodies import TurnContext, compose_body
 from knowledge import load_catalog
 from knowledge.codes import scientific_code
 from knowledge.messages import has, msg, render
+from tools.api_cost import TYPICAL_OUTPUT, TYPICAL_PROMPT
 from tools.compat_rules.types import MAX_GPUS_OF_ONE
 from tools.errors import error_note
 from tools.inference_memory import InferenceMemoryResult
@@ -684,6 +685,11 @@ def _traffic_as_users(m: _Merge) -> None:
         parsed.daily_tokens = parsed.daily_requests * parsed.tokens_per_sample
         _split_traffic(m)
         daily = parsed.daily_output_tokens
+    elif daily is None and parsed.daily_requests and not parsed.dataset_samples:
+        # '每天请求量大概 5 万次' alone: each request as the API bill prices it (1,000 in, 300 out), said back
+        daily = parsed.daily_requests * TYPICAL_OUTPUT
+        parsed.daily_input_tokens = parsed.daily_input_tokens or parsed.daily_requests * TYPICAL_PROMPT
+        parsed.readback.append(("nlu.readback.request_tokens", {"prompt": TYPICAL_PROMPT, "answer": TYPICAL_OUTPUT}))
     parsed.daily_output_tokens = daily  # the profile takes both day's counts as said (_merge_as_said)
     if daily is None or parsed.concurrency is not None:
         return

@@ -395,3 +395,15 @@ def test_both_cards_said_of_an_owned_card_and_one_weighed_are_those_two(adv: Adv
     (check,) = ok_calls(r, "check_build")
     assert sorted((g["gpu"], g["count"]) for g in check.arguments["gpus"]) == [("rtx-3060-12gb", 1), ("rtx-3090", 1)]
     assert "显卡 520 W" in r.text and "3090 + GeForce RTX 3090" not in r.text
+
+
+def test_requests_a_day_alone_size_the_users_at_once_on_the_typical_request(adv: Advisor) -> None:
+    """50,000 requests of ~1,000 prompt / 300 output tokens: 15M output tokens a day; the busiest hour at 3× the
+    day's average is 15M / 86,400 × 3 = 521 tokens/s, 26.04 → 27 replies at 20 tokens/s; the API is billed on the
+    same 50M + 15M tokens."""
+    _, (r,) = talk(adv, "我们是做AI写作工具的初创团队，想上线 llama3.1 70b 推理，每天请求量大概5万次。"
+                        "自己买卡还是直接用大厂API，怎么算划算？")
+    rec = next(c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_"))
+    assert rec.arguments["concurrency"] == math.ceil(50_000 * 300 / 86_400 * 3 / 20) == 27
+    api = ok_calls(r, "api_cost")[0].arguments
+    assert (api["daily_input_tokens"], api["daily_output_tokens"]) == (50e6, 15e6)
