@@ -407,3 +407,13 @@ def test_requests_a_day_alone_size_the_users_at_once_on_the_typical_request(adv:
     assert rec.arguments["concurrency"] == math.ceil(50_000 * 300 / 86_400 * 3 / 20) == 27
     api = ok_calls(r, "api_cost")[0].arguments
     assert (api["daily_input_tokens"], api["daily_output_tokens"]) == (50e6, 15e6)
+
+
+@pytest.mark.parametrize(("text", "vendors"), [
+    ("国产卡里海光、寒武纪、昇腾怎么选？", ["hygon", "cambricon", "huawei"]),
+    ("Hygon or Ascend for our cluster?", ["hygon", "huawei"]),
+    ("华为和海光哪家好", ["huawei", "hygon"]),
+    ("we use NVIDIA and AMD cards", None),
+])
+def test_vendors_weighed_against_each_other_bound_the_choice(text: str, vendors: list[str] | None) -> None:
+    assert parse(text).only_vendors == vendors

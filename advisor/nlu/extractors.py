@@ -8,6 +8,7 @@ units, catalog names) stay as patterns here.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -355,10 +356,39 @@ def excluded_vendors(ctx: Context) -> list[str] | None:
     return out or None
 
 
+_LIST_GAP = re.compile(r"^\s*(?:、|,|，|/|和|或者?|还是|与|跟|\band\b|\bor\b|\bvs\.?|\bversus\b)\s*(?:的)?\s*$", _I)
+_CHOICE_GAP = re.compile(r"还是|或者?|\bor\b|\bvs\.?|\bversus\b", _I)
+_CHOICE_AFTER = re.compile(r"^\W{0,3}(?:之间|里|中|当中|这几家|三家|两家|几家)?\s*"
+                           r"(?:怎么选|如何选|选哪|哪家|哪个|哪一?款|还是|对比|比较|"
+                           r"\bwhich\b|\bcompared?\b|\bor\b)", _I)
+
+
+def _vendors_chosen_between(text: str, ruled_out: list[str]) -> list[str] | None:
+    """'海光、寒武纪、昇腾怎么选', 'Hygon or Ascend?': two or more vendors listed and weighed against each other —
+    the choice is among them."""
+    hits = sorted((m.start(), m.end(), vendor) for vendor, pattern in _VENDORS.items()
+                  for m in re.finditer(pattern, text, _I) if vendor not in ruled_out)
+    def weighed(run: list[tuple[int, int, str]]) -> bool:
+        gaps = [text[a[1]:b[0]] for a, b in itertools.pairwise(run)]
+        return len({v for _, _, v in run}) >= 2 and (
+            bool(_CHOICE_AFTER.match(text[run[-1][1]:run[-1][1] + 16])) or any(_CHOICE_GAP.search(g) for g in gaps))
+
+    run: list[tuple[int, int, str]] = []
+    for hit in hits:
+        if run and not _LIST_GAP.match(text[run[-1][1]:hit[0]]):
+            if weighed(run):
+                break
+            run = []
+        run.append(hit)
+    return list(dict.fromkeys(v for _, _, v in run)) if weighed(run) else None
+
+
 def only_vendors(ctx: Context) -> list[str] | None:
     """'只能买华为的卡', 'only NVIDIA', 'LAMMPS on AMD GPUs', '用华为的卡' → the vendors the choice is restricted to."""
     only = vocab.matches("slot", "only", ctx.text)
     ruled_out = excluded_vendors(ctx) or []  # 'domestic accelerators only (no NVIDIA)': NVIDIA is the one ruled out
+    if not only and (chosen := _vendors_chosen_between(ctx.text, ruled_out)):
+        return chosen
     if not only or not any(re.search(p, ctx.text[only.end():only.end() + 24], _I) for p in _VENDORS.values()):
         # 'AMD only', 'AMD cards only', 'LAMMPS on AMD GPUs', '用华为的卡'
         named = [vendor for vendor, pattern in _VENDORS.items()
