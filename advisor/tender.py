@@ -56,7 +56,7 @@ def say_tender(c: AskContext, done: list[ToolCall]) -> str | None:
     else:
         card_line = msg(c.lang, "tender.card_nodes", per_node=num(total / 2, 0))
     native = r.precision.lower() in ("bf16", "fp16")
-    return "\n".join([
+    lines = [
         msg(c.lang, "tender.head", model=r.model, precision=r.precision.upper(), users=r.batch,
             context=num(r.context)),
         msg(c.lang, "tender.memory", total=num(math.ceil(total)), weights=num(r.weights_total_bytes / 1e9, 0),
@@ -67,5 +67,6 @@ def say_tender(c: AskContext, done: list[ToolCall]) -> str | None:
         msg(c.lang, "tender.software", model=r.model),
         msg(c.lang, "tender.acceptance", users=r.batch, prompt=num(prompt), answer=num(TEST_ANSWER),
             speed=num(speed, 0), ttft=num(ttft, 1)),
-        msg(c.lang, "tender.neutral_domestic" if p.domestic else "tender.neutral"),
-    ])
+    ]
+    neutral = msg(c.lang, "tender.neutral_domestic" if p.domestic else "tender.neutral")
+    return "\n".join(lines) + "\n\n" + neutral  # a paragraph of its own, not part of the last item

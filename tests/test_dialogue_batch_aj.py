@@ -380,7 +380,7 @@ def test_a_language_model_beside_an_image_model_is_the_one_compared(adv: Advisor
     """The 32B language model decides between the cards; FLUX (12B: 24.8 GB at BF16, 13 GB in FP8 files) is checked
     on each; with ¥6,000 only the used 3090 is bought, and that leads."""
     said = parse(STUDENT)
-    assert (said.params_b, said.side_media) == (32, "flux.1-dev") and "side_media" in said.asks
+    assert (said.model, said.side_media) == ("deepseek-r1-distill-qwen-32b", "flux.1-dev") and "side_media" in said.asks
     _, (r,) = talk(adv, STUDENT)
     lines = r.text.splitlines()
     assert lines[0].startswith("**预算 ¥6,000 内选 GeForce RTX 3090")

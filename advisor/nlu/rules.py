@@ -1608,7 +1608,11 @@ def _read_media_beside(r: _Reading) -> None:
     """An image model named beside a language model ('跑 R1 32B 蒸馏版和画图（flux）'): the language model is sized
     and compared, the image model checked on the same cards (``side_media``)."""
     out = r.out
-    if out.model is None or r.cat.model(out.model).kind != "diffusion":
+    media = [m.ids[0] for m in r.model_mentions if r.cat.model(m.ids[0]).kind == "diffusion"]
+    if out.model is None or not media:
+        return
+    if r.cat.model(out.model).kind != "diffusion":  # the language model leads already: the image model beside it
+        out.side_media = media[0]
         return
     others = [m for m in r.model_mentions if all(r.cat.model(i).kind != "diffusion" for i in m.ids)]
     own_size = r.cat.model(out.model).params_b
