@@ -512,9 +512,7 @@ def _compare_counts(parsed: Parsed, p: Profile, gpu_ids: list[str]) -> dict[str,
     for g in gpu_ids:  # an owned card weighed without a count: the ones owned, plus those the message adds
         if g in owned and g not in counts:
             counts[g] = owned[g] + (parsed.added_cards or 0 if parsed.gpus and g == parsed.gpus[0].gpu else 0)
-    if not counts and p.gpu and (p.gpu_count or 1) > 1 and p.gpu not in gpu_ids and parsed.has(Intent.whatif):
-        # '8× H100 … 那换成 H200 或者 B200 呢': each card offered in the configuration's place, as many of it
-        counts = {g: p.gpu_count or 1 for g in gpu_ids if g not in owned}
+    counts = counts or _in_the_configurations_place(parsed, p, gpu_ids, owned)
     said = set(counts.values())
     box = next(iter(said)) if len(said) == 1 else 0
     for g in gpu_ids:  # 'HGX H200 8-GPU servers … and what about B200?': the same box of the other card
@@ -523,6 +521,14 @@ def _compare_counts(parsed: Parsed, p: Profile, gpu_ids: list[str]) -> dict[str,
                 and 1 < box <= (card.interconnect.max_gpus or 8):
             counts[g] = box
     return counts
+
+
+def _in_the_configurations_place(parsed: Parsed, p: Profile, gpu_ids: list[str], owned: dict[str, int]
+                                 ) -> dict[str, int]:
+    """'8× H100 … 那换成 H200 或者 B200 呢': each card offered in the configuration's place, as many of it."""
+    if not p.gpu or (p.gpu_count or 1) <= 1 or p.gpu in gpu_ids or not parsed.has(Intent.whatif):
+        return {}
+    return {g: p.gpu_count or 1 for g in gpu_ids if g not in owned}
 
 
 _MEMORY_IN_NAME = re.compile(r"\s*\d+(?:\.\d+)?\s*(?:GB|G|GiB)\b", re.IGNORECASE)
