@@ -1604,6 +1604,10 @@ def _read_unknown_model(r: _Reading) -> None:
         r.out.unknown_model = unknown_model(r.text, taken, r.cat)
 
 
+_LLM_WORD = re.compile(r"\bllms?\b|\bollama\b|llama\.cpp|\blm studio\b|大模型|语言模型|\bchatbots?\b|聊天模型|"
+                       r"tokens?\s*/\s*s\b|每秒.{0,4}(?:字|token)", _I)
+
+
 def _read_media_beside(r: _Reading) -> None:
     """An image model named beside a language model ('跑 R1 32B 蒸馏版和画图（flux）'): the language model is sized
     and compared, the image model checked on the same cards (``side_media``)."""
@@ -1616,7 +1620,8 @@ def _read_media_beside(r: _Reading) -> None:
         return
     others = [m for m in r.model_mentions if all(r.cat.model(i).kind != "diffusion" for i in m.ids)]
     own_size = r.cat.model(out.model).params_b
-    if not others and (out.params_b is None or out.params_b == own_size):
+    llm_said = _LLM_WORD.search(r.text) is not None  # 'local LLMs … but want to try flux too': no LLM named
+    if not others and (out.params_b is None or out.params_b == own_size) and not llm_said:
         return
     out.side_media = out.model
     out.model = (others[0].ids[0] if len(others[0].ids) == 1 else _pick(r.cat, others[0].ids)) if others else None
@@ -2063,6 +2068,9 @@ _BARE_PRICE = re.compile(r"(?<![\d.])(\d{3,6})"
 def _read_budget(r: _Reading) -> None:
     out = r.out
     out.budget, negative_budget = _find_budget(_mask(r.scan, r.claimed), out.lang)
+    if out.budget is not None and _MONTHLY_BUDGET.search(r.scan):  # '每月预算 3000': a cap a month, not a price
+        out.readback.append(("nlu.readback.monthly_budget", {"amount": out.budget.amount}))
+        out.budget = None
     if (out.api_model or _API_WORD.search(r.text)) and (spend := _monthly_spend(r.scan, out.lang)) is not None:
         out.api_monthly_spend = spend  # '每月 API 预算 5000 元': what the API costs, not what a machine may cost
         if out.budget is not None and out.budget.amount == spend.amount:
@@ -2083,9 +2091,17 @@ def _monthly_spend(text: str, lang: Lang | None) -> Money | None:
               and not any(f[0] <= a.start < f[1] for f in found)]  # 'API一个月三万'
     for start, end, amount, currency in sorted(found):
         near = text[max(0, start - 24):end + 16]
-        if _MONTHLY.search(near) and amount >= 1:
+        clause = re.split(r"[。！？!?；;\n]", text[max(0, start - 24):start])[-1]
+        if _MONTHLY.search(near) and amount >= 1 and not _BUDGET_OF_ALL.search(clause):
             return Money(amount=amount, currency=currency or _default_currency(near, lang))
     return None
+
+
+_MONTHLY_BUDGET = re.compile(r"(?:每月|每个月|一个月|月)\s*(?:的)?\s*预算|预算\s*(?:每月|每个月|一个月)|"
+                             r"\b(?:monthly budget|budget (?:of\s+)?(?:[$€£¥]?\s*[\d.,]+k?\s*)?(?:a|per) month)\b",
+                             re.IGNORECASE)
+# '买卡、租云还是调 API？每月预算大概 3000 块': a budget a month for whichever is chosen, not what the API costs
+_BUDGET_OF_ALL = re.compile(r"^(?:(?!api|接口|token).)*(?:预算|budget)", re.IGNORECASE)
 
 
 def _read_training_data(r: _Reading) -> None:
@@ -2338,6 +2354,9 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     _settle_restrictions(out, masked)
     catalog_filter = _read_catalog_filter(out, text)
     _read_asks(out, text)
+    if out.use_case == "inference" and out.use_case_weak and not (out.finetune or out.method) \
+            and ("speed" in out.asks or "ttft" in out.asks) and (out.precision or out.context_tokens):
+        out.use_case_weak = False  # '70B 的 Q4 每秒几个字，上下文 32k 行不行' after a LoRA: a serving question
     out.kind, out.kind_by = classify(shown, _features(out, text, found, catalog_filter, context))
     _kind_from_asks(out, context)
     _settle_kind(out)

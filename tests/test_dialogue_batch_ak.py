@@ -1,0 +1,55 @@
+"""The classes blind batch ak found (bench/blind/batch-ak), each fixed by mechanism: a monthly budget is no API bill
+and no purchase budget, 'together' as a provider is no pooling of cards, an image model named beside local LLM use
+is the side job, 'which of these' after a comparison compares them again, and a speed question with a quant and a
+context after a training turn is a serving question."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.script import ok_calls, talk
+
+from advisor.engine import Advisor
+from advisor.nlu import parse
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+@pytest.mark.parametrize(("text", "budget", "api"), [
+    ("买一张5090、租云上A100/H100、还是直接调API？每月预算大概3000块", None, None),
+    ("每月 API 预算 5000 元，自建划算吗", None, 5000.0),
+    ("预算3000，买什么卡", 3000.0, None),
+    ("monthly budget $500 for cloud GPUs", None, None),
+])
+def test_a_monthly_budget_is_neither_an_api_bill_nor_a_price(text: str, budget: float | None,
+                                                             api: float | None) -> None:
+    said = parse(text)
+    assert (said.budget.amount if said.budget else None, said.api_monthly_spend.amount
+            if said.api_monthly_spend else None) == (budget, api)
+
+
+@pytest.mark.parametrize(("text", "pooled"), [
+    ("would it be cheaper to just use a fine-tuning API like openai or together?", False),
+    ("can I run the 3090 and the 3060 together?", True),
+])
+def test_together_the_provider_is_no_pooling(text: str, pooled: bool) -> None:
+    assert parse(text).pooled is pooled
+
+
+def test_local_llms_with_an_image_model_on_the_side_compare_the_cards_for_llms(adv: Advisor) -> None:
+    said = parse("is AMD any good for local LLMs now? looking at a 7900 XTX 24gb for about £800 vs a used 3090 for "
+                 "~£650. mostly use ollama but want to try comfyui / flux image gen too")
+    assert (said.model, said.side_media) == (None, "flux.1-dev")
+    _, (_, r) = talk(adv, said.text, "if i want to run a 32B model at decent quality with 16k context, which of "
+                                     "these would you pick?")
+    assert r.mode == "compare"
+    assert {c.arguments["gpu"] for c in ok_calls(r, "size_inference")} >= {"rx-7900-xtx", "rtx-3090"}
+    assert all(c.arguments.get("context") == 16_384 for c in ok_calls(r, "size_inference"))
+
+
+def test_a_speed_question_with_a_quant_after_a_training_turn_is_a_serving_one(adv: Advisor) -> None:
+    session, _ = talk(adv, "想搞两张3090跑本地大模型+炼丹（SD/flux lora），预算1.5w以内")
+    adv.reply("两张3090的话跑70B的模型，Q4量化，每秒能出几个字？上下文开到32k行不行", session)
+    assert session.profile.use_case == "inference" and session.profile.context_tokens == 32_768
