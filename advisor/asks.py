@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from advisor.box_count import box_calls, box_needed, say_box
+from advisor.code_fit import code_fit_calls, code_fit_needed, say_code_fit
 from advisor.compose import config_label, gpu_name, method_label
 from advisor.config_at_hand import Config, current_config, remember_count
 from advisor.fmt import (
@@ -1104,6 +1105,7 @@ ROUTES: dict[str, Route] = {
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
     "box_count": Route(box_needed, box_calls, say_box, scratch=True),
     "tender": Route(tender_needed, tender_calls, say_tender),
+    "code_fit": Route(code_fit_needed, code_fit_calls, say_code_fit),
 }
 
 

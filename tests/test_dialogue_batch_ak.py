@@ -53,3 +53,26 @@ def test_a_speed_question_with_a_quant_after_a_training_turn_is_a_serving_one(ad
     session, _ = talk(adv, "想搞两张3090跑本地大模型+炼丹（SD/flux lora），预算1.5w以内")
     adv.reply("两张3090的话跑70B的模型，Q4量化，每秒能出几个字？上下文开到32k行不行", session)
     assert session.profile.use_case == "inference" and session.profile.context_tokens == 32_768
+
+
+def test_a_code_named_in_a_follow_up_is_answered_on_the_cards_at_hand(adv: Advisor) -> None:
+    """Fluent's GPU solver: CUDA only, single or double precision (Ansys's GPU-solver feature page), one case spread
+    over GPUs; AlphaFold runs one job per GPU. The answer leads, on each card compared."""
+    _, (*_, r) = talk(adv, "我们组做分子动力学（GROMACS和AMBER），预算20万，4090还是5090？",
+                      "组里还有做CFD的同学用Fluent，他那个能用这批卡吗？要不要考虑多卡")
+    first = r.text.split("\n\n")[0]
+    assert first.startswith("**Ansys Fluent (GPU solver) 在这批卡上") and "GeForce RTX 4090 能跑" in first
+    assert "GeForce RTX 5090 能跑" in first and "一个算例可以分到多张卡上" in first
+    _, (*_, af) = talk(adv, "冷冻电镜平台，RELION，上4张卡，选A6000还是4090？",
+                       "隔壁组想顺便跑AlphaFold3，共用这台机器行不行")
+    assert af.text.startswith("**AlphaFold / OpenFold 在这批卡上") and "一个任务只用一张卡" in af.text.split("\n\n")[0]
+
+
+def test_a_card_without_the_codes_build_is_said_so() -> None:
+    from advisor.code_fit import _card_verdict
+    from knowledge.codes import find_code
+
+    vasp = find_code("vasp")
+    assert vasp is not None
+    assert "没有 GPU 版本" in _card_verdict(vasp, "mi300x", "zh")
+    assert "FP64 只有" in _card_verdict(vasp, "rtx-4090", "zh")

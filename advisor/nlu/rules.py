@@ -2354,6 +2354,8 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     _settle_restrictions(out, masked)
     catalog_filter = _read_catalog_filter(out, text)
     _read_asks(out, text)
+    if context and out.sci_code and is_question(text):  # '他用 Fluent，能用这批卡吗': the code on the cards at hand
+        out.asks.insert(0, "code_fit")
     if out.use_case == "inference" and out.use_case_weak and not (out.finetune or out.method) \
             and ("speed" in out.asks or "ttft" in out.asks) and (out.precision or out.context_tokens):
         out.use_case_weak = False  # '70B 的 Q4 每秒几个字，上下文 32k 行不行' after a LoRA: a serving question
