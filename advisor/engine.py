@@ -697,8 +697,10 @@ def _traffic_as_users(m: _Merge) -> None:
         parsed.daily_input_tokens = parsed.daily_input_tokens or parsed.daily_requests * TYPICAL_PROMPT
         parsed.readback.append(("nlu.readback.request_tokens", {"prompt": TYPICAL_PROMPT, "answer": TYPICAL_OUTPUT}))
     parsed.daily_output_tokens = daily  # the profile takes both day's counts as said (_merge_as_said)
-    if daily is None or parsed.concurrency is not None:
-        return
+    staff_only = parsed.head_count is not None and parsed.concurrency == parsed.head_count
+    if daily is None or (parsed.concurrency is not None and not staff_only):
+        return  # '20 人的公司 … 每天 5000 个咨询': the customers' traffic sizes the service, not the staff
+    parsed.readback = [r for r in parsed.readback if r[0] != "nlu.readback.all_at_once"]
     peak = daily / 86_400 * PEAK_TO_AVERAGE
     parsed.concurrency = max(1, math.ceil(peak / STREAM_TOKENS_PER_S))
     parsed.readback.append(("nlu.readback.traffic", {"daily": daily, "average": daily / 86_400, "peak": peak,

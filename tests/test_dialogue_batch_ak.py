@@ -76,3 +76,15 @@ def test_a_card_without_the_codes_build_is_said_so() -> None:
     assert vasp is not None
     assert "没有 GPU 版本" in _card_verdict(vasp, "mi300x", "zh")
     assert "FP64 只有" in _card_verdict(vasp, "rtx-4090", "zh")
+
+
+def test_a_companys_headcount_is_not_its_customers_traffic(adv: Advisor) -> None:
+    """20 staff; 5,000 chats a day × 6 turns = 30,000 requests of ~1,000 in / 300 out: 9M output tokens a day,
+    9M / 86,400 × 3 = 312 tokens/s at the busiest hour, 15.6 → 16 replies at 20 tokens/s — not the 20 staff."""
+    said = parse("我们是个20人的电商公司，想做AI客服，自己部署划算还是调API划算？"
+                 "每天大概5000个咨询，每个对话平均来回6轮")
+    assert said.daily_requests == 30_000
+    _, (r,) = talk(adv, said.text)
+    rec = next(c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_"))
+    assert rec.arguments["concurrency"] == 16
+    assert "20 人同时在用" not in r.text

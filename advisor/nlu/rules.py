@@ -459,7 +459,13 @@ _ASKED_EACH = re.compile(rf"(?:每人|每个人|每个用户|人均)\s*(?:每天
                          rf"(?:user|person|head)\s*(?:a|per|each)?\s*day", _I)
 # requests are traffic only when counted over a period ('2M requests a month'); '100 requests' alone are at once
 _SERVED_REQUESTS = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:api\s+)?(?:requests|calls|queries|"
-                              rf"chats|messages|次请求|次调用|次对话|次问答|次|个请求)", _I)
+                              rf"chats|messages|conversations|tickets|次请求|次调用|次对话|次问答|次|个请求|"
+                              rf"个咨询|条咨询|个对话|通对话|个会话|个工单|单咨询)", _I)
+# '每个对话平均来回 6 轮', '6 turns per chat': each conversation is that many requests
+_TURNS_EACH = re.compile(rf"(?:每个|每条|每次|每通)?\s*(?:对话|会话|咨询)\s*(?:平均|大概|约)?\s*(?:来回)?\s*({N})\s*"
+                         rf"(?:轮|个回合|回合)|"
+                         rf"({N})\s*(?:turns|rounds|exchanges)\s*(?:per|each|a)\s*(?:chat|conversation|session|ticket)",
+                         _I)
 _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(?:(?:instruction|training|chat|labeled|"
                               rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?"
                               rf"(条|个样本|样本|samples|examples|"
@@ -2114,6 +2120,10 @@ def _read_training_data(r: _Reading) -> None:
     for served in _SERVED_REQUESTS.finditer(r.scan):  # '2 million requests a month', '每天 5 万次调用'
         if r.out.daily_requests is None and (days := _per_period(r.scan, served.start(), served.end())) is not None:
             r.out.daily_requests = (scaled(served.group(1), served.group(2)) or 0) / days or None
+    turns = _TURNS_EACH.search(r.scan)
+    per_chat = parse_number(turns.group(1) or turns.group(2)) if turns else None
+    if r.out.daily_requests and per_chat and 1 < per_chat <= 100:
+        r.out.daily_requests *= per_chat  # '每天 5000 个咨询，每个对话来回 6 轮': 30,000 requests a day
     if (each := _ASKED_EACH.search(r.scan)) is not None:  # '每人每天问10个问题', '10 questions per user a day'
         r.out.requests_per_user = parse_number(each.group(1) or each.group(2))
     m = _EPOCHS.search(r.scan)
