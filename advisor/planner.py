@@ -836,7 +836,7 @@ def _priced_server(parsed: Parsed, currency: str) -> list[str]:
     return [found.id] if found else []
 
 
-RENT_MAX_GPUS = 64  # what rent-vs-buy takes
+RENT_MAX_GPUS = 1024  # what rent-vs-buy takes
 
 _PLANS_ON_HARDWARE = (Kind.rent_vs_buy, Kind.size_inference, Kind.size_training, Kind.speed)
 _SYSTEM_FIGURES = ("price", "power", "cooling", "china", "memory", "bandwidth")  # what a system's answer says
@@ -941,7 +941,7 @@ def _gpus_under_discussion(session: Session, parsed: Parsed) -> list[dict[str, A
     p = session.profile
     if parsed.gpus and not parsed.added_cards:  # '换成 5090 呢' after eight 4090s: eight 5090s
         keep = len(parsed.gpus) == 1 and not parsed.gpus[0].stated and p.gpu_count
-        return [{"gpu": g.gpu, "count": one_build(p.gpu_count if keep and p.gpu_count else _unsaid_count(g))}
+        return [{"gpu": g.gpu, "count": one_build(p.gpu_count if keep and p.gpu_count else g.count)}
                 for g in parsed.gpus]
     if p.gpu is None and p.existing and len(p.existing) > 1:
         return [{"gpu": e.gpu, "count": one_build(e.count)} for e in p.existing]
@@ -1010,6 +1010,9 @@ def _build_gpus(ctx: PlanContext, plan: Plan) -> list[dict[str, Any]]:
     at ('power and cooling for that setup?'), else a typical card for a count or platform said (assumed)."""
     session, parsed, p = ctx.session, ctx.parsed, ctx.profile
     gpus = _gpus_under_discussion(session, parsed)
+    if parsed.gpus and not p.gpu_count:  # a baseboard card named alone is checked as the node it comes in
+        unsaid = {g.gpu: _unsaid_count(g) for g in parsed.gpus}
+        gpus = [{**g, "count": max(g["count"], unsaid.get(g["gpu"], 1))} for g in gpus]
     if parsed.pooled and not parsed.gpus and p.gpu and p.existing:  # 'both cards in one box': the owned ones too
         owned = [{"gpu": e.gpu, "count": e.count} for e in p.existing if e.gpu != p.gpu]
         return [{"gpu": p.gpu, "count": p.gpu_count or 1}, *owned]
@@ -1200,6 +1203,9 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         bought = dict(next(g for g in reversed(gpus) if g["gpu"] != rented["gpu"]))
     if (p.nodes or 1) > 1 and not parsed.gpus:  # 'rent that' after 2 nodes of 8: all 16 are rented or bought
         bought["count"] = min(RENT_MAX_GPUS, bought["count"] * (p.nodes or 1))
+    if parsed.asks_count and p.use_case == "training" and dataset_tokens(p) and not _count_said(parsed) \
+            and (counted := _planned_train_count(p, model_args(p), bought["gpu"])):
+        bought["count"] = min(RENT_MAX_GPUS, counted)  # '需要多少张 H100？租还是买？': the count that answers it
     hours = p.hours_per_day or DEFAULT_RENT_HOURS
     if p.gpu_hours_month:  # '300 GPU-hours a month': the bought cards run that many hours between them
         busy = p.gpu_hours_month / DAYS_PER_MONTH / 24  # GPUs busy around the clock: buying fewer cannot do it

@@ -88,3 +88,12 @@ def test_a_companys_headcount_is_not_its_customers_traffic(adv: Advisor) -> None
     rec = next(c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_"))
     assert rec.arguments["concurrency"] == 16
     assert "20 人同时在用" not in r.text
+
+
+def test_rent_or_buy_with_a_count_asked_prices_the_count_that_finishes_in_time(adv: Advisor) -> None:
+    """6 × 7e9 × 2e12 FLOP at 989.4 TFLOPS × MFU 0.242 ≈ 97,400 GPU-hours; in 61 days (1,464 h) that is 67 GPUs,
+    72 in whole nodes — and renting against buying is priced on those 72, not on one node of 8."""
+    _, (r,) = talk(adv, "创业团队，要从头预训练一个7B的模型，数据大概2T token，想两个月内训完，"
+                        "需要多少张H100？租还是买？")
+    (rent,) = ok_calls(r, "rent_vs_buy")
+    assert rent.arguments["count"] == 72 and "72 张" in r.text.splitlines()[0]

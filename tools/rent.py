@@ -38,14 +38,14 @@ class RentVsBuyInput(ToolInput):
     model_config = ConfigDict(extra="forbid")
 
     gpu: str = Field(description="catalog GPU")
-    count: int = Field(1, ge=1, le=64)
+    count: int = Field(1, ge=1, le=1024)
     hours_per_day: float = Field(24.0, gt=0, le=24, description="hours a day the GPUs are busy")
     months: float | None = Field(None, gt=0, le=120, description="length of the project; None = open-ended")
     currency: Currency = "USD"
     market: Literal["cn", "global"] | None = Field(None, description="where the buyer rents; default: cn for CNY")
     rented_gpu: str | None = Field(None, description="the card rented instead, when it is not the one bought ('buy a "
                                                      "5090 or keep renting a 4090'); default: `gpu`")
-    rented_count: int | None = Field(None, ge=1, le=64, description="how many of `rented_gpu` are rented; default: "
+    rented_count: int | None = Field(None, ge=1, le=1024, description="how many of `rented_gpu` are rented; default: "
                                                                     "`count`")
     provider: str | None = Field(None, max_length=80, description="rent from this provider (its recorded price)")
     by_the_month: bool = Field(False, description="rented by the month (包月): a month is paid in full whatever the "
