@@ -42,6 +42,8 @@ DATACENTER_STATUS = {
     "a100-pcie-40gb": ("unavailable", "us-2022-10"), "h100-sxm": ("unavailable", "us-2022-10"),
     "h100-pcie": ("unavailable", "us-2022-10"), "h100-nvl": ("unavailable", "us-2022-10"),
     "mi250x": ("unavailable", "us-2022-10"), "mi300x": ("unavailable", "us-2022-10"),
+    # MI300A: TPP = 980.6 dense FP16 TFLOPS x 16 = 15,690 >= 4,800 with a 768 GB/s link >= 600 GB/s (3A090, 2022)
+    "mi300a": ("unavailable", "us-2022-10"),
     "mi350x": ("unavailable", "us-2022-10"), "mi355x": ("unavailable", "us-2022-10"),
     "b200": ("unavailable", "us-2022-10"), "b300": ("unavailable", "us-2022-10"),
     "gaudi3-oam": ("unavailable", "us-2022-10"), "gaudi3-pcie": ("unavailable", "us-2022-10"),
