@@ -1201,11 +1201,7 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     rented = _rented_other(p, gpus)
     if rented is not None:  # '买一张5090…租4090': the card not rented is the one bought
         bought = dict(next(g for g in reversed(gpus) if g["gpu"] != rented["gpu"]))
-    if (p.nodes or 1) > 1 and not parsed.gpus:  # 'rent that' after 2 nodes of 8: all 16 are rented or bought
-        bought["count"] = min(RENT_MAX_GPUS, bought["count"] * (p.nodes or 1))
-    if parsed.asks_count and p.use_case == "training" and dataset_tokens(p) and not _count_said(parsed) \
-            and (counted := _planned_train_count(p, model_args(p), bought["gpu"])):
-        bought["count"] = min(RENT_MAX_GPUS, counted)  # '需要多少张 H100？租还是买？': the count that answers it
+    bought["count"] = _rented_or_bought_count(p, parsed, bought)
     hours = p.hours_per_day or DEFAULT_RENT_HOURS
     if p.gpu_hours_month:  # '300 GPU-hours a month': the bought cards run that many hours between them
         busy = p.gpu_hours_month / DAYS_PER_MONTH / 24  # GPUs busy around the clock: buying fewer cannot do it
@@ -1231,6 +1227,18 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         args["market"] = offers["market"] = p.region
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
                                     PlannedCall(name="rental_prices", arguments=offers, purpose="info")])
+
+
+def _rented_or_bought_count(p: Profile, parsed: Parsed, bought: dict[str, Any]) -> int:
+    """The cards priced both ways: every node's ('rent that' after 2 nodes of 8: all 16), or the count that
+    finishes a training run in time when the message asks how many ('需要多少张 H100？租还是买？')."""
+    count = int(bought["count"])
+    if (p.nodes or 1) > 1 and not parsed.gpus:
+        count *= p.nodes or 1
+    if parsed.asks_count and p.use_case == "training" and dataset_tokens(p) and not _count_said(parsed) \
+            and (counted := _planned_train_count(p, model_args(p), bought["gpu"])):
+        count = counted
+    return min(RENT_MAX_GPUS, count)
 
 
 def _rent_side(p: Profile, rented: dict[str, Any] | None, bought: str) -> dict[str, Any]:

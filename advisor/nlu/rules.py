@@ -2364,15 +2364,22 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     _settle_restrictions(out, masked)
     catalog_filter = _read_catalog_filter(out, text)
     _read_asks(out, text)
-    if context and out.sci_code and is_question(text):  # '他用 Fluent，能用这批卡吗': the code on the cards at hand
-        out.asks.insert(0, "code_fit")
-    if out.use_case == "inference" and out.use_case_weak and not (out.finetune or out.method) \
-            and ("speed" in out.asks or "ttft" in out.asks) and (out.precision or out.context_tokens):
-        out.use_case_weak = False  # '70B 的 Q4 每秒几个字，上下文 32k 行不行' after a LoRA: a serving question
+    _settle_follow_up_asks(out, text, context)
     out.kind, out.kind_by = classify(shown, _features(out, text, found, catalog_filter, context))
     _kind_from_asks(out, context)
     _settle_kind(out)
     _settle_purchase(out)
+
+
+def _settle_follow_up_asks(out: Parsed, text: str, context: bool) -> None:
+    """After an answer: a scientific code named with a question asks whether it runs on the cards at hand, first
+    ('他用 Fluent，能用这批卡吗'); a speed question with a quant or a context is a serving one ('70B 的 Q4 每秒几个字，
+    上下文 32k 行不行' after a LoRA)."""
+    if context and out.sci_code and is_question(text):
+        out.asks.insert(0, "code_fit")
+    if out.use_case == "inference" and out.use_case_weak and not (out.finetune or out.method) \
+            and ("speed" in out.asks or "ttft" in out.asks) and (out.precision or out.context_tokens):
+        out.use_case_weak = False
 
 
 def _settle_usage(out: Parsed) -> None:
