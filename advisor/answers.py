@@ -778,7 +778,7 @@ def compose_generative(calls: list[ToolCall], lang: str) -> str:
     top = next((o for o in rec.options if o.total_price_usd is not None), None) if rec is not None else None
     if rec is not None and top is not None:  # a budget said: the fastest card it buys leads (CUDA first)
         out.insert(0, msg(lang, "generative.pick", config=config_label(top.gpu_id, top.count, lang),
-                          total=total_text(top, rec.currency, lang), tflops=num(top.bf16_tflops or 0),
+                          total=total_text(top, rec.currency, lang), tflops=num(top.media_tflops or 0),
                           usable=gb_short(top.gpu_memory_bytes)))
     for card in cards:
         mine = [typed(c, InferenceMemoryResult) for c in sized if c.arguments.get("gpu") == card.id]

@@ -248,12 +248,12 @@ def test_an_image_model_with_a_budget_gets_the_fastest_new_cuda_card_it_buys(adv
     top = rec["options"][0]
     card = load_catalog().gpu(top["gpu_id"])
     assert top["count"] == 1 and card.vendor == "NVIDIA" and top["market_rule"] is None
-    assert top["total_price_cny"] <= 30_000 and top["bf16_tflops"] == round(media_tflops(card), 1)
+    assert top["total_price_cny"] <= 30_000 and top["media_tflops"] == round(media_tflops(card), 1)
     assert all(o["count"] == 1 for o in rec["options"])
     assert card.name in r.text.splitlines()[0]
     cheaper = adv.reply("预算砍一半呢？", session)
     half = ok_calls(cheaper, "recommend")[0].result["options"][0]
-    assert half["total_price_cny"] <= 15_000 and half["bf16_tflops"] < top["bf16_tflops"]
+    assert half["total_price_cny"] <= 15_000 and half["media_tflops"] < top["media_tflops"]
 
 
 def test_geforce_runs_image_models_at_its_fp16_accumulate_rate() -> None:

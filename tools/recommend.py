@@ -249,7 +249,7 @@ class Option(BaseModel):
     training_hours: Hours | None = None
     fp64_tflops: TFLOPS | None = None
     fp32_tflops: TFLOPS | None = Field(None, description="scientific without FP64: FP32 TFLOPS of the configuration")
-    bf16_tflops: TFLOPS | None = Field(None, description="an image or video model: one card's dense FP16 TFLOPS as "
+    media_tflops: TFLOPS | None = Field(None, description="an image or video model: one card's dense FP16 TFLOPS as "
                                                          "image tools run (tools.rates.media_tflops)")
     perf_metric: str
     perf_per_price: float | None = Field(description="perf_metric per 1,000 USD of total price")
@@ -411,7 +411,7 @@ class _Eval(BaseModel):
     train_hours: float | None = None
     fp64: float | None = None
     fp32: float | None = None
-    bf16: float | None = Field(None, description="image and video models: one card's dense FP16 TFLOPS as they run")
+    media: float | None = Field(None, description="image and video models: one card's dense FP16 TFLOPS as they run")
     metric: float = 0.0
     metric_label: str = ""
     sharded: bool = Field(False, description="training: ZeRO-3 / FSDP shards the model states over the GPUs")
@@ -513,8 +513,8 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
         return ev
     if spec.attention == "none":  # an image or video model: its denoising steps are compute-bound, no tokens;
         # one image is not split over cards, so a configuration is as fast as one of its cards
-        ev.bf16 = media_tflops(gpu)
-        ev.metric, ev.metric_label = ev.bf16, "FP16 TFLOPS"
+        ev.media = media_tflops(gpu)
+        ev.metric, ev.metric_label = ev.media, "FP16 TFLOPS"
         return ev
     parallel = "tensor" if res.parallel == "tp" else "layer"
     # across nodes the layers are split between them and each token passes every node in turn
@@ -905,10 +905,10 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
     # catalog has one, e.g. H20 or H200), counted in dollars at the stated rate
     paid_usd = total_cny / inp.cny_per_usd if inp.currency == "CNY" and total_cny is not None else total_usd
     ppp = ev.metric / (paid_usd / 1000) if paid_usd else None
-    eco = ecosystem_factor(gpu, inp.workload, ev.bf16 is not None)
+    eco = ecosystem_factor(gpu, inp.workload, ev.media is not None)
     # with a budget for training or science, or for image generation (compute-bound: every TFLOPS is a faster image),
     # the fastest it buys leads, not the thriftiest
-    within = _fills_budget(inp) or (ev.bf16 is not None and (inp.budget_usd is not None or inp.budget_cny is not None))
+    within = _fills_budget(inp) or (ev.media is not None and (inp.budget_usd is not None or inp.budget_cny is not None))
     score = round((ppp if ppp is not None and not within else ev.metric) * eco, 6)
     pitfalls = _pitfalls(gpu, count, inp, ev, report)
     headroom = ev.usable_bytes - ev.per_gpu_bytes if ev.per_gpu_bytes is not None else None
@@ -932,7 +932,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         total_price_cny=total_cny, total_price_local=total_local,
         decode_tokens_per_s=ev.decode, decode_tokens_per_s_range=ev.decode_range,
         training_tokens_per_s=ev.train_tps, training_hours=ev.train_hours, fp64_tflops=ev.fp64,
-        fp32_tflops=ev.fp32, bf16_tflops=round(ev.bf16, 1) if ev.bf16 is not None else None,
+        fp32_tflops=ev.fp32, media_tflops=round(ev.media, 1) if ev.media is not None else None,
         perf_metric=ev.metric_label, perf_per_price=round(ppp, 4) if ppp is not None else None,
         power_w=t.system_power_w * nodes, wall_draw_w=t.wall_draw_w * nodes, yearly_energy_kwh=cost.yearly_energy_kwh,
         yearly_energy_cost=cost.yearly_energy_cost, energy_currency=cost.currency,

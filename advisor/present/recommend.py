@@ -99,8 +99,8 @@ def _perf(o: Option, lang: str) -> str:
         return f"FP64 {num(o.fp64_tflops)} TFLOPS"
     if o.fp32_tflops is not None:
         return f"FP32 {num(o.fp32_tflops)} TFLOPS"
-    if o.bf16_tflops is not None:
-        return f"FP16 {num(o.bf16_tflops)} TFLOPS"
+    if o.media_tflops is not None:
+        return f"FP16 {num(o.media_tflops)} TFLOPS"
     return "—"
 
 
