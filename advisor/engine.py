@@ -1678,7 +1678,7 @@ def _states_facts(parsed: Parsed) -> bool:
 
 def _with_answers(computed: bool, body: str, answers: list[str], parsed: Parsed, lang: Lang) -> str:
     """The body with the open asks' answers: before it when the plan computed nothing itself (its body is a
-    question back or a lookup), else right under its verdict (the body's first paragraph), so every ask is
+    question back or a lookup), else right under its verdict (the body's leading bold lines), so every ask is
     answered before the details; then one line saying back what was read with some doubt, above the sources."""
     readback = [msg(lang, key, **values) for key, values in parsed.readback]
     if not answers and not readback:
