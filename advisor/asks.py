@@ -123,7 +123,7 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     args: dict[str, Any] = {"gpu": c.config.gpu, "count": count, "nodes": c.config.nodes,
                             "currency": currency, "years": p.years or DEFAULT_YEARS,
                             "include_host": not p.has_host and p.budget_scope != "gpu_only"}
-    for slot in ("hours_per_day", "kwh_price", "rack_kw", "gpu_power_limit_w", "pue"):
+    for slot in ("hours_per_day", "kwh_price", "rack_kw", "gpu_power_limit_w", "pue", "racks"):
         if getattr(p, slot):
             args[slot] = getattr(p, slot)
     if p.supply:  # '208V 3 phase': the current each node draws on it
@@ -467,6 +467,10 @@ def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
     if r.nodes_per_rack == 0:
         return msg(c.lang, "asks.rack_none", kw=num(r.node_wall_w / 1000, 1),
                    rack=num(c.session.profile.rack_kw or 0, 1))
+    if c.session.profile.racks:  # '20 个柜子全上，总共能放多少张卡': the racks filled
+        return msg(c.lang, "asks.rack_filled", rack=num(c.session.profile.rack_kw or 0, 1), fits=r.nodes_per_rack,
+                   kw=num(r.node_wall_w / 1000, 1), racks=c.session.profile.racks, nodes=r.nodes,
+                   cards=r.nodes * r.count, total_kw=num(r.total_wall_w / 1000, 1))
     return msg(c.lang, "asks.rack" if r.nodes > 1 else "asks.rack_one", rack=num(c.session.profile.rack_kw or 0, 1),
                fits=r.nodes_per_rack, kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1)
 

@@ -1555,7 +1555,11 @@ _MACHINE_FACTS = ("gpus", "gpu_count", "nodes", "added_cards", "hours_per_day", 
                   "card_memory_gb")
 _ASK_RESTS_ON = {"rack": _MACHINE_FACTS, "energy_cost": _MACHINE_FACTS, "build_cost": _MACHINE_FACTS,
                  "heat": _MACHINE_FACTS,
-                 "price_check": _MACHINE_FACTS}
+                 "price_check": _MACHINE_FACTS,
+                 # a tender rests on the workload, not on how the bidder's machines are split
+                 "tender": ("model", "params_b", "precision", "context_tokens", "concurrency", "domestic",
+                            "tokens_per_s_target", "ttft_target_s"),
+                 "code_fit": ("sci_code", "gpus")}
 
 
 def _asks_of_mode(parsed: Parsed, plan: Plan) -> list[str]:

@@ -220,6 +220,7 @@ class Profile(BaseModel):
     organisation: bool | None = Field(None, description="a company, lab, school or agency buys: new cards under "
                                                         "warranty lead, used and grey-market ones follow")
     pue: float | None = Field(None, ge=1.0, le=3.0, description="the facility's PUE: the bill counts cooling too")
+    racks: int | None = Field(None, ge=1, le=10_000, description="racks to fill, with the power per rack")
     memory_bound: bool | None = Field(None, description="the code is limited by memory bandwidth: it ranks cards")
     supply: tuple[float, int] | None = Field(None, description="the supply's voltage (V) and phases (1 or 3)")
     region: Literal["cn", "global"] | None = Field(None, description="where the cards are bought (mainland China or "

@@ -5,6 +5,8 @@ context after a training turn is a serving question."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from fakes.script import ok_calls, talk
 
@@ -97,3 +99,29 @@ def test_rent_or_buy_with_a_count_asked_prices_the_count_that_finishes_in_time(a
                         "需要多少张H100？租还是买？")
     (rent,) = ok_calls(r, "rent_vs_buy")
     assert rent.arguments["count"] == 72 and "72 张" in r.text.splitlines()[0]
+
+
+def test_racks_said_are_filled_and_the_bill_is_for_all_of_them(adv: Advisor) -> None:
+    """A 12 kW rack holds one 10.2 kW DGX H100 (⌊12,000 / 10,724⌋ = 1): 20 racks hold 20 nodes, 160 cards, and the
+    year's electricity is for all 20 at PUE 1.4."""
+    _, (_, r) = talk(adv, "机房每个机柜供电只有12kW，想上8卡H100 SXM服务器（DGX H100那种），一个柜子能放几台？",
+                     "我们现在有20个这样12kW的柜子，如果全上H100，总共能放多少张卡？PUE按1.4算一年电费多少，电价0.8元/度")
+    (cost,) = ok_calls(r, "machine_cost")
+    result = cost.result
+    assert result["nodes"] == 20 and result["nodes_per_rack"] == 1
+    assert math.isclose(result["yearly_kwh"], result["total_wall_w"] / 1000 * 8760 * 1.4, rel_tol=1e-3)
+    assert r.text.startswith("**机柜**") and "160 张卡" in r.text.splitlines()[0]
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("what should the spec say for power and rack, and what is the total kW", ["rack", "energy_cost"]),
+])
+def test_power_and_rack_wording_asks_the_rack_and_the_power(text: str, asks: list[str]) -> None:
+    assert parse(text).asks == asks
+
+
+def test_a_tender_is_not_repeated_for_a_what_if_about_the_machines_split(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "I'm writing a tender spec, domestic accelerators only, Qwen2.5-72B inference for ~50 "
+                          "internal users. What should the spec say?",
+                     "if they insist on 2 servers for redundancy instead of one how does the budget and power change")
+    assert "Tender specification" not in r.text

@@ -51,6 +51,8 @@ class MachineCostInput(ToolInput):
     kwh_price: float | None = Field(None, gt=0, lt=10, description="per kWh in `currency`; default by currency")
     currency: Currency = "USD"
     rack_kw: float | None = Field(None, gt=0, le=1000, description="power available per rack, kW")
+    racks: int | None = Field(None, ge=1, le=10_000, description="racks to fill: with rack_kw, as many nodes as they "
+                                                                   "hold (replaces nodes)")
     include_host: bool = Field(True, description="price a host per node (False: the cards only)")
     platform: str | None = Field(None, description="catalog CPU platform of each node, when said (its power counts)")
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=100)
@@ -132,6 +134,9 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
                                     platform=inp.platform, chassis=inp.chassis))
     _, _, host = host_for(gpu, inp.count)
     node_w = inp.node_power_w or report.totals.wall_draw_w  # a system's own figure, else the build check's
+    per_rack = math.floor(inp.rack_kw * 1000 / node_w) if inp.rack_kw else None
+    if inp.racks and per_rack:  # '20 个这样的柜子全上 H100': the racks filled
+        inp = inp.model_copy(update={"nodes": inp.racks * per_rack})
     total_w = node_w * inp.nodes
     price = gpu_price(gpu, inp.cny_per_usd, inp.said_prices.get(gpu.id))
     card_usd = price.usd * inp.count * inp.nodes if price.usd is not None else None
@@ -145,7 +150,6 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     hosts = _in(inp.currency, host_usd, inp.cny_per_usd)
     total = cards + hosts if cards is not None else None
     energy = cost.yearly_energy_cost * inp.years
-    per_rack = math.floor(inp.rack_kw * 1000 / node_w) if inp.rack_kw else None
     ups_limit = (inp.ups_va * UPS_PF_DESKTOP * UPS_LOAD_SHARE, inp.ups_va * UPS_PF_ONLINE * UPS_LOAD_SHARE) \
         if inp.ups_va else None
     holds = None if ups_limit is None else True if node_w <= ups_limit[0] else False if node_w > ups_limit[1] \

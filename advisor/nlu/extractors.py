@@ -277,6 +277,18 @@ def supply(ctx: Context) -> tuple[float, int] | None:
     return volts, 3 if three else 1
 
 
+_RACKS = re.compile(r"(?<![\d.])(\d{1,4})\s*(?:个|台)?\s*(?:这样的?|同样的?)?\s*(?:\d+(?:\.\d+)?\s*kw\s*的?)?\s*"
+                    r"(?:机柜|柜子|机架)|(?<![\d.])(\d{1,4})\s+(?:of (?:these|those|our|them)\s+|such\s+)?"
+                    r"(?:\d+(?:\.\d+)?\s*kw\s+)?(?:racks|cabinets)\b", _I)
+
+
+def racks(ctx: Context) -> int | None:
+    """'20 个这样 10kW 的柜子', '20 racks of 17 kW': how many racks the nodes fill (two or more)."""
+    m = _RACKS.search(ctx.masked)
+    value = int(m.group(1) or m.group(2)) if m else None
+    return value if value and 2 <= value <= 10_000 else None
+
+
 def memory_bound(ctx: Context) -> bool | None:
     """'a home-grown CFD solver (memory bw bound)', '访存密集': the code runs at the memory's speed."""
     return True if vocab.matches("slot", "memory_bound", ctx.text) else None
@@ -1174,6 +1186,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "home": home,
     "organisation": organisation,
     "pue": pue,
+    "racks": racks,
     "memory_bound": memory_bound,
     "supply": supply,
     "excluded_vendors": excluded_vendors,

@@ -174,6 +174,7 @@ class Parsed(BaseModel):
     organisation: bool | None = Field(None, description="a company, lab, school or agency buys (new cards with a "
                                                         "warranty before used or grey-market ones)")
     pue: float | None = Field(None, description="the facility's PUE ('PUE 1.5')")
+    racks: int | None = Field(None, description="racks the buyer has to fill ('20 个这样的柜子', '20 racks')")
     memory_bound: bool | None = Field(None, description="the code is limited by memory bandwidth ('memory bw bound')")
     supply: tuple[float, int] | None = Field(None, description="the supply's voltage and phases ('208V 3 phase')")
     excluded_vendors: list[str] | None = None
@@ -2502,7 +2503,7 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.asks.append("side_training")  # whether the machine also trains it, likewise
     if out.side_media is not None:
         out.asks.append("side_media")  # and the image model beside the language model
-    if out.rack_kw is not None and "how_many" in out.asks and _MACHINES_ASKED.search(text) \
+    if out.rack_kw is not None and "how_many" in out.asks and (_MACHINES_ASKED.search(text) or out.racks) \
             and not _FOR_THE_BUDGET.search(text):
         # 'how many 8-GPU servers can we put in (our 15 kW racks)?': the rack's answer, in the ask's place ('how
         # many nodes for the budget' stays a count the budget buys)
