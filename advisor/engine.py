@@ -407,6 +407,23 @@ def _merge_added_card(m: _Merge) -> bool:
     return True
 
 
+def _merge_add_or_switch(m: _Merge) -> bool:
+    """'I have a 3090, adding a second used one … or sell it and get a 5090': the owned card plus those added,
+    against the other card bought instead."""
+    parsed, p = m.parsed, m.p
+    owned = list(parsed.existing or p.existing or [])
+    others = list(dict.fromkeys(g.gpu for g in parsed.gpus if g.gpu not in {e.gpu for e in owned}))
+    if not (parsed.added_cards and _alternatives(parsed) and len(owned) == 1 and len(others) == 1):
+        return False
+    mine = owned[0]
+    other = next(g for g in parsed.gpus if g.gpu == others[0])
+    m.put("compare", [mine.gpu, other.gpu])
+    m.put("compare_counts", {mine.gpu: min(mine.count + parsed.added_cards, MAX_GPUS_OF_ONE), other.gpu: other.count})
+    m.put("gpu", None)
+    m.put("gpu_count", None)
+    return True
+
+
 _VARIANT_TAIL = re.compile(r"(-(pcie|sxm\d?|nvl|oam))?(-\d+gb)?$")
 
 
@@ -459,7 +476,7 @@ def _merge_sold(m: _Merge) -> None:
 def _merge_cards(m: _Merge) -> None:
     """The card under discussion: one named (with its count), several to compare, or a card by its memory."""
     parsed, p = m.parsed, m.p
-    if _merge_added_card(m):
+    if _merge_added_card(m) or _merge_add_or_switch(m):
         return
     if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:
         m.put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before

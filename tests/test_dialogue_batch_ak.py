@@ -125,3 +125,13 @@ def test_a_tender_is_not_repeated_for_a_what_if_about_the_machines_split(adv: Ad
                           "internal users. What should the spec say?",
                      "if they insist on 2 servers for redundancy instead of one how does the budget and power change")
     assert "Tender specification" not in r.text
+
+
+def test_adding_to_an_owned_card_or_switching_compares_the_two_machines(adv: Advisor) -> None:
+    """An owned 3090 plus a second one against selling it for a 5090: 2× 3090 (48 GB) hold 70B at Q4_K_M
+    (~45 GB), one 5090 (32 GB) does not."""
+    session, (r,) = talk(adv, "got a 3090 24gb already, thinking of adding a second used one to run llama 3.3 70b "
+                              "at q4. will that fit? or should i just sell it and get a 5090")
+    assert session.profile.compare == ["rtx-3090", "rtx-5090"]
+    assert session.profile.compare_counts == {"rtx-3090": 2, "rtx-5090": 1}
+    assert r.text.startswith("**2× GeForce RTX 3090 holds Llama-3.3-70B-Instruct")
