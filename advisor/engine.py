@@ -708,15 +708,15 @@ def _traffic_as_users(m: _Merge) -> None:
         parsed.daily_tokens = parsed.daily_requests * parsed.tokens_per_sample
         _split_traffic(m)
         daily = parsed.daily_output_tokens
-    elif daily is None and parsed.daily_requests and not parsed.dataset_samples:
-        # '每天请求量大概 5 万次' alone: each request as the API bill prices it (1,000 in, 300 out), said back
-        daily = parsed.daily_requests * TYPICAL_OUTPUT
-        parsed.daily_input_tokens = parsed.daily_input_tokens or parsed.daily_requests * TYPICAL_PROMPT
-        parsed.readback.append(("nlu.readback.request_tokens", {"prompt": TYPICAL_PROMPT, "answer": TYPICAL_OUTPUT}))
     parsed.daily_output_tokens = daily  # the profile takes both day's counts as said (_merge_as_said)
+    typical = daily is None and bool(parsed.daily_requests) and not parsed.dataset_samples
+    if typical:  # '每天请求量大概 5 万次' alone: each request as the API bill prices it (1,000 in, 300 out)
+        daily = (parsed.daily_requests or 0) * TYPICAL_OUTPUT
     staff_only = parsed.head_count is not None and parsed.concurrency == parsed.head_count
     if daily is None or (parsed.concurrency is not None and not staff_only):
         return  # '20 人的公司 … 每天 5000 个咨询': the customers' traffic sizes the service, not the staff
+    if typical:
+        parsed.readback.append(("nlu.readback.request_tokens", {"prompt": TYPICAL_PROMPT, "answer": TYPICAL_OUTPUT}))
     parsed.readback = [r for r in parsed.readback if r[0] != "nlu.readback.all_at_once"]
     peak = daily / 86_400 * PEAK_TO_AVERAGE
     parsed.concurrency = max(1, math.ceil(peak / STREAM_TOKENS_PER_S))

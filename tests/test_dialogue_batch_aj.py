@@ -405,8 +405,9 @@ def test_requests_a_day_alone_size_the_users_at_once_on_the_typical_request(adv:
                         "自己买卡还是直接用大厂API，怎么算划算？")
     rec = next(c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_"))
     assert rec.arguments["concurrency"] == math.ceil(50_000 * 300 / 86_400 * 3 / 20) == 27
-    api = ok_calls(r, "api_cost")[0].arguments
-    assert (api["daily_input_tokens"], api["daily_output_tokens"]) == (50e6, 15e6)
+    api = ok_calls(r, "api_cost")[0]
+    assert api.arguments["daily_requests"] == 50_000  # billed at the same 1,000 in / 300 out a request
+    assert "5,000 万" in r.text.splitlines()[0] and "1,500 万" in r.text.splitlines()[0]
 
 
 @pytest.mark.parametrize(("text", "vendors"), [
