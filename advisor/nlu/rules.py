@@ -2493,6 +2493,8 @@ _ASK_FLAGS = (("asks_ram", "ram_question"), ("asks_value", "value_question"), ("
 
 def _read_asks(out: Parsed, text: str) -> None:
     out.asks = asks_in(text)
+    if _HOW_MANY.search(text) and "how_many" not in out.asks:  # '用多少台能在一个月内训完': a count asked is an ask
+        out.asks.append("how_many")
     out.both_schemes = bool(vocab.matches("slot", "both_schemes", text[:MAX_ASK_TEXT]))
     if out.both_schemes and not out.gpus:  # '两个方案的总价': the options on the table, not a request for a plan
         out.asks = [a for a in out.asks if a != "recommend"]
@@ -2517,8 +2519,6 @@ def _read_asks(out: Parsed, text: str) -> None:
     for flag, cue in _ASK_FLAGS:
         setattr(out, flag, bool(vocab.matches("slot", cue, text)))
     out.asks_count = bool(_HOW_MANY.search(text))
-    if out.asks_count and "how_many" not in out.asks:  # '用多少台能在一个月内训完': a count asked is an ask answered
-        out.asks.append("how_many")
     targets = {"ttft": out.ttft_target_s, "speed": out.tokens_per_s_target}
     stated = [a for a in out.asks if targets.get(a) is not None]  # '首token延迟≤2s，请给出型号': a requirement
     if stated and len(out.asks) > len(stated):  # stated beside a question: checked after what is asked
