@@ -214,15 +214,17 @@ def test_a_vendor_rule_takes_the_cards_it_leaves_out_off_the_comparison(adv: Adv
 
 def test_servers_offered_side_by_side_are_fitted_to_the_racks_first(adv: Advisor) -> None:
     """HGX H200 and B200 8-GPU servers at their makers' ratings (DGX H200 10.2 kW, DGX B200 14.3 kW): one of each
-    per 15 kW rack; 'air cooling only. How many …' never restricts the cards to the H200."""
+    per 15 kW rack, so the 4 racks said hold 4 of either; 'air cooling only. How many …' never restricts the cards
+    to the H200."""
     p = parse("We have 4 racks, 15 kW each, air cooling only. How many HGX H200 8-GPU servers can we put in? And what "
               "about B200?")
     assert p.rack_kw == 15 and p.alternatives and not p.allowed_gpus and p.asks[0] == "rack"
     _, (r,) = talk(adv, "Facilities question. We have a colo cage with 4 racks, 15 kW each, air cooling only. How many "
                         "HGX H200 8-GPU servers can we put in? And what about B200?")
     lines = [line for line in r.text.splitlines() if line.strip()]
-    assert lines[0].startswith("[8× H200 SXM 141GB] **Rack:**") and "10.2 kW" in lines[0]
-    assert lines[1].startswith("[8× B200 SXM 180GB] **Rack:**") and "14.3 kW" in lines[1]
+    assert lines[0].startswith("[8× H200 SXM 141GB] **Racks:**") and "10.2 kW" in lines[0]
+    assert "4 racks hold **4 nodes, 32 cards**" in lines[0]
+    assert lines[1].startswith("[8× B200 SXM 180GB] **Racks:**") and "14.3 kW" in lines[1]
 
 
 @pytest.mark.parametrize("text, card, price", [
