@@ -399,8 +399,12 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                         option=_option_brief(priced(qrec)[0], rec_currency(qrec), lang))
         elif rec is not None and priced(typed(rec, Recommendation)):  # what to buy, in the headline
             top = typed(rec, Recommendation)
+            first = priced(top)[0]
             tail += msg(lang, "answer.top_pick", precision=r.precision, where=where,
-                        option=_option_brief(priced(top)[0], rec_currency(top), lang))
+                        option=_option_brief(first, rec_currency(top), lang))
+            if first.precision and first.precision.lower() != r.precision.lower():  # '910C has no FP8: W8A8 INT8'
+                runs = "W8A8 INT8" if first.precision.lower() == "int8" else first.precision.upper()
+                tail += msg(lang, "answer.top_pick_runs_as", gpu=first.gpu, precision=runs, asked=r.precision.upper())
         out.append(msg(lang, "compose.inference_section.answer_needs_about_gpu",
                        what=what, per_gpu_bytes=gb(r.per_gpu_bytes),
                        weights_total_bytes=gb(r.weights_total_bytes), tail=tail))

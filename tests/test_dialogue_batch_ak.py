@@ -135,3 +135,13 @@ def test_adding_to_an_owned_card_or_switching_compares_the_two_machines(adv: Adv
     assert session.profile.compare == ["rtx-3090", "rtx-5090"]
     assert session.profile.compare_counts == {"rtx-3090": 2, "rtx-5090": 1}
     assert r.text.startswith("**2× GeForce RTX 3090 holds Llama-3.3-70B-Instruct")
+
+
+def test_an_fp8_model_on_a_card_without_fp8_says_how_it_runs(adv: Advisor) -> None:
+    """Ascend has no FP8 units: DeepSeek's FP8 weights are deployed as W8A8 INT8 there (one byte a weight either
+    way), and the headline says so instead of 'runs at FP8' alone."""
+    _, (r,) = talk(adv, "只能用国产卡，部署满血 DeepSeek-R1 671B，20 人同时用，预算 300 万，怎么配？")
+    rec = next(c for c in ok_calls(r, "recommend") if not c.call_id.startswith("alt_")).result
+    top = next(o for o in rec["options"] if o["total_price_usd"] is not None)
+    assert top["vendor"] == "Huawei" and top["precision"] == "int8"
+    assert "实际按 W8A8 INT8 部署" in r.text.splitlines()[0]

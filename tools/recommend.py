@@ -249,6 +249,8 @@ class Option(BaseModel):
     training_hours: Hours | None = None
     fp64_tflops: TFLOPS | None = None
     fp32_tflops: TFLOPS | None = Field(None, description="scientific without FP64: FP32 TFLOPS of the configuration")
+    precision: str | None = Field(None, description="inference: the weight precision sized on this card (an FP8 model "
+                                                    "runs as W8A8 INT8 where the card has no FP8)")
     media_tflops: TFLOPS | None = Field(None, description="an image or video model: one card's dense FP16 TFLOPS as "
                                                          "image tools run (tools.rates.media_tflops)")
     perf_metric: str
@@ -932,7 +934,7 @@ def _option(gpu: GPU, count: int, inp: RecommendInput, ev: _Eval, report: BuildR
         total_price_cny=total_cny, total_price_local=total_local,
         decode_tokens_per_s=ev.decode, decode_tokens_per_s_range=ev.decode_range,
         training_tokens_per_s=ev.train_tps, training_hours=ev.train_hours, fp64_tflops=ev.fp64,
-        fp32_tflops=ev.fp32, media_tflops=round(ev.media, 1) if ev.media is not None else None,
+        fp32_tflops=ev.fp32, precision=ev.precision, media_tflops=round(ev.media, 1) if ev.media is not None else None,
         perf_metric=ev.metric_label, perf_per_price=round(ppp, 4) if ppp is not None else None,
         power_w=t.system_power_w * nodes, wall_draw_w=t.wall_draw_w * nodes, yearly_energy_kwh=cost.yearly_energy_kwh,
         yearly_energy_cost=cost.yearly_energy_cost, energy_currency=cost.currency,
