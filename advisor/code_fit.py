@@ -12,8 +12,7 @@ from advisor.session import ToolCall
 from knowledge import load_catalog
 from knowledge.codes import ScientificCode, find_code
 from knowledge.messages import msg
-from tools.compat_rules.software import stack_family
-from tools.recommend import CODE_STACK, WEAK_FP64_SHARE
+from tools.recommend import WEAK_FP64_SHARE, has_gpu_build
 
 if TYPE_CHECKING:
     from advisor.asks import AskContext
@@ -49,8 +48,7 @@ def say_code_fit(c: AskContext, done: list[ToolCall]) -> str | None:
 
 def _card_verdict(code: ScientificCode, gpu_id: str, lang: str) -> str:
     g = load_catalog().gpu(gpu_id)
-    stack = CODE_STACK.get(stack_family(g))
-    if stack not in code.stacks:
+    if not has_gpu_build(code, g):
         builds = punct(lang, "list").join(msg(lang, f"recommend.code_stack.{s}") for s in code.stacks)
         return msg(lang, "code_fit.no_build", card=g.name, builds=builds)
     fp64, fp32 = g.throughput.fp64_vector or g.throughput.fp64 or 0.0, g.throughput.fp32 or 0.0

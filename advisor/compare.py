@@ -17,9 +17,8 @@ from knowledge.codes import scientific_code
 from knowledge.markets import sold_in
 from knowledge.messages import has as has_message
 from knowledge.messages import msg
-from tools.compat_rules.software import stack_family
 from tools.perf import DecodeResult
-from tools.recommend import CODE_STACK
+from tools.recommend import has_gpu_build
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
 from tools.value import ValueResult
@@ -481,7 +480,7 @@ def _without_build(session: Session, ids: list[str]) -> list[str]:
     if code is None:
         return []
     cat = load_catalog()
-    return [i for i in ids if CODE_STACK.get(stack_family(cat.gpu(i))) not in code.stacks]
+    return [i for i in ids if not has_gpu_build(code, cat.gpu(i))]
 
 
 def _bandwidth_pick(session: Session, runs: list[str], rate: dict[str, float], fastest: str, labels: dict[str, str],

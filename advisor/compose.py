@@ -71,12 +71,12 @@ from tools.inference_memory import InferenceMemoryResult
 from tools.perf import HOST_BANDWIDTH_GBS, DecodeResult
 from tools.pricing import HOST_COST_USD
 from tools.recommend import (
-    CODE_STACK,
     MAX_CLUSTER_NODES,
     NODE_GPUS,
     WEAK_FP64_SHARE,
     Option,
     Recommendation,
+    has_gpu_build,
     nodes_for,
 )
 from tools.scientific import ScientificResult
@@ -871,7 +871,7 @@ def code_on_card(gpu_id: str, code_id: str, lang: str, tokens: int | None = None
     code documents tokens per GB); or a fit, by the rate the code computes in."""
     g, code = load_catalog().gpu(gpu_id), scientific_code(code_id)
     stack = stack_family(g)
-    if CODE_STACK.get(stack) not in code.stacks:
+    if not has_gpu_build(code, g):
         builds = punct(lang, "list").join(msg(lang, f"recommend.code_stack.{s}") for s in code.stacks)
         return msg(lang, "sci_card.no_build", gpu=g.name, code=code.name, stack=STACK_NAMES[stack], builds=builds)
     fp64, fp32 = g.throughput.fp64, g.throughput.fp32

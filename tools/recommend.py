@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from knowledge import load_catalog
-from knowledge.codes import find_code, scientific_code, scientific_codes
+from knowledge.codes import ScientificCode, find_code, scientific_code, scientific_codes
 from knowledge.markets import Region, Status, availability, markets_as_of
 from knowledge.schema import GPU, FormFactor, Platform, Tier
 from knowledge.stack_support import unsupported
@@ -99,6 +99,11 @@ ECOSYSTEM_TRAINING = {"cuda": 1.0, "rocm-cdna": 0.85, "gaudi": 0.75, "ascend": 0
 # the stack group a code's GPU build names (knowledge/data/codes): ROCm covers Instinct and Radeon alike, and Hygon's
 # DTK, which compiles and runs HIP code (STACK_NAMES: 'HIP-compatible'), takes the codes' HIP builds
 CODE_STACK = {"cuda": "cuda", "rocm-cdna": "rocm", "rocm-rdna": "rocm", "dtk": "rocm", "xpu": "xpu"}
+
+
+def has_gpu_build(code: ScientificCode, gpu: GPU) -> bool:
+    """Whether ``code`` has a GPU build for the software stack ``gpu`` runs (VASP: CUDA only, so no MI210)."""
+    return CODE_STACK.get(stack_family(gpu)) in code.stacks
 
 
 # Image and video generation (ComfyUI and its custom nodes, diffusers, xformers / SageAttention kernels) is written
@@ -438,7 +443,7 @@ def _constraint(gpu: GPU, inp: RecommendInput) -> Note | None:
         return note("recommend.reject.needs_cuda", vendor=gpu.vendor, stack=STACK_NAMES[stack_family(gpu)])
     if inp.code is not None:  # the code's GPU builds decide which software stacks can run it
         code = scientific_code(inp.code)
-        if CODE_STACK.get(stack_family(gpu)) not in code.stacks:
+        if not has_gpu_build(code, gpu):
             return note("recommend.reject.no_code_build", code=code.name, stack=STACK_NAMES[stack_family(gpu)],
                         builds=_chain("recommend.list", [note(f"recommend.code_stack.{s}") for s in code.stacks]))
     if inp.form_factor and gpu.form_factor.value != inp.form_factor:
