@@ -927,9 +927,13 @@ def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
         else:  # each card counted is a scheme to come back to ('租 H100 整体训下来多少钱': the H100 option)
             remember_count(c.session, gpu, n)
         key = "asks.train_count_deadline" if p.deadline_days else "asks.train_count"
-        lines.append(msg(c.lang, key, gpu=gpu_name(gpu), n=n, days=num(
-            float(timed.result["gpu_hours"]) / n / 24, 1), memory=memory,  # type: ignore[index]
-            deadline=num(p.deadline_days or 0, 0)))
+        gpu_hours = float(timed.result["gpu_hours"])  # type: ignore[index]
+        line = msg(c.lang, key, gpu=gpu_name(gpu), n=n, days=num(gpu_hours / n / 24, 1), memory=memory,
+                   deadline=num(p.deadline_days or 0, 0))
+        if not p.deadline_days and n < NODE_GPUS:  # 'how many and how long': a whole node is the other answer
+            line += msg(c.lang, "asks.train_count_node", node=NODE_GPUS,
+                        time=duration(gpu_hours / NODE_GPUS, c.lang))
+        lines.append(line)
     return "\n".join(lines) if lines else None
 
 

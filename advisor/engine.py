@@ -49,6 +49,7 @@ from tools.errors import error_note
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
 from tools.pricing import to_usd
+from tools.scale_out import NODE_GPUS
 
 log = logging.getLogger(__name__)
 MAX_TOOL_ARGUMENT_CHARS = 20_000  # a model's tool call is a few hundred characters
@@ -311,7 +312,7 @@ _MORE_TIME = re.compile(r"\b(?:more|additional|extra|further|after (?:that|the|t
 
 def _merge_horizon(m: _Merge) -> None:
     """'after the 6 months … for 2 more years': a horizon said on top of the project's length adds to it."""
-    if m.parsed.years and m.p.deadline_days and _MORE_TIME.search(m.parsed.text):
+    if m.parsed.years and m.p.deadline_days and not m.parsed.deadline_days and _MORE_TIME.search(m.parsed.text):
         m.put("years", round(min(30.0, m.parsed.years + m.p.deadline_days / 365), 2))
         m.put("deadline_days", None)
 
@@ -827,6 +828,29 @@ def _bare_count(m: _Merge) -> None:
         m.put("gpu_count", int(found.group(1)))
 
 
+_MACHINE_ASKS = {"rack", "energy_cost", "build_cost", "heat", "circuit", "ups"}
+
+
+def _nodes_and_total(m: _Merge) -> None:
+    """Machines of eight counted against a total: '再租6台，凑满64卡' is 8 machines of 8 (the total wins; the
+    machines said are those added); '两台机器自己跑' after a total of 64 is 2 machines of 8, not 2 × 64."""
+    parsed, p = m.parsed, m.p
+    stated = [g for g in parsed.gpus if g.stated]
+    if len(stated) == 1 and parsed.nodes is None and set(parsed.asks) & _MACHINE_ASKS \
+            and stated[0].count > NODE_GPUS and stated[0].count % NODE_GPUS == 0:
+        m.put("gpu_count", NODE_GPUS)  # '一共要部署32张卡 … 需要几个机柜': racks and power count machines of 8
+        m.put("nodes", stated[0].count // NODE_GPUS)
+        return
+    if not parsed.nodes or stated:
+        return
+    total = parsed.gpu_count
+    if total and total > NODE_GPUS and total % NODE_GPUS == 0:
+        m.put("gpu_count", NODE_GPUS)
+        m.put("nodes", total // NODE_GPUS)
+    elif total is None and p.gpu_count and p.gpu_count > NODE_GPUS:
+        m.put("gpu_count", NODE_GPUS)
+
+
 def _is_what_if(parsed: Parsed) -> bool:
     return parsed.kind in (Kind.whatif, Kind.correct) or parsed.has(Intent.whatif)
 
@@ -850,7 +874,7 @@ _MERGE_STEPS = (_merge_model, _problem_from_residues, _people_share, _requests_f
                 _merge_workloads,
                 _merge_implied, _merge_lists,
                 _merge_sold, _session_variants, _merge_cards, _merge_options, _merge_changes,
-                _merge_count, _bare_count, _merge_short_answers)
+                _merge_count, _bare_count, _nodes_and_total, _merge_short_answers)
 
 
 def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) -> None:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from advisor.config_at_hand import current_config
 from advisor.fmt import default_currency
-from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, GpuCount, Intent, Kind, Parsed, UseCase, Workload
+from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, GpuCount, Intent, Kind, Parsed, UseCase, Workload, vocab
 from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_NODE_GPUS
 from advisor.session import Profile, Session
@@ -241,6 +241,15 @@ def _desk_card(gpu_id: str) -> bool:
         return load_catalog().gpu(gpu_id).tier.value in ("consumer", "workstation")
     except LookupError:
         return False
+
+
+def _machine_check(check: dict[str, Any], p: Profile) -> dict[str, Any]:
+    """A build check's arguments with what the user said about the machine, each card at the power limit said
+    ('功耗每张限到300W': every check this session makes, beside a speed answer too)."""
+    out = {**check, **_machine_args(p)}
+    if p.gpu_power_limit_w:
+        out["gpus"] = [{**g, "power_limit_w": p.gpu_power_limit_w} for g in out["gpus"]]
+    return out
 
 
 def _machine_args(p: Profile) -> dict[str, Any]:
@@ -1056,9 +1065,7 @@ def _build_plan(ctx: PlanContext) -> Plan:
         return Plan(mode="concept", calls=_search_text(parsed.text, ctx.lang, ctx.search_k))
     if not gpus:
         return plan
-    if p.gpu_power_limit_w:
-        gpus = [{**g, "power_limit_w": p.gpu_power_limit_w} for g in gpus]
-    args: dict[str, Any] = {"gpus": gpus, **_machine_args(p), **_build_workload(p)}
+    args = _machine_check({"gpus": gpus, **_build_workload(p)}, p)
     plan.calls = [PlannedCall(name="check_build", arguments=args, purpose="check")]
     nodes = p.nodes or 1
     if 1 < nodes <= MAX_NODES and len(gpus) == 1 and parsed.build_topic in ("network", "link"):
@@ -1186,6 +1193,8 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     gpus = _gpus_under_discussion(session, parsed)
     if p.gpu is None and p.existing and not parsed.gpus:  # '我的 3060 不够，租卡一天多少钱': not the card owned
         gpus = []
+    if not parsed.gpus and vocab.matches("slot", "which_to_rent", parsed.text):  # '租什么卡': the cards that run it
+        gpus = []
     if not gpus and p.compare:  # a what-if after 'we rent X … would buying Y pay off': Y is the one bought
         gpus = [{"gpu": p.compare[-1], "count": p.compare_counts.get(p.compare[-1], 1)}]
     currency = user_currency(p, lang, ("USD", "CNY"))
@@ -1203,11 +1212,16 @@ def _rent_plan(ctx: PlanContext) -> Plan:
         bought = dict(next(g for g in reversed(gpus) if g["gpu"] != rented["gpu"]))
     bought["count"] = _rented_or_bought_count(p, parsed, bought)
     hours = p.hours_per_day or DEFAULT_RENT_HOURS
-    if p.gpu_hours_month:  # '300 GPU-hours a month': the bought cards run that many hours between them
-        busy = p.gpu_hours_month / DAYS_PER_MONTH / 24  # GPUs busy around the clock: buying fewer cannot do it
+    plan_notes: dict[str, Any] = {}
+    monthly = p.gpu_hours_month
+    if monthly is None and p.runs_per_month and (run := _run_gpu_hours(p, bought)) is not None:
+        monthly = run * p.runs_per_month  # 'once a month': the cards are busy for those runs alone
+        plan_notes["runs"] = {"runs": p.runs_per_month, "gpu_hours": run, "count": bought["count"]}
+    if monthly:  # '300 GPU-hours a month': the bought cards run that many hours between them
+        busy = monthly / DAYS_PER_MONTH / 24  # GPUs busy around the clock: buying fewer cannot do it
         if not p.gpu_count and busy > bought["count"]:  # '20k GPU-hours a year' with no count said: 3 cards
             bought["count"] = min(RENT_MAX_GPUS, math.ceil(busy))
-        hours = min(24.0, round(p.gpu_hours_month / DAYS_PER_MONTH / bought["count"], 2))
+        hours = min(24.0, round(monthly / DAYS_PER_MONTH / bought["count"], 2))
     args: dict[str, Any] = {"gpu": bought["gpu"], "count": bought["count"], "currency": currency,
                             "hours_per_day": hours, "include_host": not p.has_host}
     if p.kwh_price and (p.budget is None or p.budget.currency == currency):
@@ -1226,7 +1240,19 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     if p.region:  # where the buyer rents decides which providers' prices count first
         args["market"] = offers["market"] = p.region
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
-                                    PlannedCall(name="rental_prices", arguments=offers, purpose="info")])
+                                    PlannedCall(name="rental_prices", arguments=offers, purpose="info")],
+                assumed=plan_notes)
+
+
+def _run_gpu_hours(p: Profile, bought: dict[str, Any]) -> float | None:
+    """The GPU-hours of one training run on the cards bought (run here, as :func:`least_count` runs its
+    sizings); None when there is no run to time."""
+    model, tokens = model_args(p), dataset_tokens(p)
+    if p.use_case != "training" or not model or not tokens:
+        return None
+    done = run_tool("training_time", {**model, "gpu": bought["gpu"], "count": bought["count"], "tokens": tokens,
+                                      **training_rates(p)})
+    return float(done.result["gpu_hours"]) if done.ok and done.result else None
 
 
 def _rented_or_bought_count(p: Profile, parsed: Parsed, bought: dict[str, Any]) -> int:
@@ -1353,8 +1379,11 @@ def _card_only(p: Profile) -> bool:
 
 
 def training_rates(p: Profile) -> dict[str, Any]:
-    """What the user stated about a training run's efficiency and price: their MFU, their GPU-hour rate."""
+    """What a training run's time rests on beyond model and data: a frozen base (LoRA, QLoRA) and what the user
+    stated, their MFU and their GPU-hour rate."""
     out: dict[str, Any] = {}
+    if training_method(p) in ("lora", "qlora"):
+        out["frozen_base"] = True  # no weight gradients for the base: two thirds of a full step's FLOPs
     if p.mfu:
         out["mfu"] = p.mfu
     if p.rental_rate:
@@ -1481,7 +1510,7 @@ def _inference_on_card(p: Profile, model: dict[str, Any], gpu: str, count: int, 
         check["precision"] = run
     if p.cuda_required:
         check["cuda_required"] = True
-    check.update(_machine_args(p))
+    check = _machine_check(check, p)
     return [PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gpu),
             PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu)]
 
@@ -1709,14 +1738,17 @@ def _hardest_job(p: Profile, plan: Plan) -> list[PlannedCall]:
 TRAIN_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048)
 
 
+_COUNTED_SETTINGS = {"recompute": "full"}  # how a training count is sized (ZeRO-3 past one card, checkpointed)
+
+
 def train_count_calls(p: Profile, model: dict[str, Any], gpu: str) -> list[PlannedCall]:
     """'How many to train it?': the run's GPU-hours on one card, and the memory sharded (ZeRO-3, checkpointed)
     over each count of cards (``model``: :func:`model_args`)."""
     calls = [PlannedCall(name="training_time", purpose="time", arguments={
         **model, "gpu": gpu, "count": 1, "tokens": dataset_tokens(p), **training_rates(p)})]
     return calls + [PlannedCall(name="size_training", purpose="size", arguments={
-        **model, "gpu": gpu, "gpus": n, "method": training_method(p), "zero_stage": 3 if n > 1 else 0,
-        "recompute": "full", "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}) for n in TRAIN_COUNTS]
+        **model, "gpu": gpu, "gpus": n, "method": training_method(p), **_COUNTED_SETTINGS,
+        "zero_stage": 3 if n > 1 else 0, "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}) for n in TRAIN_COUNTS]
 
 
 def train_count(p: Profile, timed: dict[str, Any] | None, fitting: list[int]) -> tuple[int | None, int]:
@@ -1746,22 +1778,27 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     others = _hardest_job(p, plan) if len(p.workloads) >= 2 else []
     model = _model_args(p, plan)
     gpu, count = _config(p)
+    counted_here = False
     if gpu and parsed.asks_count and not _count_said(parsed) and model and dataset_tokens(p) \
             and p.nodes is None and (counted := _planned_train_count(p, model, gpu)):
-        count = counted  # '需要多少张 H800？': the plan is on the count that trains it in time
+        count, counted_here = counted, True  # '需要多少张 H800？': the plan is on the count that trains it in time
         keep_count(p, gpu, count)
     method = training_method(p)
     if p.method is None:  # said in the reply: LoRA by default, pre-training when the dataset says so
         plan.assumed["method"] = "pretrain" if method == "full" else method
     seq = p.context_tokens or DEFAULT_TRAIN_SEQ
     size = _training_size(p, model, method, gpu, count, seq)
+    if counted_here:  # sized as the count was chosen: sharded and checkpointed, so the verdicts agree
+        size = {**size, **_COUNTED_SETTINGS, "zero_stage": 3 if count > 1 else 0}
+        if p.grad_checkpointing is False or p.sharding:
+            size = _training_size(p, model, method, gpu, count, seq)
     calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
     calls += _network_asked(p, parsed, gpu, count)
     if gpu:
         calls += _training_fallbacks(p, size, method, gpu, count)
     tokens = dataset_tokens(p)
-    if gpu and parsed.asks_count and not (tokens and p.deadline_days):  # with both, the count that finishes in
-        calls += _training_counts(p, size, method, count)  # time is the answer (advisor.asks: train_count)
+    if gpu and parsed.asks_count and not tokens:  # with the data said, the count that holds the run (and
+        calls += _training_counts(p, size, method, count)  # finishes it in time) is the answer (asks: train_count)
     if gpu and tokens:
         calls.append(PlannedCall(name="training_time", purpose="time", gpu=gpu, needs_fit=True,
                                  arguments={**model, "tokens": tokens, "gpu": gpu, "count": count,
@@ -1855,7 +1892,7 @@ def _training_check(p: Profile, model: dict[str, Any], method: str, gpu: str, co
         check["model"] = model["model"]
     if p.cuda_required:
         check["cuda_required"] = True
-    check.update(_machine_args(p))
+    check = _machine_check(check, p)
     return PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu)
 
 
@@ -1887,7 +1924,7 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
             check["problem_bytes"] = problem_bytes
         if p.cuda_required:
             check["cuda_required"] = True
-        check.update(_machine_args(p))
+        check = _machine_check(check, p)
         calls.append(PlannedCall(name="check_build", arguments=check, purpose="check", gpu=gpu))
     rec: dict[str, Any] = {"workload": "scientific", "fp64_required": p.fp64 is not False, **_common_rec(p)}
     if p.sci_code:  # only cards whose software stack has a build of the code (VASP: CUDA; GROMACS: CUDA, ROCm, SYCL)

@@ -240,6 +240,7 @@ class Profile(BaseModel):
     kwh_currency: Literal["CNY", "USD", "EUR", "GBP"] | None = Field(None, description="the kWh price's currency")
     by_the_month: bool | None = Field(None, description="rents by the month (包月)")
     gpu_hours_total: float | None = Field(None, gt=0, le=100_000_000, description="GPU-hours needed in all")
+    runs_per_month: float | None = Field(None, gt=0, le=31, description="how often the job is run, a month")
     gpu_hours_month: float | None = Field(None, gt=0, le=800_000, description="GPU-hours used a month, all GPUs")
     node_link_gbps: float | None = Field(None, gt=0, le=12_800, description="the network between the nodes now, "
                                                                           "Gb/s per node")

@@ -11,7 +11,7 @@ from typing import Any
 from advisor import answers as A
 from advisor import compare
 from advisor import compose as C
-from advisor.fmt import punct
+from advisor.fmt import duration, num, punct
 from advisor.nlu import Parsed
 from advisor.planner import Plan, session_region
 from advisor.report import export_markdown
@@ -134,15 +134,31 @@ def _rent(ctx: TurnContext) -> str:
         return A.compose_concept(ctx.citations, ctx.parsed.text, ctx.out_lang) + "\n\n" + msg(ctx.out_lang,
                                                                                              "rent.need_gpu")
     months = rent.arguments.get("months")
-    return A.compose_rent(ctx.calls, months, rent.arguments["hours_per_day"], ctx.out_lang,
+    text = A.compose_rent(ctx.calls, months, rent.arguments["hours_per_day"], ctx.out_lang,
                           hourly_first=ctx.parsed.asks_hourly, daily_first=ctx.parsed.asks_daily,
                           monthly_first=ctx.parsed.asks_monthly, total_hours=ctx.session.profile.gpu_hours_total,
                           offers_first="where_rent" in ctx.parsed.asks or (bool(ctx.parsed.providers)
                                                                             and "break_even" not in ctx.parsed.asks))
+    runs = ctx.plan.assumed.get("runs")
+    if not runs:
+        return text
+    verdict, _, rest = text.partition("\n")  # how the hours were counted, under the verdict it led to
+    return "\n".join([verdict, msg(ctx.out_lang, "rent.runs", runs=num(runs["runs"], 2),
+                                    gpu_hours=num(runs["gpu_hours"], 0),
+                                    run=duration(runs["gpu_hours"] / runs["count"], ctx.out_lang),
+                                    monthly=num(runs["gpu_hours"] * runs["runs"], 0)), rest])
 
 
 # the parts of a machine whose check answers the question when asked beside a sizing ('4 张够吗？1600W 带得动吗？')
 _LEAD_TOPICS = ("psu", "wall", "slots", "cooling", "lanes")
+
+
+def _without_repeats(body: str, part: str) -> str:
+    """The sizing answer without the build check's findings the part placed beside it already states."""
+    def repeated(line: str) -> bool:
+        finding = line.removeprefix("- ❌ ").removeprefix("- ⚠️ ").split(" → ")[0].strip()
+        return line.startswith(("- ❌ ", "- ⚠️ ")) and len(finding) > 20 and finding in part
+    return "\n".join(line for line in body.split("\n") if not repeated(line))
 
 
 def _answer(ctx: TurnContext) -> str:
@@ -152,7 +168,13 @@ def _answer(ctx: TurnContext) -> str:
                             detailed=ctx.settings.detailed or parsed.wants_detail)
     if parsed.build_topic in _LEAD_TOPICS and parsed.asks[:1] != ["fits"] and \
             any(c.name == "check_build" and c.ok for c in ctx.calls):  # the part asked about leads, then the sizing
-        body = _build(ctx).partition("\n\n")[0] + "\n\n" + body
+        part = _build(ctx).partition("\n\n")[0]
+        body = _without_repeats(body, part)
+        if parsed.asks[:1] in (["speed"], ["ttft"], ["training_time"]):  # asked first: the part said after it
+            lead, _, rest = body.partition("\n\n")
+            body = f"{lead}\n\n{part}\n\n{rest}".rstrip()
+        else:
+            body = part + "\n\n" + body
     if network and parsed.asks[:1] != ["network"]:  # asked after the time or the fit, or not asked: said after it
         lead, _, rest = body.partition("\n\n")
         return f"{lead}\n\n{network}\n{rest}".rstrip()

@@ -56,6 +56,8 @@ class TrainingTimeInput(ToolInput):
     mfu: float | None = Field(None, ge=0.001, le=1, description="default: the median of published end-to-end "
                                                                "runs on this class of GPU")
     recompute: Literal["none", "selective", "full"] = "none"
+    frozen_base: bool = Field(False, description="LoRA/QLoRA: the base weights get no gradients (backward 2 FLOPs per "
+                                                "parameter per token, not 4)")
     precision: str = Field("bf16", description="precision the matmuls run at")
     price_per_gpu_hour: float | None = Field(
         None, gt=0, le=1e6, allow_inf_nan=False, description="USD; default: catalog rental price"
@@ -74,7 +76,7 @@ class TrainingTimeResult(BaseModel):
 
     kind: Literal["training-time"] = "training-time"
     flops: float
-    flops_factor: int = Field(description="6, or 8 with full recomputation")
+    flops_factor: int = Field(description="6 (4 for a frozen base), 2 more with full recomputation")
     hours: Hours
     hours_range: tuple[Hours, Hours] = Field(description="at the MFU band holding 9 in 10 published runs "
                                                          "(the given MFU ×1.2 and ×0.8 when one is given)")
@@ -109,7 +111,7 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
     else:  # a given or measured MFU: ±20 % (±10 % for a measurement) for other sizes, sequence lengths, builds
         spread = 0.1 if measured else 0.2
         low, high = mfu * (1 - spread), min(mfu * (1 + spread), 0.8)
-    k = 8 if inp.recompute == "full" else 6
+    k = (2 if inp.frozen_base else 4) + 2 + (2 if inp.recompute == "full" else 0)  # backward + forward + recomputed
     flops = k * inp.params * inp.tokens
     achieved = inp.count * rate.flops_per_s * mfu
     seconds = flops / achieved
@@ -128,7 +130,8 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
             value=flops,
             unit="FLOP",
             formula=note("perf.formula.train_flops", k=k, params=inp.params, tokens=inp.tokens),
-            explain=note("perf.explain.train_flops_recompute" if k == 8 else "perf.explain.train_flops", k=k),
+            explain=note(f"perf.explain.train_flops{'_frozen' if inp.frozen_base else ''}"
+                         f"{'_recompute' if inp.recompute == 'full' else ''}", k=k),
         ),
         Term(
             name="achieved throughput",

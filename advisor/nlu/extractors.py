@@ -1142,10 +1142,41 @@ def gpu_hours_total(ctx: Context) -> float | None:
 MAX_GPU_HOURS_A_MONTH = 1024 * 24 * 31  # every GPU of the largest plan, all month
 
 
+_TIMES = {"once": 1, "one time": 1, "twice": 2, "two times": 2, "thrice": 3, "一": 1, "两": 2, "二": 2, "三": 3,
+          "四": 4, "五": 5, "几": 3}
+_RUN_PERIODS = {"month": 1.0, "月": 1.0, "week": 52 / 12, "周": 52 / 12, "星期": 52 / 12, "quarter": 1 / 3,
+                "季度": 1 / 3, "year": 1 / 12, "年": 1 / 12}
+_TIMES_WORD = r"(once|one time|twice|two times|thrice|\d{1,2}\s*(?:x|times))"
+_PERIOD_EN = r"(month|week|quarter|year)"
+_PERIOD_ZH = r"(个?月|周|星期|个?季度|年)"
+_RUNS = re.compile(rf"\b{_TIMES_WORD}\s+(?:a|per|each|every)\s+{_PERIOD_EN}\b|"
+                   rf"\b(?:every|each)\s+{_PERIOD_EN}\b(?=.{{0,20}}\b(?:re-?train|train|fine-?tun|run|do)\w*)|"
+                   rf"\b(?:re-?train\w*|fine-?tun\w*|train\w*)\s+(?:it\s+)?(?:every|each)\s+{_PERIOD_EN}\b|"
+                   rf"(?:每|一)\s*{_PERIOD_ZH}\s*(?:训|跑|做|微调|更新|迭代|重训|训练)?\s*(?:个)?\s*"
+                   rf"([一两二三四五几]|\d{{1,2}})\s*(?:次|回|轮)", _I)
+
+
+def runs_per_month(ctx: Context) -> float | None:
+    """How often a job is run, a month ('once a month', 'twice a week', 'retrain every quarter', '每季度训一次'):
+    renting pays only for those runs, so buying is weighed against them, not against round-the-clock use."""
+    m = _RUNS.search(ctx.masked)
+    if m is None:
+        return None
+    times_raw, period_raw = m.group(1) or "1", next(g for g in (m.group(2), m.group(3), m.group(4), m.group(5)) if g)
+    if m.group(6):
+        times_raw = m.group(6)
+    times_raw = times_raw.lower().strip()
+    times = _TIMES.get(times_raw) or parse_number(re.sub(r"\s*(x|times)$", "", times_raw)) or 0
+    period = next(v for k, v in _RUN_PERIODS.items() if k in period_raw.lower())
+    value = round(times * period, 4)
+    return value if 0 < value <= 31 else None
+
+
 EXTRACTORS: dict[str, Extractor] = {
     "node_link_gbps": node_link_gbps,
     "gpu_hours_month": gpu_hours_month,
     "gpu_hours_total": gpu_hours_total,
+    "runs_per_month": runs_per_month,
     "site_kw": site_kw,
     "days_used_share": days_used_share,
     "load_share": load_share,

@@ -216,6 +216,8 @@ class Parsed(BaseModel):
     gpu_hours_month: float | None = Field(None, description="GPU-hours used a month across all GPUs ('300 GPU-hours/"
                                                             "month')")
     gpu_hours_total: float | None = Field(None, description="GPU-hours needed in all, no period ('500 GPU hrs')")
+    runs_per_month: float | None = Field(None, description="how often a job is run, a month ('once a month', "
+                                                           "'每季度训一次': 1/3)")
     site_kw: float | None = Field(None, description="a site's power, kW ('1MW of IT power')")
     by_the_month: bool | None = Field(None, description="rented by the month ('包月', 'monthly plan'); None: not said")
     card_position: int | None = Field(None, description="the place a named card takes ('as the second card': 2)")
@@ -450,8 +452,10 @@ _DATASET_TOKENS = re.compile(rf"({N})\s*(k|K|m|M|b|B|t|T|万|亿|million|billion
                              rf"(?:(?:output|input|generated|输出|输入)\s*)?(tokens?(?![a-z])|词元)(?!\s*(of\s+)?(context|上下文|ctx|窗口|/\s*s|per\s+s|每秒))"
                              rf"(?!\s*(?:的)?\s*{_SENT_WHOLE})", _I)
 # a corpus said by its size alone ('数据2T', 'dataset of 500B'): tokens in trillions or billions, never bytes
-_CORPUS_SIZE = re.compile(rf"(?:数据|语料|训练集|data(?:set)?|corpus)\s*(?:量|规模|大小)?\s*"
-                          rf"(?:有|是|of|约|大概|about|~|≈|加到|增加到|扩到|扩充到|变成|改成|换成|到|to|grows? to)?\s*"
+_CORPUS_SIZE = re.compile(rf"(?:数据|语料|训练集|data(?:set)?|corpus|(?<![a-z])tokens?(?![a-z]))\s*"
+                          rf"(?:量|规模|大小|数|count|budget)?\s*"
+                          rf"(?:有|是|of|约|大概|about|~|≈|加到|增加到|扩到|扩充到|降到|减到|减少到|缩到|砍到|变成|改成|换成|到|"
+                          rf"to|grows? to|(?:is )?(?:cut|reduced|dropped|lowered|down) to|drops? to)?\s*"
                           rf"(?:约|大概|about|~|≈)?\s*({N})\s*(t|T|b|B|万亿|亿|trillion|billion)(?![a-zA-Z])", _I)
 _STORAGE_WORD = re.compile(r"硬盘|存储|空间|磁盘|\bdisks?\b|\bstorage\b|\bssd\b|\bnvme\b|\bbytes?\b", _I)
 _ASKED_EACH = re.compile(rf"(?:每人|每个人|每个用户|人均)\s*(?:每天|一天|每日)?\s*(?:大概|约|平均)?\s*"
@@ -1388,6 +1392,13 @@ def _first_use_case(text: str) -> UseCase | None:
     return min(found)[1] if found else None
 
 
+def _first_method(text: str) -> Method | None:
+    """The method the message names first: the job asked for comes before the ones weighed beside it
+    ('full fine-tune Llama 8B … also LoRA vs full FT quick opinion' is a full fine-tune)."""
+    found = [(m.start(), rank, method) for rank, (method, pat) in enumerate(_METHODS) if (m := pat.search(text))]
+    return min(found)[2] if found else None
+
+
 def _read_use_case(r: _Reading) -> None:
     """Use case and method, with the ones the user rules out ('不训练', 'not LoRA') blanked first."""
     out, text = r.out, r.text
@@ -1404,7 +1415,7 @@ def _read_use_case(r: _Reading) -> None:
     if out.use_case is None and (_RUNS.search(r.masked) or done_spans):  # '跑', 'runs', a model already fine-tuned:
         out.use_case, out.use_case_weak = "inference", True  # inference unless the session knows better
     out.finetune = bool(_FINETUNE.search(r.said))
-    out.method = next((method for method, pat in _METHODS if pat.search(r.said)), None)
+    out.method = _first_method(r.said)
     if out.method is None and _PRETRAIN.search(text):
         out.method = "pretrain"
     if out.use_case != "scientific" or _FP64_NEED.search(text):
@@ -2174,6 +2185,8 @@ def _read_deadline(r: _Reading) -> None:
             continue
         unit = m.group(3).lower()
         factor = next((f for prefixes, f in _DEADLINE_FACTORS if unit.startswith(prefixes)), 1)
+        if factor >= 365 and r.out.years == value:  # '按用一年算': the span read as the cost horizon, used once
+            continue
         r.out.deadline_days = value * factor
         return
 
