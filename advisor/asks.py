@@ -40,6 +40,7 @@ from advisor.planner import (
     dataset_tokens,
     keep_count,
     model_args,
+    quant_ladder,
     representative_model,
     said_prices,
     session_region,
@@ -217,9 +218,10 @@ QUESTIONS_A_DAY = 10  # a staff member's questions a day to an assistant, when o
 def _people_behind(p: Profile) -> int | None:
     """Everyone behind the traffic when only people are known: the head count, else the users at peak over the
     share of a group at once (30 at peak ≈ 300 people) — the same share that sizes a head count at peak."""
-    if p.head_count:
+    behind_peak = math.ceil(p.concurrency / PEAK_SHARE) if p.concurrency and p.concurrency > 1 else None
+    if p.head_count and not (behind_peak and p.concurrency and p.concurrency > p.head_count):
         return p.head_count
-    return math.ceil(p.concurrency / PEAK_SHARE) if p.concurrency and p.concurrency > 1 else None
+    return behind_peak  # '20 人的公司，峰值 30 个客户同时问': more at once than staff, so customers send the traffic
 
 
 def _api_needed(c: AskContext) -> bool:
@@ -339,13 +341,21 @@ def _say_ups(c: AskContext, done: list[ToolCall]) -> str | None:
     r = _machine(done)
     if r is None:
         return None
-    size = dict(config=_label(r, c.lang), watts=num(r.node_wall_w, 0), online=num(r.ups_va_online, 0),
-                desktop=num(r.ups_va_desktop, 0))
+    nodes = max(1, r.nodes)  # every machine said is on the UPS ('4台H100要多大容量'): their draw together
+    size = dict(config=_label(r, c.lang), watts=num(r.node_wall_w * nodes, 0),
+                online=num((r.ups_va_online or 0) * nodes, 0), desktop=num((r.ups_va_desktop or 0) * nodes, 0))
+    minutes = c.session.profile.ups_minutes
+    battery = msg(c.lang, "asks.ups_battery", minutes=num(minutes, 0), watts=size["watts"],
+                  kwh=num(r.node_wall_w * nodes * minutes / 60 / UPS_INVERTER_EFFICIENCY / 1000, 1)) if minutes else ""
     va = c.session.profile.ups_va
-    if va is None or r.ups_limit_w is None:
-        return msg(c.lang, "asks.ups_size", **size)
+    if va is None or r.ups_limit_w is None or nodes > 1:
+        return msg(c.lang, "asks.ups_size", **size) + battery
     key = "asks.ups_holds" if r.ups_holds else "asks.ups_short" if r.ups_holds is False else "asks.ups_online_only"
-    return msg(c.lang, key, va=num(va, 0), low=num(r.ups_limit_w[0], 0), high=num(r.ups_limit_w[1], 0), **size)
+    return msg(c.lang, key, va=num(va, 0), low=num(r.ups_limit_w[0], 0), high=num(r.ups_limit_w[1], 0),
+               **size) + battery
+
+
+UPS_INVERTER_EFFICIENCY = 0.9  # battery to outlet through an online UPS's inverter (assumed, said in the line)
 
 
 NOISE_PASSAGE = "office-noise-ups"  # the corpus section that answers how loud a machine is and where it can sit
@@ -464,15 +474,21 @@ def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
         return None
     if r.nodes_per_rack is None:
         return msg(c.lang, "asks.rack_need_kw", kw=num(r.node_wall_w / 1000, 1), config=_label(r, c.lang))
+    node = config_label(r.gpu, r.count, c.lang)
     if r.nodes_per_rack == 0:
         return msg(c.lang, "asks.rack_none", kw=num(r.node_wall_w / 1000, 1),
-                   rack=num(c.session.profile.rack_kw or 0, 1))
+                   rack=num(c.session.profile.rack_kw or 0, 1), config=node)
     if c.session.profile.racks:  # '20 个柜子全上，总共能放多少张卡': the racks filled
         return msg(c.lang, "asks.rack_filled", rack=num(c.session.profile.rack_kw or 0, 1), fits=r.nodes_per_rack,
+                   config=node,
                    kw=num(r.node_wall_w / 1000, 1), racks=c.session.profile.racks, nodes=r.nodes,
                    cards=r.nodes * r.count, total_kw=num(r.total_wall_w / 1000, 1))
+    pue = c.session.profile.pue
+    facility = msg(c.lang, "asks.rack_pue", nodes=r.nodes, total_kw=num(r.total_wall_w / 1000, 1), pue=num(pue, 2),
+                   facility_kw=num(r.total_wall_w * pue / 1000, 1)) if pue and r.nodes > 1 else ""
     return msg(c.lang, "asks.rack" if r.nodes > 1 else "asks.rack_one", rack=num(c.session.profile.rack_kw or 0, 1),
-               fits=r.nodes_per_rack, kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1)
+               config=node,
+               fits=r.nodes_per_rack, kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1) + facility
 
 
 def _say_circuit(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -490,6 +506,8 @@ def _say_circuit(c: AskContext, done: list[ToolCall]) -> str | None:
 
 BTU_PER_WH = 3.412  # one watt of heat is 3.412 BTU an hour
 BTU_PER_COOLING_TON = 12_000  # a ton of refrigeration removes 12,000 BTU an hour
+CFM_PER_W_PER_F = 3.16  # sensible heat of air at sea level: CFM = 3.16 × W ÷ ΔT (°F)
+AIR_RISE_F = 20.0  # a typical server inlet-to-outlet temperature rise (11 °C)
 
 
 def _say_heat(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -498,8 +516,9 @@ def _say_heat(c: AskContext, done: list[ToolCall]) -> str | None:
     if r is None:
         return None
     btu = r.total_wall_w * BTU_PER_WH
+    cfm = CFM_PER_W_PER_F * r.total_wall_w / AIR_RISE_F
     return msg(c.lang, "asks.heat", config=_label(r, c.lang), kw=num(r.total_wall_w / 1000, 1), btu=num(btu),
-               tons=num(btu / BTU_PER_COOLING_TON, 1))
+               tons=num(btu / BTU_PER_COOLING_TON, 1), cfm=num(cfm, 0))
 
 
 def _decode(calls: Iterable[ToolCall]) -> DecodeResult | None:
@@ -821,7 +840,7 @@ DEFAULT_CHAT_CONTEXT = 4096  # tokens a chat holds when no context was said: pro
 
 def _capacity_needed(c: AskContext) -> bool:
     return "capacity" in c.asks and c.config is not None and bool(c.config.model or _model_of(c.session.profile)) \
-        and c.config.count <= 64
+        and c.config.count * c.config.nodes <= 64
 
 
 def _capacity_calls(c: AskContext) -> list[PlannedCall]:
@@ -833,7 +852,9 @@ def _capacity_calls(c: AskContext) -> list[PlannedCall]:
                   and not x.call_id.startswith("alt_")), None)
     context = sized.result.get("context") if sized is not None and sized.result else None
     precision = sized.result.get("precision") if sized is not None and sized.result else None
-    args: dict[str, Any] = {"model": c.config.model or _model_of(p), "gpu": c.config.gpu, "count": c.config.count,
+    # every machine's memory holds the cache: layers split between the machines pool it as one replica would
+    args: dict[str, Any] = {"model": c.config.model or _model_of(p), "gpu": c.config.gpu,
+                            "count": c.config.count * c.config.nodes,
                             "context": context or p.context_tokens or DEFAULT_CHAT_CONTEXT}
     if precision or p.precision or c.config.precision:
         args["precision"] = precision or p.precision or c.config.precision
@@ -846,7 +867,7 @@ def _say_capacity(c: AskContext, done: list[ToolCall]) -> str | None:
         return None
     r = ServingResult.model_validate(call.result)
     args = call.arguments
-    config = config_label(c.config.gpu, c.config.count, c.lang)
+    config = _cluster_label(c.config.gpu, c.config.count, c.config.nodes, c.lang)
     if r.max_batch < 1:
         return msg(c.lang, "asks.capacity_none", config=config, context=num(args["context"], 0))
     at_most = max((pt for pt in r.points if pt.batch <= r.max_batch), key=lambda pt: pt.batch, default=r.peak)
@@ -960,11 +981,25 @@ def _budget_count_calls(c: AskContext) -> list[PlannedCall]:
     assert budget is not None
     cards = _budget_cards(c)  # several compared are counted in one call: none of them is the configuration at hand
     groups = [cards[:8]] if len(cards) > 1 else [[gpu] for gpu in cards]
+    groups = [list(dict.fromkeys([*g, *(s for gpu in g if (s := pcie_sibling(gpu)))])) for g in groups]
     return [PlannedCall(name="affordable", purpose="value", arguments={
         "budget_usd": round(to_usd(budget.amount, budget.currency), 2), "only_gpus": group, "limit": len(group),
         "currency": budget.currency, "include_host": not p.has_host and p.budget_scope != "gpu_only",
         **said_prices(p)})
         for group in groups]
+
+
+def pcie_sibling(gpu: str) -> str | None:
+    """The priced PCIe card of a baseboard card's family, nearest in memory ('h100-sxm' → 'h100-pcie'): what a
+    budget too small for an 8-GPU baseboard buys of that chip."""
+    cat = load_catalog()
+    card = cat.gpu(gpu)
+    if not card.on_baseboard:
+        return None
+    family = gpu.split("-")[0]
+    near = [g for g in cat.gpus if g.id.split("-")[0] == family and not g.on_baseboard and g.price is not None
+            and g.form_factor.value == "pcie"]
+    return min(near, key=lambda g: abs(g.memory_gb - card.memory_gb)).id if near else None
 
 
 def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -976,6 +1011,13 @@ def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
     for gpu in _budget_cards(c):
         call = next((x for x in done if x.name == "affordable" and gpu in x.arguments["only_gpus"]), None)
         options = [o for o in ((call.result or {}).get("options") or []) if o["gpu"] == gpu] if call else []
+        sibling = pcie_sibling(gpu)
+        plain = [o for o in ((call.result or {}).get("options") or []) if o["gpu"] == sibling] if call else []
+        if not options and plain:  # a baseboard over the budget: its PCIe card is what the money buys
+            o = plain[0]
+            lines.append(msg(c.lang, "asks.budget_count_sibling", budget=shown, gpu=gpu_name(gpu), n=o["count"],
+                             sibling=o["name"], total=money(o["price"], budget.currency)))
+            continue
         if not options:  # no price to count with, or even one is over the budget
             key = "asks.budget_count_unpriced" if load_catalog().gpu(gpu).price is None else "asks.budget_count_none"
             lines.append(msg(c.lang, key, budget=shown, gpu=gpu_name(gpu)))
@@ -1059,6 +1101,55 @@ def _say_quote(c: AskContext, done: list[ToolCall]) -> str | None:
                total=money(r.total_price, r.currency))
 
 
+def _main_sizing(c: AskContext) -> ToolCall | None:
+    """The plan's own inference sizing of a catalog model (the configuration it answers on)."""
+    return next((x for x in c.calls if x.name == "size_inference" and x.ok and "model" in x.arguments
+                 and not x.call_id.startswith("alt_")), None)
+
+
+def _quant_neighbour(c: AskContext) -> str | None:
+    """The quant the fit is weighed against: the next one up when the plan's fits, else the ladder's smallest."""
+    main = _main_sizing(c)
+    if main is None:
+        return None
+    ladder = [q.lower() for q in quant_ladder(main.arguments["engine"])]
+    said = str(main.arguments.get("precision") or "").lower()
+    if not (main.result or {}).get("fits"):
+        return ladder[-1] if said != ladder[-1] else None
+    at = ladder.index(said) if said in ladder else -1
+    return ladder[at - 1] if at > 0 else None
+
+
+def _quant_calls(c: AskContext) -> list[PlannedCall]:
+    main, other = _main_sizing(c), _quant_neighbour(c)
+    if main is None or other is None:
+        return []
+    engine = main.arguments["engine"]
+    name = next(q for q in quant_ladder(engine) if q.lower() == other)
+    return [PlannedCall(name="size_inference", arguments={**main.arguments, "precision": name}, purpose="size")]
+
+
+def _say_quant(c: AskContext, done: list[ToolCall]) -> str | None:
+    """'Can I still run it at a lower quant?': the largest that fits, its need against the card, and the next
+    one up (or, when nothing fits, what even the smallest needs)."""
+    main = _main_sizing(c)
+    if main is None:
+        return None
+    r = typed(main, InferenceMemoryResult)
+    other = next((typed(x, InferenceMemoryResult) for x in done if x.name == "size_inference"), None)
+    config = config_label(main.arguments.get("gpu"), r.gpus, c.lang)
+    name = r.model
+    if r.fits:
+        line = msg(c.lang, "asks.quant_fit", model=name, quant=r.precision, config=config,
+                   need=gb(r.per_gpu_bytes), usable=gb(usable_bytes(r)))
+        if other is not None:
+            line += msg(c.lang, "asks.quant_above", quant=other.precision, need=gb(other.per_gpu_bytes))
+        return line
+    smallest = other or r
+    return msg(c.lang, "asks.quant_none", model=name, quant=smallest.precision, config=config,
+               need=gb(smallest.per_gpu_bytes), usable=gb(usable_bytes(smallest)))
+
+
 # routes that answer an ask under another name: 'how many cards?' for a training run
 ANSWERS_ASK = {"train_count": "how_many", "compute": "speed", "time": "training_time", "card_price": "price_check"}
 
@@ -1114,6 +1205,8 @@ ROUTES: dict[str, Route] = {
     "box_count": Route(box_needed, box_calls, say_box, scratch=True),
     "tender": Route(tender_needed, tender_calls, say_tender),
     "code_fit": Route(code_fit_needed, code_fit_calls, say_code_fit),
+    "quant_fit": Route(lambda c: "quant_fit" in c.asks and _main_sizing(c) is not None, _quant_calls, _say_quant,
+                       scratch=True),
 }
 
 

@@ -530,7 +530,8 @@ def _science_pick(session: Session, ids: list[str], labels: dict[str, str], gs: 
         vector = key == "fp64" and any(rate[i] != counts[i] * (gs[i].throughput.fp64 or 0.0) for i in ids)
         lines = [msg(lang, f"compare.science_pick_{'fp64_vector' if vector else key}", winner=labels[best],
                      tflops=num(rate[best]), others=sep.join(f"{labels[i]} {num(rate[i])}" for i in ids if i != best))]
-    weak = [i for i in runs if key == "fp64" and rate[i] < rate[best] * _FP64_UNFIT_SHARE]
+    weak = [i for i in runs if key == "fp64" and (gs[i].throughput.fp64 or 0.0)
+            < (gs[i].throughput.fp32 or 0.0) * _FP64_UNFIT_SHARE]  # the card's own FP64 against its FP32
     if weak:
         lines.append(msg(lang, "compare.science_fp64_unfit", labels=sep.join(labels[i] for i in weak)))
     return "\n".join(lines)

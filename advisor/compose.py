@@ -374,7 +374,9 @@ def _inference_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         out.append(msg(lang, "compose.inference_section.answer_fits", where=where, what=what))
     elif r.fits is False and p.precision is None and (fitting := _fitting_alternative(alts or [])) is not None:
         a, x = fitting  # the precision was assumed: lead with the quantisation that runs, not a 'no'
-        out.append(msg(lang, "compose.inference_section.answer_fits_quantised", where=where, model=model,
+        stand_in = r.precision.lower() == "int8"  # an FP8 model on a card without FP8: run as W8A8 INT8
+        key = "answer_fits_quantised_w8a8" if stand_in else "answer_fits_quantised"
+        out.append(msg(lang, f"compose.inference_section.{key}", where=where, model=model,
                        option=_alt_label(a, x, lang), need=gb_short(needed_bytes(x)), usable=gb_short(usable_bytes(x)),
                        native=r.precision, native_need=gb_short(r.per_gpu_bytes)))
         speed = next((c for b, c in (alts or []) if b == f"{a}_speed" and c.ok), None)

@@ -29,7 +29,7 @@ from advisor.backends import Backend, BackendError, DeterministicBackend, make_b
 from advisor.config_at_hand import Config, both_schemes, remember_scheme
 from advisor.fmt import punct
 from advisor.markdown import tidy
-from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse
+from advisor.nlu import GpuCount, Intent, Kind, Money, Parsed, clean, has_english_words, llm_fill, parse, vocab
 from advisor.nlu.extractors import vendors_in
 from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_CARDS, says_swap
@@ -636,6 +636,9 @@ def _card_by_vendor(m: _Merge) -> list[str]:
     return [found]
 
 
+_PER_NODE_CARDS = re.compile(r"(\d{1,2})\s*卡\s*(?:的)?\s*(?=[a-z]|服务器|机器|整机|节点)", re.IGNORECASE)
+
+
 def _merge_one_card(m: _Merge, g: GpuCount) -> None:
     """One card named: its count as said; else the configuration of that card worked out before ('回到 H20 那台');
     else, outside a what-if, how many is still open ('要几张？')."""
@@ -644,7 +647,9 @@ def _merge_one_card(m: _Merge, g: GpuCount) -> None:
     m.put("gpu", g.gpu)
     if g.stated:
         m.put("gpu_count", g.count)
-        if m.parsed.nodes is None and (p.nodes or 1) > 1 and g.gpu != before:
+        per_node = _PER_NODE_CARDS.search(m.parsed.text)  # '换成8卡H100' describes each machine: the machines stay
+        if m.parsed.nodes is None and (p.nodes or 1) > 1 and g.gpu != before \
+                and not (per_node and int(per_node.group(1)) == g.count == p.gpu_count):
             m.put("nodes", None)  # '用h20行不行，8卡' after 2 nodes of H100: another card, counted in all
         if g.gpu in p.compare:  # 'what if I go with 8 P40 instead?': that option of the comparison changes
             m.put("compare_counts", {**p.compare_counts, g.gpu: g.count})
@@ -836,10 +841,11 @@ def _nodes_and_total(m: _Merge) -> None:
     machines said are those added); '两台机器自己跑' after a total of 64 is 2 machines of 8, not 2 × 64."""
     parsed, p = m.parsed, m.p
     stated = [g for g in parsed.gpus if g.stated]
-    if len(stated) == 1 and parsed.nodes is None and set(parsed.asks) & _MACHINE_ASKS \
-            and stated[0].count > NODE_GPUS and stated[0].count % NODE_GPUS == 0:
-        m.put("gpu_count", NODE_GPUS)  # '一共要部署32张卡 … 需要几个机柜': racks and power count machines of 8
-        m.put("nodes", stated[0].count // NODE_GPUS)
+    said = stated[0].count if len(stated) == 1 else parsed.gpu_count if not parsed.gpus else None
+    if said and parsed.nodes is None and set(parsed.asks) & _MACHINE_ASKS and said > NODE_GPUS \
+            and said % NODE_GPUS == 0:
+        m.put("gpu_count", NODE_GPUS)  # '一共要部署32张卡 … 需要几个机柜', '64 GPUs total … how many racks': machines
+        m.put("nodes", said // NODE_GPUS)  # of 8 are what racks and power count
         return
     if not parsed.nodes or stated:
         return
@@ -881,7 +887,13 @@ def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) 
     """What-ifs that change a value by an amount: '再加一张' adds cards to the configuration under discussion,
     '预算再加 5 万' adds to the budget (in its currency)."""
     stated = any(g.stated for g in parsed.gpus)
-    if parsed.added_cards and not stated and not parsed.gpus and (p.gpu or p.existing):
+    named = {g.gpu for g in parsed.gpus}
+    owned = next((e for e in p.existing or [] if e.gpu in named), None)
+    if parsed.added_cards and owned is not None and parsed.existing:
+        # 'have a 3090 already … buying a second used 3090', '手上有一张3090，想再收一张': owned plus added
+        put("gpu", owned.gpu)
+        put("gpu_count", min(owned.count + parsed.added_cards, MAX_GPUS_OF_ONE))
+    elif parsed.added_cards and not stated and not parsed.gpus and (p.gpu or p.existing):
         if p.gpu is None and p.existing:
             put("gpu", p.existing[0].gpu)
             put("gpu_count", p.existing[0].count)
@@ -1161,7 +1173,9 @@ class Advisor:
         calls += done
         session.last_results.update({call.name: call for call in done if call.ok})
         open_asks = asks.still_asked(parsed.asks, answered)
-        if answered and set(open_asks) <= answered and not _states_facts(parsed):
+        spec_only = plan.mode == "spec" and not parsed.asked_attribute and not parsed.systems  # a card named in an
+        # ask with no fact asked of it (a system's own answer says its rack and power: it stays)
+        if answered and set(open_asks) <= answered and (spec_only or not _states_facts(parsed)):
             lines.append(_ONLY_ASKS_MARK)  # 'and the electricity for that?': the answer alone, not the plan again
         return lines, bool(open_asks) and open_asks[0] in answered, scratch  # the first ask asked leads
 
@@ -1610,7 +1624,8 @@ def _asks_of_mode(parsed: Parsed, plan: Plan) -> list[str]:
     out = list(parsed.asks)
     if plan.mode == "spec" and "china" in (parsed.asked_attribute, *(parsed.more_attributes or [])):
         out = [a for a in out if a != "market"]
-    if parsed.budget is not None and plan.mode == "compare" and "how_many" not in out:
+    same = vocab.matches("slot", "same_budget", parsed.text)  # 'the same budget on B200': the budget said before
+    if (parsed.budget is not None or same) and plan.mode == "compare" and "how_many" not in out:
         first = parsed.kind == Kind.whatif or parsed.has(Intent.whatif)
         out = ["how_many", *out] if first else [*(out or ["compare"]), "how_many"]
     return out
@@ -1823,6 +1838,9 @@ def _says_uncatalogued(body: str, parsed: Parsed, lang: Lang) -> bool:
     return any(msg(lang, "speed.need_bandwidth", card=name) in body for name in parsed.unknown_gpus)
 
 
+_COST_ASKS = {"build_cost", "energy_cost", "price_check", "api_cost", "run_cost"}
+
+
 def _question_slots(session: Session, plan: Plan, calls: list[ToolCall]) -> list[str]:
     """The profile fields the reply asks about."""
     if plan.mode in ("opening", "reset"):
@@ -1838,6 +1856,8 @@ def _ask_next(ctx: TurnContext, said_yes: bool) -> str | None:
     plan assumed."""
     session, plan = ctx.session, ctx.plan
     slots = _question_slots(session, plan, ctx.calls)
+    if set(ctx.parsed.asks) & _COST_ASKS:  # 'what does the machine cost?': the buyer priced a plan, no budget asked
+        slots = [s for s in slots if s not in ("budget", "budget_scope")]
     confirm = any(a in ("int4", "fp8", "gguf") for a in plan.alt_calls.values())  # options shown: pick one
     p = session.profile
     question = C.question_text(slots, ctx.lang if plan.mode in ("opening", "reset") else ctx.out_lang,

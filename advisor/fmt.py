@@ -197,12 +197,17 @@ def gb_fixed(n_bytes: float | None, digits: int = 2) -> str:
 
 
 def seconds(s: float | None) -> str:
-    """'312 ms' below a second, '6.11 s' above."""
+    """'312 ms' below a second, '6.11 s' above, '48.3 s' past ten, '4,840 s (~81 min)' past two minutes: no more
+    digits than an estimate holds."""
     if s is None:
         return "—"
     if s < 1:
         return f"{s * 1e3:,.2f} ms" if s < 0.01 else f"{s * 1e3:,.1f} ms"
-    return f"{s:,.2f} s"
+    if s < 10:
+        return f"{s:,.2f} s"
+    if s < 120:
+        return f"{s:,.1f} s"
+    return f"{round(s, -1):,.0f} s (~{s / 60:,.0f} min)"
 
 
 def flops(x: float | None, unit: str = "FLOP") -> str:

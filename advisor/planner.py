@@ -17,7 +17,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from advisor.config_at_hand import current_config
+from advisor.config_at_hand import current_config, node_size
 from advisor.fmt import default_currency
 from advisor.nlu import CANONICAL, DAYS_PER_MONTH, SPECIALISED, GpuCount, Intent, Kind, Parsed, UseCase, Workload, vocab
 from advisor.nlu.kinds import is_question
@@ -37,7 +37,7 @@ from tools.lora import lora_trainable_params
 from tools.modelspec import load_model_spec
 from tools.perf import MAX_TIMED_GPUS
 from tools.pricing import to_usd
-from tools.recommend import candidate_counts
+from tools.recommend import candidate_counts, native_stand_in
 from tools.scale_out import MAX_NODES, NODE_GPUS, even_nodes, nodes_for
 from tools.systems import system_for
 from tools.training_memory import TrainingMemoryInput, default_zero_stage, estimate_training_memory
@@ -345,8 +345,8 @@ def dataset_tokens(p: Profile) -> float | None:
 def _config(p: Profile) -> tuple[str | None, int]:
     """The GPU configuration under discussion: the named one, else the hardware already owned; over several
     machines, every machine's GPUs together."""
-    if p.gpu:
-        return p.gpu, all_nodes(p, p.gpu_count or 1)
+    if p.gpu:  # no count said: one card, or the node a baseboard card comes in ('HGX H200 boxes': eight)
+        return p.gpu, all_nodes(p, p.gpu_count or node_size(p.gpu))
     if p.existing:
         first = p.existing[0]
         return first.gpu, all_nodes(p, p.gpu_count or first.count)
@@ -884,7 +884,8 @@ def _system_calls(ctx: PlanContext, currency: str) -> tuple[list[str], list[Plan
         else None  # 'XE9680 with 8 H200': a card named apart from the systems' own
     for sid in named[:3]:
         system = system_resolver().get(sid)
-        configured = card if card and system.gpu and card != system.gpu else None
+        fixed = (system.gpu or "?").split("-")[0] in system.name.lower().replace(" ", "")  # 'DGX B200': its own card
+        configured = card if card and system.gpu and card != system.gpu and not fixed else None
         calls.append(PlannedCall(name="system_info", arguments={
             "name": sid, "currency": currency, **({"gpu": configured} if configured else {})}, purpose="info"))
         if (system.price is None or configured) and system.gpu and system.form == "server":  # its cards and host
@@ -1321,7 +1322,7 @@ _ROUTES: tuple[Route, ...] = (
     Route("export", _asks_export, _export_plan),
     Route("empty", _is_empty, _empty_plan),
     Route("system", _asks_about_a_system, _spec_plan),
-    Route("spec", _kind_is(Kind.spec), _spec_plan),
+    Route("spec", lambda ctx: ctx.kind == Kind.spec and _compare_partner(ctx) is None, _spec_plan),
     Route("concept", _kind_is(Kind.concept), _concept_plan),
     Route("build", _checks_a_build, _build_plan),
     Route("generative", _generates_media, _generative_plan),
@@ -1384,6 +1385,8 @@ def training_rates(p: Profile) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if training_method(p) in ("lora", "qlora"):
         out["frozen_base"] = True  # no weight gradients for the base: two thirds of a full step's FLOPs
+    if p.region and not p.rental_rate:
+        out["market"] = p.region  # '按国内行情': rented where the buyer is, at that market's provider prices
     if p.mfu:
         out["mfu"] = p.mfu
     if p.rental_rate:
@@ -1434,6 +1437,10 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     context, batch = _inference_load(p, plan)
     card_bytes = card_visible_bytes(p.card_memory_gb) if p.card_memory_gb and not gpu else None
     size = _inference_size(p, model, gpu, count, context, batch, card_bytes)
+    if "quant_fit" in parsed.asks and "model" in model and (gpu or card_bytes) \
+            and (fitting := largest_fitting_quant(size)) is not None:
+        p.precision = fitting  # 'can I still run it at a lower quant?': the plan is on the one that fits
+        size = _inference_size(p, model, gpu, count, context, batch, card_bytes)
     # '要几张？', or a baseboard card named with no count for a model one of it cannot hold ('compare to an H20
     # setup'): the answer's configuration is the least count that holds it, and the one the follow-ups talk about;
     # a PCIe card asked about alone ('T4 能跑 13B 吗') stays one card, its quantised routes beside it
@@ -1458,6 +1465,25 @@ def _inference_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall
     return calls
 
 
+GGUF_LADDER = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q3_K_M", "Q2_K", "IQ2_XXS", "IQ1_S")
+SERVER_LADDER = ("bf16", "fp8", "int8", "int4")
+
+
+def quant_ladder(engine: str) -> tuple[str, ...]:
+    """The precisions tried for 'which quant fits', best first: GGUF files on llama.cpp, else a server's."""
+    return GGUF_LADDER if engine == "llamacpp" else SERVER_LADDER
+
+
+def largest_fitting_quant(size: dict[str, Any]) -> str | None:
+    """The highest precision of the engine's ladder at which the sizing ``size`` fits (run here, as
+    :func:`least_count` runs its sizings); None when none does."""
+    for quant in quant_ladder(size["engine"]):
+        done = run_tool("size_inference", {**size, "precision": quant})
+        if done.ok and (done.result or {}).get("fits"):
+            return quant
+    return None
+
+
 def _count_said(parsed: Parsed) -> bool:
     """Whether the message itself says how many cards ('4 张 910B', 'with 8 of them')."""
     return parsed.gpu_count is not None or any(g.stated for g in parsed.gpus)
@@ -1472,6 +1498,15 @@ def _inference_load(p: Profile, plan: Plan) -> tuple[int, int]:
     return context_for(p), p.concurrency or DEFAULT_CONCURRENCY
 
 
+def _stand_in(gpu: str, model: str) -> str | None:
+    """What a card with no FP8 runs an FP8-native model at (W8A8 INT8 on Ascend and MLU), as the recommender
+    sizes it: the answer on that card says the same precision."""
+    try:
+        return native_stand_in(load_catalog().gpu(gpu), load_model_spec(model))
+    except (ToolError, ValueError, KeyError):
+        return None
+
+
 def _inference_size(p: Profile, model: dict[str, Any], gpu: str | None, count: int, context: int, batch: int,
                     card_bytes: int | None) -> dict[str, Any]:
     """The sizing's arguments: the request on the card named, on a card known by its memory, or on none."""
@@ -1479,7 +1514,8 @@ def _inference_size(p: Profile, model: dict[str, Any], gpu: str | None, count: i
     if count > NODE_GPUS and size["engine"] == "vllm" and not ("model" in model and _parallel_for(model["model"],
                                                                                               one_node(count))):
         size["pipeline_stages"] = even_nodes(count)  # across machines: tensor parallel inside, layers between them
-    run = _run_precision(p, model, size["engine"])
+    run = _run_precision(p, model, size["engine"]) or (_stand_in(gpu, model["model"]) if gpu and "model" in model
+                                                        else None)
     if run:
         size["precision"] = run
     if p.kv_dtype:
@@ -1810,7 +1846,9 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     if gpu and tokens:  # each other job named is timed on the same cards and data ('how long would the 7B take?')
         calls += [PlannedCall(name="training_time", purpose="time", gpu=gpu, alt="workload_time",
                               arguments={"model": o.arguments["model"], "tokens": tokens, "gpu": gpu, "count": count,
-                                         **training_rates(p)}) for o in others]
+                                         **training_rates(p),
+                                         "frozen_base": o.arguments.get("method") in ("lora", "qlora")})
+                  for o in others]
     return calls + others
 
 

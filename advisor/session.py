@@ -161,6 +161,7 @@ class Profile(BaseModel):
     side_training: Workload | None = Field(None, description="a training job run on the side of the serving sized")
     side_media: str | None = Field(None, description="catalog id of an image model run beside the language model")
     ups_va: float | None = Field(None, gt=0, le=1_000_000, description="a UPS the buyer has or plans, VA")
+    ups_minutes: float | None = Field(None, gt=0, le=600, description="battery runtime the UPS must give, minutes")
     circuit_load_w: float | None = Field(None, ge=0, le=100_000, description="other load on the machine's circuit, W")
     method: Method | None = None
     dataset_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)

@@ -57,7 +57,8 @@ def test_a_budget_what_if_on_cards_compared_counts_what_it_buys_of_each_first(ad
     assert r1.text.startswith("**单精度（FP32）算例") and "¥200,000 能买 8 张 GeForce RTX 4090" in r1.text
     assert r2.text.startswith("**¥500,000 能买 16 张 GeForce RTX 4090**")
     (call,) = ok_calls(r2, "affordable")
-    assert set(call.arguments["only_gpus"]) == {"rtx-4090", "a100-sxm-80gb"}
+    # the two compared, and the A100's PCIe card (what a budget too small for an SXM baseboard buys of that chip)
+    assert set(call.arguments["only_gpus"]) == {"rtx-4090", "a100-sxm-80gb", "a100-pcie-80gb"}
 
 
 def test_counting_several_cards_on_a_budget_keeps_the_comparisons_pick(adv: Advisor) -> None:

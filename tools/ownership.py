@@ -130,10 +130,9 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
     if inp.count > gpu.interconnect.max_gpus and gpu.form_factor.value != "pcie" and gpu.interconnect.max_gpus:
         raise ToolError(note("ownership.too_many_per_node", gpu=gpu.name, count=inp.count,
                              most=gpu.interconnect.max_gpus))
-    plat, box, host = host_for(gpu, inp.count, inp.platform, inp.chassis)  # the machine the recommender prices
+    _, box, host = host_for(gpu, inp.count, inp.platform, inp.chassis)  # the box the recommender prices
     report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count, power_limit_w=inp.gpu_power_limit_w)],
-                                    platform=inp.platform or (None if gpu.form_factor.value == "system" else plat.id),
-                                    chassis=inp.chassis or box))  # type: ignore[arg-type]
+                                    platform=inp.platform, chassis=inp.chassis or box))  # type: ignore[arg-type]
     node_w = inp.node_power_w or report.totals.wall_draw_w  # a system's own figure, else the build check's
     per_rack = math.floor(inp.rack_kw * 1000 / node_w) if inp.rack_kw else None
     if inp.racks and per_rack:  # '20 个这样的柜子全上 H100': the racks filled

@@ -21,6 +21,7 @@ from tools.errors import ToolError
 from tools.inputs import ToolInput
 from tools.pricing import CNY_PER_USD
 from tools.rates import compute_rate
+from tools.rentals import typical_rate_usd
 from tools.result import Note, Term, note
 from tools.units import CNY, USD, Days, Hours, TokensPerS
 
@@ -56,6 +57,8 @@ class TrainingTimeInput(ToolInput):
     mfu: float | None = Field(None, ge=0.001, le=1, description="default: the median of published end-to-end "
                                                                "runs on this class of GPU")
     recompute: Literal["none", "selective", "full"] = "none"
+    market: Literal["cn", "global"] | None = Field(None, description="where the GPUs are rented: the median provider "
+                                                                     "offer there prices the run (default: catalog)")
     frozen_base: bool = Field(False, description="LoRA/QLoRA: the base weights get no gradients (backward 2 FLOPs per "
                                                 "parameter per token, not 4)")
     precision: str = Field("bf16", description="precision the matmuls run at")
@@ -119,6 +122,9 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
     gpu_hours = hours * inp.count
     price = inp.price_per_gpu_hour
     source = note("perf.train_time.price_given") if inp.price_per_gpu_hour else None
+    if price is None and inp.market and (offered := typical_rate_usd(inp.gpu.id, inp.market))[1]:
+        price = offered[0]  # the median provider offer where the buyer rents, as buy-vs-rent prices it
+        source = note(f"perf.train_time.price_market_{inp.market}", offers=offered[1])
     if price is None and inp.gpu.price and inp.gpu.price.rental_usd_per_hour:
         price = inp.gpu.price.rental_usd_per_hour
         source = note("perf.train_time.price_catalog", as_of=str(inp.gpu.price.as_of))

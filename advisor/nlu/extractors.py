@@ -130,10 +130,10 @@ def _platform_id(ctx: Context, name: str) -> str | None:
 def cpu_platform(ctx: Context) -> str | None:
     """A catalog CPU platform named in the message ('7950X', 'EPYC 9654', '双路 EPYC' → the 2-socket one)."""
     dual = _DUAL_SOCKET.search(ctx.text) is not None
-    tokens = re.findall(r"[A-Za-z0-9][A-Za-z0-9+\-]*(?:\s+[A-Za-z0-9][A-Za-z0-9+\-]*){0,2}", ctx.masked)
-    for phrase in tokens:
+    runs = re.findall(r"[A-Za-z0-9][A-Za-z0-9+\-]*(?:\s+[A-Za-z0-9][A-Za-z0-9+\-]*)*", ctx.masked)
+    for phrase in runs:  # every window of a run of words, the longest first ('a ryzen 9 7950x', not 'ryzen 9')
         words = phrase.split()
-        for width in range(len(words), 0, -1):
+        for width in range(min(3, len(words)), 0, -1):
             for i in range(len(words) - width + 1):
                 cand = " ".join(words[i:i + width])
                 if re.fullmatch(r"\d{1,3}|[a-z]{1,3}", cand, _I):
@@ -260,7 +260,8 @@ def pue(ctx: Context) -> float | None:
 
 
 _SUPPLY = re.compile(r"(?<![\d.])(1[02]\d|2[0-4]\d|27[07]|38\d|400|41[05]|4[48]0)\s*(?:v|vac|伏|volts?)(?![a-z])"
-                     r"(?:[\s,/-]*(?:ac\b)?[\s,/-]*(?P<three>3[\s-]*(?:phase|ph|φ)\b|three[\s-]*phase|三相)|"
+                     r"(?:[\s,/-]*(?:ac\b)?(?:[\s,/-]*\d{1,3}\s*(?:a|amps?|安)\b)?[\s,/-]*"
+                     r"(?P<three>3[\s-]*(?:phase|ph|φ)\b|three[\s-]*phase|三相)|"
                      r"[\s,/-]*(?P<one>single[\s-]*phase|1[\s-]*(?:phase|ph)\b|单相))?|"
                      r"(?P<three_first>3[\s-]*(?:phase|ph)\b|three[\s-]*phase|三相)\s*(?:电)?\s*(?P<v2>208|38\d|400|415|480)\s*v",
                      _I)
@@ -445,7 +446,8 @@ _ATTRIBUTES: tuple[tuple[str, str], ...] = (
     ("layers", r"层数|多少层|layers"),
     ("context", r"上下文|context"),
     ("params", r"参数|激活|params|parameters"),
-    ("memory", r"显存|现存|内存|vram|memory|多大|\d\s*gb?(?![a-z0-9])|\bgb\b"),
+    ("memory", r"显存|现存|内存|vram|memory|多大(?!\s*(?:的)?\s*(?:容量|功率|电流|空开|电源|ups|机柜|空调|电池))|"
+               r"\d\s*gb?(?![a-z0-9])|\bgb\b"),  # '多大容量' of a UPS is no card's memory
     ("specs", r"\bspecs?\b|规格|参数表|datasheet|详细参数"),
 )
 
@@ -517,7 +519,11 @@ def mains(ctx: Context) -> str | None:
     if volts is None:  # 13, 16, 25, 32 A are 230 V circuits; 15, 20, 30 A North American 120 V ones
         volts = "220" if re.search(r"[\u4e00-\u9fff]", ctx.text) else ("230" if amps in (10, 13, 16, 25, 32, 40, 63)
                                                                         else "120")
-    return f"{volts}v-{amps}a" if 1 <= amps <= 100 else None
+    three = _THREE_PHASE.search(ctx.text) and int(volts) >= 200  # '208V 30A three-phase': √3 · V · A per feed
+    return f"{volts}v-{amps}a" + ("-3p" if three else "") if 1 <= amps <= 100 else None
+
+
+_THREE_PHASE = re.compile(r"three[\s-]*phase|\b3[\s-]*(?:phase|ph)\b|三相|3φ", _I)
 
 
 _CIRCUITS = re.compile(rf"({N}|two|three|four|five|six|两|二|三|四|五|六)\s*(?:x|×|\*|路|个|条)?\s*(?:separate\s+)?"
@@ -695,6 +701,19 @@ def ups_va(ctx: Context) -> float | None:
         return None
     value = float(m.group(1)) * (1000 if m.group(2) else 1)
     return value if 100 <= value <= 1_000_000 else None
+
+
+_UPS_MINUTES = re.compile(r"(?:后备|续航|备电|支撑|撑|runtime|backup|hold[- ]?up|ride[- ]through)\D{0,12}?"
+                          r"(\d{1,3})\s*(?:分钟|min(?:ute)?s?)(?![a-z])|"
+                          r"(\d{1,3})\s*(?:分钟|min(?:ute)?s?)(?![a-z])\s*(?:的)?\s*"
+                          r"(?:后备|续航|备电|of runtime|of backup|runtime|backup)", _I)
+
+
+def ups_minutes(ctx: Context) -> float | None:
+    """'后备15分钟', '15 minutes of runtime': the battery time a UPS must give, minutes."""
+    m = _UPS_MINUTES.search(ctx.masked)
+    value = float(m.group(1) or m.group(2)) if m else None
+    return value if value and 0 < value <= 600 else None
 
 
 def quoted_price(ctx: Context) -> tuple[float, str] | None:
@@ -919,20 +938,21 @@ def engine_hint(ctx: Context) -> str | None:
 
 
 _ADD_CARDS = re.compile(
-    rf"(?:(?:再|多|又)\s*(?:加|添|买|上|插|来)|(?<!参)(?:加|添)(?:上|装)?)\s*({N}|一)\s*(?:张|块|片)|"
+    rf"(?:(?:再|多|又)\s*(?:加|添|买|上|插|来|收|入|搞|弄|淘|配)|(?<!参)(?:加|添)(?:上|装)?)\s*({N}|一)\s*(?:张|块|片)|"
     rf"\b(?:add(?:ing)?|buy(?:ing)?|get(?:ting)?|put(?:ting)? in)\s+(a|an|one|another|a second|two|three|four|\d+)\s+"
-    rf"(?:more\s+)?(?:(?:card|gpu)s?|of (?:them|those)|one)\b|"
+    rf"(?:more\s+)?(?:(?:card|gpu)s?|of (?:them|those)(?!\s+(?:servers?|machines?|nodes?|boxes|systems?))|one)\b|"
     rf"\b(a|one|two|\d+) more (?:card|gpu)s?\b|\badd(?:ing)? (?:a )?(second|third|another) one\b", _I)
 _ADD_WORDS = {"a": 1, "an": 1, "one": 1, "another": 1, "a second": 1, "second": 1, "third": 1, "a third": 1,
               "one more": 1, "一": 1, "第二张": 1, "再一张": 1}
 
 
-_ADD_BEFORE_CARD = re.compile(r"(?:\badd(?:ing|ed)?|再加|再买|再上|再插)\s*"
+_ADD_BEFORE_CARD = re.compile(r"(?:\badd(?:ing|ed)?|再加|再买|再上|再插|再收|再入|再搞|再弄|再淘|再配)\s*"
                               r"(a second|another|a third|one more|an?|one|two|three|four|\d+|一)\s*(?:more\s*)?"
                               r"(?:张|块|片)?"
                               r"(?:\s*(?:used|new|second[- ]hand|refurbished|cheap|modded|二手|全新|魔改)(?:的)?)?\s*$|"
                               r"(?:\bget(?:ting)?|\bbuy(?:ing)?|\bthrow(?:ing)? in|\bput(?:ting)? in)\s*"
-                              r"(a second|another|a third|one more)\s*$|"
+                              r"(a second|another|a third|one more)"
+                              r"(?:\s*(?:used|new|second[- ]hand|refurbished|cheap|modded))?\s*$|"
                               r"(?:^|[\s,，(])(a second|another|one more|第二张|再一张)\s*"
                               # 'is a second used 3090 enough?'
                               r"(?:used|new|second[- ]hand|refurbished|cheap|二手|全新)?(?:的)?\s*$", _I)
@@ -1187,6 +1207,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "purchase_price": purchase_price,
     "quoted_price": quoted_price,
     "ups_va": ups_va,
+    "ups_minutes": ups_minutes,
     "circuit_load_w": circuit_load_w,
     "asked_attribute": asked_attribute,
     "engine_hint": engine_hint,

@@ -113,6 +113,7 @@ class Parsed(BaseModel):
     side_media: str | None = None  # an image model checked beside the language model sized
     unknown_model: str | None = Field(None, description="a model name said that no catalog knows")
     ups_va: float | None = None  # a UPS's rating said, VA
+    ups_minutes: float | None = None  # the battery runtime a UPS must give ('后备15分钟'), minutes
     circuit_load_w: float | None = None  # other equipment already on the machine's circuit, W
     options: list[LabeledOption] = Field(default_factory=list, description="labelled options listed (A, B, C)")
     option_ref: str | None = Field(None, description="the label of a listed option the message picks ('选 B')")
@@ -1645,11 +1646,17 @@ def _read_media_beside(r: _Reading) -> None:
     out.model = (others[0].ids[0] if len(others[0].ids) == 1 else _pick(r.cat, others[0].ids)) if others else None
 
 
+_DISMISSED = re.compile(r"\b(?:forget|drop|skip|scrap|ditch|never ?mind|no more)\s+(?:about\s+)?(?:the\s+)?"
+                        r"([a-z][\w.\-]{0,30})|(?:不要|不用|别用|不考虑|不跑)\s*([a-z][\w.\-]{0,30})|"
+                        r"(?<![\w.\-])([a-z][\w.\-]{0,30})\s*(?:算了|不要了|不考虑了|先不考虑)", _I)  # bounded
+
+
 def _read_model(r: _Reading) -> None:
     """The catalog model: named, or guessed from a family word and a size; its size then comes from it."""
     out, text = r.out, r.text
     if out.model is None and not _FROM_SCRATCH.search(text):  # a model pre-trained from scratch is the buyer's own
-        guess = _guess_model(r.scan, out.params_b, r.cat)
+        dismissed = [m.span(m.lastindex or 0) for m in _DISMISSED.finditer(r.scan)]  # 'forget deepseek': not it
+        guess = _guess_model(_mask(r.scan, dismissed), out.params_b, r.cat)
         if guess:
             out.model, out.model_guess = guess, True
     elif out.model == "deepseek-r1" and _DISTILL.search(text) and not _NOT_DISTILL.search(text):
@@ -2185,8 +2192,6 @@ def _read_deadline(r: _Reading) -> None:
             continue
         unit = m.group(3).lower()
         factor = next((f for prefixes, f in _DEADLINE_FACTORS if unit.startswith(prefixes)), 1)
-        if factor >= 365 and r.out.years == value:  # '按用一年算': the span read as the cost horizon, used once
-            continue
         r.out.deadline_days = value * factor
         return
 
@@ -2443,7 +2448,9 @@ def _settle_restrictions(out: Parsed, text: str) -> None:
 
 _BOXES_COUNTED = re.compile(rf"(?:(?<![a-z0-9.\-])(?:{N})|{_COUNT_WORDS}|[两二三四五六七八])\s*(?:x\s*|×\s*)?"
                             rf"(?:台|个)?\s*"
-                            rf"(?:nvidia\s+)?[dh]gx\b(?!\s*spark)", _I)
+                            rf"(?:nvidia\s+)?[dh]gx\b(?!\s*spark)|"
+                            rf"(?:(?<![a-z0-9.\-])\d{{1,3}}|[两二三四五六七八])\s*台\s*(?=[a-z]{{0,8}}\s*[a-z]?\d)", _I)
+# '4台H100': 台 counts machines, so the number before a card is how many of its servers
 
 
 # 'buying 2-4 HGX H100 servers', '2 到 4 台': a range of counts is a question, not a count
@@ -2471,6 +2478,10 @@ def _settle_ranges(out: Parsed, text: str) -> None:
     out.readback.append(("nlu.readback.count_range", {"low": low, "high": high}))
 
 
+_MACHINES_OF_THOSE = re.compile(r"\b(?:of|of the|of our)\s+(?:those|these|them|the|our)?\s*"
+                                r"(?:servers?|machines?|nodes?|boxes|systems?)\b|台|节点", _I)
+
+
 def _settle_nodes(out: Parsed, text: str, masked: str, cat: Catalog) -> None:
     """Machines and GPUs per machine: 'two DGX H100' counts boxes; counts are kept per node."""
     named = next(iter(out.gpus or out.existing or []), None)
@@ -2478,6 +2489,9 @@ def _settle_nodes(out: Parsed, text: str, masked: str, cat: Catalog) -> None:
     if out.nodes is None and named is not None and named.stated and 1 < named.count <= MAX_DGX_NODES \
             and _BOXES_COUNTED.search(text):  # 'two DGX H100': the number counts boxes; '8x H100 (HGX)' GPUs
         out.nodes = named.count
+    if out.nodes and out.gpu_count == out.nodes and not any(g.stated for g in out.gpus) \
+            and _MACHINES_OF_THOSE.search(text):
+        out.gpu_count = None  # 'two of those servers': the number counts the machines, not cards
     if out.nodes and len(out.gpus) == 1:
         out.gpus = [_per_node(boxes, out.gpus[0], out.nodes, _module(cat, out.gpus[0].gpu))]
     if out.nodes and out.existing and len(out.existing) == 1:  # owned machines follow the same convention
@@ -2518,7 +2532,8 @@ def _read_asks(out: Parsed, text: str) -> None:
         out.asks.append("side_training")  # whether the machine also trains it, likewise
     if out.side_media is not None:
         out.asks.append("side_media")  # and the image model beside the language model
-    if out.rack_kw is not None and "how_many" in out.asks and (_MACHINES_ASKED.search(text) or out.racks) \
+    racked = out.rack_kw is not None or bool(out.racks)
+    if racked and "how_many" in out.asks and (_MACHINES_ASKED.search(text) or out.racks) \
             and not _FOR_THE_BUDGET.search(text):
         # 'how many 8-GPU servers can we put in (our 15 kW racks)?': the rack's answer, in the ask's place ('how
         # many nodes for the budget' stays a count the budget buys)

@@ -171,7 +171,8 @@ def _wall(ctx: BuildContext) -> list[Finding]:
                  other_w=ctx.inp.other_load_w) if ctx.inp.other_load_w else
             note("compat.power.wall_over_limit", wall_w=t.wall_draw_w, load_w=t.system_power_w, efficiency=eff,
                  limit_w=limit, circuit=m.label, peak_w=m.peak_w),
-            note("compat.fix.power.wall_circuit_high_voltage", amps=m.amps, need_a=t.wall_draw_w / m.volts / 0.8)
+            note("compat.fix.power.wall_circuit_high_voltage", amps=m.amps,
+                 need_a=t.wall_draw_w / (m.peak_w / m.amps) / 0.8)  # per phase on a three-phase feed
             if m.volts >= 200 else fix, nums, sources=["S-OCC-CIRCUIT", "S-REEF-80PCT", "S-PUGET-4x3090"],
         )]
     if t.wall_draw_w > 0.9 * limit:

@@ -9,6 +9,7 @@ it and a concrete fix (a note too). Rules live in one module per category and re
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,22 +76,24 @@ class Mains(ToolInput):
 
     volts: float = Field(gt=0)
     amps: float = Field(gt=0)
+    phases: Literal[1, 3] = Field(1, description="3: a three-phase feed, volts line to line (power = √3 · V · A)")
 
     @property
     def label(self) -> str:
-        return f"{self.volts:g} V / {self.amps:g} A"
+        return f"{self.volts:g} V / {self.amps:g} A" + (" 3φ" if self.phases == 3 else "")
 
     @property
     def peak_w(self) -> float:
-        return self.volts * self.amps
+        return self.volts * self.amps * (math.sqrt(3) if self.phases == 3 else 1.0)
 
     @property
     def continuous_limit_w(self) -> float:
         """80 % rule for continuous loads (NEC 210.19/210.20; same practice on 220–230 V outlets)."""
-        return round(self.volts * self.amps * 0.8, 1)
+        return round(self.peak_w * 0.8, 1)
 
 
-_MAINS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*v?\s*[-/,x×\s]*\s*(\d+(?:\.\d+)?)\s*a\s*$", re.IGNORECASE)
+_MAINS_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*v?\s*[-/,x×\s]*\s*(\d+(?:\.\d+)?)\s*a\s*"
+                       r"(?:[-\s,]*(3p|3-phase|three-phase|三相))?\s*$", re.IGNORECASE)
 
 
 def parse_mains(text: str) -> Mains:
@@ -105,7 +108,7 @@ def parse_mains(text: str) -> Mains:
     if not (90 <= volts <= 480) or not (1 <= amps <= 100):
         raise ToolError(f"implausible wall circuit {shown(text)} ({volts:g} V, {amps:g} A)",
                         suggestions=["120v-15a", "230v-16a"])
-    return Mains(volts=volts, amps=amps)
+    return Mains(volts=volts, amps=amps, phases=3 if m.group(3) else 1)
 
 
 class BuildInput(ToolInput):

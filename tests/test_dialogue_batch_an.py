@@ -1,0 +1,178 @@
+"""The classes blind batches am and an found, each fixed by mechanism: cards added to those owned, machines counted
+with 台 and 'of those servers', a UPS and racks for every machine said, a three-phase feed, a catalogued system's own
+cards, an FP8 model on a card without FP8, the largest quant that fits, a comparison against the pick, a baseboard
+card a budget cannot buy, mainstream CPUs, a dismissed model, a conditional purchase, the renting market said."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from fakes.script import ok_calls, talk
+
+from advisor.engine import Advisor
+from advisor.fmt import seconds
+from advisor.nlu import parse
+from tools.compat_rules.types import parse_mains
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+@pytest.mark.parametrize("text", [
+    "手上有一张3090，想再收一张二手3090跑70b，两张能跑llama3 70b不，q4的话速度多少",
+    "have a 3090 24gb already, want to run llama 3.3 70b. is buying a second used 3090 worth it or get a 5090?",
+])
+def test_a_card_added_to_the_one_owned_makes_two(adv: Advisor, text: str) -> None:
+    session, _ = talk(adv, text)
+    assert (session.profile.gpu, session.profile.gpu_count) == ("rtx-3090", 2)
+
+
+@pytest.mark.parametrize(("text", "cpu"), [
+    ("电源850w够吗，cpu是13600k", "core-i5-13600k"),
+    ("my cpu is a Ryzen 7 7700", "ryzen-7-7700"),
+    ("my cpu is a ryzen 9 7950x", "ryzen-9-7950x"),  # the longest name, not 'ryzen 9' alone
+])
+def test_mainstream_cpus_are_read(text: str, cpu: str) -> None:
+    assert parse(text).cpu == cpu
+
+
+def test_machines_said_with_tai_are_nodes_and_the_ups_carries_them_all(adv: Advisor) -> None:
+    said = parse("配UPS的话，4台H100要多大容量，后备15分钟")
+    assert (said.nodes, said.gpus[0].count, said.asked_attribute, said.ups_minutes) == (4, 8, None, 15.0)
+    _, (_, r) = talk(adv, "机房要上4台8卡H20服务器，每台功耗大概多少，单机柜12kW能放几台？",
+                     "配UPS的话，4台H100要多大容量，后备15分钟")
+    node = ok_calls(r, "machine_cost")[0].result["node_wall_w"]  # type: ignore[index]
+    watts = node * 4
+    # the battery carries four machines for a quarter of an hour through a 0.9-efficient inverter
+    assert f"{watts:,.0f} W" in r.text and f"{watts * 15 / 60 / 0.9 / 1000:.1f} kWh" in r.text
+    assert "H100 SXM 80GB：80 GB" not in r.text  # no card sheet beside the UPS answer
+
+
+def test_two_of_those_servers_are_machines_and_their_cache_is_pooled(adv: Advisor) -> None:
+    said = parse("and if we buy two of those servers, roughly how many concurrent users at 4k context?")
+    assert (said.nodes, said.gpu_count, said.added_cards) == (2, None, None)
+    _, (_, _, r) = talk(adv, "must be domestic hardware (xinchuang): Qwen2.5-72B on an 8-card Ascend 910B server?",
+                        "what if we want to run the full deepseek R1 671B instead, is one 8x910B server enough?",
+                        "and if we buy two of those servers, roughly how many concurrent users at 4k context?")
+    serving = ok_calls(r, "perf_serving")[0]
+    assert (serving.arguments["count"], serving.arguments["precision"]) == (16, "int8")  # W8A8: no FP8 on Ascend
+
+
+def test_an_fp8_model_on_ascend_is_sized_as_w8a8(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "is one 8x Ascend 910B server enough for DeepSeek R1 671B?")
+    assert ok_calls(r, "size_inference")[0].arguments["precision"] == "int8"
+    assert "native fp8" not in r.text and "W8A8 INT8" in r.text
+
+
+def test_a_catalogued_system_keeps_its_own_cards(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "Our racks are rated 17 kW each. How many DGX B200s per rack? and what about HGX H200 boxes "
+                        "instead?")
+    info = ok_calls(r, "system_info")[0]
+    assert "gpu" not in info.arguments and "8× B200 SXM 180GB" in r.text
+
+
+def test_a_three_phase_feed_and_a_row_of_racks(adv: Advisor) -> None:
+    assert parse("would the PDUs need changing — currently 2x 208V 30A three-phase per rack").mains == "208v-30a-3p"
+    mains = parse_mains("208v-30a-3p")
+    assert mains.continuous_limit_w == pytest.approx(208 * 30 * math.sqrt(3) * 0.8, abs=0.1)
+    _, (_, r2, r3) = talk(adv, "Our racks are rated 17 kW each, air cooled. HGX H200 boxes, how many per rack?",
+                          "we have 10 racks like that. how many GPUs total can we host, and would the PDUs need "
+                          "changing — currently 2x 208V 30A three-phase per rack",
+                          "And cooling-wise, what airflow are we talking about for that whole row?")
+    assert "10 racks hold **10 nodes, 80 cards**" in r2.text
+    watts = ok_calls(r3, "machine_cost")[0].result["total_wall_w"]  # type: ignore[index]
+    assert f"{3.16 * watts / 20:,.0f} CFM" in r3.text  # CFM = 3.16 × W ÷ ΔT (°F) at a 20 °F rise
+
+
+def test_a_total_of_gpus_is_counted_in_racks_with_the_facility_power(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "how many 8-gpu HGX H200 servers per 20kW rack?",
+                     "we need 64 GPUs total for training. how many racks, and total facility power incl. cooling at "
+                     "PUE 1.4?")
+    cost = ok_calls(r, "machine_cost")[0]
+    assert (cost.arguments["count"], cost.arguments["nodes"]) == (8, 8)
+    total = cost.result["total_wall_w"]  # type: ignore[index]
+    assert "8 nodes need **8** racks" in r.text and f"{total * 1.4 / 1000:,.0f} kW" in r.text
+
+
+@pytest.mark.parametrize(("text", "asks"), [
+    ("It must sit in an office cupboard. Is noise/heat a problem? we only have a normal 230V 16A socket",
+     {"noise", "heat"}),
+    ("And cooling-wise, what airflow are we talking about?", {"heat"}),
+])
+def test_noise_heat_and_airflow_are_asked(text: str, asks: set[str]) -> None:
+    assert asks <= set(parse(text).asks)
+
+
+def test_renting_instead_weighs_rent_against_buy() -> None:
+    said = parse("What if we rather rent cloud GPUs in a German datacenter instead, whats the monthly cost compared?")
+    assert said.kind.value == "rent_vs_buy"
+
+
+def test_a_dismissed_model_and_a_conditional_purchase() -> None:
+    said = parse("ok forget deepseek. if i go llama 70b or qwen 72b class at fp8, how many users could the 4x5090 "
+                 "serve?")
+    assert said.model == "llama-3.1-70b"
+    bought = parse("and if we bought 4x RTX 5090 with the budget instead, could we do the same job, how long?")
+    assert not bought.existing and bought.gpus[0].count == 4
+
+
+def test_the_market_said_prices_the_rented_run(adv: Advisor) -> None:
+    assert parse("租的话大概要花多少钱，按国内行情").region == "cn"
+    _, (_, r) = talk(adv, "我们团队要从头预训练一个7B模型，数据1T token，用24张H100，要多久",
+                     "租的话大概要花多少钱，按国内行情")
+    timed = ok_calls(r, "training_time")[0]
+    from tools.rentals import typical_rate_usd
+
+    rate, offers = typical_rate_usd("h100-sxm", "cn")
+    assert offers >= 1 and timed.result["price_per_gpu_hour"] == pytest.approx(rate)  # type: ignore[index]
+
+
+def test_customers_at_peak_send_the_traffic_not_the_staff(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "我们是20人的小公司，想做个客服机器人，峰值大概30个客户同时问，调API一个月多少钱？")
+    api = ok_calls(r, "api_cost")[0]
+    # 30 at once is about a tenth of those who ask in a day (the share that sizes a head count at peak): 300
+    # people, 10 questions each
+    assert api.arguments["daily_requests"] == 300 * 10
+
+
+def test_a_lower_quant_is_the_largest_that_fits(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "thinking of getting a Mac Studio M3 Ultra w/ 512gb to run deepseek v3 locally",
+                     "what about the 256gb version, can i still run it at a lower quant?")
+    sizes = [c for c in r.tool_calls if c.name == "size_inference" and c.ok]
+    chosen = next(c for c in sizes if not c.call_id.startswith("alt_"))
+    above = [c for c in sizes if c is not chosen and c.arguments.get("precision") != chosen.arguments["precision"]]
+    assert chosen.result["fits"] is True  # type: ignore[index]
+    assert above and all(c.result["fits"] is False for c in above)  # type: ignore[index]
+    assert f"fits at {chosen.arguments['precision']}" in r.text
+
+
+def test_compared_with_the_pick_per_dollar_and_fp64_share(adv: Advisor) -> None:
+    _, (_, r2, r3) = talk(adv, "I run an HPC group, our codes are mostly FP64 — CFD in CUDA Fortran and some VASP. "
+                               "RTX cards or datacenter GPUs? Budget ~$200k",
+                          "how does that compare to the AMD MI300 for FP64 per dollar? our fortran is CUDA Fortran",
+                          "ok and if we spent the same budget on B200 instead of H100, more FP64 or less?")
+    assert r2.mode == "compare" and "per $1k" in r2.text
+    assert r3.mode == "compare" and "small fraction" not in r3.text  # B200's FP64 is half its FP32
+    assert "$200,000 buys" in r3.text
+
+
+def test_a_budget_too_small_for_a_baseboard_buys_its_pcie_card(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "Structural bio lab. GROMACS and cryoSPARC. Got ~£40k. 4090/5090s or A100/H100? How many GPUs "
+                        "can we get?")
+    assert re.search(r"does not buy an 8-GPU H100 SXM 80GB server .* it buys \d+× H100 (PCIe|NVL)", r.text)
+
+
+def test_long_durations_carry_no_false_precision() -> None:
+    assert seconds(4840.91) == "4,840 s (~81 min)"
+    assert seconds(48.31) == "48.3 s"
+    assert seconds(6.114) == "6.11 s"
+
+
+def test_a_cost_question_gets_no_budget_question(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "老板想自己部署qwen2.5-14b，用两张4090，50人同时用",
+                     "整台机器大概多少钱？一年电费多少（商业电1.2元一度）")
+    assert "预算大概多少" not in r.text
