@@ -518,7 +518,9 @@ def _checks_a_build(ctx: PlanContext) -> bool:
     recommendation answers it (with the power limit as a gate)."""
     if ctx.kind != Kind.build:
         return False
-    p = ctx.profile
+    p, parsed = ctx.profile, ctx.parsed
+    if (parsed.model or parsed.context_tokens) and p.use_case in ("inference", "training") and (p.gpu or p.existing):
+        return False  # 'what if 32k context with qwen coder 32b, and my psu is 850w?': sized, the build beside it
     has_machine = bool(ctx.parsed.gpus or p.gpu or p.existing or p.gpu_count or p.cpu
                        or current_config(ctx.session, []) is not None)
     return has_machine or not (p.model or p.params_b or p.use_case)

@@ -176,3 +176,29 @@ def test_a_cost_question_gets_no_budget_question(adv: Advisor) -> None:
     _, (_, r) = talk(adv, "老板想自己部署qwen2.5-14b，用两张4090，50人同时用",
                      "整台机器大概多少钱？一年电费多少（商业电1.2元一度）")
     assert "预算大概多少" not in r.text
+
+
+def test_makers_weighed_are_a_choice_not_one_card(adv: Advisor) -> None:
+    said = parse("单位要求全信创不能用英伟达，模型用Qwen2.5-72B，大概50个人用，国产卡选哪个好：昇腾、海光DCU、寒武纪？")
+    assert (said.only_vendors, said.gpus) == (["huawei", "hygon", "cambricon"], [])
+    _, (r1, _, r3) = talk(adv, said.text, "机房单机柜只有6kW，放得下吗？",
+                          "那用300I Duo做推理是不是更省电更便宜？速度差多少")
+    options = ok_calls(r1, "recommend")[0].result["options"]  # type: ignore[index]
+    makers = {"Huawei", "Hygon", "Cambricon"}
+    assert options and all(o["vendor"] in makers for o in options)
+    assert r3.mode == "compare"  # the inference card against the pick: power, price and speed side by side
+
+
+def test_a_what_if_with_a_model_is_sized_beside_the_psu_check(adv: Advisor) -> None:
+    _, (_, r) = talk(adv, "have a 3090 24gb already, is buying a second used 3090 worth it for llama 3.3 70b?",
+                     "what if i also want 32k context for coding with qwen2.5 coder 32b, and my psu is only 850w?")
+    size = ok_calls(r, "size_inference")[0]
+    assert (size.arguments["model"], size.arguments["context"]) == ("qwen2.5-coder-32b", 32_768)
+    assert "850 W PSU" in r.text
+
+
+def test_a_tender_for_serving_sizes_the_served_model_and_keeps_brands_open() -> None:
+    said = parse("tender spec for a university inference server, must be vendor-neutral (can't name NVIDIA). "
+                 "workload: serving 70B-class models to ~100 students + some fine tuning of 7B models")
+    assert (said.params_b, said.side_training.params_b if said.side_training else None) == (70.0, 7.0)
+    assert not said.excluded_vendors

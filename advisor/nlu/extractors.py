@@ -327,8 +327,8 @@ _VENDOR_WORDS = {
     "AMD": r"\bamd\b|(?<![a-z])a\s*卡|radeon|instinct",
     "Intel": r"\bintel\b|英特尔|gaudi",
     "Huawei": r"huawei|华为|昇腾|ascend",
-    "Cambricon": r"cambricon|寒武纪|思元",
-    "Hygon": r"hygon|海光",
+    "Cambricon": r"cambricon(?:\s*mlu)?|寒武纪(?:\s*mlu)?|思元",
+    "Hygon": r"hygon(?:\s*dcu)?|海光(?:\s*dcu)?",
     "Moore Threads": r"moore ?threads|摩尔线程|摩尔",
     "Biren": r"biren|壁仞",
     "Iluvatar CoreX": r"iluvatar|天数智芯|天数",
@@ -357,11 +357,16 @@ _EXCLUDE_AFTER = re.compile(r"^\W{0,3}(is|are|\'s)?\s*(out|excluded|ruled out|of
                             r"(不行|不考虑|排除|不要|不用|不能用|不能买|不让|禁用|被禁|买不到|用不了)", _I)
 
 
+_NAMED_ONLY = re.compile(r"\b(?:name|mention|specify|write|list)\s*$|(?:写|写明|指定|点名|出现)\s*$", _I)
+
+
 def excluded_vendors(ctx: Context) -> list[str] | None:
     """'no NVIDIA', '不要英伟达的卡' → vendors ruled out."""
     out = []
     for vendor, pattern in _VENDORS.items():
         for m in re.finditer(pattern, ctx.text, _I):
+            if _NAMED_ONLY.search(ctx.text[max(0, m.start() - 14):m.start()]):
+                continue  # "can't name NVIDIA" in a tender: the brand is not written, the cards are not ruled out
             if _EXCLUDE_BEFORE.search(ctx.text[max(0, m.start() - 14):m.start()]) \
                     or _EXCLUDE_AFTER.search(ctx.text[m.end():m.end() + 20]):
                 out.append(vendor)
@@ -376,6 +381,10 @@ _CHOICE_AFTER = re.compile(r"^\W{0,3}(?:之间|里|中|当中|这几家|三家|�
                            r"\bwhich\b|\bcompared?\b|\bor\b)", _I)
 
 
+_CHOICE_BEFORE = re.compile(r"(?:怎么选|如何选|选哪|哪家|哪个|哪一?款|对比|比较|\bwhich\b|\bbetween\b|\bcompare\b)"
+                            r"[^。.!?！？]{0,6}[:：]?\s*$", _I)  # '选哪个好：昇腾、海光、寒武纪'
+
+
 def _vendors_chosen_between(text: str, ruled_out: list[str]) -> list[str] | None:
     """'海光、寒武纪、昇腾怎么选', 'Hygon or Ascend?': two or more vendors listed and weighed against each other —
     the choice is among them."""
@@ -384,7 +393,8 @@ def _vendors_chosen_between(text: str, ruled_out: list[str]) -> list[str] | None
     def weighed(run: list[tuple[int, int, str]]) -> bool:
         gaps = [text[a[1]:b[0]] for a, b in itertools.pairwise(run)]
         return len({v for _, _, v in run}) >= 2 and (
-            bool(_CHOICE_AFTER.match(text[run[-1][1]:run[-1][1] + 16])) or any(_CHOICE_GAP.search(g) for g in gaps))
+            bool(_CHOICE_AFTER.match(text[run[-1][1]:run[-1][1] + 16])) or any(_CHOICE_GAP.search(g) for g in gaps)
+            or bool(_CHOICE_BEFORE.search(text[max(0, run[0][0] - 16):run[0][0]])))
 
     run: list[tuple[int, int, str]] = []
     for hit in hits:

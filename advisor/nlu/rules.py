@@ -1710,6 +1710,30 @@ def _read_trained_model(r: _Reading) -> None:
         _serve_first(r)
 
 
+def _read_sized_jobs(r: _Reading) -> None:
+    """'serving 70B-class models to ~100 students + some fine tuning of 7B models': two sizes, one said with the
+    serving and one with the training — the served size is sized, the training kept as the side job."""
+    out = r.out
+    if out.use_case != "inference" or out.model is not None or out.side_training is not None:
+        return
+    verbs = [(m.start(), m.end(), "serve") for m in _SERVE_WORD.finditer(r.said)] + \
+            [(m.start(), m.end(), "train") for m in _TRAIN_WORD.finditer(r.said)]
+    sizes = [(m.start(), m.end(), parse_number(m.group(1))) for m in _PARAMS.finditer(r.scan) if m.group(1)]
+    if not verbs or len(sizes) < 2:
+        return
+
+    def use_of(start: int, end: int) -> str | None:
+        gap, use = min(((max(vs - end, start - ve, 0), use) for vs, ve, use in verbs), key=lambda x: x[0])
+        return use if gap <= WORKLOAD_REACH else None
+
+    served = [v for a, b, v in sizes if v and use_of(a, b) == "serve"]
+    trained = [v for a, b, v in sizes if v and use_of(a, b) == "train"]
+    if served and trained:
+        out.params_b = max(served)
+        out.side_training = Workload(model=None, params_b=max(trained), method=out.method or "lora")
+        out.finetune, out.method = False, None
+
+
 _PRIMARY = re.compile(r"主要|主力|首先|\bmain(?:ly)?\b|\bmostly\b|\bprimar(?:y|ily)\b", _I)
 _SECONDARY = re.compile(r"顺便|顺带|另外|偶尔|也想|还想|以后|之后|后面|\bon the side\b|\balso\b|\boccasional\w*|"
                         r"\bsometimes\b|\blater\b|\bmaybe\b|\bplus\b", _I)
@@ -2334,7 +2358,7 @@ def _read_rest(r: _Reading) -> None:
 _STEPS = (_read_intents, _read_names, _read_cards, _read_options, _read_use_case, _read_precision,
           _read_dataset_tokens,
           _read_params, _read_media_beside, _read_model, _read_weights_size, _read_unknown_model, _read_api,
-          _read_trained_model,
+          _read_trained_model, _read_sized_jobs,
           _read_workloads,
           _read_context, _read_turn_lengths,
           _read_concurrency, _read_micro_batch,
@@ -2379,6 +2403,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
         out.budget = None  # '预算再加 5 万' adds to the budget; it is not a budget of 5 万
     _settle_verb_count(out, masked)
     _settle_nodes(out, text, masked, cat)
+    _settle_vendor_choice(out, cat)
     _settle_ranges(out, text)
     _settle_restrictions(out, masked)
     catalog_filter = _read_catalog_filter(out, text)
@@ -2480,6 +2505,15 @@ def _settle_ranges(out: Parsed, text: str) -> None:
 
 _MACHINES_OF_THOSE = re.compile(r"\b(?:of|of the|of our)\s+(?:those|these|them|the|our)?\s*"
                                 r"(?:servers?|machines?|nodes?|boxes|systems?)\b|台|节点", _I)
+
+
+def _settle_vendor_choice(out: Parsed, cat: Catalog) -> None:
+    """'选哪个：昇腾、海光DCU、寒武纪': makers weighed against each other; a card a maker's product line stands
+    for ('海光DCU') is one of the choices, not the configuration asked about."""
+    makers = {v.lower() for v in out.only_vendors or []}
+    if len(makers) >= 2 and out.gpus and all(not g.stated and cat.gpu(g.gpu).vendor.lower() in makers
+                                             for g in out.gpus):
+        out.gpus = []
 
 
 def _settle_nodes(out: Parsed, text: str, masked: str, cat: Catalog) -> None:
