@@ -147,7 +147,7 @@ def test_a_lower_quant_is_the_largest_that_fits(adv: Advisor) -> None:
     above = [c for c in sizes if c is not chosen and c.arguments.get("precision") != chosen.arguments["precision"]]
     assert chosen.result["fits"] is True  # type: ignore[index]
     assert above and all(c.result["fits"] is False for c in above)  # type: ignore[index]
-    assert f"fits at {chosen.arguments['precision']}" in r.text
+    assert f"{chosen.arguments['precision']} is the largest quant of DeepSeek-V3 that fits" in r.text
 
 
 def test_compared_with_the_pick_per_dollar_and_fp64_share(adv: Advisor) -> None:
