@@ -1214,17 +1214,7 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     if rented is not None:  # '买一张5090…租4090': the card not rented is the one bought
         bought = dict(next(g for g in reversed(gpus) if g["gpu"] != rented["gpu"]))
     bought["count"] = _rented_or_bought_count(p, parsed, bought)
-    hours = p.hours_per_day or DEFAULT_RENT_HOURS
-    plan_notes: dict[str, Any] = {}
-    monthly = p.gpu_hours_month
-    if monthly is None and p.runs_per_month and (run := _run_gpu_hours(p, bought)) is not None:
-        monthly = run * p.runs_per_month  # 'once a month': the cards are busy for those runs alone
-        plan_notes["runs"] = {"runs": p.runs_per_month, "gpu_hours": run, "count": bought["count"]}
-    if monthly:  # '300 GPU-hours a month': the bought cards run that many hours between them
-        busy = monthly / DAYS_PER_MONTH / 24  # GPUs busy around the clock: buying fewer cannot do it
-        if not p.gpu_count and busy > bought["count"]:  # '20k GPU-hours a year' with no count said: 3 cards
-            bought["count"] = min(RENT_MAX_GPUS, math.ceil(busy))
-        hours = min(24.0, round(monthly / DAYS_PER_MONTH / bought["count"], 2))
+    hours, plan_notes = _hours_in_use(p, bought)
     args: dict[str, Any] = {"gpu": bought["gpu"], "count": bought["count"], "currency": currency,
                             "hours_per_day": hours, "include_host": not p.has_host}
     if p.kwh_price and (p.budget is None or p.budget.currency == currency):
@@ -1245,6 +1235,24 @@ def _rent_plan(ctx: PlanContext) -> Plan:
     return Plan(mode="rent", calls=[PlannedCall(name="rent_vs_buy", arguments=args, purpose="info"),
                                     PlannedCall(name="rental_prices", arguments=offers, purpose="info")],
                 assumed=plan_notes)
+
+
+def _hours_in_use(p: Profile, bought: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+    """The hours a day the cards bought are busy — said, or from the GPU-hours a month (said, or a training run
+    done so many times a month) — and the note on runs for the reply; a load too big for the cards bought raises
+    their count when none was said."""
+    hours = p.hours_per_day or DEFAULT_RENT_HOURS
+    notes: dict[str, Any] = {}
+    monthly = p.gpu_hours_month
+    if monthly is None and p.runs_per_month and (run := _run_gpu_hours(p, bought)) is not None:
+        monthly = run * p.runs_per_month  # 'once a month': the cards are busy for those runs alone
+        notes["runs"] = {"runs": p.runs_per_month, "gpu_hours": run, "count": bought["count"]}
+    if monthly:  # '300 GPU-hours a month': the bought cards run that many hours between them
+        busy = monthly / DAYS_PER_MONTH / 24  # GPUs busy around the clock: buying fewer cannot do it
+        if not p.gpu_count and busy > bought["count"]:  # '20k GPU-hours a year' with no count said: 3 cards
+            bought["count"] = min(RENT_MAX_GPUS, math.ceil(busy))
+        hours = min(24.0, round(monthly / DAYS_PER_MONTH / bought["count"], 2))
+    return hours, notes
 
 
 def _run_gpu_hours(p: Profile, bought: dict[str, Any]) -> float | None:
