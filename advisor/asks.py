@@ -32,6 +32,7 @@ from advisor.fmt import (
     tps,
     usable_bytes,
 )
+from advisor.model_fit import model_fit_calls, model_fit_needed, say_model_fit
 from advisor.nlu.rules import PEAK_SHARE
 from advisor.planner import (
     DEFAULT_TRAIN_SEQ,
@@ -1205,6 +1206,7 @@ ROUTES: dict[str, Route] = {
     "box_count": Route(box_needed, box_calls, say_box, scratch=True),
     "tender": Route(tender_needed, tender_calls, say_tender),
     "code_fit": Route(code_fit_needed, code_fit_calls, say_code_fit),
+    "what_runs": Route(model_fit_needed, model_fit_calls, say_model_fit, scratch=True),
     "quant_fit": Route(lambda c: "quant_fit" in c.asks and _main_sizing(c) is not None, _quant_calls, _say_quant,
                        scratch=True),
 }

@@ -833,6 +833,16 @@ def _bare_count(m: _Merge) -> None:
         m.put("gpu_count", int(found.group(1)))
 
 
+def _owned_now(m: _Merge) -> None:
+    """'I have 8x H100, what can I run?' after a talk about a 3090: the cards just said owned (and nothing else
+    named) are the ones the question is about."""
+    parsed = m.parsed
+    if parsed.existing and not parsed.gpus and len(parsed.existing) == 1 and m.p.gpu \
+            and m.p.gpu != parsed.existing[0].gpu:
+        m.put("gpu", parsed.existing[0].gpu)
+        m.put("gpu_count", parsed.existing[0].count)
+
+
 _MACHINE_ASKS = {"rack", "energy_cost", "build_cost", "heat", "circuit", "ups"}
 
 
@@ -880,7 +890,7 @@ _MERGE_STEPS = (_merge_model, _problem_from_residues, _people_share, _requests_f
                 _merge_workloads,
                 _merge_implied, _merge_lists,
                 _merge_sold, _session_variants, _merge_cards, _merge_options, _merge_changes,
-                _merge_count, _bare_count, _nodes_and_total, _merge_short_answers)
+                _merge_count, _bare_count, _nodes_and_total, _owned_now, _merge_short_answers)
 
 
 def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) -> None:

@@ -202,3 +202,22 @@ def test_a_tender_for_serving_sizes_the_served_model_and_keeps_brands_open() -> 
                  "workload: serving 70B-class models to ~100 students + some fine tuning of 7B models")
     assert (said.params_b, said.side_training.params_b if said.side_training else None) == (70.0, 7.0)
     assert not said.excluded_vendors
+
+
+@pytest.mark.parametrize("text", ["我有一张3090，能跑什么模型？", "what models can I run on a 3090?"])
+def test_what_the_cards_at_hand_run(adv: Advisor, text: str) -> None:
+    _, (r,) = talk(adv, text)
+    sized = {(c.arguments["model"], c.arguments["precision"]): c.result for c in r.tool_calls
+             if c.name == "size_inference" and c.ok and c.arguments.get("batch") == 1}
+    # a 70B model at 4.8 bits a weight is about 42 GB of file: more than a 24 GB card holds; a 32B at Q4_K_M
+    # (about 20 GB) fits
+    assert sized[("llama-3.3-70b", "Q4_K_M")]["fits"] is False  # type: ignore[index]
+    assert sized[("qwen2.5-32b", "Q4_K_M")]["fits"] is True  # type: ignore[index]
+    assert "Qwen2.5-32B" in r.text.split("\n")[3] and ("Q4_K_M" in r.text)
+    fitting = [m for (m, p), res in sized.items() if res and res["fits"]]
+    assert r.text.startswith(("**一张 GeForce RTX 3090", "**one GeForce RTX 3090")) and fitting
+
+
+def test_cards_said_owned_become_the_ones_asked_about(adv: Advisor) -> None:
+    session, _ = talk(adv, "what models can I run on a 3090?", "I have 8x H100, what can I run?")
+    assert (session.profile.gpu, session.profile.gpu_count) == ("h100-sxm", 8)
