@@ -35,6 +35,7 @@ from knowledge.markets import availability, markets_as_of
 from knowledge.messages import has, msg, render
 from knowledge.offers import provider_name
 from knowledge.schema import GPU, Model, Platform
+from knowledge.source_titles import source_title
 from tools.catalog_query import AffordableResult, FindGPUsResult
 from tools.compat_rules.types import BuildReport
 from tools.inference_memory import InferenceMemoryResult
@@ -137,8 +138,8 @@ def _model_lines(m: Model, lang: str) -> list[str]:
 
 
 def _source(entry: GPU | Model | Platform, lang: str) -> str:
-    keys = [str(s).split(" ")[0][:60] for s in entry.sources[:2]]
-    return msg(lang, "spec.source", id=entry.id, sources=", ".join(keys),
+    titles = list(dict.fromkeys(source_title(str(s)) for s in entry.sources[:2]))
+    return msg(lang, "spec.source", sources="; ".join(titles),
                as_of=entry.as_of or "?", confidence=_confidence(getattr(entry, "confidence", None), lang))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from advisor.fmt import money, num
+from knowledge import load_catalog
 from knowledge.messages import msg
 from knowledge.names import VENDORS
 
@@ -53,7 +54,8 @@ def _gate_phrase(gate: str, old: Any, new: Any, lang: str) -> str | None:
         return msg(lang, "rec_diff.change.vendors_only", vendors="/".join(v for v in VENDORS if v in now)) \
             if new else msg(lang, "rec_diff.change.vendors_any")
     if gate in ("only_gpus", "exclude_gpus"):
-        return msg(lang, f"rec_diff.change.{gate}", gpus=", ".join(new or [])) if new else None
+        names = [load_catalog().gpu(g).name for g in new or []]  # the cards by name, never their catalog ids
+        return msg(lang, f"rec_diff.change.{gate}", gpus=", ".join(names)) if new else None
     if gate in ("cuda_required", "domestic_only"):
         return msg(lang, f"rec_diff.change.{gate}") if new else None
     if gate in ("power_limit_w",) and new:
