@@ -88,6 +88,7 @@ class AskContext:
     named: tuple[str, ...] = ()  # the cards this message names (catalog ids)
     topic: str | None = None  # the part of a build the message is about (a build check's answer leads with it)
     budget_said: bool = True  # the message itself names a budget ('how many for $80k')
+    count_said: bool = False  # the message itself says how many cards ('how long with 64 GPUs')
     card_prices: tuple[tuple[str, Any], ...] = ()  # unit prices said this turn ('a used 3090 for $650')
     text: str = ""  # the message, for an ask's own wording ('the whole build')
 
@@ -919,7 +920,8 @@ def _train_cards(c: AskContext) -> list[str]:
 def _train_count_needed(c: AskContext) -> bool:
     p = c.session.profile
     return "how_many" in c.asks and p.use_case == "training" and bool(dataset_tokens(p)) \
-        and bool(model_args(p)) and bool(_train_cards(c))
+        and bool(model_args(p)) and bool(_train_cards(c)) \
+        and not (c.count_said and not p.deadline_days)  # '… with 64 GPUs': said (a deadline still asks how many)
 
 
 def _train_count_calls(c: AskContext) -> list[PlannedCall]:
@@ -948,7 +950,8 @@ def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
             keep_count(p, gpu, n)  # the follow-ups ('network between them?', 'rent them instead?') are about these
         else:  # each card counted is a scheme to come back to ('租 H100 整体训下来多少钱': the H100 option)
             remember_count(c.session, gpu, n)
-        key = "asks.train_count_deadline" if p.deadline_days else "asks.train_count"
+        key = "asks.train_count_deadline" if p.deadline_days else "asks.train_count" if n == memory \
+            else "asks.train_count_month"
         gpu_hours = float(timed.result["gpu_hours"])  # type: ignore[index]
         line = msg(c.lang, key, gpu=gpu_name(gpu), n=n, days=num(gpu_hours / n / 24, 1), memory=memory,
                    deadline=num(p.deadline_days or 0, 0))
@@ -1214,7 +1217,7 @@ ROUTES: dict[str, Route] = {
 
 def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str, fresh: bool = True,
          named: Iterable[str] = (), pooled: bool = False, topic: str | None = None,
-         config: Config | None = None, budget_said: bool = True,
+         config: Config | None = None, budget_said: bool = True, count_said: bool = False,
          card_prices: dict[str, Any] | None = None, text: str = "") -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
     turn computed a configuration or stated a target, so stated targets are checked again; ``config``: the
@@ -1224,6 +1227,7 @@ def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang:
     at_hand = config or current_config(session, done, bool(named))
     ctx = AskContext(session=session, asks=tuple(asks), config=at_hand, calls=done,
                      lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic, budget_said=budget_said,
+                     count_said=count_said,
                      card_prices=tuple((card_prices or {}).items()), text=text)
     order = [r for a in ctx.asks for r in ROUTES if ask_of(r) == a]
     order += [r for r in ROUTES if r not in order]

@@ -1170,6 +1170,7 @@ class Advisor:
         for config, asked in _ask_passes(parsed.asks, plan, calls, both, session):
             owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
+                             count_said=parsed.gpu_count is not None or any(g.stated for g in parsed.gpus),
                              text=parsed.text,
                              topic=parsed.build_topic if plan.mode == "build" else None)
             for name, route, ask in owed:

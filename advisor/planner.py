@@ -1797,14 +1797,17 @@ def train_count_calls(p: Profile, model: dict[str, Any], gpu: str) -> list[Plann
         "zero_stage": 3 if n > 1 else 0, "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}) for n in TRAIN_COUNTS]
 
 
+DEFAULT_TRAIN_DAYS = 30  # 'how many to train it?' with no deadline: the fewest cards that finish within a month
+
+
 def train_count(p: Profile, timed: dict[str, Any] | None, fitting: list[int]) -> tuple[int | None, int]:
     """The fewest cards (of :data:`TRAIN_COUNTS`) that hold the run and, with a deadline, finish it in time, from
     the one-card time and the counts that fit; and the least count that fits memory alone."""
     if timed is None or not fitting:
         return None, 0
     need = memory = min(fitting)
-    if p.deadline_days:
-        need = max(need, int(-(-float(timed["gpu_hours"]) // (p.deadline_days * 24))))
+    deadline = p.deadline_days or DEFAULT_TRAIN_DAYS  # no deadline said: a run done within about a month
+    need = max(need, int(-(-float(timed["gpu_hours"]) // (deadline * 24))))
     if need > NODE_GPUS:  # past one node, whole nodes of eight (more cards than the fewest that fit also fit)
         whole = -(-need // NODE_GPUS) * NODE_GPUS
         return (whole if whole <= TRAIN_COUNTS[-1] else None), memory

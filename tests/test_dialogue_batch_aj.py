@@ -340,7 +340,7 @@ def test_nodes_the_budget_buys_are_counted_in_nodes_and_checked_as_one(adv: Advi
                                "are 20kW")
     assert "That is 3 nodes of 8." in r.text.splitlines()[0]
     assert all(g["count"] == 8 for c in ok_calls(r, "check_build") for g in c.arguments["gpus"])
-    assert "holds **1** of these nodes" in r.text and "1 nodes need" not in r.text
+    assert "holds **1** of the 8× H200 SXM 141GB machines" in r.text and "1 nodes need" not in r.text
 
 
 # ----------------------------------------------------------------------------- tender wording

@@ -221,3 +221,14 @@ def test_what_the_cards_at_hand_run(adv: Advisor, text: str) -> None:
 def test_cards_said_owned_become_the_ones_asked_about(adv: Advisor) -> None:
     session, _ = talk(adv, "what models can I run on a 3090?", "I have 8x H100, what can I run?")
     assert (session.profile.gpu, session.profile.gpu_count) == ("h100-sxm", 8)
+
+
+def test_how_many_to_train_with_no_deadline_finishes_within_a_month(adv: Advisor) -> None:
+    _, (r1, r2) = talk(adv, "planning to pretrain a 7B model from scratch on 2T tokens. how many GPU hours on H100 and "
+                            "how long with 64 GPUs?", "what if we use B200s instead, and how many nodes")
+    assert r1.text.startswith("**About") and "64× H100" in r1.text.split("\n")[0]  # the count said is kept
+    run = ok_calls(r2, "training_time")[0].result
+    assert run is not None
+    # the fewest B200s that finish within 30 days, in whole nodes of 8: GPU-hours ÷ 720 h, rounded up to a node
+    need = math.ceil(run["gpu_hours"] / (30 * 24))
+    assert f"**B200 SXM 180GB: {math.ceil(need / 8) * 8} cards**" in r2.text

@@ -295,7 +295,7 @@ def test_two_of_them_after_a_server_are_two_servers(adv: Advisor) -> None:
     """A DGX B200 draws up to 14.3 kW (NVIDIA): a 20 kW rack holds one, two need two racks."""
     _, (_, r) = talk(adv, "we're getting a DGX B200 8-gpu box. can our air cooled rack (20kW) take it?",
                      "what if we get two of them in the same rack")
-    assert "holds **1** of these nodes" in r.text and "2 nodes need **2** racks" in r.text
+    assert "holds **1** of the 8× B200 SXM 180GB machines" in r.text and "2 nodes need **2** racks" in r.text
 
 
 def test_wall_power_is_the_draw_not_an_outlet() -> None:
