@@ -899,7 +899,7 @@ def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) 
     stated = any(g.stated for g in parsed.gpus)
     named = {g.gpu for g in parsed.gpus}
     owned = next((e for e in p.existing or [] if e.gpu in named), None)
-    if parsed.added_cards and owned is not None and parsed.existing:
+    if parsed.added_cards and owned is not None and parsed.existing and not parsed.alternatives:
         # 'have a 3090 already … buying a second used 3090', '手上有一张3090，想再收一张': owned plus added
         put("gpu", owned.gpu)
         put("gpu_count", min(owned.count + parsed.added_cards, MAX_GPUS_OF_ONE))

@@ -886,7 +886,8 @@ def _system_calls(ctx: PlanContext, currency: str) -> tuple[list[str], list[Plan
         else None  # 'XE9680 with 8 H200': a card named apart from the systems' own
     for sid in named[:3]:
         system = system_resolver().get(sid)
-        fixed = (system.gpu or "?").split("-")[0] in system.name.lower().replace(" ", "")  # 'DGX B200': its own card
+        fixed = (system.gpu or "?").split("-")[0] in system.name.lower().replace(" ", "") \
+            and "/" not in system.name  # 'DGX B200' holds its own card; 'XE9680 (8 × H100 / H200 / …)' takes several
         configured = card if card and system.gpu and card != system.gpu and not fixed else None
         calls.append(PlannedCall(name="system_info", arguments={
             "name": sid, "currency": currency, **({"gpu": configured} if configured else {})}, purpose="info"))

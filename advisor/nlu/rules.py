@@ -1572,7 +1572,8 @@ def _per_period(text: str, start: int, end: int) -> float | None:
         return 1 / 24
     return 1.0
 # a token count per period is the traffic a service handles, not a training set
-_SERVING_VOLUME = re.compile(r"日均|每天|每日|一天|天均|每月|月均|每小时|daily|per\s+(?:day|month|hour)", _I)
+_SERVING_VOLUME = re.compile(r"日均|每天|每日|一天|天均|每个?月|一个月|月均|每小时|daily|monthly|"
+                             r"(?:per|a|each|every)\s+(?:day|month|hour)", _I)
 _SERVING_VOLUME_AFTER = re.compile(r"\s*(?:每天|每日|一天|每月|/\s*(?:天|日|月|day|month|mo|hr|hour|h)\b|"
                                    r"(?:a|per|each|every)\s+(?:day|month|hour)|daily)", _I)
 
