@@ -946,6 +946,19 @@ def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str
     return out
 
 
+def _each_maker(r: Recommendation, vendors: list[str], currency: str, lang: str) -> list[str]:
+    """'选哪个：昇腾、海光、寒武纪': with a few makers weighed, each one's best option (or that none qualifies)."""
+    if not 2 <= len(vendors) <= 4:
+        return []
+    parts = []
+    for vendor in vendors:
+        best = next((o for o in r.options if o.vendor.lower() == vendor.lower()), None)
+        parts.append(msg(lang, "compose.recommend_section.maker_best", maker=vendor,
+                         option=_option_brief(best, currency, lang)) if best is not None
+                     else msg(lang, "compose.recommend_section.maker_none", maker=vendor))
+    return [msg(lang, "compose.recommend_section.each_maker", items=punct(lang, "semicolon").join(parts))]
+
+
 def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = False,
                        detailed: bool = True, currency: str | None = None, psu_w: float | None = None) -> list[str]:
     rec = _by_name(calls, "recommend")
@@ -962,6 +975,7 @@ def _recommend_section(calls: list[ToolCall], lang: str, alternatives: bool = Fa
                        if by_speed else "compose.recommend_section.recommended_configurations_performance_per"))
         out += _options(r.model_copy(update={"options": known}), lang, detailed=detailed, currency=currency)
         out += _host_line(known[:3], cur, lang)
+        out += _each_maker(r, rec.arguments.get("vendors") or [], cur, lang)
         if psu_w and known[0].recommended_psu_w > psu_w:  # the user's PSU is no gate, but it is said
             out.append(msg(lang, "compose.recommend_section.psu_upgrade", psu=num(psu_w),
                            need=num(known[0].recommended_psu_w), option=_option_brief(known[0], cur, lang)))

@@ -37,14 +37,14 @@ def test_how_many_to_train_is_one_count_sized_and_timed_alike(adv: Advisor) -> N
                         "How many H100s and how long?")
     # 8.03B × 16 bytes (bf16 weights and gradients, fp32 master and Adam moments) = 128 GB: more than one 80 GB
     # card, under two with ZeRO-3 and checkpointing, so two is the fewest — and every verdict says two
-    assert "**H100 SXM 80GB: 2 cards**" in r.text
+    assert "**2× H100 SXM 80GB**" in r.text
     assert "fits on 2× H100 SXM 80GB" in r.text and "does not fit" not in r.text
     assert "You need at least" not in r.text  # no second count beside the first
     sized = ok_calls(r, "size_training")[0]
     assert (sized.arguments["gpus"], sized.arguments.get("recompute"), sized.arguments.get("zero_stage")) == \
         (2, "full", 3)
     gpu_hours = float(re.search(r"([\d,.]+) GPU-hours", r.text).group(1).replace(",", ""))  # type: ignore[union-attr]
-    days = float(re.search(r"2 cards\*\* — about ([\d.]+) days", r.text).group(1))  # type: ignore[union-attr]
+    days = float(re.search(r"2× H100 SXM 80GB\*\* — about ([\d.]+) days", r.text).group(1))  # type: ignore[union-attr]
     assert days == pytest.approx(gpu_hours / 2 / 24, abs=0.06)
     node = re.search(r"On one node of 8 it takes about ([\d.]+) hours", r.text)
     assert node and float(node.group(1)) == pytest.approx(gpu_hours / 8, abs=0.06)

@@ -187,6 +187,10 @@ def test_makers_weighed_are_a_choice_not_one_card(adv: Advisor) -> None:
     options = ok_calls(r1, "recommend")[0].result["options"]  # type: ignore[index]
     makers = {"Huawei", "Hygon", "Cambricon"}
     assert options and all(o["vendor"] in makers for o in options)
+    each = next(line for line in r1.text.splitlines() if line.startswith("**各家最合适的"))
+    for maker in makers:  # each maker's first option in the ranking, or that none qualifies
+        best = next((o for o in options if o["vendor"] == maker), None)
+        assert maker in each and (best is None or f"{best['count']}× {best['gpu']}" in each)
     assert r3.mode == "compare"  # the inference card against the pick: power, price and speed side by side
 
 
@@ -232,4 +236,4 @@ def test_how_many_to_train_with_no_deadline_finishes_within_a_month(adv: Advisor
     assert run is not None
     # the fewest B200s that finish within 30 days, in whole nodes of 8: GPU-hours ÷ 720 h, rounded up to a node
     need = math.ceil(run["gpu_hours"] / (30 * 24))
-    assert f"**B200 SXM 180GB: {math.ceil(need / 8) * 8} cards**" in r2.text
+    assert f"**{math.ceil(need / 8) * 8}× B200 SXM 180GB**" in r2.text

@@ -51,7 +51,7 @@ def test_a_deadline_past_256_cards_is_met_with_whole_nodes() -> None:
     s = adv.new_session()
     adv.reply("planning a 64x H100 cluster. how long to pretrain a 7B llama-style model on 2T tokens?", s)
     r = adv.reply("if we had to finish in 14 days, how many H100s do we need?", s)
-    assert r.text.splitlines()[0].startswith("**H100 SXM 80GB: 296 cards**")
+    assert r.text.splitlines()[0].startswith("**296× H100 SXM 80GB**")
 
 
 def test_a_training_batch_said_is_the_micro_batch_sized_and_kept_in_follow_ups() -> None:
