@@ -261,6 +261,23 @@ def _api_calls(c: AskContext) -> list[PlannedCall]:
     return [PlannedCall(name="api_cost", arguments=args, purpose="value")]
 
 
+HOURS_A_MONTH = 730  # 8,760 hours a year ÷ 12
+
+
+def _against_rent(c: AskContext, api: ApiCostResult) -> str:
+    """'调API、租GPU还是自己买卡': the cheapest rental of the plan kept on all month, set against the API bill."""
+    rent = next((x.result for x in c.calls if x.name == "rent_choices" and x.ok and x.result), None)
+    choices = rent.get("choices") if rent else None
+    if not rent or not choices or rent.get("currency") != api.currency:
+        return ""
+    best = choices[0]
+    month = float(best["hourly"]) * HOURS_A_MONTH
+    key = "asks.api_vs_rent_api" if api.monthly_cost < month else "asks.api_vs_rent_rent"
+    return "\n" + msg(c.lang, key, month=money(month, api.currency), config=f"{best['count']}× {best['gpu']}",
+                      hourly=money_exact(float(best["hourly"]), api.currency),
+                      api=money(api.monthly_cost, api.currency))
+
+
 def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
     call = next((x for x in done if x.name == "api_cost" and x.ok), None)
     if call is None:
@@ -288,7 +305,8 @@ def _say_api(c: AskContext, done: list[ToolCall]) -> str | None:
     else:
         return msg(c.lang, "asks.api_prices_only", prices=prices, assumed=assumed) + volume
     if r.own_monthly_cost is None or c.config is None:
-        return msg(c.lang, "asks.api_no_machine", bill=bill, prices=prices, assumed=assumed) + volume
+        return msg(c.lang, "asks.api_no_machine", bill=bill, prices=prices, assumed=assumed) + volume + \
+            _against_rent(c, r)
     key = "asks.api_own_cheaper" if r.cheaper == "own" else "asks.api_cheaper"
     months = r.break_even_months
     payback = (msg(c.lang, "asks.api_never") if months is None else

@@ -237,3 +237,14 @@ def test_how_many_to_train_with_no_deadline_finishes_within_a_month(adv: Advisor
     # the fewest B200s that finish within 30 days, in whole nodes of 8: GPU-hours ÷ 720 h, rounded up to a node
     need = math.ceil(run["gpu_hours"] / (30 * 24))
     assert f"**{math.ceil(need / 8) * 8}× B200 SXM 180GB**" in r2.text
+
+
+def test_an_api_bill_is_set_against_the_cheapest_rental_kept_on_all_month(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "我们是个创业团队，产品要用Llama 3.1 70B，每个月推理大概5亿tokens，"
+                        "调API、租GPU还是自己买卡哪个划算？")
+    api = ok_calls(r, "api_cost")[0].result
+    best = ok_calls(r, "rent_choices")[0].result["choices"][0]  # type: ignore[index]
+    assert api is not None and api["daily_input_tokens"] + api["daily_output_tokens"] == pytest.approx(5e8 / 30.4,
+                                                                                                         rel=0.01)
+    month = best["hourly"] * 730  # 8,760 hours a year ÷ 12
+    assert f"¥{month:,.0f}" in r.text and ("租卡更贵" in r.text) == (api["monthly_cost"] < month)
