@@ -519,7 +519,8 @@ def _checks_a_build(ctx: PlanContext) -> bool:
     if ctx.kind != Kind.build:
         return False
     p, parsed = ctx.profile, ctx.parsed
-    if (parsed.model or parsed.context_tokens) and p.use_case in ("inference", "training") and (p.gpu or p.existing):
+    if (parsed.model or parsed.context_tokens) and parsed.has(Intent.whatif) and (p.gpu or p.existing) \
+            and p.use_case in ("inference", "training"):
         return False  # 'what if 32k context with qwen coder 32b, and my psu is 850w?': sized, the build beside it
     has_machine = bool(ctx.parsed.gpus or p.gpu or p.existing or p.gpu_count or p.cpu
                        or current_config(ctx.session, []) is not None)

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU, Precision
-from tools.inputs import ToolInput
+from tools.inputs import ToolInput, VendorNames
 from tools.precision import resolve_precision
 from tools.pricing import CNY_PER_USD, FX_AS_OF, HOST_COST_USD, USD_PER_FOREIGN, SaidPrice, gpu_price
 from tools.recommend import host_for
@@ -33,7 +33,7 @@ class FindGPUsInput(ToolInput):
     supports: Precision | None = Field(None, description="a precision with a hardware path (fp8, fp4, bf16 …)")
     feature: Feature | None = Field(None, description="nvlink = any GPU-to-GPU link beyond PCIe")
     vendor: str | None = Field(None, description="NVIDIA, AMD, Intel, Huawei …")
-    exclude_vendors: list[str] = Field(default_factory=list, description="vendors ruled out ('no NVIDIA')")
+    exclude_vendors: VendorNames = Field(default_factory=list, description="vendors ruled out ('no NVIDIA')")
     domestic: bool | None = None
     min_memory_gb: float | None = Field(None, gt=0, le=10_000, description="vendor GB as on the datasheet")
 
@@ -123,7 +123,7 @@ class AffordableInput(ToolInput):
     budget_usd: float = Field(gt=0, le=1e9, allow_inf_nan=False)
     include_host: bool = Field(True, description="the budget also buys the computer the cards go in")
     domestic_only: bool = False
-    vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
+    vendors: VendorNames = Field(default_factory=list, description="allowed vendors; empty = any")
     region: Region | None = Field(None, description="only cards sold new there (knowledge/data/markets.toml)")
     limit: int = Field(5, ge=1, le=20)
     said_prices: dict[str, SaidPrice] = Field(default_factory=dict, max_length=16,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 
 def upper_bound(model: type[BaseModel], field: str) -> float | None:
@@ -17,3 +19,17 @@ class ToolInput(BaseModel):
     into an 'inf GB fits' answer). Subclasses add their own config; pydantic merges the two."""
 
     model_config = ConfigDict(allow_inf_nan=False)
+
+
+def _known_vendors(names: list[str]) -> list[str]:
+    """Each vendor said is one the catalog knows (any case); an unknown one is refused by name, with the list."""
+    from knowledge.names import VENDORS  # tools sit above knowledge
+
+    known = {v.lower(): v for v in VENDORS}
+    unknown = [n for n in names if n.lower() not in known]
+    if unknown:
+        raise ValueError(f"unknown vendor {unknown[0][:40]!r} — known: {', '.join(VENDORS)}")
+    return [known[n.lower()] for n in names]
+
+
+VendorNames = Annotated[list[str], AfterValidator(_known_vendors)]

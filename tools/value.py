@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge import load_catalog
 from knowledge.markets import Region, sold_in
 from knowledge.schema import GPU
-from tools.inputs import ToolInput
+from tools.inputs import ToolInput, VendorNames
 from tools.pricing import CNY_PER_USD, FX_AS_OF, MAX_CNY_PER_USD, USD_PER_FOREIGN, SaidPrice, gpu_price
 from tools.result import Note, note
 
@@ -171,7 +171,7 @@ class BestValueInput(ToolInput):
         default_factory=lambda: _DEFAULT_TIERS.copy(), min_length=1)
     min_memory_gb: float = Field(16, ge=0, le=1024, description="vendor-labelled memory per card")
     metric: Literal["bandwidth_gbs", "memory_gb", "bf16_tflops", "fp64_tflops"] = "bandwidth_gbs"
-    vendors: list[str] = Field(default_factory=list, description="allowed vendors; empty = any")
+    vendors: VendorNames = Field(default_factory=list, description="allowed vendors; empty = any")
     region: Region | None = Field(None, description="only cards sold new there (knowledge/data/markets.toml)")
     currency: ValueCurrency = "USD"
     cny_per_usd: float = Field(CNY_PER_USD, gt=0, le=MAX_CNY_PER_USD, allow_inf_nan=False)
