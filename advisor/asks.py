@@ -66,7 +66,7 @@ from tools.inference_memory import InferenceMemoryResult
 from tools.latency import LoadResult
 from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult, ServingResult
-from tools.pricing import from_usd, to_usd
+from tools.pricing import HOURS_PER_MONTH, from_usd, to_usd
 from tools.scale_out import NODE_GPUS
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
@@ -261,9 +261,6 @@ def _api_calls(c: AskContext) -> list[PlannedCall]:
     return [PlannedCall(name="api_cost", arguments=args, purpose="value")]
 
 
-HOURS_A_MONTH = 730  # 8,760 hours a year ÷ 12
-
-
 def _against_rent(c: AskContext, api: ApiCostResult) -> str:
     """'调API、租GPU还是自己买卡': the cheapest rental of the plan kept on all month, set against the API bill."""
     rent = next((x.result for x in c.calls if x.name == "rent_choices" and x.ok and x.result), None)
@@ -271,7 +268,7 @@ def _against_rent(c: AskContext, api: ApiCostResult) -> str:
     if not rent or not choices or rent.get("currency") != api.currency:
         return ""
     best = choices[0]
-    month = float(best["hourly"]) * HOURS_A_MONTH
+    month = float(best["hourly"]) * HOURS_PER_MONTH
     key = "asks.api_vs_rent_api" if api.monthly_cost < month else "asks.api_vs_rent_rent"
     return "\n" + msg(c.lang, key, month=money(month, api.currency), config=f"{best['count']}× {best['gpu']}",
                       hourly=money_exact(float(best["hourly"]), api.currency),
