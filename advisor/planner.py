@@ -1816,6 +1816,16 @@ def train_count(p: Profile, timed: dict[str, Any] | None, fitting: list[int]) ->
     return next((k for k in TRAIN_COUNTS if k >= need), None), memory
 
 
+def _least_train_count(p: Profile, model: dict[str, Any], gpu: str) -> int | None:
+    """With no data to time, the fewest cards that hold the run (sharded and checkpointed, as a count is sized),
+    so the plan's verdict is on the count the answer names."""
+    for call in train_count_calls(p, model, gpu)[1:]:  # the sizings at 1, 2, 4, 8, … cards
+        done = run_tool(call.name, call.arguments)
+        if done.ok and (done.result or {}).get("fits"):
+            return int(call.arguments["gpus"])
+    return None
+
+
 def _planned_train_count(p: Profile, model: dict[str, Any], gpu: str) -> int | None:
     """The count :func:`train_count` settles, worked out while planning (the tools run here, as for
     :func:`least_count`), so the answer is sized on the cards it recommends."""
@@ -1830,9 +1840,10 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     model = _model_args(p, plan)
     gpu, count = _config(p)
     counted_here = False
-    if gpu and parsed.asks_count and not _count_said(parsed) and model and dataset_tokens(p) \
-            and p.nodes is None and (counted := _planned_train_count(p, model, gpu)):
-        count, counted_here = counted, True  # '需要多少张 H800？': the plan is on the count that trains it in time
+    if gpu and parsed.asks_count and not _count_said(parsed) and model and p.nodes is None \
+            and (counted := _planned_train_count(p, model, gpu) if dataset_tokens(p) else _least_train_count(p, model,
+                                                                                                           gpu)):
+        count, counted_here = counted, True  # '需要多少张 H800？': the plan is on the count it needs
         keep_count(p, gpu, count)
     method = training_method(p)
     if p.method is None:  # said in the reply: LoRA by default, pre-training when the dataset says so

@@ -23,4 +23,6 @@ def source_title(ref: str) -> str:
     if title is None:
         return ref.split(" ")[0][:SHORT_TITLE]
     short = title.split(" (")[0].split(", ")[0].split(" — ")[0]
-    return short[:SHORT_TITLE]
+    if len(short) <= SHORT_TITLE:
+        return short
+    return short[:SHORT_TITLE].rsplit(" ", 1)[0] + "…"  # cut at a word, marked

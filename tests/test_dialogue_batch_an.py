@@ -248,3 +248,19 @@ def test_an_api_bill_is_set_against_the_cheapest_rental_kept_on_all_month(adv: A
                                                                                                          rel=0.01)
     month = best["hourly"] * 730  # 8,760 hours a year ÷ 12
     assert f"¥{month:,.0f}" in r.text and ("租卡更贵" in r.text) == (api["monthly_cost"] < month)
+
+
+def test_sources_are_named_by_title_cut_at_a_word() -> None:
+    from knowledge.source_titles import SHORT_TITLE, source_title
+
+    assert source_title("S-EPOCH") == "Epoch AI"  # 'Epoch AI, Machine Learning Hardware dataset (CSV snapshot)'
+    long = source_title("S-TWEAKTOWN-H20")
+    assert len(long) <= SHORT_TITLE + 1 and (not long.endswith("…") or long[:-1] == long[:-1].rstrip())
+    assert source_title("https://example.com/x") == "https://example.com/x"  # a URL cited directly stays as it is
+
+
+def test_how_many_to_train_with_no_data_is_the_count_the_verdict_is_on(adv: Advisor) -> None:
+    _, (r,) = talk(adv, "70b 全量微调 得几张 A800")
+    counted = int(r.text.split("至少要 ")[1].split(" 张")[0])
+    sized = ok_calls(r, "size_training")[0]
+    assert sized.arguments["gpus"] == counted and f"**结论：{counted} 张 A800" in r.text
