@@ -1131,11 +1131,11 @@ def _quant_neighbour(c: AskContext) -> str | None:
     main = _main_sizing(c)
     if main is None:
         return None
-    ladder = [q.lower() for q in quant_ladder(main.arguments["engine"])]
+    ladder = quant_ladder(main.arguments["engine"])
     said = str(main.arguments.get("precision") or "").lower()
+    at = next((i for i, q in enumerate(ladder) if q.lower() == said), -1)
     if not (main.result or {}).get("fits"):
-        return ladder[-1] if said != ladder[-1] else None
-    at = ladder.index(said) if said in ladder else -1
+        return ladder[-1] if at != len(ladder) - 1 else None
     return ladder[at - 1] if at > 0 else None
 
 
@@ -1143,9 +1143,7 @@ def _quant_calls(c: AskContext) -> list[PlannedCall]:
     main, other = _main_sizing(c), _quant_neighbour(c)
     if main is None or other is None:
         return []
-    engine = main.arguments["engine"]
-    name = next(q for q in quant_ladder(engine) if q.lower() == other)
-    return [PlannedCall(name="size_inference", arguments={**main.arguments, "precision": name}, purpose="size")]
+    return [PlannedCall(name="size_inference", arguments={**main.arguments, "precision": other}, purpose="size")]
 
 
 def _say_quant(c: AskContext, done: list[ToolCall]) -> str | None:
@@ -1158,9 +1156,8 @@ def _say_quant(c: AskContext, done: list[ToolCall]) -> str | None:
     other = next((typed(x, InferenceMemoryResult) for x in done if x.name == "size_inference"), None)
     config = config_label(main.arguments.get("gpu"), r.gpus, c.lang)
     name = r.model
-    if r.fits:
-        line = msg(c.lang, "asks.quant_fit", model=name, quant=r.precision, config=config,
-                   need=gb(r.per_gpu_bytes), usable=gb(usable_bytes(r)))
+    if r.fits:  # the answer above states its need and the card's usable memory; this names the quant and the next
+        line = msg(c.lang, "asks.quant_fit", model=name, quant=r.precision, config=config)
         if other is not None:
             line += msg(c.lang, "asks.quant_above", quant=other.precision, need=gb(other.per_gpu_bytes))
         return line

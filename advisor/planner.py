@@ -1850,10 +1850,8 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
         plan.assumed["method"] = "pretrain" if method == "full" else method
     seq = p.context_tokens or DEFAULT_TRAIN_SEQ
     size = _training_size(p, model, method, gpu, count, seq)
-    if counted_here:  # sized as the count was chosen: sharded and checkpointed, so the verdicts agree
-        size = {**size, **_COUNTED_SETTINGS, "zero_stage": 3 if count > 1 else 0}
-        if p.grad_checkpointing is False or p.sharding:
-            size = _training_size(p, model, method, gpu, count, seq)
+    if counted_here and p.grad_checkpointing is not False and not p.sharding:  # sized as the count was chosen
+        size = {**size, **_COUNTED_SETTINGS, "zero_stage": 3 if count > 1 else 0}  # so the verdicts agree
     calls = [PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gpu)]
     calls += _network_asked(p, parsed, gpu, count)
     if gpu:

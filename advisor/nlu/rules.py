@@ -1677,6 +1677,18 @@ _TRAIN_WORD = re.compile(r"pre-?train\w*|\btrain\w*|fine[- ]?tun\w*|from scratch
                          r"全参|从头", _I)
 
 
+def _job_verbs(said: str) -> list[tuple[int, int, str]]:
+    """Where the message serves and where it trains: (start, end, 'serve' | 'train') for each verb."""
+    return [(m.start(), m.end(), "serve") for m in _SERVE_WORD.finditer(said)] + \
+        [(m.start(), m.end(), "train") for m in _TRAIN_WORD.finditer(said)]
+
+
+def _use_near(verbs: list[tuple[int, int, str]], start: int, end: int) -> str | None:
+    """The job of the verb nearest a span (a model or a size), when one is within reach."""
+    gap, use = min(((max(vs - end, start - ve, 0), use) for vs, ve, use in verbs), key=lambda x: x[0])
+    return use if gap <= WORKLOAD_REACH else None
+
+
 def _read_trained_model(r: _Reading) -> None:
     """A training job and a serving job in one message ('full fine-tune 7B-13B and run inference on Qwen2.5-32B',
     'continue-pretrain a 30B and later serve DeepSeek-V3'): the training is sized on the model or size said with
@@ -1684,14 +1696,12 @@ def _read_trained_model(r: _Reading) -> None:
     out = r.out
     if out.use_case != "training" or out.model is None:
         return
-    verbs = [(m.start(), m.end(), "serve") for m in _SERVE_WORD.finditer(r.said)] + \
-            [(m.start(), m.end(), "train") for m in _TRAIN_WORD.finditer(r.said)]
+    verbs = _job_verbs(r.said)
     if not any(v[2] == "serve" for v in verbs) or not any(v[2] == "train" for v in verbs):
         return
 
     def use_of(start: int, end: int) -> str | None:
-        gap, use = min(((max(vs - end, start - ve, 0), use) for vs, ve, use in verbs), key=lambda x: x[0])
-        return use if gap <= WORKLOAD_REACH else None
+        return _use_near(verbs, start, end)
 
     named = [m for m in r.model_mentions if out.model in m.ids]
     if not named or any(use_of(m.start, m.end) != "serve" for m in named):
@@ -1717,18 +1727,12 @@ def _read_sized_jobs(r: _Reading) -> None:
     out = r.out
     if out.use_case != "inference" or out.model is not None or out.side_training is not None:
         return
-    verbs = [(m.start(), m.end(), "serve") for m in _SERVE_WORD.finditer(r.said)] + \
-            [(m.start(), m.end(), "train") for m in _TRAIN_WORD.finditer(r.said)]
+    verbs = _job_verbs(r.said)
     sizes = [(m.start(), m.end(), parse_number(m.group(1))) for m in _PARAMS.finditer(r.scan) if m.group(1)]
     if not verbs or len(sizes) < 2:
         return
-
-    def use_of(start: int, end: int) -> str | None:
-        gap, use = min(((max(vs - end, start - ve, 0), use) for vs, ve, use in verbs), key=lambda x: x[0])
-        return use if gap <= WORKLOAD_REACH else None
-
-    served = [v for a, b, v in sizes if v and use_of(a, b) == "serve"]
-    trained = [v for a, b, v in sizes if v and use_of(a, b) == "train"]
+    served = [v for a, b, v in sizes if v and _use_near(verbs, a, b) == "serve"]
+    trained = [v for a, b, v in sizes if v and _use_near(verbs, a, b) == "train"]
     if served and trained:
         out.params_b = max(served)
         out.side_training = Workload(model=None, params_b=max(trained), method=out.method or "lora")
