@@ -1697,7 +1697,7 @@ def _gguf_on_card(p: Profile, base: dict[str, Any], cfg: dict[str, Any], gpu: st
                        arguments={**cfg, "precision": GGUF_DEFAULT, "engine": "llamacpp"})]
     if gpu:  # its speed, shown when the GGUF sizing fits or runs with layers in system RAM
         out.append(PlannedCall(name="perf_decode", purpose="perf", gpu=gpu, alt="gguf_speed", when=when,
-                               arguments={**base, "gpu": gpu, "count": count, "precision": GGUF_DEFAULT,
+                               arguments={**base, "gpu": gpu, "count": one_node(count), "precision": GGUF_DEFAULT,
                                           **_host_ram(p)}))
     return out
 
