@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from advisor import asks, grounding, tool_trust
+from advisor import asks, claims, grounding, tool_trust
 from advisor import compose as C
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.config_at_hand import Config, both_schemes, remember_scheme
@@ -1292,8 +1292,14 @@ class Advisor:
         try:
             text, system = yield from self._llm_generate(plan, session, parsed, calls, citations, lang,
                                                          deterministic, reply)
+            text = claims.strip_reasoning(text)
+            if not text:
+                raise LLMFailure(msg(lang, "engine.llm_body.only_reasoning"))
             if _echoes(text, system):
                 raise LLMFailure(msg(lang, "engine.llm_body.model_repeated_its_instructions"))
+            refused = claims.refusal(text, lang)
+            if refused:
+                raise LLMFailure(msg(lang, f"engine.llm_body.refused_{refused}"))
         except (LLMFailure, BackendError) as exc:
             reason = exc.reason if isinstance(exc, LLMFailure) else _reason(exc)
             reply.notices.append(msg(lang, "engine.llm_body.language_model_gave_no", reason=reason))
@@ -1308,9 +1314,14 @@ class Advisor:
             return deterministic
         if dropped:
             reply.notices.append(msg(lang, "engine.llm_body.removed_citations_passages_that", join=', '.join(dropped)))
+        text, removed = _without_false_claims(text, [c for c in calls if not is_own(c)], deterministic, evidence,
+                                              lang, reply)
+        if not re.search(r"\w", text):
+            reply.replaced = True
+            return deterministic
         report = grounding.check(text, evidence, fits)
         if report.ok:
-            reply.grounded = True
+            reply.grounded = not removed
             return f"{deterministic}\n\n{label}{text}"
         reply.grounded = False
         fixed = grounding.repair(text, report)
@@ -2045,6 +2056,18 @@ def _echoes(text: str, prompt: str, window: int = 40) -> bool:
     if len(prompt) < window:
         return False
     return any(prompt[i:i + window] in text for i in range(0, len(prompt) - window + 1, window // 2))
+
+
+def _without_false_claims(text: str, calls: list[ToolCall], computed: str, evidence: grounding.Evidence, lang: Lang,
+                          reply: Reply) -> tuple[str, bool]:
+    """``text`` without the sentences whose claims the turn's facts contradict (said in a notice); and whether
+    any went."""
+    false = claims.false_claims(text, claims.turn_facts(calls, computed, evidence))
+    if not false:
+        return text, False
+    kinds = ", ".join(dict.fromkeys(msg(lang, f"engine.claims.{c.kind}") for c in false))
+    reply.notices.append(msg(lang, "engine.llm_body.false_claims", kinds=kinds))
+    return claims.without(text, false), True
 
 
 def _verdict(calls: list[ToolCall]) -> bool | None:

@@ -80,13 +80,15 @@ _FILLER = re.compile(r"(?i)约|大约|大概|左右|\babout\b|\baround\b|\brough
 _UNIT_LEAD = r"^[ \t]*(gb|gib|tb|g|tokens?/s|tok/s|t/s)?[ \t]*(\(.{0,16}\)[ \t]*)?"
 
 _CAPACITY_BEFORE = re.compile(r"(?i)(\b(has|have|had|offers?|offering|provides?|provided|providing|comes? with|"
+                               r"gives?( you)?|holds?|packs?|carries|"
                                r"equipped with|usable|available|capacity|only|within|of its|"
                                r"(can|may|could) use( up to)?|(memory|vram) (is|of)|fits? (in|into|on|within))"
                                r"( only| just| merely)?\b|"
                                r"只有|仅有|仅|可用|容量|提供|配备|自带|显存是|显存为|(卡|显存)有|显存)[\s:：,，]{0,4}$")
 _NEED_BEFORE = re.compile(r"(?i)(\b(needs?|needed|requires?|required|requirement|(?<!can )(?<!may )(?<!could )uses?|"
                           r"used|takes?( up)?|took|"
-                          r"occupies|occupy|consumes?|calls? for|demands?)"
+                          r"occupies|occupy|consumes?|calls? for|demands?|comes? to|adds? up to|amounts? to|"
+                          r"load( is| of)?|footprint( is| of)?|weighs( in at)?)"
                           r"(\s+(of|is|are|would be|will be|only|just|merely))?\b|"
                           r"需要|需|占用|占了?|要|用掉)(的)?(显存|内存)?[\s:：,，`]{0,4}$")
 _NEED_AFTER = re.compile(r"(?i)^[ \t]*(gb|gib|tb|g)?[ \t]*(of (memory|vram) )?((per|for each|on each) (gpu|card) )?"
@@ -103,7 +105,8 @@ _PER_GPU_AFTER = re.compile(_UNIT_LEAD + r"((on |for |in )?each( gpu| card)?|per
                             r"^\s*(gb|gib|tb|g)?\s*(/卡|/张)", re.IGNORECASE)
 _PER_GPU_BEFORE = re.compile(r"(每卡|每张卡?|单卡|each gpu|per gpu|each card)[^，。,.;；]{0,12}$", re.IGNORECASE)
 # across the GPUs, said so ('in all', 'combined', '两张卡一共'): a bare 'total' / '合计' is often one GPU's sum
-_ALL_GPUS_BEFORE = re.compile(r"(?i)(\bin all\b|\baltogether\b|\bcombined\b|\bacross (the |all |both )?(gpus|cards)\b|"
+_ALL_GPUS_BEFORE = re.compile(r"(?i)(\bin all\b|\baltogether\b|\bcombined\b|\btogether\b|\bbetween them\b|"
+                              r"\bboth (the )?(gpus|cards)\b|\bacross (the |all |both )?(gpus|cards)\b|"
                               r"\ball (the )?(gpus|cards)\b|[两二三四八\d]\s*张卡?(一共|共|合计|加起来|总共)|所有卡)")
 _ALL_GPUS_AFTER = re.compile(_UNIT_LEAD + r"(in all\b|altogether\b|combined\b|across (the |all |both )?(gpus|cards)\b|"
                              r"(for|on) (all|both) (the )?(gpus|cards)\b)", re.IGNORECASE)

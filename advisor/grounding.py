@@ -283,6 +283,11 @@ def _word_numbers(text: str, masked: str) -> list[Mention]:
     return out
 
 
+# the least slack of a figure rounded for display, by kind (base units): half a tenth of a GB, half a watt …
+_DISPLAY_SLACK = {"bytes": 0.05 * GB, "bytes/s": 0.05 * GB, "W": 0.5, "tokens/s": 0.5, "s": 0.5, "USD": 0.5,
+                  "CNY": 0.5}
+
+
 def extract(text: str) -> list[Mention]:
     """Numbers in ``text`` with their units, identifiers masked; quantities written in words included."""
     masked = mask_identifiers(text)
@@ -314,7 +319,13 @@ def extract(text: str) -> list[Mention]:
             dim = "plain"  # a bare 'b' after a number is not trustworthy as bytes
         value = number * factor
         last_digit = 0.5 * (10 ** -len(num.split(".")[1]) if "." in num else 1)
-        tolerance = max(min(tol_written, 0.05 * abs(base)), last_digit) * mult * factor
+        # a coarse figure ('about 0.1 TB' for 74.9 GB) is held to 10 % where its last digit alone would allow 50 %
+        # and more than the least a display rounds away ('0.2 GB' of a 0.24 GB overhead is a fair rounding)
+        floor = _DISPLAY_SLACK.get(dim)
+        written = last_digit * mult * factor
+        if floor is not None:
+            written = min(written, max(0.1 * abs(value), floor))
+        tolerance = max(min(tol_written, 0.05 * abs(base)) * mult * factor, written)
         if dim in ("plain", "count") and any(a <= m.start() < b for a, b in code):
             continue
         out.append(Mention(text=m.group(0), start=m.start(), end=m.end(), number=number, dim=dim, value=value,
@@ -571,6 +582,7 @@ def card_capacities(calls: Iterable[Any]) -> Evidence:
         for value in (gpu.memory_gb * GB, gpu.memory_gb * GiB):
             ev.add("bytes", value)
             ev.add_role("capacity", value)
+            ev.add_role("per_gpu", value)  # '每张 48 GB': a card's memory is a per-card figure
     return ev
 
 
@@ -690,6 +702,11 @@ def check(text: str, evidence: Evidence, fits: bool | None = None) -> GroundingR
 
 # a sentence ends at 。！？!? or a newline, or at '.' followed by a space (not a decimal point)
 _SENTENCE = re.compile(r"(?:[^。！？!?\n.]|\.(?!\s|$))+(?:[。！？!?]+|\.(?=\s|$)|\n|$)|[。！？!?.\n]")
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut into its sentences (each keeps its own end mark and spacing; joined they give ``text``)."""
+    return [s.group(0) for s in _SENTENCE.finditer(text)]
 
 
 def repair(text: str, report: GroundingReport) -> str | None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import re
 from typing import Any
 
 import pytest
@@ -36,6 +37,7 @@ except ImportError:  # tests/ collected as a package
 
 GB = 1e9
 QUESTION = "Can two RTX 4090s run Llama-3.1-70B in FP16 with 8k context?"
+QUESTION_ZH = "两张 RTX 4090 能跑 FP16 的 Llama-3.1-70B 吗？8k 上下文"
 PLAN = {"model": "llama-3.1-70b", "gpu": "rtx-4090", "gpus": 2, "precision": "fp16", "context": 8192}
 MODEL_ARGS = {"model": "llama-3.1-70b", "gpu": "RTX 4090", "gpus": 2, "precision": "fp16", "context": 8192}
 OWN_NOTICE = msg("en", "engine.llm.own_call", tool="{tool}", changes="{changes}").split("{changes}")[1]
@@ -145,8 +147,11 @@ def test_the_model_cannot_move_a_follow_up_onto_its_own_setup(server: FakeChatSe
 
 
 def _explained(server: FakeChatServer, text: Any) -> tuple[Reply, dict[str, Any]]:
+    """The turn explained by ``text``; asked in Chinese when the explanation is Chinese (a reply must be in the
+    user's language)."""
     server.script = lambda body: FakeReply(content=text(_size_fed_back(body)))
-    reply = _advisor(server).reply(QUESTION, Session())
+    chinese = re.search(r"[\u4e00-\u9fff]", text({"per_gpu_bytes": 1, "reserved_bytes": 1}))
+    reply = _advisor(server).reply(QUESTION_ZH if chinese else QUESTION, Session())
     return reply, _planned(reply)
 
 

@@ -875,6 +875,12 @@ def card_count_mentions(text: str) -> list[CardCountMention]:
     return sorted(out, key=lambda c: c.start)
 
 
+def card_names(text: str) -> list[tuple[int, int, list[str]]]:
+    """Every GPU name in ``text`` as (start, end, catalog ids it may be), left to right."""
+    cat = load_catalog()
+    return [(m.start, m.end, m.ids) for m in _scan_names(text, cat.gpu_resolver, cat.gpus)]
+
+
 # 'full version (not distill)', '不要蒸馏版', '满血': the 671B model itself
 _NOT_DISTILL = re.compile(r"\b(?:not|no|non|never|without|rather than|instead of)[\s-]*(?:the\s+|a\s+|any\s+)?distill|"
                           r"(?:不要|不是|非|别用?|而非|不用|不需要|不能是|不考虑)\s*(?:用\s*)?蒸馏|满血", re.IGNORECASE)

