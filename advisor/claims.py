@@ -8,7 +8,8 @@ Numbers are checked by :mod:`advisor.grounding`. Before that, here:
 - :func:`false_claims`: sentence by sentence, the claims that have an answer in the turn's facts — which of two
   cards is faster, cheaper, larger or hungrier; a ratio ('three times faster'); a price said of one card; a card
   recommended that does not fit or that the computed answer did not pick; NVLink on a card that has none, or
-  said to pool the cards' memory; a technology credited to another maker. A sentence with a false claim goes.
+  said to pool the cards' memory; a technology credited to another maker; a card said to fit (or not) against its
+  own verdict, option by option. A sentence with a false claim goes.
 """
 
 from __future__ import annotations
@@ -97,6 +98,8 @@ class TurnFacts(BaseModel):
     plan_cards: list[str] = Field(default_factory=list, description="the cards the plan itself sized or compared")
     sizes: list[float] = Field(default_factory=list, description="the plan's headline memory figures, bytes")
     speeds: list[float] = Field(default_factory=list, description="the turn's decode speeds, tokens/s")
+    verdict: bool | None = Field(None, description="the one fit verdict of every configuration the plan sized, where "
+                                                   "the engine does not hold the whole text to it already")
 
 
 def _spec(gpu_id: str) -> CardSpec | None:
@@ -131,9 +134,11 @@ def _turn_configs(calls: Iterable[Any]) -> Iterable[tuple[str, dict[str, Any]]]:
                 yield gid, {"call": c.name, "currency": result.get("currency"), **option}
 
 
-def turn_facts(calls: Sequence[Any], computed: str, evidence: grounding.Evidence) -> TurnFacts:
+def turn_facts(calls: Sequence[Any], computed: str, evidence: grounding.Evidence,
+               verdict_held: bool = False) -> TurnFacts:
     """The facts of a turn: the cards its calls used (catalog figures, this turn's prices, speeds and fit
-    verdicts), the cards its verdict line picks, and the ratios a text may quote."""
+    verdicts), the cards its verdict line picks, the figures a ratio may be taken from, and (unless
+    ``verdict_held``: the engine checks the text against it) the fit verdict all its sized configurations share."""
     cards: dict[str, CardSpec] = {}
     ids = [*evidence.plan_gpus, *(f.gpu for f in evidence.cards if f.gpu)]
     for gid, _ in _turn_configs(calls):
@@ -164,8 +169,9 @@ def turn_facts(calls: Sequence[Any], computed: str, evidence: grounding.Evidence
               and isinstance(c.result.get("tokens_per_s"), int | float)]
     plan = [g for g in dict.fromkeys([*evidence.plan_gpus, *(_gpu_of(c.arguments.get("gpu")) for c in calls
                                                              if c.name == "perf_decode")]) if g in cards]
+    verdicts = {v for g in plan for v in cards[g].fits}
     return TurnFacts(cards=cards, picks=list(dict.fromkeys(picks)), plan_cards=plan, sizes=_sizes(calls),
-                     speeds=speeds)
+                     speeds=speeds, verdict=verdicts.pop() if len(verdicts) == 1 and not verdict_held else None)
 
 
 def _ratios(facts: TurnFacts, named: list[str]) -> dict[str, list[float]]:
@@ -393,8 +399,20 @@ def _maker(sentence: str) -> bool:
     return False
 
 
-_CHECKS = (("comparison", _comparison), ("ratio", _ratio), ("price", _price), ("recommendation", _recommendation),
-           ("nvlink", _nvlink))
+def _fit(sentence: str, facts: TurnFacts) -> bool:
+    """Whether the sentence says a card's configuration fits (or not) against its verdict; with no card named,
+    against the verdict every configuration shares ('两种配置都放不下' when both fit)."""
+    claim = grounding.fit_claim(sentence)
+    if claim is None:
+        return False
+    named = [g for _, _, g in _cards_in(sentence) if facts.cards.get(g) and facts.cards[g].fits]
+    if not named:
+        return facts.verdict is not None and claim != facts.verdict
+    return any(claim not in facts.cards[g].fits for g in named)
+
+
+_CHECKS = (("fit", _fit), ("comparison", _comparison), ("ratio", _ratio), ("price", _price),
+           ("recommendation", _recommendation), ("nvlink", _nvlink))
 
 
 def false_claims(text: str, facts: TurnFacts) -> list[FalseClaim]:

@@ -1306,7 +1306,25 @@ def search_notice(calls: list[ToolCall], lang: str) -> str | None:
     return None
 
 
-def key_facts(calls: list[ToolCall], lang: str, limit: int = 14) -> str:
-    """The headline figures of this turn's results, from their presenters, for an LLM to rewrite in its own words."""
-    sections = [present_call(c, lang, options=2, rejected=0) for c in calls]
-    return "\n".join([fact for s in sections if s is not None for fact in s.facts()][:limit])
+def fact_card(computed: str, calls: list[ToolCall], lang: str, limit: int = 6) -> str:
+    """What an LLM explains, in at most ``limit`` labelled lines of the user's language: the computed verdict, each
+    planned calculation's verdict line (need and usable memory, speed, build check, the top option with its price),
+    and the first alternative that fits, named by its engine and precision."""
+    headline = computed.strip().split("\n", 1)[0].replace("**", "").strip()
+    labelled = re.match(r"^[^:：]{1,12}[:：]", headline)  # 'Answer: …' carries its label already
+    lines = [headline if labelled else msg(lang, "compose.fact_card.answer", text=headline)] if headline else []
+    alternative: str | None = None
+    for c in calls:
+        section = present_call(c, lang, options=1, rejected=0)
+        facts = section.facts() if section is not None else []
+        if not facts:
+            continue
+        if not c.call_id.startswith("alt_"):
+            rows = section.table.rows if section is not None and section.table else []
+            top = " · ".join(cell for cell in rows[0] if cell) if rows else ""
+            lines.append(f"{facts[0]} {top}".strip())  # a ranking: its header with the top option
+        elif alternative is None and isinstance(c.result, dict) and c.result.get("fits") is True:
+            alternative = msg(lang, "compose.fact_card.alternative", engine=c.arguments.get("engine") or "",
+                              precision=c.arguments.get("precision") or "", text=facts[0])
+    lines = list(dict.fromkeys(lines))[:limit - 1 if alternative else limit]
+    return "\n".join([*lines, *([alternative] if alternative else [])])

@@ -1301,7 +1301,7 @@ class Advisor:
             if refused:
                 raise LLMFailure(msg(lang, f"engine.llm_body.refused_{refused}"))
         except (LLMFailure, BackendError) as exc:
-            reason = exc.reason if isinstance(exc, LLMFailure) else _reason(exc)
+            reason = exc.reason if isinstance(exc, LLMFailure) else _reason(exc, lang)
             reply.notices.append(msg(lang, "engine.llm_body.language_model_gave_no", reason=reason))
             reply.replaced, reply.grounded = True, False
             return deterministic
@@ -1315,7 +1315,7 @@ class Advisor:
         if dropped:
             reply.notices.append(msg(lang, "engine.llm_body.removed_citations_passages_that", join=', '.join(dropped)))
         text, removed = _without_false_claims(text, [c for c in calls if not is_own(c)], deterministic, evidence,
-                                              lang, reply)
+                                              fits is not None, lang, reply)
         if not re.search(r"\w", text):
             reply.replaced = True
             return deterministic
@@ -1331,7 +1331,7 @@ class Advisor:
         if fixed is not None:
             reply.notices.append(msg(lang, "engine.llm_body.model_s_reply_had", bad=bad))
             return f"{deterministic}\n\n{label}{fixed}"
-        why = report.verdict_conflict or bad
+        why = msg(lang, f"engine.verdict_conflict.{report.verdict_conflict}") if report.verdict_conflict else bad
         reply.notices.append(msg(lang, "engine.llm_body.model_s_reply_did", why=why))
         reply.replaced = True
         return deterministic
@@ -1365,9 +1365,9 @@ class Advisor:
                       reply: Reply) -> Generator[Event, None, tuple[str, str]]:
         backend = self.backend
         deadline = time.monotonic() + self.settings.turn_timeout_s
-        use_tools = backend.supports_tools
+        use_tools = backend.supports_tools and self.settings.llm_tool_calls
         allowed = _TOOLS_BY_PATH.get(session.profile.use_case or "inference", list(TOOLS))
-        messages = self._messages(session, parsed, calls, citations, lang, use_tools, computed)
+        messages = self._messages(session, parsed, calls, citations, lang, use_tools, computed, plan)
         system = messages[0]["content"]
         tools = [TOOLS[n].slim_schema() for n in allowed] if use_tools else None
         planned = [c for c in calls if c.by == "planner" and not c.call_id.startswith(ALT_CALL_PREFIX)]
@@ -1386,7 +1386,7 @@ class Advisor:
                 else:
                     response = item
             if response is None:
-                raise LLMFailure("no reply")
+                raise LLMFailure(msg(lang, "engine.backend_fault.empty"))
             if first is not None:
                 backend.pace.record(prompt_chars, first, pieces, time.monotonic() - sent)
             reply.finish_reason = response.finish_reason
@@ -1446,7 +1446,7 @@ class Advisor:
         return call
 
     def _messages(self, session: Session, parsed: Parsed, calls: list[ToolCall], citations: list[Citation],
-                  lang: Lang, use_tools: bool, computed: str = "") -> list[dict[str, Any]]:
+                  lang: Lang, use_tools: bool, computed: str = "", plan: Plan | None = None) -> list[dict[str, Any]]:
         language = msg(lang, "fmt.language_name")
         rules = (
             "You are GPU Advisor, a careful assistant for choosing compute GPUs and planning AI servers.\n"
@@ -1470,16 +1470,17 @@ class Advisor:
                                                           for c in citations[:3])
             if computed:
                 system += "\n\nComputed answer shown to the user:\n" + computed[:1200]
-        else:  # small local models: fixed instructions first (a prefix cache hits every turn), facts by the question
-            system = (f"You are GPU Advisor. The user already sees the computed answer. In {language}, write 2 to 4 "
-                      "sentences that explain it in plain words. Use only the facts given with the question and "
-                      "their exact numbers; do not add any other number. A fact marked ❌ does not fit: say so.")
-        question = parsed.text[:2000] or "(no text)"
+        else:  # a fact card (fixed instructions first, so a prefix cache hits every turn; facts by the question)
+            system = (f"You are GPU Advisor. The user already sees the computed answer. In {language}, write 2 "
+                      "sentences: why the answer is what it is, and what to do next. Use only the facts given with "
+                      "the question and their exact numbers; add no other number, link or command. A fact marked ❌ "
+                      "does not fit: say so.")
+        question = parsed.text[:600] or "(no text)"
         if not use_tools:
-            facts = "Facts:\n" + C.key_facts(calls, lang)
-            if citations:  # the passages' own text, bounded (~300 tokens): a concept is explained from them
+            facts = "Facts:\n" + C.fact_card(computed, calls, lang)
+            if citations and (plan is None or plan.mode == "concept"):  # a concept, from its passages (~200 tokens)
                 facts += ("\nPassages (cite the ones you use by their [id]):\n"
-                          + "\n".join(f"[{c.id}] {c.text[:400]}" for c in citations[:3]))
+                          + "\n".join(f"[{c.id}] {c.text[:300]}" for c in citations[:2]))
             question = f"{facts}\n\nQuestion: {question}"
         messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
         history = [t for t in session.history[:-1] if t.text][-4 if use_tools else -2:]
@@ -2044,11 +2045,15 @@ def _final(events: Iterator[Event]) -> Reply:
     return final
 
 
-def _reason(exc: BackendError) -> str:
-    return {"connection": "connection failed", "timeout": "timeout", "http": str(exc).split(": ")[-1],
-            "rate_limited": "rate limited (HTTP 429)", "malformed": "malformed response",
-            "truncated": "truncated stream", "empty": "empty reply", "unavailable": "unavailable",
-            "internal": "generation failed"}.get(exc.kind, exc.kind)
+_BACKEND_FAULTS = ("connection", "timeout", "rate_limited", "malformed", "truncated", "empty", "unavailable",
+                   "internal")
+
+
+def _reason(exc: BackendError, lang: Lang) -> str:
+    """A backend fault in the user's language (an HTTP status as the server gave it)."""
+    if exc.kind == "http":
+        return str(exc).split(": ")[-1]
+    return msg(lang, f"engine.backend_fault.{exc.kind}") if exc.kind in _BACKEND_FAULTS else exc.kind
 
 
 def _echoes(text: str, prompt: str, window: int = 40) -> bool:
@@ -2058,11 +2063,11 @@ def _echoes(text: str, prompt: str, window: int = 40) -> bool:
     return any(prompt[i:i + window] in text for i in range(0, len(prompt) - window + 1, window // 2))
 
 
-def _without_false_claims(text: str, calls: list[ToolCall], computed: str, evidence: grounding.Evidence, lang: Lang,
-                          reply: Reply) -> tuple[str, bool]:
+def _without_false_claims(text: str, calls: list[ToolCall], computed: str, evidence: grounding.Evidence,
+                          verdict_held: bool, lang: Lang, reply: Reply) -> tuple[str, bool]:
     """``text`` without the sentences whose claims the turn's facts contradict (said in a notice); and whether
     any went."""
-    false = claims.false_claims(text, claims.turn_facts(calls, computed, evidence))
+    false = claims.false_claims(text, claims.turn_facts(calls, computed, evidence, verdict_held))
     if not false:
         return text, False
     kinds = ", ".join(dict.fromkeys(msg(lang, f"engine.claims.{c.kind}") for c in false))

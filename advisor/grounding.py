@@ -634,26 +634,35 @@ def _exempt(m: Mention) -> bool:
 
 
 _POSITIVE = re.compile(r"够用|足够|够了|能跑|可以跑|跑得动|跑得起来|放得下|装得下|能装下|可以装下|没问题|完全可以|"
-                       r"\bfits?\b|will fit|is enough|are enough|plenty|can run|will run|runs? (fine|comfortably)|"
-                       r"no problem|\bworks\b", re.IGNORECASE)
+                       r"\bfits?\b|will fit|is enough|are enough|plenty|can run|will run|"
+                       r"runs? ((it|this|them) )?(fine|comfortably|easily)|no problem|\bworks\b", re.IGNORECASE)
 _NEGATIVE = re.compile(r"can(?:no|')t fit|can not fit|"
                        r"不够|不足|放不下|装不下|跑不动|跑不了|不能|无法|不行|超出|超过了?显存|爆显存|\bOOM\b|"
                        r"out of memory|does(n't| not) fit|won'?t fit|will not fit|not enough|insufficient|cannot|"
-                       r"can'?t|too (large|big)|exceeds?|short by|falls short|not fit", re.IGNORECASE)
+                       r"can'?t|too (large|big)|exceeds?|short by|falls short|not fit|"
+                       r"\b(neither|none of)\b[^.。]{0,40}?\bfits?\b", re.IGNORECASE)
+
+
+def fit_claim(text: str) -> bool | None:
+    """What ``text`` says of fitting: True (fits), False (does not), None (nothing, or both)."""
+    neg = bool(_NEGATIVE.search(text))
+    pos = bool(_POSITIVE.search(_NEGATIVE.sub(" ", text)))
+    return None if neg == pos else pos
 
 
 def verdict_conflict(text: str, fits: bool | None) -> str | None:
-    """A reason when the text's fit claim contradicts the tool's verdict, else None."""
+    """How the text's fit claim contradicts the tool's verdict ('unsaid_no_fit', 'says_both', 'says_no_fit'; the
+    engine's messages word them), else None."""
     if fits is None:
         return None
     neg = bool(_NEGATIVE.search(text))
     pos = bool(_POSITIVE.search(_NEGATIVE.sub(" ", text)))  # 'won't fit' / '不够用' are not positive claims
     if fits is False and not neg:
-        return "the tools say it does not fit, but the reply does not say so"
+        return "unsaid_no_fit"
     if fits is False and pos:  # 'it does not fit on one — but it fits': when unsure, reject
-        return "the tools say it does not fit, but the reply also says it fits"
+        return "says_both"
     if fits is True and neg and not pos:
-        return "the tools say it fits, but the reply says it does not"
+        return "says_no_fit"
     return None
 
 

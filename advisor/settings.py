@@ -10,6 +10,7 @@
 | ``ADVISOR_OPENAI_MODEL`` | model name sent to that server | ``gpt-4o-mini`` |
 | ``ADVISOR_LLM_TIMEOUT_S`` | seconds one LLM request may take | 30 |
 | ``ADVISOR_LLM_READ_ALL`` | ``1``: the LLM reads every message beside the rules (else only unplaced ones) | 0 |
+| ``ADVISOR_LLM_TOOL_CALLS`` | ``1``: the model gets the tools and the results as JSON (else a fact card) | 0 |
 | ``ADVISOR_TURN_TIMEOUT_S`` | seconds one whole turn may spend in the LLM before falling back | 90 |
 | ``ADVISOR_MAX_MESSAGE_CHARS`` | longer messages are truncated, with a notice | 8000 |
 | ``ADVISOR_MAX_TURNS_KEPT`` | turns of history kept in a session (older ones are dropped) | 50 |
@@ -48,6 +49,9 @@ class Settings(BaseSettings):
     llm_read_all: bool = Field(False, description="the LLM reads every message, not only those the rules could not "
                                                   "place; the readings are reconciled field by field (one more model "
                                                   "call per turn: 9–25 s on a small local model)")
+    llm_tool_calls: bool = Field(False, description="the model is offered the tools and this turn's results as JSON "
+                                                    "(a 7–9k-token prompt) and may call tools; off: it explains a "
+                                                    "fact card of at most six lines (a prompt under 600 tokens)")
     llm_min_timeout_s: float = Field(5.0, gt=0, le=600, description="the least a measured deadline allows")
     turn_timeout_s: float = Field(90.0, gt=0, le=3600)
     temperature: float = Field(0.2, ge=0, le=2)

@@ -37,7 +37,7 @@ def server():
 
 def _advisor(srv: FakeChatServer, **kw: Any) -> Advisor:
     settings = {"llm": "openai", "openai_base_url": srv.base_url, "openai_model": "fake-model",
-                "llm_timeout_s": 3, "search_k": 0, **kw}
+                "llm_timeout_s": 3, "search_k": 0, "llm_tool_calls": True, **kw}  # the tool-calling path
     return Advisor(**settings)
 
 
@@ -226,6 +226,7 @@ def test_settings_from_the_environment(server: FakeChatServer, monkeypatch: pyte
     monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-123")
     monkeypatch.setenv("ADVISOR_OPENAI_MODEL", "env-model")
+    monkeypatch.setenv("ADVISOR_LLM_TOOL_CALLS", "1")
     adv = Advisor.from_settings(search_k=0)
     assert isinstance(adv.backend, OpenAICompatBackend)
     assert "env-model" in adv.describe() and "sk-test" not in adv.describe()

@@ -148,7 +148,7 @@ def test_llm_tool_results_reach_the_model_and_a_good_reply_is_kept(server: FakeC
     gb = f"{size['per_gpu_bytes'] / 1e9:.1f} GB"
     server.script = [FakeReply(tool_calls=[("perf_decode", '{"model": "llama-3.1-8b", "gpu": "RTX 4090"}')]),
                      FakeReply(content=f"Yes — Llama 3.1 8B fits on one RTX 4090; it needs about {gb} per GPU.")]
-    reply = llm_advisor(server.base_url).reply(QUESTION, Session())
+    reply = llm_advisor(server.base_url, llm_tool_calls=True).reply(QUESTION, Session())
     assert reply.grounded is True and not reply.replaced, reply.notices
     assert gb in reply.text
     tool_message = [m for m in server.requests[-1]["messages"] if m.get("role") == "tool"]

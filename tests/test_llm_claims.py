@@ -17,10 +17,12 @@ images, markup, commands to run, and raw reasoning.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from advisor import grounding
 from advisor.engine import Advisor, Reply
 from advisor.session import Session
 
@@ -35,6 +37,8 @@ COMPARE = "L40S or RTX 4090 for serving Qwen2.5-14B to 20 users, which should I 
 COMPARE_RIGHT = ("(fake-llm) Both hold the model; the four RTX 4090s decode about 847 tokens/s against 565 tokens/s "
                  "for two L40S.")
 COMPARE_ZH = "L40S 和 4090 选哪个？给 20 个人用 Qwen2.5-14B 推理"
+MIXED = "One RTX 4090 or one A100 80GB for Qwen2.5-32B in BF16, which fits?"  # the A100 holds it, the 4090 does not
+MIXED_RIGHT = "(fake-llm) The A100 80GB holds Qwen2.5-32B in BF16; it needs 70.0 GB per GPU."
 COMPARE_ZH_RIGHT = "（fake-llm）两种配置都放得下；四张 4090 解码约 847 tokens/s，两张 L40S 约 565 tokens/s。"
 
 FALSE = [  # (question, right first sentence, false sentence)
@@ -61,8 +65,13 @@ FALSE = [  # (question, right first sentence, false sentence)
     (COMPARE, COMPARE_RIGHT, "I would recommend the L40S."),
     (COMPARE, COMPARE_RIGHT, "The L40S is the better choice."),
     (NO_FIT, NO_FIT_RIGHT, "It does not fit, so I would recommend buying more RTX 4090s rather than changing it."),
+    # fits or not, option by option
+    (MIXED, MIXED_RIGHT, "The RTX 4090 runs it comfortably too."),
+    (MIXED, MIXED_RIGHT, "The A100 80GB does not fit it either."),
+    (COMPARE, COMPARE_RIGHT, "Neither setup fits the model."),
     # the same in Chinese
     (COMPARE_ZH, COMPARE_ZH_RIGHT, "L40S 比 4090 更快。"),
+    (COMPARE_ZH, COMPARE_ZH_RIGHT, "两种配置都放不下。"),
     (COMPARE_ZH, COMPARE_ZH_RIGHT, "推荐买 L40S。"),
     (COMPARE_ZH, COMPARE_ZH_RIGHT, "两张 4090 可以用 NVLink 把显存合并成一块。"),
     (COMPARE_ZH, COMPARE_ZH_RIGHT, "4090 的速度是 L40S 的 3 倍。"),
@@ -99,6 +108,8 @@ TRUE = [  # (question, right first sentence, true sentence)
     (COMPARE, COMPARE_RIGHT, "If you need long contexts later, the L40S has more room per card."),
     (COMPARE, COMPARE_RIGHT, "Neither card has NVLink, so the cards talk over PCIe."),
     (COMPARE, COMPARE_RIGHT, "The L40S is passively cooled and needs server airflow, while the 4090 has its own fans."),
+    (MIXED, MIXED_RIGHT, "One RTX 4090 does not fit it: it can use only 23.2 GB."),
+    (MIXED, MIXED_RIGHT, "I would recommend the A100 80GB here."),
     (COMPARE_ZH, COMPARE_ZH_RIGHT, "4090 比 L40S 便宜。"),
     (COMPARE_ZH, COMPARE_ZH_RIGHT, "推荐四张 4090 的方案。"),
     (COMPARE_ZH, COMPARE_ZH_RIGHT, "4090 没有 NVLink，卡间通信走 PCIe。"),
@@ -161,3 +172,50 @@ def _chinese(reply: Any) -> bool:
 def test_notices_about_a_refused_reply_are_in_the_users_language(server: FakeChatServer) -> None:
     reply = _explained(server, COMPARE_ZH, COMPARE_ZH_RIGHT + "详见 https://example.com/x")
     assert reply.replaced and _chinese(reply) and not any("link" in n for n in reply.notices), reply.notices
+
+
+@pytest.mark.parametrize("fault", [FakeReply(content="（fake-llm）两种配置都放不下。"), FakeReply(status=500),
+                                   FakeReply(content="（fake-llm）两种配置都放得下", truncate=True)])
+def test_every_notice_about_a_chinese_turn_is_chinese(server: FakeChatServer, fault: FakeReply) -> None:
+    """A wrong verdict, an HTTP error or a cut stream: the notice and its reason are worded in Chinese."""
+    server.script = [fault]
+    adv = Advisor(llm="openai", openai_base_url=server.base_url, openai_model="fake-model", llm_timeout_s=5,
+                  search_k=0)
+    reply = adv.reply(COMPARE_ZH, Session())
+    assert reply.replaced and reply.notices
+    for notice in reply.notices:
+        words = re.findall(r"[A-Za-z]{3,}", grounding.mask_identifiers(notice))
+        assert _chinese(reply) and not [w for w in words if w not in ("HTTP", "Internal", "Server", "Error")], notice
+
+
+# ----------------------------------------------------------------------------- the fact card
+
+RECOMMEND = "Which GPU should I buy to serve Qwen2.5-72B for 30 users? Budget $60,000"
+
+
+def _prompt_tokens(messages: list[dict[str, Any]]) -> float:
+    """A generous token count: a CJK character is 1.5 tokens, three other characters one (BPE tokenizers give about
+    four English characters a token, fewer for digits)."""
+    text = "".join(str(m.get("content") or "") for m in messages)
+    cjk = len(re.findall(r"[\u3000-\u9fff\uff00-\uffef]", text))
+    return 1.5 * cjk + (len(text) - cjk) / 3
+
+
+@pytest.mark.parametrize(("question", "must_say"), [
+    (NO_FIT, ["does not fit", "Q4_K_M", "✅"]),  # the verdict and the GGUF option that fits
+    (COMPARE, ["847 tokens/s", "565 tokens/s"]),  # both options' speeds
+    (COMPARE_ZH, ["847 tokens/s", "放得下"]),
+    (RECOMMEND, ["RTX PRO 6000", "$41,000"]),  # the pick with its price
+])
+def test_the_model_gets_a_fact_card_under_600_tokens(server: FakeChatServer, question: str,
+                                                     must_say: list[str]) -> None:
+    server.script = [FakeReply(content="(fake-llm) ok")]
+    Advisor(llm="openai", openai_base_url=server.base_url, openai_model="fake-model", llm_timeout_s=5,
+            search_k=3).reply(question, Session())
+    body = server.requests[-1]
+    assert "tools" not in body or not body["tools"]
+    assert _prompt_tokens(body["messages"]) <= 600, body["messages"]
+    facts = body["messages"][-1]["content"]
+    assert facts.count("\n", 0, facts.index("Question:")) <= 8  # 'Facts:', at most six lines, a blank line
+    for words in must_say:
+        assert words in facts, facts

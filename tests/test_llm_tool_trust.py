@@ -51,7 +51,7 @@ def server():
 
 def _advisor(srv: FakeChatServer, **kw: Any) -> Advisor:
     return Advisor(llm="openai", openai_base_url=srv.base_url, openai_model="fake-model", llm_timeout_s=5,
-                   search_k=0, **kw)
+                   llm_tool_calls=True, search_k=0, **kw)
 
 
 def _planned(reply: Reply) -> dict[str, Any]:
