@@ -1378,11 +1378,15 @@ class Advisor:
                                            self.settings.llm_min_timeout_s)
             sent = time.monotonic()
             first: float | None = None
-            pieces = 0
-            for item in backend.stream(messages, tools, min(deadline, sent + budget)):
+            pieces, tail = 0, ""
+            stream = backend.stream(messages, tools, min(deadline, sent + budget))
+            for item in stream:
                 if isinstance(item, str):  # timed, never shown: the text is shown only once it is checked
                     first = first if first is not None else time.monotonic() - sent
-                    pieces += 1
+                    pieces, tail = pieces + 1, (tail + item)[-_DEGENERATE_SPAN:]
+                    if (stuck := _degenerate(tail)) is not None:
+                        getattr(stream, "close", lambda: None)()  # the server's request goes with the connection
+                        raise LLMFailure(msg(lang, f"engine.llm_generate.{stuck}"))
                 else:
                     response = item
             if response is None:
@@ -2054,6 +2058,22 @@ def _reason(exc: BackendError, lang: Lang) -> str:
     if exc.kind == "http":
         return str(exc).split(": ")[-1]
     return msg(lang, f"engine.backend_fault.{exc.kind}") if exc.kind in _BACKEND_FAULTS else exc.kind
+
+
+_DEGENERATE_SPAN = 240  # characters of a reply's end that show it stuck
+
+
+def _degenerate(tail: str) -> str | None:
+    """'blank' when a reply's last characters are only whitespace, 'repeating' when they loop on one stretch of up
+    to 80 characters ('ok ok ok …', a sentence over and over); None while the text still reads as text."""
+    if len(tail) >= 64 and not tail[-64:].strip():
+        return "blank"
+    if len(tail) < _DEGENERATE_SPAN:
+        return None
+    for width in range(1, 81):
+        if tail.endswith(tail[-width:] * (_DEGENERATE_SPAN // width)):
+            return "repeating"
+    return None
 
 
 def _echoes(text: str, prompt: str, window: int = 40) -> bool:

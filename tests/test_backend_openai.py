@@ -295,7 +295,8 @@ def test_after_one_timed_reply_a_stalled_server_is_given_up_on_at_the_measured_p
 
 
 def test_a_two_megabyte_reply_is_cut_not_kept(server: FakeChatServer) -> None:
-    server.script = [FakeReply(content="It does not fit. " * 120_000, chunk_chars=4096)]
+    runaway = "".join(f"It does not fit, line {i}. " for i in range(80_000))  # never one stretch repeated
+    server.script = [FakeReply(content=runaway, chunk_chars=4096)]
     adv = _advisor(server)
     t0 = time.monotonic()
     r = adv.reply(QUESTION, adv.new_session())

@@ -25,6 +25,7 @@ import pytest
 from advisor import grounding
 from advisor.engine import Advisor, Reply
 from advisor.session import Session
+from knowledge.messages import msg
 
 try:
     from fakes.chat_server import FakeChatServer, FakeReply
@@ -219,3 +220,29 @@ def test_the_model_gets_a_fact_card_under_600_tokens(server: FakeChatServer, que
     assert facts.count("\n", 0, facts.index("Question:")) <= 8  # 'Facts:', at most six lines, a blank line
     for words in must_say:
         assert words in facts, facts
+
+
+# ----------------------------------------------------------------------------- a stuck model
+
+@pytest.mark.parametrize(("content", "reason"), [
+    ("(fake-llm) It does not fit. " + "ok " * 400, "repeating"),
+    ("(fake-llm) It does not fit because the weights are too large. " * 40, "repeating"),
+    ("(fake-llm)" + " " * 2000, "blank"),
+])
+def test_a_reply_that_loops_or_stays_blank_is_stopped_early(server: FakeChatServer, content: str,
+                                                            reason: str) -> None:
+    """Reading stops once the reply's last 240 characters loop on one short stretch (or 64 are blank): the
+    computed answer is shown with the reason, and the rest of the stream is never read."""
+    server.script = [FakeReply(content=content, chunk_chars=4)]
+    reply = Advisor(llm="openai", openai_base_url=server.base_url, openai_model="fake-model", llm_timeout_s=5,
+                    search_k=0).reply(NO_FIT, Session())
+    assert reply.replaced and "fake-llm" not in reply.text
+    assert any(msg("en", f"engine.llm_generate.{reason}") in n for n in reply.notices), reply.notices
+
+
+def test_a_long_reply_that_does_not_loop_is_read_to_its_end(server: FakeChatServer) -> None:
+    varied = " ".join(f"Step {i} adds {i * 3} GB." for i in range(1, 60))  # long, never one stretch repeated
+    server.script = [FakeReply(content=f"{NO_FIT_RIGHT} {varied}", chunk_chars=4)]
+    reply = Advisor(llm="openai", openai_base_url=server.base_url, openai_model="fake-model", llm_timeout_s=5,
+                    search_k=0).reply(NO_FIT, Session())
+    assert not any("repeat" in n or "blank" in n for n in reply.notices), reply.notices
