@@ -611,14 +611,19 @@ _ACROSS_NODES = re.compile(r"\b(?:across|over|in|on|spread (?:over|across)|split
 _NODES_OF_CARDS = re.compile(r"(?:nodes?|servers?|machines?|boxes)\s+(?:of|with)\s+\d+\s*[x×]", _I)
 
 
-def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False) -> GpuCount:
+def _per_node(text: str, gpu: GpuCount, nodes: int, module: bool = False, boxes: bool = False) -> GpuCount:
     """The labels' multi-node convention, GPUs per node: '8 GPUs each' fills the count; '16x H200 across 2
-    nodes' is 8 per node; 'two DGX H100' (or two servers of a baseboard ``module`` card) is 8 per node."""
+    nodes' is 8 per node; 'two DGX H100' (or two servers of a baseboard ``module`` card) is 8 per node; a count
+    that ``boxes`` says counts machines ('这4台4090机器') leaves the count per node unsaid."""
     m = _PER_NODE_COUNT.search(text)
     if _BASEBOARD_NODE.search(text) and (not gpu.stated or gpu.count == nodes):
         return GpuCount(gpu=gpu.gpu, count=NODE_GPUS, stated=True)  # a DGX / HGX box holds eight
     if gpu.stated and gpu.count == nodes and module:
         return GpuCount(gpu=gpu.gpu, count=NODE_GPUS, stated=True)  # 'two DGX H100', '4 台 H800 服务器': machines
+    if gpu.stated and gpu.count == nodes and boxes:
+        # '这4台4090机器': the number counts machines; how many cards each holds is not said (the plan's own, or a
+        # server's eight)
+        return GpuCount(gpu=gpu.gpu, count=NODE_GPUS, stated=False)
     if not gpu.stated and m:
         value = parse_number(m.group(1) or m.group(2) or m.group(3))
         if value and 1 <= value <= MAX_CARDS:
@@ -2537,10 +2542,11 @@ def _settle_nodes(out: Parsed, text: str, masked: str, cat: Catalog) -> None:
     if out.nodes and out.gpu_count == out.nodes and not any(g.stated for g in out.gpus) \
             and _MACHINES_OF_THOSE.search(text):
         out.gpu_count = None  # 'two of those servers': the number counts the machines, not cards
+    counted = bool(_BOXES_COUNTED.search(text))
     if out.nodes and len(out.gpus) == 1:
-        out.gpus = [_per_node(boxes, out.gpus[0], out.nodes, _module(cat, out.gpus[0].gpu))]
+        out.gpus = [_per_node(boxes, out.gpus[0], out.nodes, _module(cat, out.gpus[0].gpu), counted)]
     if out.nodes and out.existing and len(out.existing) == 1:  # owned machines follow the same convention
-        out.existing = [_per_node(boxes, out.existing[0], out.nodes, _module(cat, out.existing[0].gpu))]
+        out.existing = [_per_node(boxes, out.existing[0], out.nodes, _module(cat, out.existing[0].gpu), counted)]
 
 
 def _read_catalog_filter(out: Parsed, text: str) -> bool:
