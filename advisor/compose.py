@@ -838,7 +838,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
         d = typed(tt, TrainingTimeResult)
         cost = money_in(d.cost_usd, d.cost_cny, default_currency(lang), lang, d.cny_per_usd)
         out.append("")
-        time_line = msg(lang, "compose.training_section.time_about_gpu_hours",
+        unpriced = "" if d.cost_usd is not None or d.cost_cny is not None else "_unpriced"  # no '—' for a cost
+        time_line = msg(lang, f"compose.training_section.time_about_gpu_hours{unpriced}",
                         count=d.count, gpu=d.gpu, hours=duration(d.hours, lang), gpu_hours=num(d.gpu_hours),
                         mfu=num(d.mfu), cost=cost, low=duration(d.hours_range[0], lang),
                         high=duration(d.hours_range[1], lang), basis=msg(lang, _mfu_basis(d)))
@@ -849,8 +850,8 @@ def _training_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
                            days=num(p.deadline_days)))
         checkpointed = r.fits is False and d.flops_factor > 6  # timed as it fits: with activations recomputed
         if time_first and (r.fits is not False or checkpointed):  # 'how long': the time is the verdict
-            out[out.index(time_line)] = msg(lang, "compose.training_section.time_cost", gpu_hours=num(d.gpu_hours),
-                                            mfu=num(d.mfu), cost=cost)
+            out[out.index(time_line)] = msg(lang, f"compose.training_section.time_cost{unpriced}",
+                                            gpu_hours=num(d.gpu_hours), mfu=num(d.mfu), cost=cost)
             key = "time_verdict_checkpointed" if checkpointed else "time_verdict"
             lead = msg(lang, f"compose.training_section.{key}", count=d.count, gpu=d.gpu, what=what,
                        hours=duration(d.hours, lang), low=duration(d.hours_range[0], lang),
@@ -1041,7 +1042,7 @@ def _assumption_lines(plan: Plan, calls: list[ToolCall], p: Profile, lang: str) 
     if isinstance(a.get("method"), str):
         method = method_label(a["method"], lang)
         out.append(msg(lang, "compose.assumption_lines.method_not_given", method=method))
-    if p.dataset_samples and not p.dataset_tokens:
+    if p.dataset_samples and not p.dataset_tokens and not p.tokens_per_sample:  # a length said is no assumption
         out.append(msg(lang, "compose.assumption_lines.tokens_per_sample", TOKENS_PER_SAMPLE=TOKENS_PER_SAMPLE))
     size = _by_name(calls, "size_inference")
     if size is not None:

@@ -24,3 +24,13 @@ def test_a_count_of_machines_is_not_their_cards(adv: Advisor) -> None:
                       "这4台4090机器要一起训练，中间用什么网络？")
     assert (session.profile.gpu, session.profile.gpu_count, session.profile.nodes) == ("rtx-4090", 8, 4)
     assert parse("2台4卡4090工作站够不够跑70B").gpus[0].count == 4  # a count per machine said is kept
+
+
+def test_a_sample_length_said_is_used_and_not_assumed(adv: Advisor) -> None:
+    """1万条 × 1000 token × 1 epoch = 1e7 tokens; LoRA costs 4·N·D (no weight gradients of the frozen base), so
+    Qwen2.5-72B's 72.7e9 parameters take 4 × 72.7e9 × 1e7 = 2.9e18 FLOPs — and the '512 tokens a sample'
+    assumption is not said beside a length the user gave (ap pz01 t2 graded the reply as if it used 512)."""
+    _, (r,) = talk(adv, "4张L20能不能跑Qwen2.5-72B的lora？1万条数据（每条大概1000 token）训一个epoch要多久")
+    assert "512" not in r.text and "约 —" not in r.text  # no cost left blank
+    timing = next(c for c in r.tool_calls if c.name == "training_time" and c.ok)
+    assert timing.arguments["tokens"] == pytest.approx(1e7) and timing.result["flops"] == pytest.approx(2.908e18)
