@@ -382,6 +382,14 @@ def _merge_added_card(m: _Merge) -> bool:
     if not parsed.added_cards or len(named) != 1 or _alternatives(parsed):
         return False
     added = min(parsed.added_cards, MAX_GPUS_OF_ONE)
+    if parsed.added_unlike and parsed.gpus[0].stated:  # '3张4090加1张大显存的卡': the card weighed last for that
+        other = _weighed_other(m.session, named[0])
+        current = [GpuCount(gpu=named[0], count=parsed.gpus[0].count, stated=True)]
+        named = [other] if other else []
+        if not named:  # nothing weighed to name it by: the named cards alone
+            m.put("gpu", current[0].gpu)
+            m.put("gpu_count", current[0].count)
+            return True
     if not current and p.compare and named[0] in p.compare and p.gpu_count:  # 'a third 3090' after '2× 3090 vs …'
         current = [GpuCount(gpu=named[0], count=p.gpu_count, stated=True)]
     if not current:  # 'I game on a 4090 … adding a second 4090': the one owned, and the one added
@@ -406,6 +414,15 @@ def _merge_added_card(m: _Merge) -> bool:
     m.put("gpu_count", None)
     m.put("compare", [])
     return True
+
+
+def _weighed_other(session: Session, gpu: str) -> str | None:
+    """The card the conversation last put forward beside ``gpu``: the top option of its last ranking, else the
+    latest other configuration it computed."""
+    ranked = session.last_results.get("recommend")
+    options = ranked.result.get("options") if ranked is not None and isinstance(ranked.result, dict) else None
+    top = next((o.get("gpu_id") for o in options or [] if isinstance(o, dict) and o.get("gpu_id") != gpu), None)
+    return top or next((s.gpu for s in reversed(session.schemes) if s.gpu != gpu), None)
 
 
 def _merge_add_or_switch(m: _Merge) -> bool:

@@ -1040,6 +1040,14 @@ def _build_gpus(ctx: PlanContext, plan: Plan) -> list[dict[str, Any]]:
     return gpus
 
 
+def _box_cards(p: Profile, gpu: str, count: int) -> list[dict[str, Any]]:
+    """The cards one build check holds: every kind of a box of several owned kinds ('3张4090加1张大显存的卡'),
+    else ``count`` of ``gpu`` (one node's)."""
+    if p.gpu is None and p.existing and len(p.existing) > 1 and gpu in {e.gpu for e in p.existing}:
+        return [{"gpu": e.gpu, "count": e.count} for e in p.existing]
+    return [{"gpu": gpu, "count": one_node(count)}]
+
+
 def _build_workload(p: Profile) -> dict[str, Any]:
     """What the machine is checked running: the model, with its context and users or training method."""
     args: dict[str, Any] = {"workload": p.use_case} if p.use_case else {}
@@ -1550,7 +1558,7 @@ def _inference_on_card(p: Profile, model: dict[str, Any], gpu: str, count: int, 
         perf["precision"] = run
     if p.kv_dtype:
         perf["kv_dtype"] = p.kv_dtype
-    check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "inference",
+    check: dict[str, Any] = {"gpus": _box_cards(p, gpu, count), "workload": "inference",
                              "context": context, "concurrency": batch}
     if "model" in model:
         check["model"] = model["model"]
@@ -1948,7 +1956,7 @@ def _training_counts(p: Profile, size: dict[str, Any], method: str, count: int) 
 
 
 def _training_check(p: Profile, model: dict[str, Any], method: str, gpu: str, count: int, seq: int) -> PlannedCall:
-    check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "training",
+    check: dict[str, Any] = {"gpus": _box_cards(p, gpu, count), "workload": "training",
                              "method": method, "context": seq}
     if "model" in model:
         check["model"] = model["model"]
@@ -1979,7 +1987,7 @@ def _scientific_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCal
         if problem_bytes:
             calls.append(PlannedCall(name="scientific_fp64", purpose="size", gpu=gpu, arguments={
                 "gpu": gpu, "count": count, "problem": "grid", "cells": problem_bytes / 8, "time_levels": 1}))
-        check: dict[str, Any] = {"gpus": [{"gpu": gpu, "count": one_node(count)}], "workload": "scientific"}
+        check: dict[str, Any] = {"gpus": _box_cards(p, gpu, count), "workload": "scientific"}
         if p.fp64 is not False:
             check["precision"] = "fp64"
         if problem_bytes:

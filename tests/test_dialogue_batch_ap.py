@@ -34,3 +34,19 @@ def test_a_sample_length_said_is_used_and_not_assumed(adv: Advisor) -> None:
     assert "512" not in r.text and "约 —" not in r.text  # no cost left blank
     timing = next(c for c in r.tool_calls if c.name == "training_time" and c.ok)
     assert timing.arguments["tokens"] == pytest.approx(1e7) and timing.result["flops"] == pytest.approx(2.908e18)
+
+
+def test_a_card_added_by_description_is_the_one_weighed_last(adv: Advisor) -> None:
+    """'3张4090加1张大显存的卡' after a ranking for a 47 GB AlphaFold job: three 4090s and one of the ranking's top
+    card in one box (ap pz10 t3 checked two 4090s: 900 W of GPUs where 3 × 450 W + one more card is ~1.6–1.9 kW)."""
+    session, (_, second, third) = talk(
+        adv, "我们是结构生物学实验室，跑AlphaFold3，想配一台工作站，预算15万，显卡选几张什么卡？",
+        "AF3跑一个大概3000个残基的复合物，4090显存够吗？不够的话要什么卡",
+        "那就3张4090加1张大显存的卡，整机功耗多少？")
+    top = next(c for c in second.tool_calls if c.name == "recommend").result["options"][0]
+    owned = {g.gpu: g.count for g in session.profile.existing or []}
+    assert owned == {"rtx-4090": 3, top["gpu_id"]: 1}
+    build = next(c for c in third.tool_calls if c.name == "check_build" and c.ok)
+    assert sorted((g["gpu"], g["count"]) for g in build.arguments["gpus"]) == sorted(
+        [("rtx-4090", 3), (top["gpu_id"], 1)])
+    assert parse("3张4090加1张大显存的卡").added_unlike and not parse("3张4090再加1张").added_unlike

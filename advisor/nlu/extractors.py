@@ -1003,6 +1003,20 @@ _ADD_ORDINALS = re.compile(rf"\badd(?:ing)?\s+(?:a\s+|the\s+)?{_ORDINAL}(\s*(?:a
                            rf"|第[二三四五六七八]\s*(?:张|块)?\s*(和|、)\s*第[三四五六七八九]\s*(?:张|块)", _I)
 
 
+# cards added that the message describes but does not name: '3张4090加1张大显存的卡', '3 4090s plus one
+# high-memory card'
+_ADDED_UNLIKE = re.compile(rf"(?:加|添|再配|配|plus|and|\+)\s*(?:{N}|一|one|an?)\s*(?:张|块)?\s*"
+                           r"(?:大显存|大内存|显存更?大|别的|其他|另一种|另外一种|high[- ]memory|big[- ]memory|"
+                           r"larger|bigger|other|different)\w{0,3}\s*(?:的)?\s*(?:卡|显卡|card|gpu)", _I)
+
+
+def added_unlike(ctx: Context) -> bool:
+    """Whether the cards added are another kind than the one named, described instead of named ('加1张大显存的
+    卡'): the plan takes the card the conversation last weighed for that, not more of the named one."""
+    m = _ADDED_UNLIKE.search(ctx.masked)
+    return m is not None and any(end <= m.start() for _, end, _ in ctx.gpu_spans)
+
+
 def added_cards(ctx: Context) -> int | None:
     """'再加一张', 'add a second one', 'adding a second 4090', 'a 5090 as the second card', 'two more GPUs': cards
     added to the configuration under discussion — now, not one added later ('one 3090 for now and add the second
@@ -1211,6 +1225,7 @@ EXTRACTORS: dict[str, Extractor] = {
     "days_used_share": days_used_share,
     "load_share": load_share,
     "added_cards": added_cards,
+    "added_unlike": added_unlike,
     "card_position": card_position,
     "budget_added": budget_added,
     "scaled": scaled,

@@ -231,6 +231,8 @@ class Parsed(BaseModel):
         None, gt=0, le=2000, description="system RAM bandwidth, GB/s, from its type and channels")
     rental_rate: tuple[float, str] | None = Field(None, description="quoted rent per GPU-hour and its currency")
     added_cards: int | None = Field(None, description="cards added to the configuration under discussion ('再加一张')")
+    added_unlike: bool = Field(False, description="the cards added are of another kind, described, not named "
+                                                  "('3张4090加1张大显存的卡')")
     scaled: tuple[str, float] | None = Field(None, description="a slot a what-if scales and the factor ('traffic grows "
                                                                 "5x': users × 5, '预算翻倍': budget × 2)")
     budget_added: float | None = Field(None, description="money added to the budget under discussion "
@@ -640,8 +642,8 @@ def _module(catalog: Catalog, gpu_id: str) -> bool:
 
 
 # what a question asks or changes, not what it states
-_NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added_cards", "budget_added",
-                     "purchase_price", "quoted_price", "organisation")
+_NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added_cards", "added_unlike",
+                     "budget_added", "purchase_price", "quoted_price", "organisation")
 _MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
 _NEGATED = re.compile(
     r"(?:\bnot\b|\bno\b|\bwithout\b|\binstead of\b|\brather than\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|"
