@@ -852,6 +852,43 @@ def _say_ttft(c: AskContext, done: list[ToolCall]) -> str | None:
     return text if text.endswith((".", "。")) else text + punct(c.lang, "stop").strip()
 
 
+BATCH_JOB_SEQUENCES = 16  # sequences a batch job keeps in flight on one configuration (offline classification)
+
+
+def _volume_needed(c: AskContext) -> bool:
+    p = c.session.profile
+    return "volume_time" in c.asks and c.config is not None and bool(c.config.model or p.model) \
+        and bool(p.daily_input_tokens or p.daily_output_tokens)
+
+
+def _volume_calls(c: AskContext) -> list[PlannedCall]:
+    """A day's traffic as a batch job: prompts read at the prefill rate, answers written at a batched decode."""
+    assert c.config is not None
+    p = c.session.profile
+    base: dict[str, Any] = {"model": c.config.model or p.model, "gpu": c.config.gpu, "count": c.config.count}
+    if c.config.precision or p.precision:
+        base["precision"] = c.config.precision or p.precision
+    prompt = p.prompt_tokens or DEFAULT_PROMPT_TOKENS
+    return [PlannedCall(name="perf_prefill", arguments={**base, "prompt_tokens": prompt}, purpose="perf"),
+            PlannedCall(name="perf_decode", purpose="perf", arguments={
+                **base, "context": prompt, "batch": max(p.concurrency or 1, BATCH_JOB_SEQUENCES)})]
+
+
+def _say_volume(c: AskContext, done: list[ToolCall]) -> str | None:
+    prefill = next((PrefillResult.model_validate(x.result) for x in done if x.name == "perf_prefill" and x.ok), None)
+    decode = next((DecodeResult.model_validate(x.result) for x in reversed(done) if x.name == "perf_decode" and x.ok),
+                  None)
+    if prefill is None or decode is None or not prefill.tokens_per_s or not decode.tokens_per_s:
+        return None
+    p = c.session.profile
+    read, written = p.daily_input_tokens or 0.0, p.daily_output_tokens or 0.0
+    hours = read / prefill.tokens_per_s / 3600 + written / decode.tokens_per_s / 3600
+    return msg(c.lang, "asks.volume_time", config=_config_text(c), total=count_short(read + written, c.lang),
+               read=count_short(read, c.lang), prefill=num(prefill.tokens_per_s, 0),
+               written=count_short(written, c.lang), decode=num(decode.tokens_per_s, 0),
+               hours=duration(hours, c.lang), share=num(hours / 24 * 100, 0))
+
+
 DEFAULT_CHAT_CONTEXT = 4096  # tokens a chat holds when no context was said: prompt, history and answer
 
 
@@ -1176,7 +1213,7 @@ def ask_of(route: str) -> str:
 
 
 # an ask another answer already says: a judged quote states the catalog price of the build
-COVERED_BY = {"build_cost": "price_check"}
+COVERED_BY = {"build_cost": "price_check", "ttft": "volume_time"}
 
 
 def still_asked(asks: Iterable[str], answered: set[str]) -> list[str]:
@@ -1217,6 +1254,7 @@ ROUTES: dict[str, Route] = {
     "served": Route(_served_needed, _served_calls, _say_served),
     "side_training": Route(_side_needed, _side_calls, _say_side),
     "side_media": Route(_side_media_needed, _side_media_calls, _say_side_media),
+    "volume_time": Route(_volume_needed, _volume_calls, _say_volume),
     "ttft": Route(_ttft_needed, _ttft_calls, _say_ttft),
     "box_count": Route(box_needed, box_calls, say_box, scratch=True),
     "tender": Route(tender_needed, tender_calls, say_tender),

@@ -929,6 +929,8 @@ def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) 
         put("budget", Money(amount=p.budget.amount + parsed.budget_added, currency=p.budget.currency))
     if parsed.scaled:
         _apply_scale(parsed, p, put, *parsed.scaled)
+    elif parsed.daily_volume and (now := (p.daily_input_tokens or 0) + (p.daily_output_tokens or 0)):
+        _apply_scale(parsed, p, put, "users", parsed.daily_volume / now)  # '500M/day' after 50M tokens a day
 
 
 def _apply_scale(parsed: Parsed, p: Profile, put: Callable[[str, Any], None], slot: str, factor: float) -> None:

@@ -50,3 +50,24 @@ def test_a_card_added_by_description_is_the_one_weighed_last(adv: Advisor) -> No
     assert sorted((g["gpu"], g["count"]) for g in build.arguments["gpus"]) == sorted(
         [("rtx-4090", 3), (top["gpu_id"], 1)])
     assert parse("3张4090加1张大显存的卡").added_unlike and not parse("3张4090再加1张").added_unlike
+
+
+def test_a_days_token_volume_is_timed_as_a_batch_job_and_a_new_volume_rescales_it(adv: Advisor) -> None:
+    """'how long would the 4090 take to chew through the 50M tokens every day? … outputs are a few tokens': the
+    day's prompts at the prefill rate plus its answers at a batched decode (hours = 49.5M / prefill + 0.5M /
+    decode, 1 % output); 'what if volume grows to 500M/day?' is ten times the traffic, timed again (ap pe08
+    answered time-to-first-token, then 'I could not tell what this what-if changes')."""
+    session, (_, second, third) = talk(
+        adv, "I push about 50M tokens/day through an LLM for classification (8B-class model would be enough), "
+             "paying the OpenAI API. Would buying an RTX 4090 be cheaper?",
+        "how long would the 4090 take to chew through the 50M tokens every day? mostly input, outputs are a few "
+        "tokens",
+        "what if volume grows to 500M/day?")
+    assert parse("what if volume grows to 500M/day?").daily_volume == 5e8
+    for reply, tokens in ((second, 5e7), (third, 5e8)):
+        prefill = next(c for c in reply.tool_calls if c.name == "perf_prefill" and c.ok).result["tokens_per_s"]
+        decode = [c for c in reply.tool_calls if c.name == "perf_decode" and c.ok][-1].result["tokens_per_s"]
+        hours = (0.99 * tokens / prefill + 0.01 * tokens / decode) / 3600
+        head = reply.text.split("\n")[0]
+        assert f"{tokens / 1e6:.0f}M tokens" in head and f"{hours:.1f} hours" in head, head
+    assert session.profile.daily_input_tokens == pytest.approx(4.95e8)

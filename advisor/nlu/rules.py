@@ -132,6 +132,8 @@ class Parsed(BaseModel):
     daily_tokens: float | None = Field(None, description="tokens a service handles a day, input and output together "
                                                          "('每天调用 2000 万 token', '40M tokens a day')")
     output_share: float | None = Field(None, description="the share of that traffic that is output ('~10% output')")
+    daily_volume: float | None = Field(None, description="a volume a day with no unit ('grows to 500M/day'): the "
+                                                         "traffic under discussion, in tokens when that is tokens")
     api_model: str | None = Field(None, description="the hosted API model the buyer uses or weighs (api_prices id)")
     api_quoted_per_m: Money | None = Field(None, description="an API's price per 1M tokens the buyer quotes ('~$0.9 "
                                                             "per million tokens', '每百万 token 2 元')")
@@ -643,7 +645,7 @@ def _module(catalog: Catalog, gpu_id: str) -> bool:
 
 # what a question asks or changes, not what it states
 _NOT_REQUIREMENTS = ("asked_attribute", "build_topic", "more_attributes", "added_cards", "added_unlike",
-                     "budget_added", "purchase_price", "quoted_price", "organisation")
+                     "daily_volume", "budget_added", "purchase_price", "quoted_price", "organisation")
 _MEDIA_LENGTH = re.compile(r"\s*(?:of|的)\s*(?:audio|video|speech|recordings?|footage|音频|视频|录音|语音)", _I)
 _NEGATED = re.compile(
     r"(?:\bnot\b|\bno\b|\bwithout\b|\binstead of\b|\brather than\b|(?<![要想])不(?:做|用|要|需要|搞|考虑|打算|是)?|"
@@ -1480,6 +1482,14 @@ def _read_dataset_tokens(r: _Reading) -> None:
         if value and value >= 1e5:
             r.out.dataset_tokens = value
             spans.append((m.start(), m.end()))
+    bare = _BARE_VOLUME.search(_mask(r.masked, spans))
+    if bare and r.out.daily_tokens is None and r.out.daily_input_tokens is None and r.out.daily_output_tokens is None \
+            and not _MONEY_NEAR.search(r.masked[max(0, bare.start() - 8):bare.end() + 4]):
+        value = scaled(bare.group("pre") or bare.group("num"), bare.group("pre_unit") or bare.group("unit"))
+        monthly = re.search(r"月|month|mo\b", bare.group("period") or "", _I)
+        if value:
+            r.out.daily_volume = value / (DAYS_PER_MONTH if monthly else 1.0)
+            spans.append(bare.span())
     corpus = _CORPUS_SIZE.search(r.masked) if r.out.dataset_tokens is None else None
     if corpus is not None and not _STORAGE_WORD.search(r.masked[corpus.end():corpus.end() + 12]):
         value = scaled(corpus.group(1), corpus.group(2))
@@ -1517,6 +1527,8 @@ def _read_api(r: _Reading) -> None:
         r.out.output_share = round(1 - pct / 100, 4)
     elif share := _io_ratio_share(r.text):
         r.out.output_share = share
+    elif _TINY_OUTPUT.search(r.text):  # 'outputs are a few tokens', '只输出一个标签': a label per request
+        r.out.output_share = TINY_OUTPUT_SHARE
     for money in find_money(r.text):  # '$0.9 per million tokens', '每百万token 2元', '2元/百万token'
         if _PER_MILLION_AFTER.match(r.text[money.end:money.end + 24]) or \
                 _PER_MILLION_BEFORE.search(r.text[max(0, money.start - 14):money.start]):
@@ -1552,6 +1564,13 @@ _IO_RATIO = re.compile(rf"{_IN_OUT}\s*(?:tokens?\s*)?(?:比例?|ratio|split)?\s*
                        rf"\s*(?:约|大约|about|~)?\s*{_RATIO}|{_RATIO}\s*(?:的\s*)?(?:{_IN_OUT})", re.IGNORECASE)
 
 
+# replies of a label or a few tokens (classification, tagging): output is a sliver of the traffic
+_TINY_OUTPUT = re.compile(r"(?:outputs?|answers?|replies|responses?|completions?)\s+(?:are|is)\s+(?:just\s+|only\s+)?"
+                          r"(?:a few|a couple of|one or two|1-2|tiny|negligible|minimal|a single|one)\s*"
+                          r"(?:tokens?|words?|labels?|class(?:es)?)?|"
+                          r"输出(?:只有|就|只是|仅)?\s*(?:几个|一两个|一个|极少|很少)\s*(?:token|词元|词|标签|字)?|输出(?:很少|可以忽略)",
+                          re.IGNORECASE)
+TINY_OUTPUT_SHARE = 0.01  # a one-to-five-token label after a few hundred tokens of input
 _MOSTLY = re.compile(rf"(?:mostly|mainly|largely|主要是|大部分是|多数是)\s*(input|prompts?|output|输入|输出|生成)"
                      rf"\W{{0,3}}(?:\w+\W+){{0,2}}?(?:约|大概|大约)?\s*{_RATIO}", re.IGNORECASE)
 
@@ -1584,6 +1603,15 @@ def _per_period(text: str, start: int, end: int) -> float | None:
     if re.search(r"小时|hour|/\s*h(?:r)?\b", said):
         return 1 / 24
     return 1.0
+
+
+# a volume per period with no unit ('grows to 500M/day', '涨到每天 5 亿'): the traffic under discussion, in its unit
+_BARE_VOLUME = re.compile(rf"(?:每天|每日|日均|一天)\s*(?:要?处理|跑|调用|涨到|增加到|到)?\s*"
+                          rf"(?P<pre>{N})\s*(?P<pre_unit>万|亿)(?![元块钱])|"
+                          rf"(?P<num>{N})\s*(?P<unit>k|m|b|万|亿|million|billion)(?![a-z])\s*"
+                          r"(?P<period>/\s*(?:day|天|日|month|月|mo)\b|(?:a|per|each|every)\s+(?:day|month)\b|每天|每日|"
+                          r"一天|每月|daily)", _I)
+_MONEY_NEAR = re.compile(r"花|费|元|块|钱|预算|spend|cost|pay|bill|[$¥€£]", _I)
 # a token count per period is the traffic a service handles, not a training set
 _SERVING_VOLUME = re.compile(r"日均|每天|每日|一天|天均|每个?月|一个月|月均|每小时|daily|monthly|"
                              r"(?:per|a|each|every)\s+(?:day|month|hour)", _I)
