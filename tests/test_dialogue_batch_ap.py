@@ -71,3 +71,23 @@ def test_a_days_token_volume_is_timed_as_a_batch_job_and_a_new_volume_rescales_i
         head = reply.text.split("\n")[0]
         assert f"{tokens / 1e6:.0f}M tokens" in head and f"{hours:.1f} hours" in head, head
     assert session.profile.daily_input_tokens == pytest.approx(4.95e8)
+
+
+@pytest.mark.parametrize(("text", "gbps"), [
+    ("这4台4090机器要一起训练，中间用什么网络？25G够不够，还是要上IB", 25.0),
+    ("网络用100G还是200G", 100.0),
+    ("4090 24G 显存够吗", None),  # memory, and no network talk
+    ("组网的话，节点配 48G 内存够吗", None),  # not a rate links come in
+])
+def test_a_line_rate_said_alone_in_network_talk_is_the_link_the_nodes_have(text: str, gbps: float | None) -> None:
+    assert parse(text).node_link_gbps == gbps
+
+
+def test_the_link_the_user_has_is_judged_against_the_gradient_exchange(adv: Advisor) -> None:
+    """Full fine-tuning of Llama-3.1-8B over 4 × 8 RTX 4090s exchanges the gradients each step: 2 B × 8.03e9
+    parameters, a ring all-reduce sending and receiving 2 (n-1)/n of it per node (n = 4): 24.1 GB; at 25 Gb/s
+    (3.125 GB/s) that is 7.7 s per optimizer step (ap pz08 t3 never answered '25G够不够')."""
+    _, (r,) = talk(adv, "4台8卡4090服务器一起全参训练Llama-3.1-8B，中间用什么网络？25G够不够，还是要上IB")
+    head = r.text.split("\n")[0]
+    gb = 2 * 8.03e9 * 2 * 3 / 4 / 1e9
+    assert "25 Gb/s" in head and f"{gb:.1f} GB" in head and f"{gb / 3.125:.1f}" in head, head

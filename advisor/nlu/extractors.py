@@ -1128,9 +1128,20 @@ _LINK = re.compile(r"(?<![\d.])(\d{1,4})\s*(?:g|gb|gbe|gb/s|gbps|gbit|gbit/s|千
                    r"(?![a-z0-9])", _I)
 
 
+# in a message about the network, a line rate said alone ('中间用什么网络？25G够不够'); only the rates links come in,
+# so a card's '24G' or '48G' of memory is never one
+_NETWORK_TALK = re.compile(r"网络|组网|互联|交换机|网卡|network|networking|interconnect|switch|\bnics?\b|\bib\b|"
+                           r"infiniband|roce", _I)
+_BARE_RATE = re.compile(r"(?<![\d.])(1|10|25|40|50|100|200|400|800)\s*(?:g|gbe|gbps|gb/s|gbit)(?![a-z0-9])"
+                        r"(?!\s*(?:的)?\s*(?:显存|内存|存储|硬盘|memory|vram|ram|ssd|disk))", _I)
+
+
 def node_link_gbps(ctx: Context) -> float | None:
-    """The network the user's nodes have, per node ('节点之间只有25G以太网', '2x 200G RoCE', '100GbE')."""
+    """The network the user's nodes have, per node ('节点之间只有25G以太网', '2x 200G RoCE', '100GbE', '组网用
+    什么？25G够不够')."""
     m = _LINK.search(ctx.masked)
+    if m is None and _NETWORK_TALK.search(ctx.masked):
+        m = _BARE_RATE.search(ctx.masked)
     if m is None:
         return None
     value = float(m.group(1) or m.group(2))
