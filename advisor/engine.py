@@ -850,6 +850,18 @@ def _bare_count(m: _Merge) -> None:
         m.put("gpu_count", int(found.group(1)))
 
 
+def _recount_on_swap(m: _Merge) -> None:
+    """A count asked for again: '如果换成H20呢' after 'how many H100 to train it in two months?' (the count was the
+    answer for the other card: 72 H100 are no 72 H20), or 'how many H20 with 1T tokens and four months?' — the
+    plan counts anew instead of sizing the count it found last time."""
+    parsed = m.parsed
+    again = "how_many" in parsed.asks or ("gpu" in m.changed and "how_many" in m.session.last_asks and parsed.gpus)
+    if again and not any(g.stated for g in parsed.gpus) and parsed.gpu_count is None and parsed.nodes is None \
+            and not parsed.existing:
+        m.put("gpu_count", None)
+        m.put("nodes", None)
+
+
 def _owned_now(m: _Merge) -> None:
     """'I have 8x H100, what can I run?' after a talk about a 3090: the cards just said owned (and nothing else
     named) are the ones the question is about."""
@@ -907,7 +919,7 @@ _MERGE_STEPS = (_merge_model, _problem_from_residues, _people_share, _requests_f
                 _merge_workloads,
                 _merge_implied, _merge_lists,
                 _merge_sold, _session_variants, _merge_cards, _merge_options, _merge_changes,
-                _merge_count, _bare_count, _nodes_and_total, _owned_now, _merge_short_answers)
+                _merge_count, _bare_count, _nodes_and_total, _owned_now, _merge_short_answers, _recount_on_swap)
 
 
 def _apply_changes(parsed: Parsed, p: Profile, put: Callable[[str, Any], None]) -> None:
@@ -1628,18 +1640,26 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
     """A what-if that asks nothing of its own ('用 SGLang 呢', 'what about 16 users?') asks again what the last
     question asked (how many cards, the whole build's cost …) on the changed setup; a message that asks
     something becomes the one later what-ifs repeat."""
-    if parsed.asks:
-        session.last_asks = list(parsed.asks)
-        return parsed
     # '如果换成 H800 或者 A800 呢' after 'how many H100 to finish in a month?': the alternatives, asked the same
     swapped = parsed.kind == Kind.compare and parsed.has(Intent.whatif)
-    if (parsed.kind not in _FOLLOW_UPS and not swapped) or not session.last_asks or _other_workload(parsed, session):
-        return parsed  # 'VASP 要双精度，那 4090 还行吗': a question about a new workload, not the last one again
-    asks = [a for a in session.last_asks if _changes_answer(a, parsed)]
+    repeats = (parsed.kind in _FOLLOW_UPS or swapped) and bool(session.last_asks) \
+        and not _other_workload(parsed, session)  # 'VASP 要双精度，那 4090 还行吗' asks of a new workload
+    if parsed.asks and not (repeats and parsed.has(Intent.whatif)):
+        session.last_asks = list(parsed.asks)
+        return parsed
+    if not repeats:
+        return parsed
+    # '如果换成H20呢？国内只买得到这个': the last question again on the changed setup, beside what the what-if adds
+    # (of a question about the setup itself: a quote judged was of the old one)
+    again = [a for a in session.last_asks if a not in parsed.asks and _changes_answer(a, parsed)
+             and (not parsed.asks or a in _ASKED_OF_THE_SETUP)]
+    asks = [*parsed.asks, *again]
     return parsed.model_copy(update={"asks": asks, "asks_count": parsed.asks_count or "how_many" in asks})
 
 
 _WORKLOAD_SLOTS = ("model", "params_b", "method", "sci_code", "use_case")
+# what a what-if asks again beside asks of its own: how many, whether it fits, how long, how fast
+_ASKED_OF_THE_SETUP = frozenset({"how_many", "fits", "training_time", "speed", "capacity"})
 
 
 def _other_workload(parsed: Parsed, session: Session) -> bool:

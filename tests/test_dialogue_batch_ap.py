@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fakes.script import talk
 
@@ -91,3 +93,22 @@ def test_the_link_the_user_has_is_judged_against_the_gradient_exchange(adv: Advi
     head = r.text.split("\n")[0]
     gb = 2 * 8.03e9 * 2 * 3 / 4 / 1e9
     assert "25 Gb/s" in head and f"{gb:.1f} GB" in head and f"{gb / 3.125:.1f}" in head, head
+
+
+def test_a_count_asked_again_is_counted_again_and_said_one_way(adv: Advisor) -> None:
+    """'如果换成H20呢？国内只买得到这个' after 'how many H100 for 2T tokens in two months?' asks the count again for the
+    H20 (with the market note the what-if adds), and every count in the reply is that one; so does 'how many H20
+    with 1T tokens and four months?' (ap pz07: 72 H20 kept from the H100 answer, '225 days, too late', beside
+    '这套配置已经够用'). 6·N·D = 6 × 7e9 × 2e12 = 8.4e22 FLOPs must fit in the 61 days asked."""
+    _, (_, second, third) = talk(adv, "我们要从头预训练一个7B模型，数据大概2T tokens，想两个月内训完，需要多少张H100？",
+                                 "如果换成H20呢？国内只买得到这个", "那要是数据减到1T，时间放宽到4个月，H20要多少张")
+    counts = []
+    for r in (second, third):
+        said = {int(n) for n in re.findall(r"(\d+) 张 ?H20", r.text.replace("**", ""))}
+        assert len(said) == 1, said
+        counts.append(said.pop())
+        timing = next(c for c in r.tool_calls if c.name == "training_time" and c.ok)
+        assert timing.arguments["count"] == counts[-1]
+    assert counts[0] > 72 and counts[1] < counts[0]
+    timing = next(c for c in second.tool_calls if c.name == "training_time" and c.ok)
+    assert timing.result["flops"] == pytest.approx(8.4e22, rel=0.01) and timing.result["days"] <= 61
