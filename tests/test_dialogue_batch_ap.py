@@ -112,3 +112,9 @@ def test_a_count_asked_again_is_counted_again_and_said_one_way(adv: Advisor) -> 
     assert counts[0] > 72 and counts[1] < counts[0]
     timing = next(c for c in second.tool_calls if c.name == "training_time" and c.ok)
     assert timing.result["flops"] == pytest.approx(8.4e22, rel=0.01) and timing.result["days"] <= 61
+
+
+def test_an_ada_card_named_the_way_buyers_say_it_is_the_ada_card() -> None:
+    """'A6000 Ada' is the RTX 6000 Ada Generation (48 GB, Ada Lovelace), not the Ampere RTX A6000 (ap pz09 t1)."""
+    assert [(g.gpu, g.count) for g in parse("是直接买两张A6000 Ada，还是租云GPU").gpus] == [("rtx-6000-ada", 2)]
+    assert parse("two RTX A6000 cards").gpus[0].gpu == "rtx-a6000"
