@@ -1,7 +1,8 @@
 """The local-LLM path, judged by its replies: a fixed set of questions through a GGUF model you name.
 
 Run: ``.venv/bin/python bench/llm_path.py /path/to/model.gguf [--n-ctx 4096] [--threads N] [--chat-format F]``
-(no path: the tiny test model the dev extras install). Prints per question: seconds, whether the model's
+(no path: the tiny test model the dev extras install). Prints per question: seconds, prompt tokens of each
+model call (the model's own tokenizer), whether the model's
 explanation was kept, grounded or dropped, why the model stopped, which message fields the model read where
 the rules found nothing, and the reply's explanation (or the notice), then totals. The computed answer is the
 same with or without a model; what this shows is what the model adds.
@@ -39,6 +40,21 @@ def _default_model() -> str:
     return str(pkg.assemble())
 
 
+def _count_prompts(backend: LlamaCppBackend) -> list[int]:
+    """The prompt tokens of every model call, counted with the model's own tokenizer (message texts; the chat
+    template adds a few more)."""
+    counts: list[int] = []
+    stream = backend.stream
+
+    def counted(messages, *args, **kwargs):  # type: ignore[no-untyped-def]
+        text = "\n".join(str(m.get("content") or "") for m in messages)
+        counts.append(len(backend.llama.tokenize(text.encode("utf-8"), add_bos=True)))
+        return stream(messages, *args, **kwargs)
+
+    backend.stream = counted  # type: ignore[method-assign]
+    return counts
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("gguf", nargs="?", help="path to a .gguf model (default: the dev extras' test model)")
@@ -50,12 +66,15 @@ def main(argv: list[str] | None = None) -> int:
     path = args.gguf or _default_model()
     backend = LlamaCppBackend(path, n_ctx=args.n_ctx, n_threads=args.threads, chat_format=args.chat_format,
                               max_tokens=args.max_tokens)
+    prompts = _count_prompts(backend)
     adv = Advisor(backend=backend, search_k=0)
     print(f"model: {backend.describe()}\n")
-    print("| # | seconds | explanation | grounded | stop | read by the model | what the model added (or why not) |")
-    print("|---:|---:|---|---|---|---|---|")
+    print("| # | seconds | prompt tokens | explanation | grounded | stop | read by the model | what the model added "
+          "(or why not) |")
+    print("|---:|---:|---:|---|---|---|---|---|")
     kept = 0
     for i, question in enumerate(QUESTIONS, 1):
+        prompts.clear()
         t0 = time.perf_counter()
         reply = adv.reply(question, adv.new_session())
         seconds = time.perf_counter() - t0
@@ -67,7 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         kept += state == "kept"
         text = " ".join(added.split())[:160].replace("|", "/")
         read = ", ".join(reply.read_by_llm) or "—"
-        print(f"| {i} | {seconds:.1f} | {state} | {reply.grounded} | {reply.finish_reason} | {read} | {text} |")
+        sizes = " + ".join(str(n) for n in prompts) or "—"
+        print(f"| {i} | {seconds:.1f} | {sizes} | {state} | {reply.grounded} | {reply.finish_reason} | {read} | "
+              f"{text} |")
     print(f"\n{kept} of {len(QUESTIONS)} explanations kept; the computed answer is shown in every case.")
     return 0
 
