@@ -855,7 +855,8 @@ def _recount_on_swap(m: _Merge) -> None:
     answer for the other card: 72 H100 are no 72 H20), or 'how many H20 with 1T tokens and four months?' — the
     plan counts anew instead of sizing the count it found last time."""
     parsed = m.parsed
-    again = "how_many" in parsed.asks or ("gpu" in m.changed and "how_many" in m.session.last_asks and parsed.gpus)
+    swapped = "gpu" in m.changed and len(parsed.gpus) == 1 and m.p.gpu == parsed.gpus[0].gpu  # not options weighed
+    again = len(parsed.gpus) <= 1 and ("how_many" in parsed.asks or (swapped and "how_many" in m.session.last_asks))
     if again and not any(g.stated for g in parsed.gpus) and parsed.gpu_count is None and parsed.nodes is None \
             and not parsed.existing:
         m.put("gpu_count", None)
@@ -1149,9 +1150,11 @@ class Advisor:
                           out_lang=out_lang, previous=previous, settings=self.settings)
         body = compose_body(ctx)
         if not (recompute or changed or answers) and self._would_repeat(ctx, body):
+            lines = body.strip().splitlines()  # asked again: the answer (its bold verdict) first, then the guide
+            verdict = next((line for line in lines if line.startswith("**")), lines[0] if lines else "")
             ctx = yield from self._knowledge_turn(ctx)  # the knowledge base answers the question itself
             plan, calls, citations = ctx.plan, list(ctx.calls), ctx.citations
-            body = msg(out_lang, "engine.knowledge_instead") + "\n\n" + compose_body(ctx)  # said, not passed off
+            body = msg(out_lang, "engine.knowledge_after_repeat", verdict=verdict) + "\n\n" + compose_body(ctx)
         ctx.calls = calls
         said = any(a not in _MARKS for a in answers)
         asks_only = plan.mode in ("ask", "opening")  # the body only asks or greets
@@ -1651,8 +1654,9 @@ def _inherit_asks(parsed: Parsed, session: Session) -> Parsed:
         return parsed
     # '如果换成H20呢？国内只买得到这个': the last question again on the changed setup, beside what the what-if adds
     # (of a question about the setup itself: a quote judged was of the old one)
+    counted = any(g.stated for g in parsed.gpus) or parsed.gpu_count is not None  # 'could 2 of those do it?'
     again = [a for a in session.last_asks if a not in parsed.asks and _changes_answer(a, parsed)
-             and (not parsed.asks or a in _ASKED_OF_THE_SETUP)]
+             and (not parsed.asks or (a in _ASKED_OF_THE_SETUP and not (a == "how_many" and counted)))]
     asks = [*parsed.asks, *again]
     return parsed.model_copy(update={"asks": asks, "asks_count": parsed.asks_count or "how_many" in asks})
 

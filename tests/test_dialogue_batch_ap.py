@@ -118,3 +118,22 @@ def test_an_ada_card_named_the_way_buyers_say_it_is_the_ada_card() -> None:
     """'A6000 Ada' is the RTX 6000 Ada Generation (48 GB, Ada Lovelace), not the Ampere RTX A6000 (ap pz09 t1)."""
     assert [(g.gpu, g.count) for g in parse("是直接买两张A6000 Ada，还是租云GPU").gpus] == [("rtx-6000-ada", 2)]
     assert parse("two RTX A6000 cards").gpus[0].gpu == "rtx-a6000"
+
+
+@pytest.mark.parametrize("text", ["数据不能出公司，API排除了。那买和租哪个回本快",
+                                  "No API - it's ruled out. Rent or buy, which pays back?"])
+def test_an_api_ruled_out_is_not_weighed(text: str) -> None:
+    said = parse(text)
+    assert "api_cost" not in said.asks and "break_even" in said.asks
+
+
+def test_a_question_answered_a_turn_ago_gets_that_answer_first_and_data_kept_in_is_said(adv: Advisor) -> None:
+    """'Buy or rent, which pays back sooner?' right after the break-even was computed: that verdict again, first
+    (ap pz09 t2 opened with an API bill the user had ruled out); data that must stay in the company is said back
+    (renting takes it outside too)."""
+    _, (first, second) = talk(adv, "We want Llama 3.1 70B as an internal writing assistant for 10 people: buy two "
+                                   "RTX 6000 Ada or rent cloud GPUs? Compare the cost.",
+                              "Data can't leave the company, so no API. Buy or rent, which pays back sooner?")
+    verdict = next(line for line in first.text.splitlines() if line.startswith("**"))
+    assert "pays off" in verdict and verdict in second.text.split("\n")[0]
+    assert "must stay in-house" in second.text and "API" not in second.text.split("\n")[0]

@@ -2459,6 +2459,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     _kind_from_asks(out, context)
     _settle_kind(out)
     _settle_purchase(out)
+    _data_stays_in(out)
 
 
 def _settle_follow_up_asks(out: Parsed, text: str, context: bool) -> None:
@@ -2811,6 +2812,13 @@ def _plan_on_card(out: Parsed, context: bool) -> Kind | None:
     return Kind.whatif
 
 
+def _data_stays_in(out: Parsed) -> None:
+    """'数据不能出公司', 'strictly on-prem because of GDPR': an API and rented cloud GPUs both take the data outside;
+    said back where the message weighs renting."""
+    if vocab.matches("slot", "on_prem", out.text) and (out.asks_where_rent or {"break_even", "rent"} & set(out.asks)):
+        out.readback.append(("nlu.readback.on_prem", {}))
+
+
 def _api_versus_own(out: Parsed, context: bool) -> Kind | None:
     """'40M tokens a day on GPT-4o-mini — would our own GPUs be cheaper?': the API's bill against a machine that
     serves the traffic; that machine is recommended (or the cards named are sized), never a rental or a quote."""
@@ -2828,11 +2836,24 @@ def _api_versus_own(out: Parsed, context: bool) -> Kind | None:
 
 
 def _api_context(out: Parsed) -> bool:
-    """An API the buyer pays for is in the message: one named, or the word outside 'OpenAI-compatible API'."""
-    if out.api_model:
-        return True
-    return any(not _SERVED_API.search(out.text[max(0, m.start() - 16):m.start()])
-               for m in _API_MENTION.finditer(out.text))
+    """An API the buyer pays for is in the message: one named, or the word outside 'OpenAI-compatible API' — and
+    not ruled out ('数据不能出公司，API排除了': an API the buyer cannot use is no API weighed)."""
+    mentions = [m for m in _API_MENTION.finditer(out.text)
+                if not _SERVED_API.search(out.text[max(0, m.start() - 16):m.start()])]
+    if any(_ruled_out(out.text, m.start(), m.end()) for m in mentions):
+        return False
+    return bool(out.api_model) or bool(mentions)
+
+
+_RULED_OUT_AFTER = re.compile(r"^\W{0,2}\s*(?:也|就|是)?\s*(?:被)?(?:排除|不能用|不用|不考虑|不行|不可以|禁止|用不了|"
+                              r"is out\b|are out\b|is ruled out|ruled out|not an option|is not an option|off the "
+                              r"table|excluded)", _I)
+_RULED_OUT_BEFORE = re.compile(r"(?:不能用|不用|不考虑|排除|禁止|\bno\b|can'?t use|cannot use|without( an?)?)\s*$",
+                               _I)
+
+
+def _ruled_out(text: str, start: int, end: int) -> bool:
+    return bool(_RULED_OUT_AFTER.match(text[end:end + 16]) or _RULED_OUT_BEFORE.search(text[max(0, start - 12):start]))
 
 
 _API_MENTION = re.compile(r"(?<![a-z])apis?(?![a-z])|openai(?![\s-]*compatible)|接口调用|调用量|调用费", _I)
