@@ -139,29 +139,7 @@ def turn_facts(calls: Sequence[Any], computed: str, evidence: grounding.Evidence
     """The facts of a turn: the cards its calls used (catalog figures, this turn's prices, speeds and fit
     verdicts), the cards its verdict line picks, the figures a ratio may be taken from, and (unless
     ``verdict_held``: the engine checks the text against it) the fit verdict all its sized configurations share."""
-    cards: dict[str, CardSpec] = {}
-    ids = [*evidence.plan_gpus, *(f.gpu for f in evidence.cards if f.gpu)]
-    for gid, _ in _turn_configs(calls):
-        ids.append(gid)
-    for gid in dict.fromkeys(ids):
-        if (spec := _spec(gid)) is not None:
-            cards[gid] = spec
-    for gid, config in _turn_configs(calls):
-        spec = cards.get(gid)
-        if spec is None:
-            continue
-        count, speed, price = config.get("count"), config.get("tokens_per_s"), config.get("price")
-        count = count if isinstance(count, int) and count > 0 else 1
-        if config["call"] == "perf_decode" and isinstance(speed, int | float):
-            spec.speed = spec.speed or float(speed)
-        totals = config.get("totals")
-        if isinstance(totals, dict) and isinstance(totals.get("tokens_per_s"), int | float):
-            spec.speed = float(totals["tokens_per_s"])
-        if isinstance(price, int | float) and price > 0:
-            spec.price.setdefault(str(config.get("currency") or "USD"), []).append(float(price) / count)
-    for fact in evidence.cards:
-        if fact.gpu in cards and fact.fits is not None:
-            cards[fact.gpu].fits.append(fact.fits)
+    cards = _card_specs(calls, evidence)
     headline = computed.strip().split("\n", 1)[0]
     picks = [i for _, _, found in card_names(headline) for i in found
              if i in cards and False not in cards[i].fits]
@@ -172,6 +150,32 @@ def turn_facts(calls: Sequence[Any], computed: str, evidence: grounding.Evidence
     verdicts = {v for g in plan for v in cards[g].fits}
     return TurnFacts(cards=cards, picks=list(dict.fromkeys(picks)), plan_cards=plan, sizes=_sizes(calls),
                      speeds=speeds, verdict=verdicts.pop() if len(verdicts) == 1 and not verdict_held else None)
+
+
+def _card_specs(calls: Sequence[Any], evidence: grounding.Evidence) -> dict[str, CardSpec]:
+    """Every card of the turn with its catalog figures, then this turn's speeds, prices and fit verdicts."""
+    ids = [*evidence.plan_gpus, *(f.gpu for f in evidence.cards if f.gpu), *(g for g, _ in _turn_configs(calls))]
+    cards = {gid: spec for gid in dict.fromkeys(ids) if (spec := _spec(gid)) is not None}
+    for gid, config in _turn_configs(calls):
+        if gid in cards:
+            _take_config(cards[gid], config)
+    for fact in evidence.cards:
+        if fact.gpu in cards and fact.fits is not None:
+            cards[fact.gpu].fits.append(fact.fits)
+    return cards
+
+
+def _take_config(spec: CardSpec, config: dict[str, Any]) -> None:
+    """A configuration's decode speed and its price per card into ``spec``."""
+    count, speed, price = config.get("count"), config.get("tokens_per_s"), config.get("price")
+    count = count if isinstance(count, int) and count > 0 else 1
+    if config["call"] == "perf_decode" and isinstance(speed, int | float):
+        spec.speed = spec.speed or float(speed)
+    totals = config.get("totals")
+    if isinstance(totals, dict) and isinstance(totals.get("tokens_per_s"), int | float):
+        spec.speed = float(totals["tokens_per_s"])
+    if isinstance(price, int | float) and price > 0:
+        spec.price.setdefault(str(config.get("currency") or "USD"), []).append(float(price) / count)
 
 
 def _ratios(facts: TurnFacts, named: list[str]) -> dict[str, list[float]]:

@@ -382,14 +382,6 @@ def _merge_added_card(m: _Merge) -> bool:
     if not parsed.added_cards or len(named) != 1 or _alternatives(parsed):
         return False
     added = min(parsed.added_cards, MAX_GPUS_OF_ONE)
-    if parsed.added_unlike and parsed.gpus[0].stated:  # '3张4090加1张大显存的卡': the card weighed last for that
-        other = _weighed_other(m.session, named[0])
-        current = [GpuCount(gpu=named[0], count=parsed.gpus[0].count, stated=True)]
-        named = [other] if other else []
-        if not named:  # nothing weighed to name it by: the named cards alone
-            m.put("gpu", current[0].gpu)
-            m.put("gpu_count", current[0].count)
-            return True
     if not current and p.compare and named[0] in p.compare and p.gpu_count:  # 'a third 3090' after '2× 3090 vs …'
         current = [GpuCount(gpu=named[0], count=p.gpu_count, stated=True)]
     if not current:  # 'I game on a 4090 … adding a second 4090': the one owned, and the one added
@@ -410,6 +402,26 @@ def _merge_added_card(m: _Merge) -> bool:
     counts = {c.gpu: c.count for c in current}
     counts[named[0]] = counts.get(named[0], 0) + added
     m.put("existing", [GpuCount(gpu=g, count=n, stated=True) for g, n in counts.items()])
+    m.put("gpu", None)
+    m.put("gpu_count", None)
+    m.put("compare", [])
+    return True
+
+
+def _merge_added_unlike(m: _Merge) -> bool:
+    """'3张4090加1张大显存的卡': the cards named, in one box with the card the conversation weighed last for the
+    cards added by description (or the named cards alone when nothing was weighed)."""
+    parsed = m.parsed
+    if not (parsed.added_cards and parsed.added_unlike and len(parsed.gpus) == 1 and parsed.gpus[0].stated):
+        return False
+    named = parsed.gpus[0]
+    other = _weighed_other(m.session, named.gpu)
+    if other is None:
+        m.put("gpu", named.gpu)
+        m.put("gpu_count", named.count)
+        return True
+    m.put("existing", [GpuCount(gpu=named.gpu, count=named.count, stated=True),
+                       GpuCount(gpu=other, count=min(parsed.added_cards, MAX_GPUS_OF_ONE), stated=True)])
     m.put("gpu", None)
     m.put("gpu_count", None)
     m.put("compare", [])
@@ -494,7 +506,7 @@ def _merge_sold(m: _Merge) -> None:
 def _merge_cards(m: _Merge) -> None:
     """The card under discussion: one named (with its count), several to compare, or a card by its memory."""
     parsed, p = m.parsed, m.p
-    if _merge_added_card(m) or _merge_add_or_switch(m):
+    if _merge_added_unlike(m) or _merge_added_card(m) or _merge_add_or_switch(m):
         return
     if parsed.kind == Kind.recommend and not parsed.gpus and p.gpu and not parsed.gpu_count:
         m.put("gpu", None)  # "what should I buy?" starts from the need, not from the card asked about before
