@@ -1162,8 +1162,7 @@ class Advisor:
                           out_lang=out_lang, previous=previous, settings=self.settings)
         body = compose_body(ctx)
         if not (recompute or changed or answers) and self._would_repeat(ctx, body):
-            lines = body.strip().splitlines()  # asked again: the answer (its bold verdict) first, then the guide
-            verdict = next((line for line in lines if line.startswith("**")), lines[0] if lines else "")
+            verdict = _bold_verdict(body)  # asked again: that answer first, then what the guide adds
             ctx = yield from self._knowledge_turn(ctx)  # the knowledge base answers the question itself
             plan, calls, citations = ctx.plan, list(ctx.calls), ctx.citations
             body = msg(out_lang, "engine.knowledge_after_repeat", verdict=verdict) + "\n\n" + compose_body(ctx)
@@ -1338,14 +1337,7 @@ class Advisor:
         try:
             text, system = yield from self._llm_generate(plan, session, parsed, calls, citations, lang,
                                                          deterministic, reply)
-            text = claims.strip_reasoning(text)
-            if not text:
-                raise LLMFailure(msg(lang, "engine.llm_body.only_reasoning"))
-            if _echoes(text, system):
-                raise LLMFailure(msg(lang, "engine.llm_body.model_repeated_its_instructions"))
-            refused = claims.refusal(text, lang)
-            if refused:
-                raise LLMFailure(msg(lang, f"engine.llm_body.refused_{refused}"))
+            text = _screened(text, system, lang)
         except (LLMFailure, BackendError) as exc:
             reason = exc.reason if isinstance(exc, LLMFailure) else _reason(exc, lang)
             reply.notices.append(msg(lang, "engine.llm_body.language_model_gave_no", reason=reason))
@@ -2116,6 +2108,26 @@ def _reason(exc: BackendError, lang: Lang) -> str:
 
 
 _DEGENERATE_SPAN = 240  # characters of a reply's end that show it stuck
+
+
+def _screened(text: str, system: str, lang: Lang) -> str:
+    """A model's reply without its reasoning blocks; :class:`LLMFailure` when nothing of it may be shown (only
+    reasoning, its own instructions echoed, a link, markup, a command, another language)."""
+    text = claims.strip_reasoning(text)
+    if not text:
+        raise LLMFailure(msg(lang, "engine.llm_body.only_reasoning"))
+    if _echoes(text, system):
+        raise LLMFailure(msg(lang, "engine.llm_body.model_repeated_its_instructions"))
+    refused = claims.refusal(text, lang)
+    if refused:
+        raise LLMFailure(msg(lang, f"engine.llm_body.refused_{refused}"))
+    return text
+
+
+def _bold_verdict(body: str) -> str:
+    """A body's first bold line (its verdict), else its first line."""
+    lines = body.strip().splitlines()
+    return next((line for line in lines if line.startswith("**")), lines[0] if lines else "")
 
 
 def _degenerate(tail: str) -> str | None:
