@@ -33,7 +33,7 @@ _I = re.IGNORECASE
 
 _REASONING = re.compile(r"<(think|thinking|reasoning)>.*?(</\1>|$)", re.IGNORECASE | re.DOTALL)
 _REASONING_END = re.compile(r"^.*</(think|thinking|reasoning)>", re.IGNORECASE | re.DOTALL)
-_LINK = re.compile(r"(?i)\b(https?|ftp|file|data|javascript):|\bwww\.|!\[|\]\(|"
+_LINK = re.compile(r"(?i)\b(https?|ftp|file)://|\bdata:[a-z]+/[a-z0-9.+-]+[;,]|\bjavascript:|\bwww\.|!\[|\]\(|"
                    r"\b[a-z0-9-]+(\.[a-z0-9-]+)*\.(com|net|org|io|sh|ru|cn|xyz|top|example|dev|app|ai)(/|\b)")
 _MARKUP = re.compile(r"<\s*/?\s*[a-z!][^>]*>", _I)
 _COMMAND = re.compile(r"(?i)\b(sudo|curl|wget|chmod|chown|powershell|invoke-webrequest|iex)\b|\brm\s+-[rf]|"

@@ -100,6 +100,7 @@ TRUE = [  # (question, right first sentence, true sentence)
     (NO_FIT, NO_FIT_RIGHT, "I would recommend the GGUF Q4_K_M build on the same two RTX 4090s, which needs 23.4 GB "
                            "per GPU."),
     (NO_FIT, NO_FIT_RIGHT, "The KV cache is small here; the weights decide it."),
+    (NO_FIT, NO_FIT_RIGHT, "Training data: none is involved, this is serving."),  # 'data:' is no data URI
     (COMPARE, COMPARE_RIGHT, "The RTX 4090 is faster than the L40S for this model."),
     (COMPARE, COMPARE_RIGHT, "The RTX 4090 is cheaper than the L40S per card."),
     (COMPARE, COMPARE_RIGHT, "The L40S has more memory than the RTX 4090, 48 GB against 24 GB."),
