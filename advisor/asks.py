@@ -883,10 +883,11 @@ def _say_volume(c: AskContext, done: list[ToolCall]) -> str | None:
     p = c.session.profile
     read, written = p.daily_input_tokens or 0.0, p.daily_output_tokens or 0.0
     hours = read / prefill.tokens_per_s / 3600 + written / decode.tokens_per_s / 3600
+    batch = next((x.arguments.get("batch") for x in reversed(done) if x.name == "perf_decode" and x.ok), None)
     return msg(c.lang, "asks.volume_time", config=_config_text(c), total=count_short(read + written, c.lang),
                read=count_short(read, c.lang), prefill=num(prefill.tokens_per_s, 0),
                written=count_short(written, c.lang), decode=num(decode.tokens_per_s, 0),
-               hours=duration(hours, c.lang), share=num(hours / 24 * 100, 0))
+               hours=duration(hours, c.lang), share=num(hours / 24 * 100, 0), batch=batch or 1)
 
 
 DEFAULT_CHAT_CONTEXT = 4096  # tokens a chat holds when no context was said: prompt, history and answer
