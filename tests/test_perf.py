@@ -494,3 +494,16 @@ def test_english_note_text_is_unchanged() -> None:
         "N = 7e+09 parameters (active parameters for MoE)"]
     assert t.price_source is not None and t.price_source.text == "catalog rental price as of 2024-05-01"
     assert t.assumptions[2].params == {"params": 7e9}
+
+
+def test_a_low_bit_gguf_moe_reads_fewer_bytes_a_step_than_a_wider_one_never_negative() -> None:
+    """DeepSeek-V3 at Q2_K on one MI300X (found by the property test: its experts at the file's nominal 2-bit width
+    came to more than the whole file, so the dense part was negative): a step reads less than at Q4_K_M, and more
+    than nothing."""
+    from advisor.toolspec import run_tool  # the tool as the chat calls it, names resolved
+
+    def read(precision: str) -> float:
+        call = run_tool("perf_decode", {"model": "deepseek-v3", "gpu": "mi300x", "precision": precision})
+        return next(t["value"] for t in call.result["terms"] if t["name"] == "weights read per step")
+
+    assert 0 < read("Q2_K") < read("Q4_K_M")

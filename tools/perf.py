@@ -99,8 +99,11 @@ def _moe_weight_bytes(spec: ModelSpec, precision: str, batch: int) -> tuple[floa
     e, k = spec.num_experts, spec.experts_per_token
     all_experts = (spec.params - spec.active_params) * e / (e - k)
     touched = e * (1 - (1 - k / e) ** batch)  # expected distinct experts per layer
-    dense = weight_read_bytes(spec, precision, active=False) - all_experts * _bpp(precision)
-    read = dense + all_experts * min(1.0, touched / e) * _bpp(precision)
+    total = weight_read_bytes(spec, precision, active=False)
+    experts = all_experts * _bpp(precision)
+    if experts >= total:  # a mixed-width file (GGUF K-quants) whose experts sit below its nominal width
+        experts = total * all_experts / spec.params
+    read = total - experts + experts * min(1.0, touched / e)
     return read, note("perf.formula.moe_weights", touched=touched, experts=e, k=k, batch=batch)
 
 
