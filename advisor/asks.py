@@ -539,7 +539,7 @@ def _say_heat(c: AskContext, done: list[ToolCall]) -> str | None:
 
 
 def _decode(calls: Iterable[ToolCall]) -> DecodeResult | None:
-    call = next((c for c in calls if c.name == "perf_decode" and c.ok and not c.call_id.startswith("alt_")), None)
+    call = next((c for c in calls if c.name == "perf_decode" and c.ok and not c.alternative), None)
     return DecodeResult.model_validate(call.result) if call else None
 
 
@@ -904,7 +904,7 @@ def _capacity_calls(c: AskContext) -> list[PlannedCall]:
     assert c.config is not None
     p = c.session.profile
     sized = next((x for x in c.calls if x.ok and x.name == "size_inference" and x.arguments.get("gpu") == c.config.gpu
-                  and not x.call_id.startswith("alt_")), None)
+                  and not x.alternative), None)
     context = sized.result.get("context") if sized is not None and sized.result else None
     precision = sized.result.get("precision") if sized is not None and sized.result else None
     # every machine's memory holds the cache: layers split between the machines pool it as one replica would
@@ -1161,7 +1161,7 @@ def _say_quote(c: AskContext, done: list[ToolCall]) -> str | None:
 def _main_sizing(c: AskContext) -> ToolCall | None:
     """The plan's own inference sizing of a catalog model (the configuration it answers on)."""
     return next((x for x in c.calls if x.name == "size_inference" and x.ok and "model" in x.arguments
-                 and not x.call_id.startswith("alt_")), None)
+                 and not x.alternative), None)
 
 
 def _quant_neighbour(c: AskContext) -> str | None:

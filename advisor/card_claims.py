@@ -22,7 +22,8 @@ from knowledge import AmbiguousNameError, load_catalog
 
 SIZING = ("size_inference", "size_training")
 _NOT_SETUP = frozenset({"gpu", "gpus", "count", "parallel", "pipeline_stages", "gpu_memory_bytes"})
-_CLAUSE = re.compile(r"[,;:，；：。！？!?\n]|\bbut\b|\bwhile\b|\bwhereas\b|\bthough\b|但是?|而|不过", re.IGNORECASE)
+CLAUSE_BREAK = re.compile(r"[,;:，；：。！？!?\n]|\bbut\b|\bwhile\b|\bwhereas\b|\bthough\b|但是?|而|不过",
+                          re.IGNORECASE)
 _ENOUGH = re.compile(r"(?i)enough|sufficient|suffices?|plenty|\bfits?\b|will fit|would fit|can (run|hold|serve|load)|"
                      r"\bruns?\b|够|足够|就行|能跑|可以跑|跑得动|跑得起来|放得下|装得下|能装下|可以装下|能放下|没问题")
 # a count said enough with the cards left unsaid: 'four would be enough', '三张就够了' is read by the rules already
@@ -53,10 +54,10 @@ class CardClaim(BaseModel):
 # ----------------------------------------------------------------------------- from a text
 
 
-def _clause(text: str, start: int, end: int) -> str:
+def clause_of(text: str, start: int, end: int) -> str:
     """The clause holding ``text[start:end]``."""
-    head = _CLAUSE.split(text[:start])[-1]
-    tail = _CLAUSE.split(text[end:])[0]
+    head = CLAUSE_BREAK.split(text[:start])[-1]
+    tail = CLAUSE_BREAK.split(text[end:])[0]
     return head + text[start:end] + tail
 
 
@@ -66,13 +67,13 @@ def claims(text: str) -> list[CardClaim]:
     for m in card_count_mentions(text):
         said = text[m.start:m.end].rstrip(".,;:!?")  # 'four RTX 4090s.': the name's window takes the stop
         end = m.start + len(said)
-        clause = _clause(text, m.start, end)
+        clause = clause_of(text, m.start, end)
         enough = bool(_ENOUGH.search(clause)) and not _NOT.search(clause)
         out.append(CardClaim(text=said, start=m.start, end=end, count=m.count, gpus=m.gpus, enough=enough))
     for b in _BARE_ENOUGH.finditer(text):
         count = parse_number(b.group(1))
         if count and not any(c.start < b.end() and b.start() < c.end for c in out) \
-                and not _NOT.search(_clause(text, b.start(), b.end())):
+                and not _NOT.search(clause_of(text, b.start(), b.end())):
             out.append(CardClaim(text=b.group(0), start=b.start(), end=b.end(), count=int(count), enough=True))
     return sorted(out, key=lambda c: c.start)
 

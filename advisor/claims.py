@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from advisor import grounding
+from advisor.card_claims import CLAUSE_BREAK, clause_of
 from advisor.nlu.extractors import vendors_in
 from advisor.nlu.rules import card_count_mentions, card_names
 from advisor.numbers import parse_number
@@ -127,7 +128,7 @@ def _turn_configs(calls: Iterable[Any]) -> Iterable[tuple[str, dict[str, Any]]]:
     for c in calls:
         result = c.result if isinstance(c.result, dict) else {}
         gpu = _gpu_of(c.arguments.get("gpu")) if isinstance(c.arguments, dict) else None
-        if gpu and not c.call_id.startswith("alt_"):
+        if gpu and not c.alternative:
             yield gpu, {"call": c.name, **result}
         for option in result.get("options") or []:
             if isinstance(option, dict) and (gid := _gpu_of(option.get("gpu_id") or option.get("gpu"))):
@@ -198,7 +199,7 @@ def _sizes(calls: Iterable[Any]) -> list[float]:
     out = []
     for c in calls:
         result = c.result if isinstance(c.result, dict) else {}
-        if c.name.startswith("size_") and not c.call_id.startswith("alt_"):
+        if c.name.startswith("size_") and not c.alternative:
             out += [float(result[f]) for f in _SIZE_FIELDS if isinstance(result.get(f), int | float)]
     return out
 
@@ -209,7 +210,6 @@ _NEGATION = re.compile(r"(?i)\bnot?\b|n't\b|\bnever\b|\bcannot\b|\bwithout\b|\bl
                        r"不|没|无|非|并非")
 _CONDITION = re.compile(r"(?i)\b(if|when|unless|only for|for (training|long|larger|bigger)|should you)\b|"
                         r"如果|若|假如|要是|的话|对于")
-_CLAUSE = re.compile(r"(?i)[,;:，；：]|\bbut\b|\bwhile\b|\bwhereas\b|\bunlike\b|但是?|而|不过")
 
 # comparative words: (pattern, figure, sign) — sign +1: the subject's figure is the larger
 _COMPARATIVES: list[tuple[re.Pattern[str], str, int]] = [
@@ -227,11 +227,6 @@ _COMPARATIVES: list[tuple[re.Pattern[str], str, int]] = [
 _THAN = re.compile(r"(?i)\bthan\b|比")
 _QUANTISED = re.compile(r"(?i)gguf|\bq\d|\d-?bit|int[48]|awq|gptq|fp8|fp4|quant|llama\.?cpp|ollama|量化|精度")
 
-
-def _clause_at(sentence: str, at: int) -> str:
-    """The clause of ``sentence`` that holds position ``at``."""
-    head = _CLAUSE.split(sentence[:at])[-1]
-    return head + _CLAUSE.split(sentence[at:])[0]
 
 _RATIO = re.compile(r"(?i)(?P<n>\d+(?:\.\d+)?|two|three|four|five|six|seven|eight|nine|ten)\s*(?:times\b|倍)|"
                     r"(?P<n2>\d+(?:\.\d+)?)\s*[x×]\s*(?=(as |the |more |faster|slower|cheaper|larger|higher))|"
@@ -324,7 +319,7 @@ def _ratio(sentence: str, facts: TurnFacts) -> bool:
         said = max(said, 1 / said)
         if said == 1:
             continue
-        clause = _clause_at(sentence, m.start())
+        clause = clause_of(sentence, m.start(), m.start())
         kinds = [k for k, words in _RATIO_KINDS if re.search(words, clause, _I)] or [k for k, _ in _RATIO_KINDS]
         ratios = _ratios(facts, [g for _, _, g in _cards_in(sentence)])
         held = [r for kind in kinds for r in ratios.get(kind, [])]
@@ -358,7 +353,7 @@ def _recommendation(sentence: str, facts: TurnFacts) -> bool:
     verb = _RECOMMEND.search(sentence) or _RECOMMEND_AFTER.search(sentence)
     if verb is None:
         return False
-    clause = _clause_at(sentence, verb.start())
+    clause = clause_of(sentence, verb.start(), verb.start())
     if _NEGATION.search(clause) or _CONDITION.search(sentence):
         return False
     if verb.re is _RECOMMEND:
@@ -376,7 +371,7 @@ def _recommendation(sentence: str, facts: TurnFacts) -> bool:
 def _nvlink(sentence: str, facts: TurnFacts) -> bool:
     """Whether the sentence says NVLink pools the cards' memory, or puts NVLink on a card that has none."""
     for found in _NVLINK.finditer(sentence):
-        clause = _clause_at(sentence, found.start())
+        clause = clause_of(sentence, found.start(), found.start())
         if _NEGATION.search(clause):
             continue
         if _POOLING.search(clause):
@@ -390,7 +385,7 @@ def _nvlink(sentence: str, facts: TurnFacts) -> bool:
 
 def _maker(sentence: str) -> bool:
     """Whether a clause credits a technology to a maker other than its own ('NVLink is AMD's')."""
-    for clause in _CLAUSE.split(sentence):
+    for clause in CLAUSE_BREAK.split(sentence):
         if not clause or _NEGATION.search(clause):
             continue
         makers = {v.lower() for v in vendors_in(clause)}

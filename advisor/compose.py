@@ -1320,7 +1320,7 @@ def fact_card(computed: str, calls: list[ToolCall], lang: str, limit: int = 6) -
         facts = section.facts() if section is not None else []
         if not facts:
             continue
-        if not c.call_id.startswith("alt_"):
+        if not c.alternative:
             rows = section.table.rows if section is not None and section.table else []
             top = " · ".join(cell for cell in rows[0] if cell) if rows else ""
             lines.append(f"{facts[0]} {top}".strip())  # a ranking: its header with the top option

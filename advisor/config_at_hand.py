@@ -65,7 +65,7 @@ def current_config(session: Session, calls: Iterable[ToolCall], named: bool = Fa
     earlier = [] if named else by_recency(session)
     for source, alts in ((list(calls), False), (earlier, False), (list(calls), True), (earlier, True)):
         for call in source:  # the plan's own calls first; an alternative's (the FP8 route …) only when none
-            if call.call_id.startswith("alt_") != alts or not call.ok:
+            if call.alternative != alts or not call.ok:
                 continue
             found = _from_call(call)
             if found is not None:
@@ -110,7 +110,7 @@ def by_recency(session: Session) -> list[ToolCall]:
 def remember_scheme(session: Session, calls: Iterable[ToolCall]) -> None:
     """This turn's configuration (its own calls only) into the session's list of schemes, when it is new."""
     first = next(((call, c) for call, c in ((call, _from_call(call)) for call in calls
-                                            if call.ok and not call.call_id.startswith("alt_")) if c is not None), None)
+                                            if call.ok and not call.alternative) if c is not None), None)
     if first is None:
         return
     call, found = first
@@ -150,10 +150,10 @@ def least_fitting_count(calls: Iterable[ToolCall]) -> Config | None:
     least count (as per-node count and nodes), else None."""
     calls = list(calls)
     main = next((c for c in calls if c.ok and c.name in ("size_inference", "size_training")
-                 and not c.call_id.startswith("alt_")), None)
+                 and not c.alternative), None)
     if main is None or (main.result or {}).get("fits") is not False:
         return None
-    fitting = [c for c in calls if c.ok and c.name == main.name and c.call_id.startswith("alt_")
+    fitting = [c for c in calls if c.ok and c.name == main.name and c.alternative
                and (c.result or {}).get("fits") and _same_but_count(c.arguments, main.arguments)
                and _tried_count(int(c.arguments.get("gpus") or 1))]
     if not fitting:

@@ -35,7 +35,7 @@ from advisor.nlu.kinds import is_question
 from advisor.nlu.rules import MAX_CARDS, says_swap
 from advisor.planner import COMPARED_CARDS, Plan, PlannedCall, knowledge_plan, new_workload, plan_turn
 from advisor.report import export_markdown
-from advisor.session import Citation, Profile, Session, ToolCall, Turn
+from advisor.session import ALT_CALL_PREFIX, Citation, Profile, Session, ToolCall, Turn
 from advisor.settings import Settings
 from advisor.tool_trust import OWN_CALL_PREFIX, is_own
 from advisor.toolspec import TOOLS, run_tool, typed
@@ -57,7 +57,6 @@ MAX_TOOL_ARGUMENT_CHARS = 20_000  # a model's tool call is a few hundred charact
 Lang = Literal["zh", "en"]
 _BOOL_SLOTS = ("cuda_required", "domestic", "fp64")
 _LLM_MODES = ("answer", "compare", "why", "concept")
-ALT_CALL_PREFIX = "alt_"  # call ids of alternatives the planner sized beside the requested configuration
 _AFTER_YES = ("cuda_required", "domestic", "existing", "form_factor", "power_limit_w")
 # at most three tools a turn, with slim schemas (toolspec.SLIM_FIELDS): small local models see ~1k tokens of tools
 _TOOLS_BY_PATH = {
@@ -1408,7 +1407,7 @@ class Advisor:
         messages = self._messages(session, parsed, calls, citations, lang, use_tools, computed, plan)
         system = messages[0]["content"]
         tools = [TOOLS[n].slim_schema() for n in allowed] if use_tools else None
-        planned = [c for c in calls if c.by == "planner" and not c.call_id.startswith(ALT_CALL_PREFIX)]
+        planned = [c for c in calls if c.by == "planner" and not c.alternative]
         for step in range(self.settings.max_tool_steps + 1):
             response = None
             prompt_chars = len(json.dumps([messages, tools], ensure_ascii=False))
@@ -1539,7 +1538,7 @@ class Advisor:
                     for c in done]})
                 for c in done:
                     payload: Any = _compact(c.name, c.result)
-                    if c.call_id.startswith(ALT_CALL_PREFIX):  # so the model does not quote it as the answer
+                    if c.alternative:  # so the model does not quote it as the answer
                         payload = {"alternative_not_the_request": True, "result": payload}
                     messages.append({"role": "tool", "tool_call_id": c.call_id, "name": c.name,
                                      "content": json.dumps(payload, ensure_ascii=False)[:6000]})
@@ -1566,8 +1565,8 @@ class Advisor:
             ev.merge(cached)
         texts = [f"{c.title} {c.text}" for c in citations]
         texts.append(deterministic)
-        alternatives = [c for c in calls if c.call_id.startswith(ALT_CALL_PREFIX)]
-        plan = [c for c in calls if not c.call_id.startswith(ALT_CALL_PREFIX)]
+        alternatives = [c for c in calls if c.alternative]
+        plan = [c for c in calls if not c.alternative]
         return ev.merge(grounding.evidence_from([], texts)).merge(grounding.card_capacities(calls)) \
             .merge(grounding.card_counts(plan, alternatives))
 
@@ -1769,7 +1768,7 @@ def _compared(plan: Plan, calls: list[ToolCall], session: Session) -> list[Confi
     out: list[Config] = []
     for call in calls:
         if call.ok and call.name in ("size_inference", "size_training") and call.arguments.get("gpu") \
-                and not call.call_id.startswith("alt_"):
+                and not call.alternative:
             config = Config(gpu=call.arguments["gpu"], count=int(call.arguments.get("gpus") or 1),
                             model=call.arguments.get("model"), precision=call.arguments.get("precision"))
             if all(c.gpu != config.gpu for c in out):

@@ -329,6 +329,9 @@ class Profile(BaseModel):
         return getattr(self, slot, None) is not None
 
 
+ALT_CALL_PREFIX = "alt_"  # call ids of alternatives the planner sized beside the requested configuration
+
+
 class ToolCall(BaseModel):
     """One tool run: what was asked, what came back (or the domain error)."""
 
@@ -351,6 +354,11 @@ class ToolCall(BaseModel):
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def alternative(self) -> bool:
+        """An alternative the planner sized beside the requested configuration, not the configuration itself."""
+        return self.call_id.startswith(ALT_CALL_PREFIX)
 
     def error_in(self, lang: str | None) -> str:
         """The error in ``lang`` (the English text for calls saved before errors carried a message id)."""
