@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
-from advisor import asks, claims, grounding, tool_trust
+from advisor import asks, claims, grounding, prompt_fit, tool_trust
 from advisor import compose as C
 from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
 from advisor.config_at_hand import Config, both_schemes, remember_scheme
@@ -1337,6 +1337,14 @@ class Advisor:
             text, system = yield from self._llm_generate(plan, session, parsed, calls, citations, lang,
                                                          deterministic, reply)
             text = _screened(text, system, lang)
+        except prompt_fit.ContextTooSmall as exc:
+            if "context" not in session.said_once:  # said once a session, with the setting that fixes it
+                session.said_once.append("context")
+                reply.notices.append(msg(lang, "engine.llm_body.context_too_small", need=exc.need,
+                                         window=exc.window, fix=self.backend.context_fix(
+                                             exc.prompt_tokens + self.settings.max_tokens)))
+            reply.replaced, reply.grounded = True, False
+            return deterministic
         except (LLMFailure, BackendError) as exc:
             reason = exc.reason if isinstance(exc, LLMFailure) else _reason(exc, lang)
             reply.notices.append(msg(lang, "engine.llm_body.language_model_gave_no", reason=reason))
@@ -1405,18 +1413,26 @@ class Advisor:
         use_tools = backend.supports_tools and self.settings.llm_tool_calls
         allowed = _TOOLS_BY_PATH.get(session.profile.use_case or "inference", list(TOOLS))
         messages = self._messages(session, parsed, calls, citations, lang, use_tools, computed, plan)
-        system = messages[0]["content"]
         tools = [TOOLS[n].slim_schema() for n in allowed] if use_tools else None
+        room = prompt_fit.measure(backend, messages, tools, self.settings.max_tokens)
+        if not room.fits and use_tools:  # the tool results overflow this context: the fact card may not
+            use_tools, tools = False, None
+            messages = self._messages(session, parsed, calls, citations, lang, False, computed, plan)
+            room = prompt_fit.measure(backend, messages, tools, self.settings.max_tokens)
+        if not room.fits and len(messages) > 2:  # earlier turns go before the facts do
+            messages = [messages[0], messages[-1]]
+        system = messages[0]["content"]
         planned = [c for c in calls if c.by == "planner" and not c.alternative]
         for step in range(self.settings.max_tool_steps + 1):
             response = None
+            reply_tokens = prompt_fit.require(prompt_fit.measure(backend, messages, tools, self.settings.max_tokens))
             prompt_chars = len(json.dumps([messages, tools], ensure_ascii=False))
-            budget = backend.pace.budget_s(prompt_chars, self.settings.max_tokens, self.settings.llm_timeout_s,
-                                           self.settings.llm_min_timeout_s)
+            budget = backend.pace.budget_s(prompt_chars, reply_tokens or self.settings.max_tokens,
+                                           self.settings.llm_timeout_s, self.settings.llm_min_timeout_s)
             sent = time.monotonic()
             first: float | None = None
             pieces, tail = 0, ""
-            stream = backend.stream(messages, tools, min(deadline, sent + budget))
+            stream = backend.stream(messages, tools, min(deadline, sent + budget), max_tokens=reply_tokens)
             for item in stream:
                 if isinstance(item, str):  # timed, never shown: the text is shown only once it is checked
                     first = first if first is not None else time.monotonic() - sent

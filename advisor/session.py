@@ -448,6 +448,9 @@ class Session(BaseModel):
         default_factory=list, max_length=16, description="what the last message that asked anything asked ('how_many', "
                                                          "'build_cost' …): a what-if follow-up asks it again")
     focus_attribute: str | None = Field(None, description="the fact the last spec question asked ('and the A100?')")
+    said_once: list[Annotated[str, Field(max_length=32)]] = Field(
+        default_factory=list, max_length=16, description="notices said once a session ('context': the model's "
+                                                         "context cannot hold a turn)")
     region_guess: Literal["cn", "global"] | None = Field(None, description="the buying region first assumed (from "
                                                                            "language or currency), kept for the "
                                                                            "session until the user says one")

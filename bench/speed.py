@@ -573,9 +573,10 @@ def bench_llama(quick: bool = False, profile: bool = False) -> list[dict[str, An
                 self.sent: list[list[dict[str, Any]]] = []
                 self.first_chunk_at: float | None = None
 
-            def stream(self, messages, tools=None, deadline=None):  # type: ignore[no-untyped-def]
+            def stream(self, messages, tools=None, deadline=None, json_schema=None,  # type: ignore[no-untyped-def]
+                       max_tokens=None):
                 self.sent.append(messages)
-                it = super().stream(messages, tools, deadline)
+                it = super().stream(messages, tools, deadline, json_schema, max_tokens)
                 while True:
                     t = time.perf_counter()
                     try:

@@ -14,6 +14,7 @@ import pytest
 
 from advisor import Advisor
 from advisor.backends import BackendError, LLMResponse
+from advisor.backends.context import estimate_messages
 from advisor.backends.llama_cpp import LlamaCppBackend, fold_messages, pick_chat_format
 from advisor.engine import TextDelta
 from advisor.grounding import check, evidence_from, extract
@@ -194,3 +195,28 @@ def test_small_model_prompts_keep_fixed_text_first_and_facts_by_the_question(llm
     verdict = first.text.splitlines()[0].replace("**", "").strip()
     earlier = [m["content"] for m in two if verdict[:40] in m["content"]]
     assert earlier and all("|" not in m for m in earlier)  # the earlier reply as its verdict, not its table
+
+
+class _SmallWindow(_Recording):
+    """The real model, reporting a context of 200 tokens (as if loaded with n_ctx=200)."""
+
+    def n_ctx(self) -> int:
+        return 200
+
+
+def test_the_in_process_window_and_tokenizer_size_every_request(llm) -> None:
+    backend = LlamaCppBackend(llama=llm, max_tokens=8, temperature=0.0)
+    assert backend.context_window() == 1024  # as loaded by the fixture
+    messages = [{"role": "system", "content": "You are GPU Advisor. Write 2 sentences."},
+                {"role": "user", "content": "两张4090跑70B四比特够吗？Two RTX 4090 for a 70B model at 4 bits?"}]
+    real = sum(len(llm.tokenize(m["content"].encode(), add_bos=False)) for m in messages)
+    assert real <= backend.count_tokens(messages) <= real + 20  # the model's own count, plus template markers
+    assert estimate_messages(messages) >= real  # the estimate used for servers errs on the high side
+    small = _SmallWindow(llm)
+    adv = Advisor(backend=LlamaCppBackend(llama=small, max_tokens=300, temperature=0.0), search_k=0)
+    s = adv.new_session()
+    r = adv.reply("Can one RTX 4090 run Llama-3.1-8B in FP16 with 8k context for 10 users?", s)
+    assert small.requests == []  # nothing sent that the window cannot hold
+    assert any("ADVISOR_LLAMA_N_CTX=" in n and "200" in n for n in r.notices), r.notices
+    again = adv.reply("and with two of them?", s)
+    assert small.requests == [] and not any("ADVISOR_LLAMA_N_CTX" in n for n in again.notices)

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from advisor.backends.context import estimate_messages
 from advisor.backends.pace import Pace
 
 Message = dict[str, Any]  # OpenAI chat-completions message: role, content, tool_calls, tool_call_id
@@ -48,15 +49,18 @@ class Backend(ABC):
 
     @abstractmethod
     def stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-               deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
+               deadline: float | None = None, json_schema: dict[str, Any] | None = None,
+               max_tokens: int | None = None) -> Iterator[str | LLMResponse]:
         """Send ``messages`` (and tool schemas); ``deadline`` is a time.monotonic() limit for the whole call;
-        ``json_schema``: the reply must be one JSON object that follows it (constrained where the backend can)."""
+        ``json_schema``: the reply must be one JSON object that follows it (constrained where the backend can);
+        ``max_tokens``: a lower reply limit than the backend's own (to fit its context)."""
 
     def complete(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-                 deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> LLMResponse:
+                 deadline: float | None = None, json_schema: dict[str, Any] | None = None,
+                 max_tokens: int | None = None) -> LLMResponse:
         """The final response, ignoring the deltas."""
         final: LLMResponse | None = None
-        for item in self.stream(messages, tools, deadline, json_schema):
+        for item in self.stream(messages, tools, deadline, json_schema, max_tokens):
             if isinstance(item, LLMResponse):
                 final = item
         if final is None:
@@ -69,6 +73,18 @@ class Backend(ABC):
         if "_pace" not in self.__dict__:
             self._pace = Pace()
         return self._pace
+
+    def context_window(self) -> int | None:
+        """Tokens one request may hold, prompt and reply together; None when the backend cannot tell."""
+        return None
+
+    def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> int:
+        """A request's prompt tokens (estimated on the high side unless the backend has its tokenizer)."""
+        return estimate_messages(messages, tools)
+
+    def context_fix(self, tokens: int) -> str:
+        """The setting that gives this backend a context of ``tokens`` (a command-line or environment hint)."""
+        return f"context ≥ {tokens}"
 
     def describe(self) -> str:
         return self.name

@@ -16,7 +16,8 @@ class DeterministicBackend(Backend):
     supports_tools = False
 
     def stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-               deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
+               deadline: float | None = None, json_schema: dict[str, Any] | None = None,
+               max_tokens: int | None = None) -> Iterator[str | LLMResponse]:
         raise BackendError("unavailable", "the deterministic backend does not generate text")
 
     def describe(self) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from advisor.backends.base import Backend, BackendError, LLMResponse, LLMToolCall, Message
+from advisor.backends.context import MESSAGE_OVERHEAD, context_size_for
 from advisor.settings import Settings
 from knowledge.paths import expand_user
 
@@ -166,27 +167,49 @@ class LlamaCppBackend(Backend):
         """The loaded ``llama_cpp.Llama`` (for reuse by another backend instance)."""
         return self._llm
 
+    def context_window(self) -> int | None:
+        n_ctx = getattr(self._llm, "n_ctx", None)
+        try:
+            size = n_ctx() if callable(n_ctx) else n_ctx
+        except Exception:  # a stand-in without a context
+            return None
+        return int(size) if isinstance(size, int) and size > 0 else None
+
+    def count_tokens(self, messages: list[Message], tools: list[dict[str, Any]] | None = None) -> int:
+        """The prompt's tokens by the model's own tokenizer (template markers estimated per message)."""
+        folded = fold_messages(messages, keep_system=self.system_role)
+        try:
+            return sum(MESSAGE_OVERHEAD + len(self._llm.tokenize(str(m["content"]).encode(), add_bos=False))
+                       for m in folded) + (super().count_tokens([], tools) if tools else 0)
+        except Exception:  # a stand-in without a tokenizer
+            return super().count_tokens(messages, tools)
+
+    def context_fix(self, tokens: int) -> str:
+        return f"ADVISOR_LLAMA_N_CTX={context_size_for(tokens)}"
+
     def describe(self) -> str:
         fmt = self.chat_format or "the GGUF file's template"
         return f"llama.cpp: {Path(self.model_path).name} (chat format: {fmt}, from {self.template_source})"
 
     def stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-               deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
+               deadline: float | None = None, json_schema: dict[str, Any] | None = None,
+               max_tokens: int | None = None) -> Iterator[str | LLMResponse]:
         limit = time.monotonic() + self.timeout_s
         deadline = min(deadline, limit) if deadline is not None else limit
         with self._lock:
-            yield from self._generate(messages, tools, deadline, json_schema)
+            yield from self._generate(messages, tools, deadline, json_schema,
+                                      min(self.max_tokens, max_tokens or self.max_tokens))
 
-    def _generate(self, messages: list[Message], tools: list[dict[str, Any]] | None,
-                  deadline: float, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
+    def _generate(self, messages: list[Message], tools: list[dict[str, Any]] | None, deadline: float,
+                  json_schema: dict[str, Any] | None, max_tokens: int) -> Iterator[str | LLMResponse]:
         if tools and self.supports_tools and json_schema is None:
-            yield self._with_tools(messages, tools)
+            yield self._with_tools(messages, tools, max_tokens)
             return
         folded = fold_messages(messages, keep_system=self.system_role)
         # a schema becomes a grammar: the model cannot write anything but a JSON object that follows it
         constrained = {"response_format": {"type": "json_object", "schema": json_schema}} if json_schema else {}
         try:
-            chunks = self._llm.create_chat_completion(messages=folded, stream=True, max_tokens=self.max_tokens,
+            chunks = self._llm.create_chat_completion(messages=folded, stream=True, max_tokens=max_tokens,
                                                       temperature=self.temperature, **constrained)
         except Exception as exc:
             raise _generation_error(self.name, "cannot start generation", exc) from exc
@@ -207,10 +230,10 @@ class LlamaCppBackend(Backend):
             raise _generation_error(self.name, "generation failed", exc) from exc
         yield LLMResponse(content="".join(text), finish_reason=finish or "stop")
 
-    def _with_tools(self, messages: list[Message], tools: list[dict[str, Any]]) -> LLMResponse:
+    def _with_tools(self, messages: list[Message], tools: list[dict[str, Any]], max_tokens: int) -> LLMResponse:
         try:
             out = self._llm.create_chat_completion(messages=messages, tools=tools, tool_choice="auto",
-                                                   max_tokens=self.max_tokens, temperature=self.temperature)
+                                                   max_tokens=max_tokens, temperature=self.temperature)
         except Exception as exc:
             raise _generation_error(self.name, "generation failed", exc) from exc
         choice = (out.get("choices") or [{}])[0]

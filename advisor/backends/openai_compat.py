@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from advisor.backends.base import Backend, BackendError, LLMResponse, LLMToolCall, Message
+from advisor.backends.context import context_size_for, probe_window
 from advisor.settings import Settings
 
 MAX_REPLY_CHARS = 16_000  # far above a 2–4 sentence explanation; a runaway reply is cut, never held in memory
@@ -30,6 +31,10 @@ class OpenAICompatBackend(Backend):
         self.max_tokens = max_tokens
         self.timeout_s = timeout_s
         self.name = f"openai:{model}"
+        self._api_key = api_key
+        self._window: int | None = None
+        self._window_probed = False
+        self._probe_lock = threading.Lock()
         # A local server needs no key; the client insists on one, so send a placeholder.
         self._client = OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0)
 
@@ -39,13 +44,28 @@ class OpenAICompatBackend(Backend):
         return cls(settings.openai_base_url, settings.openai_model, key, settings.llm_timeout_s,
                    settings.temperature, settings.max_tokens)
 
+    def context_window(self) -> int | None:
+        """The window the server reports (llama.cpp ``/props``, vLLM ``/v1/models``), asked once; None for the
+        hosted API (no base URL) or a server that says nothing."""
+        with self._probe_lock:
+            if not self._window_probed and self.base_url:
+                self._window = probe_window(self.base_url, self.model, self._api_key)
+            self._window_probed = True
+            return self._window
+
+    def context_fix(self, tokens: int) -> str:
+        size = context_size_for(tokens)
+        return f"llama-server -c {size} · vllm serve --max-model-len {size}"
+
     def describe(self) -> str:
         return f"OpenAI-compatible: model {self.model} at {self.base_url or 'api.openai.com'}"
 
     def stream(self, messages: list[Message], tools: list[dict[str, Any]] | None = None,
-               deadline: float | None = None, json_schema: dict[str, Any] | None = None) -> Iterator[str | LLMResponse]:
+               deadline: float | None = None, json_schema: dict[str, Any] | None = None,
+               max_tokens: int | None = None) -> Iterator[str | LLMResponse]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "stream": True,
-                                  "temperature": self.temperature, "max_tokens": self.max_tokens}
+                                  "temperature": self.temperature,
+                                  "max_tokens": min(self.max_tokens, max_tokens or self.max_tokens)}
         if json_schema:
             kwargs["response_format"] = {"type": "json_schema",
                                          "json_schema": {"name": "reply", "schema": json_schema, "strict": True}}

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from advisor import prompt_fit
 from advisor.backends.base import Backend, BackendError
 from advisor.nlu.rules import Parsed, parse
 from advisor.numbers import find_amounts
@@ -61,6 +62,7 @@ INSTRUCTIONS = (
     "Read the user's message about GPUs and AI and fill in the JSON fields. Copy model and GPU names exactly as "
     "written. Use 0, \"\" or \"unknown\" for anything the message does not say. Never guess a number.")
 MAX_CHARS = 1_000  # of the message sent to the model
+READING_TOKENS = 700  # the reply limit a reading gets where the context allows (a full reading is far shorter)
 
 
 def wants_reading(parsed: Parsed) -> bool:
@@ -112,8 +114,11 @@ def statement(u: Understanding, text: str) -> str:
 def read_with_llm(backend: Backend, parsed: Parsed, deadline: float) -> Understanding | None:
     """The model's reading of ``parsed.text`` under the schema, or None when it gives none that validates."""
     messages = [{"role": "system", "content": INSTRUCTIONS}, {"role": "user", "content": parsed.text[:MAX_CHARS]}]
+    room = prompt_fit.measure(backend, messages, None, READING_TOKENS)
+    if not room.fits:  # a context too small for the reading: the rules' reading stands alone
+        return None
     try:
-        response = backend.complete(messages, None, deadline, json_schema=SCHEMA)
+        response = backend.complete(messages, None, deadline, json_schema=SCHEMA, max_tokens=room.reply_tokens)
         data = json.loads(response.content)
     except (BackendError, ValueError, RecursionError):
         return None

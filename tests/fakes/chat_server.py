@@ -37,6 +37,9 @@ class FakeChatServer:
     def __init__(self) -> None:
         self.script: list[FakeReply] | Callable[[dict[str, Any]], FakeReply] = [FakeReply(content="ok")]
         self.requests: list[dict[str, Any]] = []
+        self.props: dict[str, Any] | None = None  # GET /props (llama.cpp's server); 404 when None
+        self.model_fields: dict[str, Any] = {}  # more fields of the model in GET /v1/models ('max_model_len')
+        self.gets: list[str] = []  # paths asked with GET
         self._released = threading.Event()
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -86,8 +89,16 @@ class FakeChatServer:
             def log_message(self, *args: object) -> None:  # keep test output clean
                 return
 
-            def do_GET(self) -> None:  # /v1/models, for clients that probe
-                self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+            def do_GET(self) -> None:  # /v1/models and llama.cpp's /props, for clients that probe
+                server.gets.append(self.path)
+                if self.path == "/props":
+                    if server.props is None:
+                        self._json(404, {"error": {"message": "File Not Found", "type": "not_found_error"}})
+                    else:
+                        self._json(200, server.props)
+                    return
+                self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model",
+                                                             **server.model_fields}]})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
