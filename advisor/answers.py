@@ -430,7 +430,8 @@ def compose_build(calls: list[ToolCall], gpus_label: str, cpu_unknown: str | Non
             key = ("machines_known" if topic == "wall" and tot.continuous_limit_w and tot.machines > 1 else
                    "wall_known_shared" if topic == "wall" and tot.continuous_limit_w and other else
                    "wall_known" if topic == "wall" and tot.continuous_limit_w else
-                   "psu_known" if topic == "psu" and have else topic)
+                   "psu_known" if topic == "psu" and have else
+                   "slots_baseboard" if topic == "slots" and tot.gpu_count and not tot.slots_needed else topic)
             head = [msg(lang, f"build.topic_ok.{key}", gpus=gpus_label, count=tot.gpu_count, have=num(have or 0),
                         slots=num(tot.slots_needed or 0), lanes=tot.lanes_needed, wall=num(tot.wall_draw_w),
                         limit=num(tot.continuous_limit_w or 0), psu=num(tot.recommended_psu_w), other=num(other),

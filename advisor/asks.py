@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, get_args
 
+from advisor.add_which import add_which_calls, add_which_needed, say_add_which
 from advisor.box_count import box_calls, box_needed, say_box
 from advisor.code_fit import code_fit_calls, code_fit_needed, say_code_fit
 from advisor.compose import config_label, gpu_name, method_label
@@ -61,12 +62,13 @@ from knowledge.messages import msg, render
 from knowledge.offers import System, system_resolver, systems
 from knowledge.stack_support import Architecture, StackLimit, limits_for
 from tools.api_cost import TYPICAL_OUTPUT, TYPICAL_PROMPT, ApiCostResult
+from tools.catalog_query import BOARD_COUNTS
 from tools.compat_rules.software import STACK_NAMES, stack_family
 from tools.inference_memory import InferenceMemoryResult
 from tools.latency import LoadResult
 from tools.ownership import MachineCostResult
 from tools.perf import DecodeResult, PrefillResult, ServingResult
-from tools.pricing import HOURS_PER_MONTH, from_usd, to_usd
+from tools.pricing import HOST_COST_USD, HOURS_PER_MONTH, from_usd, gpu_price, to_usd
 from tools.scale_out import NODE_GPUS
 from tools.training_memory import TrainingMemoryResult
 from tools.training_time import TrainingTimeResult
@@ -91,6 +93,7 @@ class AskContext:
     count_said: bool = False  # the message itself says how many cards ('how long with 64 GPUs')
     card_prices: tuple[tuple[str, Any], ...] = ()  # unit prices said this turn ('a used 3090 for $650')
     text: str = ""  # the message, for an ask's own wording ('the whole build')
+    added: int = 0  # cards the message adds to those owned ('再加一张', 'add a second card')
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class Route:
     calls: Callable[[AskContext], list[PlannedCall]]
     say: Callable[[AskContext, list[ToolCall]], str | None]
     scratch: bool = False  # its calls are trials (many counts), not the configuration the session goes on with
+    once: bool = False  # its answer is the same whatever configuration is at hand: given once a turn, unlabelled
 
 
 # ----------------------------------------------------------------------------- routes
@@ -379,19 +383,26 @@ NOISE_PASSAGE = "office-noise-ups"  # the corpus section that answers how loud a
 
 
 def _noise_calls(c: AskContext) -> list[PlannedCall]:
+    """The office-placement passage, and the draw of the machine at hand (its heat is what the room must lose)."""
     query = msg(c.lang, "asks.noise_query")
-    return [PlannedCall(name="search_knowledge", arguments={"query": query, "k": 3, "lang": c.lang}, purpose="search")]
+    machine = _machine_call(c) if c.config is not None else []
+    return [*machine, PlannedCall(name="search_knowledge", arguments={"query": query, "k": 3, "lang": c.lang},
+                                  purpose="search")]
 
 
 def _say_noise(c: AskContext, done: list[ToolCall]) -> str | None:
-    """How loud: the office-placement passage's first paragraph, cited."""
+    """How loud: the machine at hand's draw and heat under load, then the office-placement passage's first
+    paragraph, cited."""
     call = next((x for x in done if x.name == "search_knowledge" and x.ok and x.result), None)
     found = [r for r in (call.result or {}).get("results", []) if r["id"].split("/")[-1] == NOISE_PASSAGE] \
         if call else []
+    r = _machine(done)
+    load = msg(c.lang, "asks.noise_load", config=_label(r, c.lang), watts=num(r.total_wall_w),
+               btu=num(r.total_wall_w * BTU_PER_WH)) if r is not None else ""
     if not found:
-        return None
+        return load or None
     first = found[0]["text"].split("\n\n")[0].strip()
-    return msg(c.lang, "asks.noise", text=first, id=found[0]["id"])
+    return "\n".join(x for x in (load, msg(c.lang, "asks.noise", text=first, id=found[0]["id"])) if x)
 
 
 def _cards_asked_about(c: AskContext) -> list[str]:
@@ -820,6 +831,8 @@ def _ttft_calls(c: AskContext) -> list[PlannedCall]:
     if c.config.precision or p.precision:
         base["precision"] = c.config.precision or p.precision
     calls = [PlannedCall(name="perf_prefill", arguments=base, purpose="perf")]
+    if p.answer_tokens and _decode_for(c.calls, c.config) is None:  # 'a 200-token completion: how long?'
+        calls += _speed_at_count_calls(c)
     if (p.concurrency or 1) > 1:
         calls.append(PlannedCall(name="perf_prefill", arguments={**base, "batch": p.concurrency}, purpose="perf"))
         load = {**base, "users": p.concurrency}
@@ -849,7 +862,14 @@ def _say_ttft(c: AskContext, done: list[ToolCall]) -> str | None:
                     target=seconds(p.ttft_target_s))
     if len(results) > 1:
         text += msg(c.lang, "asks.ttft_burst", users=p.concurrency, ttft=seconds(results[1].ttft_s))
-    return text if text.endswith((".", "。")) else text + punct(c.lang, "stop").strip()
+    text = text if text.endswith((".", "。")) else text + punct(c.lang, "stop").strip()
+    decode = _decode_for([*done, *c.calls], c.config) if c.config is not None else None
+    if p.answer_tokens and decode is not None and decode.per_sequence_tokens_per_s:  # the whole answer's wait
+        first = load.ttft_s if load is not None and load.ttft_s is not None else one.ttft_s
+        writing = p.answer_tokens / decode.per_sequence_tokens_per_s
+        text += "\n" + msg(c.lang, "asks.ttft_answer", answer=num(p.answer_tokens, 0), write=seconds(writing),
+                            rate=tps(decode.per_sequence_tokens_per_s), total=seconds(first + writing))
+    return text
 
 
 BATCH_JOB_SEQUENCES = 16  # sequences a batch job keeps in flight on one configuration (offline classification)
@@ -935,6 +955,49 @@ def _say_capacity(c: AskContext, done: list[ToolCall]) -> str | None:
         ok = [pt.batch for pt in r.points if pt.per_sequence_tokens_per_s >= target and pt.batch <= r.max_batch]
         text += msg(c.lang, "asks.capacity_target", target=tps(target), users=max(ok) if ok else 0)
     return text
+
+
+def _sized_here(c: AskContext) -> ToolCall | None:
+    """This turn's sizing of the configuration at hand (not an alternative beside it)."""
+    assert c.config is not None
+    return next((x for x in c.calls if x.ok and x.name == "size_inference" and not x.alternative
+                 and x.arguments.get("gpu") == c.config.gpu), None)
+
+
+def _max_context_needed(c: AskContext) -> bool:
+    return "max_context" in c.asks and c.config is not None and bool(c.config.model or _model_of(c.session.profile))
+
+
+def _max_context_calls(c: AskContext) -> list[PlannedCall]:
+    """The sizing that finds the longest context: this turn's when there is one, else the configuration at hand's
+    at the users said (or one)."""
+    assert c.config is not None
+    if _sized_here(c) is not None:
+        return []
+    p = c.session.profile
+    args: dict[str, Any] = {"model": c.config.model or _model_of(p), "gpu": c.config.gpu,
+                            "gpus": c.config.count * c.config.nodes, "batch": p.concurrency or 1,
+                            "context": p.context_tokens or DEFAULT_CHAT_CONTEXT}
+    if c.config.precision or p.precision:
+        args["precision"] = c.config.precision or p.precision
+    return [PlannedCall(name="size_inference", arguments=args, purpose="size")]
+
+
+def _say_max_context(c: AskContext, done: list[ToolCall]) -> str | None:
+    """'上下文能开多长': the longest context the memory left after the weights holds, at the users sized, capped by
+    the model's own limit."""
+    call = _sized_here(c) or next((x for x in done if x.name == "size_inference" and x.ok), None)
+    if call is None or c.config is None:
+        return None
+    r = InferenceMemoryResult.model_validate(call.result)
+    config = _cluster_label(c.config.gpu, c.config.count, c.config.nodes, c.lang)
+    limit = load_catalog().model(call.arguments["model"]).max_context if call.arguments.get("model") else None
+    if not r.max_context_tokens:
+        return msg(c.lang, "asks.max_context_none", config=config, model=r.model, precision=r.precision)
+    capped = limit is not None and r.max_context_tokens >= limit
+    return msg(c.lang, "asks.max_context_capped" if capped else "asks.max_context", config=config, model=r.model,
+               precision=r.precision, tokens=num(min(r.max_context_tokens, limit or r.max_context_tokens)),
+               users=num(r.batch), limit=num(limit or 0))
 
 
 LINK_FINDINGS = ("nvlink-bridge", "p2p-geforce", "interconnect-pcie-only", "interconnect-fabric",
@@ -1076,8 +1139,12 @@ def _say_budget_count(c: AskContext, done: list[ToolCall]) -> str | None:
                              sibling=o["name"], total=money(o["price"], budget.currency)))
             continue
         if not options:  # no price to count with, or even one is over the budget
-            key = "asks.budget_count_unpriced" if load_catalog().gpu(gpu).price is None else "asks.budget_count_none"
-            lines.append(msg(c.lang, key, budget=shown, gpu=gpu_name(gpu)))
+            card = load_catalog().gpu(gpu)
+            key = "asks.budget_count_unpriced" if card.price is None else \
+                "asks.budget_count_board_none" if card.on_baseboard else "asks.budget_count_none"
+            least = (gpu_price(card).usd or 0) * BOARD_COUNTS[0] + HOST_COST_USD["baseboard"]
+            lines.append(msg(c.lang, key, budget=shown, gpu=gpu_name(gpu),
+                             least=money(from_usd(least, budget.currency), budget.currency)))
             continue
         o = options[0]
         key = "asks.budget_count_host" if o["host_usd"] else "asks.budget_count"
@@ -1214,7 +1281,7 @@ def ask_of(route: str) -> str:
 
 
 # an ask another answer already says: a judged quote states the catalog price of the build
-COVERED_BY = {"build_cost": "price_check", "ttft": "volume_time"}
+COVERED_BY = {"build_cost": "price_check", "ttft": "volume_time", "compare": "add_which"}
 
 
 def still_asked(asks: Iterable[str], answered: set[str]) -> list[str]:
@@ -1229,6 +1296,7 @@ ROUTES: dict[str, Route] = {
     "how_many": Route(_budget_count_needed, _budget_count_calls, _say_budget_count),
     "train_count": Route(_train_count_needed, _train_count_calls, _say_train_count, scratch=True),
     "capacity": Route(_capacity_needed, _capacity_calls, _say_capacity),
+    "max_context": Route(_max_context_needed, _max_context_calls, _say_max_context),
     "nvlink": Route(_link_needed, _link_calls, _say_link),
     "build_cost": Route(lambda c: _asked("build_cost")(c) and not _ran(c.calls, "rent_vs_buy")
                         and not _ran(c.calls, "system_info")  # a catalogued server's answer says its price
@@ -1261,6 +1329,7 @@ ROUTES: dict[str, Route] = {
     "tender": Route(tender_needed, tender_calls, say_tender),
     "code_fit": Route(code_fit_needed, code_fit_calls, say_code_fit),
     "what_runs": Route(model_fit_needed, model_fit_calls, say_model_fit, scratch=True),
+    "add_which": Route(add_which_needed, add_which_calls, say_add_which, scratch=True, once=True),
     "quant_fit": Route(lambda c: "quant_fit" in c.asks and _main_sizing(c) is not None, _quant_calls, _say_quant,
                        scratch=True),
 }
@@ -1269,7 +1338,8 @@ ROUTES: dict[str, Route] = {
 def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang: str, fresh: bool = True,
          named: Iterable[str] = (), pooled: bool = False, topic: str | None = None,
          config: Config | None = None, budget_said: bool = True, count_said: bool = False,
-         card_prices: dict[str, Any] | None = None, text: str = "") -> list[tuple[str, Route, AskContext]]:
+         card_prices: dict[str, Any] | None = None, text: str = "", added: int = 0
+         ) -> list[tuple[str, Route, AskContext]]:
     """The routes this turn still owes an answer, in the order asked (targets after the asks); ``fresh``: the
     turn computed a configuration or stated a target, so stated targets are checked again; ``config``: the
     configuration to answer on (one of 'both options'), else the one at hand."""
@@ -1279,7 +1349,7 @@ def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang:
     ctx = AskContext(session=session, asks=tuple(asks), config=at_hand, calls=done,
                      lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic, budget_said=budget_said,
                      count_said=count_said,
-                     card_prices=tuple((card_prices or {}).items()), text=text)
+                     card_prices=tuple((card_prices or {}).items()), text=text, added=added)
     order = [r for a in ctx.asks for r in ROUTES if ask_of(r) == a]
     order += [r for r in ROUTES if r not in order]
     return [(a, ROUTES[a], ctx) for a in order if ROUTES[a].needed(ctx)]

@@ -17,6 +17,7 @@ from knowledge.codes import scientific_code
 from knowledge.markets import sold_in
 from knowledge.messages import has as has_message
 from knowledge.messages import msg
+from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
 from tools.recommend import has_gpu_build
 from tools.training_memory import TrainingMemoryResult
@@ -364,6 +365,11 @@ def _compare_verdict(ids: list[str], labels: dict[str, str], sizes: dict[str | N
     r0 = sizing(sizes[ids[0]])
     method = method_label(r0.method, lang, pretrain) if isinstance(r0, TrainingMemoryResult) else r0.precision.upper()
     what = msg(lang, "compose.compare_verdict.text", model=r0.model, method=method)
+    each = {i: r.precision.upper() for i in ids if isinstance(r := sizing(sizes[i]), InferenceMemoryResult)}
+    if len(set(each.values())) > 1:  # each card at the precision it holds the model in: said with each card
+        labels = {i: msg(lang, "compose.compare_verdict.at_precision", label=labels[i], precision=each[i])
+                  if i in each else labels[i] for i in labels}
+        what = r0.model
     fit = [i for i in ids if sizing(sizes[i]).fits]
     unfit = [i for i in ids if i not in fit]
 

@@ -152,6 +152,10 @@ class FinalReply(BaseModel):
 Event = ToolStarted | ToolFinished | TextDelta | Notice | ProfileUpdated | FinalReply
 
 
+# a build check's topic that an ask's answer covers (else the check answers it, beside the asks)
+_TOPIC_ASKS: dict[str, set[str]] = {"wall": {"circuit"}, "cooling": {"heat", "noise"}, "link": {"nvlink"}}
+
+
 class LLMFailure(Exception):
     """The LLM's turn is unusable; ``reason`` goes into the fallback notice."""
 
@@ -631,8 +635,8 @@ def _joins_comparison(m: _Merge, gpu_ids: list[str]) -> list[str]:
 
 def _alternatives(parsed: Parsed) -> bool:
     """Two cards weighed against each other ('再加两张 4090，还是换成两张 L20？'): options, not one machine."""
-    return parsed.alternatives or (parsed.kind == Kind.compare and len({g.gpu for g in parsed.gpus}) >= 2
-                                   and not parsed.pooled)
+    weighed = parsed.kind == Kind.compare or "compare" in parsed.asks  # '加哪张好', 'which one?'
+    return parsed.alternatives or (weighed and len({g.gpu for g in parsed.gpus}) >= 2 and not parsed.pooled)
 
 
 def _cards_named(m: _Merge) -> list[str]:
@@ -1210,15 +1214,20 @@ class Advisor:
         fresh = _computes_afresh(plan, parsed)
         answered: set[str] = set()
         named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
+        first_asked = parsed.asks[0] if parsed.asks else None
         parsed = parsed.model_copy(update={"asks": _asks_of_mode(parsed, plan)})
+        body_first = first_asked is not None and first_asked not in parsed.asks  # the plan's body answers it
         for config, asked in _ask_passes(parsed.asks, plan, calls, both, session):
             owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
                              config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
                              count_said=parsed.gpu_count is not None or any(g.stated for g in parsed.gpus),
-                             text=parsed.text,
+                             text=parsed.text, added=parsed.added_cards or 0,
                              topic=parsed.build_topic if plan.mode == "build" else None)
             for name, route, ask in owed:
-                line = yield from self._answer_one(route, ask, config, scratch if route.scratch else done, lang)
+                if route.once and asks.ask_of(name) in answered:
+                    continue
+                line = yield from self._answer_one(route, ask, None if route.once else config,
+                                                   scratch if route.scratch else done, lang)
                 if line:
                     lines.append(line)
                     answered.add(asks.ask_of(name))
@@ -1230,9 +1239,11 @@ class Advisor:
         open_asks = asks.still_asked(parsed.asks, answered)
         spec_only = plan.mode == "spec" and not parsed.asked_attribute and not parsed.systems  # a card named in an
         # ask with no fact asked of it (a system's own answer says its rack and power: it stays)
-        if answered and set(open_asks) <= answered and (spec_only or not _states_facts(parsed)):
+        topic_open = plan.mode == "build" and parsed.build_topic is not None \
+            and not _TOPIC_ASKS.get(parsed.build_topic, set()) & answered  # 'what PSU?' beside 'how loud?'
+        if answered and set(open_asks) <= answered and (spec_only or not _states_facts(parsed)) and not topic_open:
             lines.append(_ONLY_ASKS_MARK)  # 'and the electricity for that?': the answer alone, not the plan again
-        return lines, bool(open_asks) and open_asks[0] in answered, scratch  # the first ask asked leads
+        return lines, bool(open_asks) and open_asks[0] in answered and not body_first, scratch  # the first ask leads
 
     def _answer_one(self, route: asks.Route, ask: asks.AskContext, config: Config | None, mine: list[ToolCall],
                     lang: Lang) -> Generator[Event, None, str | None]:
@@ -1724,7 +1735,7 @@ def _body_marks(answered: set[str], mode: str, said_users: bool = False, sized: 
     """What the answers replace of the body: a one-card sizing when the cards together were sized (a build check
     looks at every card, so it stays); a comparison's one-card verdict when each card was counted to hold the
     model (a count the budget buys leaves it)."""
-    if "fits" in answered and mode != "build":
+    if ("fits" in answered and mode != "build") or "add_which" in answered:  # the cards together, sized whole
         return [_POOL_MARK]
     if "how_many" in answered and mode == "compare" and sized:
         return [_VERDICT_MARK]

@@ -351,6 +351,7 @@ _LATIN_MULT = r"(?:bn|[kmbtw])(?![a-z])|\s{0,3}(?:thousand|million|billion|trill
 _SCAN = re.compile(
     rf"(?P<unknown>(?<![{CN_NUMERAL_CHARS}几])[{CN_NUMERAL_CHARS}]*几[{CN_NUMERAL_CHARS}几]*)"
     rf"|(?P<num>(?:(?<![a-z0-9_.]){_ARABIC_MIXED}|{_CN_NUM}){_APPROX_IN}?)(?P<mult>{_LATIN_MULT})?"
+    rf"(?P<tail>(?<=[kw])\d(?![\d.,%a-z]))?"  # '1w7' is 1.7w, '2k5' is 2.5k (the digit after the multiplier)
     rf"|(?P<en>{EN_NUMBER_RE})(?P<enmult>\s{{1,3}}grand\b)?",
     re.IGNORECASE)
 _RANGE_SEP = re.compile(r"\s{0,3}(?:[-–—~～〜到至]|to\b)\s{0,3}", re.IGNORECASE)
@@ -437,7 +438,9 @@ def _token(text: str, m: re.Match[str]) -> _Token | None:
         return None
     if mult:
         factor = Decimal(str(MULTIPLIERS.get(mult, MULTIPLIERS.get(mult.lower(), 1.0))))
-        reading = _Reading(reading.value * factor, None if reading.low is None else reading.low * factor,
+        tail = m.group("tail") if m.group("en") is None and "." not in m.group("num") else None
+        extra = Decimal(tail) * factor / 10 if tail else Decimal(0)
+        reading = _Reading(reading.value * factor + extra, None if reading.low is None else reading.low * factor,
                            reading.approx)
         scale, own = scale * factor, True
     return _Token(reading, scale, own, mult.lower(), m.start(), m.end())

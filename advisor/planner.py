@@ -2058,10 +2058,11 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
     calls: list[PlannedCall] = []
     options: list[dict[str, Any]] = []
     model = model_args(p)  # a size said alone stands for a catalog model, unless pre-trained from scratch
+    singles = _one_each(p)
     for gid in p.compare[:COMPARED_CARDS]:
         # a count said with one card is that card's ('what if 8 P40 instead?'); one said with none, everyone's
         said = p.compare_counts.get(gid) or (p.gpu_count if p.gpu in (None, gid) else None) \
-            or sum(e.count for e in p.existing or [] if e.gpu == gid) or None  # the cards owned, all of them
+            or sum(e.count for e in p.existing or [] if e.gpu == gid) or (1 if singles else None)
         count = said or 1
         calls.append(PlannedCall(name="gpu_info", arguments={"name": gid}, purpose="info", gpu=gid))
         if model and p.use_case in (None, "inference"):
@@ -2078,6 +2079,11 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             if not said and load_catalog().gpu(gid).form_factor.value != "system":  # a computer is one box
                 count = least_count(size)  # 'H20 or 910B for R1?': each card at the least count that holds it
                 size = _at_count(size, count)
+            elif said and p.precision is None and engine == "vllm":  # 'one 5090 or a 4090 48G for a 32B?': each
+                # card at the highest precision it holds the model in
+                precision = fitting_precision(size) or precision
+                if precision:
+                    size["precision"] = precision
             # as for one configuration: per token, one node's tensor-parallel group — unless the model needs more
             # nodes than one (layers split between them; one node would be timed with weights in system RAM)
             perf = {**model, "gpu": gid, "count": count if NODE_GPUS < count <= MAX_TIMED_GPUS else one_node(count),
@@ -2120,6 +2126,29 @@ def _at_count(size: dict[str, Any], n: int) -> dict[str, Any]:
         args["parallel"] = "pp"
         args.pop("pipeline_stages", None)
     return args
+
+
+SERVING_LADDER = ("fp8", "int4")  # below a model's own precision, what a vLLM server loads next
+
+
+def fitting_precision(size: dict[str, Any]) -> str | None:
+    """The highest precision that holds the sizing at its count — the model's own (None), else FP8, else 4-bit —;
+    4-bit, the nearest to fitting, when none does."""
+    for precision in (None, *SERVING_LADDER):
+        args = {**size, "precision": precision} if precision else {k: v for k, v in size.items() if k != "precision"}
+        try:
+            if estimate_inference_memory(InferenceMemoryInput(**args)).fits:
+                return precision
+        except (ValueError, ToolError):
+            continue
+    return SERVING_LADDER[-1]
+
+
+def _one_each(p: Profile) -> bool:
+    """'买一张5090够么？还是买4090 48G魔改版': one card said for one of the cards compared, none for the others —
+    one of each is weighed."""
+    said = [p.compare_counts[g] for g in p.compare if g in p.compare_counts]
+    return bool(said) and set(said) == {1} and len(said) < len(p.compare)
 
 
 def least_count(size: dict[str, Any]) -> int:

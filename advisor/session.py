@@ -157,6 +157,7 @@ class Profile(BaseModel):
     context_tokens: int | None = Field(None, ge=1, le=min(MAX_CONTEXT_SEARCH, 10_000_000))
     concurrency: int | None = Field(None, ge=1, le=100_000)
     prompt_tokens: int | None = Field(None, ge=1, le=10_000_000, description="a prompt's length, said with an answer's")
+    answer_tokens: int | None = Field(None, ge=1, le=2_000_000, description="an answer's length, when said")
     served_model: str | None = Field(None, description="catalog model id served beside the one trained")
     side_training: Workload | None = Field(None, description="a training job run on the side of the serving sized")
     side_media: str | None = Field(None, description="catalog id of an image model run beside the language model")

@@ -111,6 +111,8 @@ def test_scaled_rejects_non_numbers() -> None:
 @pytest.mark.parametrize(("text", "expected"), [
     ("3k", 3000), ("3K", 3000), ("2.5k", 2500), ("1M", 1e6), ("1.5w", 15_000), ("1.5万", 15_000), ("10 grand", 10_000),
     ("三四万", 40_000), ("$3k", None), ("RTX 4090", None), ("3k 4k", None),
+    # chat shorthand: the digit after the multiplier is its tenth, as in '一万七' ('4090要1w7左右' is ¥17,000)
+    ("1w7", 17_000), ("2k5", 2500), ("12k4", 12_400), ("1W7", 17_000),
 ])
 def test_parse_amount(text: str, expected: float | None) -> None:
     assert parse_amount(text) == expected

@@ -164,6 +164,7 @@ class AffordableResult(BaseModel):
 
 
 ANY_COUNT = (*range(1, 9), 16, 24, 32, 40, 48, 56, 64)  # a named card: any count to a node, then whole nodes
+BOARD_COUNTS = (4, *ANY_COUNT[7:])  # modules (SXM, OAM) come on 4- and 8-GPU baseboards, then whole 8-GPU nodes
 CARDS_IN = {"desktop": 2, "hedt": 4, "workstation": 4, "server": 8}  # cards a platform's own machine holds
 
 
@@ -199,15 +200,17 @@ def affordable(inp: AffordableInput) -> AffordableResult:
         if price.usd is None:
             unpriced.append(g.name)
             continue
-        counts = ((8,) if g.form_factor in ("sxm", "oam") else (1,) if g.form_factor == "system"
+        counts = ((8,) if g.on_baseboard else (1,) if g.form_factor == "system"
                   else COUNTS_BY_TIER.get(str(g.tier), (1, 2)))
         if only:
-            counts = ANY_COUNT if g.form_factor != "system" else (1, 2, 4)
+            counts = BOARD_COUNTS if g.on_baseboard else ANY_COUNT if g.form_factor != "system" else (1, 2, 4)
         if own is not None:
             counts = tuple(n for n in counts if n <= CARDS_IN[own.segment]) or (1,)
         best = None
         for n in counts:
-            host = HOST_COST_USD[host_for(g, min(n, 8))[2]] * -(-n // 8) if inp.include_host else 0.0
+            # a module is bought as a server, whatever the budget's scope: it has no PCIe card to buy alone
+            host = HOST_COST_USD[host_for(g, min(n, 8))[2]] * -(-n // 8) \
+                if inp.include_host or g.on_baseboard else 0.0
             total = price.usd * n + host
             if total <= inp.budget_usd:
                 best = (n, total, host)

@@ -119,6 +119,7 @@ class Parsed(BaseModel):
     option_ref: str | None = Field(None, description="the label of a listed option the message picks ('选 B')")
     alternatives: bool = False  # different cards offered as options ('add two 4090s, or two L20s?')
     prompt_tokens: int | None = None  # a prompt's length said beside an answer's ('prompts 2k, answers 300')
+    answer_tokens: int | None = None  # an answer's length ('每次补全大概输出200 token', '300-token replies')
     concurrency: int | None = None
     method: Method | None = None
     dataset_tokens: float | None = None
@@ -1891,7 +1892,7 @@ def _read_context(r: _Reading) -> None:
 # '输入 2000 token，输出 500 token', '2k-token prompts and 300-token replies'
 _TOKENS = rf"({N})\s*(k|K)?\s*(?:-?\s*tokens?|个?\s*token|字)?"
 _PROMPT_WORD = r"(?:prompts?|inputs?|questions?|queries|输入|提问|问题|提示词)"
-_ANSWER_WORD = r"(?:answers?|outputs?|repl(?:y|ies)|responses?|completions?|generations?|输出|回答|回复|生成)"
+_ANSWER_WORD = r"(?:answers?|outputs?|repl(?:y|ies)|responses?|completions?|generations?|输出|回答|回复|生成|补全)"
 _IN_OUT_PAIR = re.compile(rf"({N})\s*(k|K)?\s*(?:tokens?\s+)?in\b[^.;!?\n]{{0,16}}?({N})\s*(k|K)?\s*"
                           rf"(?:tokens?\s+)?out\b", _I)
 _FILLER = r"(?:\s|avg|average|around|about|of|is|are|~|≈|:|：|长度|大约|大概|平均|约|在|为|是|左右|each|typically)*"
@@ -1926,6 +1927,8 @@ def _read_turn_lengths(r: _Reading) -> None:
     """A prompt's and an answer's length said together: the context is their sum, the prompt is what the first
     token waits for."""
     prompt, answer = _length_beside(_PROMPT_WORD, r.scan), _length_beside(_ANSWER_WORD, r.scan)
+    if answer is not None:
+        r.out.answer_tokens = round(answer)
     pages = _PAGES.search(r.scan)
     if pages and answer is None and prompt is None and not _PASTED.search(r.scan):
         count = parse_number(next(g for g in pages.groups() if g))  # '80-page contracts': ~650 tokens a page
