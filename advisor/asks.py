@@ -64,6 +64,7 @@ from knowledge.stack_support import Architecture, StackLimit, limits_for
 from tools.api_cost import TYPICAL_OUTPUT, TYPICAL_PROMPT, ApiCostResult
 from tools.catalog_query import BOARD_COUNTS
 from tools.compat_rules.software import STACK_NAMES, stack_family
+from tools.compat_rules.types import Chassis
 from tools.inference_memory import InferenceMemoryResult
 from tools.latency import LoadResult
 from tools.ownership import MachineCostResult
@@ -140,8 +141,8 @@ def _machine_call(c: AskContext) -> list[PlannedCall]:
     if p.cpu:
         args["platform"] = p.cpu
     checked = next((x for x in c.calls if x.name == "check_build" and x.ok and x.arguments.get("chassis")), None)
-    if checked is not None and not p.cpu:  # the same machine as the build check beside it
-        args["chassis"] = checked.arguments["chassis"]
+    if checked is not None and not p.cpu and checked.arguments["chassis"] in get_args(Chassis):  # the same machine
+        args["chassis"] = checked.arguments["chassis"]  # as the build check beside it (a Mac is its own box)
     args.update(said_prices(p))
     named = [x.result["id"] for x in c.calls if x.name == "system_info" and x.ok and x.result]
     system = next((s for s in map(system_resolver().get, dict.fromkeys([*named, *c.session.focus_systems]))
@@ -198,8 +199,10 @@ def _build_cost_calls(c: AskContext) -> list[PlannedCall]:
 
 def _say_build_cost(c: AskContext, done: list[ToolCall]) -> str | None:
     r = _machine(done)
-    if r is None or r.total_price is None:
+    if r is None:
         return None
+    if r.total_price is None:  # asked, and the catalog has no price to give: said, not skipped
+        return msg(c.lang, "asks.build_cost_unpriced", config=_label(r, c.lang))
     if (owned := _owned_here(c)) and r.nodes == 1:  # 'what would that cost me': the cards added, the rest is owned
         return msg(c.lang, "asks.build_cost_added", config=_label(r, c.lang), total=money(r.total_price, r.currency),
                    owned=owned, gpu=gpu_name(c.config.gpu) if c.config else r.gpu)
@@ -1345,6 +1348,9 @@ def owed(session: Session, asks: Iterable[str], calls: Iterable[ToolCall], lang:
     configuration to answer on (one of 'both options'), else the one at hand."""
     done = tuple(calls)
     named = tuple(dict.fromkeys(named))
+    p = session.profile
+    if p.quoted_price is None and not p.card_prices and not card_prices:  # '大概要多少钱' with no price said to
+        asks = ["build_cost" if a == "price_check" else a for a in asks]  # judge: what the machine costs
     at_hand = config or current_config(session, done, bool(named))
     ctx = AskContext(session=session, asks=tuple(asks), config=at_hand, calls=done,
                      lang=lang, fresh=fresh, pooled=pooled, named=named, topic=topic, budget_said=budget_said,

@@ -41,7 +41,9 @@ def say_code_fit(c: AskContext, done: list[ToolCall]) -> str | None:
     if code is None:
         return None
     verdicts = [_card_verdict(code, gpu, c.lang) for gpu in _cards(c)]
-    more = "code_fit.one_job_per_card" if code.one_gpu_per_job else "code_fit.spreads"
+    built = any(has_gpu_build(code, load_catalog().gpu(gpu)) for gpu in _cards(c))
+    more = "code_fit.cpu_only" if not built else \
+        "code_fit.one_job_per_card" if code.one_gpu_per_job else "code_fit.spreads"
     return msg(c.lang, "code_fit.head", code=code.name, verdicts=punct(c.lang, "semicolon").join(verdicts)) + \
         msg(c.lang, more)
 

@@ -113,9 +113,17 @@ def word(lang: str, key: str) -> str:
 def config_label(gid: str | None, count: int, lang: str, memory_gb: float | None = None) -> str:
     """'one RTX 4090', '2× H100'; without a catalog GPU, a card known by its memory ('one 32 GB card')."""
     name = gpu_name(gid) if gid or memory_gb is None else card_by_memory(memory_gb, lang)
+    whole = gid is not None and _is_system(gid)  # a Mac or a DGX Spark is a computer, counted as machines
     if count == 1:
-        return msg(lang, "compose.config_label.one", name=name)
-    return msg(lang, "compose.config_label.text", count=count, name=name)
+        return msg(lang, "compose.config_label.one_system" if whole else "compose.config_label.one", name=name)
+    return msg(lang, "compose.config_label.systems" if whole else "compose.config_label.text", count=count, name=name)
+
+
+def _is_system(gid: str) -> bool:
+    try:
+        return load_catalog().gpu(gid).form_factor.value == "system"
+    except LookupError:  # not a catalog id
+        return False
 
 
 # ----------------------------------------------------------------------------- questions

@@ -48,7 +48,7 @@ from tools.compat_rules.types import MAX_GPUS_OF_ONE
 from tools.errors import error_note
 from tools.inference_memory import InferenceMemoryResult
 from tools.perf import DecodeResult
-from tools.pricing import to_usd
+from tools.pricing import gpu_price, to_usd
 from tools.scale_out import NODE_GPUS
 
 log = logging.getLogger(__name__)
@@ -651,6 +651,34 @@ def _cards_named(m: _Merge) -> list[str]:
     return gpu_ids
 
 
+def _merge_vendor_swap(m: _Merge) -> None:
+    """'那同样的钱买N卡工作站呢', 'what about AMD instead?': a what-if naming a maker — none of whose cards the
+    conversation holds — in place of the machine at hand: that maker's options for the same job (the machine at
+    hand's price as the budget when 'the same money' is said and it has one)."""
+    parsed, p = m.parsed, m.p
+    said = vendors_in(parsed.text)
+    what_if = parsed.kind == Kind.whatif or parsed.has(Intent.whatif) or says_swap(parsed.text)
+    if len(said) != 1 or parsed.gpus or parsed.only_vendors or parsed.excluded_vendors or not what_if:
+        return
+    cat = load_catalog()
+    scheme = m.session.schemes[-1].gpu if m.session.schemes else None
+    current = p.gpu or scheme
+    held = [*p.compare, *(e.gpu for e in p.existing or []), *(s.gpu for s in m.session.schemes)]
+    if current is None or cat.gpu(current).vendor in said or any(cat.gpu(g).vendor in said for g in held):
+        return
+    if vocab.matches("slot", "same_budget", parsed.text) and p.budget is None:
+        price = gpu_price(cat.gpu(current))
+        count = p.gpu_count or 1
+        if price.usd is not None:
+            currency = "CNY" if parsed.lang == "zh" else "USD"
+            amount = (price.cny if currency == "CNY" else price.usd) or 0.0
+            m.put("budget", Money(amount=round(amount * count, -2), currency=currency))
+    m.put("only_vendors", [said[0].lower()])
+    m.put("gpu", None)
+    m.put("gpu_count", None)
+    m.put("compare", [])
+
+
 def _card_by_vendor(m: _Merge) -> list[str]:
     """A card the message calls by its maker alone ('Mac那台功耗多少', 'the Ascend option'): the one of that maker the
     conversation holds (compared, owned or computed, latest first); none when the maker is a rule ('不要英伟达')."""
@@ -934,7 +962,7 @@ _MERGE_STEPS = (_merge_model, _problem_from_residues, _people_share, _requests_f
                 _merge_providers,
                 _merge_workloads,
                 _merge_implied, _merge_lists,
-                _merge_sold, _session_variants, _merge_cards, _merge_options, _merge_changes,
+                _merge_sold, _session_variants, _merge_vendor_swap, _merge_cards, _merge_options, _merge_changes,
                 _merge_count, _bare_count, _nodes_and_total, _owned_now, _merge_short_answers, _recount_on_swap)
 
 

@@ -11,6 +11,7 @@ from advisor.engine import Advisor
 from advisor.nlu import parse
 from advisor.nlu.rules import asks_in
 
+MAC_R1 = "想买台mac studio m3 ultra 512g跑deepseek r1本地部署"
 # Llama-3.1-70B: 80 layers × 8 KV heads × 128 dims × 2 (K and V) × 2 bytes (FP16 cache) = 327,680 bytes a token
 LLAMA70_KV_BYTES = 80 * 8 * 128 * 2 * 2
 
@@ -121,3 +122,34 @@ def test_a_budget_counts_modules_in_the_boards_they_come_on(adv: Advisor) -> Non
     assert "6× H100 SXM" not in r.text
     assert re.search(r"does not buy a 4- or 8-GPU H100 SXM 80GB server .* it buys \d+× H100 (PCIe|NVL)", r.text)
     assert "0 PCIe lanes" not in r.text
+
+
+def test_a_side_code_on_the_machine_asked_about_is_answered(adv: Advisor) -> None:
+    """'想买台 mac studio … 跑 deepseek r1，顺便跑 wrf，靠谱吗？大概要多少钱' (aq qz10 t1 answered neither): WRF's
+    only GPU build is a CUDA port, so on a Mac it runs on the CPU; the 512 GB Mac Studio has no catalog price (Apple
+    dropped the option in March 2026) and the reply says so instead of staying silent. A Mac is one machine: '一台'."""
+    _, (r,) = talk(adv, "气象方向研究生一枚，想买台mac studio m3 ultra 512g跑deepseek r1本地部署，顺便跑wrf，靠谱吗？"
+                        "大概要多少钱")
+    assert r.text.startswith("**结论：一台 Mac Studio M3 Ultra 512GB 放得下")
+    assert "目录里没有价格" in r.text
+    assert "WRF" in r.text and "只能用 CPU" in r.text
+
+
+def test_a_maker_in_place_of_the_machine_at_hand_gets_that_makers_options(adv: Advisor) -> None:
+    """'那同样的钱买N卡工作站呢？能跑满血r1吗' after a Mac Studio (aq qz10 t2 repeated the Mac's verdict): NVIDIA cards
+    in a workstation, for the same model — and no tower of them holds a 406 GB model (four 96 GB cards give 384)."""
+    _, (_, r) = talk(adv, MAC_R1, "那同样的钱买N卡工作站呢？能跑满血r1吗")
+    (rec,) = ok_calls(r, "recommend")
+    assert rec.arguments["vendors"] == ["NVIDIA"] and rec.arguments["model"] == "deepseek-r1"
+    assert not rec.result["options"]  # type: ignore[index]
+    assert "Mac Studio" not in r.text.split("\n")[0]
+
+
+def test_a_memory_rejection_always_needs_more_than_it_has(adv: Advisor) -> None:
+    """Every 'does not fit: needs X, has Y' the recommender writes has X > Y (a llama.cpp plan that would offload
+    weighs every layer on the cards, not the share left on them)."""
+    _, (_, r) = talk(adv, MAC_R1, "那同样的钱买N卡工作站呢？能跑满血r1吗")
+    (rec,) = ok_calls(r, "recommend")
+    memory = [x["reason"]["params"] for x in rec.result["rejected"]  # type: ignore[index]
+              if x["reason"]["id"] == "recommend.reject.inference_memory"]
+    assert memory and all(m["need_gb"] > m["usable_gb"] for m in memory)

@@ -75,3 +75,15 @@ def test_rent_vs_buy_uses_the_quoted_purchase_price() -> None:
     assert r.project_rent == pytest.approx(r.rent_per_month * 36, rel=0.001)
     assert r.project_buy == pytest.approx(200_000 + r.energy_per_month * 36, rel=0.001)
     assert r.cheaper == "buy"
+
+
+@pytest.mark.parametrize("system", ["dgx-spark", "mac-studio-m3-ultra-512gb"])
+def test_a_computer_sold_whole_is_its_own_machine(system: str) -> None:
+    """A DGX Spark or a Mac Studio has no host to add and no chassis to pick: its price is the machine's (none when
+    the catalog has none), and its draw is its own (both under 500 W by their makers' figures: 240 W for the Spark's
+    power adapter, 480 W for the Mac Studio's supply)."""
+    r = machine_cost(MachineCostInput(gpu=system, count=1, currency="USD"))
+    price = gpu_price(load_catalog().gpu(system)).usd
+    assert r.host_price == 0
+    assert r.total_price == (pytest.approx(price) if price is not None else None)
+    assert 0 < r.node_wall_w <= 500

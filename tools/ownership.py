@@ -9,7 +9,7 @@ platform overhead, divided by PSU efficiency), the host is the one the recommend
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -131,8 +131,9 @@ def machine_cost(inp: MachineCostInput) -> MachineCostResult:
         raise ToolError(note("ownership.too_many_per_node", gpu=gpu.name, count=inp.count,
                              most=gpu.interconnect.max_gpus))
     _, box, host = host_for(gpu, inp.count, inp.platform, inp.chassis)  # the box the recommender prices
+    chassis = inp.chassis or (box if box in get_args(Chassis) else None)  # a Mac or a DGX Spark is its own box
     report = check_build(BuildInput(gpus=[GPUCount(gpu=gpu.id, count=inp.count, power_limit_w=inp.gpu_power_limit_w)],
-                                    platform=inp.platform, chassis=inp.chassis or box))  # type: ignore[arg-type]
+                                    platform=inp.platform, chassis=chassis))  # type: ignore[arg-type]
     node_w = inp.node_power_w or report.totals.wall_draw_w  # a system's own figure, else the build check's
     per_rack = math.floor(inp.rack_kw * 1000 / node_w) if inp.rack_kw else None
     if inp.racks and per_rack:  # '20 个这样的柜子全上 H100': the racks filled

@@ -515,7 +515,8 @@ def _inference_eval(gpu: GPU, count: int, inp: RecommendInput, spec: ModelSpec, 
     usable = res.reserved_bytes or res.gpu_memory_bytes or gpu.memory_bytes
     ev = _Eval(fits=bool(res.fits), per_gpu_bytes=res.per_gpu_bytes, usable_bytes=usable, precision=res.precision)
     if not res.fits:
-        ev.reason = note("recommend.reject.inference_memory", need_gb=_gb(res.per_gpu_bytes), usable_gb=_gb(usable),
+        need = res.all_layers_bytes or res.per_gpu_bytes  # every layer on the GPUs: what 'fits' weighs
+        ev.reason = note("recommend.reject.inference_memory", need_gb=_gb(need), usable_gb=_gb(usable),
                          card_gb=gpu.memory_gb)
         return ev
     if spec.attention == "none":  # an image or video model: its denoising steps are compute-bound, no tokens;

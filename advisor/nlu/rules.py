@@ -2471,6 +2471,8 @@ def _settle_follow_up_asks(out: Parsed, text: str, context: bool) -> None:
     上下文 32k 行不行' after a LoRA)."""
     if context and out.sci_code and is_question(text):
         out.asks.insert(0, "code_fit")
+    elif out.sci_code and out.use_case in ("inference", "training") and is_question(text):  # '跑 R1，顺便跑 wrf，
+        out.asks.append("code_fit")  # 靠谱吗': the code on the same machine, after the main question
     if out.use_case == "inference" and out.use_case_weak and not (out.finetune or out.method) \
             and ("speed" in out.asks or "ttft" in out.asks) and (out.precision or out.context_tokens):
         out.use_case_weak = False
