@@ -912,13 +912,35 @@ def code_on_card(gpu_id: str, code_id: str, lang: str, tokens: int | None = None
                fp32=num(fp32) if fp32 is not None else word(lang, "unknown"))
 
 
-def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str) -> list[str]:
+def _card_needed(info: ToolCall | None, rec: ToolCall | None, p: Profile, lang: str) -> str | None:
+    """'Do we need an A100?': no, when the ranking's pick is another card — its rate against the card asked about
+    (the rate the work runs at: FP64 or FP32); yes, when the card asked about is the pick."""
+    if info is None or rec is None or not rec.ok:
+        return None
+    options = typed(rec, Recommendation).options
+    if not options:
+        return None
+    top, asked = options[0], typed(info, GPUInfo)
+    metric = "fp64" if p.fp64 is not False else "fp32"
+    if top.gpu_id == asked.id:
+        return msg(lang, "sci_card.needed", gpu=asked.name)
+    have = (top.fp64_tflops if metric == "fp64" else top.fp32_tflops) or 0.0
+    theirs = asked.throughput.get(metric) or 0.0
+    return msg(lang, "sci_card.not_needed", gpu=asked.name, metric=metric.upper(),
+               pick=config_label(top.gpu_id, top.count, lang), pick_rate=num(have), rate=num(theirs))
+
+
+def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
+                        necessity: bool = False) -> list[str]:
     out: list[str] = []
     info = _by_name(calls, "gpu_info")
-    if info is not None and p.sci_code:  # 'is a 4090 enough for GROMACS?', '海光DCU 行不行？': that card, first
-        out.append(code_on_card(info.arguments["name"], p.sci_code, lang, p.sequence_tokens, bool(p.cuda_required)))
     sci = _by_name(calls, "scientific_fp64")
     rec = _by_name(calls, "recommend")
+    needed = _card_needed(info, rec, p, lang) if necessity else None  # '有必要上 A100 吗'
+    if needed is not None:
+        out.append(needed)
+    elif info is not None and p.sci_code:  # 'is a 4090 enough for GROMACS?', '海光DCU 行不行？': that card, first
+        out.append(code_on_card(info.arguments["name"], p.sci_code, lang, p.sequence_tokens, bool(p.cuda_required)))
     need = word(lang, "fp64_needed" if p.fp64 is not False else "fp64_not_needed")
     size = msg(lang, "compose.scientific_section.gb_problem", problem_size_gb=num(p.problem_size_gb)) \
         if p.problem_size_gb else msg(lang, "compose.scientific_section.problem_size_unknown")
@@ -1183,7 +1205,7 @@ def compose_answer(plan: Plan, session: Session, calls: list[ToolCall], citation
         out += _other_jobs(calls, alts, lang)
         out += _add_to_owned(calls, p, lang, user_currency(p, lang, ("USD", "CNY")))
     else:
-        out += _scientific_section(calls, p, plan, lang)
+        out += _scientific_section(calls, p, plan, lang, necessity="necessity" in parsed.asks)
     size_call = _by_name(calls, "size_inference") or _by_name(calls, "size_training")
     brief = repeated(previous, size_call)  # same configuration as last turn: only what is new in detail
     # a repeated build check is brief, unless this turn asks for the details the last one offered

@@ -70,12 +70,32 @@ def find_codes(text: str) -> list[ScientificCode]:
     return out
 
 
+# a code said to be a small share of the work ('还有一点 cp2k', 'a bit of CP2K', 'CP2K occasionally')
+_MINOR_BEFORE = re.compile(r"(?:一点|一点点|一些|少量|少部分|偶尔|零星|少许|a\s+(?:little|bit)(?:\s+of)?|"
+                           r"occasional(?:ly)?|the\s+odd|light)\s*(?:的|跑|用)?\s*$", re.IGNORECASE)
+_MINOR_AFTER = re.compile(r"^\s*(?:也?偶尔|偶尔|少量|用得少|跑得少|不多|occasionally|now and then|once in a while|"
+                          r"on the side|rarely|(?:is|are) (?:rare|minor))", re.IGNORECASE)
+
+
+def _minor_codes(text: str) -> set[str]:
+    """The ids of codes the message calls a small share of the work."""
+    out = set()
+    for m in _pattern().finditer(text):
+        if _MINOR_BEFORE.search(text, max(0, m.start() - 16), m.start()) or _MINOR_AFTER.match(text[m.end():]):
+            said = m.group(0).lower()
+            out.add(next(c.id for c in scientific_codes() if said in (n.lower() for n in c.names)))
+    return out
+
+
 def strictest_code(text: str) -> ScientificCode | None:
     """Of the codes named, the one that decides the card: a double-precision one before a mixed-precision one,
     the one with the fewest GPU stacks first (a machine for 'GROMACS, OpenFOAM and VASP' must run VASP's FP64
-    on CUDA); among equals the first named."""
+    on CUDA); among equals the first named. A code said to be a small share of the work ('GROMACS 和 AMBER 为主，
+    还有一点 CP2K') decides only when nothing else is named."""
     codes = find_codes(text)
-    return min(codes, key=lambda c: (not c.fp64, len(c.stacks), codes.index(c))) if codes else None
+    minor = _minor_codes(text)
+    main = [c for c in codes if c.id not in minor] or codes
+    return min(main, key=lambda c: (not c.fp64, len(c.stacks), codes.index(c))) if main else None
 
 
 def find_code(text: str) -> ScientificCode | None:

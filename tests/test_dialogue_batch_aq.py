@@ -153,3 +153,34 @@ def test_a_memory_rejection_always_needs_more_than_it_has(adv: Advisor) -> None:
     memory = [x["reason"]["params"] for x in rec.result["rejected"]  # type: ignore[index]
               if x["reason"]["id"] == "recommend.reject.inference_memory"]
     assert memory and all(m["need_gb"] > m["usable_gb"] for m in memory)
+
+
+def test_a_code_said_to_be_a_small_share_does_not_decide_the_cards(adv: Advisor) -> None:
+    """'gromacs 和 amber 为主，还有一点 cp2k … 有必要上A100吗' (aq qz05 ranked by CP2K's FP64 and offered 2016 P100s):
+    the main codes run in single or mixed precision, so FP32 ranks the cards; and the A100 question is answered 'no'
+    with the pick's FP32 against one A100's 19.5 TFLOPS (NVIDIA's A100 datasheet)."""
+    from knowledge.codes import strictest_code
+    assert strictest_code("gromacs和amber为主，还有一点cp2k").id in ("gromacs", "amber")
+    assert strictest_code("mostly GROMACS with a bit of CP2K").id == "gromacs"
+    assert strictest_code("GROMACS, OpenFOAM and VASP").id == "vasp"  # no code said to be minor: FP64 decides
+    _, (r,) = talk(adv, "课题组主要跑分子动力学，gromacs和amber为主，还有一点cp2k。经费15万左右，买什么卡？"
+                        "有必要上A100吗")
+    (rec,) = ok_calls(r, "recommend")
+    assert rec.arguments.get("fp64_required") is False
+    assert r.text.startswith("**没必要上 A100") and "19.5 TFLOPS" in r.text.split("\n")[0]
+
+
+def test_one_card_in_a_rent_rate_is_the_unit_not_the_count(adv: Advisor) -> None:
+    """'租H800一张卡一小时大概多少钱？整个训练下来要花多少' after a 72-card plan (aq qz06 t3 sized one H800): the run
+    stays on 72 cards, priced at the provider offer for H800s (¥70,000 a month for an 8-card server: ¥8,750 a card,
+    ÷ 730 h ≈ ¥11.99 an hour)."""
+    for text in ("租H800一张卡一小时大概多少钱", "租一张4090一小时多少钱", "how much is an H100 per GPU-hour to rent?"):
+        assert not any(g.stated for g in parse(text).gpus), text
+    assert parse("8张H800租一个月多少钱").gpus[0].stated
+    _, (_, r) = talk(adv, "我们团队要从头预训练一个7B模型，数据1T token，能租到H800集群，想一个月内训完，"
+                          "大概需要多少张卡？",
+                     "租H800一张卡一小时大概多少钱？整个训练下来要花多少")
+    timed = ok_calls(r, "training_time")[0]
+    assert timed.arguments["count"] == 72
+    assert timed.result["price_per_gpu_hour"] == pytest.approx(8750 / 730 / 7.2, rel=0.01)  # type: ignore[index]
+    assert "¥11.99" in r.text

@@ -25,6 +25,7 @@ from tools.perf import (
     estimate_prefill,
     estimate_serving,
 )
+from tools.rentals import typical_rate_usd
 from tools.result import Note
 from tools.scientific import ScientificInput, estimate_fp64
 from tools.training_time import TrainingTimeInput, estimate_training_time, implied_mfu, parse_count
@@ -353,7 +354,13 @@ def test_full_recompute_costs_8nd() -> None:
     )
     assert base.hours == pytest.approx(6 * 7e9 * 1e12 / (8 * 989.4e12 * 0.4) / 3600)
     assert full.hours == pytest.approx(base.hours * 8 / 6)
-    assert base.cost_usd is None and [w.id for w in base.warnings] == ["perf.train_time.no_price"]
+    # no rate said, none in the catalog and no provider offer for the card: no cost, and the reply asks for a rate
+    unlisted = estimate_training_time(TrainingTimeInput(params=7e9, tokens=1e12, count=8, mfu=0.4,
+                                                        gpu=H100.model_copy(update={"id": "h100-unlisted"})))
+    assert unlisted.cost_usd is None and [w.id for w in unlisted.warnings] == ["perf.train_time.no_price"]
+    # the H100's provider offers price it where the catalog has no rate (their median, as rent-vs-buy uses)
+    rate = typical_rate_usd("h100-sxm", "global")[0]
+    assert rate is not None and base.cost_usd == pytest.approx(base.gpu_hours * rate)
 
 
 @pytest.mark.parametrize(

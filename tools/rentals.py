@@ -97,7 +97,10 @@ def typical_rate_usd(gpu_id: str, market: str, cny_per_usd: float = CNY_PER_USD)
             or [o for o in provider_run if o.region != "cn" and o.billing == "on-demand"])
     if pool:
         return round(statistics.median(offer_usd(o, cny_per_usd) for o in pool), 4), len(pool)
-    price = load_catalog().gpu(gpu_id).price
+    try:
+        price = load_catalog().gpu(gpu_id).price
+    except LookupError:  # a card described by the caller, not one the catalog holds
+        return None, 0
     return (price.rental_usd_per_hour if price else None), 0
 
 

@@ -128,6 +128,12 @@ def estimate_training_time(inp: TrainingTimeInput) -> TrainingTimeResult:
     if price is None and inp.gpu.price and inp.gpu.price.rental_usd_per_hour:
         price = inp.gpu.price.rental_usd_per_hour
         source = note("perf.train_time.price_catalog", as_of=str(inp.gpu.price.as_of))
+    for market in ("global", "cn") if price is None and inp.market is None else ():  # no catalog rate: where the
+        offered = typical_rate_usd(inp.gpu.id, market)  # card is rented at all (an H800 only in China)
+        if offered[1] and offered[0] is not None:
+            price = offered[0]
+            source = note(f"perf.train_time.price_market_{market}", offers=offered[1])
+            break
     cost = gpu_hours * price if price else None
     tokens_per_gpu = inp.tokens / seconds / inp.count
     terms = [

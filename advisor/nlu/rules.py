@@ -2454,6 +2454,7 @@ def _apply_extractors(out: Parsed, text: str, masked: str, cat: Catalog, gpu_men
     _settle_nodes(out, text, masked, cat)
     _settle_vendor_choice(out, cat)
     _settle_ranges(out, text)
+    _settle_rate_unit(out, text)
     _settle_restrictions(out, masked)
     catalog_filter = _read_catalog_filter(out, text)
     _read_asks(out, text)
@@ -2534,6 +2535,20 @@ _BOXES_COUNTED = re.compile(rf"(?:(?<![a-z0-9.\-])(?:{N})|{_COUNT_WORDS}|[两二
 _COUNT_RANGE = re.compile(r"(?<![\d.])(\d{1,4})\s*(?:-|–|~|～|到|至|\bto\b|\bor\b)\s*(\d{1,4})(?![\d.%])\s*(?:x\s*)?"
                           r"(?=(?:个|台|张|块)?\s*(?:[a-z]{0,5}\s*)?(?:hgx|dgx|nodes?|servers?|boxes|machines|gpus?|cards?|"
                           r"节点|服务器|机器|[a-z]\d|rtx|h\d|a\d|l\d))", _I)
+
+
+# '一张卡一小时多少钱', 'per GPU per hour', 'an H100 per GPU-hour': one card is the unit a rental price is quoted in
+_RATE_UNIT = re.compile(r"(?:一|每|单)\s*(?:张|块)?\s*(?:卡)?\s*(?:一|每)\s*(?:个)?\s*(?:小时|钟头)|"
+                        r"(?:一|每|单)\s*(?:张|块)\s*(?:卡)?\s*(?:[a-z0-9][\w-]*\s*)?(?:一|每)\s*(?:个)?\s*(?:小时|钟头)|"
+                        r"\bper\s+(?:gpu|card)(?:[-\s]+(?:hour|hr|h)\b|\s+per\s+hour)|\b(?:one|a|an|1)\s+(?:gpu|card)\s+"
+                        r"(?:per|an|a|for\s+an?)\s+hour\b|\bgpu[-\s]?hours?\b", _I)
+
+
+def _settle_rate_unit(out: Parsed, text: str) -> None:
+    """'租H800一张卡一小时多少钱': the one card is the unit the rent is quoted in, not the count to plan with (aq qz06
+    sized a 7B pre-training on a single H800)."""
+    if _RATE_UNIT.search(text):
+        out.gpus = [g.model_copy(update={"stated": False}) if g.stated and g.count == 1 else g for g in out.gpus]
 
 
 def _settle_ranges(out: Parsed, text: str) -> None:
