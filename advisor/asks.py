@@ -522,6 +522,18 @@ def _say_rack(c: AskContext, done: list[ToolCall]) -> str | None:
                fits=r.nodes_per_rack, kw=num(r.node_wall_w / 1000, 1), nodes=r.nodes, racks=r.racks or 1) + facility
 
 
+def _say_liquid(c: AskContext, done: list[ToolCall]) -> str | None:
+    """'If we went liquid cooled, could we fit more per rack?': liquid cooling carries the heat away in water, but
+    the rack's power feed still caps how many machines it holds; the feed the next machine needs, said."""
+    r = _machine(done)
+    rack = c.session.profile.rack_kw
+    if r is None or not rack or r.nodes_per_rack is None:
+        return msg(c.lang, "asks.liquid_general")
+    node_kw = r.node_wall_w / 1000
+    return msg(c.lang, "asks.liquid", rack=num(rack, 1), fits=r.nodes_per_rack, config=config_label(r.gpu, r.count,
+               c.lang), kw=num(node_kw, 1), more=r.nodes_per_rack + 1, need=num(node_kw * (r.nodes_per_rack + 1), 1))
+
+
 def _say_circuit(c: AskContext, done: list[ToolCall]) -> str | None:
     """'What circuit per system at 208V 3-phase?': one node's current and breaker, two feeds for A/B power."""
     r = _machine(done)
@@ -1309,6 +1321,7 @@ ROUTES: dict[str, Route] = {
     "rack": Route(_asked("rack"),
                   _machine_call, _say_rack),
     "circuit": Route(_asked("circuit"), _machine_call, _say_circuit),
+    "liquid": Route(lambda c: "liquid" in c.asks and c.config is not None, _machine_call, _say_liquid),
     "heat": Route(_asked("heat"), _machine_call, _say_heat),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),
     "noise": Route(lambda c: "noise" in c.asks, _noise_calls, _say_noise),

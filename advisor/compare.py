@@ -8,7 +8,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from advisor.compose import citations_block, config_label, method_label, sizing
-from advisor.fmt import duration, gb_short, gpu_price_text, money, needed_bytes, num, punct, tps, usable_bytes
+from advisor.fmt import (
+    default_currency,
+    duration,
+    gb_short,
+    gpu_price_text,
+    money,
+    money_in,
+    money_in_exact,
+    needed_bytes,
+    num,
+    punct,
+    tps,
+    usable_bytes,
+)
 from advisor.planner import session_region
 from advisor.session import Citation, Profile, Session, ToolCall
 from advisor.toolspec import GPUInfo, typed
@@ -188,6 +201,7 @@ class _Compared:
     perfs: dict[str | None, ToolCall]
     times: dict[str | None, TrainingTimeResult]
     value: ValueResult | None
+    rent_asked: bool = False  # the message asks what renting costs
 
 
 def _compared(session: Session, calls: list[ToolCall], lang: str) -> _Compared | None:
@@ -258,7 +272,19 @@ def _result_rows(c: _Compared, lang: str) -> list[str]:
     if c.times:
         rows.append(_row(msg(lang, "compare.train_time_row"),
                          [duration(c.times[i].hours, lang) if i in c.times else "—" for i in c.ids]))
+        if any(t.cost_usd is not None for t in c.times.values()):  # what renting them for the run costs
+            rows.append(_row(msg(lang, "compare.train_cost_row"),
+                             [_rent_cost(c.times[i], lang) if i in c.times else "—" for i in c.ids]))
     return rows
+
+
+def _rent_cost(t: TrainingTimeResult, lang: str) -> str:
+    """'$141,183 ($2.90/GPU-h)', in the reader's currency; '—' without a rate."""
+    if t.cost_usd is None or not t.price_per_gpu_hour:
+        return "—"
+    currency = default_currency(lang)
+    return msg(lang, "compare.train_cost_cell", total=money_in(t.cost_usd, t.cost_usd * t.cny_per_usd, currency, lang),
+               rate=money_in_exact(t.price_per_gpu_hour, t.price_per_gpu_hour * t.cny_per_usd, currency, lang))
 
 
 def _value_rows(session: Session, c: _Compared, lang: str) -> tuple[list[str], list[str]]:
@@ -330,12 +356,14 @@ def _points(session: Session, c: _Compared, lang: str) -> str:
 
 
 def compose_compare(session: Session, calls: list[ToolCall], citations: list[Citation], lang: str,
-                    value_first: bool = False) -> str:
-    """Side-by-side specs (and fit, speed and value per price when known); the value verdict leads when asked."""
+                    value_first: bool = False, rent_asked: bool = False) -> str:
+    """Side-by-side specs (and fit, speed and value per price when known); the value verdict leads when asked;
+    ``rent_asked``: a training run's rent on each leads its pick ('cost if we rent?')."""
     p = session.profile
     c = _compared(session, calls, lang)
     if c is None:
         return msg(lang, "compose.compose_compare.compare_i_need_least")
+    c.rent_asked = rent_asked
     session.compare_pick = None  # this comparison's verdict names its own
     names = [c.labels[i] for i in c.ids]
     value_rows, value_lines = _value_rows(session, c, lang)
@@ -426,6 +454,12 @@ def _training_pick(session: Session, c: _Compared, lang: str) -> str | None:
                method=method_label(r0.method, lang, session.profile.method == "pretrain")
                if isinstance(r0, TrainingMemoryResult) else "")
     lines = [msg(lang, "compare.train_pick", what=what, winner=c.labels[best], reason=reason)]
+    rented = [i for i in c.ids if i in c.times and c.times[i].cost_usd is not None]
+    if c.rent_asked and rented:  # 'cost if we rent?': the run's rent on each, not a purchase
+        lines.append(msg(lang, "compare.train_rent", costs=punct(lang, "semicolon").join(
+            f"{c.labels[i]} {_rent_cost(c.times[i], lang)}" for i in rented)))
+        lines += [msg(lang, "compare.train_sharded_cost", label=c.labels[i]) for i in c.ids if sharded[i]]
+        return "\n".join(lines)
     prices = {o.gpu: o.price for o in c.value.options} if c.value else {}
     cheaper = [i for i in c.ids if best in prices and i in prices and prices[i] < prices[best]]
     if c.value and cheaper:

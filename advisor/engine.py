@@ -153,7 +153,7 @@ Event = ToolStarted | ToolFinished | TextDelta | Notice | ProfileUpdated | Final
 
 
 # a build check's topic that an ask's answer covers (else the check answers it, beside the asks)
-_TOPIC_ASKS: dict[str, set[str]] = {"wall": {"circuit"}, "cooling": {"heat", "noise"}, "link": {"nvlink"}}
+_TOPIC_ASKS: dict[str, set[str]] = {"wall": {"circuit"}, "cooling": {"heat", "noise", "liquid"}, "link": {"nvlink"}}
 
 
 class LLMFailure(Exception):

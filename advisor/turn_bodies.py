@@ -65,7 +65,7 @@ def _ask(ctx: TurnContext) -> str:
 
 def _compare(ctx: TurnContext) -> str:
     return compare.compose_compare(ctx.session, ctx.calls, ctx.citations, ctx.out_lang,
-                                   value_first=ctx.parsed.asks_value)
+                                   value_first=ctx.parsed.asks_value, rent_asked="run_cost" in ctx.parsed.asks)
 
 
 def _why(ctx: TurnContext) -> str:

@@ -184,3 +184,32 @@ def test_one_card_in_a_rent_rate_is_the_unit_not_the_count(adv: Advisor) -> None
     assert timed.arguments["count"] == 72
     assert timed.result["price_per_gpu_hour"] == pytest.approx(8750 / 730 / 7.2, rel=0.01)  # type: ignore[index]
     assert "¥11.99" in r.text
+
+
+def test_liquid_cooling_is_weighed_against_the_racks_power_feed(adv: Advisor) -> None:
+    """'if we went liquid cooled, could we fit more per rack?' after 17 kW racks of 8-GPU H100 servers (aq qe07 t3 got
+    'Yes — works as planned'): a DGX H100 draws 10.2 kW (NVIDIA's datasheet), so one fits 17 kW and two need 20.4 kW
+    whatever carries the heat away."""
+    _, (_, r) = talk(adv, "our colo racks are 17kW each. how many DGX/HGX H100 8-GPU servers per rack?",
+                     "if we went liquid cooled instead, how does that change things, could we fit more per rack?")
+    first = r.text.split("\n")[0]
+    assert first.startswith("**Not from liquid cooling alone") and "20.4 kW" in first
+    assert "**Yes" not in r.text
+
+
+def test_rent_asked_of_cards_weighed_for_a_run_is_each_ones_rent(adv: Advisor) -> None:
+    """'cost if we rent, roughly? and should we be on H200 or B200 instead?' after '… how long on 64 GPUs' (aq qe09
+    t2 counted 72× H200 and 32× B200 'to finish within a month', never asked, and gave purchase prices): both on
+    the 64 GPUs said, each with its run's rent = GPU-hours × the rate."""
+    assert parse("how many H100 GPU-hours, and how long on 64 GPUs?").asks == ["training_time"]
+    assert asks_in("cost if we rent, roughly? and should we be on H200 or B200 instead?") == ["run_cost"]
+    _, (_, r) = talk(adv, "we want to pretrain a ~7B model from scratch on 1T tokens. how many H100 GPU-hours, and "
+                          "how long on 64 GPUs?", "cost if we rent, roughly? and should we be on H200 or B200 instead?")
+    assert "72×" not in r.text and "32×" not in r.text
+    timed = {c.arguments["gpu"]: c.result for c in ok_calls(r, "training_time")}
+    assert set(timed) == {"h200-sxm", "b200"} and {c.arguments["count"] for c in ok_calls(r, "training_time")} == {64}
+    rent = r.text.split("\n")[1]
+    assert rent.startswith("**Renting for the whole run:**")
+    for result in timed.values():
+        cost = result["gpu_hours"] * result["price_per_gpu_hour"]  # type: ignore[index]
+        assert f"${cost:,.0f}" in rent
