@@ -1036,9 +1036,37 @@ def _say_link(c: AskContext, done: list[ToolCall]) -> str | None:
     if check is None:
         return None
     found = [f for f in (check.result or {}).get("findings", []) if f["id"] in LINK_FINDINGS]
+    need = _link_need(c)
     if not found:
-        return msg(c.lang, "asks.link_none", gpu=gpu_name(c.config.gpu) if c.config else "")
-    return msg(c.lang, "asks.link", text=render(found[0]["message"], c.lang))
+        return need or msg(c.lang, "asks.link_none", gpu=gpu_name(c.config.gpu) if c.config else "")
+    return "\n".join(x for x in (need, msg(c.lang, "asks.link", text=render(found[0]["message"], c.lang))) if x)
+
+
+PCIE_GBS = {3: 15.75, 4: 31.5, 5: 63.0}  # x16, one direction, GB/s (PCI-SIG: 8, 16, 32 GT/s a lane, 128b/130b)
+NO_P2P_SHARE = 0.5  # without peer-to-peer (GeForce) the exchange is staged through host memory: about half the rate
+LINK_PAYS_OFF = 0.10  # an exchange under a tenth of the step's compute hides behind it; a link buys little
+
+
+def _link_need(c: AskContext) -> str | None:
+    """Whether a data-parallel training run needs a fast link: each step's gradient all-reduce (a ring sends
+    2·(n−1)/n of the trainable gradients, 2 bytes each) over PCIe, against the step's compute time (its tokens at
+    the run's per-GPU rate)."""
+    size = next((x for x in c.calls if x.name == "size_training" and x.ok and not x.alternative), None)
+    timed = next((x for x in c.calls if x.name == "training_time" and x.ok), None)
+    if size is None or timed is None or c.config is None:
+        return None
+    r, t = size.result or {}, timed.result or {}
+    n = int(size.arguments.get("gpus") or 1)
+    if n < 2 or r.get("zero_stage") or not t.get("tokens_per_s_per_gpu"):
+        return None  # one card, or sharded states (their traffic is the sharding's, not one all-reduce)
+    card = load_catalog().gpu(c.config.gpu)
+    rate = PCIE_GBS.get(card.pcie_gen or 4, PCIE_GBS[4]) * (1.0 if card.interconnect.p2p else NO_P2P_SHARE)
+    exchanged = 2 * (n - 1) / n * r["trainable_params"] * 2
+    comm_s = exchanged / (rate * 1e9)
+    step_s = r["seq"] * r["micro_batch"] / t["tokens_per_s_per_gpu"]
+    key = "asks.link_not_needed" if comm_s < LINK_PAYS_OFF * step_s else "asks.link_needed"
+    return msg(c.lang, key, mb=num(exchanged / 1e6, 0), ms=num(comm_s * 1000, 1), step=num(step_s, 2),
+               pct=num(comm_s / step_s * 100, 0), rate=num(rate, 1))
 
 
 def _train_cards(c: AskContext) -> list[str]:

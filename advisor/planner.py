@@ -60,6 +60,16 @@ def context_for(p: Profile) -> int:
     return p.context_tokens or default_context(p.concurrency or 1)
 DEFAULT_CONCURRENCY = 1
 DEFAULT_TRAIN_SEQ = 2048
+
+
+def train_seq(p: Profile) -> int:
+    """The sequence length a training step holds: the one said; else the samples' length said ('avg 512 tokens'),
+    up to the next power of two as trainers pad or pack to; else 2,048."""
+    if p.context_tokens:
+        return p.context_tokens
+    if p.tokens_per_sample:
+        return max(256, 1 << max(int(p.tokens_per_sample) - 1, 1).bit_length())
+    return DEFAULT_TRAIN_SEQ
 TOKENS_PER_SAMPLE = 512
 MAX_QUESTION_SLOTS = 2
 
@@ -1379,10 +1389,19 @@ def _model_args(p: Profile, plan: Plan) -> dict[str, Any]:
     return {"params_b": p.params_b}
 
 
+# what a question asks of the card it names ('how long on the 3090?', 'does it need NVLink?'): its answer, not a
+# shopping list beside it
+_ASKED_OF_A_CARD = frozenset({"training_time", "speed", "ttft", "fits", "max_context", "capacity", "nvlink"})
+
+
 def _wants_recommendation(p: Profile, parsed: Parsed, gpu: str | int | None) -> bool:
     # "how much memory does X need?" asks for a figure, not a shopping list; a turn that only states the
     # model (answering the advisor's question) still gets configurations to consider
     sizing_only = parsed.kind in (Kind.size_inference, Kind.size_training, Kind.speed) and bool(parsed.asked_attribute)
+    of_the_card = bool(parsed.gpus) and bool(parsed.asks) and set(parsed.asks) <= _ASKED_OF_A_CARD \
+        and not (parsed.has(Intent.recommend) or parsed.kind == Kind.recommend)
+    if of_the_card:
+        return False
     return (p.budget is not None or p.budget_unlimited or parsed.has(Intent.recommend) or "alternatives" in parsed.asks
             or "recommend" in parsed.asks or parsed.asks_count
             or parsed.kind == Kind.recommend or (gpu is None and not sizing_only) or p.domestic is True)
@@ -1768,7 +1787,7 @@ def _job_model(job: Workload) -> str | None:
 def _hardest_job(p: Profile, plan: Plan) -> list[PlannedCall]:
     """Several training jobs named: the plan is made for the one needing the most memory on one GPU (set on the
     profile, said in the reply); the others are sized beside it, so the reply says whether they fit too."""
-    seq = p.context_tokens or DEFAULT_TRAIN_SEQ
+    seq = train_seq(p)
     sized: list[tuple[float, Workload, str]] = []
     for job in p.workloads:
         model = _job_model(job)
@@ -1804,7 +1823,7 @@ def train_count_calls(p: Profile, model: dict[str, Any], gpu: str) -> list[Plann
         **model, "gpu": gpu, "count": 1, "tokens": dataset_tokens(p), **training_rates(p)})]
     return calls + [PlannedCall(name="size_training", purpose="size", arguments={
         **model, "gpu": gpu, "gpus": n, "method": training_method(p), **_COUNTED_SETTINGS,
-        "zero_stage": 3 if n > 1 else 0, "seq": p.context_tokens or DEFAULT_TRAIN_SEQ}) for n in TRAIN_COUNTS]
+        "zero_stage": 3 if n > 1 else 0, "seq": train_seq(p)}) for n in TRAIN_COUNTS]
 
 
 DEFAULT_TRAIN_DAYS = 30  # 'how many to train it?' with no deadline: the fewest cards that finish within a month
@@ -1856,7 +1875,7 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
     method = training_method(p)
     if p.method is None:  # said in the reply: LoRA by default, pre-training when the dataset says so
         plan.assumed["method"] = "pretrain" if method == "full" else method
-    seq = p.context_tokens or DEFAULT_TRAIN_SEQ
+    seq = train_seq(p)
     size = _training_size(p, model, method, gpu, count, seq)
     if counted_here and p.grad_checkpointing is not False and not p.sharding:  # sized as the count was chosen
         size = {**size, **_COUNTED_SETTINGS, "zero_stage": 3 if count > 1 else 0}  # so the verdicts agree
@@ -2093,7 +2112,7 @@ def _compare_calls(p: Profile, lang: str) -> list[PlannedCall]:
             calls.append(PlannedCall(name="size_inference", arguments=size, purpose="size", gpu=gid))
             calls.append(PlannedCall(name="perf_decode", arguments=perf, purpose="perf", needs_fit=True, gpu=gid))
         elif model and p.use_case == "training":  # sharded as a training turn shards it
-            size = _training_size(p, model, training_method(p), gid, count, p.context_tokens or DEFAULT_TRAIN_SEQ)
+            size = _training_size(p, model, training_method(p), gid, count, train_seq(p))
             calls.append(PlannedCall(name="size_training", arguments=size, purpose="size", gpu=gid))
             if tokens := dataset_tokens(p):  # the run's length on each configuration decides between them
                 calls.append(PlannedCall(name="training_time", purpose="time", gpu=gid,  # shown where it fits

@@ -213,3 +213,18 @@ def test_rent_asked_of_cards_weighed_for_a_run_is_each_ones_rent(adv: Advisor) -
     for result in timed.values():
         cost = result["gpu_hours"] * result["price_per_gpu_hour"]  # type: ignore[index]
         assert f"${cost:,.0f}" in rent
+
+
+def test_whether_a_training_run_needs_nvlink_is_worked_out(adv: Advisor) -> None:
+    """'two 3090s, does it halve? need nvlink?' for a QLoRA run (aq qe08 t3 only said a bridge exists): a ring
+    all-reduce sends 2·(n−1)/n of the 41,943,040 LoRA gradients (rank 16 on Llama-3-8B's projections) at 2 bytes
+    = 83.9 MB a step; over PCIe 4.0 x16 (31.5 GB/s) that is ~2.7 ms against a step of 512 tokens at the run's rate."""
+    _, (_, _, r) = talk(adv, "budget 1500 usd, want to fine tune llama 3 8b w/ qlora. used 3090?",
+                        "how long would a qlora run take on the 3090 for like 50k samples, avg 512 tokens, 3 epochs?",
+                        "what if i buy two 3090s, does it halve? need nvlink?")
+    (size,) = [c for c in ok_calls(r, "size_training") if not c.alternative]
+    assert size.arguments["seq"] == 512  # the samples' length said, not the 2,048 default
+    assert "Recommended configurations" not in r.text  # a question about the card asked, not a shopping list
+    line = r.text.split("\n")[0]
+    assert line.startswith("**NVLink is not needed for this run:**")
+    assert "84 MB" in line and "2.7 ms" in line
