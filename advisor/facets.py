@@ -121,7 +121,7 @@ _SUMMED = re.compile(r"(?i)\b(total|in all|altogether|overall|together|sum)\b|�
 _PER_REQUEST = re.compile(r"(?i)(\bper (user|request|sequence|stream|conversation)\b|\beach (user|request)\b|"
                           r"\bfor (one|a single) (user|request)\b|"
                           r"每(个|位|一)?(用户|请求|并发|路)|单(个)?(用户|请求)|单路)")
-_AGGREGATE = re.compile(r"(?i)(\bin total\b|\baggregate\b|\bcombined\b|\boverall\b|\ball (users|requests)\b|"
+_AGGREGATE = re.compile(r"(?i)(\bin total\b|\bin all\b|\baggregate\b|\bcombined\b|\boverall\b|\ball (users|requests)\b|"
                         r"\btotal throughput\b|总吞吐|总速度|合计|一共|总共|加起来|整体)")
 
 _PRICE_GPUS = re.compile(r"(?i)(\b(gpus?|cards?) (alone|only)\b|\bgpu-only\b|\bfor the (gpus|cards)\b|"
