@@ -534,6 +534,39 @@ def _say_liquid(c: AskContext, done: list[ToolCall]) -> str | None:
                c.lang), kw=num(node_kw, 1), more=r.nodes_per_rack + 1, need=num(node_kw * (r.nodes_per_rack + 1), 1))
 
 
+def _necessity_needed(c: AskContext) -> bool:
+    """'真的有必要上 A100 吗' when cards are weighed after a ranking for scientific work: against its pick."""
+    p = c.session.profile
+    return "necessity" in c.asks and bool(c.named) and p.use_case == "scientific" \
+        and not _ran(c.calls, "recommend") and _last_pick(c) is not None
+
+
+def _last_pick(c: AskContext) -> Any:
+    ranked = c.session.last_results.get("recommend")
+    options = (ranked.result or {}).get("options") if ranked is not None and ranked.ok else None
+    return options[0] if options else None
+
+
+def _say_necessity(c: AskContext, done: list[ToolCall]) -> str | None:
+    """No, when the pick ranked before gives more of the rate the work runs at than the cards asked about, each
+    alone; yes when one of them is that pick."""
+    top = _last_pick(c)
+    if top is None:
+        return None
+    metric = "fp64" if c.session.profile.fp64 is not False else "fp32"
+    if top["gpu_id"] in c.named:
+        return msg(c.lang, "sci_card.needed", gpu=gpu_name(top["gpu_id"]))
+    have = top.get(f"{metric}_tflops") or 0.0
+    cat = load_catalog()
+    rates = {g: cat.gpu(g).throughput.get(metric) or 0.0 for g in c.named}
+    if not have or any(r >= have for r in rates.values()):
+        return None
+    best = max(rates, key=lambda g: rates[g])
+    return msg(c.lang, "sci_card.not_needed", gpu=punct(c.lang, "list").join(gpu_name(g) for g in c.named),
+               metric=metric.upper(), pick=config_label(top["gpu_id"], top["count"], c.lang), pick_rate=num(have),
+               rate=num(rates[best]), best=gpu_name(best))
+
+
 def _say_circuit(c: AskContext, done: list[ToolCall]) -> str | None:
     """'What circuit per system at 208V 3-phase?': one node's current and breaker, two feeds for A/B power."""
     r = _machine(done)
@@ -1349,6 +1382,7 @@ ROUTES: dict[str, Route] = {
     "rack": Route(_asked("rack"),
                   _machine_call, _say_rack),
     "circuit": Route(_asked("circuit"), _machine_call, _say_circuit),
+    "necessity": Route(_necessity_needed, lambda c: [], _say_necessity),
     "liquid": Route(lambda c: "liquid" in c.asks and c.config is not None, _machine_call, _say_liquid),
     "heat": Route(_asked("heat"), _machine_call, _say_heat),
     "ups": Route(_asked("ups"), _ups_calls, _say_ups),

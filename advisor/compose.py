@@ -927,7 +927,7 @@ def _card_needed(info: ToolCall | None, rec: ToolCall | None, p: Profile, lang: 
     have = (top.fp64_tflops if metric == "fp64" else top.fp32_tflops) or 0.0
     theirs = asked.throughput.get(metric) or 0.0
     return msg(lang, "sci_card.not_needed", gpu=asked.name, metric=metric.upper(),
-               pick=config_label(top.gpu_id, top.count, lang), pick_rate=num(have), rate=num(theirs))
+               pick=config_label(top.gpu_id, top.count, lang), pick_rate=num(have), rate=num(theirs), best=asked.name)
 
 
 def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,

@@ -228,3 +228,12 @@ def test_whether_a_training_run_needs_nvlink_is_worked_out(adv: Advisor) -> None
     line = r.text.split("\n")[0]
     assert line.startswith("**NVLink is not needed for this run:**")
     assert "84 MB" in line and "2.7 ms" in line
+
+
+def test_whether_the_cards_a_colleague_wants_are_needed_is_weighed_against_the_pick(adv: Advisor) -> None:
+    """'有同事说要上A100或者H100，真的有必要吗' after a ranking for RELION (aq qz09 t2 answered 'the H100 is better
+    value'): no — four RTX 5090 D v2 give 4 × 104.8 ≈ 419 TFLOPS of FP32, one H100 SXM 67 (NVIDIA's datasheets)."""
+    _, (_, r) = talk(adv, "我们是冷冻电镜平台，用cryosparc跟relion，现在有4张2080ti，想升级一下，预算20万，买啥卡合适",
+                     "有同事说要上A100或者H100，真的有必要吗？我们主要做单颗粒，box大概400像素")
+    first = r.text.split("\n")[0]
+    assert first.startswith("**没必要上 A100 SXM 80GB、H100 SXM 80GB") and "67 TFLOPS" in first
