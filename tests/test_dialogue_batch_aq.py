@@ -237,3 +237,15 @@ def test_whether_the_cards_a_colleague_wants_are_needed_is_weighed_against_the_p
                      "有同事说要上A100或者H100，真的有必要吗？我们主要做单颗粒，box大概400像素")
     first = r.text.split("\n")[0]
     assert first.startswith("**没必要上 A100 SXM 80GB、H100 SXM 80GB") and "67 TFLOPS" in first
+
+
+def test_a_rack_count_and_noise_asked_of_a_swapped_server_are_both_answered(adv: Advisor) -> None:
+    """'那换成8卡4090的服务器呢，同样10kW能放几台？噪音散热要注意啥' (aq qz07 t2 answered neither): 10 kW over a
+    4.9 kW machine is 2, and its heat (W × 3.412 BTU/hr) with the noise passage."""
+    assert asks_in("那换成8卡4090的服务器呢，同样10kW能放几台？噪音散热要注意啥") == ["rack", "noise"]
+    _, (_, r) = talk(adv, "机房单机柜供电只有10kW，风冷的。想上8卡H20的服务器，一个柜子能放几台？",
+                     "那换成8卡4090的服务器呢，同样10kW能放几台？噪音散热要注意啥")
+    fits = _number(r"能放 \*\*(\d+)\*\* 台 8 张 GeForce RTX 4090", r.text)
+    node_kw = _number(r"每台满载约 ([\d.]+) kW", r.text)
+    assert fits == 10 // node_kw == 2
+    assert "**噪音**" in r.text
