@@ -25,7 +25,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from advisor import asks, claims, grounding, prompt_fit, tool_trust
 from advisor import compose as C
-from advisor.backends import Backend, BackendError, DeterministicBackend, make_backend
+from advisor.backends import (
+    Backend,
+    BackendError,
+    DeterministicBackend,
+    LLMResponse,
+    LLMToolCall,
+    make_backend,
+)
 from advisor.config_at_hand import Config, both_schemes, remember_scheme
 from advisor.fmt import punct
 from advisor.markdown import tidy
@@ -154,6 +161,22 @@ Event = ToolStarted | ToolFinished | TextDelta | Notice | ProfileUpdated | Final
 
 # a build check's topic that an ask's answer covers (else the check answers it, beside the asks)
 _TOPIC_ASKS: dict[str, set[str]] = {"wall": {"circuit"}, "cooling": {"heat", "noise", "liquid"}, "link": {"nvlink"}}
+
+
+def _tool_arguments(tc: LLMToolCall, allowed: list[str], lang: Lang) -> dict[str, Any]:
+    """A model's tool call's arguments, or ``LLMFailure`` for a tool it may not call or arguments that are not one
+    JSON object of a sane size."""
+    if tc.name not in TOOLS or tc.name not in allowed:
+        raise LLMFailure(msg(lang, "engine.llm.unknown_tool", name=repr(tc.name[:40])))
+    if len(tc.arguments or "") > MAX_TOOL_ARGUMENT_CHARS:  # no real call comes near; parsing costs
+        raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments_2"))
+    try:
+        args = json.loads(tc.arguments or "{}")
+    except (json.JSONDecodeError, RecursionError) as exc:  # '[[[[…' 100k deep exhausts the stack
+        raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments_2")) from exc
+    if not isinstance(args, dict):
+        raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments"))
+    return args
 
 
 class LLMFailure(Exception):
@@ -1447,44 +1470,13 @@ class Advisor:
     def _llm_generate(self, plan: Plan, session: Session, parsed: Parsed, calls: list[ToolCall],
                       citations: list[Citation], lang: Lang, computed: str,
                       reply: Reply) -> Generator[Event, None, tuple[str, str]]:
-        backend = self.backend
         deadline = time.monotonic() + self.settings.turn_timeout_s
-        use_tools = backend.supports_tools and self.settings.llm_tool_calls
         allowed = _TOOLS_BY_PATH.get(session.profile.use_case or "inference", list(TOOLS))
-        messages = self._messages(session, parsed, calls, citations, lang, use_tools, computed, plan)
-        tools = [TOOLS[n].slim_schema() for n in allowed] if use_tools else None
-        room = prompt_fit.measure(backend, messages, tools, self.settings.max_tokens)
-        if not room.fits and use_tools:  # the tool results overflow this context: the fact card may not
-            use_tools, tools = False, None
-            messages = self._messages(session, parsed, calls, citations, lang, False, computed, plan)
-            room = prompt_fit.measure(backend, messages, tools, self.settings.max_tokens)
-        if not room.fits and len(messages) > 2:  # earlier turns go before the facts do
-            messages = [messages[0], messages[-1]]
+        messages, tools = self._fitted_prompt(session, parsed, calls, citations, lang, computed, plan, allowed)
         system = messages[0]["content"]
         planned = [c for c in calls if c.by == "planner" and not c.alternative]
         for step in range(self.settings.max_tool_steps + 1):
-            response = None
-            reply_tokens = prompt_fit.require(prompt_fit.measure(backend, messages, tools, self.settings.max_tokens))
-            prompt_chars = len(json.dumps([messages, tools], ensure_ascii=False))
-            budget = backend.pace.budget_s(prompt_chars, reply_tokens or self.settings.max_tokens,
-                                           self.settings.llm_timeout_s, self.settings.llm_min_timeout_s)
-            sent = time.monotonic()
-            first: float | None = None
-            pieces, tail = 0, ""
-            stream = backend.stream(messages, tools, min(deadline, sent + budget), max_tokens=reply_tokens)
-            for item in stream:
-                if isinstance(item, str):  # timed, never shown: the text is shown only once it is checked
-                    first = first if first is not None else time.monotonic() - sent
-                    pieces, tail = pieces + 1, (tail + item)[-_DEGENERATE_SPAN:]
-                    if (stuck := _degenerate(tail)) is not None:
-                        getattr(stream, "close", lambda: None)()  # the server's request goes with the connection
-                        raise LLMFailure(msg(lang, f"engine.llm_generate.{stuck}"))
-                else:
-                    response = item
-            if response is None:
-                raise LLMFailure(msg(lang, "engine.backend_fault.empty"))
-            if first is not None:
-                backend.pace.record(prompt_chars, first, pieces, time.monotonic() - sent)
+            response = self._read_stream(messages, tools, deadline, lang)
             reply.finish_reason = response.finish_reason
             if not response.tool_calls:
                 content = (response.content or "").strip()
@@ -1499,16 +1491,7 @@ class Advisor:
                 {"id": tc.id, "type": "function", "function": {"name": tc.name, "arguments": tc.arguments}}
                 for tc in response.tool_calls]})
             for tc in response.tool_calls:
-                if tc.name not in TOOLS or tc.name not in allowed:
-                    raise LLMFailure(msg(lang, "engine.llm.unknown_tool", name=repr(tc.name[:40])))
-                if len(tc.arguments or "") > MAX_TOOL_ARGUMENT_CHARS:  # no real call comes near; parsing costs
-                    raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments_2"))
-                try:
-                    args = json.loads(tc.arguments or "{}")
-                except (json.JSONDecodeError, RecursionError) as exc:  # '[[[[…' 100k deep exhausts the stack
-                    raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments_2")) from exc
-                if not isinstance(args, dict):
-                    raise LLMFailure(msg(lang, "engine.llm_generate.malformed_tool_arguments"))
+                args = _tool_arguments(tc, allowed, lang)
                 call = next((c for c in calls if c.name == tc.name and c.arguments == args), None)
                 if call is None:
                     call = yield from self._run_model_call(tc.name, args, planned, session, citations, lang, reply)
@@ -1519,6 +1502,52 @@ class Advisor:
                 messages.append({"role": "tool", "tool_call_id": tc.id, "name": tc.name,
                                  "content": json.dumps(payload, ensure_ascii=False)[:6000]})
         raise LLMFailure("tool loop")  # pragma: no cover - the loop above returns or raises
+
+    def _fitted_prompt(self, session: Session, parsed: Parsed, calls: list[ToolCall], citations: list[Citation],
+                       lang: Lang, computed: str, plan: Plan, allowed: list[str]
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+        """The messages (and tool schemas) sized to the backend's context: the tool path where it fits, else the
+        fact card, else the fact card without earlier turns (``prompt_fit`` refuses what still does not fit)."""
+        backend, limit = self.backend, self.settings.max_tokens
+        use_tools = backend.supports_tools and self.settings.llm_tool_calls
+        messages = self._messages(session, parsed, calls, citations, lang, use_tools, computed, plan)
+        tools = [TOOLS[n].slim_schema() for n in allowed] if use_tools else None
+        room = prompt_fit.measure(backend, messages, tools, limit)
+        if not room.fits and use_tools:  # the tool results overflow this context: the fact card may not
+            tools = None
+            messages = self._messages(session, parsed, calls, citations, lang, False, computed, plan)
+            room = prompt_fit.measure(backend, messages, tools, limit)
+        if not room.fits and len(messages) > 2:  # earlier turns go before the facts do
+            messages = [messages[0], messages[-1]]
+        return messages, tools
+
+    def _read_stream(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, deadline: float,
+                     lang: Lang) -> LLMResponse:
+        """One model request within the context and the time it is given: its final response (the pieces are timed,
+        never shown); a stuck stream is closed, which ends the server's request with it."""
+        backend = self.backend
+        reply_tokens = prompt_fit.require(prompt_fit.measure(backend, messages, tools, self.settings.max_tokens))
+        prompt_chars = len(json.dumps([messages, tools], ensure_ascii=False))
+        budget = backend.pace.budget_s(prompt_chars, reply_tokens or self.settings.max_tokens,
+                                       self.settings.llm_timeout_s, self.settings.llm_min_timeout_s)
+        sent = time.monotonic()
+        first: float | None = None
+        pieces, tail, response = 0, "", None
+        stream = backend.stream(messages, tools, min(deadline, sent + budget), max_tokens=reply_tokens)
+        for item in stream:
+            if isinstance(item, str):
+                first = first if first is not None else time.monotonic() - sent
+                pieces, tail = pieces + 1, (tail + item)[-_DEGENERATE_SPAN:]
+                if (stuck := _degenerate(tail)) is not None:
+                    getattr(stream, "close", lambda: None)()  # the server's request goes with the connection
+                    raise LLMFailure(msg(lang, f"engine.llm_generate.{stuck}"))
+            else:
+                response = item
+        if response is None:
+            raise LLMFailure(msg(lang, "engine.backend_fault.empty"))
+        if first is not None:
+            backend.pace.record(prompt_chars, first, pieces, time.monotonic() - sent)
+        return response
 
     def _run_model_call(self, name: str, args: dict[str, Any], planned: list[ToolCall], session: Session,
                         citations: list[Citation], lang: Lang, reply: Reply) -> Generator[Event, None, ToolCall]:
