@@ -690,16 +690,21 @@ def _merge_vendor_swap(m: _Merge) -> None:
     if current is None or cat.gpu(current).vendor in said or any(cat.gpu(g).vendor in said for g in held):
         return
     if vocab.matches("slot", "same_budget", parsed.text) and p.budget is None:
-        price = gpu_price(cat.gpu(current))
-        count = p.gpu_count or 1
-        if price.usd is not None:
-            currency = "CNY" if parsed.lang == "zh" else "USD"
-            amount = (price.cny if currency == "CNY" else price.usd) or 0.0
-            m.put("budget", Money(amount=round(amount * count, -2), currency=currency))
+        _budget_of(m, current, p.gpu_count or 1)
     m.put("only_vendors", [said[0].lower()])
     m.put("gpu", None)
     m.put("gpu_count", None)
     m.put("compare", [])
+
+
+def _budget_of(m: _Merge, gpu: str, count: int) -> None:
+    """'The same money': what ``count`` × ``gpu`` cost, in the reader's currency, as the budget (when priced)."""
+    price = gpu_price(load_catalog().gpu(gpu))
+    if price.usd is None:
+        return
+    currency = "CNY" if m.parsed.lang == "zh" else "USD"
+    amount = (price.cny if currency == "CNY" else price.usd) or 0.0
+    m.put("budget", Money(amount=round(amount * count, -2), currency=currency))
 
 
 def _card_by_vendor(m: _Merge) -> list[str]:
@@ -1262,19 +1267,12 @@ class Advisor:
         lines: list[str] = []
         done: list[ToolCall] = []
         scratch: list[ToolCall] = []
-        fresh = _computes_afresh(plan, parsed)
         answered: set[str] = set()
-        named = [g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or [])
         first_asked = parsed.asks[0] if parsed.asks else None
         parsed = parsed.model_copy(update={"asks": _asks_of_mode(parsed, plan)})
         body_first = first_asked is not None and first_asked not in parsed.asks  # the plan's body answers it
         for config, asked in _ask_passes(parsed.asks, plan, calls, both, session):
-            owed = asks.owed(session, asked, calls, lang, fresh, named=named, pooled=parsed.pooled,
-                             config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
-                             count_said=parsed.gpu_count is not None or any(g.stated for g in parsed.gpus),
-                             text=parsed.text, added=parsed.added_cards or 0,
-                             topic=parsed.build_topic if plan.mode == "build" else None)
-            for name, route, ask in owed:
+            for name, route, ask in _owed(session, parsed, plan, asked, calls, config, lang):
                 if route.once and asks.ask_of(name) in answered:
                     continue
                 line = yield from self._answer_one(route, ask, None if route.once else config,
@@ -1288,11 +1286,7 @@ class Advisor:
         calls += done
         session.last_results.update({call.name: call for call in done if call.ok})
         open_asks = asks.still_asked(parsed.asks, answered)
-        spec_only = plan.mode == "spec" and not parsed.asked_attribute and not parsed.systems  # a card named in an
-        # ask with no fact asked of it (a system's own answer says its rack and power: it stays)
-        topic_open = plan.mode == "build" and parsed.build_topic is not None \
-            and not _TOPIC_ASKS.get(parsed.build_topic, set()) & answered  # 'what PSU?' beside 'how loud?'
-        if answered and set(open_asks) <= answered and (spec_only or not _states_facts(parsed)) and not topic_open:
+        if _answers_alone(parsed, plan, answered, open_asks):
             lines.append(_ONLY_ASKS_MARK)  # 'and the electricity for that?': the answer alone, not the plan again
         return lines, bool(open_asks) and open_asks[0] in answered and not body_first, scratch  # the first ask leads
 
@@ -1824,6 +1818,27 @@ def _computes_afresh(plan: Plan, parsed: Parsed) -> bool:
     """The turn computed a configuration or stated a target: stated targets are checked again."""
     return plan.mode in ("answer", "compare", "afford") or parsed.tokens_per_s_target is not None \
         or parsed.ttft_target_s is not None
+
+
+def _owed(session: Session, parsed: Parsed, plan: Plan, asked: list[str], calls: list[ToolCall],
+          config: Config | None, lang: Lang) -> list[tuple[str, asks.Route, asks.AskContext]]:
+    """The asks one pass still owes, read with what the message says (cards named, counts, prices, the topic)."""
+    return asks.owed(session, asked, calls, lang, _computes_afresh(plan, parsed),
+                     named=[g.gpu for g in parsed.gpus] + list(parsed.allowed_gpus or []), pooled=parsed.pooled,
+                     config=config, budget_said=parsed.budget is not None, card_prices=parsed.card_prices,
+                     count_said=parsed.gpu_count is not None or any(g.stated for g in parsed.gpus),
+                     text=parsed.text, added=parsed.added_cards or 0,
+                     topic=parsed.build_topic if plan.mode == "build" else None)
+
+
+def _answers_alone(parsed: Parsed, plan: Plan, answered: set[str], open_asks: list[str]) -> bool:
+    """The answers say all the message asked and it changes nothing the plan rests on: no body beside them (a
+    spec turn naming a card with no fact asked of it, and a build topic no answer covers, keep theirs)."""
+    spec_only = plan.mode == "spec" and not parsed.asked_attribute and not parsed.systems
+    topic_open = plan.mode == "build" and parsed.build_topic is not None \
+        and not _TOPIC_ASKS.get(parsed.build_topic, set()) & answered  # 'what PSU?' beside 'how loud?'
+    return bool(answered) and set(open_asks) <= answered and (spec_only or not _states_facts(parsed)) \
+        and not topic_open
 
 
 def _ask_passes(asked: list[str], plan: Plan, calls: list[ToolCall], both: list[Config] | None,
