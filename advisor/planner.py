@@ -1843,6 +1843,11 @@ def train_count(p: Profile, timed: dict[str, Any] | None, fitting: list[int]) ->
     return next((k for k in TRAIN_COUNTS if k >= need), None), memory
 
 
+def _rents(parsed: Parsed) -> bool:
+    """The message is about renting (a rent's price or a run's rent), not buying a machine."""
+    return parsed.kind == Kind.rent_vs_buy or "run_cost" in parsed.asks
+
+
 def _least_train_count(p: Profile, model: dict[str, Any], gpu: str) -> int | None:
     """With no data to time, the fewest cards that hold the run (sharded and checkpointed, as a count is sized),
     so the plan's verdict is on the count the answer names."""
@@ -1872,6 +1877,8 @@ def _training_calls(p: Profile, parsed: Parsed, plan: Plan) -> list[PlannedCall]
                                                                                                            gpu)):
         count, counted_here = counted, True  # '需要多少张 H800？': the plan is on the count it needs
         keep_count(p, gpu, count)
+    elif gpu and model and _rents(parsed) and p.gpu_count is None and not _count_said(parsed) and _on_baseboard(p):
+        count = _least_train_count(p, model, gpu) or 1  # '租 a100 一小时多少钱': rented by the GPU, not the node
     method = training_method(p)
     if p.method is None:  # said in the reply: LoRA by default, pre-training when the dataset says so
         plan.assumed["method"] = "pretrain" if method == "full" else method

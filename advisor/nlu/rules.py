@@ -481,7 +481,7 @@ _DATASET_SAMPLES = re.compile(rf"({N})\s*(k|K|m|M|万|千|million|thousand)?\s*(
                               rf"labelled|qa|sft|dialogue|preference|high-quality|clean)\s+)?"
                               rf"(条|个样本|样本|samples|examples|"
                               rf"instructions|conversations|对话|rows|records)", _I)
-_EPOCHS = re.compile(rf"(?<![算跑再过])({N})\s*(个)?\s*(epochs?|轮|遍)|"
+_EPOCHS = re.compile(rf"({N})\s*(个)?\s*(epochs?)|(?<![算跑再过])({N})\s*(个)?\s*(轮|遍)|"  # '跑3个epoch' is 3
                      rf"epochs?\s*(?:should (?:read|be)|=|:|is|are|to)\s*({N})", _I)
 _DEADLINE = re.compile(rf"(?<![A-Za-z])({N}|半|a|an|one)\s*(个)?\s*"
                        rf"(小时|hours?|hrs?|天|days?|周|星期|weeks?|个月|月|months?|年|years?)", _I)
@@ -2219,8 +2219,8 @@ def _read_training_data(r: _Reading) -> None:
     if (each := _ASKED_EACH.search(r.scan)) is not None:  # '每人每天问10个问题', '10 questions per user a day'
         r.out.requests_per_user = parse_number(each.group(1) or each.group(2))
     m = _EPOCHS.search(r.scan)
-    if m and not (m.group(3) == "轮" and _CHAT_TURNS.search(r.scan[max(0, m.start() - 12):m.start()])):
-        r.out.epochs = parse_number(m.group(1) or m.group(4))  # '每个对话平均 10 轮' counts a chat's turns
+    if m and not (m.group(6) == "轮" and _CHAT_TURNS.search(r.scan[max(0, m.start() - 12):m.start()])):
+        r.out.epochs = parse_number(m.group(1) or m.group(4) or m.group(7))  # '每个对话平均 10 轮': a chat's turns
     out = r.out
     if out.use_case == "inference" and (out.epochs or out.dataset_tokens or (out.dataset_samples or 0) >= 100):
         out.use_case, out.use_case_weak = "training", False  # epochs, a data set: '跑 3 个 epoch' trains

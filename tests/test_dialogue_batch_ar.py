@@ -1,0 +1,40 @@
+"""The classes blind batch ar found, each fixed by mechanism (issue 35)."""
+
+from __future__ import annotations
+
+import pytest
+from fakes.script import ok_calls, talk
+
+from advisor.engine import Advisor
+from advisor.nlu import parse
+
+
+@pytest.fixture(scope="module")
+def adv() -> Advisor:
+    return Advisor()
+
+
+@pytest.mark.parametrize(("text", "epochs"), [("跑3个epoch", 3), ("训2轮", 2), ("3 epochs", 3),
+                                              ("每个对话平均 10 轮", None), ("10万条样本跑一遍", None)])
+def test_epochs_said_after_a_run_verb_count(text: str, epochs: int | None) -> None:
+    """'…跑3个epoch' (ar rz01 t3 timed one epoch, 3× too short): the number before 'epoch' is the epochs whatever
+    verb precedes it; '轮' after a chat's turns and '跑一遍' are not epochs."""
+    assert parse(text, context=True).epochs == epochs
+
+
+def test_three_epochs_of_fifty_thousand_samples_are_timed_whole(adv: Advisor) -> None:
+    """5万条 × 1000 token × 3 epochs = 1.5e8 tokens."""
+    _, (_, r) = talk(adv, "课题组想做qwen2.5-14b的lora微调，两张卡够吗",
+                     "lora微调14b的话就用这两张卡要多久？数据大概5万条，每条平均1000 token左右，跑3个epoch")
+    (timed,) = ok_calls(r, "training_time")
+    assert timed.arguments["tokens"] == pytest.approx(1.5e8)
+
+
+def test_a_baseboard_card_rented_by_the_hour_is_one_gpu_not_a_node(adv: Advisor) -> None:
+    """'租a100 80g一小时多少钱？lora跑一遍10万条样本要几小时' (ar rz09 t3 timed eight A100s): clouds rent an A100 SXM by
+    the GPU; an 8B LoRA fits one, so the run is timed and priced on one."""
+    _, (_, r) = talk(adv, "要微调llama3.1 8b然后上线服务",
+                     "租a100 80g一小时多少钱？lora跑一遍10万条样本大概要几小时、花多少钱")
+    (timed,) = ok_calls(r, "training_time")
+    assert timed.arguments["count"] == 1
+    assert timed.result["gpu_hours"] == pytest.approx(timed.result["hours"])  # type: ignore[index]
