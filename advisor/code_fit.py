@@ -44,8 +44,9 @@ def say_code_fit(c: AskContext, done: list[ToolCall]) -> str | None:
     built = any(has_gpu_build(code, load_catalog().gpu(gpu)) for gpu in _cards(c))
     more = "code_fit.cpu_only" if not built else \
         "code_fit.one_job_per_card" if code.one_gpu_per_job else "code_fit.spreads"
+    port = msg(c.lang, "code_fit.port", port=code.gpu_port, code=code.name) if code.gpu_port and built else ""
     return msg(c.lang, "code_fit.head", code=code.name, verdicts=punct(c.lang, "semicolon").join(verdicts)) + \
-        msg(c.lang, more)
+        port + msg(c.lang, more)
 
 
 def _card_verdict(code: ScientificCode, gpu_id: str, lang: str) -> str:

@@ -242,6 +242,23 @@ def apply_parsed(session: Session, parsed: Parsed) -> list[str]:
 _BACKGROUND_SLOTS = ("organisation",)
 
 
+def _merge_back_to(m: _Merge) -> None:
+    """'算了还是说回代码助手', 'back to the coding assistant': the model the conversation sized before the latest
+    switch, with the machine it was sized on (a card named in the message stays the message's)."""
+    parsed, p = m.parsed, m.p
+    if parsed.model or parsed.params_b or not vocab.matches("slot", "back_to", parsed.text):
+        return
+    earlier = next((s for s in reversed(m.session.schemes) if s.model and s.model != p.model), None)
+    if earlier is None:
+        return
+    m.put("model", earlier.model)
+    m.put("params_b", None)
+    m.put("precision", earlier.precision)
+    if not parsed.gpus:
+        m.put("gpu", earlier.gpu)
+        m.put("gpu_count", earlier.count)
+
+
 def _merge_model(m: _Merge) -> None:
     parsed, p = m.parsed, m.p
     if p.service_model and (parsed.model or parsed.params_b or parsed.unknown_model or parsed.precision):
@@ -984,8 +1001,8 @@ def _merge_short_answers(m: _Merge) -> None:
             m.put("existing", [])
 
 
-_MERGE_STEPS = (_merge_model, _problem_from_residues, _people_share, _requests_from_users, _traffic_follows_people,
-                _traffic_as_users, _systems_counted, _people_as_before, _merge_as_said,
+_MERGE_STEPS = (_merge_model, _merge_back_to, _problem_from_residues, _people_share, _requests_from_users,
+                _traffic_follows_people, _traffic_as_users, _systems_counted, _people_as_before, _merge_as_said,
                 _merge_horizon, _merge_card_prices,
                 _merge_providers,
                 _merge_workloads,

@@ -29,6 +29,8 @@ class ScientificCode(BaseModel):
     tokens_per_gb: float | None = Field(None, gt=0, description="the longest input (tokens, residues) a GB of GPU "
                                                                "memory holds, where the code documents it")
     tokens_source: str | None = None
+    gpu_port: str | None = Field(None, description="the separate product or port that runs it on GPUs, when the "
+                                                   "code's own releases run on CPUs only ('AceCAST' for WRF)")
     one_gpu_per_job: bool = Field(False, description="a job runs on one GPU (more GPUs run more jobs, not a larger "
                                                      "one)")
     source: str

@@ -38,3 +38,13 @@ def test_a_baseboard_card_rented_by_the_hour_is_one_gpu_not_a_node(adv: Advisor)
     (timed,) = ok_calls(r, "training_time")
     assert timed.arguments["count"] == 1
     assert timed.result["gpu_hours"] == pytest.approx(timed.result["hours"])  # type: ignore[index]
+
+
+def test_back_to_the_earlier_job_is_its_model_and_machine(adv: Advisor) -> None:
+    """'算了还是说回代码助手，如果组里变成10个人同时用，mac还撑得住吗' after a DeepSeek-R1 detour (ar rz10 t3 went on
+    sizing R1): the coder model and the Mac it was weighed on, now for ten users."""
+    session, (_, _, r) = talk(adv, "想本地跑代码助手qwen2.5-coder 32b，纠结mac studio m4max 128g还是自己装双4090？",
+                              "那m3 ultra 256g能跑deepseek r1吗",
+                              "算了还是说回代码助手，如果组里变成10个人同时用，mac还撑得住吗，要换啥")
+    assert session.profile.model == "qwen2.5-coder-32b" and session.profile.concurrency == 10
+    assert "DeepSeek" not in r.text.split("\n")[0] and "Qwen2.5-Coder-32B" in r.text.split("\n")[0]
