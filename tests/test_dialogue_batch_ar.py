@@ -48,3 +48,11 @@ def test_back_to_the_earlier_job_is_its_model_and_machine(adv: Advisor) -> None:
                               "算了还是说回代码助手，如果组里变成10个人同时用，mac还撑得住吗，要换啥")
     assert session.profile.model == "qwen2.5-coder-32b" and session.profile.concurrency == 10
     assert "DeepSeek" not in r.text.split("\n")[0] and "Qwen2.5-Coder-32B" in r.text.split("\n")[0]
+
+
+@pytest.mark.parametrize("text", ["ok and power - our machine room row has 30 kW left. how many nodes of each kind fit",
+                                  "机房还剩30kW，能放几台"])
+def test_power_left_in_a_row_or_room_counts_machines_like_a_racks(text: str) -> None:
+    """(ar re03 t3 checked one card's PSU instead): the kW left is the budget the machines are counted against."""
+    said = parse(text, context=True)
+    assert said.rack_kw == 30 and "rack" in said.asks
