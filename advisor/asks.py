@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, get_args
 
 from advisor.add_which import add_which_calls, add_which_needed, say_add_which
@@ -385,23 +385,36 @@ UPS_INVERTER_EFFICIENCY = 0.9  # battery to outlet through an online UPS's inver
 NOISE_PASSAGE = "office-noise-ups"  # the corpus section that answers how loud a machine is and where it can sit
 
 
+def _noise_machines(c: AskContext) -> list[AskContext]:
+    """The machines a noise question is about: each one compared ('which is quieter?'), else the one at hand."""
+    p = c.session.profile
+    if len(p.compare) >= 2:
+        return [replace(c, config=Config(gpu=g, count=p.compare_counts.get(g, 1))) for g in p.compare[:4]]
+    return [c] if c.config is not None else []
+
+
 def _noise_calls(c: AskContext) -> list[PlannedCall]:
-    """The office-placement passage, and the draw of the machine at hand (its heat is what the room must lose)."""
+    """The office-placement passage, and the draw of each machine asked about (its heat is what the room must
+    lose, and the fans' work)."""
     query = msg(c.lang, "asks.noise_query")
-    machine = _machine_call(c) if c.config is not None else []
-    return [*machine, PlannedCall(name="search_knowledge", arguments={"query": query, "k": 3, "lang": c.lang},
-                                  purpose="search")]
+    machines = [call for m in _noise_machines(c) for call in _machine_call(m)]
+    return [*machines, PlannedCall(name="search_knowledge", arguments={"query": query, "k": 3, "lang": c.lang},
+                                   purpose="search")]
 
 
 def _say_noise(c: AskContext, done: list[ToolCall]) -> str | None:
-    """How loud: the machine at hand's draw and heat under load, then the office-placement passage's first
-    paragraph, cited."""
+    """How loud: each machine's draw and heat under load (the least of them is the quietest), then the
+    office-placement passage's first paragraph, cited."""
     call = next((x for x in done if x.name == "search_knowledge" and x.ok and x.result), None)
     found = [r for r in (call.result or {}).get("results", []) if r["id"].split("/")[-1] == NOISE_PASSAGE] \
         if call else []
-    r = _machine(done)
-    load = msg(c.lang, "asks.noise_load", config=_label(r, c.lang), watts=num(r.total_wall_w),
-               btu=num(r.total_wall_w * BTU_PER_WH)) if r is not None else ""
+    drawn = [MachineCostResult.model_validate(x.result) for x in done if x.name == "machine_cost" and x.ok]
+    load = "\n".join(msg(c.lang, "asks.noise_load", config=_label(r, c.lang), watts=num(r.total_wall_w),
+                         btu=num(r.total_wall_w * BTU_PER_WH)) for r in drawn)
+    if len(drawn) >= 2:
+        least = min(drawn, key=lambda r: r.total_wall_w)
+        load = msg(c.lang, "asks.noise_least", config=_label(least, c.lang), watts=num(least.total_wall_w)) + \
+            "\n" + load
     if not found:
         return load or None
     first = found[0]["text"].split("\n\n")[0].strip()

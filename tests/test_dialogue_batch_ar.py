@@ -56,3 +56,14 @@ def test_power_left_in_a_row_or_room_counts_machines_like_a_racks(text: str) -> 
     """(ar re03 t3 checked one card's PSU instead): the kW left is the budget the machines are counted against."""
     said = parse(text, context=True)
     assert said.rack_kw == 30 and "rack" in said.asks
+
+
+def test_which_of_two_machines_is_quieter_and_faster(adv: Advisor) -> None:
+    """'vs a mac mini m4 pro 64gb? which is quieter and which is faster' (ar re08 t3: 'm4 is not a GPU in the
+    catalog'): the Mac mini is catalogued (273 GB/s, Apple's specs); a 3090 box draws several times its 155 W, so the
+    Mac is the quieter and the 3090 (936 GB/s) the faster."""
+    _, (_, r) = talk(adv, "i don't have a PC. what would a full build with a used 3090 look like and how fast would "
+                          "qwen 32b coder run", "vs a mac mini m4 pro 64gb? which is quieter and which is faster")
+    assert "not a GPU in the catalog" not in r.text
+    assert "3090 is faster" in r.text.split("\n")[0]
+    assert "**Quietest: one Mac mini M4 Pro 64GB**" in r.text
