@@ -34,6 +34,7 @@ from advisor.fmt import (
     usable_bytes,
 )
 from advisor.model_fit import model_fit_calls, model_fit_needed, say_model_fit
+from advisor.nlu import vocab
 from advisor.nlu.rules import PEAK_SHARE
 from advisor.planner import (
     DEFAULT_TRAIN_SEQ,
@@ -1163,8 +1164,25 @@ def _say_train_count(c: AskContext, done: list[ToolCall]) -> str | None:
         if not p.deadline_days and n < NODE_GPUS:  # 'how many and how long': a whole node is the other answer
             line += msg(c.lang, "asks.train_count_node", node=NODE_GPUS,
                         time=duration(gpu_hours / NODE_GPUS, c.lang))
-        lines.append(line)
+        lines.append(_beside_owned(c, gpu, n) or line)
     return "\n".join(lines) if lines else None
+
+
+def _beside_owned(c: AskContext, gpu: str, n: int) -> str | None:
+    """'再租多少张 H100 来补' with cards owned: the count that adds to the owned ones' compute (by dense BF16, the
+    rate training runs at) to match ``n`` of the card rented — if one job can span both; else ``n`` on their own."""
+    owned = [e for e in c.session.profile.existing or [] if e.gpu != gpu]
+    if not owned or not vocab.matches("slot", "supplement", c.text):
+        return None
+    cat = load_catalog()
+    rate = cat.gpu(gpu).throughput.get("bf16") or 0.0
+    if not rate:
+        return None
+    equal = sum(e.count * (cat.gpu(e.gpu).throughput.get("bf16") or 0.0) for e in owned) / rate
+    extra = max(0, math.ceil((n - equal) / NODE_GPUS) * NODE_GPUS) if n > NODE_GPUS else max(0, math.ceil(n - equal))
+    have = punct(c.lang, "list").join(config_label(e.gpu, e.count, c.lang) for e in owned)
+    return msg(c.lang, "asks.train_count_beside", extra=extra, gpu=gpu_name(gpu), owned=have, n=n,
+               deadline=num(c.session.profile.deadline_days or 30, 0))
 
 
 def _budget_cards(c: AskContext) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from fakes.script import ok_calls, talk
 
@@ -67,3 +69,21 @@ def test_which_of_two_machines_is_quieter_and_faster(adv: Advisor) -> None:
     assert "not a GPU in the catalog" not in r.text
     assert "3090 is faster" in r.text.split("\n")[0]
     assert "**Quietest: one Mac mini M4 Pro 64GB**" in r.text
+
+
+def test_cards_rented_to_supplement_those_owned_are_counted_beside_them(adv: Advisor) -> None:
+    """'手上有64张H800 … 去租H100来补 … 一个月内要再租多少张' (ar rz07 t3 counted 248 H100s alone): the H800 has the
+    H100's 989 TFLOPS of dense BF16 (NVIDIA's datasheets), so 248 needed less the 64 owned is 184 — whole nodes of 8 —
+    if one job spans both; 248 otherwise, also said."""
+    _, (_, _, r) = talk(adv, "我们团队准备从头预训练一个7B模型，数据1T token，手上有64张H800，大概要训多久",
+                        "那换成13B、2T token呢",
+                        "如果去租H100来补，每卡每小时大概多少钱？想把时间压到一个月内要再租多少张")
+    first = r.text.split("\n")[0]
+    needed = int(_count(r"相当于 (\d+) 张", first))
+    assert f"再租约 {needed - 64} 张 H100" in first and (needed - 64) % 8 == 0
+
+
+def _count(pattern: str, text: str) -> str:
+    m = re.search(pattern, text)
+    assert m, text
+    return m.group(1)
