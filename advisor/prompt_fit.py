@@ -1,6 +1,6 @@
 """Whether a model request fits the backend's context window, and how many reply tokens it leaves.
 
-A server started at llama.cpp's default 2,048-token context cannot hold a tool path's results (thousands of tokens);
+A llama.cpp server started at a 2,048-token context cannot hold a tool path's results (thousands of tokens);
 sent anyway, the request streams nothing useful and costs the turn its time. So every request is measured before it
 is sent, the reply limit is cut to the room left, and a prompt that leaves no room for two sentences is not sent.
 """

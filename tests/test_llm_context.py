@@ -1,6 +1,6 @@
-"""A model's context window is read and respected: llama.cpp's server at its default 2,048 tokens, a vLLM server
-started with a short --max-model-len, and the in-process model's n_ctx. Requests are sized to the window before
-they are sent; one that cannot fit is not sent, and the fix is said once a session."""
+"""A model's context window is read and respected: llama.cpp's server started with -c 2048 (older builds'
+default), a vLLM server started with a short --max-model-len, and the in-process model's n_ctx. Requests are sized
+to the window before they are sent; one that cannot fit is not sent, and the fix is said once a session."""
 
 from __future__ import annotations
 
@@ -90,8 +90,8 @@ def test_estimates_err_on_the_high_side() -> None:
 
 
 # ------------------------------------------------------------------ requests sized to the window
-def test_at_llama_servers_default_context_the_tool_path_gives_way_to_the_fact_card(server: FakeChatServer) -> None:
-    """llama.cpp's server starts at 2,048 tokens: the tool path's results (thousands of tokens) do not fit, the
+def test_at_a_2048_token_llama_server_the_tool_path_gives_way_to_the_fact_card(server: FakeChatServer) -> None:
+    """llama.cpp's server at -c 2048: the tool path's results (thousands of tokens) do not fit, the
     fact card does, and the reply limit is cut to the room left."""
     server.props = {"default_generation_settings": {"n_ctx": 2048}}
     adv = _advisor(server, llm_tool_calls=True)
