@@ -1295,6 +1295,13 @@ def _rented_or_bought_count(p: Profile, parsed: Parsed, bought: dict[str, Any]) 
     if parsed.asks_count and p.use_case == "training" and dataset_tokens(p) and not _count_said(parsed) \
             and (counted := _planned_train_count(p, model_args(p), bought["gpu"])):
         count = counted
+    elif p.use_case == "inference" and p.gpu_count is None and not _count_said(parsed) and (model := model_args(p)):
+        # 'monthly cost for that on rented H100' for a 70B and 200 users: the cards that serve it, not one
+        size: dict[str, Any] = {**model, "context": context_for(p), "batch": p.concurrency or DEFAULT_CONCURRENCY,
+                                "gpus": count, "gpu": bought["gpu"], "engine": _engine(p)}
+        if p.precision:
+            size["precision"] = p.precision
+        count = max(count, least_count(size))
     return min(RENT_MAX_GPUS, count)
 
 

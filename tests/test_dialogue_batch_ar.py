@@ -87,3 +87,16 @@ def _count(pattern: str, text: str) -> str:
     m = re.search(pattern, text)
     assert m, text
     return m.group(1)
+
+
+def test_a_months_rent_for_a_served_model_prices_the_cards_that_serve_it(adv: Advisor) -> None:
+    """'rough monthly cost for that on rented H100 vs buying' after a 70B for 200 users (ar re04 t3 repeated the
+    tables): 'rented' is renting; Llama-3.3-70B's BF16 weights alone are 141 GB, so one 80 GB H100 cannot be the
+    machine priced."""
+    assert parse("rough monthly cost for that on rented H100 vs buying", context=True).kind.value == "rent_vs_buy"
+    _, (_, _, r) = talk(adv, "we serve llama 3.1 8b for a chat product, ~200 concurrent users at peak",
+                        "what if we switch the model to llama 3.3 70b at same traffic",
+                        "rough monthly cost for that on rented H100 vs buying")
+    (priced,) = ok_calls(r, "rent_vs_buy")
+    assert priced.arguments["count"] * 80 > 141
+    assert r.text.startswith("**Renting")
