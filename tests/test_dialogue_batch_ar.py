@@ -100,3 +100,12 @@ def test_a_months_rent_for_a_served_model_prices_the_cards_that_serve_it(adv: Ad
     (priced,) = ok_calls(r, "rent_vs_buy")
     assert priced.arguments["count"] * 80 > 141
     assert r.text.startswith("**Renting")
+
+
+def test_one_card_asked_for_is_never_a_lone_sxm_module() -> None:
+    """'does it fit on one card?' (ar re02 t3 answered '1× B200 SXM 180GB'): SXM and OAM modules come on 4- or 8-GPU
+    baseboards, so a single one is rejected, with that reason."""
+    from tools.recommend import RecommendInput, recommend
+    r = recommend(RecommendInput(workload="inference", model="qwen2.5-32b", gpu_count=1, concurrency=4, context=8192))
+    assert r.options and all(not o.gpu_id.startswith(("b200", "h100-sxm", "h200-sxm", "mi300x")) for o in r.options)
+    assert any(x.gpu_id == "b200" and x.reason.id == "recommend.reject.board_count" for x in r.rejected)

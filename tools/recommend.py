@@ -682,6 +682,10 @@ def recommend(inp: RecommendInput) -> Recommendation:
             continue
         counts = [_whole_nodes(inp.gpu_count)] if inp.gpu_count else [1] if media else \
             sorted(set(candidate_counts(gpu)) | ({_whole_nodes(owned[gpu.id])} if gpu.id in owned else set()))
+        if inp.gpu_count and gpu.on_baseboard and counts[0] not in MODULE_COUNTS:  # 'one card': no SXM module alone
+            reject(gpu, counts[0], "constraint", note("recommend.reject.board_count", form_factor=gpu.form_factor.value
+                                                      .upper(), count=counts[0]))
+            continue
         for count in counts:
             if count < owned.get(gpu.id, 0):
                 continue
