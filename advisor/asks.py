@@ -18,7 +18,7 @@ from typing import Any, get_args
 from advisor.add_which import add_which_calls, add_which_needed, say_add_which
 from advisor.box_count import box_calls, box_needed, say_box
 from advisor.code_fit import code_fit_calls, code_fit_needed, say_code_fit
-from advisor.compose import config_label, gpu_name, method_label
+from advisor.compose import config_label, gpu_name, method_label, necessity
 from advisor.config_at_hand import Config, current_config, remember_count
 from advisor.fmt import (
     count_short,
@@ -562,23 +562,8 @@ def _last_pick(c: AskContext) -> Any:
 
 
 def _say_necessity(c: AskContext, done: list[ToolCall]) -> str | None:
-    """No, when the pick ranked before gives more of the rate the work runs at than the cards asked about, each
-    alone; yes when one of them is that pick."""
     top = _last_pick(c)
-    if top is None:
-        return None
-    metric = "fp64" if c.session.profile.fp64 is not False else "fp32"
-    if top["gpu_id"] in c.named:
-        return msg(c.lang, "sci_card.needed", gpu=gpu_name(top["gpu_id"]))
-    have = top.get(f"{metric}_tflops") or 0.0
-    cat = load_catalog()
-    rates = {g: cat.gpu(g).throughput.get(metric) or 0.0 for g in c.named}
-    if not have or any(r >= have for r in rates.values()):
-        return None
-    best = max(rates, key=lambda g: rates[g])
-    return msg(c.lang, "sci_card.not_needed", gpu=punct(c.lang, "list").join(gpu_name(g) for g in c.named),
-               metric=metric.upper(), pick=config_label(top["gpu_id"], top["count"], c.lang), pick_rate=num(have),
-               rate=num(rates[best]), best=gpu_name(best))
+    return necessity(list(c.named), top, c.session.profile, c.lang) if top is not None else None
 
 
 def _say_circuit(c: AskContext, done: list[ToolCall]) -> str | None:

@@ -913,21 +913,31 @@ def code_on_card(gpu_id: str, code_id: str, lang: str, tokens: int | None = None
 
 
 def _card_needed(info: ToolCall | None, rec: ToolCall | None, p: Profile, lang: str) -> str | None:
-    """'Do we need an A100?': no, when the ranking's pick is another card — its rate against the card asked about
-    (the rate the work runs at: FP64 or FP32); yes, when the card asked about is the pick."""
+    """'Do we need an A100?' beside this turn's ranking: :func:`necessity` against its pick."""
     if info is None or rec is None or not rec.ok:
         return None
     options = typed(rec, Recommendation).options
     if not options:
         return None
-    top, asked = options[0], typed(info, GPUInfo)
+    return necessity([typed(info, GPUInfo).id], options[0].model_dump(), p, lang)
+
+
+def necessity(asked: list[str], top: dict[str, Any], p: Profile, lang: str) -> str | None:
+    """'Do we need an A100 (or H100)?': yes when one of them is the ranking's pick ``top`` (an Option's fields);
+    no when the pick gives more of the rate the work runs at (FP64 or FP32) than any of them alone — both said with
+    the rates; None when neither holds."""
     metric = "fp64" if p.fp64 is not False else "fp32"
-    if top.gpu_id == asked.id:
-        return msg(lang, "sci_card.needed", gpu=asked.name)
-    have = (top.fp64_tflops if metric == "fp64" else top.fp32_tflops) or 0.0
-    theirs = asked.throughput.get(metric) or 0.0
-    return msg(lang, "sci_card.not_needed", gpu=asked.name, metric=metric.upper(),
-               pick=config_label(top.gpu_id, top.count, lang), pick_rate=num(have), rate=num(theirs), best=asked.name)
+    if top["gpu_id"] in asked:
+        return msg(lang, "sci_card.needed", gpu=gpu_name(top["gpu_id"]))
+    have = top.get(f"{metric}_tflops") or 0.0
+    cat = load_catalog()
+    rates = {g: cat.gpu(g).throughput.get(metric) or 0.0 for g in asked}
+    if not have or any(r >= have for r in rates.values()):
+        return None
+    best = max(rates, key=lambda g: rates[g])
+    return msg(lang, "sci_card.not_needed", gpu=punct(lang, "list").join(gpu_name(g) for g in asked),
+               metric=metric.upper(), pick=config_label(top["gpu_id"], top["count"], lang), pick_rate=num(have),
+               rate=num(rates[best]), best=gpu_name(best))
 
 
 def _scientific_section(calls: list[ToolCall], p: Profile, plan: Plan, lang: str,
