@@ -66,6 +66,7 @@ from tools.api_cost import TYPICAL_OUTPUT, TYPICAL_PROMPT, ApiCostResult
 from tools.catalog_query import BOARD_COUNTS
 from tools.compat_rules.software import STACK_NAMES, stack_family
 from tools.compat_rules.types import Chassis
+from tools.efficiency import PCIE_X16_GBS
 from tools.inference_memory import InferenceMemoryResult
 from tools.latency import LoadResult
 from tools.ownership import MachineCostResult
@@ -970,8 +971,7 @@ def _capacity_calls(c: AskContext) -> list[PlannedCall]:
     same figures as the answer above it), else the context said or a chat's."""
     assert c.config is not None
     p = c.session.profile
-    sized = next((x for x in c.calls if x.ok and x.name == "size_inference" and x.arguments.get("gpu") == c.config.gpu
-                  and not x.alternative), None)
+    sized = _sized_here(c)
     context = sized.result.get("context") if sized is not None and sized.result else None
     precision = sized.result.get("precision") if sized is not None and sized.result else None
     # every machine's memory holds the cache: layers split between the machines pool it as one replica would
@@ -1074,7 +1074,6 @@ def _say_link(c: AskContext, done: list[ToolCall]) -> str | None:
     return "\n".join(x for x in (need, msg(c.lang, "asks.link", text=render(found[0]["message"], c.lang))) if x)
 
 
-PCIE_GBS = {3: 15.75, 4: 31.5, 5: 63.0}  # x16, one direction, GB/s (PCI-SIG: 8, 16, 32 GT/s a lane, 128b/130b)
 NO_P2P_SHARE = 0.5  # without peer-to-peer (GeForce) the exchange is staged through host memory: about half the rate
 LINK_PAYS_OFF = 0.10  # an exchange under a tenth of the step's compute hides behind it; a link buys little
 
@@ -1092,7 +1091,7 @@ def _link_need(c: AskContext) -> str | None:
     if n < 2 or r.get("zero_stage") or not t.get("tokens_per_s_per_gpu"):
         return None  # one card, or sharded states (their traffic is the sharding's, not one all-reduce)
     card = load_catalog().gpu(c.config.gpu)
-    rate = PCIE_GBS.get(card.pcie_gen or 4, PCIE_GBS[4]) * (1.0 if card.interconnect.p2p else NO_P2P_SHARE)
+    rate = PCIE_X16_GBS.get(card.pcie_gen or 4, PCIE_X16_GBS[4]) * (1.0 if card.interconnect.p2p else NO_P2P_SHARE)
     exchanged = 2 * (n - 1) / n * r["trainable_params"] * 2
     comm_s = exchanged / (rate * 1e9)
     step_s = r["seq"] * r["micro_batch"] / t["tokens_per_s_per_gpu"]

@@ -65,11 +65,16 @@ def find_codes(text: str) -> list[ScientificCode]:
     """Every code named in ``text``, in the order named, each once ('Fluent 和 OpenFOAM')."""
     out: list[ScientificCode] = []
     for m in _pattern().finditer(text):
-        said = m.group(0).lower()
-        code = next(c for c in scientific_codes() if said in (n.lower() for n in c.names))
+        code = _named(m.group(0))
         if code not in out:
             out.append(code)
     return out
+
+
+def _named(said: str) -> ScientificCode:
+    """The code one of whose names ``said`` is (a match of :func:`_pattern`)."""
+    said = said.lower()
+    return next(c for c in scientific_codes() if said in (n.lower() for n in c.names))
 
 
 # a code said to be a small share of the work ('还有一点 cp2k', 'a bit of CP2K', 'CP2K occasionally')
@@ -81,12 +86,8 @@ _MINOR_AFTER = re.compile(r"^\s*(?:也?偶尔|偶尔|少量|用得少|跑得少|
 
 def _minor_codes(text: str) -> set[str]:
     """The ids of codes the message calls a small share of the work."""
-    out = set()
-    for m in _pattern().finditer(text):
-        if _MINOR_BEFORE.search(text, max(0, m.start() - 16), m.start()) or _MINOR_AFTER.match(text[m.end():]):
-            said = m.group(0).lower()
-            out.add(next(c.id for c in scientific_codes() if said in (n.lower() for n in c.names)))
-    return out
+    return {_named(m.group(0)).id for m in _pattern().finditer(text)
+            if _MINOR_BEFORE.search(text, max(0, m.start() - 16), m.start()) or _MINOR_AFTER.match(text[m.end():])}
 
 
 def strictest_code(text: str) -> ScientificCode | None:
@@ -103,7 +104,4 @@ def strictest_code(text: str) -> ScientificCode | None:
 def find_code(text: str) -> ScientificCode | None:
     """The first code named in ``text`` ('跑 GROMACS', 'AlphaFold 3'), or None."""
     m = _pattern().search(text)
-    if not m:
-        return None
-    said = m.group(0).lower()
-    return next(c for c in scientific_codes() if said in (n.lower() for n in c.names))
+    return _named(m.group(0)) if m else None

@@ -220,7 +220,7 @@ class LinkModel(BaseModel):
 
 
 _FABRICS = {"nvlink", "infinity-fabric", "hccs", "mlu-link", "mtlink", "metaxlink", "blink"}
-_PCIE_GBS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}  # x16, one direction, GB/s
+PCIE_X16_GBS = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}  # x16, one direction, GB/s, by PCIe generation
 
 
 def link_model(gpu: GPU, count: int) -> LinkModel:
@@ -230,7 +230,7 @@ def link_model(gpu: GPU, count: int) -> LinkModel:
     ~25 µs PCIe peer-to-peer, ~50 µs when P2P is unavailable and data bounce through host memory.
     """
     link = gpu.interconnect
-    pcie = _PCIE_GBS.get(gpu.pcie_gen or 4, 31.5) * 1e9 * (gpu.pcie_lanes or 16) / 16 * 0.8
+    pcie = PCIE_X16_GBS.get(gpu.pcie_gen or 4, 31.5) * 1e9 * (gpu.pcie_lanes or 16) / 16 * 0.8
     if link.kind in _FABRICS and count <= link.max_gpus and link.bandwidth_gbs:
         return LinkModel(
             kind=link.kind,

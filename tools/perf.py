@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from knowledge.schema import GPU, DecodeMeasurement, FormFactor
 from tools.efficiency import (
     DECODE_RANGE,
+    PCIE_X16_GBS,
     PREFILL_MFU,
     PREFILL_RANGE,
     LinkModel,
@@ -165,7 +166,7 @@ def placement(spec: ModelSpec, gpu: GPU, count: int, precision: str, kv_dtype: s
 
 def pcie_bytes_per_s(gpu: GPU) -> float:
     """One direction of the GPU's host link at ``PCIE_EFFICIENCY`` (x16 of its generation by default)."""
-    gbs = {3: 15.75, 4: 31.5, 5: 63.0, 6: 126.0}.get(gpu.pcie_gen or 4, 31.5) * (gpu.pcie_lanes or 16) / 16
+    gbs = PCIE_X16_GBS.get(gpu.pcie_gen or 4, 31.5) * (gpu.pcie_lanes or 16) / 16
     return gbs * 1e9 * PCIE_EFFICIENCY
 
 
